@@ -1,0 +1,50 @@
+"""Which cluster the components observe and act on.
+
+The default is the live cluster (kubeconfig / current context, as the pulumi-kubernetes provider
+uses). The simulator and tests install their own observer and actuator with
+:func:`use_backend`; the component code never knows which one it talks to.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Iterator, Protocol, Sequence
+
+from pulumi_lws.observe import Observer
+from pulumi_lws.rollout.stage import Action
+
+
+class Actuator(Protocol):
+    """Executes planned actions; returns one human-readable result line per action."""
+
+    def execute(self, namespace: str, actions: Sequence[Action]) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Backend:
+    observer: Observer
+    actuator: Actuator
+
+
+_installed: list[Backend] = []
+
+
+@contextlib.contextmanager
+def use_backend(observer: Observer, actuator: Actuator) -> Iterator[Backend]:
+    """Install a backend for the duration of a ``with`` block (nestable)."""
+    backend = Backend(observer, actuator)
+    _installed.append(backend)
+    try:
+        yield backend
+    finally:
+        _installed.remove(backend)
+
+
+def current_backend() -> Backend:
+    """The innermost installed backend, else a live-cluster backend from the kubeconfig."""
+    if _installed:
+        return _installed[-1]
+    from pulumi_lws.cluster.live import LiveCluster
+
+    live = LiveCluster.from_kubeconfig()
+    return Backend(live, live)

@@ -1,0 +1,70 @@
+"""Shared fixtures: conformance vectors, Pulumi mocks, manifest validation."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import pathlib
+from typing import Any, Mapping
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CONFORMANCE_DIR = pathlib.Path(os.environ.get("LWS_CONFORMANCE_DIR", ROOT.parent / "shared" / "conformance"))
+SEEDS_DIR = CONFORMANCE_DIR.parent / "reference" / "seeds"
+K8S_VERSION = "1.35"
+
+
+def load_conformance(name: str) -> Any:
+    path = CONFORMANCE_DIR / name
+    if not path.exists():
+        pytest.fail(f"conformance file {path} is missing: CI must have ../shared beside the checkout")
+    return json.loads(path.read_text())
+
+
+def ints_back(value: Any) -> Any:
+    """Pulumi mocks deliver every number as a float; turn integral floats back into ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: ints_back(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [ints_back(v) for v in value]
+    return value
+
+
+def validate_manifest(obj: Mapping[str, Any]) -> None:
+    """Strict kubernetes-validate against Kubernetes 1.35; CRD kinds are skipped (no schema)."""
+    import kubernetes_validate
+    from kubernetes_validate.utils import SchemaNotFoundError
+
+    try:
+        kubernetes_validate.validate(dict(obj), K8S_VERSION, strict=True)
+    except SchemaNotFoundError:
+        pass
+
+
+@pytest.fixture
+def mocks():
+    """Fresh Pulumi mock engine per test (pattern from shared/reference/pulumi-notes.md §2.1)."""
+    import pulumi
+
+    class CapturingMocks(pulumi.runtime.Mocks):
+        def __init__(self) -> None:
+            self.registered: list[pulumi.runtime.MockResourceArgs] = []
+
+        def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+            self.registered.append(args)
+            outputs = dict(args.inputs)
+            return f"{args.name}-id", outputs
+
+        def call(self, args: pulumi.runtime.MockCallArgs):
+            return {}
+
+        def manifests(self) -> list[dict]:
+            return [ints_back(dict(a.inputs)) for a in self.registered if a.custom and a.typ.startswith("kubernetes:")]
+
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    m = CapturingMocks()
+    pulumi.runtime.set_mocks(m, project="lws", stack="test", preview=False)
+    return m

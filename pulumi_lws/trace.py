@@ -1,0 +1,132 @@
+"""Rollout traces and the stage tables printed by ``pulumi-lws plan`` and ``simulate``.
+
+A :class:`TraceRow` is one observed (or predicted) change: the leader controller shape, every
+group's state, live/available counts, actions taken and the blocker. Tables follow the upstream
+docs' style: ✅ updated and ready, ❎ old, ⏳ updating (not ready). The JSON form is the documented
+trace schema (``docs/trace-schema.md``).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Iterable, Sequence
+
+GLYPHS = {"U": "✅", "o": "❎", "u": "⏳", "x": "⏳", "-": "  "}
+
+
+@dataclass(frozen=True)
+class GroupCell:
+    id: str
+    state: str  # one of U o u x - (see rollout.stage)
+    revision: str | None = None
+    surge: bool = False
+    detail: str = ""  # e.g. "gated", "terminating", "unschedulable"
+
+    @property
+    def glyph(self) -> str:
+        base = GLYPHS.get(self.state, "?")
+        if self.detail == "gated":
+            return "🔒"
+        if self.detail == "terminating":
+            return "🗑️"
+        return base
+
+
+@dataclass(frozen=True)
+class TraceRow:
+    time: float
+    replicas: int
+    partition: int | None
+    groups: tuple[GroupCell, ...]
+    live: int
+    available: int
+    revision: str = ""
+    actions: tuple[str, ...] = ()
+    blocker: str | None = None
+    note: str = ""
+    case: str | None = None
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["groups"] = [asdict(g) for g in self.groups]
+        d["actions"] = list(self.actions)
+        return d
+
+
+@dataclass
+class Trace:
+    rows: list[TraceRow] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    blocked: str | None = None
+    converged: bool = False
+
+    def to_json(self) -> dict:
+        return {
+            "rows": [r.to_json() for r in self.rows],
+            "violations": list(self.violations),
+            "blocked": self.blocked,
+            "converged": self.converged,
+        }
+
+
+def _columns(rows: Sequence[TraceRow]) -> list[tuple[str, bool]]:
+    """Group column ids in first-seen order, with whether the id ever was a surge group."""
+    seen: dict[str, bool] = {}
+    for row in rows:
+        for g in row.groups:
+            seen[g.id] = seen.get(g.id, False) or g.surge
+    def order(item: tuple[str, bool]):
+        gid = item[0]
+        return (0, int(gid), "") if gid.isdigit() else (1, 0, gid)
+    return sorted(seen.items(), key=order)
+
+
+def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_partition: bool = True) -> str:
+    """The seeds' stage table: Stage | Partition | Replicas | R-0 ... | Description."""
+    cols = _columns(rows)
+    head = ["Stage"] + (["Partition"] if show_partition else []) + ["Replicas"]
+    head += [f"R-{gid}" + (" (Surge)" if surge else "") if gid.isdigit() else f"G-{gid[:5]}" for gid, surge in cols]
+    head += ["Live", "Available", "Description"]
+    body = []
+    for i, row in enumerate(rows, 1):
+        cells = {g.id: g.glyph for g in row.groups}
+        line = [f"Stage {i}"] + ([str(row.partition if row.partition is not None else "-")] if show_partition else [])
+        line += [str(row.replicas)] + [cells.get(gid, "") for gid, _ in cols]
+        desc = row.note
+        if row.blocker:
+            desc = (desc + "; " if desc else "") + f"blocked: {row.blocker}"
+        if row.actions:
+            desc = (desc + "; " if desc else "") + "actions: " + ", ".join(row.actions)
+        line += [str(row.live), str(row.available), desc]
+        body.append(line)
+    if markdown:
+        out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+        out += ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in body]
+        return "\n".join(out)
+    widths = [max(_width(r[i]) for r in [head] + body) for i in range(len(head))]
+    def fmt(line: list[str]) -> str:
+        return "  ".join(c + " " * (w - _width(c)) for c, w in zip(line, widths)).rstrip()
+    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(l) for l in body])
+
+
+def _width(s: str) -> int:
+    """Display width: emoji glyphs take two terminal columns."""
+    return sum(2 if ord(ch) > 0x2000 and ch not in "\ufe0f" else (0 if ch == "\ufe0f" else 1) for ch in s)
+
+
+def format_json(trace: Trace) -> str:
+    return json.dumps(trace.to_json(), indent=2, ensure_ascii=False)
+
+
+def rows_changed(rows: Iterable[TraceRow]) -> list[TraceRow]:
+    """Drop rows identical to their predecessor (ignoring time): one row per observed change."""
+    out: list[TraceRow] = []
+    for row in rows:
+        if out and _same(out[-1], row):
+            continue
+        out.append(row)
+    return out
+
+
+def _same(a: TraceRow, b: TraceRow) -> bool:
+    return (a.replicas, a.partition, a.groups, a.blocker, a.live, a.available) == (b.replicas, b.partition, b.groups, b.blocker, b.live, b.available) and not b.actions

@@ -1,0 +1,55 @@
+"""Object-level helpers shared by the LWS renderers (Ordinal and Hash): metadata, headless
+Services, ControllerRevisions.
+
+Invariants: every object has ``metadata.name``, ``metadata.namespace`` and the label
+``app.kubernetes.io/managed-by: pulumi-lws``; no ownerReferences (Pulumi owns the objects);
+workload objects carry ``pulumi.com/skipAwait: "true"`` (readiness is the planner's business).
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Mapping
+
+from pulumi_lws import labels as L
+from pulumi_lws.render.pod import merged
+from pulumi_lws.revision import Revision
+
+MANAGED = {L.MANAGED_BY: L.MANAGED_BY_VALUE}
+SKIP_AWAIT = {L.SKIP_AWAIT: "true"}
+
+
+def metadata(name: str, namespace: str, labels: Mapping[str, str],
+             annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """ObjectMeta with the managed-by label added (it wins over a user value)."""
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": merged(labels, MANAGED)}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return meta
+
+
+def workload_annotations(lws_annotations: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Annotations of a StatefulSet/Deployment: the LWS's, then controller keys, then skipAwait."""
+    return merged(lws_annotations, {**(extra or {}), **SKIP_AWAIT})
+
+
+def headless_service(name: str, namespace: str, labels: Mapping[str, str], selector: Mapping[str, str]) -> dict[str, Any]:
+    """Upstream ``CreateHeadlessServiceIfNotExists``: no cluster IP, not-ready pods published
+    (workers must resolve a leader that is not Ready yet)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(name, namespace, labels),
+        "spec": {"clusterIP": "None", "publishNotReadyAddresses": True, "selector": dict(selector)},
+    }
+
+
+def controller_revision(lws_name: str, namespace: str, revision: Revision) -> dict[str, Any]:
+    """The ControllerRevision storing ``revision``: name ``<lws[:220]>-<key>-<n>``."""
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": metadata(revision.controller_revision_name(lws_name), namespace,
+                             {L.NAME: lws_name, L.TEMPLATE_REVISION_HASH: revision.key}),
+        "data": copy.deepcopy(dict(revision.data)),
+        "revision": revision.number,
+    }

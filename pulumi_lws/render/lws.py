@@ -1,0 +1,220 @@
+"""Ordinal-mode renderer: (LWS, Stage, RevisionCatalog) -> manifest dicts. Pure and deterministic.
+
+Output order (stable; also a sensible apply order): ControllerRevisions (by revision number),
+the shared headless Service, per-group Services (UniquePerReplica, by ordinal), the leader
+StatefulSet, worker StatefulSets (by ordinal).
+
+Invariants:
+* The leader StatefulSet template is the TARGET revision; its ``replicas``/``partition`` are the
+  stage's. Kubernetes itself recreates leader pods below the partition from the StatefulSet's
+  current revision.
+* Worker StatefulSet ``<lws>-<i>`` takes EVERY revision-covered field (template, size,
+  subGroupPolicy, networkConfig, volume claims) from ``stage.group_revisions[str(i)]`` (target
+  when absent), and exists only for i < stage.replicas with that revision's size > 1.
+* A ControllerRevision is emitted for the target and for every revision a group is rendered on.
+* No ownerReferences; every object is namespaced ``lws.namespace``.
+See docs/rendering.md for the full object table and the known differences from upstream.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any, Collection, Mapping
+
+from pulumi_lws import labels as L
+from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.render import names
+from pulumi_lws.render.common import controller_revision, headless_service, metadata, workload_annotations
+from pulumi_lws.render.pod import (
+    LEADER_NAME_REF, add_key_exclusive_affinity, add_leader_exclusive_affinity, add_tpu_env,
+    container_requests_tpus, decorated, group_annotations, leader_lws_env, merged, pin_to_domain,
+    prepend_env, requests_tpus, static_worker_subgroup, worker_lws_env,
+)
+from pulumi_lws.revision import RevisionCatalog
+from pulumi_lws.rollout.stage import Stage
+
+UNIQUE_PER_REPLICA = "UniquePerReplica"
+
+
+def render_ordinal(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCatalog, options: Any = None, *,
+                   group_domains: Mapping[Any, str] | None = None,
+                   worker_groups: Collection[int] | None = None) -> list[dict[str, Any]]:
+    """Every object the Ordinal stage declares.
+
+    ``group_domains``: ``{ordinal: value}`` of the exclusive-topology label on the node of each
+    group's leader; workers of a listed group get ``nodeSelector {<topologyKey>: value}``.
+    Default none (no nodeSelector). ``worker_groups``: ordinals whose worker StatefulSet may be
+    declared (e.g. LeaderReady: groups with a Ready leader or an existing worker StatefulSet);
+    default all. ``options`` (ReconcileOptions) is accepted for signature parity; unused here.
+    """
+    domains = {int(k): v for k, v in (group_domains or {}).items()}
+    keys = {i: group_revision(stage, catalog, i) for i in range(stage.replicas)}
+    by_key = {key: catalog.lws_at(lws, key) for key in sorted(set(keys.values()))}
+    group_lws = {i: by_key[key] for i, key in keys.items()}
+    out = controller_revisions(lws, stage, catalog)
+    out += services(lws, group_lws)
+    out.append(leader_statefulset(lws, stage, catalog))
+    for i, at in group_lws.items():
+        if at.size > 1 and (worker_groups is None or i in worker_groups):
+            out.append(worker_statefulset(lws, at, i, keys[i], domains.get(i)))
+    return out
+
+
+def group_revision(stage: Stage, catalog: RevisionCatalog, group: int) -> str:
+    """The revision key group ``group`` is rendered on (target when the planner gave none)."""
+    return stage.group_revisions.get(str(group), catalog.target.key)
+
+
+def controller_revisions(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCatalog) -> list[dict[str, Any]]:
+    """CRs for the target and every revision in use, ordered by revision number then key."""
+    keys = {catalog.target.key, *stage.group_revisions.values()}
+    revs = []
+    for key in keys:
+        rev = catalog.get(key)
+        if rev is None:
+            raise KeyError(f"revision {key!r} of LeaderWorkerSet {lws.name!r} is not stored in any ControllerRevision")
+        revs.append(rev)
+    revs.sort(key=lambda r: (r.number, r.key))
+    return [controller_revision(lws.name, lws.namespace, r) for r in revs]
+
+
+def is_unique_per_replica(lws: LeaderWorkerSet) -> bool:
+    return lws.spec.network_config.subdomain_policy == UNIQUE_PER_REPLICA
+
+
+def services(lws: LeaderWorkerSet, group_lws: Mapping[int, LeaderWorkerSet]) -> list[dict[str, Any]]:
+    """Shared Service ``<lws>`` (always: the leader StatefulSet's serviceName, so every leader
+    resolves as ``<lws>-<i>.<lws>``) plus ``<lws>-<i>`` for each group whose revision is
+    UniquePerReplica (selects that group's workers, the subdomain of its worker StatefulSet)."""
+    name, ns = lws.name, lws.namespace
+    out = [headless_service(names.shared_service(name), ns, {L.NAME: name}, {L.NAME: name})]
+    for i, at in sorted(group_lws.items()):
+        if is_unique_per_replica(at):
+            sel = {L.NAME: name, L.GROUP_INDEX: str(i)}
+            out.append(headless_service(names.replica_service(name, i), ns, sel, sel))
+    return out
+
+
+def _volume_claims(lws: LeaderWorkerSet) -> dict[str, Any]:
+    lwt = lws.spec.leader_worker_template
+    out: dict[str, Any] = {}
+    if lwt.volume_claim_templates:
+        out["volumeClaimTemplates"] = copy.deepcopy(lwt.volume_claim_templates)
+    if lwt.persistent_volume_claim_retention_policy:
+        out["persistentVolumeClaimRetentionPolicy"] = dict(lwt.persistent_volume_claim_retention_policy)
+    return out
+
+
+def leader_template(lws: LeaderWorkerSet, key: str) -> dict[str, Any]:
+    """The leader pod template at ``lws``'s revision ``key`` with everything static added."""
+    lwt = lws.spec.leader_worker_template
+    sgp = lwt.sub_group_policy
+    labels = {L.WORKER_INDEX: "0", L.NAME: lws.name, L.TEMPLATE_REVISION_HASH: key}
+    if sgp is not None and sgp.sub_group_policy_type == "LeaderWorker":
+        labels[L.SUBGROUP_INDEX] = "0"
+    annotations = group_annotations(lws.size, lws.metadata.annotations, sgp)
+    if is_unique_per_replica(lws):
+        annotations[L.SUBDOMAIN_POLICY] = UNIQUE_PER_REPLICA
+    template = decorated(lwt.leader_pod_template(), labels, annotations)
+    spec = template["spec"]
+    prepend_env(spec, leader_lws_env(names.leader_sts(lws.name), lws.namespace, lws.size))
+    topology = lws.metadata.annotations.get(L.EXCLUSIVE_TOPOLOGY)
+    if topology:
+        add_leader_exclusive_affinity(spec, topology)
+    if sgp is None and requests_tpus(spec):
+        worker_sub = LEADER_NAME_REF if is_unique_per_replica(lws) else lws.name
+        hosts = [names.pod_address(LEADER_NAME_REF, lws.name)]
+        hosts += [names.pod_address(f"{LEADER_NAME_REF}-{j}", worker_sub) for j in range(1, lws.size)]
+        add_tpu_env(spec, hosts, LEADER_NAME_REF, first_id=0)
+    return template
+
+
+def leader_statefulset(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCatalog) -> dict[str, Any]:
+    """§1.3 leader StatefulSet: target template, stage replicas/partition, max(1, MU+MS)."""
+    name, key = lws.name, catalog.target.key
+    spec: dict[str, Any] = {
+        "replicas": stage.replicas,
+        "serviceName": names.shared_service(name),
+        "podManagementPolicy": "Parallel",
+        "selector": {"matchLabels": {L.NAME: name, L.WORKER_INDEX: "0"}},
+        "template": leader_template(lws, key),
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {
+            "partition": int(stage.partition or 0),
+            "maxUnavailable": max(1, lws.max_unavailable() + lws.max_surge()),
+        }},
+        **_volume_claims(lws),
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": metadata(names.leader_sts(name), lws.namespace,
+                             merged(lws.metadata.labels, {L.NAME: name, L.TEMPLATE_REVISION_HASH: key}),
+                             workload_annotations(lws.metadata.annotations, {L.REPLICAS: str(lws.replicas)})),
+        "spec": spec,
+    }
+
+
+def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int, key: str,
+                    domain: str | None) -> dict[str, Any]:
+    """Worker pod template of group ``group`` from revision ``at`` (``live`` supplies metadata
+    annotations such as exclusive topology, which revisions don't cover)."""
+    name, ns = live.name, live.namespace
+    lwt = at.spec.leader_worker_template
+    sgp = lwt.sub_group_policy
+    leader = names.leader_pod(name, group)
+    subdomain = names.replica_service(name, group) if is_unique_per_replica(at) else names.shared_service(name)
+    labels = {L.GROUP_INDEX: str(group), L.NAME: name, L.GROUP_KEY: names.group_key(ns, name, group),
+              L.TEMPLATE_REVISION_HASH: key}
+    annotations = group_annotations(at.size, live.metadata.annotations, sgp)
+    annotations[L.LEADER_NAME] = leader
+    leader_tpus = requests_tpus(lwt.leader_pod_template().get("spec") or {})
+    if leader_tpus:
+        annotations[L.LEADER_REQUESTS_TPUS] = "true"
+    sg_index = static_worker_subgroup(at.size, sgp.sub_group_size) if sgp and sgp.sub_group_size else None
+    if sg_index is not None:
+        labels[L.SUBGROUP_INDEX] = str(sg_index)
+        labels[L.SUBGROUP_KEY] = names.subgroup_key(leader, sg_index)
+    template = decorated(lwt.worker_template, labels, annotations)
+    spec = template["spec"]
+    prepend_env(spec, worker_lws_env(names.pod_address(leader, names.shared_service(name), ns), at.size))
+    sg_topology = live.metadata.annotations.get(L.SUBGROUP_EXCLUSIVE_TOPOLOGY)
+    if sg_index is not None and sg_topology:
+        add_key_exclusive_affinity(spec, L.SUBGROUP_KEY, labels[L.SUBGROUP_KEY], sg_topology)
+    topology = live.metadata.annotations.get(L.EXCLUSIVE_TOPOLOGY)
+    if topology and domain:
+        pin_to_domain(spec, topology, domain)
+    if sgp is None and requests_tpus(spec):
+        hosts = [names.pod_address(leader, names.shared_service(name))] if leader_tpus else []
+        hosts += [names.pod_address(names.worker_pod(name, group, j), subdomain) for j in range(1, at.size)]
+        n_tpu = sum(1 for c in spec.get("containers") or [] if container_requests_tpus(c))
+        add_tpu_env(spec, hosts, leader, first_id=None, id_from_pod_index=leader_tpus and n_tpu == 1)
+    return template
+
+
+def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int, key: str,
+                       domain: str | None = None) -> dict[str, Any]:
+    """§3.3 worker StatefulSet ``<lws>-<group>`` on revision ``key`` (``at`` = LWS at that key).
+
+    ``maxUnavailable: 100%`` + Parallel: when Pulumi updates it (only once the group is
+    admitted), all workers are replaced at once, together with their leader.
+    """
+    name, ns = live.name, live.namespace
+    selector = {L.GROUP_INDEX: str(group), L.NAME: name, L.GROUP_KEY: names.group_key(ns, name, group)}
+    service = names.replica_service(name, group) if is_unique_per_replica(at) else names.shared_service(name)
+    spec: dict[str, Any] = {
+        "replicas": at.size - 1,
+        "ordinals": {"start": 1},
+        "serviceName": service,
+        "podManagementPolicy": "Parallel",
+        "selector": {"matchLabels": selector},
+        "template": worker_template(live, at, group, key, domain),
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}},
+        **_volume_claims(at),
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": metadata(names.worker_sts(name, group), ns,
+                             merged(live.metadata.labels, {**selector, L.TEMPLATE_REVISION_HASH: key}),
+                             workload_annotations(live.metadata.annotations)),
+        "spec": spec,
+    }

@@ -30,6 +30,13 @@ class GroupView:
     surge: bool = False
     index: int | None = None
     phase: str = ""  # free-form detail for tables: "pending", "terminating", "gated", "unschedulable"
+    # Hash mode (additive; None/False for Ordinal): the full group key (``id`` is its first 8
+    # chars), the observed leader pod and its uid, and whether the group's worker objects are
+    # declared this reconcile (admitted leader, startup policy satisfied).
+    key: str | None = None
+    leader: str | None = None
+    leader_uid: str | None = None
+    workers: bool = False
 
     @property
     def char(self) -> str:
@@ -46,6 +53,14 @@ class Action:
 
     Listed in preview; executed only on update, by the one actuator shared by the component and
     the simulator. ``uid`` makes deletes/patches precise: a recreated object is never touched.
+
+    ``params`` by verb (the one contract every actuator implements):
+
+    - ``label``: ``{"labels": {key: value or None}}`` (None removes the key)
+    - ``annotate``: ``{"annotations": {key: value or None}}``
+    - ``ungate``: ``{"gate": name}`` (removes only that scheduling gate)
+    - ``set-condition``: ``{"type", "status", "reason"?, "message"?}`` (pod status condition)
+    - ``delete``: ``{"propagation": "Foreground" | "Background"}`` (default Background)
     """
 
     verb: str  # "label" | "annotate" | "ungate" | "set-condition" | "delete"

@@ -1,0 +1,196 @@
+"""The live cluster: observer + actuator over the Kubernetes API with lightkube.
+
+One reconcile reads at most 8 LISTs whatever the number of groups: one per kind of
+:data:`pulumi_lws.observe.LWS_KINDS`, selected by ``leaderworkerset.sigs.k8s.io/name=<lws>``,
+plus Nodes when asked. Kinds whose API the cluster does not serve (404, e.g. no Workload API or
+no Volcano) are skipped. Actions are precise patches: ``label``/``annotate`` are merge patches
+on metadata, ``ungate`` removes exactly one scheduling gate with a JSON patch guarded by a
+``test`` op, ``set-condition`` patches the pod's status subresource, ``delete`` sends
+``propagationPolicy`` and ``preconditions.uid`` so a recreated object is never deleted.
+
+``Action.params`` by verb follow :class:`pulumi_lws.rollout.stage.Action`. ``Action.uid`` guards
+every verb.
+"""
+from __future__ import annotations
+
+import datetime
+from typing import Any, Callable, Mapping, Sequence
+
+from lightkube import ApiError, Client
+from lightkube.config.kubeconfig import KubeConfig
+from lightkube.generic_resource import create_namespaced_resource
+from lightkube.resources.apps_v1 import ControllerRevision, Deployment, StatefulSet
+from lightkube.resources.core_v1 import Node, Pod, Service
+from lightkube.resources.scheduling_v1beta1 import PodGroup, Workload
+from lightkube.types import PatchType
+
+from pulumi_lws import labels as L
+from pulumi_lws.observe import LWS_KINDS, Snapshot
+from pulumi_lws.rollout.stage import Action
+
+FIELD_MANAGER = "pulumi-lws"
+
+#: gang provider -> PodGroup resource class (Workload exists only for the kubernetes provider)
+VolcanoPodGroup = create_namespaced_resource("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups")
+
+
+def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
+    """The lightkube resource class for each kind in LWS_KINDS."""
+    classes: dict[str, Any] = {
+        "StatefulSet": StatefulSet, "Deployment": Deployment, "Pod": Pod,
+        "ControllerRevision": ControllerRevision, "Service": Service,
+        "PodGroup": VolcanoPodGroup if gang_provider == "volcano" else PodGroup,
+        "Workload": Workload,
+    }
+    return {kind: classes[kind] for kind in LWS_KINDS if kind in classes}
+
+
+def to_plain(obj: Any, kind: str) -> dict[str, Any]:
+    """A lightkube object (typed or generic) as a plain wire-format dict with kind/apiVersion."""
+    data = obj.to_dict() if hasattr(obj, "to_dict") else dict(obj)
+    data.setdefault("kind", kind)
+    return data
+
+
+class LiveCluster:
+    """Observer + Actuator for a real API server (see module docstring)."""
+
+    def __init__(self, client: Client, *, gang_provider: str = "kubernetes", now: Callable[[], float] | None = None) -> None:
+        self.client = client
+        self.kinds = resource_classes(gang_provider)
+        self._now = now or (lambda: datetime.datetime.now(datetime.timezone.utc).timestamp())
+
+    @classmethod
+    def from_kubeconfig(cls, context: str | None = None, *, gang_provider: str = "kubernetes") -> "LiveCluster":
+        """The current kube context (``KUBECONFIG`` / ``~/.kube/config`` / in-cluster), or ``context``."""
+        config = KubeConfig.from_env()
+        single = config.get(context_name=context) if context else config
+        return cls(Client(config=single, field_manager=FIELD_MANAGER), gang_provider=gang_provider)
+
+    # ---- Observer --------------------------------------------------------------------------
+    def observe(self, namespace: str, name: str, *, nodes: bool = False) -> Snapshot:
+        objs: list[dict[str, Any]] = []
+        selector = {L.NAME: name}
+        for kind, res in self.kinds.items():
+            objs += self._list(kind, res, namespace=namespace, labels=selector)
+        if nodes:
+            objs += self._list("Node", Node)
+        return Snapshot.of((o for o in objs if _owned(o, kind_of=o["kind"], name=name)), now=self._now())
+
+    def _list(self, kind: str, res: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        try:
+            return [to_plain(o, kind) for o in self.client.list(res, **kwargs)]
+        except Exception as exc:  # noqa: BLE001 - lightkube raises ApiError or httpx HTTPStatusError
+            if status_code(exc) == 404:  # API not served by this cluster: nothing of this kind
+                return []
+            raise
+
+    # ---- Actuator --------------------------------------------------------------------------
+    def execute(self, namespace: str, actions: Sequence[Action]) -> list[str]:
+        return [self._execute_one(namespace, a) for a in actions]
+
+    def _execute_one(self, namespace: str, action: Action) -> str:
+        handler = {"label": self._label, "annotate": self._annotate, "ungate": self._ungate,
+                   "set-condition": self._set_condition, "delete": self._delete}.get(action.verb)
+        if handler is None:
+            raise ValueError(f"unknown action verb {action.verb!r}")
+        res = self._res(action.kind)
+        try:
+            return handler(res, namespace, action)
+        except Exception as exc:  # noqa: BLE001
+            code = status_code(exc)
+            if code in (404, 409, 422):  # gone, recreated (uid) or already changed
+                return f"skipped {action.describe()}: HTTP {code}"
+            raise
+
+    def _res(self, kind: str) -> Any:
+        if kind == "Node":
+            return Node
+        if kind not in self.kinds:
+            raise ValueError(f"no API resource for kind {kind!r}")
+        return self.kinds[kind]
+
+    def _metadata_patch(self, res: Any, namespace: str, action: Action, field: str) -> str:
+        meta: dict[str, Any] = {field: dict(action.params.get(field) or {})}
+        if action.uid:
+            meta["uid"] = action.uid  # merge patch with a mismatching uid fails with 409
+        self.client.patch(res, action.name, {"metadata": meta}, namespace=namespace, patch_type=PatchType.MERGE)
+        return f"{action.verb} {action.kind}/{action.name}: " + ", ".join(f"{k}={v}" for k, v in sorted(meta[field].items()))
+
+    def _label(self, res: Any, namespace: str, action: Action) -> str:
+        return self._metadata_patch(res, namespace, action, "labels")
+
+    def _annotate(self, res: Any, namespace: str, action: Action) -> str:
+        return self._metadata_patch(res, namespace, action, "annotations")
+
+    def _ungate(self, res: Any, namespace: str, action: Action) -> str:
+        gate = action.params.get("gate", L.GROUP_REPLACEMENT_GATE)
+        pod = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
+        gates = [g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or []]
+        if gate not in gates:
+            return f"ungate {action.kind}/{action.name}: {gate} already removed"
+        patch = ungate_patch(gates.index(gate), gate, action.uid)
+        self.client.patch(res, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
+        return f"ungate {action.kind}/{action.name}: removed {gate}"
+
+    def _set_condition(self, res: Any, namespace: str, action: Action) -> str:
+        pod = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
+        condition = {"lastTransitionTime": _rfc3339(self._now()), **dict(action.params)}
+        patch = condition_patch((pod.get("status") or {}).get("conditions"), condition, action.uid)
+        self.client.patch(res.Status, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
+        return f"set-condition {action.kind}/{action.name}: {condition['type']}={condition.get('status')}"
+
+    def _delete(self, res: Any, namespace: str, action: Action) -> str:
+        body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions",
+                                "propagationPolicy": action.params.get("propagation", "Background")}
+        if action.uid:
+            body["preconditions"] = {"uid": action.uid}
+        generic = self.client._client  # lightkube's delete() sends no body; reuse its request builder
+        br = generic.prepare_request("delete", res=res, name=action.name, namespace=namespace)
+        br.data = body
+        generic.handle_response("delete", generic.send(generic.build_adapter_request(br)), br)
+        return f"delete {action.kind}/{action.name} (uid={action.uid or '-'}, {body['propagationPolicy']})"
+
+
+def ungate_patch(index: int, gate: str, uid: str | None = None) -> list[dict[str, Any]]:
+    """JSON patch removing exactly gate ``index`` (the ``test`` op fails it if the list moved)."""
+    ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
+    return ops + [{"op": "test", "path": f"/spec/schedulingGates/{index}/name", "value": gate},
+                  {"op": "remove", "path": f"/spec/schedulingGates/{index}"}]
+
+
+def condition_patch(conditions: Sequence[Mapping[str, Any]] | None, condition: Mapping[str, Any],
+                    uid: str | None = None) -> list[dict[str, Any]]:
+    """JSON patch setting one pod condition by type, leaving the others untouched."""
+    ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
+    if not conditions:
+        return ops + [{"op": "add", "path": "/status/conditions", "value": [dict(condition)]}]
+    types = [c.get("type") for c in conditions]
+    if condition["type"] not in types:
+        return ops + [{"op": "add", "path": "/status/conditions/-", "value": dict(condition)}]
+    i = types.index(condition["type"])
+    old = conditions[i]
+    merged = dict(condition)
+    if old.get("status") == condition.get("status") and old.get("lastTransitionTime"):
+        merged["lastTransitionTime"] = old["lastTransitionTime"]  # no transition
+    return ops + [{"op": "test", "path": f"/status/conditions/{i}/type", "value": condition["type"]},
+                  {"op": "replace", "path": f"/status/conditions/{i}", "value": merged}]
+
+
+def status_code(exc: BaseException) -> int | None:
+    """HTTP status of a lightkube error (``ApiError.status.code`` or the httpx response's)."""
+    if isinstance(exc, ApiError):
+        return exc.status.code
+    response = getattr(exc, "response", None)
+    return getattr(response, "status_code", None)
+
+
+def _owned(obj: Mapping[str, Any], *, kind_of: str, name: str) -> bool:
+    """Defensive client-side check of the label selector (Nodes are not LWS-labelled)."""
+    if kind_of == "Node":
+        return True
+    return ((obj.get("metadata") or {}).get("labels") or {}).get(L.NAME) == name
+
+
+def _rfc3339(ts: float) -> str:
+    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

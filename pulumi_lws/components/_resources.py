@@ -1,0 +1,74 @@
+"""Register rendered manifest dicts as pulumi_kubernetes resources (one function, one table).
+
+Typed classes for the kinds pulumi-lws renders; any other kind (PodGroup, Workload, Volcano
+PodGroup, ...) becomes an ``apiextensions.CustomResource`` that keeps its body verbatim.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Mapping
+
+import pulumi
+
+from pulumi_lws.labels import SKIP_AWAIT
+
+#: kind -> (module path under pulumi_kubernetes, class name, body fields besides metadata)
+TYPED_KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "StatefulSet": ("apps.v1", "StatefulSet", ("spec",)),
+    "Deployment": ("apps.v1", "Deployment", ("spec",)),
+    "ControllerRevision": ("apps.v1", "ControllerRevision", ("data", "revision")),
+    "Service": ("core.v1", "Service", ("spec",)),
+    "ConfigMap": ("core.v1", "ConfigMap", ("data", "binary_data", "immutable")),
+    "PodDisruptionBudget": ("policy.v1", "PodDisruptionBudget", ("spec",)),
+}
+
+_FIELD_WIRE = {"binary_data": "binaryData"}
+
+
+def logical_name(component: str, manifest: Mapping[str, Any]) -> str:
+    """``<component>-<kind>-<metadata.name>``: deterministic, unique across kinds and components."""
+    kind = manifest["kind"].lower()
+    return f"{component}-{kind}-{manifest['metadata']['name']}"
+
+
+def _typed_class(kind: str) -> tuple[Callable[..., pulumi.CustomResource], tuple[str, ...]] | None:
+    entry = TYPED_KINDS.get(kind)
+    if entry is None:
+        return None
+    module_path, cls_name, fields = entry
+    import importlib
+
+    module = importlib.import_module(f"pulumi_kubernetes.{module_path}")
+    return getattr(module, cls_name), fields
+
+
+#: Workloads whose readiness the planner judges: pulumi-kubernetes' await must not block ``up``.
+SKIP_AWAIT_KINDS = ("StatefulSet", "Deployment")
+
+
+def with_skip_await(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Ensure ``pulumi.com/skipAwait: "true"`` on workloads (the renderer sets it; never lose it)."""
+    if manifest.get("kind") not in SKIP_AWAIT_KINDS or (manifest["metadata"].get("annotations") or {}).get(SKIP_AWAIT) == "true":
+        return manifest
+    metadata = dict(manifest["metadata"])
+    metadata["annotations"] = {**(metadata.get("annotations") or {}), SKIP_AWAIT: "true"}
+    return {**manifest, "metadata": metadata}
+
+
+def register_manifest(component: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    """Create the pulumi_kubernetes resource for one manifest (inputs = the manifest, verbatim)."""
+    manifest = with_skip_await(manifest)
+    name = logical_name(component, manifest)
+    kind = manifest["kind"]
+    typed = _typed_class(kind)
+    if typed is not None and manifest.get("apiVersion", "").split("/")[-1] == "v1":
+        cls, fields = typed
+        body = {f: manifest[_FIELD_WIRE.get(f, f)] for f in fields if _FIELD_WIRE.get(f, f) in manifest}
+        return cls(name, metadata=manifest["metadata"], opts=opts, **body)
+    from pulumi_kubernetes.apiextensions import CustomResource
+
+    extra = sorted(k for k in manifest if k not in ("apiVersion", "kind", "metadata", "spec", "status"))
+    if extra:
+        raise ValueError(f"{kind} {manifest['metadata']['name']}: top-level fields {extra} cannot be declared as a "
+                         "CustomResource (only apiVersion, kind, metadata and spec are)")
+    return CustomResource(name, api_version=manifest["apiVersion"], kind=kind, metadata=manifest["metadata"],
+                          spec=manifest.get("spec"), opts=opts)

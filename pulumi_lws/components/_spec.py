@@ -1,0 +1,185 @@
+"""Turn whatever a caller passes as ``args`` into a validated :class:`LeaderWorkerSet` model.
+
+Accepted forms (all end up as one upstream-shaped manifest dict, validated once):
+
+* a ``pulumi_lws.api.LeaderWorkerSet`` model;
+* an upstream manifest: a dict with ``apiVersion``/``kind``/``spec``, or YAML text;
+* ``{"manifest": <any of the above>, ...field overrides}``;
+* plain fields (snake_case or camelCase): ``replicas``, ``size``, ``leader_template``,
+  ``worker_template``, ``rollout`` {``max_unavailable``, ``max_surge``, ``partition``},
+  ``partition``, ``startup_policy``, ``subdomain_policy``, ``group_identity``,
+  ``group_replacement_policy``, ``restart_policy``, ``namespace``, ``name``, ``update_order``,
+  ``gang_provider``.
+
+Pure: no Pulumi resources are created here, so a :class:`SpecError` raised from this module
+guarantees nothing was registered.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from pulumi_lws.api.common import FieldError, SpecError
+from pulumi_lws.api.leaderworkerset import KIND, LeaderWorkerSet, load_manifest
+from pulumi_lws.reconcile import ReconcileOptions
+
+#: Top-level field name (snake_case) -> path inside the manifest.
+FIELD_PATHS: dict[str, tuple[str, ...]] = {
+    "replicas": ("spec", "replicas"),
+    "size": ("spec", "leaderWorkerTemplate", "size"),
+    "leader_template": ("spec", "leaderWorkerTemplate", "leaderTemplate"),
+    "worker_template": ("spec", "leaderWorkerTemplate", "workerTemplate"),
+    "restart_policy": ("spec", "leaderWorkerTemplate", "restartPolicy"),
+    "partition": ("spec", "rolloutStrategy", "rollingUpdateConfiguration", "partition"),
+    "startup_policy": ("spec", "startupPolicy"),
+    "subdomain_policy": ("spec", "networkConfig", "subdomainPolicy"),
+    "group_identity": ("spec", "groupIdentity"),
+    "group_replacement_policy": ("spec", "groupReplacementPolicy"),
+    "namespace": ("metadata", "namespace"),
+    "name": ("metadata", "name"),
+}
+ROLLOUT_PATHS: dict[str, str] = {"max_unavailable": "maxUnavailable", "max_surge": "maxSurge", "partition": "partition"}
+OPTION_FIELDS = ("update_order", "gang_provider", "volcano_queue")
+KNOWN_FIELDS = set(FIELD_PATHS) | {"rollout", "manifest"} | set(OPTION_FIELDS)
+
+
+@dataclass(frozen=True)
+class BuiltSpec:
+    lws: LeaderWorkerSet
+    options: ReconcileOptions
+
+
+def snake(key: str) -> str:
+    """``maxUnavailable`` -> ``max_unavailable`` (snake_case keys pass unchanged)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def ints_back(value: Any) -> Any:
+    """Integral floats -> int, recursively (the provider and the engine deliver 3 as 3.0)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {k: ints_back(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [ints_back(v) for v in value]
+    return value
+
+
+def int_or_percent(value: Any) -> Any:
+    """maxUnavailable/maxSurge from the provider arrive as ``str`` (no Unions): "2" -> 2, "50%" stays."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return value
+
+
+def reject_outputs(value: Any, path: str = "args") -> None:
+    """The planner needs concrete values; an unresolved ``pulumi.Output`` cannot be planned."""
+    if type(value).__name__ == "Output" and type(value).__module__.startswith("pulumi"):
+        raise SpecError(KIND, None, [FieldError(path, "must be a plain value known when the program runs "
+                                                      "(the LeaderWorkerSet spec cannot depend on other resources' outputs)")])
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            reject_outputs(v, f"{path}.{k}")
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            reject_outputs(v, f"{path}[{i}]")
+
+
+def _set_path(doc: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    node = doc
+    for key in path[:-1]:
+        child = node.get(key)
+        if not isinstance(child, dict):
+            child = {}
+            node[key] = child
+        node = child
+    node[path[-1]] = value
+
+
+def _base_manifest(source: Any) -> dict[str, Any]:
+    if isinstance(source, LeaderWorkerSet):
+        return source.to_wire()
+    if isinstance(source, (str, Mapping)):
+        return copy.deepcopy(load_manifest(source))
+    raise SpecError(KIND, None, [FieldError("manifest", f"expected a manifest dict, YAML text or LeaderWorkerSet, got {type(source).__name__}")])
+
+
+def _is_manifest(args: Mapping[str, Any]) -> bool:
+    return "spec" in args or "apiVersion" in args or "kind" in args
+
+
+def split_args(args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(base manifest, field overrides with snake_case keys) from any accepted ``args`` form."""
+    if args is None:
+        return {}, {}
+    if isinstance(args, (str, LeaderWorkerSet)):
+        return _base_manifest(args), {}
+    if not isinstance(args, Mapping):
+        raise SpecError(KIND, None, [FieldError("args", f"expected a dict, YAML text or LeaderWorkerSet, got {type(args).__name__}")])
+    if _is_manifest(args):
+        return _base_manifest(args), {}
+    fields = {snake(k): v for k, v in args.items() if v is not None}
+    unknown = sorted(set(fields) - KNOWN_FIELDS)
+    if unknown:
+        raise SpecError(KIND, None, [FieldError(k, "unknown field") for k in unknown])
+    base = _base_manifest(fields.pop("manifest")) if "manifest" in fields else {}
+    return base, fields
+
+
+def apply_fields(manifest: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+    """Overlay plain fields on a manifest (pod templates are replaced, not merged)."""
+    out = copy.deepcopy(manifest)
+    out.setdefault("apiVersion", "leaderworkerset.x-k8s.io/v1")
+    out.setdefault("kind", KIND)
+    for key, path in FIELD_PATHS.items():
+        if key in fields:
+            _set_path(out, path, copy.deepcopy(fields[key]))
+    rollout = fields.get("rollout") or {}
+    if not isinstance(rollout, Mapping):
+        raise SpecError(KIND, None, [FieldError("rollout", "expected an object with maxUnavailable/maxSurge/partition")])
+    for key, value in rollout.items():
+        wire = ROLLOUT_PATHS.get(snake(key))
+        if wire is None:
+            raise SpecError(KIND, None, [FieldError(f"rollout.{key}", "unknown field")])
+        if value is not None:
+            _set_path(out, ("spec", "rolloutStrategy", "rollingUpdateConfiguration", wire), int_or_percent(value))
+    return out
+
+
+def _options(fields: Mapping[str, Any]) -> ReconcileOptions:
+    errors = []
+    order = fields.get("update_order") or "ScaleFirst"
+    gang = fields.get("gang_provider") or "kubernetes"
+    if order not in ("ScaleFirst", "RolloutFirst"):
+        errors.append(FieldError("updateOrder", "Unsupported value: supported values: \"ScaleFirst\", \"RolloutFirst\"", order))
+    if gang not in ("kubernetes", "volcano"):
+        errors.append(FieldError("gangProvider", "Unsupported value: supported values: \"kubernetes\", \"volcano\"", gang))
+    if errors:
+        raise SpecError(KIND, None, errors)
+    return ReconcileOptions(update_order=order, gang_provider=gang, volcano_queue=fields.get("volcano_queue"))
+
+
+def build_spec(resource_name: str, args: Any) -> BuiltSpec:
+    """Validate ``args`` into an LWS model + reconcile options; raise :class:`SpecError` on any problem.
+
+    ``metadata.name`` defaults to the Pulumi resource name; ``metadata.namespace`` to ``default``.
+    """
+    reject_outputs(args)
+    base, fields = split_args(args)
+    manifest = ints_back(apply_fields(base, fields))
+    for key in ("maxUnavailable", "maxSurge"):
+        cfg = ((manifest.get("spec") or {}).get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
+        if key in cfg:
+            cfg[key] = int_or_percent(cfg[key])
+    meta = manifest.setdefault("metadata", {})
+    meta.setdefault("name", resource_name)
+    meta.setdefault("namespace", "default")
+    options = _options(fields)
+    lws = LeaderWorkerSet.from_manifest(manifest)
+    return BuiltSpec(lws=lws, options=options)

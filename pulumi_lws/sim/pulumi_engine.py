@@ -1,0 +1,146 @@
+"""Run a real Pulumi program under Pulumi's mock engine: the ``pulumi`` engine of the simulator.
+
+``run_program(program, observer, actuator)`` does what one ``pulumi up`` (or ``preview``) does to
+a program, minus the Kubernetes provider: it executes the program with the given backend
+installed (so every :class:`~pulumi_lws.components.leaderworkerset.LeaderWorkerSet` observes
+``observer`` and acts through ``actuator``), and returns what the program declared — the inputs of
+every registered ``kubernetes:*`` object (wire format, ints as ints), the stages the LWS components
+computed, and the stack outputs. The caller (the simulator) then applies the manifests.
+
+Each call installs fresh mocks, a fresh root stack and a fresh event loop, so it can be called any
+number of times in one process. ``.get()`` reads (registrations with an id) are not manifests.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import pathlib
+import runpy
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Union
+
+import pulumi
+from pulumi.runtime import settings as _settings
+from pulumi.runtime.sync_await import _sync_await
+
+from pulumi_lws.backend import Actuator, use_backend
+from pulumi_lws.components._spec import ints_back
+from pulumi_lws.components.leaderworkerset import on_stage
+from pulumi_lws.observe import Observer
+from pulumi_lws.rollout.stage import Stage
+
+Program = Union[str, os.PathLike, Callable[[], Any]]
+
+
+@dataclass
+class EngineResult:
+    """What one program run declared."""
+
+    manifests: list[dict[str, Any]] = field(default_factory=list)
+    stages: list[Stage] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    #: component name -> stage, for programs with several LeaderWorkerSets
+    stages_by_component: dict[str, Stage] = field(default_factory=dict)
+
+
+class _ManifestMocks(pulumi.runtime.Mocks):
+    """Echo inputs back as outputs; keep managed ``kubernetes:*`` objects (not provider resources)."""
+
+    def __init__(self) -> None:
+        self.manifests: list[dict[str, Any]] = []
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        if args.custom and args.typ.startswith("kubernetes:") and not args.resource_id \
+                and not args.typ.startswith("pulumi:providers:"):
+            self.manifests.append(_wire(args))
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        return {}
+
+
+def _wire(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
+    """Inputs as a manifest: ints back, ``apiVersion``/``kind`` from the type token when absent."""
+    obj = ints_back(dict(args.inputs))
+    _, group_version, kind = args.typ.split(":", 2)
+    group, _, version = group_version.rpartition("/")
+    obj.setdefault("kind", kind)
+    obj.setdefault("apiVersion", version if group in ("", "core") else f"{group}/{version}")
+    return obj
+
+
+def _program_callable(program: Program) -> Callable[[], Any]:
+    if callable(program):
+        return program
+    path = pathlib.Path(program)
+    if path.is_dir():
+        path = path / "__main__.py"
+    if not path.exists():
+        raise FileNotFoundError(f"Pulumi program {path} does not exist")
+
+    def run_file() -> None:
+        old_cwd, old_path = os.getcwd(), list(sys.path)
+        os.chdir(path.parent)  # Pulumi runs a program from its project directory
+        sys.path.insert(0, str(path.parent))
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        finally:
+            os.chdir(old_cwd)
+            sys.path[:] = old_path
+
+    return run_file
+
+
+_spare_loop: list[asyncio.AbstractEventLoop] = []
+
+
+def _fresh_loop() -> asyncio.AbstractEventLoop:
+    """A new current event loop (an earlier async test may have left none, or a closed one)."""
+    while _spare_loop:
+        old = _spare_loop.pop()
+        if not old.is_running() and not old.is_closed():
+            old.close()
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    return loop
+
+
+def _retire_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close this run's loop; leave an open spare as the current loop for other code (closed next call)."""
+    if not loop.is_running():
+        loop.close()
+    spare = asyncio.new_event_loop()
+    asyncio.set_event_loop(spare)
+    _spare_loop.append(spare)
+
+
+def run_program(program: Program, observer: Observer, actuator: Actuator, *, preview: bool = False,
+                stack: str = "sim", project: str = "lws") -> EngineResult:
+    """Run ``program`` (a ``__main__.py`` path, a project directory or a callable) once.
+
+    Exceptions raised by the program (e.g. a ``SpecError``) propagate unchanged.
+    """
+    func = _program_callable(program)
+    loop = _fresh_loop()
+    mocks = _ManifestMocks()
+    _settings.ROOT.set(None)  # a fresh root stack: exports of an earlier run must not leak
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview)
+    result = EngineResult()
+
+    def collect(name: str, stage: Stage) -> None:
+        result.stages.append(stage)
+        result.stages_by_component[name] = stage
+
+    try:
+        with use_backend(observer, actuator), on_stage(collect):
+            pulumi.runtime.test(func)()
+            root = _settings.get_root_resource()
+            exported = dict(getattr(root, "outputs", {}) or {})
+            resolved = _sync_await(pulumi.Output.from_input(exported).future()) if exported else {}
+    finally:
+        _settings.ROOT.set(None)
+        _retire_loop(loop)
+    result.manifests = mocks.manifests
+    result.outputs = ints_back(dict(resolved or {}))
+    return result

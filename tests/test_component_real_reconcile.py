@@ -1,0 +1,40 @@
+"""The component with the real planner and renderer (runs once rollout/ordinal and render/lws exist)."""
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+pytest.importorskip("pulumi_lws.rollout.ordinal")
+pytest.importorskip("pulumi_lws.render.lws")
+
+from conftest import validate_manifest  # noqa: E402
+from pulumi_lws import labels as L  # noqa: E402
+from pulumi_lws.observe import EmptyObserver  # noqa: E402
+from pulumi_lws.sim.pulumi_engine import run_program  # noqa: E402
+from test_component import FakeActuator  # noqa: E402
+
+QUICKSTART = pathlib.Path(__file__).resolve().parent.parent / "examples" / "quickstart" / "__main__.py"
+
+
+def test_quickstart_creation_stage_on_an_empty_cluster():
+    result = run_program(QUICKSTART, EmptyObserver(), FakeActuator())
+    assert len(result.stages) == 1 and result.stages[0].policy == "lws/ordinal"
+    by_kind: dict[str, list[dict]] = {}
+    for m in result.manifests:
+        by_kind.setdefault(m["kind"], []).append(m)
+        assert m["metadata"]["namespace"] == "default"
+        assert m["metadata"]["labels"][L.MANAGED_BY] == L.MANAGED_BY_VALUE
+        validate_manifest(m)
+    leader = next(s for s in by_kind["StatefulSet"] if s["metadata"]["name"] == "leaderworkerset-sample")
+    assert leader["metadata"]["annotations"][L.SKIP_AWAIT] == "true"
+    assert leader["spec"]["replicas"] == result.stages[0].replicas
+    assert by_kind.get("Service") and by_kind.get("ControllerRevision")
+    assert result.outputs["revision"] == result.stages[0].target_revision
+
+
+def test_quickstart_preview_equals_update_manifests():
+    preview = run_program(QUICKSTART, EmptyObserver(), FakeActuator(), preview=True)
+    update = run_program(QUICKSTART, EmptyObserver(), FakeActuator())
+    key = lambda m: (m["kind"], m["metadata"]["name"])  # noqa: E731
+    assert sorted(preview.manifests, key=key) == sorted(update.manifests, key=key)

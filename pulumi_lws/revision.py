@@ -4,9 +4,13 @@ Covered: ``spec.leaderWorkerTemplate`` (both pod templates, size, restartPolicy,
 volumeClaimTemplates, PVC retention, restart budget) and ``spec.networkConfig``. Not covered:
 replicas, rolloutStrategy, startupPolicy, groupIdentity, groupReplacementPolicy, metadata.
 
-Invariant: the key is a pure function of the covered fields' *values*: canonical JSON (sorted
-keys, no whitespace) hashed with FNV-32a and encoded with apimachinery's SafeEncodeString
-alphabet, so the same spec gives the same key in every process and Python version.
+Invariants:
+* the key is a pure function of the covered fields' *values* (after upstream defaulting):
+  canonical JSON (sorted keys, no whitespace, integral floats written as ints) hashed with FNV-32a
+  and encoded with apimachinery's SafeEncodeString alphabet, so the same spec gives the same key
+  in every process (any ``PYTHONHASHSEED``), for any dict key order and in every Python version;
+* a nil ``networkConfig`` hashes like ``{subdomainPolicy: Shared}`` (upgrades do not roll);
+* ``revision_key(apply_revision(x, revision_data(y))) == revision_key(y)`` for any x, y.
 """
 from __future__ import annotations
 
@@ -33,8 +37,20 @@ def fnv32a(data: bytes) -> int:
     return h
 
 
+def _ints_back(obj: Any) -> Any:
+    """3.0 -> 3 recursively (Pulumi delivers every number as a float); bools stay bools."""
+    if isinstance(obj, float) and obj.is_integer():
+        return int(obj)
+    if isinstance(obj, dict):
+        return {k: _ints_back(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_ints_back(v) for v in obj]
+    return obj
+
+
 def canonical_json(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Sorted keys, no whitespace, UTF-8 as is, integral floats as ints: one text per value."""
+    return json.dumps(_ints_back(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def revision_data(lws: LeaderWorkerSet) -> dict[str, Any]:
@@ -53,6 +69,7 @@ def revision_key(lws: LeaderWorkerSet) -> str:
 
 
 def key_of_data(data: Mapping[str, Any]) -> str:
+    """The key of ControllerRevision ``data``: SafeEncodeString(decimal FNV-32a of canonical JSON)."""
     return safe_encode(str(fnv32a(canonical_json(data).encode())))
 
 
@@ -66,6 +83,8 @@ def apply_revision(lws: LeaderWorkerSet, data: Mapping[str, Any]) -> LeaderWorke
     covered = copy.deepcopy(dict(data["spec"]))
     for field in ("leaderWorkerTemplate", "networkConfig"):
         value = {k: v for k, v in dict(covered.get(field) or {}).items() if k != "$patch"}
+        if field == "networkConfig" and not value.get("subdomainPolicy"):
+            value["subdomainPolicy"] = "Shared"  # as revision_data wrote it for a nil networkConfig
         spec[field] = value
     out = lws.model_copy(deep=True)
     out.spec = LeaderWorkerSetSpec.model_validate(spec)

@@ -1,20 +1,24 @@
 """``leaderworkerset.x-k8s.io/v1`` LeaderWorkerSet: typed model, upstream defaults, manifest I/O.
 
 Pod templates stay Kubernetes-shaped dicts (we never re-model PodSpec). Defaults are upstream's
-(webhook ``Default`` + CRD defaults). Validation lives in :mod:`pulumi_lws.api.validation`;
-:meth:`LeaderWorkerSet.from_manifest` runs it and raises one :class:`SpecError` listing all
-problems.
+(webhook ``Default`` + CRD defaults, reference §5.2); they are applied at parse time, so a parsed
+model never holds an "unset" enum, rollout budget or network config. Validation lives in
+:mod:`pulumi_lws.api.validation`; :meth:`LeaderWorkerSet.from_manifest` runs it and raises one
+:class:`SpecError` listing all problems. Type errors (wrong enum value, unknown field, wrong type)
+raise :class:`SpecError` too, from :meth:`LeaderWorkerSet.parse` and from the constructor.
 """
 from __future__ import annotations
 
 import copy
 import pathlib
+from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Optional
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from pulumi_lws.api.common import FieldError, IntOrString, K8sModel, SpecError, scaled_value
+from pulumi_lws.api.common import (FieldError, IntOrString, K8sInt, K8sModel, SpecError,
+                                   pydantic_field_errors, scaled_value)
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 KIND = "LeaderWorkerSet"
@@ -40,26 +44,35 @@ class ObjectMeta(K8sModel):
 
 
 class SubGroupPolicy(K8sModel):
+    """``subGroupPolicy``: type defaults to LeaderWorker; ``subGroupSize`` is checked by validation."""
+
     sub_group_policy_type: SubGroupPolicyType = "LeaderWorker"
-    sub_group_size: Optional[int] = None
+    sub_group_size: Optional[K8sInt] = None
+
+    @field_validator("sub_group_policy_type", mode="before")
+    @classmethod
+    def _empty_type(cls, v: Any) -> Any:
+        return "LeaderWorker" if v == "" else v
 
 
 class RestartBackoff(K8sModel):
     """Group recreation backoff: ``min(base_seconds * 2**count, cap_seconds)`` from leader creation."""
 
-    base_seconds: int = 10
-    cap_seconds: int = 300
+    base_seconds: K8sInt = 10
+    cap_seconds: K8sInt = 300
 
 
 class LeaderWorkerTemplate(K8sModel):
-    size: int = 1
+    """``spec.leaderWorkerTemplate``: everything here is covered by the revision key."""
+
+    size: K8sInt = 1
     leader_template: Optional[dict[str, Any]] = None
     worker_template: dict[str, Any] = Field(default_factory=dict)
     restart_policy: RestartPolicy = "RecreateGroupOnPodRestart"
     sub_group_policy: Optional[SubGroupPolicy] = None
     volume_claim_templates: Optional[list[dict[str, Any]]] = None
     persistent_volume_claim_retention_policy: Optional[dict[str, str]] = None
-    max_group_restarts: Optional[int] = None
+    max_group_restarts: Optional[K8sInt] = None
     restart_backoff: Optional[RestartBackoff] = None
 
     @field_validator("restart_policy", mode="before")
@@ -78,30 +91,123 @@ class LeaderWorkerTemplate(K8sModel):
 
 
 class RollingUpdateConfiguration(K8sModel):
+    """Budgets as written (IntOrString); scale them with :meth:`LeaderWorkerSet.max_surge` etc."""
+
     max_unavailable: IntOrString = 1
     max_surge: IntOrString = 0
-    partition: int = 0
+    partition: K8sInt = 0
 
 
 class RolloutStrategy(K8sModel):
     type: Literal["RollingUpdate"] = "RollingUpdate"
     rolling_update_configuration: RollingUpdateConfiguration = Field(default_factory=RollingUpdateConfiguration)
 
+    @field_validator("type", mode="before")
+    @classmethod
+    def _empty_type(cls, v: Any) -> Any:
+        return "RollingUpdate" if v == "" else v
+
 
 class NetworkConfig(K8sModel):
-    subdomain_policy: Optional[SubdomainPolicy] = "Shared"
+    """``networkConfig``; ``subdomainPolicy`` is always set after parsing (nil -> Shared).
+
+    Whether the input left ``subdomainPolicy`` nil inside a present ``networkConfig`` is kept in
+    :attr:`subdomain_policy_was_nil` for the update rule U4 (``cannot set subdomainPolicy as null``).
+    """
+
+    subdomain_policy: SubdomainPolicy = "Shared"
+    _subdomain_policy_nil: bool = PrivateAttr(default=False)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _remember_nil(cls, data: Any, handler: Any) -> Any:
+        nil = isinstance(data, Mapping) and all(data.get(k) is None for k in ("subdomainPolicy", "subdomain_policy"))
+        out = handler(data)
+        if nil:
+            out._subdomain_policy_nil = True
+        return out
+
+    @property
+    def subdomain_policy_was_nil(self) -> bool:
+        return self._subdomain_policy_nil
+
+
+def _as_dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+@dataclass(frozen=True)
+class GangUnit:
+    """One PodGroup template a scheduling level asks for.
+
+    ``path``: wire path of the level (``spec.scheduling``, ``spec.scheduling.replica``,
+    ``spec.scheduling.replica.leader|worker``); ``members``: complete membership (lws:
+    ``max(replicas*size, 1)``, replica: ``size``, leader: 1, worker: ``size-1``);
+    ``leader_and_workers``: the gang holds a leader and its workers; ``policy``: the
+    ``schedulingPolicy`` as written, or ``{"gang": {}}`` where the level defaults to a gang.
+    """
+
+    path: str
+    members: int
+    leader_and_workers: bool
+    policy: dict[str, Any]
+
+    @property
+    def gang(self) -> bool:
+        return "gang" in self.policy
+
+    @property
+    def min_count(self) -> Any:
+        return _as_dict(self.policy.get("gang")).get("minCount")
 
 
 class Scheduling(K8sModel):
-    """``spec.scheduling`` (workload-aware gang scheduling). Sub-structures stay dicts."""
+    """``spec.scheduling`` (workload-aware gang scheduling). Sub-structures stay dicts.
 
-    model_config = K8sModel.model_config | {"extra": "allow"}
+    ``scheduling: {}`` selects the replica level (one gang of ``size`` pods per group).
+    """
 
     replica: Optional[dict[str, Any]] = None
     scheduling_policy: Optional[dict[str, Any]] = None
     scheduling_constraints: Optional[dict[str, Any]] = None
     disruption_mode: Optional[str] = None
     resource_claims: Optional[list[dict[str, Any]]] = None
+
+    def levels(self) -> list[str]:
+        """Every scheduling level the spec activates, in the order ``lws``, ``replica``, ``role``.
+
+        A valid spec has exactly one; an empty block means ``["replica"]``.
+        """
+        out = []
+        if self.scheduling_policy is not None or self.scheduling_constraints is not None or self.disruption_mode:
+            out.append("lws")
+        if self.replica is not None:
+            roles = [k for k in self.replica if k in ("leader", "worker")]
+            if not roles or len(roles) < len(self.replica):
+                out.append("replica")
+            if roles:
+                out.append("role")
+        return out or ["replica"]
+
+    def gang_units(self, replicas: int, size: int) -> list[GangUnit]:
+        """The gang units of every active level (replica and role levels default to a gang
+        policy; the whole-LWS level defaults to Basic, i.e. no gang unless ``gang`` is set)."""
+        out, levels, rep = [], self.levels(), _as_dict(self.replica)
+        if "lws" in levels:
+            out.append(GangUnit("spec.scheduling", max(replicas * size, 1), True, _as_dict(self.scheduling_policy)))
+        if "replica" in levels:
+            out.append(GangUnit("spec.scheduling.replica", size, True, _as_dict(rep.get("schedulingPolicy")) or {"gang": {}}))
+        for role, members in (("leader", 1), ("worker", size - 1)):
+            if "role" in levels and role in rep:
+                pol = _as_dict(_as_dict(rep[role]).get("schedulingPolicy")) or {"gang": {}}
+                out.append(GangUnit(f"spec.scheduling.replica.{role}", members, False, pol))
+        return out
+
+    def has_constraints(self) -> bool:
+        """``schedulingConstraints`` (workload topology) is set at any level."""
+        rep = _as_dict(self.replica)
+        return any(c is not None for c in [self.scheduling_constraints, rep.get("schedulingConstraints")] + [
+            _as_dict(rep.get(r)).get("schedulingConstraints") for r in ("leader", "worker")])
 
     def level(self) -> str:
         """The active scheduling level: ``lws`` (whole set), ``role`` or ``replica`` (default)."""
@@ -113,11 +219,13 @@ class Scheduling(K8sModel):
 
 
 class LeaderWorkerSetSpec(K8sModel):
-    replicas: int = 1
+    """``spec`` with upstream defaults; ``""`` enum values mean "unset" like upstream's webhook."""
+
+    replicas: K8sInt = 1
     leader_worker_template: LeaderWorkerTemplate = Field(default_factory=LeaderWorkerTemplate)
     startup_policy: StartupPolicy = "LeaderCreated"
     rollout_strategy: RolloutStrategy = Field(default_factory=RolloutStrategy)
-    network_config: NetworkConfig = Field(default_factory=NetworkConfig)
+    network_config: NetworkConfig = Field(default_factory=lambda: NetworkConfig(subdomain_policy="Shared"))
     group_identity: GroupIdentity = "Ordinal"
     group_replacement_policy: GroupReplacementPolicy = "PostTermination"
     pod_termination_policy: PodTerminationPolicy = "Sequential"
@@ -134,26 +242,33 @@ class LeaderWorkerSetSpec(K8sModel):
         }
         return defaults[info.field_name] if v in (None, "") else v
 
-    @field_validator("network_config", mode="before")
-    @classmethod
-    def _default_network_config(cls, v: Any) -> Any:
-        return {"subdomainPolicy": "Shared"} if v is None else v
-
-    @field_validator("rollout_strategy", mode="before")
-    @classmethod
-    def _default_rollout(cls, v: Any) -> Any:
-        return {} if v is None else v
-
 
 class LeaderWorkerSet(K8sModel):
-    """A LeaderWorkerSet, as upstream's CRD accepts it. ``status`` in a manifest is ignored."""
+    """A LeaderWorkerSet, as upstream's CRD accepts it. ``status`` in a manifest is ignored.
 
-    model_config = K8sModel.model_config | {"extra": "ignore"}
+    Both ``LeaderWorkerSet(metadata=..., spec=...)`` (snake_case or camelCase keys) and
+    :meth:`parse` raise :class:`SpecError` (wire paths) on a type error.
+    """
 
     api_version: Literal["leaderworkerset.x-k8s.io/v1"] = API_VERSION
     kind: Literal["LeaderWorkerSet"] = KIND
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: LeaderWorkerSetSpec = Field(default_factory=LeaderWorkerSetSpec)
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            meta = data.get("metadata")
+            name = meta.get("name") if isinstance(meta, Mapping) else getattr(meta, "name", None)
+            raise SpecError(KIND, name, pydantic_field_errors(exc, LeaderWorkerSet)) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_status(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "status" in data:
+            data = {k: v for k, v in data.items() if k != "status"}
+        return data
 
     # ---- construction -------------------------------------------------------------------
     @classmethod
@@ -175,11 +290,9 @@ class LeaderWorkerSet(K8sModel):
     @classmethod
     def parse(cls, data: Mapping[str, Any]) -> "LeaderWorkerSet":
         """Type-check a dict (camelCase or snake_case keys) without the semantic rules."""
-        name = (data.get("metadata") or {}).get("name") if isinstance(data, Mapping) else None
-        try:
-            return cls.model_validate(copy.deepcopy(dict(data)))
-        except ValidationError as exc:
-            raise SpecError(KIND, name, pydantic_field_errors(exc)) from None
+        if not isinstance(data, Mapping):
+            raise SpecError(KIND, None, [FieldError("<root>", "must be of type object", type(data).__name__)])
+        return cls(**{str(k): v for k, v in copy.deepcopy(dict(data)).items()})  # __init__ raises SpecError
 
     def validate(self, old: "LeaderWorkerSet | None" = None) -> "LeaderWorkerSet":
         """Run every upstream validation rule (plus pulumi-lws name budgets); raise on any error.
@@ -244,47 +357,3 @@ def load_manifest(source: "str | pathlib.Path | Mapping[str, Any]") -> dict[str,
     if not isinstance(docs[0], Mapping):
         raise SpecError(KIND, None, [FieldError("<manifest>", "expected a mapping at the top level")])
     return dict(docs[0])
-
-
-def _wire_path(loc: tuple[Any, ...]) -> str:
-    from pydantic.alias_generators import to_camel
-
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif str(part).startswith(("function-", "literal[", "str", "int")):
-            continue  # pydantic union-branch markers, not fields
-        else:
-            key = to_camel(str(part)) if "_" in str(part) else str(part)
-            out += ("." if out else "") + key
-    return out or "<root>"
-
-
-def pydantic_field_errors(exc: ValidationError) -> list[FieldError]:
-    """Translate pydantic errors into wire-path FieldErrors with Kubernetes-style messages."""
-    errors: list[FieldError] = []
-    seen: set[str] = set()
-    for err in exc.errors():
-        path = _wire_path(err["loc"])
-        typ = err["type"]
-        value = err.get("input")
-        if typ == "literal_error":
-            expected = err.get("ctx", {}).get("expected", "")
-            msg = f"Unsupported value: {value!r}: supported values: {expected}"
-        elif typ == "extra_forbidden":
-            msg = "unknown field"
-            value = None
-        elif typ == "missing":
-            msg = "Required value"
-            value = None
-        elif typ.startswith("int_") or typ.startswith("string_"):
-            msg = f"Invalid value: expected {'an integer' if typ.startswith('int') else 'a string'}"
-        else:
-            msg = err["msg"]
-        key = f"{path}|{msg}"
-        if key in seen:
-            continue  # IntOrString reports one error per union branch
-        seen.add(key)
-        errors.append(FieldError(path, msg, None if typ in ("missing", "extra_forbidden") else value))
-    return errors

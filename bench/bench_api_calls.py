@@ -1,0 +1,34 @@
+"""API calls per reconcile of the live backend, counted at the client boundary.
+
+The LiveCluster observer is given a counting stand-in for the lightkube client that serves a
+mid-rollout fleet of ``groups`` groups (size 4): every ``list`` request is one API call. (The
+same bound is asserted over real HTTP against kmock in tests/test_live_cluster.py.)
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from bench_fixtures import fleet_lws, mid_rollout_snapshot
+
+
+class CountingClient:
+    def __init__(self, objects):
+        self.objects = objects
+        self.calls = 0
+
+    def list(self, res, **kwargs):
+        self.calls += 1
+        kind = getattr(res, "_api_info", None)
+        kind = kind.resource.kind if kind is not None else getattr(res, "__name__", "")
+        return [SimpleNamespace(to_dict=lambda o=o: dict(o)) for o in self.objects if o["kind"] == kind]
+
+
+def count_calls(groups: int = 50) -> int:
+    from pulumi_lws.cluster.live import LiveCluster
+
+    lws = fleet_lws(groups)
+    snap = mid_rollout_snapshot(lws)
+    client = CountingClient(list(snap))
+    observed = LiveCluster(client).observe("bench", "fleet", nodes=True)
+    assert len(observed.list("Pod")) == groups, "the counting client must serve every pod"
+    return client.calls

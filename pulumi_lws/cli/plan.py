@@ -1,0 +1,142 @@
+"""``pulumi-lws plan OLD.yaml NEW.yaml [--format table|markdown|json] [--update-order ORDER]``.
+
+Predicts the stages of changing a LeaderWorkerSet from OLD to NEW (Ordinal mode), starting from
+every OLD group ready, assuming groups become ready in rollout order (freshly created groups
+first, then replaced groups from the highest ordinal down; :mod:`pulumi_lws.rollout.predict`).
+One row per readiness change; each row shows the stage the planner applies for it (the fixed
+point, so upstream's transient Case-2 stage is folded into the first row).
+
+Columns: ``Live`` = leader replicas present (``stage.replicas``); ``Available`` = ready groups
+among the live ordinals, surge included, at most ``R`` (the quantity ``maxUnavailable`` bounds).
+
+Exit status: 0 when the prediction completes, 1 when it ends blocked, 2 on invalid input.
+"""
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+
+import yaml
+
+from pulumi_lws.api.common import FieldError, SpecError
+from pulumi_lws.api.leaderworkerset import KIND, LeaderWorkerSet
+from pulumi_lws.reconcile import UPDATE_ORDER_ANNOTATION
+from pulumi_lws.revision import revision_key
+from pulumi_lws.rollout.ordinal import LeaderSts, RolloutInputs
+from pulumi_lws.rollout.predict import ModelStep, available, finished, is_complete, is_settled, predict
+from pulumi_lws.trace import GroupCell, Trace, TraceRow, format_json, format_table
+
+FORMATS = ("table", "markdown", "json")
+ORDERS = ("ScaleFirst", "RolloutFirst")
+
+
+class PlanInputError(ValueError):
+    """OLD/NEW are valid LeaderWorkerSets but cannot be planned together."""
+
+
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    parser = subparsers.add_parser(
+        "plan", help="predict the rollout stages of changing a LeaderWorkerSet from OLD to NEW",
+        description="Predict the stages (leader StatefulSet replicas/partition and group states) of "
+                    "changing an Ordinal LeaderWorkerSet from OLD.yaml to NEW.yaml, starting with every "
+                    "OLD group ready and assuming groups become ready in rollout order.")
+    parser.add_argument("old", metavar="OLD.yaml", help="the LeaderWorkerSet as deployed now")
+    parser.add_argument("new", metavar="NEW.yaml", help="the LeaderWorkerSet to roll out")
+    parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--update-order", choices=ORDERS, default=None,
+                        help=f"order for a template change combined with a scale-up (default: NEW's "
+                             f"{UPDATE_ORDER_ANNOTATION} annotation, else ScaleFirst)")
+    parser.set_defaults(handler=run)
+
+
+def initial_inputs(old: LeaderWorkerSet, new: LeaderWorkerSet) -> RolloutInputs:
+    """Everything on OLD and ready; the leader StatefulSet at rest for OLD; NEW's budgets."""
+    if old.name != new.name:
+        raise PlanInputError(f"OLD and NEW name different LeaderWorkerSets ({old.name!r} vs {new.name!r})")
+    for which, lws in (("OLD", old), ("NEW", new)):
+        if lws.spec.group_identity != "Ordinal":
+            raise PlanInputError(f"{which} uses groupIdentity {lws.spec.group_identity}: plan supports Ordinal mode only")
+    try:
+        mu, ms = new.max_unavailable(), new.max_surge()
+        old.max_unavailable(), old.max_surge()
+    except ValueError as exc:
+        raise PlanInputError(f"invalid rollout budget: {exc}") from None
+    r0 = old.replicas
+    changed = revision_key(old) != revision_key(new)
+    return RolloutInputs(
+        replicas=new.replicas, max_unavailable=mu, max_surge=ms, user_partition=new.user_partition(),
+        sts=LeaderSts(r0, min(old.user_partition(), r0), r0), template_changed=changed,
+        states=("o" if changed else "U") * r0,
+    )
+
+
+def update_order(new: LeaderWorkerSet, flag: str | None) -> str:
+    if flag:
+        return flag
+    value = new.metadata.annotations.get(UPDATE_ORDER_ANNOTATION)
+    return value if value in ORDERS else "ScaleFirst"
+
+
+def cells(states: str, replicas: int) -> tuple[GroupCell, ...]:
+    return tuple(GroupCell(id=str(i), state=c, surge=i >= replicas) for i, c in enumerate(states))
+
+
+def initial_row(inp: RolloutInputs, key: str) -> TraceRow:
+    s = inp.sts.replicas if inp.sts else 0
+    return TraceRow(time=0, replicas=s, partition=inp.sts.partition if inp.sts else None,
+                    groups=cells(inp.states, inp.replicas), live=s, available=available(inp.states, s, inp.replicas),
+                    revision=key, note="before: every OLD group ready")
+
+
+def step_row(n: int, step: ModelStep, key: str, first: bool, template_changed: bool) -> TraceRow:
+    d, r = step.decision, step.inputs.replicas
+    note = step.note
+    if first:
+        note = "apply NEW" + (" (template change; transient Case 2 stage folded)" if template_changed else "")
+    if is_complete(step.inputs, d):
+        note += "; rollout complete"
+    elif is_settled(step.inputs, d):
+        note += "; settled: user partition keeps the surge"
+    return TraceRow(time=n, replicas=d.replicas, partition=d.partition, groups=cells(step.states, r), live=d.replicas,
+                    available=available(step.states, d.replicas, r), revision=key, note=note, case=d.case)
+
+
+def build_trace(old: LeaderWorkerSet, new: LeaderWorkerSet, order: str) -> Trace:
+    """The predicted rows for OLD -> NEW with ``order``."""
+    inp = initial_inputs(old, new)
+    key = revision_key(new)
+    steps = predict(inp, order)
+    rows = [initial_row(inp, key)] + [step_row(n, s, key, n == 1, inp.template_changed) for n, s in enumerate(steps, 1)]
+    last = steps[-1] if steps else None
+    done = last is not None and (is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision))
+    trace = Trace(rows=rows, converged=done)
+    if not done:
+        trace.blocked = "prediction cut short" if not finished(steps) else "no group left to become ready"
+    return trace
+
+
+def load(path: str) -> LeaderWorkerSet:
+    """The first LeaderWorkerSet document of ``path``; SpecError (exit 2) on bad YAML or an invalid spec."""
+    try:
+        text = pathlib.Path(path).read_text()
+        return LeaderWorkerSet.from_manifest(text if "\n" in text else text + "\n")
+    except yaml.YAMLError as exc:
+        raise SpecError(KIND, None, [FieldError(path, f"invalid YAML: {exc}")]) from None
+
+
+def run(args: argparse.Namespace) -> int:
+    old = load(args.old)
+    new = load(args.new)
+    try:
+        trace = build_trace(old, new, update_order(new, args.update_order))
+    except PlanInputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        print(format_json(trace))
+    else:
+        print(format_table(trace.rows, markdown=args.format == "markdown"))
+        if trace.blocked:
+            print(f"blocked: {trace.blocked}")
+    return 0 if trace.converged else 1

@@ -1,0 +1,145 @@
+"""A pure model of the cluster's side of an Ordinal rollout, and stage prediction on top of it.
+
+The model is what ``pulumi-lws plan``, ``Stage.remaining`` and the property tests share:
+
+* :func:`apply_decision` -- what the StatefulSet controller does with a stage, worst case: every
+  admitted group (ordinal >= partition) not on the target revision goes down at once and comes
+  back on the target (``u``); ordinals >= replicas disappear; new ordinals are created on the
+  target (``u``) when admitted, else on the old revision (``x``).
+* :func:`ready_order` -- "groups become ready in rollout order": freshly created groups first
+  (ascending), then replaced groups from the highest ordinal down (StatefulSet update order).
+* :func:`predict` -- alternate plan (fixed point) and one readiness change until the rollout is
+  complete, recording a :class:`ModelStep` per readiness change.
+
+Availability in this model (and in the property tests): ``available`` = ready groups among the
+live ordinals ``[0, S)``, surge ordinals included (they serve traffic), at most ``R``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from pulumi_lws.rollout.budget import rule_for
+from pulumi_lws.rollout.ordinal_algo import (
+    Decision, LeaderSts, RolloutInputs, fixed_point, is_ready, is_ready_updated, state_at,
+)
+from pulumi_lws.rollout.stage import PredictedStage
+
+MAX_MODEL_STEPS = 400
+
+
+@dataclass(frozen=True)
+class ModelStep:
+    """One readiness change and the stage planned for it (``decision`` None = initial state)."""
+
+    inputs: RolloutInputs  # what the planner observed
+    decision: Decision
+    states: str  # groups after the stage was applied
+    note: str = ""
+
+
+def apply_decision(inp: RolloutInputs, d: Decision) -> tuple[RolloutInputs, str]:
+    """Apply ``d`` (worst case) and return the next observation (same groups otherwise)."""
+    old_states = inp.states
+    has_old = inp.template_changed or any(c in "ox" for c in old_states[: inp.sts.replicas if inp.sts else 0])
+    out = []
+    for i in range(d.replicas):
+        c = state_at(old_states, i)
+        if c == "-":
+            c = "u" if (i >= d.partition or not has_old) else "x"
+        if i >= d.partition and c in "ox":
+            c = "u"
+        out.append(c)
+    states = "".join(out)
+    nxt = replace(inp, sts=LeaderSts(d.replicas, d.partition, inp.replicas), template_changed=False, states=states)
+    return nxt, states
+
+
+def ready_order(states: str, partition: int, created: frozenset[int]) -> list[int]:
+    """Not-ready live groups in the order they are assumed to become ready."""
+    fresh = sorted(i for i, c in enumerate(states) if c in "ux" and i in created)
+    replaced = sorted((i for i, c in enumerate(states) if c in "ux" and i not in created), reverse=True)
+    return fresh + replaced
+
+
+def become_ready(states: str, i: int) -> str:
+    c = states[i]
+    return states[:i] + ("U" if c == "u" else "o") + states[i + 1:]
+
+
+def available(states: str, live: int, replicas: int) -> int:
+    """Ready groups among the live ordinals ``[0, live)``, at most ``replicas``."""
+    return min(replicas, sum(1 for i in range(live) if is_ready(states, i)))
+
+
+def is_complete(inp: RolloutInputs, d: Decision) -> bool:
+    """No rollout work remains: the decision is terminal and [P_user, R) is all ready+updated."""
+    return (
+        not inp.template_changed
+        and d.partition == inp.user_partition
+        and d.replicas == inp.replicas
+        and all(is_ready_updated(inp.states, i) for i in range(inp.user_partition, inp.replicas))
+    )
+
+
+def is_settled(inp: RolloutInputs, d: Decision) -> bool:
+    """Nothing moves until the spec changes: [P_user, R) all ready+updated at the user partition.
+
+    Differs from :func:`is_complete` only when upstream keeps surge groups because a user
+    partition > 0 keeps ``P_user`` groups old (``U >= P_user``; reference §1.6 "partition plus
+    maxSurge"): the burst stays until the partition is reset to 0.
+    """
+    return (
+        not inp.template_changed
+        and d.partition == inp.user_partition
+        and all(is_ready_updated(inp.states, i) for i in range(inp.user_partition, inp.replicas))
+        and inp.sts is not None and (inp.sts.replicas, inp.sts.partition) == (d.replicas, d.partition)
+    )
+
+
+def predict(inp: RolloutInputs, update_order: str = "ScaleFirst", max_steps: int = MAX_MODEL_STEPS) -> list[ModelStep]:
+    """Stages from ``inp`` assuming groups become ready in rollout order, one readiness change per step."""
+    rule = rule_for(update_order)
+    steps: list[ModelStep] = []
+    created: set[int] = set()
+    cur = inp
+    note = ""
+    for _ in range(max_steps):
+        d, _trace = fixed_point(cur, rule)
+        before = cur.states
+        live_before = cur.sts.replicas if cur.sts else 0
+        cur, states = apply_decision(cur, d)
+        created |= {i for i in range(live_before, d.replicas) if state_at(before, i) == "-"}
+        created &= set(range(d.replicas))
+        steps.append(ModelStep(cur, d, states, note))
+        if is_complete(cur, d) or is_settled(cur, d):
+            break
+        order = ready_order(states, d.partition, frozenset(created))
+        if not order:
+            break  # nothing can change any more: blocked
+        i = order[0]
+        cur = replace(cur, states=become_ready(states, i))
+        created.discard(i)
+        note = f"R-{i} ready"
+    return steps
+
+
+def finished(steps: list[ModelStep]) -> bool:
+    """Whether a prediction reached the end of the rollout (False: cut at ``MAX_MODEL_STEPS``)."""
+    if not steps:
+        return True
+    last = steps[-1]
+    return len(steps) < MAX_MODEL_STEPS or is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision)
+
+
+def remaining_stages(inp: RolloutInputs, update_order: str = "ScaleFirst") -> tuple[tuple[PredictedStage, ...], bool]:
+    """Future stages after the one planned for ``inp`` (one per change of (replicas, partition)),
+    and whether the prediction is complete (very large rollouts are cut at ``MAX_MODEL_STEPS``)."""
+    steps = predict(inp, update_order)
+    out: list[PredictedStage] = []
+    last = (steps[0].decision.replicas, steps[0].decision.partition) if steps else None
+    for step in steps[1:]:
+        key = (step.decision.replicas, step.decision.partition)
+        if key != last:
+            out.append(PredictedStage(step.decision.replicas, step.decision.partition, step.states))
+            last = key
+    return tuple(out), finished(steps)

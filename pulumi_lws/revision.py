@@ -127,14 +127,24 @@ class RevisionCatalog:
         return apply_revision(lws, rev.data)
 
 
+def is_lws_revision_data(data: Any) -> bool:
+    """True for the data of an LWS ControllerRevision (see :func:`revision_data`)."""
+    spec = data.get("spec") if isinstance(data, Mapping) else None
+    return isinstance(spec, Mapping) and isinstance(spec.get("leaderWorkerTemplate"), Mapping)
+
+
 def build_catalog(lws: LeaderWorkerSet, observed_revisions: "list[Mapping[str, Any]]") -> RevisionCatalog:
-    """Catalog from the desired spec and the observed ControllerRevision objects of this LWS."""
+    """Catalog from the desired spec and the observed ControllerRevision objects of this LWS.
+
+    Only LWS revisions count: a StatefulSet's own history revisions carry the same labels (they
+    copy the pod template's), so anything whose data is not an LWS revision patch is ignored.
+    """
     from pulumi_lws import labels as L
 
     known: dict[str, Revision] = {}
     for cr in observed_revisions:
         key = ((cr.get("metadata") or {}).get("labels") or {}).get(L.TEMPLATE_REVISION_HASH)
-        if not key:
+        if not key or not is_lws_revision_data(cr.get("data")):
             continue
         rev = Revision(key=key, number=int(cr.get("revision") or 0), data=cr.get("data") or {})
         if key not in known or rev.number > known[key].number:  # upstream GetRevision: highest wins

@@ -178,3 +178,16 @@ def test_build_catalog_empty() -> None:
     cat = build_catalog(make(), [])
     assert (cat.target.number, list(cat.known)) == (1, [GOLDEN_KEY])
     assert key_of_data(cat.target.data) == GOLDEN_KEY
+
+
+def test_build_catalog_ignores_statefulset_history_revisions() -> None:
+    """A StatefulSet's own ControllerRevisions copy the pod template labels; they are not ours."""
+    lws = make()
+    sts_revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "revision": 9,
+                    "metadata": {"name": "demo-7d9f8c6b5", "labels": {L.NAME: "demo", L.TEMPLATE_REVISION_HASH: "aaa"}},
+                    "data": {"spec": {"template": {"$patch": "replace", "spec": {"containers": []}}}}}
+    cat = build_catalog(lws, [sts_revision, _cr("aaa", 2)])
+    assert cat.get("aaa").number == 2 and cat.lws_at(lws, "aaa").size == 2
+    assert cat.target.number == 3
+    only_sts = build_catalog(lws, [sts_revision])
+    assert set(only_sts.known) == {GOLDEN_KEY} and only_sts.target.number == 1

@@ -1,0 +1,267 @@
+"""Hash-mode planner (``spec.groupIdentity: Hash``): one reconcile of upstream's pod controller.
+
+Upstream runs leaders under a Deployment and, per leader pod, a webhook (group key, gate) and a
+pod controller (group-replacement gate, worker StatefulSet, ``group-ready`` condition). Here the
+Deployment template carries everything static (gate, readiness gate, deletion cost; see
+:mod:`pulumi_lws.render.lws_hash`) and :func:`plan_hash` does the per-pod part at reconcile time,
+as previewable :class:`Action` s plus the set of groups whose worker objects are declared.
+
+Invariants
+- Pure: a function of (spec, snapshot, catalog); re-running on the same snapshot gives the same
+  stage and the same actions in the same order (idempotent: an action is emitted only when the
+  observed pod differs from what it should be).
+- Per leader, actions come in a fixed order: ``label`` (identity), ``annotate`` (leader address,
+  deletion cost), ``ungate``, ``set-condition``; so a leader is never ungated before it carries
+  its identity and address (its ``LWS_LEADER_ADDRESS`` reads the annotation at container start).
+- Worker objects are declared only for admitted (ungated, not deleting, not exhausted) leaders,
+  on the leader pod's own revision; never for a gated or deleting leader.
+- ``GroupView.id`` is the first 8 characters of the group key (the hostname suffix upstream uses);
+  ``group_revisions`` maps that id to the group's revision for every group with pods.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from pulumi_lws import labels as L
+from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.observe import (Snapshot, annotations_of, is_deleting, labels_of, pod_condition, pod_containers_ready,
+                                pod_running_and_ready, pod_unschedulable, revision_of, statefulset_ready)
+from pulumi_lws.revision import RevisionCatalog
+from pulumi_lws.rollout.hash_admission import (GATED_DELETION_COST, Admission, admission, creation_order,
+                                               group_index, group_key, is_admitted, is_exhausted, is_gated,
+                                               short_id, tearing_down_groups)
+from pulumi_lws.rollout.stage import Action, Blocker, GroupView, Stage
+
+POLICY = "lws/hash"
+READY_REASON = "WorkerStatefulSetReady"
+NOT_READY_REASON = "WorkerStatefulSetNotReady"
+
+
+# ---- names and addresses (Hash mode) ----------------------------------------------------------
+
+def group_host(lws_name: str, key: str) -> str:
+    """``<lws>-<key[:8]>``: upstream's leader hostname; here the worker StatefulSet and the
+    per-group leader Service are named after it."""
+    return f"{lws_name}-{short_id(key)}"
+
+
+def leader_address(lws_name: str, namespace: str, key: str) -> str:
+    """``<lws>-<key8>.<ns>``: resolves through the per-group headless Service selecting the
+    leader pod (a Deployment cannot give each pod its own hostname; see docs/hash-mode.md)."""
+    return f"{group_host(lws_name, key)}.{namespace}"
+
+
+# ---- observation --------------------------------------------------------------------------------
+
+def lws_pods(snapshot: Snapshot, lws: LeaderWorkerSet) -> list[Mapping[str, Any]]:
+    return snapshot.list("Pod", **{L.NAME: lws.name})
+
+
+def _owned_by_replicaset(pod: Mapping[str, Any]) -> bool:
+    """Leaders come from the Deployment's ReplicaSets; pods without owner references (tests, or a
+    simulator that doesn't set them) are accepted, StatefulSet-owned pods are not."""
+    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    ctrl = [o for o in owners if o.get("controller")] or owners
+    return not ctrl or ctrl[0].get("kind") == "ReplicaSet"
+
+
+def leader_pods(pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Leader pods (``worker-index: "0"``, ReplicaSet-owned) in creation order."""
+    leaders = [p for p in pods if labels_of(p).get(L.WORKER_INDEX) == "0" and _owned_by_replicaset(p)]
+    return sorted(leaders, key=creation_order)
+
+
+class _Sizes:
+    """Group size per revision (a size change is a new revision); cached per reconcile."""
+
+    def __init__(self, lws: LeaderWorkerSet, catalog: RevisionCatalog):
+        self.lws, self.catalog, self.cache = lws, catalog, {}
+
+    def __call__(self, rev: str | None) -> int:
+        if rev is None or self.catalog.get(rev) is None:
+            return self.lws.size
+        if rev not in self.cache:
+            self.cache[rev] = self.catalog.lws_at(self.lws, rev).size
+        return self.cache[rev]
+
+
+# ---- per-leader actions (each emitted only when the observed pod differs) ----------------------
+
+def _uid(pod: Mapping[str, Any]) -> str | None:
+    return (pod.get("metadata") or {}).get("uid")
+
+
+def _name(pod: Mapping[str, Any]) -> str:
+    return (pod.get("metadata") or {}).get("name") or ""
+
+
+def identity_action(pod: Mapping[str, Any], key: str) -> Action | None:
+    """``label`` group-key and group-index (= key, as upstream's webhook) when missing."""
+    lbl = labels_of(pod)
+    missing = {k: key for k in (L.GROUP_KEY, L.GROUP_INDEX) if lbl.get(k) != key}
+    if not missing:
+        return None
+    return Action("label", "Pod", _name(pod), {"labels": missing}, uid=_uid(pod), reason="assign group identity")
+
+
+def annotation_action(pod: Mapping[str, Any], address: str, stays_gated: bool) -> Action | None:
+    """``annotate`` leader-address (read by the leader's env) and the deletion cost: ``-100``
+    while gated so the ReplicaSet deletes gated leaders first, removed (None) once admitted."""
+    ann = annotations_of(pod)
+    want: dict[str, str | None] = {L.LEADER_ADDRESS: address, L.POD_DELETION_COST: GATED_DELETION_COST if stays_gated else None}
+    diff = {k: v for k, v in want.items() if (ann.get(k) != v if v is not None else k in ann)}
+    if not diff:
+        return None
+    return Action("annotate", "Pod", _name(pod), {"annotations": diff}, uid=_uid(pod),
+                  reason="gated leader" if stays_gated else "admitted leader")
+
+
+def ungate_action(pod: Mapping[str, Any], decision: Admission) -> Action:
+    return Action("ungate", "Pod", _name(pod), {"gate": L.GROUP_REPLACEMENT_GATE}, uid=_uid(pod), reason=decision.message)
+
+
+def group_ready_action(pod: Mapping[str, Any], sts_name: str, sts: Mapping[str, Any] | None) -> Action | None:
+    """``set-condition`` group-ready when its observed status should change (absent counts)."""
+    ready = statefulset_ready(sts)
+    status = "True" if ready else "False"
+    current = pod_condition(pod, L.GROUP_READY_CONDITION)
+    if current is not None and current.get("status") == status:
+        return None
+    reason = READY_REASON if ready else NOT_READY_REASON
+    message = f"worker StatefulSet {sts_name} is {'ready' if ready else ('not ready' if sts else 'not created yet')}"
+    return Action("set-condition", "Pod", _name(pod),
+                  {"type": L.GROUP_READY_CONDITION, "status": status, "reason": reason, "message": message},
+                  uid=_uid(pod), reason="sync group-ready")
+
+
+def workers_allowed(lws: LeaderWorkerSet, pod: Mapping[str, Any], sts_exists: bool) -> bool:
+    """Upstream worker-StatefulSet preconditions beyond admission. LeaderReady waits for the
+    leader's ContainersReady (its Ready waits on the workers: gate deadlock otherwise);
+    exclusive topology waits for the leader's node. Once the StatefulSet exists it stays."""
+    if sts_exists:
+        return True
+    if lws.spec.startup_policy == "LeaderReady" and not pod_containers_ready(pod):
+        return False
+    if lws.metadata.annotations.get(L.EXCLUSIVE_TOPOLOGY) and not (pod.get("spec") or {}).get("nodeName"):
+        return False
+    return True
+
+
+# ---- the planner ----------------------------------------------------------------------------------
+
+def plan_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog, options: Any = None) -> Stage:
+    """One Hash-mode reconcile: identity, gate admission, worker objects, group-ready."""
+    ns, target = lws.namespace, catalog.target.key
+    pods = lws_pods(snapshot, lws)
+    leaders = leader_pods(pods)
+    sizes = _Sizes(lws, catalog)
+    tearing = tearing_down_groups(ns, pods, lws.spec.group_replacement_policy)
+    actions: list[Action] = []
+    views: list[GroupView] = []
+    deferred: list[tuple[str, Admission]] = []
+    notes: list[str] = []
+    for pod in leaders:
+        view, acts, decision = _plan_leader(lws, snapshot, catalog, sizes, pod, leaders, len(tearing))
+        views.append(view)
+        actions += acts
+        if decision is not None and not decision.admit and decision.reason == "GroupReplacementDeferred":
+            deferred.append((view.id, decision))
+        if view.workers is False and view.phase == "missing-revision":
+            notes.append(f"revision {view.revision} of group {view.id} is not stored in a ControllerRevision")
+    views += _leaderless_groups(ns, pods, {v.key for v in views})
+    return Stage(
+        policy=POLICY,
+        target_revision=target,
+        replicas=lws.replicas,
+        partition=None,
+        group_revisions={v.id: v.revision for v in views if v.revision},
+        groups=tuple(views),
+        actions=tuple(actions),
+        blocker=_blocker(deferred, len(tearing)),
+        complete=is_complete(lws, snapshot, target, pods, tearing),
+        notes=tuple(notes),
+    )
+
+
+def _plan_leader(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog, sizes: _Sizes,
+                 pod: Mapping[str, Any], leaders: Sequence[Mapping[str, Any]], tearing: int
+                 ) -> tuple[GroupView, list[Action], Admission | None]:
+    """Actions and view for one leader pod; ``Admission`` when it was gated (else None)."""
+    ns, target = lws.namespace, catalog.target.key
+    key, rev = group_key(ns, pod), revision_of(pod)
+    sts_name = group_host(lws.name, key)
+    sts = snapshot.get("StatefulSet", sts_name)
+    base = dict(id=short_id(key), revision=rev, updated=rev == target, key=key, leader=_name(pod), leader_uid=_uid(pod))
+    if is_deleting(pod):
+        return GroupView(ready=False, phase="terminating", **base), [], None
+    if is_exhausted(pod):
+        return GroupView(ready=False, phase="exhausted", **base), [], None
+    decision = admission(pod, leaders, target=target, replicas=lws.replicas, tearing_down=tearing) if is_gated(pod) else None
+    admitted = is_admitted(pod) or bool(decision and decision.admit)
+    acts = [a for a in (identity_action(pod, key), annotation_action(pod, leader_address(lws.name, ns, key), not admitted)) if a]
+    if decision is not None and decision.admit:
+        acts.append(ungate_action(pod, decision))
+    multi = sizes(rev) > 1
+    known = rev is not None and catalog.get(rev) is not None
+    workers = admitted and multi and known and workers_allowed(lws, pod, sts is not None)
+    if admitted and multi:
+        cond = group_ready_action(pod, sts_name, sts)
+        acts += [cond] if cond else []
+    ready = pod_running_and_ready(pod) and (not multi or statefulset_ready(sts))
+    phase = _phase(pod, admitted, ready, multi and not known)
+    return GroupView(ready=ready, phase=phase, workers=workers, **base), acts, decision
+
+
+def _phase(pod: Mapping[str, Any], admitted: bool, ready: bool, missing_revision: bool) -> str:
+    if missing_revision:
+        return "missing-revision"
+    if not admitted:
+        return "gated"
+    if pod_unschedulable(pod):
+        return "unschedulable"
+    return "" if ready else "pending"
+
+
+def _leaderless_groups(namespace: str, pods: Sequence[Mapping[str, Any]], seen: set[str | None]) -> list[GroupView]:
+    """Groups whose leader is gone but whose worker pods linger (tearing down)."""
+    out: dict[str, GroupView] = {}
+    for p in pods:
+        gi = group_index(namespace, p)
+        if gi is None or gi in seen or gi in out:
+            continue
+        out[gi] = GroupView(id=short_id(gi), revision=revision_of(p), ready=False, updated=False,
+                            phase="terminating", key=gi)
+    return [out[k] for k in sorted(out)]
+
+
+def _blocker(deferred: Sequence[tuple[str, Admission]], tearing: int) -> Blocker | None:
+    if not deferred:
+        return None
+    ids = tuple(gid for gid, _ in deferred)
+    names = ", ".join(f"G-{gid}" for gid in ids)
+    return Blocker(
+        code="group-replacement-deferred",
+        message=f"waiting for {tearing} terminating group{'s' if tearing != 1 else ''} to be removed before admitting {names}",
+        groups=ids,
+        remedies=("wait for the old group's pods to be removed",
+                  "set spec.groupReplacementPolicy: Immediate to schedule replacements without waiting"),
+    )
+
+
+def is_complete(lws: LeaderWorkerSet, snapshot: Snapshot, target: str, pods: Sequence[Mapping[str, Any]],
+                tearing: set[str]) -> bool:
+    """The Deployment is observed on the target revision with replicas = ready = updated =
+    spec.replicas (and has seen its latest generation), no pod of another revision remains, and
+    no group is tearing down."""
+    deploy = snapshot.get("Deployment", lws.name)
+    if deploy is None or revision_of(deploy) != target:
+        return False
+    meta, st = deploy.get("metadata") or {}, deploy.get("status") or {}
+    if meta.get("generation") is not None and int(st.get("observedGeneration") or 0) < int(meta["generation"]):
+        return False
+    want = lws.replicas
+    if not all(int(st.get(k) or 0) == want for k in ("replicas", "readyReplicas", "updatedReplicas")):
+        return False
+    if any(revision_of(p) != target for p in pods):
+        return False
+    return not tearing and not tearing_down_groups(lws.namespace, pods, "PostTermination")

@@ -1,0 +1,175 @@
+"""Apply registered manifests the way ``pulumi up`` with pulumi-kubernetes would.
+
+Per stack, the applier remembers what the previous ``up`` registered (Pulumi's state):
+- a manifest not registered before (and not in the cluster) is created;
+- a registered manifest whose spec / labels / annotations differ from the live object (after
+  API defaulting) is updated; ``status`` is never written;
+- an object the stack registered last time but not now is deleted (propagation Foreground, or
+  the ``pulumi.com/deletionPropagationPolicy`` annotation), like Pulumi deleting a resource;
+- a change to an immutable field is a replacement, and because the objects are explicitly
+  named it is delete-before-replace: the old object is deleted (foreground) and the new one is
+  created once the old one is gone (``pending``: Pulumi waits for the deletion to finish).
+
+Fault injection: ``keep`` < 1 applies only a seeded random subset of the operations ("crash
+mid-apply"); the stack state then records exactly the operations that happened.
+"""
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from pulumi_lws.sim.defaults import apply_defaults
+from pulumi_lws.sim.store import AlreadyExists, Conflict, NotFound, Store, meta
+
+PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy"
+Key = tuple[str, str, str]  # kind, namespace, name
+
+#: StatefulSet spec fields that may change in place (everything else is forbidden on update).
+_STS_MUTABLE = {"replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
+                "persistentVolumeClaimRetentionPolicy", "minReadySeconds"}
+_POD_MUTABLE = {"schedulingGates", "activeDeadlineSeconds", "tolerations"}
+
+
+def key_of(obj: Mapping[str, Any]) -> Key:
+    m = obj.get("metadata") or {}
+    return (obj["kind"], m.get("namespace") or "default", m["name"])
+
+
+def immutable_changes(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Paths of immutable fields that differ between the live object and the desired manifest."""
+    os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
+    if kind == "StatefulSet":
+        return [f"spec.{k}" for k in sorted(set(os_) | set(ns_)) if k not in _STS_MUTABLE and os_.get(k) != ns_.get(k)]
+    if kind in ("Deployment", "ReplicaSet", "DaemonSet"):
+        return ["spec.selector"] if os_.get("selector") != ns_.get("selector") else []
+    if kind == "Job":
+        return [f"spec.{k}" for k in ("selector", "template") if k in ns_ and os_.get(k) != ns_.get(k)]
+    if kind == "Service":
+        ip_old, ip_new = os_.get("clusterIP"), ns_.get("clusterIP")
+        return ["spec.clusterIP"] if ip_new and ip_old and ip_old != ip_new else []
+    if kind == "ControllerRevision":
+        return [k for k in ("data", "revision") if old.get(k) != new.get(k)]
+    if kind == "PersistentVolumeClaim":
+        return [f"spec.{k}" for k in sorted(set(os_) | set(ns_)) if k != "resources" and os_.get(k) != ns_.get(k)]
+    if kind == "Pod":
+        strip = lambda s: {k: v for k, v in s.items() if k not in _POD_MUTABLE and k != "nodeName"}  # noqa: E731
+        images = lambda s: [{k: v for k, v in c.items() if k != "image"} for c in s.get("containers") or []]  # noqa: E731
+        a, b = strip(os_), strip(ns_)
+        a["containers"], b["containers"] = images(os_), images(ns_)
+        return ["spec"] if a != b else []
+    if kind in ("ConfigMap", "Secret") and old.get("immutable"):
+        return [k for k in ("data", "binaryData", "stringData") if old.get(k) != new.get(k)]
+    return []
+
+
+def _differs(live: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    for k in set(live) | set(want):
+        if k in ("metadata", "status", "kind", "apiVersion") or k.startswith("_sim"):
+            continue
+        if live.get(k) != want.get(k):
+            return True
+    lm, wm = live.get("metadata") or {}, want.get("metadata") or {}
+    return any((lm.get(f) or {}) != (wm.get(f) or {}) for f in ("labels", "annotations"))
+
+
+@dataclass
+class ApplyResult:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # fault injection: not applied this time
+    errors: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = []
+        for verb in ("created", "updated", "replaced", "deleted", "skipped", "errors"):
+            out += [f"{verb} {k}" for k in getattr(self, verb)]
+        return out
+
+
+def _label(k: Key) -> str:
+    return f"{k[0]}/{k[2]}"
+
+
+class Applier:
+    """Pulumi's view of one or more stacks over a :class:`Store`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.state: dict[str, dict[Key, dict[str, Any]]] = {}
+        self.pending: dict[Key, tuple[str, dict[str, Any]]] = {}  # replacements waiting for the old object
+
+    def apply(self, manifests: Iterable[Mapping[str, Any]], stack_id: str = "sim", *,
+              keep: float = 1.0, rng: random.Random | None = None) -> ApplyResult:
+        res = ApplyResult()
+        previous = self.state.setdefault(stack_id, {})
+        desired = {key_of(m): copy.deepcopy(dict(m)) for m in manifests}
+        chosen = lambda: keep >= 1.0 or (rng or random).random() < keep  # noqa: E731
+        for key in desired:  # registration order (Pulumi creates dependencies first)
+            if not chosen():
+                res.skipped.append(_label(key))
+                continue
+            self._upsert(stack_id, key, desired[key], res)
+        for key in reversed([k for k in previous if k not in desired]):  # dependents first
+            if not chosen():
+                res.skipped.append(_label(key))
+                continue
+            self._delete(key, previous[key])
+            previous.pop(key, None)
+            res.deleted.append(_label(key))
+        return res
+
+    def _upsert(self, stack_id: str, key: Key, manifest: dict[str, Any], res: ApplyResult) -> None:
+        state = self.state[stack_id]
+        live = self.store.get(*key)
+        if key in self.pending or (live is not None and meta(live).get("deletionTimestamp")):
+            self.pending[key] = (stack_id, manifest)  # recreate once the old object is gone
+            state[key] = manifest
+            res.replaced.append(_label(key))
+            return
+        if live is None:
+            self._create(key, manifest, res)
+            state[key] = manifest
+            return
+        want = copy.deepcopy(manifest)
+        apply_defaults(want, self.store, existing=live)
+        changed = immutable_changes(key[0], live, want)
+        if changed:
+            self._delete(key, manifest)
+            self.pending[key] = (stack_id, manifest)
+            self.flush_pending()
+            res.replaced.append(f"{_label(key)} ({', '.join(changed)})")
+        elif _differs(live, want):
+            self.store.replace(live, manifest)
+            res.updated.append(_label(key))
+        else:
+            res.unchanged.append(_label(key))
+        state[key] = manifest
+
+    def _create(self, key: Key, manifest: dict[str, Any], res: ApplyResult) -> None:
+        try:
+            self.store.create(manifest)
+            res.created.append(_label(key))
+        except AlreadyExists as exc:  # pragma: no cover - guarded by the lookup above
+            res.errors.append(str(exc))
+
+    def _delete(self, key: Key, manifest: Mapping[str, Any]) -> None:
+        policy = ((manifest.get("metadata") or {}).get("annotations") or {}).get(PROPAGATION_ANNOTATION, "foreground")
+        try:
+            self.store.delete(*key, propagation=policy.capitalize())
+        except (NotFound, Conflict):
+            pass
+
+    def flush_pending(self) -> list[str]:
+        """Create replacements whose predecessor is gone; return what was created."""
+        done = []
+        for key, (stack_id, manifest) in sorted(self.pending.items()):
+            if self.store.get(*key) is None:
+                self.store.create(manifest)
+                del self.pending[key]
+                done.append(_label(key))
+        return done

@@ -1,0 +1,195 @@
+"""``SimCluster``: the embedded cluster behind one facade (Observer + Actuator + apply + time).
+
+Invariants:
+- ``observe`` returns deep copies (planners cannot mutate the cluster) selected exactly like a
+  live observer: label ``leaderworkerset.sigs.k8s.io/name=<name>`` over ``observe.LWS_KINDS``
+  in one namespace, plus every Node when asked; ``Snapshot.now`` is the simulated epoch time;
+- ``execute`` applies ``Action`` s with the API's semantics (uid preconditions, merge of
+  labels/annotations where ``None`` deletes a key) and reports one line per action;
+- after every write path (``apply``, ``execute``, ``step``) the controllers run to a fixpoint
+  at the current instant (``settle``), so observations never see half-reconciled controllers.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping, Sequence
+
+from pulumi_lws import labels as L
+from pulumi_lws.observe import LWS_KINDS, Snapshot
+from pulumi_lws.rollout.stage import Action
+from pulumi_lws.sim.apply import Applier, ApplyResult
+from pulumi_lws.sim.clock import Clock
+from pulumi_lws.sim.deployment import DeploymentController, ReplicaSetController
+from pulumi_lws.sim.gc import GarbageCollector
+from pulumi_lws.sim.kubelet import Kubelet, KubeletConfig, set_condition
+from pulumi_lws.sim.scheduler import Scheduler
+from pulumi_lws.sim.statefulset import StatefulSetController
+from pulumi_lws.sim.store import Conflict, NotFound, SimError, Store, meta, strip_internal
+
+MAX_SETTLE_PASSES = 200
+
+
+class SimCluster:
+    """A deterministic in-process Kubernetes cluster."""
+
+    def __init__(self, *, seed: int = 0, nodes: Iterable[Mapping[str, Any]] = (), kubelet: KubeletConfig | None = None,
+                 statefulset_history: str = "objects") -> None:
+        self.clock = Clock(seed)
+        self.store = Store(self.clock)
+        self.kubelet = Kubelet(self.store, self.clock, kubelet)
+        self.scheduler = Scheduler(self.store, self.clock)
+        self.statefulsets = StatefulSetController(self.store, self.clock, self.kubelet,
+                                                  history_objects=statefulset_history == "objects")
+        self.replicasets = ReplicaSetController(self.store, self.clock, self.kubelet)
+        self.deployments = DeploymentController(self.store, self.clock, self.replicasets)
+        self.gc = GarbageCollector(self.store)
+        self.applier = Applier(self.store)
+        for node in nodes:
+            self.add_node(node)
+
+    # ---- Observer ------------------------------------------------------------------------
+    def observe(self, namespace: str, name: str, *, nodes: bool = False) -> Snapshot:
+        sel = {"matchLabels": {L.NAME: name}}
+        objs = [strip_internal(o) for kind in LWS_KINDS for o in self.store.list(kind, namespace, sel)]
+        if nodes:
+            objs += [strip_internal(n) for n in self.store.list("Node")]
+        return Snapshot.of(objs, now=self.clock.epoch)
+
+    # ---- Actuator ------------------------------------------------------------------------
+    def execute(self, namespace: str, actions: Sequence[Action]) -> list[str]:
+        out = [self._execute_one(namespace, a) for a in actions]
+        self.settle()
+        return out
+
+    def _execute_one(self, namespace: str, action: Action) -> str:
+        head = f"{action.verb} {action.kind}/{action.name}"
+        try:
+            if action.verb == "delete":
+                self.store.delete(action.kind, namespace, action.name, uid=action.uid,
+                                  propagation=str(action.params.get("propagation", "Background")))
+                return f"{head}: deleted"
+            obj = self.store.get(action.kind, namespace, action.name)
+            if obj is None:
+                raise NotFound(f"{action.kind} {namespace}/{action.name} not found")
+            if action.uid and meta(obj)["uid"] != action.uid:
+                raise Conflict(f"uid precondition failed (have {meta(obj)['uid']}, want {action.uid})")
+            handler = {"label": self._merge_meta, "annotate": self._merge_meta, "ungate": self._ungate,
+                       "set-condition": self._set_condition}.get(action.verb)
+            if handler is None:
+                return f"{head}: error: unknown verb {action.verb!r}"
+            return f"{head}: {handler(obj, action)}"
+        except SimError as exc:
+            return f"{head}: {exc.reason}: {exc}"
+
+    def _merge_meta(self, obj: dict[str, Any], action: Action) -> str:
+        field = "labels" if action.verb == "label" else "annotations"
+        target = meta(obj).setdefault(field, {})
+        for k, v in dict(action.params.get(field) or {}).items():
+            if v is None:
+                target.pop(k, None)
+            else:
+                target[k] = str(v)
+        if not target:
+            meta(obj).pop(field)
+        self.store.touch(obj)
+        return "ok"
+
+    def _ungate(self, obj: dict[str, Any], action: Action) -> str:
+        gate = action.params.get("gate")
+        gates = (obj.get("spec") or {}).get("schedulingGates") or []
+        kept = [g for g in gates if gate is not None and g.get("name") != gate]
+        if len(kept) == len(gates):
+            return "ok (gate absent)"
+        obj["spec"]["schedulingGates"] = kept
+        if not kept:
+            del obj["spec"]["schedulingGates"]
+        self.store.touch(obj, spec_changed=True)
+        return "ok"
+
+    def _set_condition(self, obj: dict[str, Any], action: Action) -> str:
+        p = action.params
+        set_condition(obj, str(p["type"]), str(p.get("status", "True")), self.clock.timestamp(),
+                      p.get("reason"), p.get("message"))
+        self.store.touch(obj)
+        return "ok"
+
+    # ---- Pulumi-like apply ---------------------------------------------------------------
+    def apply(self, manifests: Iterable[Mapping[str, Any]], stack_id: str = "sim", *, keep: float = 1.0) -> ApplyResult:
+        result = self.applier.apply(manifests, stack_id, keep=keep, rng=self.clock.rng)
+        self.settle()
+        return result
+
+    # ---- time and controllers ------------------------------------------------------------
+    def settle(self) -> int:
+        """Run every controller until nothing changes at the current instant; return passes."""
+        for n in range(1, MAX_SETTLE_PASSES + 1):
+            before = self.store.version
+            self.applier.flush_pending()
+            self.gc.sync()
+            self.deployments.sync_all()
+            self.replicasets.sync_all()
+            self.statefulsets.sync_all()
+            self.scheduler.sync()
+            self.kubelet.sync_all()
+            if self.store.version == before:
+                return n
+        raise RuntimeError(f"controllers did not settle within {MAX_SETTLE_PASSES} passes at t={self.clock.now}")
+
+    def step(self, to: float) -> None:
+        """Advance the clock to ``to`` (firing scheduled events) and settle."""
+        self.clock.advance_to(to)
+        self.settle()
+
+    # ---- nodes and faults ----------------------------------------------------------------
+    def add_node(self, node: Mapping[str, Any]) -> dict[str, Any]:
+        """Add a Node: ``{"name", "labels", "capacity"}`` or a full Node manifest."""
+        if node.get("kind") == "Node":
+            return self.store.create(node)
+        cap = {k: str(v) for k, v in dict(node.get("capacity") or {}).items()}
+        return self.store.create({"apiVersion": "v1", "kind": "Node",
+                                  "metadata": {"name": node["name"], "labels": dict(node.get("labels") or {})},
+                                  "status": {"capacity": cap, "allocatable": dict(cap),
+                                             "conditions": [{"type": "Ready", "status": "True"}]}})
+
+    def lose_node(self, name: str) -> None:
+        """The node goes NotReady: its pods turn not ready and are force-deleted (evicted)."""
+        node = self.store.get("Node", "", name)
+        if node is None:
+            raise NotFound(f"Node {name} not found")
+        node["status"]["conditions"] = [{"type": "Ready", "status": "False", "reason": "NodeLost"}]
+        node.setdefault("spec", {})["unschedulable"] = True
+        self.store.touch(node)
+        for pod in self.store.list("Pod"):
+            if (pod.get("spec") or {}).get("nodeName") == name:
+                pod["_sim_killed"] = True
+                self.kubelet.fail_pod(pod, "NodeLost")
+                self.store.delete("Pod", meta(pod)["namespace"], meta(pod)["name"], grace=0)
+        self.settle()
+
+    def restart_container(self, namespace: str, pod_name: str) -> None:
+        pod = self._pod(namespace, pod_name)
+        self.kubelet.restart_container(pod)
+        self.settle()
+
+    def crash_pod(self, namespace: str, pod_name: str) -> None:
+        """The pod fails (phase Failed); its controller replaces it."""
+        self.kubelet.fail_pod(self._pod(namespace, pod_name))
+        self.settle()
+
+    def _pod(self, namespace: str, name: str) -> dict[str, Any]:
+        pod = self.store.get("Pod", namespace, name)
+        if pod is None:
+            raise NotFound(f"Pod {namespace}/{name} not found")
+        return pod
+
+    # ---- convenience for tests -----------------------------------------------------------
+    def get(self, kind: str, name: str, namespace: str = "default") -> dict[str, Any] | None:
+        obj = self.store.get(kind, namespace, name)
+        return None if obj is None else strip_internal(obj)
+
+    def list(self, kind: str, namespace: str | None = "default", selector: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        return [strip_internal(o) for o in self.store.list(kind, namespace, selector)]
+
+    def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        new = self.store.create(obj)
+        self.settle()
+        return strip_internal(new)

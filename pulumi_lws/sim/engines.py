@@ -1,0 +1,103 @@
+"""Drivers that play the role of one ``pulumi up`` against a :class:`SimCluster`.
+
+``PureEngine`` calls ``reconcile.reconcile`` exactly as the component does (observe -> plan ->
+render), registers the manifests through the Pulumi-like applier and executes the stage's
+actions through the cluster's Actuator. ``PulumiEngine`` runs a real example program under
+Pulumi's mock engine (``sim/pulumi_engine.run_program``), whose component observes and acts
+through the installed backend; the runner then applies what it registered.
+
+This is the only simulator module allowed to import the planner (through ``reconcile``).
+"""
+from __future__ import annotations
+
+import os
+import pathlib
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol
+
+import yaml
+
+from pulumi_lws.rollout.stage import Stage
+from pulumi_lws.sim.apply import ApplyResult
+from pulumi_lws.sim.cluster import SimCluster
+
+#: Env var naming a YAML file with the current desired LWS, for programs run by PulumiEngine.
+MANIFEST_ENV = "PULUMI_LWS_SIM_MANIFEST"
+
+
+@dataclass
+class EngineStep:
+    stages: list[Stage]
+    applied: ApplyResult
+    executed: list[str] = field(default_factory=list)
+
+    @property
+    def stage(self) -> Stage | None:
+        return self.stages[-1] if self.stages else None
+
+
+class Engine(Protocol):
+    name: str
+
+    def step(self, cluster: SimCluster, manifest: Mapping[str, Any] | None, *, keep: float = 1.0) -> EngineStep: ...
+
+
+class PureEngine:
+    name = "pure"
+
+    def __init__(self, namespace: str = "default", update_order: str | None = None, gang_provider: str | None = None) -> None:
+        self.namespace = namespace
+        from pulumi_lws.reconcile import ReconcileOptions
+
+        kw = {k: v for k, v in (("update_order", update_order), ("gang_provider", gang_provider)) if v}
+        self.options = ReconcileOptions(**kw)
+
+    def step(self, cluster: SimCluster, manifest: Mapping[str, Any] | None, *, keep: float = 1.0) -> EngineStep:
+        from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
+        from pulumi_lws.reconcile import reconcile
+
+        lws = LeaderWorkerSet.from_manifest(dict(manifest or {}), namespace=self.namespace)
+        snapshot = cluster.observe(lws.namespace, lws.name, nodes=bool(cluster.store.list("Node")))
+        result = reconcile(lws, snapshot, self.options)
+        applied = cluster.apply(result.manifests, stack_id=f"{lws.namespace}/{lws.name}", keep=keep)
+        executed = cluster.execute(lws.namespace, result.stage.actions) if result.stage.actions else []
+        return EngineStep([result.stage], applied, executed)
+
+
+class PulumiEngine:
+    name = "pulumi"
+
+    def __init__(self, program: pathlib.Path) -> None:
+        self.program = program
+
+    def step(self, cluster: SimCluster, manifest: Mapping[str, Any] | None, *, keep: float = 1.0) -> EngineStep:
+        from pulumi_lws.sim.pulumi_engine import run_program
+
+        with tempfile.TemporaryDirectory() as tmp:
+            old = os.environ.get(MANIFEST_ENV)
+            if manifest is not None:
+                path = pathlib.Path(tmp) / "lws.yaml"
+                path.write_text(yaml.safe_dump(dict(manifest), sort_keys=True))
+                os.environ[MANIFEST_ENV] = str(path)
+            try:
+                result = run_program(str(self.program), cluster, cluster)
+            finally:
+                if old is None:
+                    os.environ.pop(MANIFEST_ENV, None)
+                else:
+                    os.environ[MANIFEST_ENV] = old
+        applied = cluster.apply(result.manifests, stack_id=str(self.program), keep=keep)
+        executed = [a.describe() for s in result.stages for a in s.actions]  # run by the component itself
+        return EngineStep(list(result.stages), applied, executed)
+
+
+def make_engine(name: str, *, namespace: str = "default", program: pathlib.Path | None = None,
+                update_order: str | None = None, gang_provider: str | None = None) -> Engine:
+    if name == "pure":
+        return PureEngine(namespace, update_order, gang_provider)
+    if name == "pulumi":
+        if program is None:
+            raise ValueError("the pulumi engine needs a scenario with program:")
+        return PulumiEngine(program)
+    raise ValueError(f"unknown engine {name!r} (pure | pulumi)")

@@ -1,0 +1,237 @@
+"""Pod lifecycle: scheduled -> Running -> ContainersReady -> Ready, restarts, termination.
+
+Invariants:
+- a pod is Ready only when its containers are ready AND every ``readinessGates`` condition is
+  True in ``status.conditions`` (conditions other than the kubelet's own are never touched);
+- a deleting pod turns not-Ready at once and is removed after its grace period
+  (``terminationGracePeriodSeconds``, else the simulator default) once it has no finalizers;
+- timings come only from :class:`KubeletConfig` and the simulated clock (deterministic).
+"""
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from pulumi_lws import labels as L
+from pulumi_lws.sim.clock import Clock
+from pulumi_lws.sim.store import Store, meta
+
+KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds from scheduling to Running (``start``) and from Running to ready (``ready``)."""
+
+    start: float = 1.0
+    ready: float = 2.0
+    never_ready: bool = False
+
+
+@dataclass(frozen=True)
+class Override:
+    """Timing for pods matching every given selector: name glob, LWS group ordinal, creation time."""
+
+    pod: str | None = None
+    group: str | None = None
+    lws: str | None = None
+    after: float | None = None
+    start: float | None = None
+    ready: float | None = None
+    never_ready: bool | None = None
+
+    def matches(self, pod: Mapping[str, Any], created_at: float) -> bool:
+        name = meta(pod)["name"]  # type: ignore[arg-type]
+        if self.pod is not None and not fnmatch.fnmatchcase(name, self.pod):
+            return False
+        if self.after is not None and created_at < self.after:
+            return False
+        lws = (meta(pod).get("labels") or {}).get(L.NAME)  # type: ignore[arg-type]
+        if self.lws is not None and lws != self.lws:
+            return False
+        return self.group is None or group_of(pod) == str(self.group)
+
+    def apply(self, base: Timing) -> Timing:
+        changes = {k: getattr(self, k) for k in ("start", "ready", "never_ready") if getattr(self, k) is not None}
+        return replace(base, **changes)
+
+
+@dataclass
+class KubeletConfig:
+    default: Timing = field(default_factory=Timing)
+    overrides: list[Override] = field(default_factory=list)
+    termination_grace: float = 1.0  # used when a pod does not set terminationGracePeriodSeconds
+    instant: bool = False  # warm-up: every scheduled pod is Running and ready at once
+
+    def timing_for(self, pod: Mapping[str, Any], created_at: float) -> Timing:
+        """The first matching override applied over the default."""
+        for ov in self.overrides:
+            if ov.matches(pod, created_at):
+                return ov.apply(self.default)
+        return self.default
+
+
+def group_of(pod: Mapping[str, Any]) -> str | None:
+    """The LWS group of a pod: ``group-index`` label, else parsed from ``<lws>-<i>[-<j>]``."""
+    lbl = meta(pod).get("labels") or {}  # type: ignore[arg-type]
+    if lbl.get(L.GROUP_INDEX) is not None:
+        return str(lbl[L.GROUP_INDEX])
+    lws = lbl.get(L.NAME)
+    if not lws:
+        return None
+    m = re.fullmatch(re.escape(lws) + r"-(\d+)(?:-\d+)?", meta(pod)["name"])  # type: ignore[arg-type]
+    return m.group(1) if m else None
+
+
+def set_condition(pod: dict[str, Any], ctype: str, status: str, now: str, reason: str | None = None,
+                  message: str | None = None) -> bool:
+    """Upsert a pod condition; lastTransitionTime changes only when the status flips. True if changed."""
+    conds = pod.setdefault("status", {}).setdefault("conditions", [])
+    for c in conds:
+        if c.get("type") == ctype:
+            if c.get("status") == status and c.get("reason") == reason and c.get("message") == message:
+                return False
+            if c.get("status") != status:
+                c["lastTransitionTime"] = now
+            c["status"] = status
+            _set_opt(c, "reason", reason)
+            _set_opt(c, "message", message)
+            return True
+    c = {"type": ctype, "status": status, "lastTransitionTime": now}
+    _set_opt(c, "reason", reason)
+    _set_opt(c, "message", message)
+    conds.append(c)
+    return True
+
+
+def _set_opt(d: dict[str, Any], key: str, value: str | None) -> None:
+    if value is None:
+        d.pop(key, None)
+    else:
+        d[key] = value
+
+
+def condition_true(pod: Mapping[str, Any], ctype: str) -> bool:
+    return any(c.get("type") == ctype and c.get("status") == "True" for c in (pod.get("status") or {}).get("conditions") or [])
+
+
+class Kubelet:
+    """One kubelet for every node (the simulator does not model node-local agents separately)."""
+
+    def __init__(self, store: Store, clock: Clock, config: KubeletConfig | None = None) -> None:
+        self.store = store
+        self.clock = clock
+        self.config = config or KubeletConfig()
+        self._ip = 0
+        store.pod_terminated = self.terminated
+        store.default_grace = self.config.termination_grace
+
+    def terminated(self, pod: Mapping[str, Any]) -> bool:
+        """A deleting pod is done when unscheduled, or when its grace period has elapsed."""
+        if not (pod.get("spec") or {}).get("nodeName"):
+            return True
+        return self.clock.now >= float(pod.get("_sim_delete_at", 0.0)) or bool(pod.get("_sim_killed"))
+
+    def sync_all(self) -> None:
+        for pod in self.store.list("Pod"):
+            self.sync(pod)
+
+    def sync(self, pod: dict[str, Any]) -> None:
+        if meta(pod).get("deletionTimestamp"):
+            self._terminate(pod)
+            return
+        if not (pod.get("spec") or {}).get("nodeName") or pod["status"].get("phase") in ("Failed", "Succeeded"):
+            return
+        state = pod.setdefault("_sim_kubelet", {})
+        if "scheduled_at" not in state:
+            self._admit(pod, state)
+        changed = self._advance(pod, state)
+        changed |= self._sync_ready(pod)
+        if changed:
+            self.store.touch(pod)
+
+    # ---- lifecycle steps -----------------------------------------------------------------
+    def _admit(self, pod: dict[str, Any], state: dict[str, Any]) -> None:
+        created = float(pod.get("_sim_created_at", self.clock.now))
+        timing = Timing(0.0, 0.0) if self.config.instant else self.config.timing_for(pod, created)
+        state.update(scheduled_at=self.clock.now, timing=timing,
+                     running_at=self.clock.now + timing.start, ready_at=self.clock.now + timing.start + timing.ready)
+        self._ip += 1
+        pod["status"]["podIP"] = f"10.244.{self._ip // 250}.{self._ip % 250 + 1}"
+        pod["status"]["hostIP"] = "10.0.0.1"
+
+    def _advance(self, pod: dict[str, Any], state: dict[str, Any]) -> bool:
+        now, ts = self.clock.now, self.clock.timestamp()
+        status = pod["status"]
+        changed = False
+        if status.get("phase") == "Pending" and now >= state["running_at"]:
+            status["phase"] = "Running"
+            status["startTime"] = ts
+            changed = True
+        if status.get("phase") != "Running":
+            changed |= set_condition(pod, "ContainersReady", "False", ts, "ContainersNotReady")
+            return changed
+        containers_ready = not state["timing"].never_ready and now >= state["ready_at"]
+        changed |= self._container_statuses(pod, containers_ready, state.get("restarts", 0))
+        changed |= set_condition(pod, "ContainersReady", "True" if containers_ready else "False", ts,
+                                 None if containers_ready else "ContainersNotReady")
+        return changed
+
+    def _container_statuses(self, pod: dict[str, Any], ready: bool, restarts: int) -> bool:
+        want = [{"name": c.get("name", f"c{i}"), "image": c.get("image", ""), "ready": ready, "started": True,
+                 "restartCount": restarts, "state": {"running": {}}}
+                for i, c in enumerate((pod.get("spec") or {}).get("containers") or [])]
+        if pod["status"].get("containerStatuses") == want:
+            return False
+        pod["status"]["containerStatuses"] = want
+        return True
+
+    def _sync_ready(self, pod: dict[str, Any]) -> bool:
+        """Ready = ContainersReady and every readiness gate condition True."""
+        ts = self.clock.timestamp()
+        gates = [g.get("conditionType") for g in (pod.get("spec") or {}).get("readinessGates") or []]
+        ready = condition_true(pod, "ContainersReady") and all(condition_true(pod, g) for g in gates)
+        changed = set_condition(pod, "Initialized", "True", ts)
+        changed |= set_condition(pod, "Ready", "True" if ready else "False", ts, None if ready else "ContainersNotReady")
+        if ready and "ready_since" not in pod["_sim_kubelet"]:
+            pod["_sim_kubelet"]["ready_since"] = self.clock.now
+        elif not ready:
+            pod["_sim_kubelet"].pop("ready_since", None)
+        return changed
+
+    def _terminate(self, pod: dict[str, Any]) -> None:
+        ts = self.clock.timestamp()
+        changed = set_condition(pod, "Ready", "False", ts, "PodTerminating") if pod["status"].get("conditions") else False
+        changed |= set_condition(pod, "ContainersReady", "False", ts, "PodTerminating") if pod["status"].get("conditions") else False
+        if changed:
+            self.store.touch(pod)
+        self.store.remove_if_done(pod)
+
+    # ---- faults --------------------------------------------------------------------------
+    def restart_container(self, pod: dict[str, Any]) -> None:
+        """A container exits and is restarted: restartCount+1, not ready until it is ready again."""
+        state = pod.setdefault("_sim_kubelet", {})
+        if "scheduled_at" not in state:
+            return
+        state["restarts"] = state.get("restarts", 0) + 1
+        state["ready_at"] = self.clock.now + state["timing"].start + state["timing"].ready
+        ts = self.clock.timestamp()
+        self._container_statuses(pod, False, state["restarts"])
+        set_condition(pod, "ContainersReady", "False", ts, "ContainersNotReady")
+        self._sync_ready(pod)
+        self.store.touch(pod)
+
+    def fail_pod(self, pod: dict[str, Any], reason: str = "Error") -> None:
+        """The pod fails for good (phase Failed): controllers must replace it."""
+        ts = self.clock.timestamp()
+        pod["status"]["phase"] = "Failed"
+        pod["status"]["reason"] = reason
+        set_condition(pod, "ContainersReady", "False", ts, "PodFailed")
+        set_condition(pod, "Ready", "False", ts, "PodFailed")
+        pod.setdefault("_sim_kubelet", {}).pop("ready_since", None)
+        self.store.touch(pod)
+
+    def ready_since(self, pod: Mapping[str, Any]) -> float | None:
+        return (pod.get("_sim_kubelet") or {}).get("ready_since")

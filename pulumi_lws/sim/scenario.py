@@ -1,0 +1,235 @@
+"""Scenario files (YAML) for ``pulumi-lws simulate``; the format is documented in docs/simulator.md.
+
+Invariants: loading is pure (no cluster is touched); unknown keys are errors (a typo never
+silently changes a run); every time is in simulated seconds from scenario start; paths are
+relative to the scenario file.
+"""
+from __future__ import annotations
+
+import copy
+import pathlib
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+import yaml
+
+from pulumi_lws.api.common import FieldError, SpecError
+from pulumi_lws.api.leaderworkerset import load_manifest
+from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
+
+TOP_KEYS = {"name", "description", "seed", "engine", "namespace", "manifest", "objects", "program", "start",
+            "updates", "nodes", "kubelet", "faults", "reconcile", "stop", "cluster", "apply"}
+FAULT_TYPES = ("pod-crash", "container-restart", "node-loss")
+
+
+@dataclass(frozen=True)
+class Update:
+    """At ``at``, the desired LWS becomes ``manifest``, or the current one merge-patched by ``patch``."""
+
+    at: float
+    manifest: Mapping[str, Any] | None = None
+    patch: Mapping[str, Any] | None = None
+
+    def apply_to(self, current: Mapping[str, Any]) -> dict[str, Any]:
+        if self.manifest is not None:
+            return copy.deepcopy(dict(self.manifest))
+        return merge_patch(current, self.patch or {})
+
+
+@dataclass(frozen=True)
+class Fault:
+    at: float
+    type: str  # pod-crash | container-restart | node-loss
+    target: str  # pod name (pod faults) or node name (node-loss)
+
+
+@dataclass
+class Scenario:
+    name: str = "scenario"
+    description: str = ""
+    seed: int = 0
+    engine: str | None = None
+    namespace: str = "default"
+    manifest: dict[str, Any] | None = None
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    program: pathlib.Path | None = None
+    start: str = "empty"  # empty | converged
+    updates: list[Update] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    kubelet: KubeletConfig = field(default_factory=KubeletConfig)
+    faults: list[Fault] = field(default_factory=list)
+    interval: float = 10.0
+    tick: float = 1.0
+    update_order: str | None = None
+    gang_provider: str | None = None
+    max_time: float = 600.0
+    when_converged: bool = True
+    require_converged: bool = True
+    statefulset_history: str = "objects"
+    apply_keep: float = 1.0
+    path: pathlib.Path | None = None
+
+    @property
+    def default_engine(self) -> str:
+        return self.engine or ("pulumi" if self.program is not None else "pure")
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch (``None`` deletes a key)."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    out = dict(copy.deepcopy(target)) if isinstance(target, Mapping) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
+class _Errors:
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.items: list[FieldError] = []
+
+    def add(self, path: str, msg: str, value: Any = None) -> None:
+        self.items.append(FieldError(path, msg, value))
+
+    def unknown(self, path: str, data: Mapping[str, Any], allowed: set[str]) -> None:
+        for k in sorted(set(data) - allowed):
+            self.add(f"{path}{k}", "unknown field")
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            raise SpecError("Scenario", self.where, self.items)
+
+
+def load_scenario(source: str | pathlib.Path | Mapping[str, Any], base: pathlib.Path | None = None) -> Scenario:
+    """Parse a scenario from a path, YAML text or dict; raise SpecError listing every problem."""
+    path: pathlib.Path | None = None
+    if isinstance(source, Mapping):
+        data = dict(source)
+    else:
+        if isinstance(source, pathlib.Path) or "\n" not in str(source):
+            path = pathlib.Path(source)
+            data = yaml.safe_load(path.read_text()) or {}
+        else:
+            data = yaml.safe_load(str(source)) or {}
+    base = base or (path.parent if path else pathlib.Path.cwd())
+    err = _Errors(str(path or data.get("name") or "scenario"))
+    if not isinstance(data, Mapping):
+        err.add("<root>", "expected a mapping")
+        err.raise_if_any()
+    err.unknown("", data, TOP_KEYS)
+    sc = Scenario(name=str(data.get("name") or (path.stem if path else "scenario")), path=path,
+                  description=str(data.get("description") or ""), seed=int(data.get("seed") or 0),
+                  namespace=str(data.get("namespace") or "default"), start=str(data.get("start") or "empty"))
+    sc.engine = data.get("engine")
+    if sc.engine not in (None, "pure", "pulumi"):
+        err.add("engine", "must be pure or pulumi", sc.engine)
+    if sc.start not in ("empty", "converged"):
+        err.add("start", "must be empty or converged", sc.start)
+    if data.get("manifest") is not None:
+        sc.manifest = _manifest(data["manifest"], base, "manifest", err)
+    sc.objects = [_manifest(o, base, f"objects[{i}]", err) for i, o in enumerate(data.get("objects") or [])]
+    if data.get("program"):
+        sc.program = (base / str(data["program"])).resolve()
+        if not sc.program.exists():
+            err.add("program", "file not found", str(sc.program))
+    if sc.manifest is None and sc.program is None:
+        err.add("manifest", "Required value: a scenario needs a manifest or a program")
+    sc.updates = [_update(u, base, i, err) for i, u in enumerate(data.get("updates") or [])]
+    sc.nodes = _nodes(data.get("nodes") or [], err)
+    sc.kubelet = _kubelet(data.get("kubelet") or {}, err)
+    sc.faults = [_fault(f, i, err) for i, f in enumerate(data.get("faults") or [])]
+    _reconcile(sc, data.get("reconcile") or {}, err)
+    _stop(sc, data.get("stop") or {}, err)
+    cluster = data.get("cluster") or {}
+    err.unknown("cluster.", cluster, {"statefulSetRevisions"})
+    sc.statefulset_history = str(cluster.get("statefulSetRevisions", "objects"))
+    if sc.statefulset_history not in ("objects", "internal"):
+        err.add("cluster.statefulSetRevisions", "must be objects or internal", sc.statefulset_history)
+    apply_cfg = data.get("apply") or {}
+    err.unknown("apply.", apply_cfg, {"keep"})
+    sc.apply_keep = float(apply_cfg.get("keep", 1.0))
+    if not 0.0 < sc.apply_keep <= 1.0:
+        err.add("apply.keep", "must be in (0, 1]", sc.apply_keep)
+    err.raise_if_any()
+    return sc
+
+
+def _manifest(value: Any, base: pathlib.Path, where: str, err: _Errors) -> dict[str, Any]:
+    if isinstance(value, Mapping):
+        return copy.deepcopy(dict(value))
+    p = base / str(value)
+    if not p.exists():
+        err.add(where, "file not found", str(p))
+        return {}
+    return load_manifest(p)
+
+
+def _update(u: Mapping[str, Any], base: pathlib.Path, i: int, err: _Errors) -> Update:
+    err.unknown(f"updates[{i}].", u, {"at", "manifest", "patch"})
+    if ("manifest" in u) == ("patch" in u):
+        err.add(f"updates[{i}]", "exactly one of manifest or patch is required")
+    manifest = _manifest(u["manifest"], base, f"updates[{i}].manifest", err) if "manifest" in u else None
+    return Update(at=float(u.get("at", 0)), manifest=manifest, patch=u.get("patch"))
+
+
+def _nodes(nodes: list[Mapping[str, Any]], err: _Errors) -> list[dict[str, Any]]:
+    out = []
+    for i, n in enumerate(nodes):
+        err.unknown(f"nodes[{i}].", n, {"name", "count", "labels", "capacity"})
+        if not n.get("name"):
+            err.add(f"nodes[{i}].name", "Required value")
+            continue
+        count = n.get("count")
+        names = [str(n["name"])] if count is None else [f"{n['name']}-{k}" for k in range(int(count))]
+        for name in names:
+            labels = {"kubernetes.io/hostname": name, **{k: str(v) for k, v in (n.get("labels") or {}).items()}}
+            out.append({"name": name, "labels": labels, "capacity": dict(n.get("capacity") or {})})
+    return out
+
+
+_TIMING_KEYS = {"startSeconds": "start", "readySeconds": "ready", "neverReady": "never_ready"}
+
+
+def _kubelet(k: Mapping[str, Any], err: _Errors) -> KubeletConfig:
+    err.unknown("kubelet.", k, set(_TIMING_KEYS) | {"terminationGracePeriodSeconds", "overrides"})
+    default = Timing(**{v: (bool(k[key]) if v == "never_ready" else float(k[key])) for key, v in _TIMING_KEYS.items() if key in k})
+    overrides = []
+    for i, o in enumerate(k.get("overrides") or []):
+        err.unknown(f"kubelet.overrides[{i}].", o, set(_TIMING_KEYS) | {"pod", "group", "lws", "after"})
+        timing = {v: (bool(o[key]) if v == "never_ready" else float(o[key])) for key, v in _TIMING_KEYS.items() if key in o}
+        overrides.append(Override(pod=o.get("pod"), group=None if o.get("group") is None else str(o["group"]),
+                                  lws=o.get("lws"), after=None if o.get("after") is None else float(o["after"]), **timing))
+    return KubeletConfig(default=default, overrides=overrides,
+                         termination_grace=float(k.get("terminationGracePeriodSeconds", 1.0)))
+
+
+def _fault(f: Mapping[str, Any], i: int, err: _Errors) -> Fault:
+    err.unknown(f"faults[{i}].", f, {"at", "type", "pod", "node"})
+    ftype = str(f.get("type"))
+    if ftype not in FAULT_TYPES:
+        err.add(f"faults[{i}].type", f"must be one of {', '.join(FAULT_TYPES)}", f.get("type"))
+    target = f.get("node") if ftype == "node-loss" else f.get("pod")
+    if not target:
+        err.add(f"faults[{i}]", "node-loss needs node:, pod faults need pod:")
+    return Fault(at=float(f.get("at", 0)), type=ftype, target=str(target))
+
+
+def _reconcile(sc: Scenario, r: Mapping[str, Any], err: _Errors) -> None:
+    err.unknown("reconcile.", r, {"interval", "tick", "updateOrder", "gangProvider"})
+    sc.interval = float(r.get("interval", sc.interval))
+    sc.tick = float(r.get("tick", sc.tick))
+    sc.update_order = r.get("updateOrder")
+    sc.gang_provider = r.get("gangProvider")
+    if sc.tick <= 0 or sc.interval < sc.tick:
+        err.add("reconcile", "need 0 < tick <= interval", {"tick": sc.tick, "interval": sc.interval})
+
+
+def _stop(sc: Scenario, s: Mapping[str, Any], err: _Errors) -> None:
+    err.unknown("stop.", s, {"maxTime", "whenConverged", "requireConverged"})
+    sc.max_time = float(s.get("maxTime", sc.max_time))
+    sc.when_converged = bool(s.get("whenConverged", True))
+    sc.require_converged = bool(s.get("requireConverged", True))

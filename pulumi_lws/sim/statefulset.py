@@ -1,0 +1,292 @@
+"""StatefulSet controller (apps/v1), faithful where LWS rollouts depend on it.
+
+Semantics (Kubernetes ``defaultStatefulSetControl``, MaxUnavailableStatefulSet on as in 1.35):
+- revisions: the pod template hashes to ``<sts>-<hash>``; pods carry it as
+  ``controller-revision-hash``. ``status.updateRevision`` is the live template's revision;
+  ``status.currentRevision`` stays until every pod is updated and ready (RollingUpdate only;
+  OnDelete never advances it). Old templates are kept by revision (ControllerRevision objects
+  labelled with the template labels, like Kubernetes, or kept internally).
+- replicas ``[start, start+replicas)`` (``ordinals.start``); missing pods are created from the
+  current revision below ``start+partition`` and from the update revision otherwise.
+  OrderedReady creates/deletes one pod at a time and waits for Running+Ready; Parallel does not.
+- scale-down deletes the highest ordinals first; failed pods are deleted and recreated.
+- RollingUpdate: ``maxUnavailable`` (int or percent of spec.replicas rounded up, at least 1);
+  unavailable = replica ordinals missing or not Running+Ready(+minReadySeconds) or terminating;
+  it deletes up to ``maxUnavailable - unavailable`` outdated, non-terminating pods at ordinals
+  ``>= start+partition``, highest first.
+- volumeClaimTemplates -> PVC ``<claim>-<pod>``; persistentVolumeClaimRetentionPolicy
+  whenScaled/whenDeleted=Delete makes the pod / the StatefulSet own the claim (GC removes it).
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from pulumi_lws import labels as L
+from pulumi_lws.api.common import scaled_value
+from pulumi_lws.revision import canonical_json, fnv32a, safe_encode
+from pulumi_lws.sim.clock import Clock
+from pulumi_lws.sim.kubelet import Kubelet, condition_true
+from pulumi_lws.sim.store import Conflict, NotFound, Store, controller_uid, meta, owner_ref
+
+REVISION_HASH_LABEL = "controller.kubernetes.io/hash"
+
+
+@dataclass(frozen=True)
+class Rev:
+    name: str
+    number: int
+    template: Mapping[str, Any]
+
+
+def template_hash(template: Mapping[str, Any]) -> str:
+    return safe_encode(str(fnv32a(canonical_json(template).encode())))
+
+
+def ordinal_of(sts_name: str, pod_name: str) -> int | None:
+    m = re.fullmatch(re.escape(sts_name) + r"-(\d+)", pod_name)
+    return int(m.group(1)) if m else None
+
+
+def pod_revision(pod: Mapping[str, Any]) -> str | None:
+    return (meta(pod).get("labels") or {}).get(L.CONTROLLER_REVISION_HASH)  # type: ignore[arg-type]
+
+
+class StatefulSetController:
+    def __init__(self, store: Store, clock: Clock, kubelet: Kubelet, *, history_objects: bool = True) -> None:
+        self.store = store
+        self.clock = clock
+        self.kubelet = kubelet
+        self.history_objects = history_objects
+        self._internal: dict[str, list[Rev]] = {}
+
+    def sync_all(self) -> None:
+        for sts in self.store.list("StatefulSet"):
+            if not meta(sts).get("deletionTimestamp"):
+                self.sync(sts)
+
+    # ---- health ----------------------------------------------------------------------------
+    def running_ready(self, pod: Mapping[str, Any]) -> bool:
+        return pod["status"].get("phase") == "Running" and condition_true(pod, "Ready")
+
+    def available(self, pod: Mapping[str, Any], min_ready: float) -> bool:
+        since = self.kubelet.ready_since(pod)
+        return self.running_ready(pod) and since is not None and self.clock.now - since >= min_ready
+
+    def healthy(self, pod: Mapping[str, Any] | None, min_ready: float) -> bool:
+        return pod is not None and not meta(pod).get("deletionTimestamp") and self.available(pod, min_ready)
+
+    # ---- one StatefulSet -------------------------------------------------------------------
+    def sync(self, sts: dict[str, Any]) -> None:
+        spec = sts["spec"]
+        update_rev = self._ensure_revision(sts)
+        current_rev = self._revision(sts, sts["status"].get("currentRevision")) or update_rev
+        pods = self._pods(sts)
+        start = int((spec.get("ordinals") or {}).get("start") or 0)
+        replicas = int(spec.get("replicas", 1))
+        wanted = range(start, start + replicas)
+        monotonic = spec.get("podManagementPolicy", "OrderedReady") == "OrderedReady"
+        proceed = self._process_replicas(sts, pods, wanted, current_rev, update_rev, monotonic)
+        proceed = proceed and self._process_condemned(sts, pods, wanted, monotonic)
+        strategy = spec.get("updateStrategy") or {}
+        if proceed and strategy.get("type", "RollingUpdate") == "RollingUpdate":
+            self._rolling_update(sts, self._pods(sts), wanted, update_rev)
+        self._update_status(sts, self._pods(sts), current_rev, update_rev)
+
+    def _pods(self, sts: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
+        out = {}
+        for dep in self.store.dependents(meta(sts)["uid"]):  # type: ignore[arg-type]
+            if dep["kind"] == "Pod" and controller_uid(dep) == meta(sts)["uid"]:  # type: ignore[arg-type]
+                ordinal = ordinal_of(meta(sts)["name"], meta(dep)["name"])  # type: ignore[arg-type]
+                if ordinal is not None:
+                    out[ordinal] = dep
+        return out
+
+    def _process_replicas(self, sts, pods, wanted, current_rev: Rev, update_rev: Rev, monotonic: bool) -> bool:
+        min_ready = float(sts["spec"].get("minReadySeconds") or 0)
+        start = wanted.start
+        for ordinal in wanted:
+            pod = pods.get(ordinal)
+            if pod is not None and pod["status"].get("phase") in ("Failed", "Succeeded") and not meta(pod).get("deletionTimestamp"):
+                pod["_sim_killed"] = True
+                self._delete(pod)
+                pod = self.store.get("Pod", meta(sts)["namespace"], meta(pod)["name"])
+            if pod is None:
+                self._create_pod(sts, ordinal, self._revision_for(sts, ordinal, start, current_rev, update_rev))
+                if monotonic:
+                    return False
+                continue
+            if monotonic and (meta(pod).get("deletionTimestamp") or not self.available(pod, min_ready)):
+                return False
+        return True
+
+    def _revision_for(self, sts, ordinal: int, start: int, current_rev: Rev, update_rev: Rev) -> Rev:
+        strategy = sts["spec"].get("updateStrategy") or {}
+        if strategy.get("type", "RollingUpdate") != "RollingUpdate":
+            return update_rev
+        partition = int((strategy.get("rollingUpdate") or {}).get("partition") or 0)
+        return current_rev if ordinal < start + partition else update_rev
+
+    def _process_condemned(self, sts, pods, wanted, monotonic: bool) -> bool:
+        min_ready = float(sts["spec"].get("minReadySeconds") or 0)
+        condemned = sorted((o for o in pods if o not in wanted), reverse=True)
+        for ordinal in condemned:
+            pod = pods[ordinal]
+            if meta(pod).get("deletionTimestamp"):
+                if monotonic:
+                    return False
+                continue
+            if monotonic and any(not self.healthy(p, min_ready) for o, p in pods.items() if o != ordinal):
+                return False
+            self._release_claims_on_scale_down(sts, pod)
+            self._delete(pod)
+            if monotonic:
+                return False
+        return True
+
+    def _rolling_update(self, sts, pods, wanted, update_rev: Rev) -> None:
+        spec = sts["spec"]
+        ru = (spec.get("updateStrategy") or {}).get("rollingUpdate") or {}
+        replicas = int(spec.get("replicas", 1))
+        max_unavailable = max(1, scaled_value(ru.get("maxUnavailable", 1), replicas, round_up=True))
+        min_ready = float(spec.get("minReadySeconds") or 0)
+        unavailable = sum(1 for o in wanted if not self.healthy(pods.get(o), min_ready))
+        budget = max_unavailable - unavailable
+        low = wanted.start + int(ru.get("partition") or 0)
+        for ordinal in reversed(wanted):
+            if budget <= 0 or ordinal < low:
+                break
+            pod = pods.get(ordinal)
+            if pod is not None and pod_revision(pod) != update_rev.name and not meta(pod).get("deletionTimestamp"):
+                self._delete(pod)
+                budget -= 1
+
+    def _update_status(self, sts, pods, current_rev: Rev, update_rev: Rev) -> None:
+        min_ready = float(sts["spec"].get("minReadySeconds") or 0)
+        st = {"observedGeneration": meta(sts)["generation"], "replicas": 0, "readyReplicas": 0, "availableReplicas": 0,
+              "currentReplicas": 0, "updatedReplicas": 0, "currentRevision": current_rev.name,
+              "updateRevision": update_rev.name, "collisionCount": 0}
+        for pod in pods.values():
+            st["replicas"] += 1
+            if self.running_ready(pod):
+                st["readyReplicas"] += 1
+                st["availableReplicas"] += int(self.available(pod, min_ready))
+            if not meta(pod).get("deletionTimestamp"):
+                st["currentReplicas"] += int(pod_revision(pod) == current_rev.name)
+                st["updatedReplicas"] += int(pod_revision(pod) == update_rev.name)
+        rolling = (sts["spec"].get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate"
+        if rolling and st["updatedReplicas"] == st["replicas"] and st["readyReplicas"] == st["replicas"]:
+            st["currentReplicas"] = st["updatedReplicas"]
+            st["currentRevision"] = update_rev.name
+        if sts["status"] != st:
+            sts["status"] = st
+            self.store.touch(sts)
+            if st["currentRevision"] == st["updateRevision"]:
+                self._truncate_history(sts)
+
+    # ---- pods and claims -----------------------------------------------------------------
+    def _create_pod(self, sts, ordinal: int, rev: Rev) -> None:
+        name = f"{meta(sts)['name']}-{ordinal}"
+        tmpl = copy.deepcopy(dict(rev.template))
+        tmeta = tmpl.get("metadata") or {}
+        labels = dict(tmeta.get("labels") or {})
+        labels.update({L.CONTROLLER_REVISION_HASH: rev.name, L.STS_POD_NAME: name, L.POD_INDEX: str(ordinal)})
+        pod_meta = {"name": name, "namespace": meta(sts)["namespace"], "labels": labels, "ownerReferences": [owner_ref(sts)]}
+        if tmeta.get("annotations"):
+            pod_meta["annotations"] = dict(tmeta["annotations"])
+        spec = dict(tmpl.get("spec") or {})
+        spec["hostname"] = name
+        if sts["spec"].get("serviceName"):
+            spec["subdomain"] = sts["spec"]["serviceName"]
+        spec["volumes"] = self._claim_volumes(sts, name, list(spec.get("volumes") or []))
+        self.store.create({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec})
+
+    def _claim_volumes(self, sts, pod_name: str, volumes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        ns = meta(sts)["namespace"]
+        retention = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
+        for vct in sts["spec"].get("volumeClaimTemplates") or []:
+            claim = (vct.get("metadata") or {}).get("name", "data")
+            pvc_name = f"{claim}-{pod_name}"
+            if self.store.get("PersistentVolumeClaim", ns, pvc_name) is None:
+                pvc_meta = {"name": pvc_name, "namespace": ns,
+                            "labels": dict((sts["spec"].get("selector") or {}).get("matchLabels") or {})}
+                if retention.get("whenDeleted") == "Delete":
+                    pvc_meta["ownerReferences"] = [owner_ref(sts, controller=False)]
+                self.store.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": pvc_meta,
+                                   "spec": copy.deepcopy(vct.get("spec") or {}), "status": {"phase": "Bound"}})
+            volumes = [v for v in volumes if v.get("name") != claim]
+            volumes.append({"name": claim, "persistentVolumeClaim": {"claimName": pvc_name}})
+        return volumes
+
+    def _release_claims_on_scale_down(self, sts, pod) -> None:
+        retention = sts["spec"].get("persistentVolumeClaimRetentionPolicy") or {}
+        if retention.get("whenScaled") != "Delete":
+            return
+        for vct in sts["spec"].get("volumeClaimTemplates") or []:
+            pvc = self.store.get("PersistentVolumeClaim", meta(sts)["namespace"], f"{(vct.get('metadata') or {}).get('name', 'data')}-{meta(pod)['name']}")
+            if pvc is not None:
+                self.store._unindex_owners(pvc)
+                meta(pvc)["ownerReferences"] = [owner_ref(pod, controller=False)]
+                self.store._index_owners(pvc)
+                self.store.touch(pvc)
+
+    def _delete(self, pod) -> None:
+        try:
+            self.store.delete("Pod", meta(pod)["namespace"], meta(pod)["name"], uid=meta(pod)["uid"])
+        except (NotFound, Conflict):
+            pass
+
+    # ---- revision history ----------------------------------------------------------------
+    def _revisions(self, sts) -> list[Rev]:
+        uid = meta(sts)["uid"]
+        if not self.history_objects:
+            return self._internal.setdefault(uid, [])
+        out = []
+        for cr in self.store.dependents(uid):
+            if cr["kind"] == "ControllerRevision" and controller_uid(cr) == uid:
+                tmpl = {k: v for k, v in ((cr.get("data") or {}).get("spec") or {}).get("template", {}).items() if k != "$patch"}
+                out.append(Rev(meta(cr)["name"], int(cr.get("revision") or 0), tmpl))
+        return sorted(out, key=lambda r: r.number)
+
+    def _revision(self, sts, name: str | None) -> Rev | None:
+        return next((r for r in self._revisions(sts) if r.name == name), None) if name else None
+
+    def _ensure_revision(self, sts) -> Rev:
+        """The revision of the live template; an equal older revision is re-numbered to the top."""
+        template = sts["spec"].get("template") or {}
+        name = f"{meta(sts)['name']}-{template_hash(template)}"
+        revs = self._revisions(sts)
+        top = max((r.number for r in revs), default=0)
+        existing = next((r for r in revs if r.name == name), None)
+        if existing is not None and existing.number == top:
+            return existing
+        rev = Rev(name, top + 1, copy.deepcopy(template))
+        if not self.history_objects:
+            self._internal[meta(sts)["uid"]] = [r for r in revs if r.name != name] + [rev]
+            return rev
+        if existing is not None:
+            cr = self.store.get("ControllerRevision", meta(sts)["namespace"], name)
+            cr["revision"] = rev.number
+            self.store.touch(cr)
+            return rev
+        labels = dict((template.get("metadata") or {}).get("labels") or {})
+        labels[REVISION_HASH_LABEL] = template_hash(template)
+        self.store.create({"apiVersion": "apps/v1", "kind": "ControllerRevision",
+                           "metadata": {"name": name, "namespace": meta(sts)["namespace"], "labels": labels,
+                                        "ownerReferences": [owner_ref(sts)]},
+                           "data": {"spec": {"template": {**copy.deepcopy(template), "$patch": "replace"}}},
+                           "revision": rev.number})
+        return rev
+
+    def _truncate_history(self, sts) -> None:
+        limit = int(sts["spec"].get("revisionHistoryLimit", 10))
+        live = {sts["status"].get("currentRevision"), sts["status"].get("updateRevision")}
+        live |= {pod_revision(p) for p in self._pods(sts).values()}
+        old = [r for r in self._revisions(sts) if r.name not in live]
+        for rev in old[: max(0, len(old) - limit)]:
+            if self.history_objects:
+                self.store.delete("ControllerRevision", meta(sts)["namespace"], rev.name)
+            else:
+                self._internal[meta(sts)["uid"]].remove(rev)

@@ -1,0 +1,315 @@
+"""In-memory object store: the simulator's API server.
+
+Invariants:
+- every stored object has ``metadata.uid`` (unique, never reused), ``resourceVersion`` (a
+  global counter, bumped on every write), ``generation`` (bumped only when ``spec`` changes)
+  and ``creationTimestamp`` from the simulated clock;
+- ``delete`` never removes an object that still has finalizers or a Pod that the kubelet has
+  not finished terminating: it sets ``deletionTimestamp`` instead, like the API server;
+- a delete with a ``uid`` precondition never touches a recreated object of the same name;
+- :attr:`Store.version` changes on every write, so callers can run controllers to a fixpoint.
+"""
+from __future__ import annotations
+
+import copy
+import uuid
+from typing import Any, Iterable, Iterator, Mapping
+
+from pulumi_lws.sim.clock import Clock
+
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+CLUSTER_SCOPED = frozenset({"Node", "Namespace", "PersistentVolume", "ClusterRole", "ClusterRoleBinding"})
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+
+class SimError(Exception):
+    """An API error (the ``reason`` mirrors Kubernetes' StatusReason)."""
+
+    reason = "InternalError"
+
+
+class NotFound(SimError):
+    reason = "NotFound"
+
+
+class AlreadyExists(SimError):
+    reason = "AlreadyExists"
+
+
+class Conflict(SimError):
+    reason = "Conflict"
+
+
+Key = tuple[str, str]  # (namespace, name)
+
+
+def meta(obj: Mapping[str, Any]) -> dict[str, Any]:
+    return obj.setdefault("metadata", {})  # type: ignore[union-attr]
+
+
+def owner_uids(obj: Mapping[str, Any]) -> list[str]:
+    return [r["uid"] for r in (obj.get("metadata") or {}).get("ownerReferences") or [] if r.get("uid")]
+
+
+def controller_uid(obj: Mapping[str, Any]) -> str | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref.get("uid")
+    return None
+
+
+def owner_ref(owner: Mapping[str, Any], *, controller: bool = True, block: bool = True) -> dict[str, Any]:
+    m = owner["metadata"]
+    return {"apiVersion": owner.get("apiVersion", "v1"), "kind": owner["kind"], "name": m["name"],
+            "uid": m["uid"], "controller": controller, "blockOwnerDeletion": block}
+
+
+def match_expression(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """One ``matchExpressions`` / node-selector requirement (In, NotIn, Exists, DoesNotExist, Gt, Lt)."""
+    key, op, values = expr["key"], expr["operator"], [str(v) for v in expr.get("values") or []]
+    if op == "In":
+        return key in labels and labels[key] in values
+    if op == "NotIn":
+        return key not in labels or labels[key] not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    if op in ("Gt", "Lt") and key in labels:
+        try:
+            have, want = int(labels[key]), int(values[0])
+        except (ValueError, IndexError):
+            return False
+        return have > want if op == "Gt" else have < want
+    return False
+
+
+def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
+    """A LabelSelector (matchLabels AND matchExpressions). An empty selector matches everything."""
+    if not selector:
+        return True
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    return all(match_expression(e, labels) for e in selector.get("matchExpressions") or [])
+
+
+class Store:
+    """Objects by kind, then (namespace, name). Controllers mutate stored dicts in place and call
+    :meth:`touch`; everything handed outside goes through :meth:`snapshot_copy`."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.version = 0
+        self._objs: dict[str, dict[Key, dict[str, Any]]] = {}
+        self._by_uid: dict[str, dict[str, Any]] = {}
+        self._dependents: dict[str, set[str]] = {}
+        self._uid_counter = 0
+        self._ip_counter = 10
+        #: kubelet hook: is this (deleting) pod done terminating? Installed by the cluster.
+        self.pod_terminated = lambda pod: not (pod.get("spec") or {}).get("nodeName")
+
+    # ---- reads ---------------------------------------------------------------------------
+    def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._objs.get(kind, {}).get((self._ns(kind, namespace), name))
+
+    def by_uid(self, uid: str | None) -> dict[str, Any] | None:
+        return self._by_uid.get(uid) if uid else None
+
+    def list(self, kind: str, namespace: str | None = None, selector: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Objects of ``kind`` (in ``namespace`` if given) matching ``selector``, sorted by name."""
+        out = [o for (ns, _), o in self._objs.get(kind, {}).items()
+               if (namespace is None or ns == namespace) and selector_matches(selector, meta(o).get("labels") or {})]
+        return sorted(out, key=lambda o: (meta(o).get("namespace", ""), meta(o)["name"]))
+
+    def kinds(self) -> list[str]:
+        return sorted(k for k, objs in self._objs.items() if objs)
+
+    def dependents(self, uid: str) -> list[dict[str, Any]]:
+        """Objects whose ownerReferences name ``uid`` (sorted by kind, name)."""
+        objs = [self._by_uid[d] for d in self._dependents.get(uid, ()) if d in self._by_uid]
+        return sorted(objs, key=lambda o: (o["kind"], meta(o)["name"]))
+
+    def all(self) -> Iterator[dict[str, Any]]:
+        for kind in sorted(self._objs):
+            yield from list(self._objs[kind].values())
+
+    def __len__(self) -> int:
+        return len(self._by_uid)
+
+    @staticmethod
+    def snapshot_copy(obj: Mapping[str, Any]) -> dict[str, Any]:
+        return copy.deepcopy(dict(obj))
+
+    # ---- writes --------------------------------------------------------------------------
+    def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Store a copy of ``obj`` with server-set metadata; ``generateName`` gets a random suffix."""
+        new = copy.deepcopy(dict(obj))
+        m = meta(new)
+        kind = new["kind"]
+        if not m.get("name"):
+            if not m.get("generateName"):
+                raise SimError(f"{kind}: metadata.name or generateName is required")
+            m["name"] = self._generate_name(kind, m.get("namespace", "default"), m["generateName"])
+        m["namespace"] = self._ns(kind, m.get("namespace") or "default")
+        key = (m["namespace"], m["name"])
+        if key in self._objs.get(kind, {}):
+            raise AlreadyExists(f"{kind} {m['namespace']}/{m['name']} already exists")
+        self._uid_counter += 1
+        m["uid"] = str(uuid.UUID(int=self._uid_counter))
+        m["generation"] = 1
+        m["creationTimestamp"] = self.clock.timestamp()
+        m.pop("deletionTimestamp", None)
+        new.setdefault("status", {})
+        new["_sim_created_at"] = self.clock.now
+        from pulumi_lws.sim.defaults import apply_defaults
+
+        apply_defaults(new, self)
+        self._objs.setdefault(kind, {})[key] = new
+        self._by_uid[m["uid"]] = new
+        self._index_owners(new)
+        self.touch(new)
+        return new
+
+    def touch(self, obj: dict[str, Any], *, spec_changed: bool = False) -> None:
+        """Record an in-place write: bump resourceVersion (and generation if the spec changed)."""
+        self.version += 1
+        m = meta(obj)
+        m["resourceVersion"] = str(self.version)
+        if spec_changed:
+            m["generation"] = int(m.get("generation") or 0) + 1
+
+    def replace(self, stored: dict[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
+        """Update spec and user metadata of ``stored`` from ``desired`` (status is never touched)."""
+        from pulumi_lws.sim.defaults import apply_defaults
+
+        want = copy.deepcopy(dict(desired))
+        want.setdefault("metadata", {})
+        apply_defaults(want, self, existing=stored)
+        spec_changed = want.get("spec") != stored.get("spec")
+        for k, v in want.items():
+            if k not in ("metadata", "status") and not k.startswith("_sim"):
+                stored[k] = v
+        for k in [k for k in stored if k not in want and k not in ("metadata", "status", "kind", "apiVersion") and not k.startswith("_sim")]:
+            del stored[k]
+        m = meta(stored)
+        for field in ("labels", "annotations"):
+            if want["metadata"].get(field):
+                m[field] = dict(want["metadata"][field])
+            else:
+                m.pop(field, None)
+        if "ownerReferences" in want["metadata"]:
+            self._unindex_owners(stored)
+            m["ownerReferences"] = copy.deepcopy(want["metadata"]["ownerReferences"])
+            self._index_owners(stored)
+        self.touch(stored, spec_changed=spec_changed)
+        return stored
+
+    def delete(self, kind: str, namespace: str, name: str, *, propagation: str = "Background",
+               uid: str | None = None, grace: float | None = None) -> dict[str, Any] | None:
+        """API DELETE. Returns the object if it still exists (terminating), None if removed.
+
+        Raises NotFound, or Conflict when ``uid`` does not match (a recreated object).
+        """
+        obj = self.get(kind, namespace, name)
+        if obj is None:
+            raise NotFound(f"{kind} {namespace}/{name} not found")
+        m = meta(obj)
+        if uid and m["uid"] != uid:
+            raise Conflict(f"{kind} {namespace}/{name}: uid precondition failed (have {m['uid']}, want {uid})")
+        finalizers = m.setdefault("finalizers", [])
+        if propagation == "Foreground" and FOREGROUND not in finalizers and self.dependents(m["uid"]):
+            finalizers.append(FOREGROUND)
+        elif propagation == "Orphan":
+            for dep in self.dependents(m["uid"]):
+                self._drop_owner(dep, m["uid"])
+        if not finalizers:
+            m.pop("finalizers")
+        if not m.get("deletionTimestamp"):
+            if kind == "Pod" and (obj.get("spec") or {}).get("nodeName"):
+                g = grace if grace is not None else (obj.get("spec") or {}).get("terminationGracePeriodSeconds")
+                g = float(self.default_grace if g is None else g)
+                m["deletionGracePeriodSeconds"] = int(g)
+                m["deletionTimestamp"] = self.clock.timestamp()
+                m.setdefault("annotations", {})
+                obj.setdefault("status", {})
+                obj["_sim_delete_at"] = self.clock.now + g  # kubelet-side deadline, stripped in snapshots
+            else:
+                m["deletionTimestamp"] = self.clock.timestamp()
+            self.touch(obj)
+        return None if self.remove_if_done(obj) else obj
+
+    default_grace: float = 1.0
+
+    def remove_if_done(self, obj: dict[str, Any]) -> bool:
+        """Remove a deleting object once it has no finalizers (and, for Pods, is terminated)."""
+        m = meta(obj)
+        if not m.get("deletionTimestamp") or m.get("finalizers"):
+            return False
+        if obj["kind"] == "Pod" and not self.pod_terminated(obj):
+            return False
+        self._remove(obj)
+        return True
+
+    def remove_finalizer(self, obj: dict[str, Any], finalizer: str) -> None:
+        m = meta(obj)
+        if finalizer in (m.get("finalizers") or []):
+            m["finalizers"] = [f for f in m["finalizers"] if f != finalizer]
+            if not m["finalizers"]:
+                m.pop("finalizers")
+            self.touch(obj)
+            self.remove_if_done(obj)
+
+    def _remove(self, obj: dict[str, Any]) -> None:
+        m = meta(obj)
+        self._objs[obj["kind"]].pop((m["namespace"], m["name"]), None)
+        self._by_uid.pop(m["uid"], None)
+        self._unindex_owners(obj)
+        self.version += 1
+
+    def _drop_owner(self, obj: dict[str, Any], owner_uid: str) -> None:
+        self._unindex_owners(obj)
+        meta(obj)["ownerReferences"] = [r for r in meta(obj).get("ownerReferences") or [] if r.get("uid") != owner_uid]
+        self._index_owners(obj)
+        self.touch(obj)
+
+    # ---- helpers -------------------------------------------------------------------------
+    def allocate_cluster_ip(self) -> str:
+        self._ip_counter += 1
+        return f"10.96.{self._ip_counter // 250}.{self._ip_counter % 250 + 1}"
+
+    def random_suffix(self, n: int = 5) -> str:
+        return "".join(self.clock.rng.choice(_NAME_ALPHABET) for _ in range(n))
+
+    def _generate_name(self, kind: str, namespace: str, prefix: str) -> str:
+        for _ in range(100):
+            name = prefix + self.random_suffix()
+            if self.get(kind, namespace, name) is None:
+                return name
+        raise AlreadyExists(f"could not generate a unique name for {prefix}")
+
+    @staticmethod
+    def _ns(kind: str, namespace: str | None) -> str:
+        return "" if kind in CLUSTER_SCOPED else (namespace or "default")
+
+    def _index_owners(self, obj: Mapping[str, Any]) -> None:
+        for ou in owner_uids(obj):
+            self._dependents.setdefault(ou, set()).add(obj["metadata"]["uid"])
+
+    def _unindex_owners(self, obj: Mapping[str, Any]) -> None:
+        for ou in owner_uids(obj):
+            deps = self._dependents.get(ou)
+            if deps is not None:
+                deps.discard(obj["metadata"]["uid"])
+                if not deps:
+                    del self._dependents[ou]
+
+
+def strip_internal(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy without simulator-private keys (those starting with ``_sim``)."""
+    return {k: copy.deepcopy(v) for k, v in obj.items() if not k.startswith("_sim")}
+
+
+def iter_kinds(store: Store, kinds: Iterable[str], namespace: str, selector: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
+    for kind in kinds:
+        yield from store.list(kind, namespace, selector)

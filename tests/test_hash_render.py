@@ -1,0 +1,131 @@
+"""Hash-mode renderer (render/lws_hash.py): object shapes and strict Kubernetes 1.35 validation."""
+from __future__ import annotations
+
+import pytest
+from conftest import validate_manifest
+from test_hash_fixtures import NS, cr, key_of, leader, make_lws, rev, snap, worker_sts
+
+from pulumi_lws import labels as L
+from pulumi_lws.reconcile import reconcile
+
+V1, V2 = make_lws(image="v1"), make_lws(image="v2")
+R1, R2 = rev(V1), rev(V2)
+
+
+def by(manifests, kind, name=None):
+    return [m for m in manifests if m["kind"] == kind and (name is None or m["metadata"]["name"] == name)]
+
+
+def _rollout_manifests(lws=V2):
+    old = leader("web-o", R1, created=0, gated=False, ready=True, group_ready="True")
+    new = leader("web-n", R2, created=5, gated=False)
+    gated = leader("web-g", R2, created=6)
+    dying = leader("web-d", R1, created=1, gated=False, deleting=True)
+    return reconcile(lws, snap(cr(V1, 1), cr(V2, 2), old, worker_sts(old), new, gated, dying)).manifests, old, new, gated, dying
+
+
+def test_every_object_validates_strict_1_35_and_is_managed():
+    manifests, *_ = _rollout_manifests()
+    for m in manifests:
+        validate_manifest(m)
+        assert m["metadata"]["namespace"] == NS
+        assert m["metadata"]["labels"][L.MANAGED_BY] == "pulumi-lws"
+    for m in by(manifests, "Deployment") + by(manifests, "StatefulSet"):
+        assert m["metadata"]["annotations"][L.SKIP_AWAIT] == "true"
+
+
+def test_leader_deployment_shape():
+    lws = make_lws(image="v2", mu="25%", ms="50%")
+    (dep,) = by(reconcile(lws, snap()).manifests, "Deployment", "web")
+    spec = dep["spec"]
+    assert spec["replicas"] == 2
+    assert spec["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "50%"}}
+    assert spec["selector"] == {"matchLabels": {L.NAME: "web", L.WORKER_INDEX: "0"}}
+    tpl = spec["template"]
+    assert tpl["metadata"]["labels"][L.TEMPLATE_REVISION_HASH] == R2 == dep["metadata"]["labels"][L.TEMPLATE_REVISION_HASH]
+    assert tpl["metadata"]["annotations"][L.GROUP_IDENTITY] == "Hash"
+    assert tpl["metadata"]["annotations"][L.POD_DELETION_COST] == "-100"
+    assert tpl["metadata"]["annotations"][L.SIZE] == "3"
+    assert tpl["spec"]["subdomain"] == "web"
+    assert tpl["spec"]["readinessGates"] == [{"conditionType": L.GROUP_READY_CONDITION}]
+    assert tpl["spec"]["schedulingGates"] == [{"name": L.GROUP_REPLACEMENT_GATE}]
+    env = tpl["spec"]["containers"][0]["env"]
+    assert env[0] == {"name": "LWS_LEADER_ADDRESS", "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{L.LEADER_ADDRESS}']"}}}
+    assert [e["name"] for e in env[:3]] == ["LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX"]
+    validate_manifest(dep)
+
+
+def test_size_one_has_no_readiness_gate_but_is_gated():
+    lws = make_lws(size=1)
+    (dep,) = by(reconcile(lws, snap()).manifests, "Deployment")
+    assert "readinessGates" not in dep["spec"]["template"]["spec"]
+    assert dep["spec"]["template"]["spec"]["schedulingGates"] == [{"name": L.GROUP_REPLACEMENT_GATE}]
+
+
+def test_user_gates_are_kept():
+    lws = make_lws()
+    lws.spec.leader_worker_template.worker_template["spec"]["schedulingGates"] = [{"name": "example.com/mine"}]
+    (dep,) = by(reconcile(lws, snap()).manifests, "Deployment")
+    assert dep["spec"]["template"]["spec"]["schedulingGates"] == [{"name": "example.com/mine"}, {"name": L.GROUP_REPLACEMENT_GATE}]
+
+
+def test_worker_statefulsets_only_for_admitted_leaders_on_their_revision():
+    manifests, old, new, gated, dying = _rollout_manifests()
+    sts = {m["metadata"]["name"]: m for m in by(manifests, "StatefulSet")}
+    assert set(sts) == {f"web-{key_of(old)[:8]}", f"web-{key_of(new)[:8]}"}
+    o = sts[f"web-{key_of(old)[:8]}"]
+    assert o["metadata"]["labels"][L.TEMPLATE_REVISION_HASH] == R1
+    assert o["spec"]["template"]["spec"]["containers"][0]["image"] == "v1"
+    n = sts[f"web-{key_of(new)[:8]}"]
+    assert n["spec"]["template"]["spec"]["containers"][0]["image"] == "v2"
+    key = key_of(new)
+    assert n["spec"]["replicas"] == 2 and n["spec"]["ordinals"] == {"start": 1}
+    assert n["spec"]["podManagementPolicy"] == "Parallel" and n["spec"]["serviceName"] == "web"
+    assert n["spec"]["selector"]["matchLabels"] == {L.NAME: "web", L.GROUP_INDEX: key, L.GROUP_KEY: key}
+    tpl = n["spec"]["template"]
+    assert tpl["metadata"]["labels"] == {L.NAME: "web", L.GROUP_INDEX: key, L.GROUP_KEY: key, L.TEMPLATE_REVISION_HASH: R2}
+    assert tpl["metadata"]["annotations"][L.LEADER_NAME] == "web-n"
+    env = tpl["spec"]["containers"][0]["env"]
+    assert env[0] == {"name": "LWS_LEADER_ADDRESS", "value": f"web-{key[:8]}.{NS}"}
+    assert n["metadata"]["ownerReferences"] == [{"apiVersion": "v1", "kind": "Pod", "name": "web-n", "uid": "uid-web-n", "controller": True}]
+
+
+def test_per_group_leader_services_for_live_leaders_only():
+    manifests, old, new, gated, dying = _rollout_manifests()
+    svcs = {m["metadata"]["name"]: m for m in by(manifests, "Service")}
+    expected = {"web"} | {f"web-{key_of(p)[:8]}" for p in (old, new, gated)}
+    assert set(svcs) == expected
+    shared = svcs["web"]["spec"]
+    assert shared == {"clusterIP": "None", "publishNotReadyAddresses": True, "selector": {L.NAME: "web"}}
+    g = svcs[f"web-{key_of(gated)[:8]}"]["spec"]
+    assert g["selector"] == {L.NAME: "web", L.WORKER_INDEX: "0", L.GROUP_KEY: key_of(gated)}
+    assert g["clusterIP"] == "None" and g["publishNotReadyAddresses"] is True
+
+
+def test_controller_revisions_for_target_and_revisions_in_use():
+    manifests, *_ = _rollout_manifests()
+    assert sorted(m["metadata"]["name"] for m in by(manifests, "ControllerRevision")) == sorted([f"web-{R1}-1", f"web-{R2}-2"])
+    only_new = reconcile(V2, snap(cr(V1, 1), cr(V2, 2), leader("web-n", R2, gated=False))).manifests
+    assert [m["metadata"]["name"] for m in by(only_new, "ControllerRevision")] == [f"web-{R2}-2"]
+
+
+def test_exclusive_topology_affinity_and_validation():
+    lws = make_lws(annotations={L.EXCLUSIVE_TOPOLOGY: "rack"})
+    p = leader("web-a", rev(lws), gated=False, node="n1")
+    manifests = reconcile(lws, snap(cr(lws), p)).manifests
+    (sts,) = by(manifests, "StatefulSet")
+    aff = sts["spec"]["template"]["spec"]["affinity"]
+    assert aff["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["labelSelector"]["matchExpressions"] == [
+        {"key": L.GROUP_KEY, "operator": "In", "values": [key_of(p)]}]
+    (dep,) = by(manifests, "Deployment")
+    assert "podAntiAffinity" in dep["spec"]["template"]["spec"]["affinity"]
+    for m in manifests:
+        validate_manifest(m)
+
+
+@pytest.mark.parametrize("policy", ["PostTermination", "Immediate"])
+def test_render_is_deterministic(policy):
+    lws = make_lws(image="v2", policy=policy)
+    a, *_ = _rollout_manifests(lws)
+    b, *_ = _rollout_manifests(lws)
+    assert a == b

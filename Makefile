@@ -6,10 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test bench soak clean
 
+# The install log is kept in .venv/install.log and shown only when the install fails.
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	@$(BIN)/python -m pip install -q --upgrade pip >/dev/null
-	@$(BIN)/python -m pip install -q -e '.[test]'
+	@echo "setting up $(VENV) (log: $(VENV)/install.log)"
+	@( $(BIN)/python -m pip install --upgrade pip && $(BIN)/python -m pip install -e '.[test]' ) \
+		> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
 	@touch $(STAMP)
 
 demo: $(STAMP)

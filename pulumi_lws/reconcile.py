@@ -65,5 +65,23 @@ def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOption
         from pulumi_lws.rollout.ordinal import plan_ordinal
 
         stage = plan_ordinal(lws, snapshot, catalog, options)
-        manifests = render_ordinal(lws, stage, catalog, options)
+        # ---- failure handling (restart policies, restart budget, podTerminationPolicy) -------
+        # rollout/failure.py; see docs/failure-handling.md. Appends actions to the stage.
+        from pulumi_lws.rollout.failure import plan_failure_actions, with_failure_state
+
+        failure = plan_failure_actions(lws, snapshot, stage)
+        stage = failure.apply_to(stage)
+        # ---- end failure handling ---------------------------------------------------------
+        # ---- group features (startupPolicy, exclusive topology, gang scheduling) -------------
+        # rollout/placement.py + render/scheduling.py; see docs/group-features.md.
+        from pulumi_lws.render.scheduling import with_gang_scheduling
+        from pulumi_lws.rollout.placement import place_groups, with_placement
+
+        placement = place_groups(lws, snapshot, stage, catalog)
+        stage = with_placement(stage, placement)
+        manifests = render_ordinal(lws, stage, catalog, options, group_domains=placement.group_domains,
+                                   worker_groups=placement.worker_groups)
+        manifests = with_gang_scheduling(manifests, lws, stage, catalog, options.gang_provider, options.volcano_queue)
+        # ---- end group features -------------------------------------------------------------
+        manifests = with_failure_state(manifests, lws, failure)  # failure handling: counts, halted groups
     return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog)

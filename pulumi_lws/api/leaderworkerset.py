@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import pathlib
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Optional
+from typing import Any, Union, Literal, Mapping, Optional
 
 import yaml
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -170,7 +170,7 @@ class Scheduling(K8sModel):
     replica: Optional[dict[str, Any]] = None
     scheduling_policy: Optional[dict[str, Any]] = None
     scheduling_constraints: Optional[dict[str, Any]] = None
-    disruption_mode: Optional[str] = None
+    disruption_mode: Optional[Union[dict[str, Any], str]] = None
     resource_claims: Optional[list[dict[str, Any]]] = None
 
     def levels(self) -> list[str]:

@@ -52,15 +52,17 @@ def fallback_status(lws: LeaderWorkerSet, stage: Stage) -> dict[str, Any]:
 
 
 def lws_status(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
-    """Ordinal: ``pulumi_lws.rollout.status.ordinal_status`` (upstream rules); else the fallback."""
+    """Ordinal: upstream's status rules (``rollout.status.ordinal_status``) plus the failure
+    conditions (Degraded / GroupUnschedulable, ``rollout.failure.merge_failure_status``).
+    Hash: counts from the observed groups (``fallback_status``)."""
     if lws.spec.group_identity != "Ordinal":
         return fallback_status(lws, stage)
-    try:
-        from pulumi_lws.rollout.status import ordinal_status
-    except ImportError:
-        return fallback_status(lws, stage)
-    return dict(ordinal_status(lws.name, stage.groups, lws.replicas, lws.user_partition(),
-                               snapshot.get("StatefulSet", lws.name)))
+    from pulumi_lws.rollout.failure import merge_failure_status
+    from pulumi_lws.rollout.status import ordinal_status
+
+    status = ordinal_status(lws.name, stage.groups, lws.replicas, lws.user_partition(),
+                            snapshot.get("StatefulSet", lws.name))
+    return merge_failure_status(status, lws, snapshot)
 
 
 def _row(replicas: int, partition: int | None, chars: str, note: str = "", actions: tuple[str, ...] = (),

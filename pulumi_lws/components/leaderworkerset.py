@@ -26,7 +26,8 @@ from pulumi_lws.backend import current_backend
 from pulumi_lws.components import _outputs
 from pulumi_lws.components._resources import register_manifest
 from pulumi_lws.components._spec import BuiltSpec, build_spec
-from pulumi_lws.labels import EXCLUSIVE_TOPOLOGY, SUBGROUP_EXCLUSIVE_TOPOLOGY
+from pulumi_lws.render.scheduling import is_gang_object
+from pulumi_lws.rollout.placement import needs_nodes
 from pulumi_lws.reconcile import Reconciled
 from pulumi_lws.rollout.stage import Stage
 
@@ -130,11 +131,10 @@ class LeaderWorkerSet(pulumi.ComponentResource):
         built = build_spec(name, args)  # raises SpecError before anything is registered
         super().__init__(TYPE, name, {}, opts)
         lws = built.lws
-        snapshot = current_backend().observer.observe(lws.namespace, lws.name, nodes=_needs_nodes(built))
+        snapshot = current_backend().observer.observe(lws.namespace, lws.name, nodes=needs_nodes(built.lws))
         result = reconcile(lws, snapshot, built.options)
         stage = result.stage
-        child_opts = pulumi.ResourceOptions(parent=self)
-        self.child_resources = [register_manifest(name, m, child_opts) for m in result.manifests]
+        self.child_resources = self._register_children(name, result.manifests)
         action_lines = self._run_actions(lws.namespace, stage)
         self._publish(name, stage)
         status = _outputs.lws_status(lws, snapshot, stage)
@@ -152,6 +152,18 @@ class LeaderWorkerSet(pulumi.ComponentResource):
         for key, value in outputs.items():
             setattr(self, key, pulumi.Output.from_input(value))
         self.register_outputs(outputs)
+
+    def _register_children(self, name: str, manifests) -> list[pulumi.CustomResource]:
+        """Register every manifest with ``parent=self``.
+
+        Gang-scheduling objects (Workload, PodGroups) are registered first and every other child
+        depends on them: Pulumi orders creation by dependencies, not by registration order, and
+        member pods must never exist before their gang.
+        """
+        gang = [m for m in manifests if is_gang_object(m)]
+        gang_children = [register_manifest(name, m, pulumi.ResourceOptions(parent=self)) for m in gang]
+        rest_opts = pulumi.ResourceOptions(parent=self, depends_on=gang_children or None)
+        return gang_children + [register_manifest(name, m, rest_opts) for m in manifests if not is_gang_object(m)]
 
     def _run_actions(self, namespace: str, stage: Stage) -> list[str]:
         """Execute on update; in preview only log the stage table and what would run."""
@@ -172,9 +184,3 @@ class LeaderWorkerSet(pulumi.ComponentResource):
     def _publish(self, name: str, stage: Stage) -> None:
         for listener in list(_stage_listeners):
             listener(name, stage)
-
-
-def _needs_nodes(built: BuiltSpec) -> bool:
-    """Nodes are listed only when topology placement needs them (one extra LIST)."""
-    annotations = built.lws.metadata.annotations
-    return EXCLUSIVE_TOPOLOGY in annotations or SUBGROUP_EXCLUSIVE_TOPOLOGY in annotations

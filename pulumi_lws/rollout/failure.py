@@ -1,0 +1,359 @@
+"""Group failure handling (restart policies, restart budget, backoff) and its status, pure.
+
+``plan_failure_actions(lws, snapshot, stage) -> FailurePlan`` decides, for every Ordinal group in
+``[0, stage.replicas)``, whether a failure must recreate the whole group (upstream
+``pod_controller.go::handleRestartPolicy``, reference §7.6 and the seeds' "Failure Handling"):
+
+* a **failure** is a group pod of the leader's incarnation with ``restartCount > 0`` or a
+  deletionTimestamp (a worker deleted or lost with its node), or the leader's pending-recreation
+  marker (a deferred failure, see backoff). Ignored: workers on another revision than the leader
+  (about to be replaced), deleting workers older than the leader (leftovers of the previous
+  incarnation, upstream #805), workers marked to follow a previous leader (termination.py);
+* ``RecreateGroupOnPodRestart`` (default) and ``RecreateGroupAfterStart`` (or the LWS annotation
+  ``experimental-recreate-group-after-start``) recreate the group: ``delete`` the leader pod
+  (``Foreground``, uid-guarded; its StatefulSet recreates it) plus the worker part from
+  :func:`pulumi_lws.rollout.termination.worker_teardown_actions` (Parallel: delete the workers
+  now; Sequential: mark them so they are deleted once the leader is gone). ``None``: nothing;
+* AfterStart skips while any group pod is Pending or the group is incomplete; a Pending pod the
+  scheduler could not place adds a ``GroupUnschedulable`` event;
+* ``maxGroupRestarts``: a recreation consumes one count of ``"<rev>/<group>"``
+  (:mod:`pulumi_lws.rollout.restart_budget`); at the limit the group is **halted** instead: the
+  leader is annotated ``group-restart-budget-exhausted: "true"`` and retained, its worker
+  StatefulSet is no longer declared (``render_ordinal(halted_groups=...)``), Degraded=True. The
+  user's ``recover: "true"`` on that leader clears the count and deletes the leader: the group
+  starts again, whole and fresh;
+* ``restartBackoff``: a recreation waits until the leader is ``min(base*2^count, cap)`` s old;
+  meanwhile a ``GroupRestartBackoff`` event and a marker annotation on the leader keep the
+  failure (even a transient deletion) until the recreation happens.
+
+Invariants: pure; never acts on a deleting leader, so re-planning the snapshot taken after the
+actions ran produces no second delete for the same failure (idempotence); every action is
+uid-guarded; a count is consumed only by an initiated recreation.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from pulumi_lws import labels as L
+from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.observe import (Snapshot, annotations_of, is_deleting, labels_of, pod_restart_count, pod_unschedulable,
+                                revision_of)
+from pulumi_lws.rollout import restart_budget as B
+from pulumi_lws.rollout.stage import Action, Stage
+from pulumi_lws.rollout.termination import (FOREGROUND, name_of, of_incarnation, ordinal_members,
+                                            plan_termination_actions, uid_of, worker_teardown_actions)
+
+#: Leader annotation: a failure seen while recreation is deferred by backoff (value: what failed).
+RESTART_PENDING = "pulumi-lws.io/group-restart-pending"
+RECREATE_GROUP, BACKOFF, UNSCHEDULABLE = "RecreateGroup", "GroupRestartBackoff", "GroupUnschedulable"
+BUDGET_EXCEEDED, RECOVER_GROUP = "ReplicaRestartBudgetExceeded", "RecoverGroup"
+DEGRADED = "Degraded"
+
+Pod = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class FailureEvent:
+    """What upstream would record as an Event on the LWS; ``code`` is stable."""
+
+    code: str
+    group: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+@dataclass(frozen=True)
+class GroupOutcome:
+    """Decision for one group: actions, events, and its effect on the restart count."""
+
+    actions: tuple[Action, ...] = ()
+    events: tuple[FailureEvent, ...] = ()
+    consumed: bool = False  # a recreation was initiated: count + 1
+    reset: bool = False  # recovered: the count is cleared
+    halted: bool = False  # budget exhausted: leader retained, workers not declared
+    deferred: bool = False  # a recreation waits for backoff or for pods to start
+
+
+@dataclass(frozen=True)
+class FailurePlan:
+    """Everything failure handling adds to one reconcile."""
+
+    actions: tuple[Action, ...] = ()
+    events: tuple[FailureEvent, ...] = ()
+    degraded_groups: tuple[str, ...] = ()
+    halted_groups: tuple[int, ...] = ()
+    restart_counts: str | None = None  # value to render on the leader StatefulSet (None: omit)
+    deferred: bool = False
+
+    def apply_to(self, stage: Stage) -> Stage:
+        """The stage with these actions appended, events as notes, halted groups' phase
+        ``exhausted``; a stage with failure work pending is never ``complete``."""
+        halted = {str(i) for i in self.halted_groups}
+        groups = tuple(dataclasses.replace(g, phase="exhausted") if g.id in halted else g for g in stage.groups)
+        busy = bool(self.actions) or self.deferred
+        return dataclasses.replace(stage, actions=stage.actions + self.actions, groups=groups,
+                                   notes=stage.notes + tuple(str(e) for e in self.events),
+                                   complete=stage.complete and not busy)
+
+
+# ---- one group (mode-agnostic: Hash mode calls this with its group key) ----------------------
+
+def effective_policy(lws: LeaderWorkerSet) -> str:
+    """``restartPolicy``, with the experimental LWS annotation turning OnPodRestart into AfterStart."""
+    policy = lws.spec.leader_worker_template.restart_policy
+    if policy == "RecreateGroupOnPodRestart" and \
+            str(lws.metadata.annotations.get(L.EXPERIMENTAL_RECREATE_AFTER_START, "")).lower() == "true":
+        return "RecreateGroupAfterStart"
+    return policy
+
+
+def is_exhausted(leader: Pod) -> bool:
+    return str(annotations_of(leader).get(L.RESTART_BUDGET_EXHAUSTED, "")).lower() == "true"
+
+
+def wants_recover(leader: Pod) -> bool:
+    return str(annotations_of(leader).get(L.RECOVER, "")).lower() == "true"
+
+
+def pod_phase(pod: Pod) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Pending")
+
+
+def current_workers(leader: Pod, workers: Sequence[Pod]) -> list[Pod]:
+    """Workers of the leader's incarnation (not marked for another leader, not older deleting pods)."""
+    born = B.created_at(leader)
+    out = []
+    for w in workers:
+        if not of_incarnation(w, leader):
+            continue
+        w_born = B.created_at(w)
+        if is_deleting(w) and born is not None and w_born is not None and w_born < born:
+            continue  # a leftover of the previous incarnation still terminating (#805)
+        out.append(w)
+    return out
+
+
+def failure_signal(leader: Pod, workers: Sequence[Pod]) -> str | None:
+    """Why the group must be recreated (None: healthy). ``workers`` = :func:`current_workers`."""
+    if annotations_of(leader).get(RESTART_PENDING):
+        return str(annotations_of(leader)[RESTART_PENDING])
+    if pod_restart_count(leader) > 0:
+        return f"Leader pod {name_of(leader)} restarted"
+    rev = revision_of(leader)
+    for w in workers:
+        if revision_of(w) != rev:
+            continue  # the worker is about to be replaced by the rollout anyway
+        if is_deleting(w):
+            return f"Worker pod {name_of(w)} was deleted"
+        if pod_restart_count(w) > 0:
+            return f"Worker pod {name_of(w)} failed"
+    return None
+
+
+def group_size(lws: LeaderWorkerSet, leader: Pod) -> int:
+    raw = annotations_of(leader).get(L.SIZE)
+    return int(raw) if raw is not None and str(raw).isdigit() else lws.size
+
+
+def after_start_wait(lws: LeaderWorkerSet, group: str, leader: Pod, workers: Sequence[Pod]) -> GroupOutcome | None:
+    """AfterStart: an outcome that skips the recreation while pods are Pending or missing."""
+    pods = [leader, *[w for w in workers if not is_deleting(w)]]
+    pending = [p for p in pods if pod_phase(p) == "Pending"]
+    if not pending and len(pods) >= group_size(lws, leader):
+        return None
+    unsched = [name_of(p) for p in pending if pod_unschedulable(p)]
+    if unsched:
+        ev = FailureEvent(UNSCHEDULABLE, group, f"group {group}: pods {', '.join(unsched)} cannot be scheduled; "
+                                               "group recreation skipped (RecreateGroupAfterStart)")
+        return GroupOutcome(events=(ev,), deferred=True)
+    return GroupOutcome(deferred=True)
+
+
+def recover_outcome(lws: LeaderWorkerSet, group: str, leader: Pod, workers: Sequence[Pod]) -> GroupOutcome:
+    """An exhausted group: retained until ``recover=true``, then cleared and started afresh."""
+    if not wants_recover(leader):
+        return GroupOutcome(halted=True)
+    if is_deleting(leader):
+        return GroupOutcome(halted=True, reset=True)
+    why = f"recover requested on {name_of(leader)}"
+    actions = (Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
+               *worker_teardown_actions(lws, leader, current_workers(leader, workers), why))
+    ev = FailureEvent(RECOVER_GROUP, group, f"group {group}: restart budget cleared, group starts again ({why})")
+    return GroupOutcome(actions=actions, events=(ev,), reset=True, halted=True)
+
+
+def plan_group_failure(lws: LeaderWorkerSet, group: str, leader: Pod | None, workers: Sequence[Pod], *,
+                       count: int, now: float) -> GroupOutcome:
+    """Failure decision for one group (see module docstring). ``count``: restarts consumed on
+    the leader's revision; ``now``: observation time (epoch seconds)."""
+    if leader is None:
+        return GroupOutcome()
+    if is_exhausted(leader):
+        return recover_outcome(lws, group, leader, workers)
+    policy = effective_policy(lws)
+    if is_deleting(leader) or policy == "None":
+        return GroupOutcome()
+    members = current_workers(leader, workers)
+    signal = failure_signal(leader, members)
+    if signal is None:
+        return GroupOutcome()
+    if policy == "RecreateGroupAfterStart":
+        wait = after_start_wait(lws, group, leader, members)
+        if wait is not None:
+            return wait
+    if B.budget_exhausted(lws, count):
+        limit = lws.spec.leader_worker_template.max_group_restarts
+        ann = Action("annotate", "Pod", name_of(leader), {"annotations": {L.RESTART_BUDGET_EXHAUSTED: "true"}},
+                     uid=uid_of(leader), reason=f"{signal}; restart budget exhausted")
+        ev = FailureEvent(BUDGET_EXCEEDED, group, f"group {group}: {signal}; restart budget exhausted "
+                          f"({count}/{limit}); workers stopped, leader {name_of(leader)} retained until "
+                          f"annotated {L.RECOVER}=true")
+        return GroupOutcome(actions=(ann,), events=(ev,), halted=True)
+    wait_s = B.backoff_remaining(lws, count, leader, now)
+    if wait_s > 0:
+        ev = FailureEvent(BACKOFF, group, f"group {group} recreates in {int(-(-wait_s // 1))}s (restart {count + 1})")
+        mark = () if annotations_of(leader).get(RESTART_PENDING) else (
+            Action("annotate", "Pod", name_of(leader), {"annotations": {RESTART_PENDING: signal}}, uid=uid_of(leader),
+                   reason="remember the failure until the backoff elapses"),)
+        return GroupOutcome(actions=mark, events=(ev,), deferred=True)
+    why = f"{signal}, deleted leader pod {name_of(leader)} to recreate group {group}"
+    actions = (Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
+               *worker_teardown_actions(lws, leader, members, why))
+    return GroupOutcome(actions=actions, events=(FailureEvent(RECREATE_GROUP, group, why),), consumed=True)
+
+
+# ---- Ordinal: every group, counts on the leader StatefulSet ----------------------------------
+
+def replaced_by_rollout(leader: Pod, worker_sts: Pod | None, index: int, stage: Stage) -> bool:
+    """The group is being replaced by the rollout: admitted but not on the target yet, or its
+    worker StatefulSet is rolling its pods (template revision differs, revisions not converged)."""
+    if index >= int(stage.partition or 0) and revision_of(leader) != stage.target_revision:
+        return True
+    if worker_sts is None:
+        return False
+    st = worker_sts.get("status") or {}
+    rolling = bool(st.get("updateRevision")) and st.get("currentRevision") != st.get("updateRevision")
+    return revision_of(worker_sts) != revision_of(leader) or rolling
+
+
+def next_counts(counts: Mapping[str, int], keys: Mapping[int, str], outcomes: Mapping[int, GroupOutcome],
+                live_keys: set[str]) -> dict[str, int]:
+    out = dict(counts)
+    for i, outcome in outcomes.items():
+        if outcome.reset:
+            out.pop(keys[i], None)
+        elif outcome.consumed:
+            out[keys[i]] = out.get(keys[i], 0) + 1
+    return B.prune_counts(out, live_keys)
+
+
+def counts_action(lws: LeaderWorkerSet, snapshot: Snapshot, value: str) -> Action | None:
+    sts = snapshot.get("StatefulSet", lws.name)
+    if sts is None:
+        return None
+    return Action("annotate", "StatefulSet", lws.name, {"annotations": {L.GROUP_RESTART_COUNTS: value}},
+                  uid=uid_of(sts), reason="group restart counts (consumed before the recreation it pays for)")
+
+
+def plan_failure_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> FailurePlan:
+    """Failure and termination actions for an Ordinal LWS (see module docstring)."""
+    sts = snapshot.get("StatefulSet", lws.name)
+    if sts is None or is_deleting(sts):
+        return FailurePlan()
+    raw = B.observed_counts_raw(lws, snapshot)
+    counts = B.parse_counts(raw)
+    members = ordinal_members(lws, snapshot)
+    outcomes: dict[int, GroupOutcome] = {}
+    keys: dict[int, str] = {}
+    live_keys = {B.count_key(rev, i) for i, rev in stage.group_revisions.items()}
+    for i in range(stage.replicas):
+        leader, workers = members.get(i, (None, []))
+        if leader is None:
+            continue
+        keys[i] = B.count_key(revision_of(leader), str(i))
+        live_keys.add(keys[i])
+        if not is_exhausted(leader) and replaced_by_rollout(leader, snapshot.get("StatefulSet", f"{lws.name}-{i}"), i, stage):
+            continue
+        outcomes[i] = plan_group_failure(lws, str(i), leader, workers, count=counts.get(keys[i], 0), now=snapshot.now)
+    new_counts = next_counts(counts, keys, outcomes, live_keys)
+    value = B.dump_counts(new_counts) if (B.tracks_counts(lws) or raw is not None) else None
+    actions: list[Action] = []
+    if value is not None and new_counts != counts:
+        act = counts_action(lws, snapshot, value)
+        actions += [act] if act else []
+    for i in sorted(outcomes):
+        actions += outcomes[i].actions
+    seen = {(a.verb, a.name) for a in actions}
+    actions += [a for a in plan_termination_actions(lws, snapshot, stage) if (a.verb, a.name) not in seen]
+    halted = tuple(sorted(i for i, o in outcomes.items() if o.halted))
+    return FailurePlan(
+        actions=tuple(actions), events=tuple(e for i in sorted(outcomes) for e in outcomes[i].events),
+        degraded_groups=tuple(str(i) for i in halted), halted_groups=halted, restart_counts=value,
+        deferred=any(o.deferred for o in outcomes.values()),
+    )
+
+
+def with_failure_state(manifests: Sequence[Mapping[str, Any]], lws: LeaderWorkerSet,
+                       plan: FailurePlan) -> list[dict[str, Any]]:
+    """Rendered objects adjusted for failure handling (pure, inputs not mutated): the leader
+    StatefulSet carries ``plan.restart_counts`` as its ``group-restart-counts`` annotation (so
+    ``pulumi up`` keeps what the actions wrote), and halted groups' worker StatefulSets are
+    dropped (Pulumi deletes them: the workers of an exhausted group stop)."""
+    halted = {f"{lws.name}-{i}" for i in plan.halted_groups}
+    out: list[dict[str, Any]] = []
+    for m in manifests:
+        name = (m.get("metadata") or {}).get("name")
+        if m.get("kind") == "StatefulSet" and name in halted:
+            continue
+        if m.get("kind") == "StatefulSet" and name == lws.name and plan.restart_counts is not None:
+            meta = dict(m.get("metadata") or {})
+            meta["annotations"] = {**(meta.get("annotations") or {}), L.GROUP_RESTART_COUNTS: plan.restart_counts}
+            m = {**m, "metadata": meta}
+        out.append(dict(m))
+    return out
+
+
+# ---- status: Degraded and GroupUnschedulable --------------------------------------------------
+
+def leader_pods(lws: LeaderWorkerSet, snapshot: Snapshot) -> list[Pod]:
+    """Every leader pod of the LWS (``worker-index: "0"``), Ordinal or Hash."""
+    return snapshot.list("Pod", **{L.NAME: lws.name, L.WORKER_INDEX: "0"})
+
+
+def group_label(lws: LeaderWorkerSet, leader: Pod) -> str:
+    lbl = labels_of(leader)
+    return str(lbl.get(L.GROUP_INDEX) or name_of(leader)[len(lws.name) + 1:] or name_of(leader))
+
+
+def failure_conditions(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[str, dict[str, str]]:
+    """Conditions to merge into the LWS status, by type: ``Degraded`` (True with reason
+    ``ReplicaRestartBudgetExceeded`` while any leader carries the exhausted annotation; False
+    when maxGroupRestarts is set and none does) and ``Progressing`` (reason
+    ``GroupUnschedulable`` while any live leader cannot be scheduled)."""
+    leaders = leader_pods(lws, snapshot)
+    out: dict[str, dict[str, str]] = {}
+    exhausted = [group_label(lws, p) for p in leaders if is_exhausted(p)]
+    if exhausted:
+        out[DEGRADED] = {"type": DEGRADED, "status": "True", "reason": BUDGET_EXCEEDED,
+                         "message": f"groups {', '.join(exhausted)} exhausted their restart budget; annotate the "
+                                    f"retained leader pod {L.RECOVER}=true to recover"}
+    elif lws.spec.leader_worker_template.max_group_restarts is not None:
+        out[DEGRADED] = {"type": DEGRADED, "status": "False", "reason": "RestartBudgetAvailable",
+                         "message": "no group has exhausted its restart budget"}
+    unsched = [p for p in leaders if not is_deleting(p) and pod_unschedulable(p)]
+    if unsched:
+        out["Progressing"] = {"type": "Progressing", "status": "True", "reason": UNSCHEDULABLE,
+                              "message": f"{len(unsched)} replicas cannot be scheduled"}
+    return out
+
+
+def merge_failure_status(status: Mapping[str, Any], lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[str, Any]:
+    """``status`` (e.g. ``rollout.status.ordinal_status``) with :func:`failure_conditions`
+    replacing conditions of the same type (appended when absent). Input is not mutated."""
+    extra = failure_conditions(lws, snapshot)
+    conds = [dict(extra.pop(c.get("type"), c)) for c in status.get("conditions") or []]
+    return {**dict(status), "conditions": conds + list(extra.values())}

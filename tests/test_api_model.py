@@ -104,7 +104,8 @@ def test_wire_round_trip_and_ignored_status() -> None:
 
 
 def test_from_manifest_yaml_text(tmp_path) -> None:
-    text = "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: y}\nspec: {replicas: 4}\n"
+    text = ("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: y}\n"
+            "spec: {replicas: 4, leaderWorkerTemplate: {workerTemplate: {spec: {containers: [{name: c, image: i}]}}}}\n")
     assert LeaderWorkerSet.from_manifest(text).replicas == 4
     f = tmp_path / "lws.yaml"
     f.write_text(text)

@@ -392,8 +392,10 @@ def priority_class_frozen(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
     return []
 
 
+from pulumi_lws.api.template_rules import worker_template_required  # noqa: E402
+
 CREATE_RULES: tuple[CreateRule, ...] = (
-    name_is_dns1035_label, replicas_not_negative, replicas_at_most_max, size_at_least_one,
+    name_is_dns1035_label, worker_template_required, replicas_not_negative, replicas_at_most_max, size_at_least_one,
     replicas_times_size_fits_int32, max_unavailable_is_int_or_percent, max_surge_is_int_or_percent,
     partition_not_negative, budgets_not_both_zero, subgroup_size_valid,
     subgroup_exclusive_topology_needs_policy, hash_rejects_partition, hash_rejects_volume_claim_templates,

@@ -45,6 +45,7 @@ class TraceRow:
     blocker: str | None = None
     note: str = ""
     case: str | None = None
+    blocker_code: str | None = None  # stable code of ``blocker`` (e.g. resource-deadlock-717)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -69,23 +70,33 @@ class Trace:
         }
 
 
+def group_label(gid: str) -> str:
+    """``R-<ordinal>`` for Ordinal groups, ``G-<first 5 chars of the key>`` for Hash groups."""
+    return f"R-{gid}" if gid.isdigit() else f"G-{gid[:5]}"
+
+
 def _columns(rows: Sequence[TraceRow]) -> list[tuple[str, bool]]:
-    """Group column ids in first-seen order, with whether the id ever was a surge group."""
+    """Group column ids (ordinals ascending, then Hash keys in first-seen order), with whether
+    the id ever was a surge group."""
     seen: dict[str, bool] = {}
     for row in rows:
         for g in row.groups:
             seen[g.id] = seen.get(g.id, False) or g.surge
+    first = {gid: n for n, gid in enumerate(seen)}
     def order(item: tuple[str, bool]):
         gid = item[0]
-        return (0, int(gid), "") if gid.isdigit() else (1, 0, gid)
+        return (0, int(gid)) if gid.isdigit() else (1, first[gid])
     return sorted(seen.items(), key=order)
 
 
-def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_partition: bool = True) -> str:
-    """The seeds' stage table: Stage | Partition | Replicas | R-0 ... | Description."""
+def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_partition: bool = True,
+                 details: bool = True) -> str:
+    """The seeds' stage table: Stage | Partition | Replicas | R-0 ... | Description.
+
+    Description = the row's note, plus (``details``) its blocker and actions."""
     cols = _columns(rows)
     head = ["Stage"] + (["Partition"] if show_partition else []) + ["Replicas"]
-    head += [f"R-{gid}" + (" (Surge)" if surge else "") if gid.isdigit() else f"G-{gid[:5]}" for gid, surge in cols]
+    head += [group_label(gid) + (" (Surge)" if surge and gid.isdigit() else "") for gid, surge in cols]
     head += ["Live", "Available", "Description"]
     body = []
     for i, row in enumerate(rows, 1):
@@ -93,9 +104,9 @@ def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_parti
         line = [f"Stage {i}"] + ([str(row.partition if row.partition is not None else "-")] if show_partition else [])
         line += [str(row.replicas)] + [cells.get(gid, "") for gid, _ in cols]
         desc = row.note
-        if row.blocker:
+        if row.blocker and details:
             desc = (desc + "; " if desc else "") + f"blocked: {row.blocker}"
-        if row.actions:
+        if row.actions and details:
             desc = (desc + "; " if desc else "") + "actions: " + ", ".join(row.actions)
         line += [str(row.live), str(row.available), desc]
         body.append(line)

@@ -7,6 +7,7 @@ reconcile every ``INTERVAL`` simulated seconds, and reads group states from the 
 from __future__ import annotations
 
 import copy
+import pathlib
 
 import pytest
 
@@ -165,3 +166,55 @@ def test_scale_down_removes_not_ready_group_first():
     names = {p["metadata"]["name"] for p in d.pods() if labels_of(p).get(L.WORKER_INDEX) == "0"}
     assert names == {p["metadata"]["name"] for p in leaders} - {victim["metadata"]["name"]}
     assert all(labels_of(p).get(L.GROUP_KEY) != key for p in d.pods())
+
+
+# ---- runner level: examples/hash/scenario*.yaml (the example program under the pulumi engine) ----
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples" / "hash"
+WORDS = {"U": "ready", "o": "ready", "u": "pending", "x": "pending"}
+# The seeds' five stages with the one row pulumi-lws adds: leaders the Deployment creates are
+# admitted by the next `pulumi up` (no webhook), so right after the update both are still gated.
+ADMISSION_LATENCY = (("ready", "terminating"), ("gated", "gated"))
+RUNNER_TRACE = [SEEDS_TRACE[0], ADMISSION_LATENCY, *SEEDS_TRACE[1:]]
+
+
+def seeds_view(result) -> list:
+    """Rows as (old-revision group states, new-revision group states), each sorted."""
+    old = result.trace.rows[0].revision
+    out = []
+    for row in result.trace.rows:
+        sides: dict[bool, list[str]] = {True: [], False: []}
+        for g in row.groups:
+            word = {"gated": "gated", "terminating": "terminating"}.get(g.detail, WORDS[g.state])
+            sides[g.revision == old].append(word)
+        out.append((tuple(sorted(sides[True])), tuple(sorted(sides[False]))))
+    return out
+
+
+def test_runner_hash_post_termination_matches_the_seeds_stages(capsys):
+    from pulumi_lws.cli import main
+    from pulumi_lws.sim.runner import simulate
+    from pulumi_lws.sim.scenario import load_scenario
+
+    result = simulate(load_scenario(EXAMPLES / "scenario.yaml"))
+    assert result.reason is None and result.engine == "pulumi" and not result.trace.violations
+    assert seeds_view(result) == RUNNER_TRACE
+    rows = result.trace.rows
+    assert rows[2].blocker_code == "group-replacement-deferred" and "admitted (ungated)" in rows[2].note
+    assert rows[-1].note.endswith("rolling update complete")
+    assert all(len(g.id) == 40 for r in rows for g in r.groups)  # group keys, never pod names
+    assert main(["simulate", str(EXAMPLES / "scenario.yaml")]) == 0
+    table = capsys.readouterr().out
+    assert "G-" in table and "🔒" in table and "🗑️" in table and "Partition" not in table
+
+
+def test_runner_hash_immediate_ungates_the_replacement_at_once():
+    from pulumi_lws.sim.runner import simulate
+    from pulumi_lws.sim.scenario import load_scenario
+
+    result = simulate(load_scenario(EXAMPLES / "scenario-immediate.yaml"))
+    view = seeds_view(result)
+    assert result.reason is None and view[:3] == [SEEDS_TRACE[0], ADMISSION_LATENCY,
+                                                   (("ready", "terminating"), ("pending", "pending"))]
+    assert view[-1] == ((), ("ready", "ready"))
+    assert not any(r.blocker_code == "group-replacement-deferred" for r in result.trace.rows)

@@ -73,9 +73,10 @@ def deadlock_717(inp: RolloutInputs, d: Decision, groups: tuple[GroupView, ...])
                and g.ready and not g.updated]
     if not stuck or not holders:
         return None
-    msg = (f"groups {_ids(stuck)} on the new revision are unschedulable while old groups {_ids(holders)} hold "
-           f"their capacity; maxUnavailable={inp.max_unavailable} forbids replacing an old group until a new one "
-           f"is ready (resource deadlock, upstream #717)")
+    new = f"group {_ids(stuck)} on the new revision is" if len(stuck) == 1 else f"groups {_ids(stuck)} on the new revision are"
+    old = f"old group {_ids(holders)} holds" if len(holders) == 1 else f"old groups {_ids(holders)} hold"
+    msg = (f"{new} unschedulable while {old} the capacity it needs; maxUnavailable={inp.max_unavailable} forbids "
+           f"replacing an old group until a new one is ready (resource deadlock, upstream #717)")
     return Blocker(DEADLOCK_717, msg, tuple(str(i) for i in stuck), REMEDIES_717)
 
 

@@ -4,27 +4,21 @@
 render), registers the manifests through the Pulumi-like applier and executes the stage's
 actions through the cluster's Actuator. ``PulumiEngine`` runs a real example program under
 Pulumi's mock engine (``sim/pulumi_engine.run_program``), whose component observes and acts
-through the installed backend; the runner then applies what it registered.
+through the installed backend; the runner then applies what it registered. The program reads
+its own files (``lws.yaml``): spec updates reach it only as edits of its workspace copy
+(``sim/workspace.py``), exactly as a user edits the file before ``pulumi up``.
 
 This is the only simulator module allowed to import the planner (through ``reconcile``).
 """
 from __future__ import annotations
 
-import os
 import pathlib
-import tempfile
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
-
-import yaml
 
 from pulumi_lws.rollout.stage import Stage
 from pulumi_lws.sim.apply import ApplyResult
 from pulumi_lws.sim.cluster import SimCluster
-
-#: Env var naming a YAML file with the current desired LWS, for programs run by PulumiEngine.
-MANIFEST_ENV = "PULUMI_LWS_SIM_MANIFEST"
-
 
 @dataclass
 class EngineStep:
@@ -68,36 +62,28 @@ class PureEngine:
 class PulumiEngine:
     name = "pulumi"
 
-    def __init__(self, program: pathlib.Path) -> None:
+    def __init__(self, program: pathlib.Path, stack_id: str | None = None) -> None:
         self.program = program
+        self.stack_id = stack_id or str(program)
 
     def step(self, cluster: SimCluster, manifest: Mapping[str, Any] | None, *, keep: float = 1.0) -> EngineStep:
+        """One ``pulumi up`` of the program; ``manifest`` is ignored (the program reads its files)."""
         from pulumi_lws.sim.pulumi_engine import run_program
 
-        with tempfile.TemporaryDirectory() as tmp:
-            old = os.environ.get(MANIFEST_ENV)
-            if manifest is not None:
-                path = pathlib.Path(tmp) / "lws.yaml"
-                path.write_text(yaml.safe_dump(dict(manifest), sort_keys=True))
-                os.environ[MANIFEST_ENV] = str(path)
-            try:
-                result = run_program(str(self.program), cluster, cluster)
-            finally:
-                if old is None:
-                    os.environ.pop(MANIFEST_ENV, None)
-                else:
-                    os.environ[MANIFEST_ENV] = old
-        applied = cluster.apply(result.manifests, stack_id=str(self.program), keep=keep)
+        result = run_program(str(self.program), cluster, cluster)
+        applied = cluster.apply(result.manifests, stack_id=self.stack_id, keep=keep)
         executed = [a.describe() for s in result.stages for a in s.actions]  # run by the component itself
         return EngineStep(list(result.stages), applied, executed)
 
 
 def make_engine(name: str, *, namespace: str = "default", program: pathlib.Path | None = None,
-                update_order: str | None = None, gang_provider: str | None = None) -> Engine:
+                update_order: str | None = None, gang_provider: str | None = None,
+                stack_id: str | None = None) -> Engine:
+    """``pure`` or ``pulumi`` (``program``: the program file to run, e.g. in a workspace)."""
     if name == "pure":
         return PureEngine(namespace, update_order, gang_provider)
     if name == "pulumi":
         if program is None:
             raise ValueError("the pulumi engine needs a scenario with program:")
-        return PulumiEngine(program)
+        return PulumiEngine(program, stack_id)
     raise ValueError(f"unknown engine {name!r} (pure | pulumi)")

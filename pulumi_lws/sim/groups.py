@@ -3,9 +3,14 @@
 Follows docs/design.md "Group state legend": ready(i) = leader pod Running+Ready and (size 1 or
 worker StatefulSet ready); updated(i) = leader pod and worker StatefulSet carry the target key.
 Live groups = leader pods that exist and are not terminating; available groups = ready groups.
+
+Ordinal groups are identified by ordinal (leader pod ``<lws>-<i>``, worker StatefulSet
+``<lws>-<i>``); Hash groups by group key (leader pod from the Deployment, worker StatefulSet
+``<lws>-<key[:8]>``). This module reads the cluster only; it imports no planner.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -45,16 +50,54 @@ def _ordinal(snap: Snapshot, name: str, replicas: int, size: int, target: str) -
 
 
 def _hash(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> GroupsView:
+    """One cell per group key: every leader pod, plus groups whose leader is gone but whose
+    workers still terminate (PostTermination's "tearing down" groups), in creation order."""
     dep = snap.get("Deployment", name)
-    leaders = [p for p in snap.list("Pod", **{L.NAME: name}) if labels_of(p).get(L.WORKER_INDEX, "0") == "0"
-               and not re.fullmatch(re.escape(name) + r"-\d+(-\d+)?", p["metadata"]["name"])]
+    pods = snap.list("Pod", **{L.NAME: name})
+    leaders = [p for p in pods if is_hash_leader(p)]
+    keyed = {hash_group_key(p): p for p in leaders}
+    orphans: dict[str, list[Mapping[str, Any]]] = {}
+    for p in pods:
+        key = labels_of(p).get(L.GROUP_KEY) or labels_of(p).get(L.GROUP_INDEX)
+        if not is_hash_leader(p) and key and key not in keyed:
+            orphans.setdefault(key, []).append(p)
+    entries = [(_created(p), key, p) for key, p in keyed.items()]
+    entries += [(min(_created(w) for w in ws), key, None) for key, ws in orphans.items()]
     cells = []
-    for pod in sorted(leaders, key=lambda p: (p["metadata"].get("creationTimestamp", ""), p["metadata"]["name"])):
-        gid = labels_of(pod).get(L.GROUP_KEY) or labels_of(pod).get(L.GROUP_INDEX) or pod["metadata"]["name"]
-        cells.append(_cell(snap, gid, pod, pod["metadata"]["name"], size, target, False))
+    for _, key, leader in sorted(entries, key=lambda e: (e[0], e[1])):
+        worker_sts = f"{name}-{key[:8]}"
+        if leader is not None:
+            cells.append(_cell(snap, key, leader, worker_sts, size, target, False))
+        else:
+            rev = revision_of(orphans[key][0])
+            cells.append(GroupCell(key, "u" if rev == target else "x", rev, False, "terminating"))
     spec_replicas = int(((dep or {}).get("spec") or {}).get("replicas", 0)) if dep else 0
     return GroupsView(spec_replicas, None, tuple(cells), sum(1 for p in leaders if not is_deleting(p)),
                       sum(1 for c in cells if c.state in "Uo"))
+
+
+def is_hash_leader(pod: Mapping[str, Any]) -> bool:
+    """Hash leaders carry ``worker-index: "0"`` and are not owned by a (worker) StatefulSet;
+    Hash workers carry no worker-index label (their index is ``apps.kubernetes.io/pod-index``)."""
+    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return labels_of(pod).get(L.WORKER_INDEX) == "0" and not any(o.get("kind") == "StatefulSet" for o in owners)
+
+
+def hash_group_key(leader: Mapping[str, Any]) -> str:
+    """The leader's ``group-key`` label; before the first reconcile labels it, the key that
+    reconcile will write: sha1 of ``"<namespace>/<pod uid>"`` (docs/hash-mode.md, group identity),
+    so a group keeps one column in the trace from the moment its leader exists."""
+    key = labels_of(leader).get(L.GROUP_KEY)
+    if key:
+        return key
+    meta = leader.get("metadata") or {}
+    seed = meta.get("uid") or meta.get("name") or ""
+    return hashlib.sha1(f"{meta.get('namespace', 'default')}/{seed}".encode()).hexdigest()
+
+
+def _created(pod: Mapping[str, Any]) -> tuple[str, str]:
+    meta = pod.get("metadata") or {}
+    return (str(meta.get("creationTimestamp", "")), str(meta.get("name", "")))
 
 
 def _cell(snap: Snapshot, gid: str, leader: Mapping[str, Any] | None, worker_name: str, size: int, target: str, surge: bool) -> GroupCell:

@@ -1,8 +1,15 @@
 """The reconcile loop: scenario -> cluster -> (observe, program, apply, act) every interval.
 
+A program scenario runs in a scratch copy of the program's directory (:mod:`workspace`): spec
+updates are edits of its files (``lws.yaml``) made before the next reconcile, and the budgets
+below are read from the same file (:mod:`desired`). The copy is removed when the run ends.
+
 One tick (``reconcile.tick`` seconds): advance the clock (kubelet transitions fire), apply the
 scenario's due spec updates and faults, run one reconcile if the interval is due, then record
 what the cluster shows as a :class:`TraceRow` (rows identical to their predecessor are dropped).
+The first row is recorded at t=0 before any update: with ``start: converged`` it is the state
+"before the rolling update", its group states relative to the revision that was current then.
+Every row then gets a human note derived from the change since the previous row (:mod:`narrate`).
 
 Invariants checked on every row (budgets from the LWS spec the last reconcile used):
 - live groups <= replicas + maxSurge;
@@ -13,20 +20,24 @@ has not converged by ``maxTime``.
 """
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
 
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.revision import revision_key
 from pulumi_lws.rollout.stage import Stage
 from pulumi_lws.sim.cluster import SimCluster
+from pulumi_lws.sim.desired import DesiredSpec
 from pulumi_lws.sim.engines import Engine, EngineStep, make_engine
 from pulumi_lws.sim.groups import GroupsView, read_groups
+from pulumi_lws.sim.narrate import narrate
 from pulumi_lws.sim.scenario import Scenario
+from pulumi_lws.sim.workspace import Workspace
 from pulumi_lws.trace import Trace, TraceRow, rows_changed
 
 WARMUP_ROUNDS = 50
+#: called after every tick's row with the cluster and the time (tests measure e.g. GPU demand)
+Probe = Callable[[SimCluster, float], None]
 
 
 @dataclass
@@ -38,6 +49,12 @@ class RunResult:
     end_time: float
     reason: str | None = None  # why the run failed (None = success)
     raw_rows: list[TraceRow] = field(default_factory=list, repr=False)
+    engine: str = ""
+
+    @property
+    def final_blocker(self):
+        """The latest stage's Blocker (code, message, remedies) when the run ended blocked."""
+        return self.stages[-1].blocker if self.trace.blocked and self.stages else None
 
     @property
     def exit_code(self) -> int:
@@ -71,27 +88,50 @@ class _Budget:
 
 
 class Runner:
-    def __init__(self, scenario: Scenario, engine: str | Engine | None = None) -> None:
+    """One run of a scenario. A program scenario gets a workspace (removed by ``run``/``close``)."""
+
+    def __init__(self, scenario: Scenario, engine: str | Engine | None = None, probe: Probe | None = None) -> None:
         self.sc = scenario
-        name = engine if isinstance(engine, str) or engine is None else None
-        self.engine: Engine = engine if name is None and engine is not None else make_engine(  # type: ignore[assignment]
-            name or scenario.default_engine, namespace=scenario.namespace, program=scenario.program,
-            update_order=scenario.update_order, gang_provider=scenario.gang_provider)
+        self.workspace = Workspace.for_program(scenario.program) if scenario.program is not None else None
+        try:
+            self.spec = DesiredSpec(scenario, self.workspace)
+            self.engine = self._engine(engine)
+        except Exception:
+            self.close()
+            raise
+        self.probe = probe
         self.cluster = SimCluster(seed=scenario.seed, nodes=scenario.nodes, kubelet=scenario.kubelet,
                                   statefulset_history=scenario.statefulset_history)
-        self.desired: dict[str, Any] | None = copy.deepcopy(scenario.manifest)
         self.budget = _Budget()
+        self._seen: dict[str, int] = {}
         self.stages: list[Stage] = []
         self.rows: list[TraceRow] = []
         self.violations: list[str] = []
         self._updates = sorted(scenario.updates, key=lambda u: u.at)
         self._faults = sorted(scenario.faults, key=lambda f: f.at)
 
+    def _engine(self, engine: str | Engine | None) -> Engine:
+        if engine is not None and not isinstance(engine, str):
+            return engine
+        sc = self.sc
+        return make_engine(engine or sc.default_engine, namespace=sc.namespace,
+                           program=self.workspace.program if self.workspace else None,
+                           update_order=sc.update_order, gang_provider=sc.gang_provider,
+                           stack_id=str(sc.program) if sc.program else None)
+
+    def close(self) -> None:
+        """Remove the workspace (idempotent)."""
+        if self.workspace is not None:
+            self.workspace.close()
+
     # ---- helpers -------------------------------------------------------------------------
+    @property
+    def desired(self) -> dict[str, Any] | None:
+        """The desired LWS manifest (the workspace's LWS file in a program scenario)."""
+        return self.spec.manifest
+
     def _lws(self) -> LeaderWorkerSet | None:
-        if self.desired is None:
-            return None
-        return LeaderWorkerSet.from_manifest(self.desired, namespace=self.sc.namespace)
+        return self.spec.lws()
 
     def _reconcile(self) -> EngineStep:
         step = self.engine.step(self.cluster, self.desired, keep=self.sc.apply_keep)
@@ -106,7 +146,15 @@ class Runner:
         if lws is None:
             return None
         snap = self.cluster.observe(lws.namespace, lws.name)
-        return read_groups(snap, lws.name, lws.replicas, lws.size, revision_key(lws), lws.spec.group_identity == "Hash")
+        view = read_groups(snap, lws.name, lws.replicas, lws.size, revision_key(lws), lws.spec.group_identity == "Hash")
+        return replace(view, cells=self._stable(view.cells))
+
+    def _stable(self, cells: tuple) -> tuple:
+        """Hash groups in first-seen order for the whole run (a group keeps its place when its
+        leader is gone and only workers remain), so equal states compare equal; ordinals as read."""
+        for c in cells:
+            self._seen.setdefault(c.id, len(self._seen))
+        return tuple(sorted(cells, key=lambda c: (0, int(c.id), 0) if c.id.isdigit() else (1, 0, self._seen[c.id])))
 
     def _row(self, note: str = "", step: EngineStep | None = None) -> TraceRow | None:
         view = self._view()
@@ -114,10 +162,11 @@ class Runner:
             return None
         stage = step.stage if step else (self.stages[-1] if self.stages else None)  # latest verdict
         actions = tuple(step.executed) if step else ()
+        blocker = stage.blocker if stage else None
         row = TraceRow(time=self.cluster.clock.now, replicas=view.replicas, partition=view.partition, groups=view.cells,
                        live=view.live, available=view.available, revision=revision_key(self._lws()),  # type: ignore[arg-type]
-                       actions=actions, blocker=str(stage.blocker) if stage and stage.blocker else None, note=note,
-                       case=stage.case if stage else None)
+                       actions=actions, blocker=str(blocker) if blocker else None, note=note,
+                       case=stage.case if stage else None, blocker_code=blocker.code if blocker else None)
         self.rows.append(row)
         self.violations += self.budget.check(row)
         return row
@@ -139,9 +188,7 @@ class Runner:
     def _due_updates(self, t: float) -> list[str]:
         notes = []
         while self._updates and self._updates[0].at <= t:
-            upd = self._updates.pop(0)
-            self.desired = upd.apply_to(self.desired or {})
-            notes.append("spec updated" if upd.manifest is not None else "spec patched")
+            notes.append(self.spec.apply(self._updates.pop(0)))
         return notes
 
     def _due_faults(self, t: float) -> list[str]:
@@ -180,6 +227,13 @@ class Runner:
             self.stages.clear()
 
     def run(self) -> RunResult:
+        """Run to convergence or ``maxTime``; the workspace is removed afterwards."""
+        try:
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self) -> RunResult:
         for obj in self.sc.objects:
             self.cluster.create(obj)
         if self.sc.start == "converged":
@@ -189,20 +243,27 @@ class Runner:
         while True:
             t = k * self.sc.tick
             self.cluster.step(t)
-            notes = self._due_updates(t) + self._due_faults(t)
             if k == 0:
-                self._row("; ".join(notes))
-                notes = []
+                self._row()  # before anything of the scenario happens (the seeds' "before the rolling update")
+            notes = self._due_updates(t) + self._due_faults(t)
             step = self._reconcile() if k % ticks_per_reconcile == 0 else None
             row = self._row("; ".join(notes), step)
+            if self.probe is not None:
+                self.probe(self.cluster, t)
             converged = self._converged(row, t) if step is not None else converged and not notes
             if (converged and self.sc.when_converged) or t >= self.sc.max_time:
                 break
             k += 1
         return self._result(t, converged)
 
+    def _first_note(self) -> str:
+        if self.sc.start != "converged":
+            return "empty cluster"
+        return "before the rolling update" if self.sc.updates else "steady state"
+
     def _result(self, t: float, converged: bool) -> RunResult:
-        trace = Trace(rows=rows_changed(coalesce(self.rows)), violations=list(self.violations), converged=converged)
+        rows = narrate(rows_changed(coalesce(self.rows)), first_note=self._first_note())
+        trace = Trace(rows=rows, violations=list(self.violations), converged=converged)
         last = self.stages[-1] if self.stages else None
         reason = None
         if self.violations:
@@ -212,7 +273,7 @@ class Runner:
             reason = f"rollout ended blocked: {trace.blocked}"
         elif not converged and self.sc.require_converged:
             reason = f"did not converge by t={t:g}s"
-        return RunResult(self.sc, trace, self.stages, self.cluster, t, reason, self.rows)
+        return RunResult(self.sc, trace, self.stages, self.cluster, t, reason, self.rows, self.engine.name)
 
 
 def _state(row: TraceRow) -> tuple:
@@ -226,13 +287,13 @@ def coalesce(rows: list[TraceRow]) -> list[TraceRow]:
     for row in rows:
         if out and not row.actions and _state(out[-1]) == _state(row):
             prev = out[-1]
-            out[-1] = TraceRow(prev.time, prev.replicas, prev.partition, prev.groups, prev.live, prev.available,
-                               prev.revision, prev.actions, row.blocker, prev.note or row.note, prev.case or row.case)
+            out[-1] = replace(prev, blocker=row.blocker, blocker_code=row.blocker_code, note=prev.note or row.note,
+                              case=prev.case or row.case)
             continue
         out.append(row)
     return out
 
 
-def simulate(scenario: Scenario, engine: str | None = None) -> RunResult:
+def simulate(scenario: Scenario, engine: str | None = None, probe: Probe | None = None) -> RunResult:
     """Run ``scenario`` to completion (the runner API used by the CLI, tests and the bench)."""
-    return Runner(scenario, engine).run()
+    return Runner(scenario, engine, probe).run()

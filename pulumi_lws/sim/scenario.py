@@ -1,8 +1,9 @@
 """Scenario files (YAML) for ``pulumi-lws simulate``; the format is documented in docs/simulator.md.
 
-Invariants: loading is pure (no cluster is touched); unknown keys are errors (a typo never
-silently changes a run); every time is in simulated seconds from scenario start; paths are
-relative to the scenario file.
+Invariants: loading is pure (no cluster is touched, no file is written); unknown keys are errors
+(a typo never silently changes a run); every time is in simulated seconds from scenario start;
+paths are relative to the scenario file, except in a program scenario ``manifest:`` and every
+update's ``file:``, which name files of the program's project directory (the workspace).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import yaml
 from pulumi_lws.api.common import FieldError, SpecError
 from pulumi_lws.api.leaderworkerset import load_manifest
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.sim.workspace import merge_patch  # noqa: F401  (re-exported API)
 
 TOP_KEYS = {"name", "description", "seed", "engine", "namespace", "manifest", "objects", "program", "start",
             "updates", "nodes", "kubelet", "faults", "reconcile", "stop", "cluster", "apply"}
@@ -24,16 +26,30 @@ FAULT_TYPES = ("pod-crash", "container-restart", "node-loss")
 
 @dataclass(frozen=True)
 class Update:
-    """At ``at``, the desired LWS becomes ``manifest``, or the current one merge-patched by ``patch``."""
+    """A spec change at ``at``.
+
+    Without ``file``: the desired LWS becomes ``manifest`` or is merge-patched by ``patch`` (in a
+    program scenario the desired LWS is the workspace file named by the scenario's ``manifest``).
+    With ``file``: that workspace file is merge-patched by ``patch`` or replaced by ``replace``
+    (exactly "edit the file, run ``pulumi up``").
+    """
 
     at: float
     manifest: Mapping[str, Any] | None = None
     patch: Mapping[str, Any] | None = None
+    file: str | None = None
+    replace: Mapping[str, Any] | None = None
 
     def apply_to(self, current: Mapping[str, Any]) -> dict[str, Any]:
-        if self.manifest is not None:
-            return copy.deepcopy(dict(self.manifest))
+        """The new document from the current one (``manifest``/``replace``: the given document)."""
+        whole = self.manifest if self.manifest is not None else self.replace
+        if whole is not None:
+            return copy.deepcopy(dict(whole))
         return merge_patch(current, self.patch or {})
+
+    def describe(self) -> str:
+        what = f"{self.file} " if self.file else "spec "
+        return what + ("replaced" if self.manifest is not None or self.replace is not None else "patched")
 
 
 @dataclass(frozen=True)
@@ -53,6 +69,8 @@ class Scenario:
     manifest: dict[str, Any] | None = None
     objects: list[dict[str, Any]] = field(default_factory=list)
     program: pathlib.Path | None = None
+    #: program scenarios: the workspace file holding the LWS (``manifest: lws.yaml``), else None
+    manifest_file: str | None = None
     start: str = "empty"  # empty | converged
     updates: list[Update] = field(default_factory=list)
     nodes: list[dict[str, Any]] = field(default_factory=list)
@@ -72,19 +90,6 @@ class Scenario:
     @property
     def default_engine(self) -> str:
         return self.engine or ("pulumi" if self.program is not None else "pure")
-
-
-def merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386 JSON merge patch (``None`` deletes a key)."""
-    if not isinstance(patch, Mapping):
-        return copy.deepcopy(patch)
-    out = dict(copy.deepcopy(target)) if isinstance(target, Mapping) else {}
-    for k, v in patch.items():
-        if v is None:
-            out.pop(k, None)
-        else:
-            out[k] = merge_patch(out.get(k), v)
-    return out
 
 
 class _Errors:
@@ -129,16 +134,17 @@ def load_scenario(source: str | pathlib.Path | Mapping[str, Any], base: pathlib.
         err.add("engine", "must be pure or pulumi", sc.engine)
     if sc.start not in ("empty", "converged"):
         err.add("start", "must be empty or converged", sc.start)
-    if data.get("manifest") is not None:
-        sc.manifest = _manifest(data["manifest"], base, "manifest", err)
-    sc.objects = [_manifest(o, base, f"objects[{i}]", err) for i, o in enumerate(data.get("objects") or [])]
     if data.get("program"):
         sc.program = (base / str(data["program"])).resolve()
-        if not sc.program.exists():
+        if not sc.program.is_file():
             err.add("program", "file not found", str(sc.program))
+    if data.get("manifest") is not None:
+        _scenario_manifest(sc, data["manifest"], base, err)
+    sc.objects = [_manifest(o, base, f"objects[{i}]", err) for i, o in enumerate(data.get("objects") or [])]
     if sc.manifest is None and sc.program is None:
         err.add("manifest", "Required value: a scenario needs a manifest or a program")
     sc.updates = [_update(u, base, i, err) for i, u in enumerate(data.get("updates") or [])]
+    _check_updates(sc, err)
     sc.nodes = _nodes(data.get("nodes") or [], err)
     sc.kubelet = _kubelet(data.get("kubelet") or {}, err)
     sc.faults = [_fault(f, i, err) for i, f in enumerate(data.get("faults") or [])]
@@ -168,12 +174,42 @@ def _manifest(value: Any, base: pathlib.Path, where: str, err: _Errors) -> dict[
     return load_manifest(p)
 
 
+def _scenario_manifest(sc: Scenario, value: Any, base: pathlib.Path, err: _Errors) -> None:
+    """Inline or a file; in a program scenario a file is relative to the program's directory."""
+    if sc.program is not None and not isinstance(value, Mapping):
+        sc.manifest_file = str(value)
+        sc.manifest = _manifest(value, sc.program.parent, "manifest", err)
+    else:
+        sc.manifest = _manifest(value, base, "manifest", err)
+
+
 def _update(u: Mapping[str, Any], base: pathlib.Path, i: int, err: _Errors) -> Update:
-    err.unknown(f"updates[{i}].", u, {"at", "manifest", "patch"})
-    if ("manifest" in u) == ("patch" in u):
-        err.add(f"updates[{i}]", "exactly one of manifest or patch is required")
+    err.unknown(f"updates[{i}].", u, {"at", "manifest", "patch", "file", "replace"})
+    given = [k for k in ("manifest", "patch", "replace") if k in u]
+    if "file" in u:
+        if sorted(given) not in (["patch"], ["replace"]):
+            err.add(f"updates[{i}]", "an update with file: needs exactly one of patch or replace")
+    elif given not in (["manifest"], ["patch"]):
+        err.add(f"updates[{i}]", "exactly one of manifest or patch is required (replace needs file:)")
+    for key in ("patch", "replace"):
+        if key in u and not isinstance(u[key], Mapping):
+            err.add(f"updates[{i}].{key}", "expected a mapping", u[key])
     manifest = _manifest(u["manifest"], base, f"updates[{i}].manifest", err) if "manifest" in u else None
-    return Update(at=float(u.get("at", 0)), manifest=manifest, patch=u.get("patch"))
+    return Update(at=float(u.get("at", 0)), manifest=manifest, patch=u.get("patch"),
+                  file=None if u.get("file") is None else str(u["file"]), replace=u.get("replace"))
+
+
+def _check_updates(sc: Scenario, err: _Errors) -> None:
+    """File edits need a program (its directory is the workspace); spec updates of a program
+    scenario need ``manifest:`` to name the program's LWS file, or they would not reach the program."""
+    for i, u in enumerate(sc.updates):
+        if u.file is not None and sc.program is None:
+            err.add(f"updates[{i}].file", "file updates need a program: (the workspace is its directory)")
+        elif u.file is not None and sc.program is not None and not (sc.program.parent / u.file).is_file():
+            err.add(f"updates[{i}].file", "file not found in the program directory", u.file)
+        elif u.file is None and sc.program is not None and sc.manifest_file is None:
+            err.add(f"updates[{i}]", "in a program scenario a spec update needs manifest: <file the program reads> "
+                                     "(or use file:)")
 
 
 def _nodes(nodes: list[Mapping[str, Any]], err: _Errors) -> list[dict[str, Any]]:

@@ -129,3 +129,87 @@ def test_render_is_deterministic(policy):
     a, *_ = _rollout_manifests(lws)
     b, *_ = _rollout_manifests(lws)
     assert a == b
+
+
+# ---- renderer reuse: Hash leader env, TPU, UniquePerReplica -------------------------------------
+
+def _env(container):
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container["env"]}
+
+
+def test_hash_leader_has_no_ordinal_leader_name_helper():
+    (dep,) = by(reconcile(V2, snap()).manifests, "Deployment")
+    names = [e["name"] for e in dep["spec"]["template"]["spec"]["containers"][0]["env"]]
+    assert names == ["LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX"]
+
+
+def tpu_lws(**kw):
+    lws = make_lws(**kw)
+    lws.spec.leader_worker_template.worker_template["spec"]["containers"][0]["resources"] = {"limits": {"google.com/tpu": 4}}
+    return lws
+
+
+def test_tpu_env_uses_the_group_host_and_worker_pod_names():
+    lws = tpu_lws()
+    p = leader("web-a", rev(lws), gated=False)
+    key8 = key_of(p)[:8]
+    st = reconcile(lws, snap(cr(lws), p))
+    ann = [a for a in st.stage.actions if a.verb == "annotate"][0].params["annotations"]
+    assert ann["pulumi-lws.io/group-host"] == f"web-{key8}" and ann[L.LEADER_ADDRESS] == f"web-{key8}.{NS}"
+    (dep,) = by(st.manifests, "Deployment")
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    assert [e["name"] for e in c["env"]][:5] == ["LWS_LEADER_ADDRESS", "LWS_GROUP_SIZE", "LWS_WORKER_INDEX",
+                                                   "LWS_LEADER_NAME", "LWS_GROUP_HOST"]
+    env = _env(c)
+    assert env["LWS_GROUP_HOST"] == {"fieldRef": {"fieldPath": "metadata.annotations['pulumi-lws.io/group-host']"}}
+    assert env["TPU_WORKER_HOSTNAMES"] == "$(LWS_LEADER_ADDRESS),$(LWS_GROUP_HOST)-1.web,$(LWS_GROUP_HOST)-2.web"
+    assert env["TPU_WORKER_ID"] == "0" and env["TPU_NAME"] == "$(LWS_LEADER_NAME)"
+    (sts,) = by(st.manifests, "StatefulSet")
+    wenv = _env(sts["spec"]["template"]["spec"]["containers"][0])
+    assert wenv["TPU_WORKER_HOSTNAMES"] == f"web-{key8}.{NS},web-{key8}-1.web,web-{key8}-2.web"
+    assert wenv["TPU_NAME"] == "web-a"
+    assert wenv["TPU_WORKER_ID"] == {"fieldRef": {"fieldPath": f"metadata.labels['{L.POD_INDEX}']"}}
+    for m in st.manifests:
+        validate_manifest(m)
+
+
+def test_no_group_host_annotation_without_tpus():
+    p = leader("web-a", R1, gated=False)
+    ann = [a for a in reconcile(V1, snap(cr(V1), p)).stage.actions if a.verb == "annotate"][0].params["annotations"]
+    assert "pulumi-lws.io/group-host" not in ann
+
+
+def upr_lws(tpu=False):
+    lws = tpu_lws() if tpu else make_lws()
+    lws.spec.network_config.subdomain_policy = "UniquePerReplica"
+    return lws
+
+
+def test_unique_per_replica_workers_use_the_per_group_service():
+    lws = upr_lws(tpu=True)
+    p = leader("web-a", rev(lws), gated=False)
+    key = key_of(p)
+    st = reconcile(lws, snap(cr(lws), p))
+    svc = by(st.manifests, "Service", f"web-{key[:8]}")[0]
+    assert svc["spec"]["selector"] == {L.NAME: "web", L.GROUP_INDEX: key}  # the whole group, as upstream
+    (sts,) = by(st.manifests, "StatefulSet")
+    assert sts["spec"]["serviceName"] == f"web-{key[:8]}"
+    wenv = _env(sts["spec"]["template"]["spec"]["containers"][0])
+    assert wenv["LWS_LEADER_ADDRESS"] == f"web-a.web.{NS}"  # through the shared Service
+    assert wenv["TPU_WORKER_HOSTNAMES"] == f"web-a.web.{NS},web-{key[:8]}-1.web-{key[:8]},web-{key[:8]}-2.web-{key[:8]}"
+    ann = [a for a in st.stage.actions if a.verb == "annotate"][0].params["annotations"]
+    assert ann[L.LEADER_ADDRESS] == f"web-a.web.{NS}"
+    (dep,) = by(st.manifests, "Deployment")
+    lenv = _env(dep["spec"]["template"]["spec"]["containers"][0])
+    assert lenv["TPU_WORKER_HOSTNAMES"] == ("$(LWS_LEADER_ADDRESS),$(LWS_GROUP_HOST)-1.$(LWS_GROUP_HOST),"
+                                            "$(LWS_GROUP_HOST)-2.$(LWS_GROUP_HOST)")
+    for m in st.manifests:
+        validate_manifest(m)
+
+
+def test_shared_policy_keeps_the_leader_only_service_and_shared_subdomain():
+    p = leader("web-a", R1, gated=False)
+    manifests = reconcile(V1, snap(cr(V1), p)).manifests
+    (sts,) = by(manifests, "StatefulSet")
+    assert sts["spec"]["serviceName"] == "web"
+    assert sts["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}}

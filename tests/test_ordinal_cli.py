@@ -82,8 +82,54 @@ def test_invalid_input_exits_2(tmp_path, capsys):
     hashed = json.loads(json.dumps(SEED))
     hashed["spec"]["groupIdentity"] = "Hash"
     assert main(["plan", good, write(tmp_path, "hash.yaml", hashed)]) == 2
-    assert "Ordinal mode only" in capsys.readouterr().err
+    assert "groupIdentity is immutable" in capsys.readouterr().err
     bad_budget = json.loads(json.dumps(SEED))
     bad_budget["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]["maxSurge"] = "x%"
     assert main(["plan", good, write(tmp_path, "budget.yaml", bad_budget)]) == 2
     assert main(["plan", good, str(tmp_path / "missing.yaml")]) == 2
+
+
+# ---- Hash mode ----------------------------------------------------------------------------------
+
+HASH = json.loads(json.dumps(SEED))
+HASH["spec"].update({"groupIdentity": "Hash", "replicas": 2})
+HASH["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] = {"maxUnavailable": 1, "maxSurge": 1}
+
+
+def glyph_rows(data):
+    mark = {"gated": "🔒", "terminating": "🗑"}
+    return [" ".join(g["state"] + mark.get(g["detail"], "") for g in r["groups"]) for r in data["rows"]]
+
+
+def test_hash_seed_trace(tmp_path, capsys):
+    assert plan_json(tmp_path, HASH, with_image(HASH, "nginxinc/nginx-unprivileged:1.28")) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["converged"] and all(r["partition"] is None for r in data["rows"])
+    # the seeds' 5 stages (R=2, MU 1, MS 1, PostTermination)
+    assert glyph_rows(data) == ["o o", "o x🗑 u u🔒", "o - u u", "x🗑 - U u", "- - U U"]
+    assert [g["id"] for g in data["rows"][-1]["groups"]] == ["#1", "#2", "#3", "#4"]  # creation order
+    assert [r["live"] for r in data["rows"]] == [2, 3, 3, 2, 2]
+    assert min(r["available"] for r in data["rows"]) == 1  # R - MU
+
+
+def test_hash_table_and_combined_scale_up(tmp_path, capsys):
+    new = with_image(HASH, "x:2", replicas=4)
+    rc = main(["plan", write(tmp_path, "o.yaml", HASH), write(tmp_path, "n.yaml", new)])
+    out = capsys.readouterr().out
+    assert rc == 0 and "G-#1" in out and "G-#6" in out and "Partition" not in out and "rollout complete" in out
+    assert plan_json(tmp_path, HASH, new) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert glyph_rows({"rows": rows[1:2]}) == ["o o u u u"]  # delta 2 >= MU 1: no old group disrupted first
+    assert max(r["live"] for r in rows) <= 5  # R + MS
+
+
+def test_hash_mu0_and_immediate(tmp_path, capsys):
+    mu0 = json.loads(json.dumps(HASH))
+    mu0["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] = {"maxUnavailable": 0, "maxSurge": 1}
+    assert plan_json(tmp_path, mu0, with_image(mu0, "x:2")) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert all(r["available"] == 2 for r in rows)
+    imm = json.loads(json.dumps(HASH))
+    imm["spec"]["groupReplacementPolicy"] = "Immediate"
+    assert plan_json(tmp_path, imm, with_image(imm, "x:2")) == 0
+    assert glyph_rows(json.loads(capsys.readouterr().out))[1] == "o x🗑 u u"

@@ -1,13 +1,19 @@
 """``pulumi-lws plan OLD.yaml NEW.yaml [--format table|markdown|json] [--update-order ORDER]``.
 
-Predicts the stages of changing a LeaderWorkerSet from OLD to NEW (Ordinal mode), starting from
-every OLD group ready, assuming groups become ready in rollout order (freshly created groups
-first, then replaced groups from the highest ordinal down; :mod:`pulumi_lws.rollout.predict`).
-One row per readiness change; each row shows the stage the planner applies for it (the fixed
-point, so upstream's transient Case-2 stage is folded into the first row).
+Predicts the stages of changing a LeaderWorkerSet from OLD to NEW, starting from every OLD group
+ready.
 
-Columns: ``Live`` = leader replicas present (``stage.replicas``); ``Available`` = ready groups
-among the live ordinals, surge included, at most ``R`` (the quantity ``maxUnavailable`` bounds).
+* Ordinal: groups become ready in rollout order (freshly created groups first, then replaced
+  groups from the highest ordinal down; :mod:`pulumi_lws.rollout.predict`). One row per readiness
+  change; each row shows the stage the planner applies for it (the fixed point, so upstream's
+  transient Case-2 stage is folded into the first row). ``Live`` = leader replicas present
+  (``stage.replicas``); ``Available`` = ready groups among the live ordinals, surge included, at
+  most ``R`` (the quantity ``maxUnavailable`` bounds).
+* Hash: the Deployment + group-replacement-gate model (:mod:`pulumi_lws.rollout.hash_predict`),
+  groups becoming ready in creation order. Group columns ``G-#1``, ``G-#2``... in creation order
+  (OLD's groups first); 🔒 gated, 🗑️ terminating. ``Replicas`` = the Deployment's
+  ``spec.replicas``; ``Live`` = leaders not being deleted (gated ones included); ``Available`` =
+  ready groups among them, at most ``R``. ``--update-order`` does not apply.
 
 Exit status: 0 when the prediction completes, 1 when it ends blocked, 2 on invalid input.
 """
@@ -16,6 +22,7 @@ from __future__ import annotations
 import argparse
 import pathlib
 import sys
+from dataclasses import replace
 
 import yaml
 
@@ -24,6 +31,7 @@ from pulumi_lws.api.leaderworkerset import KIND, LeaderWorkerSet
 from pulumi_lws.reconcile import UPDATE_ORDER_ANNOTATION
 from pulumi_lws.revision import revision_key
 from pulumi_lws.rollout.ordinal import LeaderSts, RolloutInputs
+from pulumi_lws.rollout import hash_predict as HP
 from pulumi_lws.rollout.predict import ModelStep, available, finished, is_complete, is_settled, predict
 from pulumi_lws.trace import GroupCell, Trace, TraceRow, format_json, format_table
 
@@ -38,9 +46,10 @@ class PlanInputError(ValueError):
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     parser = subparsers.add_parser(
         "plan", help="predict the rollout stages of changing a LeaderWorkerSet from OLD to NEW",
-        description="Predict the stages (leader StatefulSet replicas/partition and group states) of "
-                    "changing an Ordinal LeaderWorkerSet from OLD.yaml to NEW.yaml, starting with every "
-                    "OLD group ready and assuming groups become ready in rollout order.")
+        description="Predict the stages (leader StatefulSet replicas/partition or leader Deployment, and "
+                    "group states) of changing a LeaderWorkerSet from OLD.yaml to NEW.yaml, starting with "
+                    "every OLD group ready and assuming groups become ready in rollout order (Ordinal) or "
+                    "creation order (Hash).")
     parser.add_argument("old", metavar="OLD.yaml", help="the LeaderWorkerSet as deployed now")
     parser.add_argument("new", metavar="NEW.yaml", help="the LeaderWorkerSet to roll out")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
@@ -50,18 +59,27 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     parser.set_defaults(handler=run)
 
 
-def initial_inputs(old: LeaderWorkerSet, new: LeaderWorkerSet) -> RolloutInputs:
-    """Everything on OLD and ready; the leader StatefulSet at rest for OLD; NEW's budgets."""
+def check_pair(old: LeaderWorkerSet, new: LeaderWorkerSet) -> None:
+    """OLD and NEW must be the same LWS, in the same (immutable) group identity, with budgets
+    that scale."""
     if old.name != new.name:
         raise PlanInputError(f"OLD and NEW name different LeaderWorkerSets ({old.name!r} vs {new.name!r})")
-    for which, lws in (("OLD", old), ("NEW", new)):
-        if lws.spec.group_identity != "Ordinal":
-            raise PlanInputError(f"{which} uses groupIdentity {lws.spec.group_identity}: plan supports Ordinal mode only")
+    if old.spec.group_identity != new.spec.group_identity:
+        raise PlanInputError(f"spec.groupIdentity is immutable: OLD uses {old.spec.group_identity}, "
+                             f"NEW uses {new.spec.group_identity}")
     try:
-        mu, ms = new.max_unavailable(), new.max_surge()
-        old.max_unavailable(), old.max_surge()
+        for lws in (old, new):
+            lws.max_unavailable(), lws.max_surge()
     except ValueError as exc:
         raise PlanInputError(f"invalid rollout budget: {exc}") from None
+
+
+def initial_inputs(old: LeaderWorkerSet, new: LeaderWorkerSet) -> RolloutInputs:
+    """Everything on OLD and ready; the leader StatefulSet at rest for OLD; NEW's budgets."""
+    check_pair(old, new)
+    if new.spec.group_identity != "Ordinal":
+        raise PlanInputError(f"groupIdentity {new.spec.group_identity}: use build_hash_trace")
+    mu, ms = new.max_unavailable(), new.max_surge()
     r0 = old.replicas
     changed = revision_key(old) != revision_key(new)
     return RolloutInputs(
@@ -103,7 +121,10 @@ def step_row(n: int, step: ModelStep, key: str, first: bool, template_changed: b
 
 
 def build_trace(old: LeaderWorkerSet, new: LeaderWorkerSet, order: str) -> Trace:
-    """The predicted rows for OLD -> NEW with ``order``."""
+    """The predicted rows for OLD -> NEW with ``order`` (ignored in Hash mode)."""
+    check_pair(old, new)
+    if new.spec.group_identity == "Hash":
+        return build_hash_trace(old, new)
     inp = initial_inputs(old, new)
     key = revision_key(new)
     steps = predict(inp, order)
@@ -113,6 +134,37 @@ def build_trace(old: LeaderWorkerSet, new: LeaderWorkerSet, order: str) -> Trace
     trace = Trace(rows=rows, converged=done)
     if not done:
         trace.blocked = "prediction cut short" if not finished(steps) else "no group left to become ready"
+    return trace
+
+
+def hash_start(old: LeaderWorkerSet, new: LeaderWorkerSet) -> HP.ModelState:
+    """OLD's groups ``#1``..``#R0``, all admitted and ready, on NEW's revision only when the
+    template did not change; the Deployment at rest; NEW's replicas, budgets and policy."""
+    same = revision_key(old) == revision_key(new)
+    groups = [HP.ModelGroup(id=f"#{n}", new=same, ready=True, gated=False) for n in range(1, old.replicas + 1)]
+    cfg = new.spec.rollout_strategy.rolling_update_configuration
+    return HP.initial_state(groups, new.replicas, cfg.max_surge, cfg.max_unavailable, new.spec.group_replacement_policy)
+
+
+def hash_row(n: int, state: HP.ModelState, key: str, note: str) -> TraceRow:
+    cells = tuple(GroupCell(id=g.id, state=g.char, detail=g.detail) for g in state.groups)
+    return TraceRow(time=n, replicas=state.replicas, partition=None, groups=cells, live=len(state.live()),
+                    available=min(state.replicas, state.available), revision=key, note=note)
+
+
+def build_hash_trace(old: LeaderWorkerSet, new: LeaderWorkerSet) -> Trace:
+    """Predicted rows for a Hash-mode OLD -> NEW: the before row, then one row per model stage."""
+    start, key = hash_start(old, new), revision_key(new)
+    steps = HP.predict(start, next_id=old.replicas + 1)
+    changed = revision_key(old) != key
+    rows = [replace(hash_row(0, start, key, "before: every OLD group ready"), replicas=old.replicas)]
+    for n, state in enumerate(steps, 1):
+        note = ("apply NEW" + (" (template change)" if changed else "")) if n == 1 else state.note
+        rows.append(hash_row(n, state, key, note + ("; rollout complete" if HP.is_done(state) else "")))
+    done = bool(steps) and HP.is_done(steps[-1])
+    trace = Trace(rows=rows, converged=done)
+    if not done:
+        trace.blocked = "no group left to become ready" if HP.finished(steps) else "prediction cut short"
     return trace
 
 
@@ -136,7 +188,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(format_json(trace))
     else:
-        print(format_table(trace.rows, markdown=args.format == "markdown"))
+        print(format_table(trace.rows, markdown=args.format == "markdown",
+                           show_partition=any(r.partition is not None for r in trace.rows)))
         if trace.blocked:
             print(f"blocked: {trace.blocked}")
     return 0 if trace.converged else 1

@@ -34,34 +34,22 @@ def blocker_text(stage: Stage) -> str | None:
     return None if stage.blocker is None else f"{stage.blocker.code}: {stage.blocker.message}"
 
 
-def fallback_status(lws: LeaderWorkerSet, stage: Stage) -> dict[str, Any]:
-    """Counts and LWS-style conditions from the stage's group views."""
-    groups = [g for g in stage.groups if g.exists and not g.surge]
-    ready = sum(1 for g in groups if g.ready)
-    updated = sum(1 for g in groups if g.updated)
-    available = ready >= lws.replicas - lws.max_unavailable() if lws.replicas else True
-    progressing = not stage.complete
-    conditions = [
-        {"type": "Available", "status": str(available), "reason": "AllGroupsReady" if ready == lws.replicas else "GroupsReady"},
-        {"type": "Progressing", "status": str(progressing and stage.blocker is None),
-         "reason": "GroupsProgressing" if progressing else "Complete"},
-        {"type": "UpdateInProgress", "status": str(progressing), "reason": stage.blocker.code if stage.blocker else ""},
-    ]
-    return {"replicas": len(groups), "readyReplicas": ready, "updatedReplicas": updated,
-            "hpaPodSelector": hpa_selector(lws), "conditions": conditions}
-
-
 def lws_status(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
-    """Ordinal: upstream's status rules (``rollout.status.ordinal_status``) plus the failure
-    conditions (Degraded / GroupUnschedulable, ``rollout.failure.merge_failure_status``).
-    Hash: counts from the observed groups (``fallback_status``)."""
-    if lws.spec.group_identity != "Ordinal":
-        return fallback_status(lws, stage)
+    """Upstream's status rules plus the failure conditions (Degraded / GroupUnschedulable,
+    ``rollout.failure.merge_failure_status``). Ordinal: ``rollout.status.ordinal_status``
+    (leader StatefulSet); Hash: ``rollout.hash_status.hash_status`` (counts from the observed
+    groups, Available only once the Deployment has observed its latest generation)."""
     from pulumi_lws.rollout.failure import merge_failure_status
-    from pulumi_lws.rollout.status import ordinal_status
 
-    status = ordinal_status(lws.name, stage.groups, lws.replicas, lws.user_partition(),
-                            snapshot.get("StatefulSet", lws.name))
+    if lws.spec.group_identity == "Hash":
+        from pulumi_lws.rollout.hash_status import hash_status
+
+        status = hash_status(lws.name, stage.groups, lws.replicas, snapshot.get("Deployment", lws.name))
+    else:
+        from pulumi_lws.rollout.status import ordinal_status
+
+        status = ordinal_status(lws.name, stage.groups, lws.replicas, lws.user_partition(),
+                                snapshot.get("StatefulSet", lws.name))
     return merge_failure_status(status, lws, snapshot)
 
 

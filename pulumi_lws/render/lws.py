@@ -18,6 +18,7 @@ See docs/rendering.md for the full object table and the known differences from u
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any, Collection, Mapping
 
 from pulumi_lws import labels as L
@@ -104,8 +105,42 @@ def _volume_claims(lws: LeaderWorkerSet) -> dict[str, Any]:
     return out
 
 
-def leader_template(lws: LeaderWorkerSet, key: str) -> dict[str, Any]:
-    """The leader pod template at ``lws``'s revision ``key`` with everything static added."""
+@dataclass(frozen=True)
+class LeaderEnv:
+    """How one leader pod template (shared by every leader of the controller) names its own group.
+
+    ``env`` is inserted first in every container; ``tpu_env`` (helper variables the TPU values
+    reference) right after it, only when TPU variables are added. The other fields may use
+    ``$(VAR)`` of those variables (Kubernetes expands only variables defined earlier).
+    """
+
+    env: tuple[dict[str, Any], ...]
+    host: str  # this leader's resolvable host: first entry of TPU_WORKER_HOSTNAMES
+    worker_prefix: str  # worker j's pod name is f"{worker_prefix}-{j}"
+    worker_subdomain: str  # the workers' subdomain (their StatefulSet's serviceName)
+    name: str  # the leader pod's name (TPU_NAME)
+    tpu_env: tuple[dict[str, Any], ...] = ()
+
+
+def ordinal_leader_env(lws: LeaderWorkerSet) -> LeaderEnv:
+    """Ordinal leaders: ``LWS_LEADER_NAME`` (Downward API) + ``$(LWS_LEADER_NAME).<lws>.<ns>``;
+    workers are ``$(LWS_LEADER_NAME)-<j>`` under ``<lws>`` (UniquePerReplica: the leader's name)."""
+    name = lws.name
+    return LeaderEnv(
+        env=tuple(leader_lws_env(names.leader_sts(name), lws.namespace, lws.size)),
+        host=names.pod_address(LEADER_NAME_REF, name),
+        worker_prefix=LEADER_NAME_REF,
+        worker_subdomain=LEADER_NAME_REF if is_unique_per_replica(lws) else name,
+        name=LEADER_NAME_REF,
+    )
+
+
+def leader_template(lws: LeaderWorkerSet, key: str, *, leader_env: LeaderEnv | None = None) -> dict[str, Any]:
+    """The leader pod template at ``lws``'s revision ``key`` with everything static added.
+
+    ``leader_env``: the LWS variables and self-references (default: Ordinal's,
+    :func:`ordinal_leader_env`; Hash passes its own)."""
+    refs = leader_env or ordinal_leader_env(lws)
     lwt = lws.spec.leader_worker_template
     sgp = lwt.sub_group_policy
     labels = {L.WORKER_INDEX: "0", L.NAME: lws.name, L.TEMPLATE_REVISION_HASH: key}
@@ -116,15 +151,14 @@ def leader_template(lws: LeaderWorkerSet, key: str) -> dict[str, Any]:
         annotations[L.SUBDOMAIN_POLICY] = UNIQUE_PER_REPLICA
     template = decorated(lwt.leader_pod_template(), labels, annotations)
     spec = template["spec"]
-    prepend_env(spec, leader_lws_env(names.leader_sts(lws.name), lws.namespace, lws.size))
+    tpu = sgp is None and requests_tpus(spec)
+    prepend_env(spec, list(refs.env) + (list(refs.tpu_env) if tpu else []))
     topology = lws.metadata.annotations.get(L.EXCLUSIVE_TOPOLOGY)
     if topology:
         add_leader_exclusive_affinity(spec, topology)
-    if sgp is None and requests_tpus(spec):
-        worker_sub = LEADER_NAME_REF if is_unique_per_replica(lws) else lws.name
-        hosts = [names.pod_address(LEADER_NAME_REF, lws.name)]
-        hosts += [names.pod_address(f"{LEADER_NAME_REF}-{j}", worker_sub) for j in range(1, lws.size)]
-        add_tpu_env(spec, hosts, LEADER_NAME_REF, first_id=0)
+    if tpu:
+        hosts = [refs.host] + [names.pod_address(f"{refs.worker_prefix}-{j}", refs.worker_subdomain) for j in range(1, lws.size)]
+        add_tpu_env(spec, hosts, refs.name, first_id=0)
     return template
 
 
@@ -153,17 +187,48 @@ def leader_statefulset(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCata
     }
 
 
-def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int, key: str,
-                    domain: str | None) -> dict[str, Any]:
-    """Worker pod template of group ``group`` from revision ``at`` (``live`` supplies metadata
-    annotations such as exclusive topology, which revisions don't cover)."""
+@dataclass(frozen=True)
+class GroupNames:
+    """Names and addresses of one group's pods, as its worker objects need them.
+
+    Ordinal: from the ordinal (:func:`ordinal_group_names`); Hash: from the group key and the
+    observed leader pod (``render.lws_hash.hash_group_names``).
+    """
+
+    index: str  # group-index label (ordinal, or the key)
+    key: str  # group-key label
+    leader: str  # the leader pod's name
+    leader_address: str  # LWS_LEADER_ADDRESS of the workers
+    leader_host: str  # the leader's TPU host
+    worker_prefix: str  # the worker StatefulSet's name; worker j's pod is f"{worker_prefix}-{j}"
+    subdomain: str  # the workers' serviceName
+    key_affinity: bool = False  # exclusive topology: follow the leader by group-key pod affinity (no nodeSelector)
+
+
+def ordinal_group_names(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int) -> GroupNames:
+    """Group ``group`` of an Ordinal LWS (``at`` = its revision, for the subdomain policy)."""
     name, ns = live.name, live.namespace
+    leader = names.leader_pod(name, group)
+    return GroupNames(
+        index=str(group), key=names.group_key(ns, name, group), leader=leader,
+        leader_address=names.pod_address(leader, names.shared_service(name), ns),
+        leader_host=names.pod_address(leader, names.shared_service(name)),
+        worker_prefix=names.worker_sts(name, group),
+        subdomain=names.replica_service(name, group) if is_unique_per_replica(at) else names.shared_service(name),
+    )
+
+
+def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | GroupNames, key: str,
+                    domain: str | None = None) -> dict[str, Any]:
+    """Worker pod template of ``group`` (an ordinal, or its :class:`GroupNames`) from revision
+    ``at`` (``live`` supplies metadata annotations such as exclusive topology, which revisions
+    don't cover)."""
+    g = group if isinstance(group, GroupNames) else ordinal_group_names(live, at, group)
+    name = live.name
     lwt = at.spec.leader_worker_template
     sgp = lwt.sub_group_policy
-    leader = names.leader_pod(name, group)
-    subdomain = names.replica_service(name, group) if is_unique_per_replica(at) else names.shared_service(name)
-    labels = {L.GROUP_INDEX: str(group), L.NAME: name, L.GROUP_KEY: names.group_key(ns, name, group),
-              L.TEMPLATE_REVISION_HASH: key}
+    leader = g.leader
+    labels = {L.GROUP_INDEX: g.index, L.NAME: name, L.GROUP_KEY: g.key, L.TEMPLATE_REVISION_HASH: key}
     annotations = group_annotations(at.size, live.metadata.annotations, sgp)
     annotations[L.LEADER_NAME] = leader
     leader_tpus = requests_tpus(lwt.leader_pod_template().get("spec") or {})
@@ -175,45 +240,48 @@ def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int, key:
         labels[L.SUBGROUP_KEY] = names.subgroup_key(leader, sg_index)
     template = decorated(lwt.worker_template, labels, annotations)
     spec = template["spec"]
-    prepend_env(spec, worker_lws_env(names.pod_address(leader, names.shared_service(name), ns), at.size))
+    prepend_env(spec, worker_lws_env(g.leader_address, at.size))
     sg_topology = live.metadata.annotations.get(L.SUBGROUP_EXCLUSIVE_TOPOLOGY)
     if sg_index is not None and sg_topology:
         add_key_exclusive_affinity(spec, L.SUBGROUP_KEY, labels[L.SUBGROUP_KEY], sg_topology)
     topology = live.metadata.annotations.get(L.EXCLUSIVE_TOPOLOGY)
     if topology and domain:
         pin_to_domain(spec, topology, domain)
+    elif topology and g.key_affinity:  # with the leader (it carries the group-key label), apart from other groups
+        add_key_exclusive_affinity(spec, L.GROUP_KEY, g.key, topology)
     if sgp is None and requests_tpus(spec):
-        hosts = [names.pod_address(leader, names.shared_service(name))] if leader_tpus else []
-        hosts += [names.pod_address(names.worker_pod(name, group, j), subdomain) for j in range(1, at.size)]
+        hosts = [g.leader_host] if leader_tpus else []
+        hosts += [names.pod_address(f"{g.worker_prefix}-{j}", g.subdomain) for j in range(1, at.size)]
         n_tpu = sum(1 for c in spec.get("containers") or [] if container_requests_tpus(c))
         add_tpu_env(spec, hosts, leader, first_id=None, id_from_pod_index=leader_tpus and n_tpu == 1)
     return template
 
 
-def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int, key: str,
+def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | GroupNames, key: str,
                        domain: str | None = None) -> dict[str, Any]:
-    """§3.3 worker StatefulSet ``<lws>-<group>`` on revision ``key`` (``at`` = LWS at that key).
+    """§3.3 worker StatefulSet ``<lws>-<group>`` (Hash: ``<lws>-<key8>``) on revision ``key``
+    (``at`` = LWS at that key).
 
     ``maxUnavailable: 100%`` + Parallel: when Pulumi updates it (only once the group is
     admitted), all workers are replaced at once, together with their leader.
     """
+    g = group if isinstance(group, GroupNames) else ordinal_group_names(live, at, group)
     name, ns = live.name, live.namespace
-    selector = {L.GROUP_INDEX: str(group), L.NAME: name, L.GROUP_KEY: names.group_key(ns, name, group)}
-    service = names.replica_service(name, group) if is_unique_per_replica(at) else names.shared_service(name)
+    selector = {L.GROUP_INDEX: g.index, L.NAME: name, L.GROUP_KEY: g.key}
     spec: dict[str, Any] = {
         "replicas": at.size - 1,
         "ordinals": {"start": 1},
-        "serviceName": service,
+        "serviceName": g.subdomain,
         "podManagementPolicy": "Parallel",
         "selector": {"matchLabels": selector},
-        "template": worker_template(live, at, group, key, domain),
+        "template": worker_template(live, at, g, key, domain),
         "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}},
         **_volume_claims(at),
     }
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
-        "metadata": metadata(names.worker_sts(name, group), ns,
+        "metadata": metadata(g.worker_prefix, ns,
                              merged(live.metadata.labels, {**selector, L.TEMPLATE_REVISION_HASH: key}),
                              workload_annotations(live.metadata.annotations)),
         "spec": spec,

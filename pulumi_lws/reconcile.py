@@ -59,7 +59,14 @@ def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOption
         from pulumi_lws.rollout.hash import plan_hash
 
         stage = plan_hash(lws, snapshot, catalog, options)
+        # ---- failure handling (Hash): rollout/failure_hash.py; see docs/failure-handling.md ----
+        from pulumi_lws.rollout.failure_hash import plan_hash_failure, with_hash_failure_state
+
+        hash_failure = plan_hash_failure(lws, snapshot, stage)
+        stage = hash_failure.apply_to(stage)
+        # ---- end failure handling -------------------------------------------------------------
         manifests = render_hash(lws, stage, catalog, options)
+        manifests = with_hash_failure_state(manifests, lws, hash_failure)  # failure handling: counts
     else:
         from pulumi_lws.render.lws import render_ordinal
         from pulumi_lws.rollout.ordinal import plan_ordinal

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pulumi_lws import labels as L
 from pulumi_lws.rollout.failure import (BACKOFF, BUDGET_EXCEEDED, RECREATE_GROUP, RESTART_PENDING, UNSCHEDULABLE,
                                         plan_failure_actions, plan_group_failure, with_failure_state)
+from pulumi_lws.rollout.retention import RETAIN_FINALIZER
 from pulumi_lws.rollout.termination import PREVIOUS_LEADER_UID
 
 from test_failure_fixtures import NAME, World, make_lws, pod
@@ -22,7 +23,8 @@ def verbs(p) -> list[tuple[str, str, str]]:
 
 def execute(w: World, p) -> None:
     """Apply the plan's actions to the literal world the way the API server would (deletes only
-    mark pods deleting: the grace period has not elapsed)."""
+    mark pods deleting: the grace period has not elapsed; a deleting pod whose last finalizer is
+    removed is gone: it terminated long ago)."""
     for a in p.actions:
         obj = w.get(a.name, a.kind)
         assert a.uid == obj["metadata"]["uid"]
@@ -30,6 +32,13 @@ def execute(w: World, p) -> None:
             w.delete(a.name)
         elif a.verb == "annotate":
             obj["metadata"].setdefault("annotations", {}).update(a.params["annotations"])
+        elif a.verb == "finalize":
+            fins = obj["metadata"].setdefault("finalizers", [])
+            assert not (a.params.get("add") and obj["metadata"].get("deletionTimestamp")), "Forbidden"
+            fins += [f for f in a.params.get("add", []) if f not in fins]
+            obj["metadata"]["finalizers"] = [f for f in fins if f not in a.params.get("remove", [])]
+            if not obj["metadata"]["finalizers"] and obj["metadata"].get("deletionTimestamp"):
+                del w.objs[(a.kind, a.name)]
 
 
 def test_healthy_groups_need_nothing():
@@ -154,32 +163,91 @@ def test_counts_carried_forward_without_change():
     assert p.actions == () and json.loads(p.restart_counts) == {f"{w.key}/0": 1}
 
 
-def test_exhaustion_halts_group_and_recover_restarts_it():
+def test_exhaustion_retains_group_and_recover_releases_it():
     w = World(make_lws(max_restarts=1))
     w.get(NAME, "StatefulSet")["metadata"]["annotations"][L.GROUP_RESTART_COUNTS] = json.dumps({f"{w.key}/2": 1})
     w.restart("lws-2-1")
     p = plan(w)
-    assert verbs(p) == [("annotate", "Pod", "lws-2")]
+    group = ["lws-2", "lws-2-1", "lws-2-2"]
+    assert verbs(p) == [("annotate", "Pod", "lws-2")] + [("finalize", "Pod", n) for n in group] + \
+        [("delete", "Pod", n) for n in group]  # every finalizer is on before the first delete
     assert p.actions[0].params == {"annotations": {L.RESTART_BUDGET_EXHAUSTED: "true"}}
-    assert p.halted_groups == (2,) and p.degraded_groups == ("2",) and p.events[0].code == BUDGET_EXCEEDED
+    assert all(a.params == {"add": [RETAIN_FINALIZER]} for a in p.actions[1:4])
+    assert all(a.params == {"propagation": "Background"} for a in p.actions[4:])
+    assert [a.uid for a in p.actions[1:]] == ["L2", "W21", "W22"] * 2
+    assert p.degraded_groups == ("2",) and p.events[0].code == BUDGET_EXCEEDED
     manifests = [{"kind": "StatefulSet", "metadata": {"name": f"{NAME}-{i}"}} for i in range(3)]
-    assert [m["metadata"]["name"] for m in with_failure_state(manifests, w.lws, p)] == ["lws-0", "lws-1"]
+    assert p.halted_groups == () and len(with_failure_state(manifests, w.lws, p)) == 3  # pods finalized first
     execute(w, p)
     again = plan(w)
-    assert again.actions == () and again.halted_groups == (2,)  # stays halted, no more recreation
+    assert again.actions == () and again.halted_groups == (2,) and again.degraded_groups == ("2",)
+    assert [m["metadata"]["name"] for m in with_failure_state(manifests, w.lws, again)] == ["lws-0", "lws-1"]
+    w.delete("lws-2")  # kubectl delete of the retained leader: nothing changes, no recovery
+    assert plan(w).actions == () and w.get("lws-2")["metadata"]["finalizers"] == [RETAIN_FINALIZER]
     w.annotate("lws-2", **{L.RECOVER: "true"})
     rec = plan(w)
-    assert verbs(rec)[:2] == [("annotate", "StatefulSet", NAME), ("delete", "Pod", "lws-2")]
-    assert json.loads(rec.restart_counts) == {}
+    assert verbs(rec) == [("annotate", "StatefulSet", NAME)] + [("finalize", "Pod", n) for n in group]
+    assert all(a.params == {"remove": [RETAIN_FINALIZER]} for a in rec.actions[1:])
+    assert json.loads(rec.restart_counts) == {} and rec.events[0].code == "RecoverGroup"
     execute(w, rec)
-    assert [a.verb for a in plan(w).actions] == []  # idempotent while the old leader terminates
+    assert not any(k == ("Pod", n) for k in w.objs for n in group)  # released: the objects are gone
+    after = plan(w)
+    assert after.actions == () and after.halted_groups == () and after.degraded_groups == ()
+
+
+def test_retention_skips_a_worker_already_deleting():
+    w = World(make_lws(max_restarts=0))
+    w.delete("lws-1-2")  # the failure itself; a finalizer cannot be added to it any more
+    p = plan(w)
+    assert ("finalize", "Pod", "lws-1-2") not in verbs(p) and ("delete", "Pod", "lws-1-2") not in verbs(p)
+    assert ("finalize", "Pod", "lws-1-1") in verbs(p) and ("delete", "Pod", "lws-1") in verbs(p)
+
+
+def test_exhausted_leader_never_retained_is_retained_then_recovered_by_delete():
+    w = World(make_lws(max_restarts=1))
+    w.annotate("lws-0", **{L.RESTART_BUDGET_EXHAUSTED: "true"})  # e.g. exhausted by an older version
+    p = plan(w)
+    assert verbs(p)[:3] == [("finalize", "Pod", "lws-0"), ("finalize", "Pod", "lws-0-1"), ("finalize", "Pod", "lws-0-2")]
+    assert p.halted_groups == ()
+    w.annotate("lws-0", **{L.RECOVER: "true"})
+    rec = plan(w)
+    assert verbs(rec)[0] == ("delete", "Pod", "lws-0") and rec.actions[0].params == {"propagation": "Foreground"}
+
+
+def _retained_world(**lws_kw) -> World:
+    w = World(make_lws(max_restarts=1, **lws_kw))
+    w.annotate("lws-2", **{L.RESTART_BUDGET_EXHAUSTED: "true"})
+    for n in ("lws-2", "lws-2-1", "lws-2-2"):
+        w.meta(n)["finalizers"] = [RETAIN_FINALIZER]
+        w.delete(n)
+    return w
+
+
+def test_rollout_and_scale_down_release_retained_pods_without_recovery():
+    w = _retained_world()
+    rollout = plan(w, partition=0, target="newrev")
+    assert [(a.verb, a.name, a.params) for a in rollout.actions] == \
+        [("finalize", n, {"remove": [RETAIN_FINALIZER]}) for n in ("lws-2", "lws-2-1", "lws-2-2")]
+    assert rollout.degraded_groups == () and not rollout.events
+    w = _retained_world()
+    down = plan_failure_actions(w.lws, w.snapshot(), replace(w.stage(), replicas=2))
+    assert [a.name for a in down.actions if a.verb == "finalize"] == ["lws-2", "lws-2-1", "lws-2-2"]
+    assert plan(w, partition=3, target="newrev").actions == ()  # below the partition: not replaced yet
+
+
+def test_lws_deletion_releases_retained_pods():
+    w = _retained_world()
+    w.meta(NAME, "StatefulSet")["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert [a.verb for a in plan(w).actions] == ["finalize"] * 3
 
 
 def test_zero_budget_exhausts_on_first_failure():
     w = World(make_lws(max_restarts=0))
     w.delete("lws-0-2")
     p = plan(w)
-    assert p.halted_groups == (0,) and ("delete", "Pod", "lws-0") not in verbs(p)
+    assert p.degraded_groups == ("0",) and [e.code for e in p.events] == [BUDGET_EXCEEDED]
+    assert p.restart_counts == "{}"  # exhaustion consumes nothing
+    assert all(a.params.get("propagation") != "Foreground" for a in p.actions)  # retained, not recreated
 
 
 def test_backoff_defers_until_leader_is_old_enough():

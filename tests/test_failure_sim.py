@@ -15,6 +15,8 @@ from pulumi_lws import labels as L  # noqa: E402
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet  # noqa: E402
 from pulumi_lws.observe import is_deleting, labels_of, pod_running_and_ready, statefulset_ready  # noqa: E402
 from pulumi_lws.rollout.failure import merge_failure_status  # noqa: E402
+from pulumi_lws.rollout.retention import RETAIN_FINALIZER  # noqa: E402
+from pulumi_lws.rollout.stage import Action  # noqa: E402
 from pulumi_lws.sim.cluster import SimCluster  # noqa: E402
 from pulumi_lws.sim.engines import PureEngine  # noqa: E402
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing  # noqa: E402
@@ -24,8 +26,9 @@ NS, NAME, INTERVAL, R, SIZE = "default", "web", 5, 3, 3
 
 def manifest(image: str = "v1", **lwt_extra) -> dict:
     termination = lwt_extra.pop("podTerminationPolicy", None)
+    container = {"name": "c", "image": image, "resources": {"limits": {"nvidia.com/gpu": 1}}}
     spec = {"replicas": R, "leaderWorkerTemplate": {"size": SIZE, **lwt_extra, "workerTemplate": {"spec": {
-        "terminationGracePeriodSeconds": 2, "containers": [{"name": "c", "image": image}]}}}}
+        "terminationGracePeriodSeconds": 2, "containers": [container]}}}}
     if termination:
         spec["podTerminationPolicy"] = termination
     return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
@@ -36,8 +39,9 @@ class Driver:
     """Reconciles every INTERVAL s; checks after every second that no group other than the
     failing one ever loses a pod and that live groups never exceed replicas (no surge here)."""
 
-    def __init__(self, desired: dict) -> None:
-        self.cluster = SimCluster(seed=3, kubelet=KubeletConfig(default=Timing(1, 2), termination_grace=2))
+    def __init__(self, desired: dict, gpus: bool = False) -> None:
+        nodes = [{"name": f"n{k}", "capacity": {"nvidia.com/gpu": SIZE, "cpu": 64, "pods": 110}} for k in range(R)] if gpus else ()
+        self.cluster = SimCluster(seed=3, nodes=nodes, kubelet=KubeletConfig(default=Timing(1, 2), termination_grace=2))
         self.engine = PureEngine(NS)
         self.desired = desired
         self.t = 0
@@ -87,6 +91,12 @@ class Driver:
     def protect_all_but(self, group: int) -> None:
         self.protected = {n: u for n, u in self.uids().items() if n not in self.uids(group)}
 
+    def gpus_in_use(self) -> int:
+        """GPUs requested by pods the scheduler counts (bound, not in a terminal phase)."""
+        return sum(int(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0))
+                   for p in self.pods() if p["spec"].get("nodeName") and p["status"].get("phase") not in ("Failed", "Succeeded")
+                   for c in p["spec"]["containers"])
+
     def counts(self) -> dict:
         ann = self.cluster.get("StatefulSet", NAME, NS)["metadata"].get("annotations") or {}
         return json.loads(ann.get(L.GROUP_RESTART_COUNTS, "{}"))
@@ -118,8 +128,8 @@ def test_worker_crash_recreates_exactly_that_group(termination):
     assert images == {"v2"}
 
 
-def test_restart_budget_exhaustion_and_recovery():
-    d = Driver(manifest(maxGroupRestarts=1))
+def test_restart_budget_exhaustion_retains_the_group_and_recover_brings_it_back():
+    d = Driver(manifest(maxGroupRestarts=1), gpus=True)
     d.settle()
     d.protect_all_but(2)
     d.cluster.restart_container(NS, f"{NAME}-2-1")
@@ -127,26 +137,62 @@ def test_restart_budget_exhaustion_and_recovery():
     assert list(d.counts().values()) == [1]
     assert d.status()["conditions"][0]["status"] == "False"  # Degraded=False
     first = d.uids(2)
+    assert d.gpus_in_use() == R * SIZE
 
-    d.cluster.restart_container(NS, f"{NAME}-2-1")  # the budget (1) is used up: halt the group
+    d.cluster.restart_container(NS, f"{NAME}-2-1")  # the budget (1) is used up: retain the group
     d.run(40)
-    leader = d.cluster.get("Pod", f"{NAME}-2", NS)
-    assert leader["metadata"]["uid"] == first[f"{NAME}-2"]  # retained, not recreated
-    assert leader["metadata"]["annotations"][L.RESTART_BUDGET_EXHAUSTED] == "true"
-    assert d.cluster.get("StatefulSet", f"{NAME}-2", NS) is None and set(d.uids(2)) == {f"{NAME}-2"}
+    pods = {n: d.cluster.get("Pod", n, NS) for n in first}
+    assert {n: p["metadata"]["uid"] for n, p in pods.items()} == first  # the same objects, nothing recreated
+    assert pods[f"{NAME}-2"]["metadata"]["annotations"][L.RESTART_BUDGET_EXHAUSTED] == "true"
+    for p in pods.values():
+        assert p["metadata"]["deletionTimestamp"] and p["metadata"]["finalizers"] == [RETAIN_FINALIZER]
+        assert p["status"]["phase"] == "Failed"
+        assert not any("running" in cs["state"] for cs in p["status"].get("containerStatuses") or [])
+    assert d.gpus_in_use() == (R - 1) * SIZE  # the retained pods free their GPUs ...
+    probe = d.cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe", "namespace": NS},
+                              "spec": {"containers": [{"name": "p", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}})
+    assert d.cluster.get("Pod", "probe", NS)["spec"].get("nodeName")  # ... and the scheduler can use them (all nodes were full)
+    d.cluster.store.delete("Pod", NS, "probe", uid=probe["metadata"]["uid"], grace=0)
+    d.cluster.settle()
+    assert d.cluster.get("StatefulSet", f"{NAME}-2", NS) is None or is_deleting(d.cluster.get("StatefulSet", f"{NAME}-2", NS))
     assert list(d.counts().values()) == [1]
     degraded = d.status()["conditions"][0]
     assert (degraded["type"], degraded["status"], degraded["reason"]) == ("Degraded", "True", "ReplicaRestartBudgetExceeded")
     assert d.stages[-1].groups[2].phase == "exhausted" and not d.stages[-1].complete
 
-    d.cluster.execute(NS, [_recover_action(leader)])  # kubectl annotate pod web-2 ...recover=true
+    d.cluster.execute(NS, [Action("delete", "Pod", f"{NAME}-2")])  # kubectl delete: no recovery
+    d.run(2 * INTERVAL)
+    assert d.uids(2) == first and not d.stages[-1].actions
+
+    d.cluster.execute(NS, [_recover_action(pods[f"{NAME}-2"])])  # kubectl annotate pod web-2 ...recover=true
     d.settle()
     fresh = d.uids(2)
     assert len(fresh) == SIZE and not set(fresh.values()) & set(first.values())
     assert d.counts() == {} and d.status()["conditions"][0]["status"] == "False"
+    assert d.gpus_in_use() == R * SIZE
 
 
 def _recover_action(leader: dict):
-    from pulumi_lws.rollout.stage import Action
-
     return Action("annotate", "Pod", leader["metadata"]["name"], {"annotations": {L.RECOVER: "true"}})
+
+
+def test_sim_finalize_verb_and_finalizer_semantics():
+    c = SimCluster(seed=1, kubelet=KubeletConfig(default=Timing(0, 0), termination_grace=2))
+    pod = c.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": NS},
+                    "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}})
+    uid = pod["metadata"]["uid"]
+    c.step(1)
+    assert c.execute(NS, [Action("finalize", "Pod", "p", {"add": [RETAIN_FINALIZER]}, uid="other")])[0].endswith(
+        "uid precondition failed (have %s, want other)" % uid)
+    assert c.execute(NS, [Action("finalize", "Pod", "p", {"add": [RETAIN_FINALIZER]}, uid=uid),
+                          Action("delete", "Pod", "p", uid=uid)]) == ["finalize Pod/p: ok", "delete Pod/p: deleted"]
+    assert c.get("Pod", "p", NS)["status"]["phase"] == "Running"  # grace period: still terminating
+    c.step(5)
+    kept = c.get("Pod", "p", NS)
+    assert kept["status"]["phase"] == "Failed" and kept["metadata"]["finalizers"] == [RETAIN_FINALIZER]
+    assert "terminated" in kept["status"]["containerStatuses"][0]["state"]
+    assert "Forbidden" in c.execute(NS, [Action("finalize", "Pod", "p", {"add": ["x.io/y"]}, uid=uid)])[0]
+    c.execute(NS, [Action("delete", "Pod", "p", uid=uid)])  # a second delete changes nothing
+    assert c.get("Pod", "p", NS) is not None
+    assert c.execute(NS, [Action("finalize", "Pod", "p", {"remove": [RETAIN_FINALIZER]}, uid=uid)]) == ["finalize Pod/p: ok"]
+    assert c.get("Pod", "p", NS) is None

@@ -152,3 +152,42 @@ def test_condition_patch_replaces_by_type_and_keeps_transition_time():
     assert ops[0] == {"op": "test", "path": "/status/conditions/1/type", "value": "X"}
     assert ops[1]["value"]["lastTransitionTime"] == "t0"
     assert condition_patch(None, {"type": "X", "status": "False"})[0]["path"] == "/status/conditions"
+
+
+@pytest.mark.asyncio
+async def test_finalize_adds_and_removes_with_a_guarded_json_patch(kmock):
+    from pulumi_lws.rollout.retention import RETAIN_FINALIZER
+
+    kmock.objects[("v1/pods", NS, "demo-3")] = _pod("demo-3")
+    kmock.objects[("v1/pods", NS, "demo-4")] = {**_pod("demo-4"), "metadata": {
+        **_meta("demo-4"), "finalizers": ["other.io/keep", RETAIN_FINALIZER]}}
+    live = LiveCluster(_client(str(kmock.url)), now=lambda: 0.0)
+    lines = await asyncio.to_thread(live.execute, NS, [
+        Action("finalize", "Pod", "demo-3", {"add": [RETAIN_FINALIZER]}, uid="uid-demo-3"),
+        Action("finalize", "Pod", "demo-4", {"remove": [RETAIN_FINALIZER]}, uid="uid-demo-4"),
+        Action("finalize", "Pod", "demo-4", {"remove": ["absent.io/x"]}, uid="uid-demo-4"),
+    ])
+    assert lines[0].startswith("finalize Pod/demo-3") and lines[2].endswith("unchanged")
+    assert kmock.objects[("v1/pods", NS, "demo-3")].raw["metadata"]["finalizers"] == [RETAIN_FINALIZER]
+    assert kmock.objects[("v1/pods", NS, "demo-4")].raw["metadata"]["finalizers"] == ["other.io/keep"]
+
+    patches = [r for r in kmock if str(getattr(r.method, "value", r.method)).upper() == "PATCH"]
+    assert len(patches) == 2 and all(r.headers["Content-Type"] == "application/json-patch+json" for r in patches)
+    assert json.loads(patches[0].body) == [
+        {"op": "test", "path": "/metadata/uid", "value": "uid-demo-3"},
+        {"op": "add", "path": "/metadata/finalizers", "value": [RETAIN_FINALIZER]}]
+    assert json.loads(patches[1].body) == [
+        {"op": "test", "path": "/metadata/uid", "value": "uid-demo-4"},
+        {"op": "test", "path": "/metadata/finalizers/1", "value": RETAIN_FINALIZER},
+        {"op": "remove", "path": "/metadata/finalizers/1"}]
+
+
+def test_finalizer_patch_appends_to_an_existing_list_and_removes_highest_index_first():
+    from pulumi_lws.cluster.live import finalizer_patch
+
+    assert finalizer_patch(["a"], add=["b", "a"]) == [{"op": "add", "path": "/metadata/finalizers/-", "value": "b"}]
+    assert finalizer_patch(["x", "y", "x"], remove=["x"], uid="u") == [
+        {"op": "test", "path": "/metadata/uid", "value": "u"},
+        {"op": "test", "path": "/metadata/finalizers/2", "value": "x"}, {"op": "remove", "path": "/metadata/finalizers/2"},
+        {"op": "test", "path": "/metadata/finalizers/0", "value": "x"}, {"op": "remove", "path": "/metadata/finalizers/0"}]
+    assert finalizer_patch(None, remove=["x"]) == []

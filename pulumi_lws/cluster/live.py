@@ -5,8 +5,10 @@ One reconcile reads at most 8 LISTs whatever the number of groups: one per kind 
 plus Nodes when asked. Kinds whose API the cluster does not serve (404, e.g. no Workload API or
 no Volcano) are skipped. Actions are precise patches: ``label``/``annotate`` are merge patches
 on metadata, ``ungate`` removes exactly one scheduling gate with a JSON patch guarded by a
-``test`` op, ``set-condition`` patches the pod's status subresource, ``delete`` sends
-``propagationPolicy`` and ``preconditions.uid`` so a recreated object is never deleted.
+``test`` op, ``set-condition`` patches the pod's status subresource, ``finalize`` adds/removes
+entries of ``metadata.finalizers`` with a JSON patch guarded by ``test`` ops (uid, and each
+removed entry's position), ``delete`` sends ``propagationPolicy`` and ``preconditions.uid`` so
+a recreated object is never deleted.
 
 ``Action.params`` by verb follow :class:`pulumi_lws.rollout.stage.Action`. ``Action.uid`` guards
 every verb.
@@ -91,7 +93,8 @@ class LiveCluster:
 
     def _execute_one(self, namespace: str, action: Action) -> str:
         handler = {"label": self._label, "annotate": self._annotate, "ungate": self._ungate,
-                   "set-condition": self._set_condition, "delete": self._delete}.get(action.verb)
+                   "set-condition": self._set_condition, "finalize": self._finalize,
+                   "delete": self._delete}.get(action.verb)
         if handler is None:
             raise ValueError(f"unknown action verb {action.verb!r}")
         res = self._res(action.kind)
@@ -140,6 +143,16 @@ class LiveCluster:
         self.client.patch(res.Status, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
         return f"set-condition {action.kind}/{action.name}: {condition['type']}={condition.get('status')}"
 
+    def _finalize(self, res: Any, namespace: str, action: Action) -> str:
+        obj = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
+        current = (obj.get("metadata") or {}).get("finalizers")
+        patch = finalizer_patch(current, action.params.get("add") or (), action.params.get("remove") or (), action.uid)
+        if not [op for op in patch if op["op"] != "test"]:
+            return f"finalize {action.kind}/{action.name}: unchanged"
+        self.client.patch(res, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
+        detail = ", ".join(f"{k}={list(v)}" for k, v in sorted(action.params.items()))
+        return f"finalize {action.kind}/{action.name}: {detail}"
+
     def _delete(self, res: Any, namespace: str, action: Action) -> str:
         body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions",
                                 "propagationPolicy": action.params.get("propagation", "Background")}
@@ -157,6 +170,27 @@ def ungate_patch(index: int, gate: str, uid: str | None = None) -> list[dict[str
     ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
     return ops + [{"op": "test", "path": f"/spec/schedulingGates/{index}/name", "value": gate},
                   {"op": "remove", "path": f"/spec/schedulingGates/{index}"}]
+
+
+def finalizer_patch(current: Sequence[str] | None, add: Sequence[str] = (), remove: Sequence[str] = (),
+                    uid: str | None = None) -> list[dict[str, Any]]:
+    """JSON patch adding the missing ``add`` finalizers and removing the present ``remove`` ones
+    from ``metadata.finalizers`` (as observed in ``current``). Each removal is guarded by a
+    ``test`` of the entry at that index (highest index first), so a list that changed meanwhile
+    fails the patch (422) instead of removing the wrong entry; the uid ``test`` fails it for a
+    recreated object. Only ``test`` ops: nothing to change."""
+    ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
+    have = list(current or [])
+    for i in sorted((i for i, f in enumerate(have) if f in set(remove)), reverse=True):
+        ops += [{"op": "test", "path": f"/metadata/finalizers/{i}", "value": have[i]},
+                {"op": "remove", "path": f"/metadata/finalizers/{i}"}]
+    kept = [f for f in have if f not in set(remove)]
+    missing = [f for f in dict.fromkeys(add) if f not in kept]
+    if missing and current is None:
+        ops.append({"op": "add", "path": "/metadata/finalizers", "value": missing})
+    else:
+        ops += [{"op": "add", "path": "/metadata/finalizers/-", "value": f} for f in missing]
+    return ops
 
 
 def condition_patch(conditions: Sequence[Mapping[str, Any]] | None, condition: Mapping[str, Any],

@@ -5,15 +5,20 @@ headless Service ``<lws>-<key8>`` per live leader (by id), the leader Deployment
 worker StatefulSets ``<lws>-<key8>`` (by id).
 
 Invariants
-- The Deployment template is the TARGET revision's leader template, decorated exactly like the
-  Ordinal leader (:func:`pulumi_lws.render.lws.leader_template`) plus what upstream's pod webhook
+- The Deployment template is the TARGET revision's leader template, built by the Ordinal
+  :func:`pulumi_lws.render.lws.leader_template` with the Hash :class:`LeaderEnv`
+  (:func:`hash_leader_env`: address from the ``leader-address`` annotation, no
+  ``LWS_LEADER_NAME`` unless TPU variables need it) plus what upstream's pod webhook
   adds to every Hash leader at admission: annotation ``group-identity: Hash``, the
   ``group-replacement`` scheduling gate, ``pod-deletion-cost: "-100"`` (every leader is born
   gated), ``spec.subdomain: <lws>`` and, for size > 1, the ``group-ready`` readiness gate.
 - ``rollingUpdate.maxUnavailable``/``maxSurge`` are the LWS IntOrString values, unchanged.
 - A worker StatefulSet exists only for groups the planner marked ``workers`` (admitted leaders),
-  rendered from ``catalog.lws_at(lws, group revision)``, and is owned by its leader pod (so the
-  garbage collector removes the workers as soon as the ReplicaSet deletes the leader).
+  rendered from ``catalog.lws_at(lws, group revision)`` by the Ordinal worker builders with the
+  group's Hash :class:`GroupNames` (:func:`hash_group_names`), and is owned by its leader pod (so
+  the garbage collector removes the workers as soon as the ReplicaSet deletes the leader).
+- The leader address in the planner's ``leader-address`` annotation and in the workers' env is
+  the same function (:func:`pulumi_lws.rollout.hash.group_leader_address`).
 - Every object has ``metadata.namespace`` and ``app.kubernetes.io/managed-by: pulumi-lws``;
   the Deployment and StatefulSets carry ``pulumi.com/skipAwait: "true"``.
 """
@@ -23,14 +28,14 @@ from typing import Any, Mapping
 
 from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.render import lws as ordinal
 from pulumi_lws.render import names
 from pulumi_lws.render.common import controller_revision, headless_service, metadata, workload_annotations
-from pulumi_lws.render.lws import leader_template
-from pulumi_lws.render.pod import (LWS_GROUP_SIZE, LWS_LEADER_ADDRESS, LWS_WORKER_INDEX, add_key_exclusive_affinity,
-                                   decorated, field_env, group_annotations, merged, prepend_env, requests_tpus,
-                                   static_worker_subgroup, value_env, worker_lws_env)
+from pulumi_lws.render.lws import GroupNames, LeaderEnv, leader_template
+from pulumi_lws.render.pod import (LWS_GROUP_SIZE, LWS_LEADER_ADDRESS, LWS_LEADER_NAME, LWS_WORKER_INDEX, field_env,
+                                   merged, value_env)
 from pulumi_lws.revision import RevisionCatalog
-from pulumi_lws.rollout.hash import group_host, leader_address
+from pulumi_lws.rollout.hash import GROUP_HOST_ANNOTATION, group_host, group_leader_address, is_unique_per_replica
 from pulumi_lws.rollout.hash_admission import GATED_DELETION_COST
 from pulumi_lws.rollout.stage import GroupView, Stage
 
@@ -42,12 +47,19 @@ def render_hash(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCatalog, op
     live = sorted((g for g in stage.groups if is_live(g)), key=lambda g: g.id)
     out = controller_revisions(lws, stage, catalog)
     out.append(headless_service(names.shared_service(lws.name), lws.namespace, {L.NAME: lws.name}, {L.NAME: lws.name}))
-    out += [leader_service(lws, g) for g in live]
+    out += [leader_service(lws, g, group_lws(lws, catalog, g)) for g in live]
     out.append(leader_deployment(lws, catalog))
     for g in live:
         if g.workers and g.revision:
-            out.append(worker_statefulset(lws, catalog.lws_at(lws, g.revision), g))
+            out.append(worker_statefulset(lws, group_lws(lws, catalog, g), g))
     return out
+
+
+def group_lws(lws: LeaderWorkerSet, catalog: RevisionCatalog, group: GroupView) -> LeaderWorkerSet:
+    """The LWS at the group's revision (the live spec when that revision is not stored)."""
+    if group.revision and catalog.get(group.revision) is not None:
+        return catalog.lws_at(lws, group.revision)
+    return lws
 
 
 def is_live(group: GroupView) -> bool:
@@ -65,23 +77,39 @@ def controller_revisions(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCa
 
 # ---- leaders ------------------------------------------------------------------------------------
 
-def hash_leader_env(size: int) -> list[dict[str, Any]]:
-    """LWS env of a Hash leader (one template for all leaders): the address comes from the pod's
-    ``leader-address`` annotation, which the planner sets before it ungates the pod."""
-    return [
+#: pulumi-lws helper variable of a Hash leader with TPU variables: its group host ``<lws>-<key8>``.
+LWS_GROUP_HOST = "LWS_GROUP_HOST"
+
+
+def hash_leader_env(lws: LeaderWorkerSet) -> LeaderEnv:
+    """LWS env of a Hash leader (one template for all leaders). The address comes from the pod's
+    ``leader-address`` annotation, set by the planner before it ungates the pod. TPU values refer
+    to the leader by that address, to its workers as ``$(LWS_GROUP_HOST)-<j>`` (``LWS_GROUP_HOST``
+    from the planner's ``group-host`` annotation) and to its name (``TPU_NAME``) by the pod name."""
+    env = (
         field_env(LWS_LEADER_ADDRESS, f"metadata.annotations['{L.LEADER_ADDRESS}']"),
-        value_env(LWS_GROUP_SIZE, str(size)),
+        value_env(LWS_GROUP_SIZE, str(lws.size)),
         value_env(LWS_WORKER_INDEX, "0"),
-    ]
+    )
+    host_ref = f"$({LWS_GROUP_HOST})"
+    return LeaderEnv(
+        env=env,
+        host=f"$({LWS_LEADER_ADDRESS})",
+        worker_prefix=host_ref,
+        worker_subdomain=host_ref if is_unique_per_replica(lws) else names.shared_service(lws.name),
+        name=f"$({LWS_LEADER_NAME})",
+        tpu_env=(field_env(LWS_LEADER_NAME, "metadata.name"),
+                 field_env(LWS_GROUP_HOST, f"metadata.annotations['{GROUP_HOST_ANNOTATION}']")),
+    )
 
 
 def hash_leader_template(lws: LeaderWorkerSet, key: str) -> dict[str, Any]:
-    """The Ordinal leader template at ``key`` plus the Hash admission-time additions."""
-    template = leader_template(lws, key)
+    """The Ordinal leader template at ``key`` (with the Hash env) plus the Hash admission-time
+    additions."""
+    template = leader_template(lws, key, leader_env=hash_leader_env(lws))
     template["metadata"]["annotations"] = merged(template["metadata"].get("annotations"),
                                                  {L.GROUP_IDENTITY: HASH, L.POD_DELETION_COST: GATED_DELETION_COST})
     spec = template["spec"]
-    prepend_env(spec, hash_leader_env(lws.size))
     spec["subdomain"] = names.shared_service(lws.name)
     if lws.size > 1:
         _append_unique(spec, "readinessGates", {"conditionType": L.GROUP_READY_CONDITION})
@@ -123,11 +151,16 @@ def _owner(group: GroupView) -> list[dict[str, Any]]:
     return [{"apiVersion": "v1", "kind": "Pod", "name": group.leader, "uid": group.leader_uid, "controller": True}]
 
 
-def leader_service(lws: LeaderWorkerSet, group: GroupView) -> dict[str, Any]:
-    """Headless Service ``<lws>-<key8>`` selecting only this group's leader: the DNS name
-    ``<lws>-<key8>.<ns>`` workers use as ``LWS_LEADER_ADDRESS`` (published while not ready)."""
+def leader_service(lws: LeaderWorkerSet, group: GroupView, at: LeaderWorkerSet | None = None) -> dict[str, Any]:
+    """Headless Service ``<lws>-<key8>`` of one group (``at``: the group's revision, default
+    ``lws``). Shared: selects only the group's leader, so ``<lws>-<key8>.<ns>`` is the leader's
+    address. UniquePerReplica: selects the whole group (upstream's per-replica Service, named
+    after the leader hostname): the workers' subdomain. Published while not ready."""
     assert group.key
-    selector = {L.NAME: lws.name, L.WORKER_INDEX: "0", L.GROUP_KEY: group.key}
+    if is_unique_per_replica(at or lws):
+        selector = {L.NAME: lws.name, L.GROUP_INDEX: group.key}
+    else:
+        selector = {L.NAME: lws.name, L.WORKER_INDEX: "0", L.GROUP_KEY: group.key}
     svc = headless_service(group_host(lws.name, group.key), lws.namespace, {L.NAME: lws.name, L.GROUP_KEY: group.key}, selector)
     owners = _owner(group)
     if owners:
@@ -137,55 +170,33 @@ def leader_service(lws: LeaderWorkerSet, group: GroupView) -> dict[str, Any]:
 
 # ---- workers ------------------------------------------------------------------------------------
 
+def hash_group_names(live: LeaderWorkerSet, at: LeaderWorkerSet, group: GroupView) -> GroupNames:
+    """Names of a Hash group: index = key = the group key; workers ``<lws>-<key8>-<j>`` under
+    ``<lws>`` (UniquePerReplica: ``<lws>-<key8>``); the leader's address and TPU host are
+    :func:`pulumi_lws.rollout.hash.group_leader_address`; workers follow the leader by group-key
+    affinity under exclusive topology (the leader's node is not needed)."""
+    assert group.key and group.leader
+    host = group_host(live.name, group.key)
+    address = group_leader_address(at, group.key, group.leader)
+    return GroupNames(index=group.key, key=group.key, leader=group.leader, leader_address=address, leader_host=address,
+                      worker_prefix=host, subdomain=host if is_unique_per_replica(at) else names.shared_service(live.name),
+                      key_affinity=True)
+
+
 def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: GroupView) -> dict[str, Any]:
-    """Worker pod template of ``group`` from revision ``at`` (``live`` supplies metadata
-    annotations, which revisions don't cover)."""
-    assert group.key and group.leader and group.revision
-    lwt = at.spec.leader_worker_template
-    sgp = lwt.sub_group_policy
-    labels = {L.NAME: live.name, L.GROUP_INDEX: group.key, L.GROUP_KEY: group.key, L.TEMPLATE_REVISION_HASH: group.revision}
-    annotations = group_annotations(at.size, live.metadata.annotations, sgp)
-    annotations[L.LEADER_NAME] = group.leader
-    if requests_tpus(lwt.leader_pod_template().get("spec") or {}):
-        annotations[L.LEADER_REQUESTS_TPUS] = "true"
-    sg_index = static_worker_subgroup(at.size, sgp.sub_group_size) if sgp and sgp.sub_group_size else None
-    if sg_index is not None:
-        labels[L.SUBGROUP_INDEX] = str(sg_index)
-        labels[L.SUBGROUP_KEY] = names.subgroup_key(group.leader, sg_index)
-    template = decorated(lwt.worker_template, labels, annotations)
-    spec = template["spec"]
-    prepend_env(spec, worker_lws_env(leader_address(live.name, live.namespace, group.key), at.size))
-    topology = live.metadata.annotations.get(L.EXCLUSIVE_TOPOLOGY)
-    if topology:  # with the leader (it carries the group-key label), apart from other groups
-        add_key_exclusive_affinity(spec, L.GROUP_KEY, group.key, topology)
-    sg_topology = live.metadata.annotations.get(L.SUBGROUP_EXCLUSIVE_TOPOLOGY)
-    if sg_index is not None and sg_topology:
-        add_key_exclusive_affinity(spec, L.SUBGROUP_KEY, labels[L.SUBGROUP_KEY], sg_topology)
-    return template
+    """Worker pod template of ``group`` from revision ``at``: the Ordinal worker template
+    (:func:`pulumi_lws.render.lws.worker_template`) with the group's Hash names."""
+    assert group.revision
+    return ordinal.worker_template(live, at, hash_group_names(live, at, group), group.revision)
 
 
 def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: GroupView) -> dict[str, Any]:
-    """§3.3 worker StatefulSet ``<lws>-<key8>`` on the leader's revision: size-1 replicas,
-    ordinals from 1, Parallel, serviceName ``<lws>`` (workers resolve as
-    ``<lws>-<key8>-<j>.<lws>.<ns>``)."""
-    assert group.key and group.revision
-    selector = {L.NAME: live.name, L.GROUP_INDEX: group.key, L.GROUP_KEY: group.key}
-    meta = metadata(group_host(live.name, group.key), live.namespace,
-                    merged(live.metadata.labels, {**selector, L.TEMPLATE_REVISION_HASH: group.revision}),
-                    workload_annotations(live.metadata.annotations))
+    """§3.3 worker StatefulSet ``<lws>-<key8>`` on the leader's revision (the Ordinal worker
+    StatefulSet with the group's Hash names), owned by the leader pod: size-1 replicas, ordinals
+    from 1, Parallel, serviceName ``<lws>`` (UniquePerReplica ``<lws>-<key8>``)."""
+    assert group.revision
+    sts = ordinal.worker_statefulset(live, at, hash_group_names(live, at, group), group.revision)
     owners = _owner(group)
     if owners:
-        meta["ownerReferences"] = owners
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": meta,
-        "spec": {
-            "replicas": at.size - 1,
-            "ordinals": {"start": 1},
-            "serviceName": names.shared_service(live.name),
-            "podManagementPolicy": "Parallel",
-            "selector": {"matchLabels": selector},
-            "template": worker_template(live, at, group),
-        },
-    }
+        sts["metadata"]["ownerReferences"] = owners
+    return sts

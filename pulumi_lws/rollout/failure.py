@@ -1,8 +1,10 @@
-"""Group failure handling (restart policies, restart budget, backoff) and its status, pure.
+"""Group failure handling (restart policies, restart budget, backoff), pure.
 
 ``plan_failure_actions(lws, snapshot, stage) -> FailurePlan`` decides, for every Ordinal group in
 ``[0, stage.replicas)``, whether a failure must recreate the whole group (upstream
-``pod_controller.go::handleRestartPolicy``, reference §7.6 and the seeds' "Failure Handling"):
+``pod_controller.go::handleRestartPolicy``, reference §7.6 and the seeds' "Failure Handling");
+:func:`plan_group_failure` is the mode-agnostic per-group decision that Hash mode
+(:mod:`pulumi_lws.rollout.failure_hash`) calls per group key:
 
 * a **failure** is a group pod of the leader's incarnation with ``restartCount > 0`` or a
   deletionTimestamp (a worker deleted or lost with its node), or the leader's pending-recreation
@@ -11,24 +13,29 @@
   incarnation, upstream #805), workers marked to follow a previous leader (termination.py);
 * ``RecreateGroupOnPodRestart`` (default) and ``RecreateGroupAfterStart`` (or the LWS annotation
   ``experimental-recreate-group-after-start``) recreate the group: ``delete`` the leader pod
-  (``Foreground``, uid-guarded; its StatefulSet recreates it) plus the worker part from
+  (``Foreground``, uid-guarded; its controller recreates it) plus the worker part from
   :func:`pulumi_lws.rollout.termination.worker_teardown_actions` (Parallel: delete the workers
   now; Sequential: mark them so they are deleted once the leader is gone). ``None``: nothing;
 * AfterStart skips while any group pod is Pending or the group is incomplete; a Pending pod the
   scheduler could not place adds a ``GroupUnschedulable`` event;
 * ``maxGroupRestarts``: a recreation consumes one count of ``"<rev>/<group>"``
-  (:mod:`pulumi_lws.rollout.restart_budget`); at the limit the group is **halted** instead: the
-  leader is annotated ``group-restart-budget-exhausted: "true"`` and retained, its worker
-  StatefulSet is no longer declared (``render_ordinal(halted_groups=...)``), Degraded=True. The
-  user's ``recover: "true"`` on that leader clears the count and deletes the leader: the group
-  starts again, whole and fresh;
+  (:mod:`pulumi_lws.rollout.restart_budget`); at the limit the group is **exhausted** instead:
+  the leader is annotated ``group-restart-budget-exhausted: "true"`` and every pod of the group
+  is **retained** (:mod:`pulumi_lws.rollout.retention`: finalizer ``pulumi-lws.io/restart-budget``
+  then delete: containers stop, resources are freed, the objects stay so nothing recreates
+  them); once the leader is observed retained its worker objects are no longer declared;
+  Degraded=True. The user's ``recover: "true"`` on the leader clears the count and removes the
+  finalizers: the controller recreates the group, whole and fresh. A rollout replacing the
+  group or a scale-down removing it also removes the finalizers (cleanup, not recovery);
 * ``restartBackoff``: a recreation waits until the leader is ``min(base*2^count, cap)`` s old;
   meanwhile a ``GroupRestartBackoff`` event and a marker annotation on the leader keep the
   failure (even a transient deletion) until the recreation happens.
 
-Invariants: pure; never acts on a deleting leader, so re-planning the snapshot taken after the
-actions ran produces no second delete for the same failure (idempotence); every action is
-uid-guarded; a count is consumed only by an initiated recreation.
+Invariants: pure; never acts on a deleting leader (except to release a retained one), so
+re-planning the snapshot taken after the actions ran produces no second delete for the same
+failure (idempotence); every action is uid-guarded; a count is consumed only by an initiated
+recreation; a deleted exhausted leader is never recreated before ``recover`` (its finalizer
+keeps the object).
 """
 from __future__ import annotations
 
@@ -38,18 +45,18 @@ from typing import Any, Mapping, Sequence
 
 from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import (Snapshot, annotations_of, is_deleting, labels_of, pod_restart_count, pod_unschedulable,
-                                revision_of)
+from pulumi_lws.observe import Snapshot, annotations_of, is_deleting, pod_restart_count, pod_unschedulable, revision_of
 from pulumi_lws.rollout import restart_budget as B
+from pulumi_lws.rollout.failure_status import (BUDGET_EXCEEDED, DEGRADED, UNSCHEDULABLE, failure_conditions,  # noqa: F401
+                                               group_label, is_exhausted, leader_pods, merge_failure_status)
+from pulumi_lws.rollout.retention import release_actions, retain_actions
 from pulumi_lws.rollout.stage import Action, Stage
 from pulumi_lws.rollout.termination import (FOREGROUND, name_of, of_incarnation, ordinal_members,
                                             plan_termination_actions, uid_of, worker_teardown_actions)
 
 #: Leader annotation: a failure seen while recreation is deferred by backoff (value: what failed).
 RESTART_PENDING = "pulumi-lws.io/group-restart-pending"
-RECREATE_GROUP, BACKOFF, UNSCHEDULABLE = "RecreateGroup", "GroupRestartBackoff", "GroupUnschedulable"
-BUDGET_EXCEEDED, RECOVER_GROUP = "ReplicaRestartBudgetExceeded", "RecoverGroup"
-DEGRADED = "Degraded"
+RECREATE_GROUP, BACKOFF, RECOVER_GROUP = "RecreateGroup", "GroupRestartBackoff", "RecoverGroup"
 
 Pod = Mapping[str, Any]
 
@@ -74,7 +81,8 @@ class GroupOutcome:
     events: tuple[FailureEvent, ...] = ()
     consumed: bool = False  # a recreation was initiated: count + 1
     reset: bool = False  # recovered: the count is cleared
-    halted: bool = False  # budget exhausted: leader retained, workers not declared
+    halted: bool = False  # budget exhausted (Degraded, phase "exhausted"), not yet recovered or released
+    retained: bool = False  # exhausted and the leader is observed retained: worker objects not declared
     deferred: bool = False  # a recreation waits for backoff or for pods to start
 
 
@@ -84,18 +92,20 @@ class FailurePlan:
 
     actions: tuple[Action, ...] = ()
     events: tuple[FailureEvent, ...] = ()
-    degraded_groups: tuple[str, ...] = ()
-    halted_groups: tuple[int, ...] = ()
+    degraded_groups: tuple[str, ...] = ()  # exhausted groups (GroupView ids): stage phase "exhausted"
+    halted_groups: tuple[int, ...] = ()  # Ordinal: exhausted and retained: worker StatefulSet not declared
     restart_counts: str | None = None  # value to render on the leader StatefulSet (None: omit)
     deferred: bool = False
+    first_actions: tuple[Action, ...] = ()  # go before the planner's actions (Hash: count transfer before ungate)
 
     def apply_to(self, stage: Stage) -> Stage:
-        """The stage with these actions appended, events as notes, halted groups' phase
-        ``exhausted``; a stage with failure work pending is never ``complete``."""
-        halted = {str(i) for i in self.halted_groups}
-        groups = tuple(dataclasses.replace(g, phase="exhausted") if g.id in halted else g for g in stage.groups)
-        busy = bool(self.actions) or self.deferred
-        return dataclasses.replace(stage, actions=stage.actions + self.actions, groups=groups,
+        """The stage with ``first_actions`` prepended, these actions appended, events as notes,
+        degraded groups' phase ``exhausted``; a stage with failure work pending is never
+        ``complete``."""
+        degraded = set(self.degraded_groups)
+        groups = tuple(dataclasses.replace(g, phase="exhausted") if g.id in degraded else g for g in stage.groups)
+        busy = bool(self.actions) or bool(self.first_actions) or self.deferred
+        return dataclasses.replace(stage, actions=self.first_actions + stage.actions + self.actions, groups=groups,
                                    notes=stage.notes + tuple(str(e) for e in self.events),
                                    complete=stage.complete and not busy)
 
@@ -109,10 +119,6 @@ def effective_policy(lws: LeaderWorkerSet) -> str:
             str(lws.metadata.annotations.get(L.EXPERIMENTAL_RECREATE_AFTER_START, "")).lower() == "true":
         return "RecreateGroupAfterStart"
     return policy
-
-
-def is_exhausted(leader: Pod) -> bool:
-    return str(annotations_of(leader).get(L.RESTART_BUDGET_EXHAUSTED, "")).lower() == "true"
 
 
 def wants_recover(leader: Pod) -> bool:
@@ -174,16 +180,42 @@ def after_start_wait(lws: LeaderWorkerSet, group: str, leader: Pod, workers: Seq
 
 
 def recover_outcome(lws: LeaderWorkerSet, group: str, leader: Pod, workers: Sequence[Pod]) -> GroupOutcome:
-    """An exhausted group: retained until ``recover=true``, then cleared and started afresh."""
+    """An exhausted group: retained (finalize + delete, repeated until every pod of the
+    incarnation is retained) until ``recover=true``; then the count is cleared and the
+    finalizers removed, so the objects go away and the controller recreates the group. A leader
+    exhausted but never retained (not deleting) is deleted on recover instead."""
+    retained = is_deleting(leader)
     if not wants_recover(leader):
-        return GroupOutcome(halted=True)
-    if is_deleting(leader):
-        return GroupOutcome(halted=True, reset=True)
+        why = f"group {group} exhausted its restart budget"
+        return GroupOutcome(actions=retain_actions([leader, *current_workers(leader, workers)], why),
+                            halted=True, retained=retained)
     why = f"recover requested on {name_of(leader)}"
-    actions = (Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
-               *worker_teardown_actions(lws, leader, current_workers(leader, workers), why))
-    ev = FailureEvent(RECOVER_GROUP, group, f"group {group}: restart budget cleared, group starts again ({why})")
-    return GroupOutcome(actions=actions, events=(ev,), reset=True, halted=True)
+    actions = release_actions([leader, *workers], why)
+    if not retained:
+        actions = (Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
+                   *worker_teardown_actions(lws, leader, current_workers(leader, workers), why), *actions)
+    events = (FailureEvent(RECOVER_GROUP, group, f"group {group}: restart budget cleared, group starts again ({why})"),) \
+        if actions else ()
+    return GroupOutcome(actions=actions, events=events, reset=True, halted=True, retained=retained)
+
+
+def release_outcome(group: str, leader: Pod, workers: Sequence[Pod], why: str) -> GroupOutcome:
+    """An exhausted group removed by a rollout or a scale-down: its finalizers are removed as
+    lifecycle cleanup (not a recovery: the count is not cleared, it is pruned with its key)."""
+    return GroupOutcome(actions=release_actions([leader, *workers], f"group {group} {why}"))
+
+
+def exhaust_outcome(lws: LeaderWorkerSet, group: str, leader: Pod, members: Sequence[Pod], signal: str,
+                    count: int) -> GroupOutcome:
+    """The budget is used up: mark the leader exhausted, then retain every pod of the group."""
+    limit = lws.spec.leader_worker_template.max_group_restarts
+    ann = Action("annotate", "Pod", name_of(leader), {"annotations": {L.RESTART_BUDGET_EXHAUSTED: "true"}},
+                 uid=uid_of(leader), reason=f"{signal}; restart budget exhausted")
+    ev = FailureEvent(BUDGET_EXCEEDED, group, f"group {group}: {signal}; restart budget exhausted "
+                      f"({count}/{limit}); pods stopped and retained until the leader {name_of(leader)} is "
+                      f"annotated {L.RECOVER}=true")
+    retain = retain_actions([leader, *members], f"group {group} exhausted its restart budget")
+    return GroupOutcome(actions=(ann, *retain), events=(ev,), halted=True)
 
 
 def plan_group_failure(lws: LeaderWorkerSet, group: str, leader: Pod | None, workers: Sequence[Pod], *,
@@ -206,13 +238,7 @@ def plan_group_failure(lws: LeaderWorkerSet, group: str, leader: Pod | None, wor
         if wait is not None:
             return wait
     if B.budget_exhausted(lws, count):
-        limit = lws.spec.leader_worker_template.max_group_restarts
-        ann = Action("annotate", "Pod", name_of(leader), {"annotations": {L.RESTART_BUDGET_EXHAUSTED: "true"}},
-                     uid=uid_of(leader), reason=f"{signal}; restart budget exhausted")
-        ev = FailureEvent(BUDGET_EXCEEDED, group, f"group {group}: {signal}; restart budget exhausted "
-                          f"({count}/{limit}); workers stopped, leader {name_of(leader)} retained until "
-                          f"annotated {L.RECOVER}=true")
-        return GroupOutcome(actions=(ann,), events=(ev,), halted=True)
+        return exhaust_outcome(lws, group, leader, members, signal, count)
     wait_s = B.backoff_remaining(lws, count, leader, now)
     if wait_s > 0:
         ev = FailureEvent(BACKOFF, group, f"group {group} recreates in {int(-(-wait_s // 1))}s (restart {count + 1})")
@@ -256,17 +282,33 @@ def counts_action(lws: LeaderWorkerSet, snapshot: Snapshot, value: str) -> Actio
     if sts is None:
         return None
     return Action("annotate", "StatefulSet", lws.name, {"annotations": {L.GROUP_RESTART_COUNTS: value}},
-                  uid=uid_of(sts), reason="group restart counts (consumed before the recreation it pays for)")
+                  uid=uid_of(sts), reason="group restart counts (written before the actions they account for)")
+
+
+def rolled_away(leader: Pod, index: int, stage: Stage) -> bool:
+    """An exhausted group the rollout selected for replacement (admitted, not on the target)."""
+    return index >= int(stage.partition or 0) and revision_of(leader) != stage.target_revision
+
+
+def released_groups(members: Mapping[int, tuple[Pod | None, list[Pod]]], replicas: int, why: str) -> tuple[Action, ...]:
+    """Release the retained pods of every group at or above ``replicas`` (scaled away)."""
+    out: list[Action] = []
+    for i, (leader, workers) in sorted(members.items()):
+        if i >= replicas:
+            out += release_actions([p for p in (leader, *workers) if p is not None], f"group {i} {why}")
+    return tuple(out)
 
 
 def plan_failure_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> FailurePlan:
     """Failure and termination actions for an Ordinal LWS (see module docstring)."""
     sts = snapshot.get("StatefulSet", lws.name)
-    if sts is None or is_deleting(sts):
+    if sts is None:
         return FailurePlan()
+    members = ordinal_members(lws, snapshot)
+    if is_deleting(sts):  # the LWS is being deleted: retained pods are cleaned up
+        return FailurePlan(actions=released_groups(members, 0, "is deleted with the LeaderWorkerSet"))
     raw = B.observed_counts_raw(lws, snapshot)
     counts = B.parse_counts(raw)
-    members = ordinal_members(lws, snapshot)
     outcomes: dict[int, GroupOutcome] = {}
     keys: dict[int, str] = {}
     live_keys = {B.count_key(rev, i) for i, rev in stage.group_revisions.items()}
@@ -276,9 +318,10 @@ def plan_failure_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage)
             continue
         keys[i] = B.count_key(revision_of(leader), str(i))
         live_keys.add(keys[i])
-        if not is_exhausted(leader) and replaced_by_rollout(leader, snapshot.get("StatefulSet", f"{lws.name}-{i}"), i, stage):
-            continue
-        outcomes[i] = plan_group_failure(lws, str(i), leader, workers, count=counts.get(keys[i], 0), now=snapshot.now)
+        if is_exhausted(leader) and rolled_away(leader, i, stage):
+            outcomes[i] = release_outcome(str(i), leader, workers, "is replaced by the rollout")
+        elif is_exhausted(leader) or not replaced_by_rollout(leader, snapshot.get("StatefulSet", f"{lws.name}-{i}"), i, stage):
+            outcomes[i] = plan_group_failure(lws, str(i), leader, workers, count=counts.get(keys[i], 0), now=snapshot.now)
     new_counts = next_counts(counts, keys, outcomes, live_keys)
     value = B.dump_counts(new_counts) if (B.tracks_counts(lws) or raw is not None) else None
     actions: list[Action] = []
@@ -287,12 +330,13 @@ def plan_failure_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage)
         actions += [act] if act else []
     for i in sorted(outcomes):
         actions += outcomes[i].actions
+    actions += released_groups(members, stage.replicas, "is scaled away")
     seen = {(a.verb, a.name) for a in actions}
     actions += [a for a in plan_termination_actions(lws, snapshot, stage) if (a.verb, a.name) not in seen]
-    halted = tuple(sorted(i for i, o in outcomes.items() if o.halted))
     return FailurePlan(
         actions=tuple(actions), events=tuple(e for i in sorted(outcomes) for e in outcomes[i].events),
-        degraded_groups=tuple(str(i) for i in halted), halted_groups=halted, restart_counts=value,
+        degraded_groups=tuple(str(i) for i in sorted(outcomes) if outcomes[i].halted),
+        halted_groups=tuple(i for i in sorted(outcomes) if outcomes[i].retained), restart_counts=value,
         deferred=any(o.deferred for o in outcomes.values()),
     )
 
@@ -301,8 +345,11 @@ def with_failure_state(manifests: Sequence[Mapping[str, Any]], lws: LeaderWorker
                        plan: FailurePlan) -> list[dict[str, Any]]:
     """Rendered objects adjusted for failure handling (pure, inputs not mutated): the leader
     StatefulSet carries ``plan.restart_counts`` as its ``group-restart-counts`` annotation (so
-    ``pulumi up`` keeps what the actions wrote), and halted groups' worker StatefulSets are
-    dropped (Pulumi deletes them: the workers of an exhausted group stop)."""
+    ``pulumi up`` keeps what the actions wrote), and halted (exhausted, leader observed
+    retained) groups' worker StatefulSets are dropped: Pulumi deletes them, and they cannot
+    recreate a worker whose retained object is gone before ``recover``. In the reconcile that
+    exhausts a group the StatefulSet is still declared, so its pods carry the finalizer before
+    anything deletes them."""
     halted = {f"{lws.name}-{i}" for i in plan.halted_groups}
     out: list[dict[str, Any]] = []
     for m in manifests:
@@ -315,45 +362,3 @@ def with_failure_state(manifests: Sequence[Mapping[str, Any]], lws: LeaderWorker
             m = {**m, "metadata": meta}
         out.append(dict(m))
     return out
-
-
-# ---- status: Degraded and GroupUnschedulable --------------------------------------------------
-
-def leader_pods(lws: LeaderWorkerSet, snapshot: Snapshot) -> list[Pod]:
-    """Every leader pod of the LWS (``worker-index: "0"``), Ordinal or Hash."""
-    return snapshot.list("Pod", **{L.NAME: lws.name, L.WORKER_INDEX: "0"})
-
-
-def group_label(lws: LeaderWorkerSet, leader: Pod) -> str:
-    lbl = labels_of(leader)
-    return str(lbl.get(L.GROUP_INDEX) or name_of(leader)[len(lws.name) + 1:] or name_of(leader))
-
-
-def failure_conditions(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[str, dict[str, str]]:
-    """Conditions to merge into the LWS status, by type: ``Degraded`` (True with reason
-    ``ReplicaRestartBudgetExceeded`` while any leader carries the exhausted annotation; False
-    when maxGroupRestarts is set and none does) and ``Progressing`` (reason
-    ``GroupUnschedulable`` while any live leader cannot be scheduled)."""
-    leaders = leader_pods(lws, snapshot)
-    out: dict[str, dict[str, str]] = {}
-    exhausted = [group_label(lws, p) for p in leaders if is_exhausted(p)]
-    if exhausted:
-        out[DEGRADED] = {"type": DEGRADED, "status": "True", "reason": BUDGET_EXCEEDED,
-                         "message": f"groups {', '.join(exhausted)} exhausted their restart budget; annotate the "
-                                    f"retained leader pod {L.RECOVER}=true to recover"}
-    elif lws.spec.leader_worker_template.max_group_restarts is not None:
-        out[DEGRADED] = {"type": DEGRADED, "status": "False", "reason": "RestartBudgetAvailable",
-                         "message": "no group has exhausted its restart budget"}
-    unsched = [p for p in leaders if not is_deleting(p) and pod_unschedulable(p)]
-    if unsched:
-        out["Progressing"] = {"type": "Progressing", "status": "True", "reason": UNSCHEDULABLE,
-                              "message": f"{len(unsched)} replicas cannot be scheduled"}
-    return out
-
-
-def merge_failure_status(status: Mapping[str, Any], lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[str, Any]:
-    """``status`` (e.g. ``rollout.status.ordinal_status``) with :func:`failure_conditions`
-    replacing conditions of the same type (appended when absent). Input is not mutated."""
-    extra = failure_conditions(lws, snapshot)
-    conds = [dict(extra.pop(c.get("type"), c)) for c in status.get("conditions") or []]
-    return {**dict(status), "conditions": conds + list(extra.values())}

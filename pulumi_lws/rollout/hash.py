@@ -26,11 +26,14 @@ from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.observe import (Snapshot, annotations_of, is_deleting, labels_of, pod_condition, pod_containers_ready,
                                 pod_running_and_ready, pod_unschedulable, revision_of, statefulset_ready)
+from pulumi_lws.render.pod import requests_tpus
 from pulumi_lws.revision import RevisionCatalog
 from pulumi_lws.rollout.hash_admission import (GATED_DELETION_COST, Admission, admission, creation_order,
                                                group_index, group_key, is_admitted, is_exhausted, is_gated,
                                                short_id, tearing_down_groups)
-from pulumi_lws.rollout.stage import Action, Blocker, GroupView, Stage
+from pulumi_lws.rollout.hash_predict import remaining_stages
+from pulumi_lws.rollout.hash_status import deployment_caught_up
+from pulumi_lws.rollout.stage import Action, Blocker, GroupView, PredictedStage, Stage
 
 POLICY = "lws/hash"
 READY_REASON = "WorkerStatefulSetReady"
@@ -49,6 +52,34 @@ def leader_address(lws_name: str, namespace: str, key: str) -> str:
     """``<lws>-<key8>.<ns>``: resolves through the per-group headless Service selecting the
     leader pod (a Deployment cannot give each pod its own hostname; see docs/hash-mode.md)."""
     return f"{group_host(lws_name, key)}.{namespace}"
+
+
+#: pulumi-lws annotation on a Hash leader: its group host ``<lws>-<key8>``, read by the leader's
+#: TPU variables through the Downward API (set only when the group's leader gets TPU variables).
+GROUP_HOST_ANNOTATION = "pulumi-lws.io/group-host"
+
+
+def is_unique_per_replica(at: LeaderWorkerSet) -> bool:
+    return at.spec.network_config.subdomain_policy == "UniquePerReplica"
+
+
+def group_leader_address(at: LeaderWorkerSet, key: str, leader_pod: str) -> str:
+    """The ``LWS_LEADER_ADDRESS`` of a group on revision ``at`` (leader annotation and workers).
+
+    Shared: :func:`leader_address`. UniquePerReplica: the Service ``<lws>-<key8>`` selects the
+    whole group (the workers' subdomain, as upstream), so the leader is addressed through the
+    shared Service instead: ``<leader pod>.<lws>.<ns>`` (its hostname is its pod name).
+    """
+    if is_unique_per_replica(at):
+        return f"{leader_pod}.{at.name}.{at.namespace}"
+    return leader_address(at.name, at.namespace, key)
+
+
+def leader_gets_tpu_env(at: LeaderWorkerSet) -> bool:
+    """The leader template gets TPU variables (requests TPUs, no subGroupPolicy): then the
+    planner annotates :data:`GROUP_HOST_ANNOTATION`, which those variables read."""
+    lwt = at.spec.leader_worker_template
+    return lwt.sub_group_policy is None and requests_tpus(lwt.leader_pod_template().get("spec") or {})
 
 
 # ---- observation --------------------------------------------------------------------------------
@@ -72,17 +103,21 @@ def leader_pods(pods: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
 
 
 class _Sizes:
-    """Group size per revision (a size change is a new revision); cached per reconcile."""
+    """Group size per revision (a size change is a new revision); cached per reconcile.
+    :meth:`at` is the LWS at a revision (the live spec when the revision is not stored)."""
 
     def __init__(self, lws: LeaderWorkerSet, catalog: RevisionCatalog):
         self.lws, self.catalog, self.cache = lws, catalog, {}
 
-    def __call__(self, rev: str | None) -> int:
+    def at(self, rev: str | None) -> LeaderWorkerSet:
         if rev is None or self.catalog.get(rev) is None:
-            return self.lws.size
+            return self.lws
         if rev not in self.cache:
-            self.cache[rev] = self.catalog.lws_at(self.lws, rev).size
+            self.cache[rev] = self.catalog.lws_at(self.lws, rev)
         return self.cache[rev]
+
+    def __call__(self, rev: str | None) -> int:
+        return self.at(rev).size
 
 
 # ---- per-leader actions (each emitted only when the observed pod differs) ----------------------
@@ -104,11 +139,15 @@ def identity_action(pod: Mapping[str, Any], key: str) -> Action | None:
     return Action("label", "Pod", _name(pod), {"labels": missing}, uid=_uid(pod), reason="assign group identity")
 
 
-def annotation_action(pod: Mapping[str, Any], address: str, stays_gated: bool) -> Action | None:
+def annotation_action(pod: Mapping[str, Any], address: str, stays_gated: bool,
+                      host: str | None = None) -> Action | None:
     """``annotate`` leader-address (read by the leader's env) and the deletion cost: ``-100``
-    while gated so the ReplicaSet deletes gated leaders first, removed (None) once admitted."""
+    while gated so the ReplicaSet deletes gated leaders first, removed (None) once admitted;
+    with ``host``, also :data:`GROUP_HOST_ANNOTATION` (read by the leader's TPU variables)."""
     ann = annotations_of(pod)
     want: dict[str, str | None] = {L.LEADER_ADDRESS: address, L.POD_DELETION_COST: GATED_DELETION_COST if stays_gated else None}
+    if host is not None:
+        want[GROUP_HOST_ANNOTATION] = host
     diff = {k: v for k, v in want.items() if (ann.get(k) != v if v is not None else k in ann)}
     if not diff:
         return None
@@ -169,6 +208,10 @@ def plan_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog
         if view.workers is False and view.phase == "missing-revision":
             notes.append(f"revision {view.revision} of group {view.id} is not stored in a ControllerRevision")
     views += _leaderless_groups(ns, pods, {v.key for v in views})
+    complete = is_complete(lws, snapshot, target, pods, tearing)
+    remaining, whole = ((), True) if complete else predicted_stages(lws, views)
+    if not whole:
+        notes.append(f"prediction shows only the first {len(remaining)} remaining stages")
     return Stage(
         policy=POLICY,
         target_revision=target,
@@ -178,7 +221,8 @@ def plan_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog
         groups=tuple(views),
         actions=tuple(actions),
         blocker=_blocker(deferred, len(tearing)),
-        complete=is_complete(lws, snapshot, target, pods, tearing),
+        complete=complete,
+        remaining=remaining,
         notes=tuple(notes),
     )
 
@@ -192,13 +236,16 @@ def _plan_leader(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCata
     sts_name = group_host(lws.name, key)
     sts = snapshot.get("StatefulSet", sts_name)
     base = dict(id=short_id(key), revision=rev, updated=rev == target, key=key, leader=_name(pod), leader_uid=_uid(pod))
+    if is_exhausted(pod):  # failure handling: checked first, a retained exhausted leader is deleting
+        return GroupView(ready=False, phase="exhausted", **base), [], None
     if is_deleting(pod):
         return GroupView(ready=False, phase="terminating", **base), [], None
-    if is_exhausted(pod):
-        return GroupView(ready=False, phase="exhausted", **base), [], None
     decision = admission(pod, leaders, target=target, replicas=lws.replicas, tearing_down=tearing) if is_gated(pod) else None
     admitted = is_admitted(pod) or bool(decision and decision.admit)
-    acts = [a for a in (identity_action(pod, key), annotation_action(pod, leader_address(lws.name, ns, key), not admitted)) if a]
+    at = sizes.at(rev)
+    address = group_leader_address(at, key, _name(pod))
+    host = group_host(lws.name, key) if leader_gets_tpu_env(at) else None
+    acts = [a for a in (identity_action(pod, key), annotation_action(pod, address, not admitted, host)) if a]
     if decision is not None and decision.admit:
         acts.append(ungate_action(pod, decision))
     multi = sizes(rev) > 1
@@ -248,6 +295,13 @@ def _blocker(deferred: Sequence[tuple[str, Admission]], tearing: int) -> Blocker
     )
 
 
+def predicted_stages(lws: LeaderWorkerSet, views: Sequence[GroupView]) -> tuple[tuple[PredictedStage, ...], bool]:
+    """``Stage.remaining``: the pure Deployment + gate model (:mod:`pulumi_lws.rollout.hash_predict`)
+    run from the observed groups, assuming groups become ready in creation order."""
+    cfg = lws.spec.rollout_strategy.rolling_update_configuration
+    return remaining_stages(views, lws.replicas, cfg.max_surge, cfg.max_unavailable, lws.spec.group_replacement_policy)
+
+
 def is_complete(lws: LeaderWorkerSet, snapshot: Snapshot, target: str, pods: Sequence[Mapping[str, Any]],
                 tearing: set[str]) -> bool:
     """The Deployment is observed on the target revision with replicas = ready = updated =
@@ -256,9 +310,9 @@ def is_complete(lws: LeaderWorkerSet, snapshot: Snapshot, target: str, pods: Seq
     deploy = snapshot.get("Deployment", lws.name)
     if deploy is None or revision_of(deploy) != target:
         return False
-    meta, st = deploy.get("metadata") or {}, deploy.get("status") or {}
-    if meta.get("generation") is not None and int(st.get("observedGeneration") or 0) < int(meta["generation"]):
+    if not deployment_caught_up(deploy):
         return False
+    st = deploy.get("status") or {}
     want = lws.replicas
     if not all(int(st.get(k) or 0) == want for k in ("replicas", "readyReplicas", "updatedReplicas")):
         return False

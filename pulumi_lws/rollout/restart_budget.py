@@ -3,10 +3,12 @@
 Storage (docs/failure-handling.md "Where the counts live"): upstream keeps
 ``leaderworkerset.sigs.k8s.io/group-restart-counts`` (JSON ``{"<rev>/<group>": n}``) on the LWS
 object; pulumi-lws has no LWS object in the cluster, so the counts live on the **leader
-StatefulSet** ``<lws>``. A recreation writes the new value with an ``annotate`` action (before
-the leader delete in the same action list, so a crash never loses a consumed restart) AND the
-renderer renders the same value (``render_ordinal(restart_counts=...)``), so the ``pulumi up``
-that follows never reverts it.
+controller**: the StatefulSet ``<lws>`` (Ordinal, ``<group>`` = ordinal) or the Deployment
+``<lws>`` (Hash, ``<group>`` = group key). A recreation writes the new value with an
+``annotate`` action (before the leader delete in the same action list, so a crash never loses a
+consumed restart) AND the rendered leader controller carries the same value
+(``failure.with_failure_state`` / ``failure_hash.with_hash_failure_state``), so the
+``pulumi up`` that follows never reverts it.
 
 Invariants:
 * a count is consumed only when a recreation is initiated (never by exhaustion or a deferral);

@@ -60,10 +60,12 @@ class Action:
     - ``annotate``: ``{"annotations": {key: value or None}}``
     - ``ungate``: ``{"gate": name}`` (removes only that scheduling gate)
     - ``set-condition``: ``{"type", "status", "reason"?, "message"?}`` (pod status condition)
+    - ``finalize``: ``{"add": [name, ...]}`` and/or ``{"remove": [name, ...]}`` on
+      ``metadata.finalizers`` (adding to an object being deleted is refused, as by the API server)
     - ``delete``: ``{"propagation": "Foreground" | "Background"}`` (default Background)
     """
 
-    verb: str  # "label" | "annotate" | "ungate" | "set-condition" | "delete"
+    verb: str  # "label" | "annotate" | "ungate" | "set-condition" | "finalize" | "delete"
     kind: str
     name: str
     params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)

@@ -73,7 +73,7 @@ class SimCluster:
             if action.uid and meta(obj)["uid"] != action.uid:
                 raise Conflict(f"uid precondition failed (have {meta(obj)['uid']}, want {action.uid})")
             handler = {"label": self._merge_meta, "annotate": self._merge_meta, "ungate": self._ungate,
-                       "set-condition": self._set_condition}.get(action.verb)
+                       "set-condition": self._set_condition, "finalize": self._finalize}.get(action.verb)
             if handler is None:
                 return f"{head}: error: unknown verb {action.verb!r}"
             return f"{head}: {handler(obj, action)}"
@@ -104,6 +104,22 @@ class SimCluster:
             del obj["spec"]["schedulingGates"]
         self.store.touch(obj, spec_changed=True)
         return "ok"
+
+    def _finalize(self, obj: dict[str, Any], action: Action) -> str:
+        """``{"add": [names]}`` / ``{"remove": [names]}`` on ``metadata.finalizers``. Like the API
+        server, no new finalizer can be added to an object being deleted (Forbidden); removing
+        the last finalizer of a deleting object lets it go (pods: once terminated)."""
+        have = list(meta(obj).get("finalizers") or [])
+        add = [f for f in action.params.get("add") or [] if f not in have]
+        if add and meta(obj).get("deletionTimestamp"):
+            return "Forbidden: no new finalizers can be added if the object is being deleted"
+        if add:
+            meta(obj)["finalizers"] = have + add
+            self.store.touch(obj)
+        removed = [f for f in action.params.get("remove") or [] if f in have]
+        for f in removed:
+            self.store.remove_finalizer(obj, f)
+        return "ok" if add or removed else "ok (unchanged)"
 
     def _set_condition(self, obj: dict[str, Any], action: Action) -> str:
         p = action.params

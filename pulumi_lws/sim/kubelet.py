@@ -5,6 +5,8 @@ Invariants:
   True in ``status.conditions`` (conditions other than the kubelet's own are never touched);
 - a deleting pod turns not-Ready at once and is removed after its grace period
   (``terminationGracePeriodSeconds``, else the simulator default) once it has no finalizers;
+  a pod whose grace period is over but whose finalizers keep the object has its containers
+  stopped and turns ``Failed`` (Kubernetes 1.27+), so the scheduler no longer counts it;
 - timings come only from :class:`KubeletConfig` and the simulated clock (deterministic).
 """
 from __future__ import annotations
@@ -207,7 +209,18 @@ class Kubelet:
         changed |= set_condition(pod, "ContainersReady", "False", ts, "PodTerminating") if pod["status"].get("conditions") else False
         if changed:
             self.store.touch(pod)
-        self.store.remove_if_done(pod)
+        if not self.store.remove_if_done(pod) and self.terminated(pod):
+            self._stop(pod)
+
+    def _stop(self, pod: dict[str, Any]) -> None:
+        """A terminated pod kept by finalizers: containers terminated, terminal phase."""
+        if not (pod.get("spec") or {}).get("nodeName") or pod["status"].get("phase") in ("Failed", "Succeeded"):
+            return
+        pod["status"]["phase"] = "Failed"
+        for cs in pod["status"].get("containerStatuses") or []:
+            cs.update(ready=False, started=False, state={"terminated": {"exitCode": 143, "reason": "Error"}})
+        pod.setdefault("_sim_kubelet", {}).pop("ready_since", None)
+        self.store.touch(pod)
 
     # ---- faults --------------------------------------------------------------------------
     def restart_container(self, pod: dict[str, Any]) -> None:

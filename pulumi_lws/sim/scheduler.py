@@ -7,7 +7,9 @@ existing pods' anti-affinity against the incoming pod). Scoring: least allocated
 
 Invariants: a gated pod is never bound (PodScheduled=False, reason SchedulingGated); a pod that
 fits nowhere stays Pending with PodScheduled=False, reason Unschedulable and a
-"0/N nodes are available: ..." message; terminating pods keep holding their node's resources.
+"0/N nodes are available: ..." message; terminating pods keep holding their node's resources
+until they reach a terminal phase (Succeeded/Failed: e.g. a terminated pod kept by finalizers),
+from then on they count neither for resources nor for pod (anti-)affinity.
 With no Node objects at all, every pod fits on an implicit infinite node ``sim-node``.
 """
 from __future__ import annotations
@@ -195,14 +197,14 @@ class Scheduler:
         return hit if want_match else not hit
 
     def _any_match_anywhere(self, sel: Any, namespaces: set[str]) -> bool:
-        return any((p.get("spec") or {}).get("nodeName") and meta(p)["namespace"] in namespaces
+        return any((p.get("spec") or {}).get("nodeName") and not _terminal(p) and meta(p)["namespace"] in namespaces
                    and selector_matches(sel, meta(p).get("labels") or {}) for p in self.store.list("Pod"))
 
     def _existing_anti_affinity_violated(self, pod: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
         labels = meta(pod).get("labels") or {}  # type: ignore[arg-type]
         for other in self.store.list("Pod"):
             other_node = (other.get("spec") or {}).get("nodeName")
-            if not other_node:
+            if not other_node or _terminal(other):
                 continue
             for term in _required(((other.get("spec") or {}).get("affinity") or {}).get("podAntiAffinity")):
                 key = term.get("topologyKey", "")
@@ -213,6 +215,10 @@ class Scheduler:
                         and meta(pod)["namespace"] in set(term.get("namespaces") or [meta(other)["namespace"]]):  # type: ignore[arg-type]
                     return True
         return False
+
+
+def _terminal(pod: Mapping[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
 def _required(section: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:

@@ -54,41 +54,46 @@ def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOption
     options = options.for_lws(lws)
     revisions = [o for o in snapshot.list("ControllerRevision", **{L.NAME: lws.name})]
     catalog = build_catalog(lws, revisions)
-    if lws.spec.group_identity == "Hash":
-        from pulumi_lws.render.lws_hash import render_hash
-        from pulumi_lws.rollout.hash import plan_hash
-
-        stage = plan_hash(lws, snapshot, catalog, options)
-        # ---- failure handling (Hash): rollout/failure_hash.py; see docs/failure-handling.md ----
-        from pulumi_lws.rollout.failure_hash import plan_hash_failure, with_hash_failure_state
-
-        hash_failure = plan_hash_failure(lws, snapshot, stage)
-        stage = hash_failure.apply_to(stage)
-        # ---- end failure handling -------------------------------------------------------------
-        manifests = render_hash(lws, stage, catalog, options)
-        manifests = with_hash_failure_state(manifests, lws, hash_failure)  # failure handling: counts
-    else:
-        from pulumi_lws.render.lws import render_ordinal
-        from pulumi_lws.rollout.ordinal import plan_ordinal
-
-        stage = plan_ordinal(lws, snapshot, catalog, options)
-        # ---- failure handling (restart policies, restart budget, podTerminationPolicy) -------
-        # rollout/failure.py; see docs/failure-handling.md. Appends actions to the stage.
-        from pulumi_lws.rollout.failure import plan_failure_actions, with_failure_state
-
-        failure = plan_failure_actions(lws, snapshot, stage)
-        stage = failure.apply_to(stage)
-        # ---- end failure handling ---------------------------------------------------------
-        # ---- group features (startupPolicy, exclusive topology, gang scheduling) -------------
-        # rollout/placement.py + render/scheduling.py; see docs/group-features.md.
-        from pulumi_lws.render.scheduling import with_gang_scheduling
-        from pulumi_lws.rollout.placement import place_groups, with_placement
-
-        placement = place_groups(lws, snapshot, stage, catalog)
-        stage = with_placement(stage, placement)
-        manifests = render_ordinal(lws, stage, catalog, options, group_domains=placement.group_domains,
-                                   worker_groups=placement.worker_groups)
-        manifests = with_gang_scheduling(manifests, lws, stage, catalog, options.gang_provider, options.volcano_queue)
-        # ---- end group features -------------------------------------------------------------
-        manifests = with_failure_state(manifests, lws, failure)  # failure handling: counts, halted groups
+    pipeline = _reconcile_hash if lws.spec.group_identity == "Hash" else _reconcile_ordinal
+    stage, manifests = pipeline(lws, snapshot, catalog, options)
     return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog)
+
+
+def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,
+                       options: ReconcileOptions) -> tuple[Stage, list[Mapping[str, Any]]]:
+    """Ordinal identity: rollout stage -> failure handling -> placement -> render -> gang objects.
+
+    Order matters: failure handling sees the rollout's stage (it never recreates a group the
+    rollout is replacing); placement sees the failure state (halted groups get no workers); the
+    restart counts are carried on the rendered leader StatefulSet last, so a ``pulumi up`` never
+    reverts a count an action wrote (docs/failure-handling.md, docs/group-features.md).
+    """
+    from pulumi_lws.render.lws import render_ordinal
+    from pulumi_lws.render.scheduling import with_gang_scheduling
+    from pulumi_lws.rollout.failure import plan_failure_actions, with_failure_state
+    from pulumi_lws.rollout.ordinal import plan_ordinal
+    from pulumi_lws.rollout.placement import place_groups, with_placement
+
+    stage = plan_ordinal(lws, snapshot, catalog, options)
+    failure = plan_failure_actions(lws, snapshot, stage)
+    stage = failure.apply_to(stage)
+    placement = place_groups(lws, snapshot, stage, catalog)
+    stage = with_placement(stage, placement)
+    manifests = render_ordinal(lws, stage, catalog, options, group_domains=placement.group_domains,
+                               worker_groups=placement.worker_groups)
+    manifests = with_gang_scheduling(manifests, lws, stage, catalog, options.gang_provider, options.volcano_queue)
+    return stage, with_failure_state(manifests, lws, failure)
+
+
+def _reconcile_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,
+                    options: ReconcileOptions) -> tuple[Stage, list[Mapping[str, Any]]]:
+    """Hash identity: admission stage -> failure handling -> render (counts on the Deployment)."""
+    from pulumi_lws.render.lws_hash import render_hash
+    from pulumi_lws.rollout.failure_hash import plan_hash_failure, with_hash_failure_state
+    from pulumi_lws.rollout.hash import plan_hash
+
+    stage = plan_hash(lws, snapshot, catalog, options)
+    failure = plan_hash_failure(lws, snapshot, stage)
+    stage = failure.apply_to(stage)
+    manifests = render_hash(lws, stage, catalog, options)
+    return stage, with_hash_failure_state(manifests, lws, failure)

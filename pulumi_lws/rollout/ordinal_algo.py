@@ -101,17 +101,15 @@ def calculate_rolling_update_replicas(replicas: int, max_surge: int, max_unavail
 
 def continuous_ready_replicas(states: str, sts_replicas: int) -> int:
     """Contiguous ready+updated groups counting down from ordinal S-1 (``calculateContinuousReadyReplicas``)."""
-    count = 0
-    for i in range(sts_replicas - 1, -1, -1):
-        if not is_ready_updated(states, i):
-            break
-        count += 1
-    return count
+    if sts_replicas <= 0 or sts_replicas > len(states):
+        return 0  # ordinal S-1 is past the string: absent, so the run is empty
+    window = states[:sts_replicas]
+    return len(window) - len(window.rstrip("U"))  # str ops: O(S) in C (10,000 groups: microseconds)
 
 
 def lws_unready_replicas(states: str, replicas: int) -> int:
     """Groups in [0, R) that are not ready+updated (``calculateLWSUnreadyReplicas``); surge never counts."""
-    return sum(1 for i in range(replicas) if not is_ready_updated(states, i))
+    return max(0, replicas) - states[:max(0, replicas)].count("U")  # positions past the string count as "-"
 
 
 def rolling_update_partition(states: str, sts_replicas: int, step: int, current: int) -> int:
@@ -119,12 +117,17 @@ def rolling_update_partition(states: str, sts_replicas: int, step: int, current:
     s = sts_replicas
     tail = continuous_ready_replicas(states, s)
     base = max(0, s - tail - step)
-    p = base + sum(1 for i in range(base) if not is_ready(states, i))
-    for i in range(min(p, s - 1), base - 1, -1):
-        if not is_ready(states, i) or is_updated(states, i):
-            p = i
-        else:
-            break
+    head = states[:base]
+    p = base + (base - head.count("U") - head.count("o"))  # unready groups below base raise the partition
+    # Downward from min(p, S-1) to base, pass over groups that are not ready or already updated
+    # (anything but "o") and stop at the first ready old group: one rfind instead of a loop.
+    top = min(p, s - 1)
+    if top >= base:
+        j = states.rfind("o", base, top + 1)
+        if j < 0:
+            p = base
+        elif j < top:
+            p = j + 1
     return min(p, current)
 
 

@@ -20,11 +20,12 @@ from dataclasses import dataclass, replace
 
 from pulumi_lws.rollout.budget import rule_for
 from pulumi_lws.rollout.ordinal_algo import (
-    Decision, LeaderSts, RolloutInputs, fixed_point, is_ready, is_ready_updated, state_at,
+    Decision, LeaderSts, RolloutInputs, fixed_point, state_at,
 )
 from pulumi_lws.rollout.stage import PredictedStage
 
 MAX_MODEL_STEPS = 400
+_ADMIT = str.maketrans({"-": "u", "o": "u", "x": "u"})
 
 
 @dataclass(frozen=True)
@@ -40,16 +41,14 @@ class ModelStep:
 def apply_decision(inp: RolloutInputs, d: Decision) -> tuple[RolloutInputs, str]:
     """Apply ``d`` (worst case) and return the next observation (same groups otherwise)."""
     old_states = inp.states
-    has_old = inp.template_changed or any(c in "ox" for c in old_states[: inp.sts.replicas if inp.sts else 0])
-    out = []
-    for i in range(d.replicas):
-        c = state_at(old_states, i)
-        if c == "-":
-            c = "u" if (i >= d.partition or not has_old) else "x"
-        if i >= d.partition and c in "ox":
-            c = "u"
-        out.append(c)
-    states = "".join(out)
+    live = old_states[: inp.sts.replicas if inp.sts else 0]
+    has_old = inp.template_changed or "o" in live or "x" in live
+    # str ops instead of a per-ordinal loop (the model runs up to MAX_MODEL_STEPS times per plan):
+    # below the partition an absent ordinal is created old ("x") if any old group exists, else "u";
+    # at or above it every absent or old ordinal comes back on the target, not ready ("u").
+    padded = old_states[: d.replicas].ljust(d.replicas, "-")
+    cut = min(max(d.partition, 0), d.replicas)
+    states = padded[:cut].replace("-", "x" if has_old else "u") + padded[cut:].translate(_ADMIT)
     nxt = replace(inp, sts=LeaderSts(d.replicas, d.partition, inp.replicas), template_changed=False, states=states)
     return nxt, states
 
@@ -68,7 +67,28 @@ def become_ready(states: str, i: int) -> str:
 
 def available(states: str, live: int, replicas: int) -> int:
     """Ready groups among the live ordinals ``[0, live)``, at most ``replicas``."""
-    return min(replicas, sum(1 for i in range(live) if is_ready(states, i)))
+    window = states[: max(0, live)]
+    return min(replicas, window.count("U") + window.count("o"))
+
+
+def _all_ready_updated(states: str, lo: int, hi: int) -> bool:
+    """Every ordinal in ``[lo, hi)`` is ready+updated (positions past the string are absent)."""
+    if hi <= lo:
+        return True
+    return hi <= len(states) and states.count("U", lo, hi) == hi - lo
+
+
+def next_ready(states: str, created: set[int] | frozenset[int]) -> int | None:
+    """``ready_order(states, _, created)[0]`` without building the whole order (O(|created|) + rfind)."""
+    fresh = [i for i in created if i < len(states) and states[i] in "ux"]
+    if fresh:
+        return min(fresh)
+    end = len(states)
+    while True:
+        j = max(states.rfind("u", 0, end), states.rfind("x", 0, end))
+        if j < 0 or j not in created:
+            return None if j < 0 else j
+        end = j
 
 
 def is_complete(inp: RolloutInputs, d: Decision) -> bool:
@@ -77,7 +97,7 @@ def is_complete(inp: RolloutInputs, d: Decision) -> bool:
         not inp.template_changed
         and d.partition == inp.user_partition
         and d.replicas == inp.replicas
-        and all(is_ready_updated(inp.states, i) for i in range(inp.user_partition, inp.replicas))
+        and _all_ready_updated(inp.states, inp.user_partition, inp.replicas)
     )
 
 
@@ -91,7 +111,7 @@ def is_settled(inp: RolloutInputs, d: Decision) -> bool:
     return (
         not inp.template_changed
         and d.partition == inp.user_partition
-        and all(is_ready_updated(inp.states, i) for i in range(inp.user_partition, inp.replicas))
+        and _all_ready_updated(inp.states, inp.user_partition, inp.replicas)
         and inp.sts is not None and (inp.sts.replicas, inp.sts.partition) == (d.replicas, d.partition)
     )
 
@@ -109,14 +129,13 @@ def predict(inp: RolloutInputs, update_order: str = "ScaleFirst", max_steps: int
         live_before = cur.sts.replicas if cur.sts else 0
         cur, states = apply_decision(cur, d)
         created |= {i for i in range(live_before, d.replicas) if state_at(before, i) == "-"}
-        created &= set(range(d.replicas))
+        created = {i for i in created if i < d.replicas}
         steps.append(ModelStep(cur, d, states, note))
         if is_complete(cur, d) or is_settled(cur, d):
             break
-        order = ready_order(states, d.partition, frozenset(created))
-        if not order:
+        i = next_ready(states, created)  # == ready_order(states, d.partition, created)[0]
+        if i is None:
             break  # nothing can change any more: blocked
-        i = order[0]
         cur = replace(cur, states=become_ready(states, i))
         created.discard(i)
         note = f"R-{i} ready"

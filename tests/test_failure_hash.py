@@ -7,7 +7,7 @@ from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.revision import build_catalog
 from pulumi_lws.rollout.failure import BUDGET_EXCEEDED, RECREATE_GROUP, RESTART_PENDING
-from pulumi_lws.rollout.failure_hash import plan_hash_failure, with_hash_failure_state
+from pulumi_lws.rollout.failure_hash import TERMINAL_LEADER, plan_hash_failure, with_hash_failure_state
 from pulumi_lws.rollout.hash import plan_hash
 from pulumi_lws.rollout.retention import RETAIN_FINALIZER
 from pulumi_lws.rollout.stage import Action, Stage
@@ -17,8 +17,11 @@ from test_hash_fixtures import NAME, NS, cr, key_of, leader, snap, ts, worker
 
 
 def make_lws(*, replicas: int = 2, max_restarts: int | None = 1, termination: str | None = None,
-             policy: str = "PostTermination", backoff: dict | None = None, image: str = "v1") -> LeaderWorkerSet:
+             policy: str = "PostTermination", backoff: dict | None = None, image: str = "v1",
+             restart_policy: str | None = None) -> LeaderWorkerSet:
     lwt: dict = {"size": 3, "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}}
+    if restart_policy is not None:
+        lwt["restartPolicy"] = restart_policy
     if max_restarts is not None:
         lwt["maxGroupRestarts"] = max_restarts
     if backoff is not None:
@@ -184,3 +187,74 @@ def test_scale_down_and_lws_deletion_release_retained_groups():
     gone = deploy()
     gone["metadata"]["deletionTimestamp"] = ts(90)
     assert [x.verb for x in plan_hash_failure(LWS, snap(gone, *a, *b), stage()).actions] == ["finalize"] * 3
+
+
+# ---- terminal (Failed/Succeeded) leaders: torn down per restart policy --------------------------
+
+def failed_group(name: str, phase: str = "Failed", **kw) -> list[dict]:
+    """An admitted leader that reached a terminal phase (the ReplicaSet has replaced it) + workers."""
+    return group(name, phase=phase, **kw)
+
+
+def test_failed_leader_is_deleted_with_its_workers_and_consumes_a_count():
+    for phase in ("Failed", "Succeeded"):
+        f, b = failed_group("web-f", phase), group("web-b")
+        kf = f"{REV}/{key_of(f[0])}"
+        p = plan_hash_failure(LWS, snap(deploy({}), *f, *b), stage())
+        assert verbs(p) == [("annotate", "Deployment", NAME), ("delete", "Pod", "web-f"),
+                            ("annotate", "Pod", f[1]["metadata"]["name"]), ("annotate", "Pod", f[2]["metadata"]["name"])]
+        assert p.actions[0].params == {"propagation": "Foreground"} and p.actions[0].uid == "uid-web-f"
+        assert p.actions[1].params == {"annotations": {PREVIOUS_LEADER_UID: "uid-web-f"}}  # Sequential: follow
+        assert counts_of(p) == {kf: 1} and p.events[0].code == RECREATE_GROUP and phase in p.events[0].message
+
+
+def test_failed_leader_parallel_deletes_workers_now():
+    f = failed_group("web-f")
+    p = plan_hash_failure(make_lws(termination="Parallel"), snap(deploy({}), *f), stage())
+    assert [(a.verb, a.name) for a in p.actions] == [("delete", "web-f")] + [("delete", w["metadata"]["name"]) for w in f[1:]]
+
+
+def test_failed_leader_with_restart_policy_none_is_deleted_without_a_count():
+    lws = make_lws(restart_policy="None", max_restarts=None)
+    f = failed_group("web-f")
+    f[0]["status"]["containerStatuses"][0]["restartCount"] = 3  # a None group is never recreated for restarts ...
+    p = plan_hash_failure(lws, snap(deploy({}), *f), stage())
+    assert ("delete", "Pod", "web-f") in verbs(p) and p.first_actions == ()  # ... but a dead leader still goes
+    assert counts_of(p) == {} and p.events[0].code == TERMINAL_LEADER
+    running = group("web-r", restarts=3)
+    assert plan_hash_failure(lws, snap(deploy({}), *running), stage()).actions == ()
+
+
+def test_failed_leader_at_the_budget_limit_is_exhausted_and_retained():
+    f = failed_group("web-f")
+    kf = f"{REV}/{key_of(f[0])}"
+    p = plan_hash_failure(LWS, snap(deploy({kf: 1}), *f), stage())
+    names = [x["metadata"]["name"] for x in f]
+    assert verbs(p) == [("annotate", "Pod", "web-f")] + [("finalize", "Pod", n) for n in names] + \
+        [("delete", "Pod", n) for n in names]
+    assert p.events[0].code == BUDGET_EXCEEDED and counts_of(p) == {kf: 1}
+
+
+def test_failed_leader_is_not_held_by_after_start_or_backoff():
+    lws = make_lws(backoff={"baseSeconds": 10, "capSeconds": 300})
+    f = failed_group("web-f")[:2]  # incomplete group
+    f[0]["metadata"]["creationTimestamp"] = "1970-01-01T00:01:35Z"  # 5 s old: a restart would wait
+    lws.metadata.annotations[L.EXPERIMENTAL_RECREATE_AFTER_START] = "true"
+    p = plan_hash_failure(lws, snap(deploy({}), *f), stage())
+    assert ("delete", "Pod", "web-f") in verbs(p) and not p.deferred
+
+
+def test_gated_failed_leader_is_deleted_and_a_deleting_one_is_left_alone():
+    gated = leader("web-g", REV, phase="Failed")
+    assert [(a.verb, a.name) for a in plan_hash_failure(LWS, snap(deploy({}), gated), stage()).actions] == [("delete", "web-g")]
+    f = failed_group("web-f", deleting=True)  # the delete already ran: re-planning adds nothing (idempotent)
+    assert plan_hash_failure(LWS, snap(deploy({}), *f), stage()).actions == ()
+
+
+def test_failed_leader_count_moves_to_the_replacement_admitted_in_the_same_reconcile():
+    lws = make_lws(policy="Immediate")
+    f, b = failed_group("web-f"), group("web-b")
+    new = leader("web-n", REV, created=60)
+    p = plan_hash_failure(lws, snap(deploy({}), *f, *b, new), stage(new))
+    assert counts_of(p) == {f"{REV}/{key_of(new)}": 1} and "transfer" in p.first_actions[0].reason
+    assert ("delete", "Pod", "web-f") in verbs(p)

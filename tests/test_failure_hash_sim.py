@@ -112,3 +112,35 @@ def test_hash_crash_transfer_exhaustion_and_recover(policy):
     d.converge()
     assert not d.group_pods(replacement) and len(d.live_keys()) == R and other in d.live_keys()
     assert d.counts() == {} and d.degraded()["status"] == "False"
+
+
+def leader_of(d: Driver, key: str) -> dict:
+    return next(p for p in d.leaders() if labels_of(p).get(L.GROUP_KEY) == key)
+
+
+@pytest.mark.parametrize("policy", ["PostTermination", "Immediate"])
+def test_failed_leader_is_torn_down_replaced_and_its_count_follows(policy):
+    d = Driver(policy)
+    d.converge()
+    victim, other = sorted(d.live_keys())
+    d.cluster.crash_pod(NS, leader_of(d, victim)["metadata"]["name"])  # phase Failed: the ReplicaSet replaces it
+    d.converge()
+    keys = d.live_keys()
+    assert other in keys and victim not in keys and len(keys) == R and not d.group_pods(victim)
+    (replacement,) = keys - {other}
+    assert d.counts() == {replacement: 1}  # counted against maxGroupRestarts, moved to the replacement
+    assert len(d.pods()) == R * SIZE and all(p["status"]["phase"] == "Running" for p in d.pods())
+
+
+def test_failed_leader_with_restart_policy_none_still_frees_its_slot():
+    d = Driver("PostTermination")
+    lwt = d.desired["spec"]["leaderWorkerTemplate"]
+    lwt.pop("maxGroupRestarts")
+    lwt["restartPolicy"] = "None"
+    d.converge()
+    victim, other = sorted(d.live_keys())
+    d.cluster.crash_pod(NS, leader_of(d, victim)["metadata"]["name"])
+    d.converge()
+    assert victim not in d.live_keys() and other in d.live_keys() and len(d.live_keys()) == R
+    assert not d.group_pods(victim) and d.counts() == {}
+    assert any("TerminalLeaderRemoved" in n for s in d.stages for n in s.notes)

@@ -126,3 +126,40 @@ def test_outdated_gated_leaders_count_in_g():
 
 def test_deletion_cost_constant():
     assert A.GATED_DELETION_COST == "-100"
+
+
+# ---- terminal (Failed/Succeeded) leaders: not live, not admitted, never a candidate -------------
+
+def test_terminal_phases_are_neither_live_nor_admitted_nor_awaiting_admission():
+    for phase in ("Failed", "Succeeded"):
+        dead = leader("web-f", R2, gated=False, phase=phase)
+        assert A.is_terminal(dead) and not A.is_live_leader(dead) and not A.is_admitted(dead)
+        assert not A.awaits_admission(leader("web-g", R2, phase=phase))
+    running = leader("web-r", R2, gated=False, ready=True)
+    assert not A.is_terminal(running) and A.is_live_leader(running) and A.is_admitted(running)
+    assert A.awaits_admission(leader("web-n", R2))
+
+
+def test_terminal_leader_group_tears_down_post_termination_only():
+    dead = leader("web-f", R1, gated=False, phase="Failed")
+    pods = [dead, worker(dead, 1), leader("web-a", R1, gated=False, ready=True)]
+    assert A.tearing_down_groups(NS, pods, "PostTermination") == {key_of(dead)}
+    assert A.tearing_down_groups(NS, [dead], "PostTermination") == {key_of(dead)}  # the leader object alone holds it
+    assert A.tearing_down_groups(NS, pods, "Immediate") == set()
+
+
+def test_terminal_leader_frees_its_revision_cap_slot():
+    a = leader("web-a", R2, gated=False, created=1)
+    dead = leader("web-f", R2, gated=False, created=2, phase="Failed")
+    n = leader("web-n", R2, created=3)
+    leaders = [a, dead, n]
+    assert not A.revision_cap_defers(n, leaders, replicas=2)
+    assert A.revision_cap_defers(n, [a, leader("web-b", R2, gated=False, created=2), n], replicas=2)
+    assert A.admission(n, leaders, target=R2, replicas=2, tearing_down=0).admit
+
+
+def test_terminal_gated_leader_takes_no_rank():
+    dead = leader("web-f", R2, created=1, phase="Failed")
+    n = leader("web-n", R2, created=2)
+    assert A.replacement_rank(n, [dead, n], R2) == (0, 1)
+    assert A.admission(n, [dead, n], target=R2, replicas=1, tearing_down=0).admit

@@ -57,12 +57,6 @@ def pods(h: Harness, workers: bool) -> list[str]:
                   if (p["metadata"].get("labels", {}).get(L.WORKER_INDEX) != "0") == workers)
 
 
-HASH_FAILED_LEADER = pytest.mark.xfail(strict=True, reason="GAP (rollout/hash.py, Hash restart policy not "
-                                       "implemented): a Failed leader pod is never deleted and still counts as an "
-                                       "admitted group, so its ReplicaSet replacement stays gated by the revision "
-                                       "cap forever: no convergence and no blocker")
-
-
 @pytest.mark.parametrize("policy", POLICIES)
 def test_worker_pod_crash_during_rollout(policy: str) -> None:
     h = Harness.create(spec(policy), options=POLICIES[policy][1])
@@ -77,8 +71,7 @@ def test_worker_pod_crash_during_rollout(policy: str) -> None:
     assert_clean(h)
 
 
-@pytest.mark.parametrize("policy", [p if not p.startswith("hash") else pytest.param(p, marks=HASH_FAILED_LEADER)
-                                    for p in POLICIES])
+@pytest.mark.parametrize("policy", POLICIES)
 def test_leader_pod_crash_during_rollout(policy: str) -> None:
     h = Harness.create(spec(policy), options=POLICIES[policy][1])
     h.change_spec(spec(policy, "img:2"))
@@ -185,13 +178,7 @@ def test_717_rollout_first_converges_on_the_same_capacity() -> None:
     assert_clean(h)
 
 
-HASH_NO_BLOCKER = pytest.mark.xfail(strict=True, reason="GAP (rollout/hash.py): a Hash rollout whose new leader "
-                                    "or workers can never schedule stays 'in progress' with no blocker; only "
-                                    "group-replacement-deferred is ever reported")
-
-
-@pytest.mark.parametrize("policy", [p if not p.startswith("hash") else pytest.param(p, marks=HASH_NO_BLOCKER)
-                                    for p in POLICIES])
+@pytest.mark.parametrize("policy", POLICIES)
 def test_unschedulable_new_template_is_a_named_blocker(policy: str) -> None:
     """The new template asks for 16 GPUs per pod on 8-GPU nodes: never schedulable."""
     nodes = [{"name": f"gpu-{i}", "labels": {"kubernetes.io/hostname": f"gpu-{i}"},

@@ -25,7 +25,16 @@ snapshot and decides per group key (docs/failure-handling.md "Hash mode"):
   held-back replacement is admitted with a fresh budget. A retained group on a revision other
   than the target (rollout) or beyond ``replicas - admitted`` (scale-down) is released;
 * ``podTerminationPolicy: Parallel``: the workers of any deleting leader are deleted at once;
-  Sequential needs nothing (the worker StatefulSet is owned by the leader pod).
+  Sequential needs nothing (the worker StatefulSet is owned by the leader pod);
+* **terminal leader** (phase ``Failed``/``Succeeded``, not deleting, not exhausted: the
+  ReplicaSet has already created its replacement, :func:`terminal_leader_outcome`): the group is
+  torn down at once = ``delete`` the leader (Foreground, uid-guarded) + the worker part per
+  ``podTerminationPolicy``. Recreate policies count it against ``maxGroupRestarts`` (at the limit
+  the group is exhausted and retained instead); ``restartPolicy: None`` deletes it too, without a
+  count (a dead leader would otherwise hold its group's slot and workers forever). No
+  AfterStart wait (the group cannot start again) and no restartBackoff (the replacement already
+  exists; waiting would only hold it back under PostTermination). Its count key is not live, so
+  the count moves to the replacement when that one is admitted.
 
 Invariants: pure; every action uid-guarded; the counts action precedes the ``ungate`` it pays
 for, so a crash between them never loses a transferred count; re-planning after the actions
@@ -39,12 +48,15 @@ from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.observe import Snapshot, annotations_of, is_deleting, labels_of, revision_of
 from pulumi_lws.rollout import restart_budget as B
-from pulumi_lws.rollout.failure import FailurePlan, GroupOutcome, plan_group_failure, release_outcome
+from pulumi_lws.rollout.failure import (RECREATE_GROUP, FailureEvent, FailurePlan, GroupOutcome, current_workers,
+                                        effective_policy, exhaust_outcome, plan_group_failure, release_outcome)
 from pulumi_lws.rollout.hash import leader_pods, lws_pods
-from pulumi_lws.rollout.hash_admission import creation_order, group_index, group_key, is_exhausted, is_gated, short_id
+from pulumi_lws.rollout.hash_admission import (creation_order, group_index, group_key, is_exhausted, is_gated,
+                                               is_terminal, short_id)
 from pulumi_lws.rollout.retention import release_actions
 from pulumi_lws.rollout.stage import Action, Stage
-from pulumi_lws.rollout.termination import follow_actions, group_termination_actions, uid_of
+from pulumi_lws.rollout.termination import (FOREGROUND, follow_actions, group_termination_actions, name_of, uid_of,
+                                            worker_teardown_actions)
 
 Pod = Mapping[str, Any]
 
@@ -64,7 +76,14 @@ def count_key_of(lws: LeaderWorkerSet, leader: Pod) -> str:
 
 
 def admitted_live(leader: Pod) -> bool:
-    return not is_gated(leader) and not is_deleting(leader) and not is_exhausted(leader)
+    """Holds an admitted slot: ungated, not deleting, not exhausted, not terminal."""
+    return not is_gated(leader) and not is_deleting(leader) and not is_exhausted(leader) and not is_terminal(leader)
+
+
+def holds_count_key(leader: Pod) -> bool:
+    """The leader's count key stays with it: a live (not deleting, not terminal) or exhausted
+    leader. Other keys are orphans: their groups are being recreated."""
+    return (not is_deleting(leader) and not is_terminal(leader)) or is_exhausted(leader)
 
 
 # ---- which exhausted groups are released (rollout, scale-down) --------------------------------
@@ -100,10 +119,11 @@ def transfer_counts(lws: LeaderWorkerSet, counts: Mapping[str, int], leaders: Se
                     admitted_now: Sequence[Pod]) -> tuple[dict[str, int], list[tuple[str, str]]]:
     """Counts after transfers and pruning, and the ``(from key, to key)`` transfers made.
 
-    Kept: keys of groups with a live (not deleting) or exhausted leader; orphan keys of the
+    Kept: keys of groups with a live (not deleting, not terminal) or exhausted leader
+    (:func:`holds_count_key`); orphan keys of the
     target revision up to the free slots (highest counts first), each moved to a leader
     admitted by this stage (oldest first) that has no count yet. Everything else is pruned."""
-    live = {count_key_of(lws, p) for p in leaders if not is_deleting(p) or is_exhausted(p)}
+    live = {count_key_of(lws, p) for p in leaders if holds_count_key(p)}
     orphans = sorted((k for k in counts if k not in live and k.split("/", 1)[0] == target), key=lambda k: (-counts[k], k))
     occupied = sum(1 for p in leaders if revision_of(p) == target and (admitted_live(p) or is_exhausted(p)))
     kept = orphans[:max(0, lws.replicas - occupied)]
@@ -127,16 +147,45 @@ def counts_action(snapshot: Snapshot, lws: LeaderWorkerSet, value: str, transfer
 
 # ---- the plan -------------------------------------------------------------------------------------
 
+TERMINAL_LEADER = "TerminalLeaderRemoved"
+
+
+def terminal_leader_outcome(lws: LeaderWorkerSet, gid: str, leader: Pod, workers: Sequence[Pod],
+                            count: int) -> GroupOutcome:
+    """A terminal (Failed/Succeeded) leader that is neither deleting nor exhausted: tear its group
+    down now (see module docstring). Recreate policies consume one count (or exhaust the group at
+    the limit); ``restartPolicy: None`` deletes without counting."""
+    phase = (leader.get("status") or {}).get("phase")
+    signal = f"Leader pod {name_of(leader)} is {phase}"
+    members = current_workers(leader, workers)
+    counted = effective_policy(lws) != "None"
+    if counted and B.budget_exhausted(lws, count):
+        return exhaust_outcome(lws, gid, leader, members, signal, count)
+    why = (f"{signal}, deleted it and its workers to recreate group {gid}" if counted else
+           f"{signal}, deleted it and its workers so its replacement takes group {gid}'s slot (restartPolicy None)")
+    actions = (Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
+               *worker_teardown_actions(lws, leader, members, why))
+    event = FailureEvent(RECREATE_GROUP if counted else TERMINAL_LEADER, gid, why)
+    return GroupOutcome(actions=actions, events=(event,), consumed=counted)
+
+
 def group_outcome(lws: LeaderWorkerSet, leader: Pod, workers: Sequence[Pod], counts: Mapping[str, int],
                   released: Mapping[str, str], now: float) -> GroupOutcome | None:
-    """The failure decision for one leader (None: not a group failure handling acts on)."""
+    """The failure decision for one leader (None: not a group failure handling acts on).
+    Order: exhausted (release / retain / recover), deleting (nothing), terminal (tear down, gated
+    or not), gated (no group yet), else the restart policy's decision."""
     gid = short_id(group_key(lws.namespace, leader))
     name = str(leader["metadata"]["name"])
+    count = counts.get(count_key_of(lws, leader), 0)
     if is_exhausted(leader) and name in released:
         return release_outcome(gid, leader, workers, released[name])
-    if not is_exhausted(leader) and (is_gated(leader) or is_deleting(leader)):
+    if not is_exhausted(leader) and is_deleting(leader):
         return None
-    return plan_group_failure(lws, gid, leader, workers, count=counts.get(count_key_of(lws, leader), 0), now=now)
+    if not is_exhausted(leader) and is_terminal(leader):
+        return terminal_leader_outcome(lws, gid, leader, workers, count)
+    if not is_exhausted(leader) and is_gated(leader):
+        return None
+    return plan_group_failure(lws, gid, leader, workers, count=count, now=now)
 
 
 def termination_actions(lws: LeaderWorkerSet, leaders: Sequence[Pod], workers: Mapping[str, list[Pod]]) -> list[Action]:

@@ -13,8 +13,14 @@ Invariants
 - Per leader, actions come in a fixed order: ``label`` (identity), ``annotate`` (leader address,
   deletion cost), ``ungate``, ``set-condition``; so a leader is never ungated before it carries
   its identity and address (its ``LWS_LEADER_ADDRESS`` reads the annotation at container start).
-- Worker objects are declared only for admitted (ungated, not deleting, not exhausted) leaders,
-  on the leader pod's own revision; never for a gated or deleting leader.
+- Worker objects are declared only for admitted (ungated, not deleting, not exhausted, not
+  terminal) leaders, on the leader pod's own revision; never for a gated, deleting or terminal
+  leader.
+- A terminal leader (phase Failed/Succeeded) is shown as a ``terminating`` group with no actions:
+  its ReplicaSet has replaced it, it holds no admission slot, and failure handling
+  (:mod:`pulumi_lws.rollout.failure_hash`) deletes it and its workers in the same reconcile.
+- The stage's blocker comes from :func:`pulumi_lws.rollout.hash_blockers.hash_blocker`
+  (#717 deadlock, unschedulable, group-replacement-deferred, waiting-for-groups).
 - ``GroupView.id`` is the first 8 characters of the group key (the hostname suffix upstream uses);
   ``group_revisions`` maps that id to the group's revision for every group with pods.
 """
@@ -30,10 +36,11 @@ from pulumi_lws.render.pod import requests_tpus
 from pulumi_lws.revision import RevisionCatalog
 from pulumi_lws.rollout.hash_admission import (GATED_DELETION_COST, Admission, admission, creation_order,
                                                group_index, group_key, is_admitted, is_exhausted, is_gated,
-                                               short_id, tearing_down_groups)
+                                               is_terminal, short_id, tearing_down_groups)
+from pulumi_lws.rollout.hash_blockers import hash_blocker
 from pulumi_lws.rollout.hash_predict import remaining_stages
 from pulumi_lws.rollout.hash_status import deployment_caught_up
-from pulumi_lws.rollout.stage import Action, Blocker, GroupView, PredictedStage, Stage
+from pulumi_lws.rollout.stage import Action, GroupView, PredictedStage, Stage
 
 POLICY = "lws/hash"
 READY_REASON = "WorkerStatefulSetReady"
@@ -197,18 +204,22 @@ def plan_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog
     tearing = tearing_down_groups(ns, pods, lws.spec.group_replacement_policy)
     actions: list[Action] = []
     views: list[GroupView] = []
-    deferred: list[tuple[str, Admission]] = []
+    deferred: list[str] = []
     notes: list[str] = []
     for pod in leaders:
         view, acts, decision = _plan_leader(lws, snapshot, catalog, sizes, pod, leaders, len(tearing))
         views.append(view)
         actions += acts
         if decision is not None and not decision.admit and decision.reason == "GroupReplacementDeferred":
-            deferred.append((view.id, decision))
+            deferred.append(view.id)
         if view.workers is False and view.phase == "missing-revision":
             notes.append(f"revision {view.revision} of group {view.id} is not stored in a ControllerRevision")
+        if is_terminal(pod) and not is_exhausted(pod) and not is_deleting(pod):
+            notes.append(terminal_leader_note(pod, view.id))
     views += _leaderless_groups(ns, pods, {v.key for v in views})
     complete = is_complete(lws, snapshot, target, pods, tearing)
+    blocker = hash_blocker(lws, views, pods, deferred, len(tearing), complete=complete,
+                           at_rest=at_rest(actions, snapshot.get("Deployment", lws.name), target))
     remaining, whole = ((), True) if complete else predicted_stages(lws, views)
     if not whole:
         notes.append(f"prediction shows only the first {len(remaining)} remaining stages")
@@ -220,7 +231,7 @@ def plan_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog
         group_revisions={v.id: v.revision for v in views if v.revision},
         groups=tuple(views),
         actions=tuple(actions),
-        blocker=_blocker(deferred, len(tearing)),
+        blocker=blocker,
         complete=complete,
         remaining=remaining,
         notes=tuple(notes),
@@ -238,7 +249,7 @@ def _plan_leader(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCata
     base = dict(id=short_id(key), revision=rev, updated=rev == target, key=key, leader=_name(pod), leader_uid=_uid(pod))
     if is_exhausted(pod):  # failure handling: checked first, a retained exhausted leader is deleting
         return GroupView(ready=False, phase="exhausted", **base), [], None
-    if is_deleting(pod):
+    if is_deleting(pod) or is_terminal(pod):  # a terminal leader is torn down by failure handling
         return GroupView(ready=False, phase="terminating", **base), [], None
     decision = admission(pod, leaders, target=target, replicas=lws.replicas, tearing_down=tearing) if is_gated(pod) else None
     admitted = is_admitted(pod) or bool(decision and decision.admit)
@@ -281,18 +292,18 @@ def _leaderless_groups(namespace: str, pods: Sequence[Mapping[str, Any]], seen: 
     return [out[k] for k in sorted(out)]
 
 
-def _blocker(deferred: Sequence[tuple[str, Admission]], tearing: int) -> Blocker | None:
-    if not deferred:
-        return None
-    ids = tuple(gid for gid, _ in deferred)
-    names = ", ".join(f"G-{gid}" for gid in ids)
-    return Blocker(
-        code="group-replacement-deferred",
-        message=f"waiting for {tearing} terminating group{'s' if tearing != 1 else ''} to be removed before admitting {names}",
-        groups=ids,
-        remedies=("wait for the old group's pods to be removed",
-                  "set spec.groupReplacementPolicy: Immediate to schedule replacements without waiting"),
-    )
+def terminal_leader_note(pod: Mapping[str, Any], gid: str) -> str:
+    """Stage note for a terminal (Failed/Succeeded) leader that is not deleting yet."""
+    phase = (pod.get("status") or {}).get("phase")
+    return (f"leader pod {_name(pod)} of group G-{gid} is {phase}: the group is torn down and its "
+            "ReplicaSet replacement is admitted by the group-replacement rules")
+
+
+def at_rest(actions: Sequence[Action], deployment: Mapping[str, Any] | None, target: str) -> bool:
+    """The reconcile changes nothing: no planner action, and the leader Deployment is observed
+    on the target revision with its latest generation seen (else its controller still acts)."""
+    return not actions and deployment is not None and revision_of(deployment) == target \
+        and deployment_caught_up(deployment)
 
 
 def predicted_stages(lws: LeaderWorkerSet, views: Sequence[GroupView]) -> tuple[tuple[PredictedStage, ...], bool]:

@@ -12,6 +12,12 @@ Invariants
 - :func:`admission` admits at most ``spec.replicas`` leaders of one revision (counting exhausted
   groups), never a leader of a revision other than the target, and, while ``T`` groups are
   tearing down, only the oldest ``G - T`` of all ``G`` gated leaders (desired revision first).
+- A **terminal** leader (phase ``Failed`` or ``Succeeded``) is neither live nor admitted nor
+  awaiting admission: the ReplicaSet does not count it as active (it has already created a
+  replacement), so it must not hold a slot of the per-revision cap either. Under
+  PostTermination its group counts as tearing down while any of its pods (the terminal leader
+  included) still exists, so the replacement is admitted once they are gone; failure handling
+  (:mod:`pulumi_lws.rollout.failure_hash`) deletes them.
 """
 from __future__ import annotations
 
@@ -26,6 +32,9 @@ Policy = Literal["PostTermination", "Immediate"]
 
 #: Annotation value the ReplicaSet reads to delete gated (never scheduled) leaders first.
 GATED_DELETION_COST = "-100"
+
+#: Pod phases the ReplicaSet no longer counts as active (``controller.IsPodActive``).
+TERMINAL_PHASES = ("Failed", "Succeeded")
 
 
 # ---- identity -------------------------------------------------------------------------------
@@ -79,14 +88,26 @@ def is_exhausted(pod: Mapping[str, Any]) -> bool:
     return annotations_of(pod).get(L.RESTART_BUDGET_EXHAUSTED) == "true"
 
 
+def is_terminal(pod: Mapping[str, Any]) -> bool:
+    """The pod reached phase ``Failed`` or ``Succeeded``: its containers will never run again
+    and its ReplicaSet has already replaced it (terminal pods are not active)."""
+    return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
+
+
 def is_live_leader(pod: Mapping[str, Any]) -> bool:
-    """Upstream's "live leader": not deleting and not budget-exhausted."""
-    return not is_deleting(pod) and not is_exhausted(pod)
+    """Upstream's "live leader": not deleting and not budget-exhausted; here also not terminal
+    (a Failed leader is not an active ReplicaSet pod, so it cannot stand for its group)."""
+    return not is_deleting(pod) and not is_exhausted(pod) and not is_terminal(pod)
 
 
 def is_admitted(pod: Mapping[str, Any]) -> bool:
-    """Ungated and not deleting: the leader may schedule and gets its workers."""
-    return not is_gated(pod) and not is_deleting(pod)
+    """Ungated, not deleting and not terminal: the leader may schedule and gets its workers."""
+    return not is_gated(pod) and not is_deleting(pod) and not is_terminal(pod)
+
+
+def awaits_admission(pod: Mapping[str, Any]) -> bool:
+    """Gated and still a candidate for admission: not deleting, not exhausted, not terminal."""
+    return is_gated(pod) and not is_deleting(pod) and not is_exhausted(pod) and not is_terminal(pod)
 
 
 def creation_order(pod: Mapping[str, Any]) -> tuple[str, str]:
@@ -101,7 +122,8 @@ def tearing_down_groups(namespace: str, pods: Iterable[Mapping[str, Any]], polic
     """The groups that hold back gated replacements (upstream ``countTearingDownGroups``).
 
     PostTermination: groups (by ``group-index``) that still have any pod but no live leader; a
-    group whose leader is gone but whose worker pod lingers still counts. Immediate: only
+    group whose leader is gone but whose worker pod lingers still counts, and so does a group
+    whose leader is terminal (Failed/Succeeded) until that leader object is gone too. Immediate: only
     groups retained because their restart budget is exhausted.
     """
     pods = list(pods)
@@ -124,23 +146,25 @@ def revision_cap_defers(leader: Mapping[str, Any], leaders: Sequence[Mapping[str
     """Per-revision cap: defer when ``admitted + exhausted + rank >= replicas``.
 
     Counted among the leaders of ``leader``'s revision: exhausted ones, admitted ones (ungated,
-    not deleting), and ``rank`` = position of ``leader`` among the gated, not-deleting ones
-    sorted by :func:`creation_order`. So at most ``replicas`` groups of a revision run, even
+    not deleting, not terminal), and ``rank`` = position of ``leader`` among the ones awaiting
+    admission (:func:`awaits_admission`) sorted by :func:`creation_order`. Terminal leaders count
+    for nothing (the ReplicaSet has replaced them). So at most ``replicas`` groups of a revision run, even
     while maxSurge makes the Deployment create more.
     """
     rev = revision_of(leader)
     same = [p for p in leaders if revision_of(p) == rev]
     exhausted = sum(1 for p in same if is_exhausted(p))
     admitted = sum(1 for p in same if not is_exhausted(p) and is_admitted(p))
-    gated = sorted((p for p in same if is_gated(p) and not is_deleting(p) and not is_exhausted(p)), key=creation_order)
+    gated = sorted((p for p in same if awaits_admission(p)), key=creation_order)
     rank = _index_of(leader, gated)
     return admitted + exhausted + rank >= replicas
 
 
 def replacement_rank(leader: Mapping[str, Any], leaders: Sequence[Mapping[str, Any]], target: str) -> tuple[int, int]:
-    """``(rank, G)``: position of ``leader`` among all ``G`` gated leaders of the set, sorted
-    desired revision first, then :func:`creation_order`."""
-    gated = sorted((p for p in leaders if is_gated(p) and not is_deleting(p)),
+    """``(rank, G)``: position of ``leader`` among all ``G`` leaders of the set awaiting
+    admission (:func:`awaits_admission`), sorted desired revision first, then
+    :func:`creation_order`."""
+    gated = sorted((p for p in leaders if awaits_admission(p)),
                    key=lambda p: (revision_of(p) != target, *creation_order(p)))
     return _index_of(leader, gated), len(gated)
 

@@ -9,11 +9,12 @@ move the rollout as far as the observed readiness allows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
 from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.observe import Snapshot
+from pulumi_lws.render.lws import Ref, ref_of  # noqa: F401  (re-exported: the dependency key)
 from pulumi_lws.revision import RevisionCatalog, build_catalog
 from pulumi_lws.rollout.stage import Stage
 
@@ -44,9 +45,20 @@ class ReconcileOptions:
 
 @dataclass(frozen=True)
 class Reconciled:
+    """One reconcile's result.
+
+    ``dependencies``: ``{(kind, name): ((kind, name), ...)}`` — each manifest is applied only
+    after every manifest it lists was applied successfully in the same run (Pulumi
+    ``dependsOn``; the simulator's partial apply keeps the applied set closed under it). Every
+    ref names a manifest of ``manifests``, and every dependency precedes its dependents in
+    ``manifests``. A manifest without an entry has no dependency. The rules (one place):
+    :func:`manifest_dependencies`.
+    """
+
     stage: Stage
     manifests: tuple[Mapping[str, Any], ...]
     catalog: RevisionCatalog = field(repr=False)
+    dependencies: Mapping[Ref, tuple[Ref, ...]] = field(default_factory=dict)
 
 
 def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOptions = ReconcileOptions()) -> Reconciled:
@@ -56,7 +68,45 @@ def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOption
     catalog = build_catalog(lws, revisions)
     pipeline = _reconcile_hash if lws.spec.group_identity == "Hash" else _reconcile_ordinal
     stage, manifests = pipeline(lws, snapshot, catalog, options)
-    return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog)
+    dependencies = manifest_dependencies(lws, manifests)
+    check_dependency_order(manifests, dependencies)
+    return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
+
+
+def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]]) -> dict[Ref, tuple[Ref, ...]]:
+    """The apply order of one reconcile's manifests (pure; docs/design.md "Apply order").
+
+    * every workload after its Service and its revision's ControllerRevision
+      (:func:`render.lws.workload_dependencies`);
+    * Ordinal: every worker StatefulSet after the leader StatefulSet, so a worker template update
+      never lands unless the partition that admits its group landed first (lws#225;
+      :func:`render.lws.ordinal_dependencies`);
+    * every workload after the gang objects its pods belong to, PodGroups after their Workload
+      (:func:`render.scheduling.gang_dependencies`);
+    * Hash: worker StatefulSets do NOT depend on the leader Deployment — a worker StatefulSet is
+      rendered on its observed leader pod's revision (it is owned by that pod), never on the
+      Deployment's template, so no apply order can put workers ahead of their leader, and a failing
+      Deployment update must not hold back the workers of leaders already admitted.
+    """
+    from pulumi_lws.render.lws import merge_dependencies, ordinal_dependencies, workload_dependencies
+    from pulumi_lws.render.scheduling import gang_dependencies
+
+    parts = [workload_dependencies(manifests), gang_dependencies(manifests)]
+    if lws.spec.group_identity != "Hash":
+        parts.append(ordinal_dependencies(lws.name, manifests))
+    return merge_dependencies(manifests, *parts)
+
+
+def check_dependency_order(manifests: Sequence[Mapping[str, Any]], dependencies: Mapping[Ref, tuple[Ref, ...]]) -> None:
+    """Raise ``ValueError`` unless every dependency precedes its dependents in ``manifests`` (the
+    component registers in this order and hands earlier children to ``depends_on``)."""
+    from pulumi_lws.render.lws import ref_of
+
+    position = {ref_of(m): n for n, m in enumerate(manifests)}
+    for ref, deps in dependencies.items():
+        late = [d for d in deps if position.get(d, len(manifests)) >= position[ref]]
+        if late:
+            raise ValueError(f"{ref} is declared before its dependencies {late}")
 
 
 def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,

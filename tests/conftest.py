@@ -8,6 +8,18 @@ import pathlib
 from typing import Any, Mapping
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# Hypothesis profiles: "ci" is derandomized (the same examples on every run, so CI never fails on
+# a lucky draw and never passes by luck) with no deadline (shared CI boxes are slow); "dev" is
+# hypothesis' default (random, so local runs keep exploring; failures replay from .hypothesis/).
+# CI=true selects "ci"; HYPOTHESIS_PROFILE overrides; pytest's --hypothesis-profile wins over both.
+# Both derive from hypothesis' own "default" profile, not from whatever it auto-loaded for $CI.
+_DEFAULT = hypothesis_settings.get_profile("default")
+hypothesis_settings.register_profile("ci", _DEFAULT, derandomize=True, deadline=None, print_blob=True)
+hypothesis_settings.register_profile("dev", _DEFAULT)
+hypothesis_settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI", "").lower() == "true" else "dev"))
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CONFORMANCE_DIR = pathlib.Path(os.environ.get("LWS_CONFORMANCE_DIR", ROOT.parent / "shared" / "conformance"))

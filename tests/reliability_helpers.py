@@ -1,10 +1,12 @@
 """Reliability harness: drive `reconcile` + `SimCluster` (pure engine) and check the promise.
 
 One *reconcile* here is exactly what the simulator's pure engine does (= one `pulumi up`):
-observe -> `reconcile.reconcile` -> `SimCluster.apply(manifests, stack_id, keep=...)` ->
-`SimCluster.execute(actions)`. `keep < 1` applies a seeded random subset of the object changes
-(a crash mid-apply); the crashed run's actions are then not executed (Pulumi runs the component's
-actions after registering its children, so a crash during registration never reaches them).
+observe -> `reconcile.reconcile` -> `SimCluster.apply(manifests, stack_id, keep=...,
+dependencies=result.dependencies)` -> `SimCluster.execute(actions)`. `keep < 1` applies a seeded
+random subset of the object changes, closed under the dependencies as Pulumi's `dependsOn`
+guarantees (a crash mid-apply); the crashed run's actions are then not executed (Pulumi runs the
+component's actions after registering its children, so a crash during registration never reaches
+them).
 
 Invariants (definitions: docs/reliability.md; same as sim/runner.py + docs/rollout.md):
 * live       = leader pods that exist and are not terminating (`sim.groups.read_groups`);
@@ -36,7 +38,6 @@ from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 NS, NAME = "default", "rel"
 STACK = f"{NS}/{NAME}"
 POLICIES = ("ordinal-scalefirst", "ordinal-rolloutfirst", "hash-posttermination", "hash-immediate")
-DEFER_FOLLOWERS_AFTER_CRASH = True  # see docs/reliability.md "Known bug": re-checked after the next complete run
 BUDGETS = (0, 1, 2, 3, "0%", "25%", "50%", "100%")
 
 
@@ -152,7 +153,6 @@ class Harness:
     last: Reconciled | None = None
     reconciles: int = 0
     held_bound: int = 0  # live bound of the previous spec, until the new one has been applied in full
-    crashed: bool = False  # a partial apply happened and no complete run has followed yet
 
     @classmethod
     def create(cls, manifest: Mapping[str, Any], *, seed: int = 0, ready: float = 1.0, slow: Mapping[str, float] = {},
@@ -180,11 +180,10 @@ class Harness:
         lws = self.lws
         snap = self.cluster.observe(NS, NAME, nodes=bool(self.cluster.store.list("Node")))
         result = reconcile(lws, snap, self.options)
-        applied = self.cluster.apply(result.manifests, stack_id=STACK, keep=keep)
+        applied = self.cluster.apply(result.manifests, stack_id=STACK, keep=keep, dependencies=result.dependencies)
         executed = self.cluster.execute(NS, result.stage.actions) if run_actions and result.stage.actions else []
         self.last, self.reconciles = result, self.reconciles + 1
         complete = keep >= 1.0 and run_actions
-        self.crashed = not complete
         if complete:
             self.held_bound = 0
         self.log.append(f"t={self.cluster.clock.now:g} keep={keep:.2f} {result.stage.summary()} "
@@ -236,8 +235,7 @@ class Harness:
         floor = max(0, min(self.floor.r0, r) - mu)
         if self.floor.armed and view.available < floor:
             out.append(f"{view.available} available < floor {floor} = min(R0 {self.floor.r0}, R {r}) - MU {mu}")
-        if not (self.crashed and DEFER_FOLLOWERS_AFTER_CRASH):
-            out += follower_violations(self.cluster, lws)
+        out += follower_violations(self.cluster, lws)  # also right after a crashed run (dependency-closed apply)
         return out
 
     def check(self) -> None:

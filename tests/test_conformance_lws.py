@@ -5,6 +5,11 @@ upstream rounding). ``single_call`` -> :func:`rolling_update_parameters`; ``fixe
 :func:`fixed_point` (result, case and full trace); ``calculateRollingUpdateReplicas`` ->
 :func:`calculate_rolling_update_replicas`. ``assertedStatus`` is checked with the status counts of
 :mod:`pulumi_lws.rollout.status`. Vector data is never edited.
+
+The same vectors also run through the rule pulumi-lws applies (``rule_for("ScaleFirst")``:
+upstream plus the surge hold, docs/rollout.md §2): every ``single_call`` and ``fixed_point``
+vector must give the upstream result there too (the hold never fires on them), and the surge
+hold must not change a single vector's result or trace.
 """
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from conftest import load_conformance
 from pulumi_lws.rollout.ordinal import (
     LeaderSts, RolloutInputs, calculate_rolling_update_replicas, fixed_point, rolling_update_parameters, scale_budgets,
 )
+from pulumi_lws.rollout.budget import hold_surge_for_availability, rule_for
 from pulumi_lws.rollout.status import group_counts
 
 DATA = load_conformance("lws-ordinal-rollout.json")
@@ -53,6 +59,37 @@ def check(v: dict) -> None:
     if "assertedStatus" in v:
         ready, updated = group_counts(v["groups"])
         assert {"readyReplicas": ready, "updatedReplicas": updated} == v["assertedStatus"]
+
+
+def check_guarded(v: dict) -> None:
+    """The vector through pulumi-lws's applied rule (upstream + surge hold): identical results."""
+    inp = to_inputs(v)
+    expected = (v["expected"]["leaderStsPartition"], v["expected"]["leaderStsReplicas"])
+    rule = rule_for("ScaleFirst")
+    if v["mode"] == "single_call":
+        d = rule(inp)
+        assert (d.partition, d.replicas, d.case) == (*expected, v["case"])
+        return
+    d, trace = fixed_point(inp, rule)
+    assert (d.partition, d.replicas) == expected
+    assert [t.as_trace() for t in trace] == v["trace"]
+
+
+GUARDED = [v for v in VECTORS + DERIVED if v["mode"] in ("single_call", "fixed_point")]
+
+
+@pytest.mark.parametrize("vector", GUARDED, ids=lambda v: v["id"])
+def test_lws_ordinal_vectors_through_the_surge_hold(vector):
+    check_guarded(vector)
+
+
+def test_surge_hold_is_a_no_op_on_every_vector_decision():
+    """Every upstream decision along every vector's trace is returned unchanged by the hold."""
+    for v in GUARDED:
+        inp = to_inputs(v)
+        d = rolling_update_parameters(inp)
+        s = inp.sts.replicas if inp.sts else None
+        assert hold_surge_for_availability(d, inp.states, inp.replicas, inp.max_unavailable, inp.max_surge, s) == d, v["id"]
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v["id"])

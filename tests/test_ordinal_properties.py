@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 
 from pulumi_lws.rollout.budget import rule_for
 from pulumi_lws.rollout.ordinal import LeaderSts, RolloutInputs, fixed_point, scale_budgets
@@ -36,6 +36,38 @@ def spec(r, mu_raw, ms_raw, p_user):
     if mu == 0 and ms == 0:
         mu = 1  # webhook rule 11: not both 0
     return RolloutInputs(replicas=r, max_unavailable=mu, max_surge=ms, user_partition=min(p_user, r))
+
+
+class Scripted:
+    """Stands in for ``st.data()`` in an explicit ``@example``: replays draws per label, in order.
+
+    ``run`` draws ``"ready"`` (index into the not-ready live groups, ascending) and ``"change?"``.
+    When a label's script is exhausted: ``"ready"`` -> 0 (the lowest not-ready group), anything
+    else -> the strategy's default below (``"change?"`` -> 9, no change).
+    """
+
+    FALLBACK = {"ready": 0, "change?": 9}
+
+    def __init__(self, draws: dict[str, list[int]]):
+        self.script = {label: tuple(values) for label, values in draws.items()}
+        self.used: dict[str, int] = {}
+
+    def draw(self, strategy, label=None):
+        i = self.used.get(label, 0)
+        self.used[label] = i + 1
+        values = self.script.get(label, ())
+        return values[i] if i < len(values) else self.FALLBACK.get(label, 0)
+
+    def __repr__(self):
+        return f"Scripted({self.script})"
+
+
+# Upstream's surge reclamation bug (docs/reliability.md, docs/rollout.md §2 "Surge hold"): R=5, MU=2,
+# MS=4, image change from all-ready. Stage (3, 9) -> groups ooouuuuuu; surge groups 7 and 8 become
+# ready (indices 4, 4), then group 1 (stage (1, 9): ouuuuuuUU, index 0). Upstream's next stage
+# (1, 7) deleted both ready surge groups: available 2 < floor 3. The surge hold keeps replicas 8.
+SURGE_BUG = (replace(spec(5, 2, 4, 0), sts=LeaderSts(5, 0, 5), template_changed=True, states="ooooo"), "ScaleFirst")
+SURGE_BUG_READY = {"ready": [4, 4, 0]}
 
 
 def second_template_change(inp):
@@ -98,6 +130,8 @@ def run(inp, order, data, max_events=2):
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios(), st.data())
+@example(SURGE_BUG, Scripted(SURGE_BUG_READY))
+@example((SURGE_BUG[0], "RolloutFirst"), Scripted(SURGE_BUG_READY))
 def test_rollout_invariants_without_mid_rollout_changes(scenario, data):
     inp, order = scenario
     run(inp, order, data, max_events=0)

@@ -155,7 +155,7 @@ def test_soak(chunk: int) -> None:
     assert stats["cases"] == per
 
 
-# ---- the one invariant only the crash model breaks (see docs/reliability.md "Known bug") ---------
+# ---- lws#225 under a crash between the worker and the leader StatefulSet -------------------------
 def _ordinal_before_second_stage() -> tuple[Harness, object]:
     """R=3, size 2, MU=1: v1 -> v2 until group 2 is ready; return the next stage (partition 2 -> 1), unapplied."""
     v1 = lws_manifest(replicas=3, size=2, image="img:1", mu=1, ms=0)
@@ -171,18 +171,44 @@ def _ordinal_before_second_stage() -> tuple[Harness, object]:
     raise AssertionError("\n".join(h.log))
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (component/render): worker StatefulSets do not depend on the leader "
-                   "StatefulSet, so a crash that lands a worker update but not the partition change leaves a group "
-                   "below the partition with new-revision workers and an old leader until the next complete run")
 def test_crash_between_worker_and_leader_statefulset_keeps_workers_behind_leader() -> None:
     h, result = _ordinal_before_second_stage()
-    # The crash lost the leader StatefulSet update (partition 2 -> 1) while worker StatefulSet rel-1's
-    # template update landed: Pulumi runs both in parallel (no dependsOn between them).
-    before = h.cluster.applier.state[STACK]
-    partial = [before.get(key_of(m), m) if (m["kind"], m["metadata"]["name"]) == ("StatefulSet", NAME) else m
-               for m in result.manifests]
-    h.cluster.apply(partial, stack_id=STACK)
+    # The crash loses the leader StatefulSet update (partition 2 -> 1). Worker StatefulSet rel-1
+    # depends on it (Reconciled.dependencies -> depends_on), so Pulumi never starts rel-1's template
+    # update: the group below the old partition keeps its old workers.
+    worker = ("StatefulSet", f"{NAME}-1")
+    assert ("StatefulSet", NAME) in result.dependencies[worker]
+    before = h.cluster.get("StatefulSet", f"{NAME}-1")
+    applied = h.cluster.apply(result.manifests, stack_id=STACK, dependencies=result.dependencies,
+                              crash=[("StatefulSet", NAME)])
+    assert f"StatefulSet/{NAME}" in applied.skipped and f"StatefulSet/{NAME}-1" in applied.skipped
+    assert h.cluster.get("StatefulSet", f"{NAME}-1")["spec"]["template"] == before["spec"]["template"]
     assert follower_violations(h.cluster, h.lws) == []
+
+
+def test_foreign_write_that_put_workers_ahead_is_corrected_by_the_next_reconcile() -> None:
+    """Belt and braces: something outside the dependency order (a foreign crash, a manual apply)
+    puts group 0's workers on the target while the partition (2) does not admit the group. The
+    next reconcile cannot admit it either (group 0 is now unavailable, MU=1), and it renders the
+    group on its leader pod's revision, so the workers follow their leader again."""
+    from pulumi_lws.render.lws import worker_statefulset
+    from pulumi_lws.revision import revision_key
+
+    h, _ = _ordinal_before_second_stage()
+    lws = h.lws
+    ahead = worker_statefulset(lws, lws, 0, revision_key(lws))
+    foreign = [ahead if key_of(m) == key_of(ahead) else m for m in h.cluster.applier.state[STACK].values()]
+    h.cluster.apply(foreign, stack_id=STACK)
+    assert follower_violations(h.cluster, lws) != []
+    result, _, _ = h.up()
+    assert result.stage.partition == 2 and result.stage.group_revisions["0"] != revision_key(lws)
+    assert follower_violations(h.cluster, lws) == []
+    for _ in range(30):
+        h.advance(2.0)
+        h.up()
+        if h.converged():
+            break
+    assert h.converged() and final_state_problems(h) == []
 
 
 def test_complete_run_after_that_crash_restores_the_leader_first_order() -> None:
@@ -197,9 +223,6 @@ def test_complete_run_after_that_crash_restores_the_leader_first_order() -> None
     assert h.converged() and final_state_problems(h) == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (upstream surge reclamation, mirrored by rollout/ordinal_algo.py): with "
-                   "R=5, MU=2, MS=4 a ScaleFirst rollout reclaims two READY surge groups while only two other groups "
-                   "are ready: available 2 < floor 3 (also a counterexample of tests/test_ordinal_properties.py)")
 def test_surge_reclamation_never_drops_below_the_floor() -> None:
     v1 = lws_manifest(replicas=5, size=1, image="img:1", mu=2, ms=4)
     h = Harness.create(v1, ready=30.0, slow={"7": 1.0, "8": 1.0, "1": 5.0})  # surge 7, 8 ready first, then group 1

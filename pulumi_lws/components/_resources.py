@@ -5,7 +5,7 @@ PodGroup, ...) becomes an ``apiextensions.CustomResource`` that keeps its body v
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import pulumi
 
@@ -72,3 +72,25 @@ def register_manifest(component: str, manifest: Mapping[str, Any], opts: pulumi.
                          "CustomResource (only apiVersion, kind, metadata and spec are)")
     return CustomResource(name, api_version=manifest["apiVersion"], kind=kind, metadata=manifest["metadata"],
                           spec=manifest.get("spec"), opts=opts)
+
+
+def register_children(component: str, manifests: Iterable[Mapping[str, Any]],
+                      dependencies: Mapping[tuple[str, str], Iterable[tuple[str, str]]],
+                      parent: pulumi.Resource) -> list[pulumi.CustomResource]:
+    """Register ``manifests`` in order, each with ``parent`` and ``depends_on`` the already
+    registered children named by ``dependencies[(kind, name)]``.
+
+    Raises ``ValueError`` if a dependency is not an earlier manifest: a ``depends_on`` that
+    silently dropped a dependency would break the apply-order promise."""
+    children: dict[tuple[str, str], pulumi.CustomResource] = {}
+    out = []
+    for manifest in manifests:
+        ref = (manifest["kind"], manifest["metadata"]["name"])
+        wanted = tuple(dependencies.get(ref, ()))
+        missing = [d for d in wanted if d not in children]
+        if missing:
+            raise ValueError(f"{component}: {ref} depends on {missing}, which are not declared before it")
+        opts = pulumi.ResourceOptions(parent=parent, depends_on=[children[d] for d in wanted] or None)
+        children[ref] = register_manifest(component, manifest, opts)
+        out.append(children[ref])
+    return out

@@ -7,8 +7,9 @@ Flow of ``__init__`` (each ``pulumi up`` is one reconcile):
 2. observe the cluster through the installed backend (live cluster by default, the simulator
    or a test fake under :func:`pulumi_lws.backend.use_backend`);
 3. :func:`pulumi_lws.reconcile.reconcile` picks exactly one safe stage and renders its objects;
-4. every manifest becomes a pulumi_kubernetes resource with ``parent=self`` and a deterministic
-   logical name ``<component>-<kind>-<metadata.name>``;
+4. every manifest becomes a pulumi_kubernetes resource with ``parent=self``, a deterministic
+   logical name ``<component>-<kind>-<metadata.name>`` and ``depends_on`` the children
+   ``Reconciled.dependencies`` lists for it (e.g. worker StatefulSets on the leader StatefulSet);
 5. ``stage.actions`` run through the backend's actuator on update only; in preview they and the
    stage table are logged.
 
@@ -24,9 +25,8 @@ import pulumi
 from pulumi_lws import reconcile as _reconcile_module
 from pulumi_lws.backend import current_backend
 from pulumi_lws.components import _outputs
-from pulumi_lws.components._resources import register_manifest
+from pulumi_lws.components._resources import register_children
 from pulumi_lws.components._spec import BuiltSpec, build_spec
-from pulumi_lws.render.scheduling import is_gang_object
 from pulumi_lws.rollout.placement import needs_nodes
 from pulumi_lws.reconcile import Reconciled
 from pulumi_lws.rollout.stage import Stage
@@ -134,7 +134,7 @@ class LeaderWorkerSet(pulumi.ComponentResource):
         snapshot = current_backend().observer.observe(lws.namespace, lws.name, nodes=needs_nodes(built.lws))
         result = reconcile(lws, snapshot, built.options)
         stage = result.stage
-        self.child_resources = self._register_children(name, result.manifests)
+        self.child_resources = self._register_children(name, result.manifests, result.dependencies)
         action_lines = self._run_actions(lws.namespace, stage)
         self._publish(name, stage)
         status = _outputs.lws_status(lws, snapshot, stage)
@@ -153,17 +153,17 @@ class LeaderWorkerSet(pulumi.ComponentResource):
             setattr(self, key, pulumi.Output.from_input(value))
         self.register_outputs(outputs)
 
-    def _register_children(self, name: str, manifests) -> list[pulumi.CustomResource]:
-        """Register every manifest with ``parent=self``.
+    def _register_children(self, name: str, manifests, dependencies) -> list[pulumi.CustomResource]:
+        """Register every manifest with ``parent=self`` and ``depends_on`` its declared dependencies.
 
-        Gang-scheduling objects (Workload, PodGroups) are registered first and every other child
-        depends on them: Pulumi orders creation by dependencies, not by registration order, and
-        member pods must never exist before their gang.
+        ``dependencies`` is ``Reconciled.dependencies`` (the one place apply order is decided:
+        worker StatefulSets after the leader StatefulSet, workloads after their gang objects,
+        Service and ControllerRevision). Pulumi orders by dependencies, not by registration order,
+        and never starts a dependent before its dependencies succeeded — so a crash half-way
+        through ``pulumi up`` never lands a dependent without what it depends on. Manifests are
+        registered in their given order, which lists every dependency before its dependents.
         """
-        gang = [m for m in manifests if is_gang_object(m)]
-        gang_children = [register_manifest(name, m, pulumi.ResourceOptions(parent=self)) for m in gang]
-        rest_opts = pulumi.ResourceOptions(parent=self, depends_on=gang_children or None)
-        return gang_children + [register_manifest(name, m, rest_opts) for m in manifests if not is_gang_object(m)]
+        return register_children(name, manifests, dependencies, self)
 
     def _run_actions(self, namespace: str, stage: Stage) -> list[str]:
         """Execute on update; in preview only log the stage table and what would run."""

@@ -13,13 +13,17 @@ Invariants:
   when absent), and exists only for i < stage.replicas with that revision's size > 1.
 * A ControllerRevision is emitted for the target and for every revision a group is rendered on.
 * No ownerReferences; every object is namespaced ``lws.namespace``.
+* Apply order (``Reconciled.dependencies``, built from :func:`workload_dependencies` and
+  :func:`ordinal_dependencies`): every worker StatefulSet after the leader StatefulSet; every
+  workload after its Service and its revision's ControllerRevision. The output order above lists
+  every dependency before its dependents.
 See docs/rendering.md for the full object table and the known differences from upstream.
 """
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Collection, Mapping
+from typing import Any, Collection, Iterable, Mapping
 
 from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
@@ -286,3 +290,83 @@ def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | 
                              workload_annotations(live.metadata.annotations)),
         "spec": spec,
     }
+
+
+# ---- apply-order dependencies (data for the component's ``depends_on`` and the simulator) -------
+
+#: A declared object within the LWS's namespace: ``(kind, metadata.name)``.
+Ref = tuple[str, str]
+#: ``{dependent: (dependencies...)}``: the dependent is applied only after every dependency was
+#: applied successfully in the same run (Pulumi's ``dependsOn``). Absent key = no dependency.
+Dependencies = Mapping[Ref, tuple[Ref, ...]]
+
+POD_BEARING_KINDS = ("StatefulSet", "Deployment")
+
+
+def ref_of(manifest: Mapping[str, Any]) -> Ref:
+    return (manifest["kind"], manifest["metadata"]["name"])
+
+
+def merge_dependencies(manifests: Iterable[Mapping[str, Any]], *parts: Mapping[Ref, Iterable[Ref]]) -> dict[Ref, tuple[Ref, ...]]:
+    """Union of ``parts`` in manifest order, each list deduplicated in first-seen order.
+
+    Invariant of the result: every key and every dependency is a declared manifest, and no
+    object depends on itself (callers' rules only name declared objects; this enforces it)."""
+    declared = dict.fromkeys(ref_of(m) for m in manifests)
+    merged: dict[Ref, dict[Ref, None]] = {}
+    for part in parts:
+        for ref, deps in part.items():
+            if ref in declared:
+                merged.setdefault(ref, {}).update((d, None) for d in deps if d in declared and d != ref)
+    return {ref: tuple(merged[ref]) for ref in declared if merged.get(ref)}
+
+
+def _pod_template(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
+    return ((manifest.get("spec") or {}).get("template") or {}) if manifest.get("kind") in POD_BEARING_KINDS else {}
+
+
+def workload_dependencies(manifests: Iterable[Mapping[str, Any]]) -> dict[Ref, list[Ref]]:
+    """Every StatefulSet/Deployment after what its pods need from the same apply: the Service
+    named by ``spec.serviceName`` (or the pod template's ``subdomain``) and the ControllerRevision
+    of the revision its template carries (``template-revision-hash``), when those are declared.
+
+    So a pod never runs a revision whose ControllerRevision does not exist (a later reconcile can
+    always render that group again) and never starts before the Service that resolves it."""
+    manifests = list(manifests)
+    crs = {(m["metadata"].get("labels") or {}).get(L.TEMPLATE_REVISION_HASH): ref_of(m)
+           for m in manifests if m.get("kind") == "ControllerRevision"}
+    out: dict[Ref, list[Ref]] = {}
+    for m in manifests:
+        template = _pod_template(m)
+        if not template:
+            continue
+        service = (m.get("spec") or {}).get("serviceName") or (template.get("spec") or {}).get("subdomain")
+        key = ((template.get("metadata") or {}).get("labels") or {}).get(L.TEMPLATE_REVISION_HASH)
+        deps = [("Service", service)] if service else []
+        if key in crs:
+            deps.append(crs[key])
+        out[ref_of(m)] = deps
+    return out
+
+
+def is_worker_statefulset(lws_name: str, manifest: Mapping[str, Any]) -> bool:
+    """A group's worker StatefulSet: a StatefulSet carrying a ``group-index`` label, other than the
+    leader StatefulSet ``<lws>``."""
+    return (manifest.get("kind") == "StatefulSet" and manifest["metadata"]["name"] != names.leader_sts(lws_name)
+            and L.GROUP_INDEX in (manifest["metadata"].get("labels") or {}))
+
+
+def ordinal_dependencies(lws_name: str, manifests: Iterable[Mapping[str, Any]]) -> dict[Ref, list[Ref]]:
+    """Ordinal: every worker StatefulSet after the leader StatefulSet (lws#225).
+
+    A worker StatefulSet is rendered on the target only when the stage's partition admits its
+    group. Applying it after the leader StatefulSet means that whenever a worker StatefulSet
+    receives a new template, the leader StatefulSet carrying the partition that admits the group
+    was applied first in the same run — also when the run crashes half-way (the dependent is then
+    simply not applied). Per-group Services and PodGroups need no such order: they carry no pod
+    template and revision-specific ones are new objects, not updates of the group's old ones."""
+    leader = ("StatefulSet", names.leader_sts(lws_name))
+    manifests = list(manifests)
+    if leader not in {ref_of(m) for m in manifests}:
+        return {}
+    return {ref_of(m): [leader] for m in manifests if is_worker_statefulset(lws_name, m)}

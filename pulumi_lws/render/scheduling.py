@@ -11,8 +11,9 @@ Providers (``ReconcileOptions.gang_provider``):
 
 Invariants:
 * :func:`with_gang_scheduling` returns the manifests unchanged when ``spec.scheduling`` is unset;
-  otherwise the gang objects come before the first StatefulSet (Pulumi must create them first,
-  see :func:`is_gang_object`) and every PodGroup a pod template names is in the output;
+  otherwise the gang objects come before the first StatefulSet and every PodGroup a pod template
+  names is in the output; :func:`gang_dependencies` makes each workload depend on the gang
+  objects its pods name (Pulumi orders by dependencies, not by registration order);
 * a pod template names only a PodGroup it can name statically: the worker StatefulSet of group
   ``i`` names group ``i``'s; the leader StatefulSet's template is shared by every ordinal, so it
   names only the whole-LWS ``<lws>-lws`` group (no webhook can stamp per-ordinal names);
@@ -46,9 +47,42 @@ _TEMPLATE_FIELDS = ("schedulingConstraints", "disruptionMode", "resourceClaims")
 
 
 def is_gang_object(manifest: Mapping[str, Any]) -> bool:
-    """A Workload or PodGroup (either provider): the component should make the StatefulSets of
-    the same stage depend on these so member pods never exist before their gang."""
+    """A Workload or PodGroup (either provider); :func:`gang_dependencies` orders their members after them."""
     return manifest.get("kind") in GANG_KINDS and str(manifest.get("apiVersion", "")).startswith("scheduling.")
+
+
+def _template_gang_refs(manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The gang objects a workload's pod template names: its PodGroup (``schedulingGroup`` or the
+    Volcano annotation) and its Workload (``workload-name`` annotation)."""
+    if manifest.get("kind") not in ("StatefulSet", "Deployment"):
+        return []
+    template = (manifest.get("spec") or {}).get("template") or {}
+    annotations = (template.get("metadata") or {}).get("annotations") or {}
+    group = ((template.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName") or annotations.get(VOLCANO_GROUP_NAME)
+    refs = [("PodGroup", group)] if group else []
+    if annotations.get(WORKLOAD_NAME_ANNOTATION):
+        refs.append(("Workload", annotations[WORKLOAD_NAME_ANNOTATION]))
+    return refs
+
+
+def gang_dependencies(manifests: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Member pods never exist before their gang: every workload after the PodGroup and Workload
+    its pod template names; every runtime PodGroup (``kubernetes`` provider) after the Workload
+    its ``workloadRef`` names. Pods that belong to no gang (e.g. replica-level leaders, see the
+    module invariants) need no order. Only declared gang objects are named (callers filter)."""
+    manifests = list(manifests)
+    out: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    if not any(m.get("kind") in GANG_KINDS for m in manifests):
+        return out  # nothing to depend on (no spec.scheduling)
+    for m in manifests:
+        ref = (m["kind"], m["metadata"]["name"])
+        if is_gang_object(m) and m["kind"] == "PodGroup":
+            workload_ref = ((m.get("spec") or {}).get("workloadRef") or {}).get("workloadName")
+            if workload_ref:
+                out[ref] = [("Workload", workload_ref)]
+        elif refs := _template_gang_refs(m):
+            out[ref] = refs
+    return out
 
 
 # ---- Kubernetes quantities (Volcano minResources) -----------------------------------------------

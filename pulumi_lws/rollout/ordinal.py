@@ -11,10 +11,13 @@ Invariants (tests: conformance vectors, hypothesis model, re-run tests):
 * ``group_revisions`` covers ``[0, stage.replicas)``; an ordinal below the partition keeps the
   revision it is observed on (never the target unless it is observed on the target);
 * the partition never rises within a rollout and is never below the user partition;
-* ``stage.replicas <= R + MS``; with ``RolloutFirst`` no added ordinal is created while old groups
+* ``stage.replicas <= R + MS``; a stage never deletes ready groups below ``max(0, R - MU)`` ready
+  (pulumi-lws's surge hold on top of upstream's reclamation, :mod:`pulumi_lws.rollout.budget`);
+  with ``RolloutFirst`` no added ordinal is created while old groups
   still need replacing (see :mod:`pulumi_lws.rollout.budget`).
 
-The upstream pure functions are re-exported from :mod:`pulumi_lws.rollout.ordinal_algo`.
+The upstream pure functions are re-exported from :mod:`pulumi_lws.rollout.ordinal_algo`; the rule
+applied is :func:`pulumi_lws.rollout.budget.rule_for` (upstream + surge hold, or RolloutFirst).
 """
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.observe import Snapshot, annotations_of, is_deleting, revision_of, sts_partition, sts_replicas
 from pulumi_lws.revision import RevisionCatalog
-from pulumi_lws.rollout.budget import DEADLOCK_717, REMEDIES_717, rollout_first_applies, rule_for
+from pulumi_lws.rollout.budget import DEADLOCK_717, REMEDIES_717, rollout_first_applies, rule_for, surge_held
 from pulumi_lws.rollout.ordinal_algo import (  # noqa: F401  (re-exported API)
     Decision, LeaderSts, RolloutInputs, calculate_rolling_update_replicas, continuous_ready_replicas, fixed_point,
     lws_unready_replicas, rolling_update_parameters, rolling_update_partition, scale_budgets,
@@ -110,6 +113,16 @@ def stage_case(trace: tuple[Decision, ...]) -> str:
     return trace[-2].case if len(trace) > 1 else trace[-1].case
 
 
+def surge_hold_note(inp: RolloutInputs, d: Decision) -> str | None:
+    """A note when pulumi-lws's surge hold keeps groups upstream would reclaim now (docs/rollout.md §2)."""
+    held = surge_held(inp, d) if inp.sts is not None else 0
+    if not held:
+        return None
+    floor = max(0, inp.replicas - inp.max_unavailable)
+    return (f"surge hold: keeping replicas {d.replicas} (upstream would reclaim to {d.replicas - held}) so that "
+            f"ready groups stay >= {floor} (replicas - maxUnavailable) until the replacements are ready")
+
+
 def stage_notes(inp: RolloutInputs, trace: tuple[Decision, ...], order: str, target: str) -> tuple[str, ...]:
     notes = []
     if inp.template_changed:
@@ -118,6 +131,9 @@ def stage_notes(inp: RolloutInputs, trace: tuple[Decision, ...], order: str, tar
         notes.append("fixed point of cases " + "→".join(t.case for t in trace))
     if order == "RolloutFirst" and rollout_first_applies(inp):
         notes.append(f"RolloutFirst: replacing old groups before scaling up from {inp.sts.replicas} to {inp.replicas}")  # type: ignore[union-attr]
+    hold = surge_hold_note(inp, trace[-1])
+    if hold:
+        notes.append(hold)
     return tuple(notes)
 
 

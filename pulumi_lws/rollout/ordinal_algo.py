@@ -2,6 +2,8 @@
 
 Mirrors ``pkg/controllers/leaderworkerset_controller.go`` (reference §1.5) one function per
 upstream function, plus :func:`fixed_point`, which is what one pulumi-lws reconcile applies.
+Everything here is upstream-exact (conformance vectors). The rule pulumi-lws actually applies adds
+its surge hold on top: :func:`pulumi_lws.rollout.budget.rule_for` (docs/rollout.md §2).
 
 Group states are the legend characters (``U`` ready+updated, ``o`` ready+old, ``u`` not
 ready+updated, ``x`` not ready+old, ``-`` absent); positions past the end of a string count as

@@ -12,7 +12,8 @@ The size of a group is its leader pod's ``size`` annotation (the group's own rev
 back to the spec. Ordinals ``>= R`` are marked ``surge``.
 
 :func:`group_revisions` is the crash-safety rule: an ordinal below the partition keeps the
-revision it is observed on and is never moved to the target by a re-run (issue #225).
+revision it is observed on — its leader pod's, workers follow their leader — and is never moved
+to the target by a re-run (issue #225).
 """
 from __future__ import annotations
 
@@ -60,6 +61,13 @@ def group_phase(leader: Mapping | None, worker_sts: Mapping | None, pods: list[M
     return ""
 
 
+def group_revision_observed(leader: Mapping | None, worker_sts: Mapping | None) -> str | None:
+    """The revision a group is observed on: its leader pod's when the leader pod exists (workers
+    follow their leader: upstream derives the worker StatefulSet from the leader pod's revision),
+    else its worker StatefulSet's label, else None."""
+    return (revision_of(leader) if leader is not None else None) or revision_of(worker_sts)
+
+
 def observe_group(lws: LeaderWorkerSet, snapshot: Snapshot, i: int, target_key: str, pods: list[Mapping]) -> GroupView:
     name = f"{lws.name}-{i}"
     leader = snapshot.get("Pod", name)
@@ -70,7 +78,7 @@ def observe_group(lws: LeaderWorkerSet, snapshot: Snapshot, i: int, target_key: 
     complete = exists and (not multi or worker_sts is not None)
     ready = complete and pod_running_and_ready(leader) and (not multi or statefulset_ready(worker_sts))
     updated = complete and revision_of(leader) == target_key and (not multi or revision_of(worker_sts) == target_key)
-    revision = revision_of(worker_sts) or revision_of(leader)
+    revision = group_revision_observed(leader, worker_sts)
     return GroupView(
         id=str(i), revision=revision, ready=bool(ready), updated=bool(updated), exists=exists,
         surge=i >= lws.replicas, index=i, phase=group_phase(leader, worker_sts, pods, bool(ready)),
@@ -94,11 +102,17 @@ def group_revisions(
 ) -> dict[str, str]:
     """Revision each ordinal in ``[0, replicas)`` is rendered on (design.md "how workers follow their leader").
 
-    ``i >= partition``: the target. Below: the observed revision (worker STS label, else leader pod
+    ``i >= partition``: the target. Below: the group's observed revision
+    (:func:`group_revision_observed`: leader pod label when the leader pod exists, else worker STS
     label) when the catalog knows it; else the nearest observed known non-target revision below the
     partition; else the leader StatefulSet's own (old) revision label; else the target (nothing old
     is known, e.g. a fresh create with a user partition). Never the target for a group observed on
     an old revision.
+
+    Following the leader pod first is the second line of defence of lws#225: if anything (a
+    foreign crash, a manual edit, an apply that ignored the dependency order) left a worker
+    StatefulSet below the partition on another revision than its leader pod, the next reconcile
+    renders it back onto its leader's revision instead of keeping the workers ahead.
     """
     target = catalog.target.key
     by_index = {g.index: g for g in groups}

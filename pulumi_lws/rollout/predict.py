@@ -8,8 +8,9 @@ The model is what ``pulumi-lws plan``, ``Stage.remaining`` and the property test
   target (``u``) when admitted, else on the old revision (``x``).
 * :func:`ready_order` -- "groups become ready in rollout order": freshly created groups first
   (ascending), then replaced groups from the highest ordinal down (StatefulSet update order).
-* :func:`predict` -- alternate plan (fixed point) and one readiness change until the rollout is
-  complete, recording a :class:`ModelStep` per readiness change.
+* :func:`predict` -- alternate plan (fixed point of :func:`~pulumi_lws.rollout.budget.rule_for`,
+  the same rule ``plan_ordinal`` applies, surge hold included) and one readiness change until the
+  rollout is complete, recording a :class:`ModelStep` per readiness change.
 
 Availability in this model (and in the property tests): ``available`` = ready groups among the
 live ordinals ``[0, S)``, surge ordinals included (they serve traffic), at most ``R``.

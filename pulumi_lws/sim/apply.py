@@ -10,15 +10,27 @@ Per stack, the applier remembers what the previous ``up`` registered (Pulumi's s
   named it is delete-before-replace: the old object is deleted (foreground) and the new one is
   created once the old one is gone (``pending``: Pulumi waits for the deletion to finish).
 
+Dependencies (``dependencies={dependent: (dependency, ...)}``, refs ``(kind, name)`` in the
+dependent's namespace or full ``(kind, namespace, name)`` keys; Pulumi's ``dependsOn``): manifests
+are applied in a stable topological order, and a dependent is applied only if every declared
+dependency was applied in the same run (created, updated, unchanged, or a delete-before-replace
+that is waiting for the old object — a simplification: Pulumi would wait for the new object).
+Deletions happen only after every create/update succeeded (Pulumi deletes removed resources at
+the end of a successful run), dependents before their dependencies (the previous run's
+dependencies), and a deletion that did not happen holds back the deletion of what it depended on.
+
 Fault injection: ``keep`` < 1 applies only a seeded random subset of the operations ("crash
-mid-apply"); the stack state then records exactly the operations that happened.
+mid-apply"): each operation fails with probability ``1 - keep`` and ``crash`` names operations
+that fail for sure; a failed operation's dependents are skipped too, so the applied set is always
+closed under the dependencies — exactly what a crashed ``pulumi up`` can leave behind. The stack
+state then records exactly the operations that happened.
 """
 from __future__ import annotations
 
 import copy
 import random
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Collection, Iterable, Mapping
 
 from pulumi_lws.sim.defaults import apply_defaults
 from pulumi_lws.sim.store import AlreadyExists, Conflict, NotFound, Store, meta
@@ -95,6 +107,64 @@ def _label(k: Key) -> str:
     return f"{k[0]}/{k[2]}"
 
 
+def _resolved(ref: tuple, namespace: str) -> Key:
+    """A ``(kind, name)`` ref in ``namespace``, or a full ``(kind, namespace, name)`` key as is."""
+    return (ref[0], namespace, ref[1]) if len(ref) == 2 else (ref[0], ref[1], ref[2])
+
+
+def matching_keys(refs: Collection[tuple], keys: Iterable[Key]) -> list[Key]:
+    """Keys named by ``refs``: a full ``(kind, namespace, name)`` key, or ``(kind, name)`` in any namespace."""
+    full = {tuple(r) for r in refs if len(r) == 3}
+    short = {tuple(r) for r in refs if len(r) == 2}
+    return [k for k in keys if k in full or (k[0], k[2]) in short]
+
+
+def resolve_dependencies(desired: Mapping[Key, Any], dependencies: Mapping[tuple, Iterable[tuple]]) -> dict[Key, tuple[Key, ...]]:
+    """``dependencies`` as full keys of desired manifests. A ``(kind, name)`` dependent applies to
+    every desired manifest of that kind and name; its ``(kind, name)`` dependencies are resolved in
+    the dependent's namespace. Dependencies on undeclared objects are dropped (nothing to wait for)."""
+    by_short: dict[tuple[str, str], list[Key]] = {}
+    for key in desired:
+        by_short.setdefault((key[0], key[2]), []).append(key)
+    out: dict[Key, dict[Key, None]] = {}
+    for dependent, deps in dependencies.items():
+        keys = by_short.get(tuple(dependent), []) if len(dependent) == 2 else [_resolved(dependent, "")]
+        for key in (k for k in keys if k in desired):
+            resolved = (_resolved(d, key[1]) for d in deps)
+            out.setdefault(key, {}).update((d, None) for d in resolved if d in desired and d != key)
+    return {k: tuple(v) for k, v in out.items() if v}
+
+
+def topological_order(keys: list[Key], deps: Mapping[Key, tuple[Key, ...]]) -> list[Key]:
+    """``keys`` reordered so every dependency comes before its dependents; otherwise the given
+    order is kept (stable). Raises ``ValueError`` on a cycle."""
+    index = {k: n for n, k in enumerate(keys)}
+    out: list[Key] = []
+    state: dict[Key, int] = {}  # 1 = visiting, 2 = placed
+
+    def visit(key: Key) -> None:
+        if state.get(key) == 2:
+            return
+        if state.get(key) == 1:
+            raise ValueError(f"dependency cycle through {_label(key)}")
+        state[key] = 1
+        for dep in sorted(deps.get(key, ()), key=lambda d: index.get(d, len(keys))):
+            if dep in index:
+                visit(dep)
+        state[key] = 2
+        out.append(key)
+
+    for key in keys:
+        visit(key)
+    return out
+
+
+def deletion_order(keys: list[Key], deps: Mapping[Key, tuple[Key, ...]]) -> list[Key]:
+    """Dependents before their dependencies: the reverse of the registration order, reordered
+    where the (previous run's) dependencies require it."""
+    return list(reversed(topological_order(keys, deps)))
+
+
 class Applier:
     """Pulumi's view of one or more stacks over a :class:`Store`."""
 
@@ -102,26 +172,51 @@ class Applier:
         self.store = store
         self.state: dict[str, dict[Key, dict[str, Any]]] = {}
         self.pending: dict[Key, tuple[str, dict[str, Any]]] = {}  # replacements waiting for the old object
+        self.dependencies: dict[str, dict[Key, tuple[Key, ...]]] = {}  # per stack: as last applied
 
     def apply(self, manifests: Iterable[Mapping[str, Any]], stack_id: str = "sim", *,
-              keep: float = 1.0, rng: random.Random | None = None) -> ApplyResult:
+              keep: float = 1.0, rng: random.Random | None = None,
+              dependencies: Mapping[tuple, Iterable[tuple]] | None = None,
+              crash: Collection[tuple] = ()) -> ApplyResult:
+        """Apply ``manifests`` as one ``pulumi up`` of ``stack_id`` (module docstring: order,
+        ``dependencies``, ``keep`` and ``crash``). Invariant: an applied dependent's dependencies
+        were all applied in this run; a deletion happened only if every upsert happened."""
         res = ApplyResult()
         previous = self.state.setdefault(stack_id, {})
         desired = {key_of(m): copy.deepcopy(dict(m)) for m in manifests}
-        chosen = lambda: keep >= 1.0 or (rng or random).random() < keep  # noqa: E731
-        for key in desired:  # registration order (Pulumi creates dependencies first)
-            if not chosen():
+        deps = resolve_dependencies(desired, dependencies or {})
+        failed = set(matching_keys(crash, [*desired, *previous]))
+        draw = lambda key: key not in failed and (keep >= 1.0 or (rng or random).random() < keep)  # noqa: E731
+        done: set[Key] = set()
+        for key in topological_order(list(desired), deps):
+            ok = draw(key)  # one draw per operation, whatever its dependencies did
+            if not ok or any(d not in done for d in deps.get(key, ())):
                 res.skipped.append(_label(key))
                 continue
             self._upsert(stack_id, key, desired[key], res)
-        for key in reversed([k for k in previous if k not in desired]):  # dependents first
-            if not chosen():
+            done.add(key)
+        known = {k: ds for k, ds in self.dependencies.get(stack_id, {}).items() if k not in done}
+        known.update((k, deps[k]) for k in done if k in deps)
+        self._delete_removed(previous, [k for k in previous if k not in desired], known,
+                             all_upserts_done=len(done) == len(desired), draw=draw, res=res)
+        self.dependencies[stack_id] = {k: ds for k, ds in known.items() if k in previous}
+        return res
+
+    def _delete_removed(self, previous: dict[Key, dict[str, Any]], removed: list[Key],
+                        deps: Mapping[Key, tuple[Key, ...]], *, all_upserts_done: bool, draw, res: ApplyResult) -> None:
+        """Delete what the stack no longer declares: only after a run whose upserts all happened,
+        dependents first; a deletion that did not happen keeps what it depends on."""
+        kept: set[Key] = set()
+        for key in deletion_order(removed, deps):
+            ok = draw(key)
+            held = any(key in deps.get(k, ()) for k in kept)
+            if not all_upserts_done or not ok or held:
                 res.skipped.append(_label(key))
+                kept.add(key)
                 continue
             self._delete(key, previous[key])
             previous.pop(key, None)
             res.deleted.append(_label(key))
-        return res
 
     def _upsert(self, stack_id: str, key: Key, manifest: dict[str, Any], res: ApplyResult) -> None:
         state = self.state[stack_id]

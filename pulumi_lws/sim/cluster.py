@@ -129,8 +129,13 @@ class SimCluster:
         return "ok"
 
     # ---- Pulumi-like apply ---------------------------------------------------------------
-    def apply(self, manifests: Iterable[Mapping[str, Any]], stack_id: str = "sim", *, keep: float = 1.0) -> ApplyResult:
-        result = self.applier.apply(manifests, stack_id, keep=keep, rng=self.clock.rng)
+    def apply(self, manifests: Iterable[Mapping[str, Any]], stack_id: str = "sim", *, keep: float = 1.0,
+              dependencies: Mapping[tuple, Iterable[tuple]] | None = None, crash: Iterable[tuple] = ()) -> ApplyResult:
+        """One ``pulumi up`` of ``stack_id`` (``sim/apply.py``): ``dependencies`` as in
+        ``Reconciled.dependencies``; ``keep``/``crash`` inject a crash whose applied set stays
+        closed under them."""
+        result = self.applier.apply(manifests, stack_id, keep=keep, rng=self.clock.rng,
+                                    dependencies=dependencies, crash=tuple(crash))
         self.settle()
         return result
 

@@ -1,10 +1,12 @@
 """Drivers that play the role of one ``pulumi up`` against a :class:`SimCluster`.
 
 ``PureEngine`` calls ``reconcile.reconcile`` exactly as the component does (observe -> plan ->
-render), registers the manifests through the Pulumi-like applier and executes the stage's
-actions through the cluster's Actuator. ``PulumiEngine`` runs a real example program under
-Pulumi's mock engine (``sim/pulumi_engine.run_program``), whose component observes and acts
-through the installed backend; the runner then applies what it registered. The program reads
+render), registers the manifests through the Pulumi-like applier with ``Reconciled.dependencies``
+(what the component turns into ``depends_on``) and executes the stage's actions through the
+cluster's Actuator. ``PulumiEngine`` runs a real example program under Pulumi's mock engine
+(``sim/pulumi_engine.run_program``), whose component observes and acts through the installed
+backend; the runner then applies what it registered, honouring the dependencies it registered
+(``EngineResult.dependencies``, read from the registrations' ``depends_on``). The program reads
 its own files (``lws.yaml``): spec updates reach it only as edits of its workspace copy
 (``sim/workspace.py``), exactly as a user edits the file before ``pulumi up``.
 
@@ -54,7 +56,8 @@ class PureEngine:
         lws = LeaderWorkerSet.from_manifest(dict(manifest or {}), namespace=self.namespace)
         snapshot = cluster.observe(lws.namespace, lws.name, nodes=bool(cluster.store.list("Node")))
         result = reconcile(lws, snapshot, self.options)
-        applied = cluster.apply(result.manifests, stack_id=f"{lws.namespace}/{lws.name}", keep=keep)
+        applied = cluster.apply(result.manifests, stack_id=f"{lws.namespace}/{lws.name}", keep=keep,
+                                dependencies=result.dependencies)
         executed = cluster.execute(lws.namespace, result.stage.actions) if result.stage.actions else []
         return EngineStep([result.stage], applied, executed)
 
@@ -71,7 +74,7 @@ class PulumiEngine:
         from pulumi_lws.sim.pulumi_engine import run_program
 
         result = run_program(str(self.program), cluster, cluster)
-        applied = cluster.apply(result.manifests, stack_id=self.stack_id, keep=keep)
+        applied = cluster.apply(result.manifests, stack_id=self.stack_id, keep=keep, dependencies=result.dependencies)
         executed = [a.describe() for s in result.stages for a in s.actions]  # run by the component itself
         return EngineStep(list(result.stages), applied, executed)
 

@@ -7,6 +7,12 @@ installed (so every :class:`~pulumi_lws.components.leaderworkerset.LeaderWorkerS
 every registered ``kubernetes:*`` object (wire format, ints as ints), the stages the LWS components
 computed, and the stack outputs. The caller (the simulator) then applies the manifests.
 
+Apply-order data comes from the registrations themselves, not from the planner: each
+registration's resolved dependency URNs (what ``depends_on`` became on the wire, recorded by a
+:class:`MockMonitor` subclass) become ``EngineResult.dependencies`` between manifest keys, and the
+manifests are listed in the order the program constructed them (a stack transformation records it;
+the mock engine's RPCs complete in thread-pool order, which is not deterministic).
+
 Each call installs fresh mocks, a fresh root stack and a fresh event loop, so it can be called any
 number of times in one process. ``.get()`` reads (registrations with an id) are not manifests.
 """
@@ -22,6 +28,7 @@ from typing import Any, Callable, Union
 
 import pulumi
 from pulumi.runtime import settings as _settings
+from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
 from pulumi_lws.backend import Actuator, use_backend
@@ -33,11 +40,16 @@ from pulumi_lws.rollout.stage import Stage
 Program = Union[str, os.PathLike, Callable[[], Any]]
 
 
+Key = tuple[str, str, str]  # kind, namespace, name (sim.apply.Key)
+
+
 @dataclass
 class EngineResult:
     """What one program run declared."""
 
     manifests: list[dict[str, Any]] = field(default_factory=list)
+    #: manifest key -> keys of the manifests its registration depends on (``depends_on``)
+    dependencies: dict[Key, tuple[Key, ...]] = field(default_factory=dict)
     stages: list[Stage] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     #: component name -> stage, for programs with several LeaderWorkerSets
@@ -48,16 +60,57 @@ class _ManifestMocks(pulumi.runtime.Mocks):
     """Echo inputs back as outputs; keep managed ``kubernetes:*`` objects (not provider resources)."""
 
     def __init__(self) -> None:
-        self.manifests: list[dict[str, Any]] = []
+        self.manifests: dict[tuple[str, str], dict[str, Any]] = {}  # (type, logical name) -> manifest
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         if args.custom and args.typ.startswith("kubernetes:") and not args.resource_id \
                 and not args.typ.startswith("pulumi:providers:"):
-            self.manifests.append(_wire(args))
+            self.manifests[(args.typ, args.name)] = _wire(args)
         return f"{args.name}-id", dict(args.inputs)
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         return {}
+
+
+class _RecordingMonitor(MockMonitor):
+    """The mock monitor, recording every registration's resolved dependency URNs."""
+
+    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
+        super().__init__(mocks)
+        self.registrations: dict[str, tuple[tuple[str, str], tuple[str, ...]]] = {}  # urn -> ((type, name), deps)
+
+    def RegisterResource(self, request):  # noqa: N802 (gRPC name)
+        response = super().RegisterResource(request)
+        self.registrations[response.urn] = ((request.type, request.name), tuple(request.dependencies))
+        return response
+
+
+class _ConstructionOrder:
+    """A stack transformation that records the order resources are constructed in (synchronous,
+    in the program's own order) and changes nothing."""
+
+    def __init__(self) -> None:
+        self.order: dict[tuple[str, str], int] = {}
+
+    def __call__(self, args: pulumi.ResourceTransformationArgs) -> None:
+        self.order.setdefault((args.type_, args.name), len(self.order))
+        return None
+
+
+def _declared(mocks: _ManifestMocks, monitor: _RecordingMonitor,
+              order: _ConstructionOrder) -> tuple[list[dict[str, Any]], dict[Key, tuple[Key, ...]]]:
+    """Manifests in construction order and their dependencies as manifest keys (dependencies on
+    anything that is not a manifest, e.g. a component, are dropped)."""
+    names = sorted(mocks.manifests, key=lambda n: order.order.get(n, len(order.order)))
+    key = lambda m: (m["kind"], (m.get("metadata") or {}).get("namespace") or "default", m["metadata"]["name"])  # noqa: E731
+    by_urn = {urn: mocks.manifests[name] for urn, (name, _) in monitor.registrations.items() if name in mocks.manifests}
+    position = {key(mocks.manifests[n]): i for i, n in enumerate(names)}
+    dependencies: dict[Key, tuple[Key, ...]] = {}
+    for urn, manifest in by_urn.items():
+        deps = {key(by_urn[d]) for d in monitor.registrations[urn][1] if d in by_urn}
+        if deps:
+            dependencies[key(manifest)] = tuple(sorted(deps, key=position.__getitem__))
+    return [mocks.manifests[n] for n in names], dict(sorted(dependencies.items(), key=lambda kv: position[kv[0]]))
 
 
 def _wire(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
@@ -124,8 +177,11 @@ def run_program(program: Program, observer: Observer, actuator: Actuator, *, pre
     func = _program_callable(program)
     loop = _fresh_loop()
     mocks = _ManifestMocks()
+    monitor = _RecordingMonitor(mocks)
+    order = _ConstructionOrder()
     _settings.ROOT.set(None)  # a fresh root stack: exports of an earlier run must not leak
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview)
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
+    pulumi.runtime.register_stack_transformation(order)
     result = EngineResult()
 
     def collect(name: str, stage: Stage) -> None:
@@ -141,6 +197,6 @@ def run_program(program: Program, observer: Observer, actuator: Actuator, *, pre
     finally:
         _settings.ROOT.set(None)
         _retire_loop(loop)
-    result.manifests = mocks.manifests
+    result.manifests, result.dependencies = _declared(mocks, monitor, order)
     result.outputs = ints_back(dict(resolved or {}))
     return result

@@ -24,7 +24,7 @@ bench: $(STAMP)
 	@$(BIN)/python bench/run.py
 
 soak: $(STAMP)
-	@LWS_SOAK=1 $(BIN)/python -m pytest -q -n 2 -m slow
+	@LWS_SOAK=$${LWS_SOAK:-1} $(BIN)/python -m pytest -q -n 2 -m slow
 
 clean:
 	rm -rf $(VENV) build *.egg-info

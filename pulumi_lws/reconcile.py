@@ -8,6 +8,7 @@ move the rollout as far as the observed readiness allows.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
@@ -111,24 +112,29 @@ def check_dependency_order(manifests: Sequence[Mapping[str, Any]], dependencies:
 
 def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,
                        options: ReconcileOptions) -> tuple[Stage, list[Mapping[str, Any]]]:
-    """Ordinal identity: rollout stage -> failure handling -> placement -> render -> gang objects.
+    """Ordinal identity: rollout stage -> failure handling -> placement -> pod labels -> render
+    -> gang objects.
 
     Order matters: failure handling sees the rollout's stage (it never recreates a group the
-    rollout is replacing); placement sees the failure state (halted groups get no workers); the
-    restart counts are carried on the rendered leader StatefulSet last, so a ``pulumi up`` never
-    reverts a count an action wrote (docs/failure-handling.md, docs/group-features.md).
+    rollout is replacing); placement sees the failure state (halted groups get no workers); pod
+    labelling comes last among the actions, so it skips pods a failure action deletes and keys
+    another action already sets (docs/rendering.md "Labels added at reconcile"); the restart counts are
+    carried on the rendered leader StatefulSet last, so a ``pulumi up`` never reverts a count an
+    action wrote (docs/failure-handling.md, docs/group-features.md).
     """
     from pulumi_lws.render.lws import render_ordinal
     from pulumi_lws.render.scheduling import with_gang_scheduling
     from pulumi_lws.rollout.failure import plan_failure_actions, with_failure_state
     from pulumi_lws.rollout.ordinal import plan_ordinal
     from pulumi_lws.rollout.placement import place_groups, with_placement
+    from pulumi_lws.rollout.pod_labels import label_actions
 
     stage = plan_ordinal(lws, snapshot, catalog, options)
     failure = plan_failure_actions(lws, snapshot, stage)
     stage = failure.apply_to(stage)
     placement = place_groups(lws, snapshot, stage, catalog)
     stage = with_placement(stage, placement)
+    stage = dataclasses.replace(stage, actions=stage.actions + label_actions(lws, snapshot, stage))
     manifests = render_ordinal(lws, stage, catalog, options, group_domains=placement.group_domains,
                                worker_groups=placement.worker_groups)
     manifests = with_gang_scheduling(manifests, lws, stage, catalog, options.gang_provider, options.volcano_queue)

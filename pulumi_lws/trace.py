@@ -8,7 +8,7 @@ trace schema (``docs/trace-schema.md``).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable, Sequence
 
 GLYPHS = {"U": "✅", "o": "❎", "u": "⏳", "x": "⏳", "-": "  "}
@@ -46,12 +46,20 @@ class TraceRow:
     note: str = ""
     case: str | None = None
     blocker_code: str | None = None  # stable code of ``blocker`` (e.g. resource-deadlock-717)
+    # Pods given webhook-equivalent labels (``stage.is_webhook_labels`` actions) while in this
+    # state: counted, never listed in ``actions``, and no reason for a row of its own.
+    labelled: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["groups"] = [asdict(g) for g in self.groups]
         d["actions"] = list(self.actions)
+        d["labelled"] = list(self.labelled)
         return d
+
+    def with_labelled(self, more: Sequence[str]) -> "TraceRow":
+        """This row with ``more`` pod names added to ``labelled`` (first occurrence kept)."""
+        return replace(self, labelled=tuple(dict.fromkeys((*self.labelled, *more))))
 
 
 @dataclass
@@ -93,7 +101,8 @@ def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_parti
                  details: bool = True) -> str:
     """The seeds' stage table: Stage | Partition | Replicas | R-0 ... | Description.
 
-    Description = the row's note, plus (``details``) its blocker and actions."""
+    Description = the row's note, plus (``details``) its blocker, actions and how many pods got
+    webhook-equivalent labels (``labelled N pods``: summarised, never listed)."""
     cols = _columns(rows)
     head = ["Stage"] + (["Partition"] if show_partition else []) + ["Replicas"]
     head += [group_label(gid) + (" (Surge)" if surge and gid.isdigit() else "") for gid, surge in cols]
@@ -108,6 +117,8 @@ def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_parti
             desc = (desc + "; " if desc else "") + f"blocked: {row.blocker}"
         if row.actions and details:
             desc = (desc + "; " if desc else "") + "actions: " + ", ".join(row.actions)
+        if row.labelled and details:
+            desc = (desc + "; " if desc else "") + labelled_summary(row.labelled)
         line += [str(row.live), str(row.available), desc]
         body.append(line)
     if markdown:
@@ -129,11 +140,18 @@ def format_json(trace: Trace) -> str:
     return json.dumps(trace.to_json(), indent=2, ensure_ascii=False)
 
 
+def labelled_summary(pods: Sequence[str]) -> str:
+    """``labelled 4 pods``: the table's summary of webhook-equivalent label actions."""
+    return f"labelled {len(pods)} pod{'' if len(pods) == 1 else 's'}"
+
+
 def rows_changed(rows: Iterable[TraceRow]) -> list[TraceRow]:
-    """Drop rows identical to their predecessor (ignoring time): one row per observed change."""
+    """Drop rows identical to their predecessor (ignoring time and ``labelled``): one row per
+    observed change; a dropped row's ``labelled`` pods move to the row kept."""
     out: list[TraceRow] = []
     for row in rows:
         if out and _same(out[-1], row):
+            out[-1] = out[-1].with_labelled(row.labelled) if row.labelled else out[-1]
             continue
         out.append(row)
     return out

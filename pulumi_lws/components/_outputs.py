@@ -6,7 +6,7 @@ from typing import Any
 from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.observe import Snapshot
-from pulumi_lws.rollout.stage import Stage
+from pulumi_lws.rollout.stage import Stage, is_webhook_labels
 from pulumi_lws.trace import GroupCell, TraceRow, format_table
 
 
@@ -54,17 +54,19 @@ def lws_status(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[s
 
 
 def _row(replicas: int, partition: int | None, chars: str, note: str = "", actions: tuple[str, ...] = (),
-         blocker: str | None = None) -> TraceRow:
+         blocker: str | None = None, labelled: tuple[str, ...] = ()) -> TraceRow:
     cells = tuple(GroupCell(id=str(i), state=c) for i, c in enumerate(chars))
     live = sum(1 for c in chars if c != "-")
     available = sum(1 for c in chars if c in "Uo")
     return TraceRow(time=0.0, replicas=replicas, partition=partition, groups=cells, live=live,
-                    available=available, actions=actions, blocker=blocker, note=note)
+                    available=available, actions=actions, blocker=blocker, note=note, labelled=labelled)
 
 
 def stage_table(stage: Stage) -> str:
-    """This stage (as observed) followed by the predicted remaining stages, in the seeds' style."""
+    """This stage (as observed) followed by the predicted remaining stages, in the seeds' style.
+    Webhook-equivalent label actions are summarised ("labelled N pods"), the others listed."""
     rows = [_row(stage.replicas, stage.partition, stage.group_chars, note=f"now (case {stage.case})" if stage.case else "now",
-                 actions=tuple(a.describe() for a in stage.actions), blocker=blocker_text(stage))]
+                 actions=tuple(a.describe() for a in stage.actions if not is_webhook_labels(a)), blocker=blocker_text(stage),
+                 labelled=tuple(a.name for a in stage.actions if is_webhook_labels(a)))]
     rows += [_row(p.replicas, p.partition, p.groups, note="predicted") for p in stage.remaining]
     return format_table(rows, show_partition=stage.partition is not None)

@@ -63,6 +63,11 @@ class Action:
     - ``finalize``: ``{"add": [name, ...]}`` and/or ``{"remove": [name, ...]}`` on
       ``metadata.finalizers`` (adding to an object being deleted is refused, as by the API server)
     - ``delete``: ``{"propagation": "Foreground" | "Background"}`` (default Background)
+
+    A ``label`` action with reason :data:`WEBHOOK_LABELS_REASON` only adds labels upstream's pod
+    webhook would have set at admission (:mod:`pulumi_lws.rollout.pod_labels`): bookkeeping that
+    changes no group's state, so traces count it instead of listing it
+    (:func:`is_webhook_labels`).
     """
 
     verb: str  # "label" | "annotate" | "ungate" | "set-condition" | "finalize" | "delete"
@@ -75,6 +80,15 @@ class Action:
     def describe(self) -> str:
         detail = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
         return f"{self.verb} {self.kind}/{self.name}" + (f" ({detail})" if detail else "") + (f": {self.reason}" if self.reason else "")
+
+
+#: ``Action.reason`` of the webhook-equivalent ``label`` actions (:mod:`pulumi_lws.rollout.pod_labels`).
+WEBHOOK_LABELS_REASON = "webhook-equivalent labels"
+
+
+def is_webhook_labels(action: Action) -> bool:
+    """A ``label`` action that only adds the labels upstream's webhook sets at admission."""
+    return action.verb == "label" and action.reason == WEBHOOK_LABELS_REASON
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.revision import revision_key
-from pulumi_lws.rollout.stage import Stage
+from pulumi_lws.rollout.stage import Stage, is_webhook_labels
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.desired import DesiredSpec
 from pulumi_lws.sim.engines import Engine, EngineStep, make_engine
@@ -161,12 +161,13 @@ class Runner:
         if view is None:
             return None
         stage = step.stage if step else (self.stages[-1] if self.stages else None)  # latest verdict
-        actions = tuple(step.executed) if step else ()
+        actions, labelled = split_executed(step)
         blocker = stage.blocker if stage else None
         row = TraceRow(time=self.cluster.clock.now, replicas=view.replicas, partition=view.partition, groups=view.cells,
                        live=view.live, available=view.available, revision=revision_key(self._lws()),  # type: ignore[arg-type]
                        actions=actions, blocker=str(blocker) if blocker else None, note=note,
-                       case=stage.case if stage else None, blocker_code=blocker.code if blocker else None)
+                       case=stage.case if stage else None, blocker_code=blocker.code if blocker else None,
+                       labelled=labelled)
         self.rows.append(row)
         self.violations += self.budget.check(row)
         return row
@@ -276,19 +277,35 @@ class Runner:
         return RunResult(self.sc, trace, self.stages, self.cluster, t, reason, self.rows, self.engine.name)
 
 
+def split_executed(step: EngineStep | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(actions, labelled)`` of one reconcile for its trace row: the executed result lines of
+    every action except webhook-equivalent labels (``stage.is_webhook_labels``), and the names
+    of the pods those labelled. Both engines report one line per action of ``step.stages``, in
+    order; if the counts ever differ, every line stays in ``actions``."""
+    if step is None:
+        return (), ()
+    planned = [a for s in step.stages for a in s.actions]
+    if len(planned) != len(step.executed):
+        return tuple(step.executed), ()
+    actions = tuple(line for a, line in zip(planned, step.executed) if not is_webhook_labels(a))
+    labelled = tuple(dict.fromkeys(a.name for a in planned if is_webhook_labels(a)))
+    return actions, labelled
+
+
 def _state(row: TraceRow) -> tuple:
     return (row.replicas, row.partition, row.groups, row.live, row.available)
 
 
 def coalesce(rows: list[TraceRow]) -> list[TraceRow]:
-    """Merge runs of rows with the same observed state (no actions): one row per state change,
-    keeping the first row's time and note and the run's latest blocker."""
+    """Merge runs of rows with the same observed state (no actions; webhook-equivalent labels
+    don't count as actions): one row per state change, keeping the first row's time and note,
+    the run's latest blocker and every pod labelled during the run."""
     out: list[TraceRow] = []
     for row in rows:
         if out and not row.actions and _state(out[-1]) == _state(row):
             prev = out[-1]
             out[-1] = replace(prev, blocker=row.blocker, blocker_code=row.blocker_code, note=prev.note or row.note,
-                              case=prev.case or row.case)
+                              case=prev.case or row.case).with_labelled(row.labelled)
             continue
         out.append(row)
     return out

@@ -140,3 +140,22 @@ def test_717_under_rollout_first_is_not_a_deadlock_plan():
     assert (stage.replicas, stage.partition) == (4, 3)
     assert [(p.replicas, p.partition) for p in stage.remaining] == [(4, 2), (4, 1), (4, 0), (8, 0)]
     assert any("RolloutFirst" in n for n in stage.notes)
+
+
+def test_nothing_to_predict_once_the_shape_is_final() -> None:
+    """Partition 0 and replicas R with no user partition: upstream's Case 3 from here on, so the
+    prediction is empty and complete without walking groups one by one (fast creation)."""
+    from pulumi_lws.rollout.ordinal_algo import Decision, LeaderSts, RolloutInputs
+    from pulumi_lws.rollout.predict import at_rest_from_here, remaining_stages
+
+    creating = RolloutInputs(replicas=10, max_unavailable=1, max_surge=2, user_partition=0, sts=None,
+                             template_changed=False, states="")
+    assert at_rest_from_here(creating, Decision(0, 10, "1"))
+    assert remaining_stages(creating) == ((), True)
+    with_partition = RolloutInputs(replicas=10, max_unavailable=1, max_surge=2, user_partition=3,
+                                   sts=LeaderSts(10, 3, 10), template_changed=False, states="oooUUUUUUU")
+    assert not at_rest_from_here(with_partition, Decision(3, 10, "5"))
+    surging = RolloutInputs(replicas=4, max_unavailable=2, max_surge=2, user_partition=0,
+                            sts=LeaderSts(4, 0, 4), template_changed=True, states="oooo")
+    stages, finished = remaining_stages(surging)
+    assert finished and [(s.replicas, s.partition) for s in stages][-1] == (4, 0) and len(stages) >= 2

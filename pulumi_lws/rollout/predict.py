@@ -117,6 +117,13 @@ def is_settled(inp: RolloutInputs, d: Decision) -> bool:
     )
 
 
+def at_rest_from_here(inp: RolloutInputs, d: Decision) -> bool:
+    """After decision ``d`` every later call is upstream's Case 3 (partition 0, S == R), whatever
+    readiness does: no user partition and the decision already has the final shape. Nothing is
+    left to predict then (and a 10,000-group creation need not be walked group by group)."""
+    return inp.user_partition == 0 and d.partition == 0 and d.replicas == inp.replicas
+
+
 def predict(inp: RolloutInputs, update_order: str = "ScaleFirst", max_steps: int = MAX_MODEL_STEPS) -> list[ModelStep]:
     """Stages from ``inp`` assuming groups become ready in rollout order, one readiness change per step."""
     rule = rule_for(update_order)
@@ -154,6 +161,8 @@ def finished(steps: list[ModelStep]) -> bool:
 def remaining_stages(inp: RolloutInputs, update_order: str = "ScaleFirst") -> tuple[tuple[PredictedStage, ...], bool]:
     """Future stages after the one planned for ``inp`` (one per change of (replicas, partition)),
     and whether the prediction is complete (very large rollouts are cut at ``MAX_MODEL_STEPS``)."""
+    if at_rest_from_here(inp, fixed_point(inp, rule_for(update_order))[0]):
+        return (), True
     steps = predict(inp, update_order)
     out: list[PredictedStage] = []
     last = (steps[0].decision.replicas, steps[0].decision.partition) if steps else None

@@ -14,7 +14,8 @@ Invariants (definitions: docs/reliability.md; same as sim/runner.py + docs/rollo
                (size 1: the leader alone), surge groups included;
 * surge      : live <= R + MS, budgets of the spec in effect (`LeaderWorkerSet.max_surge()`);
 * floor      : available >= max(0, min(R0, R) - MU) during a rollout that *started healthy*
-               (every live group ready when the spec changed; R0 = live then), re-armed by a fault;
+               (`started_healthy`: Ordinal, every ordinal in [0, S) ready and not terminating when
+               the spec changed; Hash, every live group ready; R0 = live then), disarmed by a fault;
 * followers  : Ordinal: a group below the observed leader-StatefulSet partition never has a worker
                StatefulSet (revision label or pod-template label) on the target revision unless
                its leader pod is on it; Hash: a worker StatefulSet is always on its leader's revision.
@@ -143,6 +144,22 @@ class Floor:
         self.armed, self.r0 = healthy, view.live
 
 
+def started_healthy(view: GroupsView, hash_mode: bool) -> bool:
+    """Whether a rollout starting now *started healthy* (docs/reliability.md "Definitions").
+
+    Ordinal: every ordinal the leader StatefulSet keeps, ``[0, S)``, has a leader pod that is
+    ready and not terminating. A terminating leader below ``S`` is a group being replaced by the
+    previous rollout: it is down, exactly as in the pure model of tests/test_ordinal_properties.py
+    (an admitted group is not ready; "healthy" = ``states[:S]`` all ready). Leaders at ordinals
+    ``>= S`` that are terminating are being scaled away and do not count. Hash: every live
+    (non-terminating) group is ready.
+    """
+    if hash_mode:
+        return all(c.state in "Uo" for c in view.cells if c.state != "-" and c.detail != "terminating")
+    kept = [c for c in view.cells if int(c.id) < view.replicas]
+    return all(c.state in "Uo" and c.detail != "terminating" for c in kept)
+
+
 @dataclass
 class Harness:
     cluster: SimCluster
@@ -206,11 +223,10 @@ class Harness:
     def change_spec(self, manifest: Mapping[str, Any]) -> None:
         """A new desired spec: a new rollout starts; it started healthy if every live group was ready."""
         view = self.view()
-        live = [c for c in view.cells if c.state != "-" and c.detail != "terminating"]
         old = self.lws
         self.held_bound = max(self.held_bound, old.replicas + old.max_surge())
         self.desired = copy.deepcopy(dict(manifest))
-        self.floor.start(view, all(c.state in "Uo" for c in live))
+        self.floor.start(view, started_healthy(view, old.spec.group_identity == "Hash"))
         self.log.append(f"t={self.cluster.clock.now:g} spec changed (healthy={self.floor.armed}, R0={view.live})")
 
     def fault(self) -> None:

@@ -70,8 +70,10 @@ def group_revision(stage: Stage, catalog: RevisionCatalog, group: int) -> str:
 
 
 def controller_revisions(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCatalog) -> list[dict[str, Any]]:
-    """CRs for the target and every revision in use, ordered by revision number then key."""
-    keys = {catalog.target.key, *stage.group_revisions.values()}
+    """CRs for the target, every revision a group is rendered on and every revision the stage keeps
+    (``stage.kept_revisions``: still run by pods or recreatable by the leader StatefulSet),
+    ordered by revision number then key."""
+    keys = {catalog.target.key, *stage.group_revisions.values(), *stage.kept_revisions}
     revs = []
     for key in keys:
         rev = catalog.get(key)

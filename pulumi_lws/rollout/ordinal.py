@@ -32,7 +32,10 @@ from pulumi_lws.rollout.ordinal_algo import (  # noqa: F401  (re-exported API)
     Decision, LeaderSts, RolloutInputs, calculate_rolling_update_replicas, continuous_ready_replicas, fixed_point,
     lws_unready_replicas, rolling_update_parameters, rolling_update_partition, scale_budgets,
 )
-from pulumi_lws.rollout.ordinal_groups import group_chars, group_revisions, observe_ordinal_groups
+from pulumi_lws.rollout.ordinal_groups import (
+    group_chars, group_revisions, leader_current_revision, observe_ordinal_groups, observed_worker_revisions,
+    revisions_in_use,
+)
 from pulumi_lws.rollout.predict import is_complete, is_settled, remaining_stages
 from pulumi_lws.rollout.stage import Blocker, GroupView, Stage
 
@@ -147,7 +150,9 @@ def plan_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCata
     groups = observe_ordinal_groups(lws, snapshot, target)
     inp = ordinal_inputs(lws, sts, groups, target)
     d, trace = fixed_point(inp, rule_for(order))
-    revisions = group_revisions(groups, d.replicas, d.partition, catalog, revision_of(sts))
+    workers = observed_worker_revisions(lws, snapshot, max(len(groups), d.replicas))
+    revisions = group_revisions(groups, d.replicas, d.partition, catalog, revision_of(sts), workers)
+    kept = revisions_in_use(groups, workers, leader_current_revision(snapshot, sts), catalog)
     complete = inp.sts is not None and is_complete(inp, d)
     blocker = blocker_for(inp, d, groups, complete)
     if sts is not None and is_deleting(sts):
@@ -160,5 +165,5 @@ def plan_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCata
     return Stage(
         policy=POLICY, target_revision=target, replicas=d.replicas, partition=d.partition,
         group_revisions=revisions, groups=groups, blocker=blocker, complete=complete, case=stage_case(trace),
-        remaining=remaining, notes=notes,
+        remaining=remaining, notes=notes, kept_revisions=kept,
     )

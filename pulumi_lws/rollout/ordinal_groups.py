@@ -97,17 +97,97 @@ def group_chars(groups: tuple[GroupView, ...]) -> str:
     return "".join(g.char for g in groups)
 
 
+def observed_worker_revisions(lws: LeaderWorkerSet, snapshot: Snapshot, upto: int) -> dict[int, str | None]:
+    """The revision label of each observed worker StatefulSet ``<lws>-<i>``, ``i in [0, upto)`` (None = absent)."""
+    out: dict[int, str | None] = {}
+    for i in range(upto):
+        sts = snapshot.get("StatefulSet", f"{lws.name}-{i}")
+        out[i] = revision_of(sts) if sts is not None else None
+    return out
+
+
+def leader_current_revision(snapshot: Snapshot, leader_sts: Mapping | None) -> str | None:
+    """The LWS revision key the leader StatefulSet recreates pods below its partition from.
+
+    Kubernetes recreates a missing pod below the partition from ``status.currentRevision``, which
+    stays on an old template until a rollout completes (it can be several spec changes old). The
+    StatefulSet's own ControllerRevision copies the pod template's labels, so its
+    ``template-revision-hash`` label names the LWS revision. None when not observable.
+    """
+    if leader_sts is None:
+        return None
+    name = (leader_sts.get("status") or {}).get("currentRevision")
+    cr = snapshot.get("ControllerRevision", str(name)) if name else None
+    return labels_of(cr).get(L.TEMPLATE_REVISION_HASH) if cr is not None else None
+
+
+def revisions_in_use(groups: tuple[GroupView, ...], worker_revisions: Mapping[int, str | None],
+                     leader_current: str | None, catalog: RevisionCatalog) -> tuple[str, ...]:
+    """Known non-target revisions the cluster may still run or recreate: every observed leader pod's
+    and worker StatefulSet's revision, and the leader StatefulSet's current revision.
+
+    Their ControllerRevisions must stay declared (not only those a group is rendered on this
+    stage): a group below the partition follows its leader pod's revision, and the leader
+    StatefulSet may recreate that pod from its current revision at any time. Dropping such a
+    revision left the planner unable to render workers on their leader's revision (seed 12717).
+    Sorted, deterministic.
+    """
+    keys = {g.revision for g in groups} | set(worker_revisions.values()) | {leader_current}
+    target = catalog.target.key
+    return tuple(sorted(k for k in keys if k is not None and k != target and catalog.get(k) is not None))
+
+
+def nearest_old_revision(i: int, observed: list[tuple[int, str]]) -> str | None:
+    """The revision of the observed group nearest to ordinal ``i`` (ties: the lower ordinal), or None."""
+    if not observed:
+        return None
+    return min(observed, key=lambda item: (abs(item[0] - i), item[0]))[1]
+
+
+def revision_below_partition(i: int, g: GroupView | None, worker_revision: str | None, catalog: RevisionCatalog,
+                             old_below: list[tuple[int, str]], old_anywhere: list[tuple[int, str]],
+                             sts_revision: str | None) -> str:
+    """The revision group ``i`` (not admitted by the partition) is rendered on.
+
+    Invariant (lws#225): the result is the target only if the group is observed on the target, or
+    the group is not observed on any revision and nothing old is known (a fresh create with a
+    user partition). A group observed on an old revision is never moved to the target, even when
+    its own revision is not in the catalog: then its workers stay on their own (known) revision,
+    else the nearest known old revision is used. If nothing old is known at all, the group's own
+    revision is returned and rendering fails loudly (a ControllerRevision was deleted by hand),
+    as upstream does, rather than put workers ahead of their leader.
+    """
+    target = catalog.target.key
+    known = lambda key: key is not None and catalog.get(key) is not None  # noqa: E731
+    observed = g.revision if g is not None else None
+    if known(observed):
+        return observed  # type: ignore[return-value]  # workers follow their leader pod
+    if observed is not None and worker_revision != target and known(worker_revision):
+        return worker_revision  # type: ignore[return-value]  # leader's revision unknown: do not move the workers
+    fallback = nearest_old_revision(i, old_below)
+    if fallback is None and sts_revision != target and known(sts_revision):
+        fallback = sts_revision
+    if fallback is None and observed is not None:
+        fallback = nearest_old_revision(i, old_anywhere) or observed
+    return fallback or target
+
+
 def group_revisions(
     groups: tuple[GroupView, ...], replicas: int, partition: int, catalog: RevisionCatalog, sts_revision: str | None,
+    worker_revisions: Mapping[int, str | None] | None = None,
 ) -> dict[str, str]:
     """Revision each ordinal in ``[0, replicas)`` is rendered on (design.md "how workers follow their leader").
 
-    ``i >= partition``: the target. Below: the group's observed revision
-    (:func:`group_revision_observed`: leader pod label when the leader pod exists, else worker STS
-    label) when the catalog knows it; else the nearest observed known non-target revision below the
-    partition; else the leader StatefulSet's own (old) revision label; else the target (nothing old
-    is known, e.g. a fresh create with a user partition). Never the target for a group observed on
-    an old revision.
+    ``i >= partition``: the target. Below: :func:`revision_below_partition` -- the group's
+    observed revision (:func:`group_revision_observed`: leader pod label when the leader pod
+    exists, else worker STS label) when the catalog knows it; for a group observed on a revision
+    the catalog does not know, its worker StatefulSet's own known old revision; else the nearest
+    observed known non-target revision below the partition; else the leader StatefulSet's own
+    (old) revision label; else, for a group observed on an old revision, the nearest known old
+    revision at any ordinal; else the target only for a group not observed on any old revision
+    (e.g. a fresh create with a user partition). Never the target for a group observed on an old
+    revision -- in particular when a new spec moves the partition up (Case 2 resets it to
+    ``min(R, S)``) over groups admitted under a previous revision.
 
     Following the leader pod first is the second line of defence of lws#225: if anything (a
     foreign crash, a manual edit, an apply that ignored the dependency order) left a worker
@@ -115,22 +195,20 @@ def group_revisions(
     renders it back onto its leader's revision instead of keeping the workers ahead.
     """
     target = catalog.target.key
+    workers = worker_revisions or {}
     by_index = {g.index: g for g in groups}
     known = lambda key: key is not None and catalog.get(key) is not None  # noqa: E731
-    old_below = [(g.index, g.revision) for g in groups
-                 if g.index is not None and g.index < partition and g.revision != target and known(g.revision)]
+    old_anywhere = [(g.index, g.revision) for g in groups
+                    if g.index is not None and g.revision != target and known(g.revision)]
+    old_anywhere += [(i, rev) for i, rev in sorted(workers.items())
+                     if rev != target and known(rev) and (i, rev) not in old_anywhere]
+    old_below = [(i, rev) for i, rev in old_anywhere if i < partition and by_index.get(i) is not None
+                 and by_index[i].revision == rev]
     out: dict[str, str] = {}
     for i in range(replicas):
         if i >= partition:
             out[str(i)] = target
-            continue
-        g = by_index.get(i)
-        if g is not None and known(g.revision):
-            out[str(i)] = g.revision  # type: ignore[assignment]
-        elif old_below:
-            out[str(i)] = min(old_below, key=lambda item: (abs(item[0] - i), item[0]))[1]
-        elif sts_revision != target and known(sts_revision):
-            out[str(i)] = sts_revision  # type: ignore[assignment]
         else:
-            out[str(i)] = target
+            out[str(i)] = revision_below_partition(i, by_index.get(i), workers.get(i), catalog, old_below,
+                                                   old_anywhere, sts_revision)
     return out

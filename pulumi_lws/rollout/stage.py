@@ -134,6 +134,9 @@ class Stage:
     case: str | None = None  # planner branch (Ordinal: "1", "2", "3", "3b", "4", "5")
     remaining: tuple[PredictedStage, ...] = ()
     notes: tuple[str, ...] = ()
+    #: Old revisions whose ControllerRevision stays declared although no group is rendered on it
+    #: this stage: pods still run it, or the leader StatefulSet may recreate pods from it (Ordinal).
+    kept_revisions: tuple[str, ...] = ()
 
     @property
     def group_chars(self) -> str:

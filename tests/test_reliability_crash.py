@@ -203,24 +203,14 @@ def test_foreign_write_that_put_workers_ahead_is_corrected_by_the_next_reconcile
     result, _, _ = h.up()
     assert result.stage.partition == 2 and result.stage.group_revisions["0"] != revision_key(lws)
     assert follower_violations(h.cluster, lws) == []
-    for _ in range(30):
-        h.advance(2.0)
-        h.up()
-        if h.converged():
-            break
-    assert h.converged() and final_state_problems(h) == []
+    _converge_cleanly(h)
 
 
 def test_complete_run_after_that_crash_restores_the_leader_first_order() -> None:
     h, _ = _ordinal_before_second_stage()
     h.up()
     assert follower_violations(h.cluster, h.lws) == []
-    for _ in range(30):
-        h.advance(2.0)
-        h.up()
-        if h.converged():
-            break
-    assert h.converged() and final_state_problems(h) == []
+    _converge_cleanly(h)
 
 
 def test_surge_reclamation_never_drops_below_the_floor() -> None:
@@ -231,3 +221,13 @@ def test_surge_reclamation_never_drops_below_the_floor() -> None:
         h.up()
         h.check()  # t=10: stage (partition 1, replicas 7) deletes ready groups 7, 8 -> groups oUuuuuu
         h.advance(1.0)
+
+
+def _converge_cleanly(h: Harness, stages: int = 30) -> None:
+    """Keep running `pulumi up` every 2 s until converged; then nothing lost or leaked."""
+    for _ in range(stages):
+        h.advance(2.0)
+        h.up()
+        if h.converged():
+            break
+    assert h.converged() and final_state_problems(h) == []

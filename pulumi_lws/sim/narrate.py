@@ -139,19 +139,9 @@ def _groups(prev: TraceRow, row: TraceRow) -> tuple[list[str], list[str]]:
     terminating = [i for i, g in now.items() if g.detail == "terminating" and (i not in was or was[i].detail != "terminating")]
     unschedulable = [i for i, g in now.items() if g.detail == "unschedulable" and (i not in was or was[i].detail != "unschedulable")]
     removed = [i for i, g in was.items() if i not in now and not g.surge]
-    parts: list[str] = []
-    if updating:
-        parts.append(_verb(updating, "updating", "updating"))
-    if admitted:
-        parts.append(_verb(admitted, "admitted (ungated)", "admitted (ungated)"))
-    if gated:
-        parts.append(_verb(gated, "gated", "gated"))
-    if terminating:
-        parts.append(_verb(terminating, "tearing down", "tearing down"))
-    if removed:
-        parts.append(_verb(removed, "removed", "removed"))
-    if unschedulable:
-        parts.append(_verb(unschedulable, "unschedulable", "unschedulable"))
+    changes = ((updating, "updating"), (admitted, "admitted (ungated)"), (gated, "gated"),
+               (terminating, "tearing down"), (removed, "removed"), (unschedulable, "unschedulable"))
+    parts = [_verb(ids, word, word) for ids, word in changes if ids]
     return ([_verb(ready, "becomes ready", "become ready")] if ready else []), parts
 
 

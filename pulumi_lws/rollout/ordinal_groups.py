@@ -200,8 +200,9 @@ def group_revisions(
     known = lambda key: key is not None and catalog.get(key) is not None  # noqa: E731
     old_anywhere = [(g.index, g.revision) for g in groups
                     if g.index is not None and g.revision != target and known(g.revision)]
+    seen = set(old_anywhere)  # a set: this runs per reconcile over every group (10,000s)
     old_anywhere += [(i, rev) for i, rev in sorted(workers.items())
-                     if rev != target and known(rev) and (i, rev) not in old_anywhere]
+                     if rev != target and known(rev) and (i, rev) not in seen]
     old_below = [(i, rev) for i, rev in old_anywhere if i < partition and by_index.get(i) is not None
                  and by_index[i].revision == rev]
     out: dict[str, str] = {}

@@ -8,7 +8,7 @@ and lets the simulator and a live API server be swapped freely.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Protocol
 
 from pulumi_lws import labels as L
 

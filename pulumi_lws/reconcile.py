@@ -15,7 +15,7 @@ from typing import Any, Literal, Mapping, Sequence
 from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.observe import Snapshot
-from pulumi_lws.render.lws import Ref, ref_of  # noqa: F401  (re-exported: the dependency key)
+from pulumi_lws.render.lws import Ref, ref_of
 from pulumi_lws.revision import RevisionCatalog, build_catalog
 from pulumi_lws.rollout.stage import Stage
 
@@ -101,8 +101,6 @@ def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str,
 def check_dependency_order(manifests: Sequence[Mapping[str, Any]], dependencies: Mapping[Ref, tuple[Ref, ...]]) -> None:
     """Raise ``ValueError`` unless every dependency precedes its dependents in ``manifests`` (the
     component registers in this order and hands earlier children to ``depends_on``)."""
-    from pulumi_lws.render.lws import ref_of
-
     position = {ref_of(m): n for n, m in enumerate(manifests)}
     for ref, deps in dependencies.items():
         late = [d for d in deps if position.get(d, len(manifests)) >= position[ref]]

@@ -19,6 +19,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from pulumi_lws.api.common import ints_back
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet, LeaderWorkerSetSpec
 
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -37,20 +38,9 @@ def fnv32a(data: bytes) -> int:
     return h
 
 
-def _ints_back(obj: Any) -> Any:
-    """3.0 -> 3 recursively (Pulumi delivers every number as a float); bools stay bools."""
-    if isinstance(obj, float) and obj.is_integer():
-        return int(obj)
-    if isinstance(obj, dict):
-        return {k: _ints_back(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_ints_back(v) for v in obj]
-    return obj
-
-
 def canonical_json(obj: Any) -> str:
     """Sorted keys, no whitespace, UTF-8 as is, integral floats as ints: one text per value."""
-    return json.dumps(_ints_back(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(ints_back(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def revision_data(lws: LeaderWorkerSet) -> dict[str, Any]:

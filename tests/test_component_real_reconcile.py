@@ -1,18 +1,13 @@
-"""The component with the real planner and renderer (runs once rollout/ordinal and render/lws exist)."""
+"""The component with the real planner and renderer."""
 from __future__ import annotations
 
 import pathlib
 
-import pytest
-
-pytest.importorskip("pulumi_lws.rollout.ordinal")
-pytest.importorskip("pulumi_lws.render.lws")
-
-from conftest import validate_manifest  # noqa: E402
-from pulumi_lws import labels as L  # noqa: E402
-from pulumi_lws.observe import EmptyObserver  # noqa: E402
-from pulumi_lws.sim.pulumi_engine import run_program  # noqa: E402
-from test_component import FakeActuator  # noqa: E402
+from conftest import validate_manifest
+from pulumi_lws import labels as L
+from pulumi_lws.observe import EmptyObserver
+from pulumi_lws.sim.pulumi_engine import run_program
+from test_component import FakeActuator
 
 QUICKSTART = pathlib.Path(__file__).resolve().parent.parent / "examples" / "quickstart" / "__main__.py"
 

@@ -8,18 +8,15 @@ import json
 
 import pytest
 
-pytest.importorskip("pulumi_lws.sim.cluster")
-pytest.importorskip("pulumi_lws.sim.engines")
-
-from pulumi_lws import labels as L  # noqa: E402
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet  # noqa: E402
-from pulumi_lws.observe import is_deleting, labels_of, pod_running_and_ready, statefulset_ready  # noqa: E402
-from pulumi_lws.rollout.failure import merge_failure_status  # noqa: E402
-from pulumi_lws.rollout.retention import RETAIN_FINALIZER  # noqa: E402
-from pulumi_lws.rollout.stage import Action  # noqa: E402
-from pulumi_lws.sim.cluster import SimCluster  # noqa: E402
-from pulumi_lws.sim.engines import PureEngine  # noqa: E402
-from pulumi_lws.sim.kubelet import KubeletConfig, Timing  # noqa: E402
+from pulumi_lws import labels as L
+from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.observe import is_deleting, labels_of, pod_running_and_ready, statefulset_ready
+from pulumi_lws.rollout.failure import merge_failure_status
+from pulumi_lws.rollout.retention import RETAIN_FINALIZER
+from pulumi_lws.rollout.stage import Action
+from pulumi_lws.sim.cluster import SimCluster
+from pulumi_lws.sim.engines import PureEngine
+from pulumi_lws.sim.kubelet import KubeletConfig, Timing
 
 NS, NAME, INTERVAL, R, SIZE = "default", "web", 5, 3, 3
 

@@ -8,13 +8,12 @@ from typing import Any, Callable
 
 import pytest
 
-sim_cluster = pytest.importorskip("pulumi_lws.sim.cluster")
-sim_engines = pytest.importorskip("pulumi_lws.sim.engines")
-
-from pulumi_lws import labels as L  # noqa: E402
-from pulumi_lws.render import scheduling as S  # noqa: E402
-from pulumi_lws.rollout import placement as P  # noqa: E402
-from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing  # noqa: E402
+import pulumi_lws.sim.cluster as sim_cluster
+import pulumi_lws.sim.engines as sim_engines
+from pulumi_lws import labels as L
+from pulumi_lws.render import scheduling as S
+from pulumi_lws.rollout import placement as P
+from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -231,7 +230,7 @@ def test_volume_claims_per_pod_and_retention_on_scale_down(retention, kept_after
 def test_component_registers_gang_objects_and_topology_workers():
     """The component (mock engine) registers Workload/PodGroups as CustomResources with their body,
     and pins workers once the simulator scheduled their leaders (nodes observed by the component)."""
-    run_program = pytest.importorskip("pulumi_lws.sim.pulumi_engine").run_program
+    from pulumi_lws.sim.pulumi_engine import run_program
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet as Component
 
     gang = lws_manifest(replicas=2, size=2)

@@ -208,9 +208,6 @@ def test_failed_leader_is_not_counted_in_status():
 # ---- in the simulator: the seeds' 1 x 8 GPU -> 2 x 4 GPU example, and its remedy --------------------
 
 def test_sim_717_is_named_and_the_max_unavailable_remedy_unblocks_it():
-    import pytest
-
-    pytest.importorskip("pulumi_lws.sim.cluster")
     from reliability_helpers import Harness, final_state_problems, lws_manifest
 
     node = [{"name": "gpu-0", "labels": {"kubernetes.io/hostname": "gpu-0"},

@@ -9,16 +9,12 @@ from __future__ import annotations
 import copy
 import pathlib
 
-import pytest
-
-pytest.importorskip("pulumi_lws.sim.cluster")
-
-from pulumi_lws import labels as L  # noqa: E402
-from pulumi_lws.observe import (is_deleting, labels_of, pod_running_and_ready, revision_of,  # noqa: E402
+from pulumi_lws import labels as L
+from pulumi_lws.observe import (is_deleting, labels_of, pod_running_and_ready, revision_of,
                                 statefulset_ready)
-from pulumi_lws.sim.cluster import SimCluster  # noqa: E402
-from pulumi_lws.sim.engines import PureEngine  # noqa: E402
-from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing  # noqa: E402
+from pulumi_lws.sim.cluster import SimCluster
+from pulumi_lws.sim.engines import PureEngine
+from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 
 NS, NAME, INTERVAL = "default", "web", 5
 

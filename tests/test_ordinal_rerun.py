@@ -7,8 +7,6 @@ covers exactly ``[0, stage.replicas)``; the stage equals the pure fixed point.
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pulumi_lws.reconcile import ReconcileOptions

@@ -271,8 +271,8 @@ def expected_labels(name: str) -> dict[str, str]:
 
 
 def test_simulated_rollout_labels_every_pod_like_upstream_and_then_goes_quiet():
-    sim_cluster = pytest.importorskip("pulumi_lws.sim.cluster")
-    sim_engines = pytest.importorskip("pulumi_lws.sim.engines")
+    import pulumi_lws.sim.cluster as sim_cluster
+    import pulumi_lws.sim.engines as sim_engines
     from pulumi_lws.sim.kubelet import KubeletConfig, Timing
 
     cluster = sim_cluster.SimCluster(kubelet=KubeletConfig(default=Timing(1.0, 2.0), termination_grace=1.0))

@@ -60,8 +60,8 @@ def test_replicaset_victim_ranking():
     c.apply([deployment(replicas=3, surge=0, unavailable=1)])
     gone = sorted(p["metadata"]["name"] for p in c.list("Pod") if p["metadata"].get("deletionTimestamp"))
     assert gone == sorted([cheap, gated])
-    rs = c.store.list("ReplicaSet")[0]
-    ranked = sorted([p for p in c.store.list("Pod")], key=c.replicasets.victim_key)
+    assert c.store.list("ReplicaSet")
+    ranked = sorted(c.store.list("Pod"), key=c.replicasets.victim_key)
     assert ranked[0]["metadata"].get("deletionTimestamp") is not None
 
 
@@ -70,7 +70,7 @@ def test_gc_background_and_foreground():
     c.apply([sts(replicas=2)])
     run_until(c, 4)
     owner = c.store.get("Pod", "default", "web-0")
-    dep = c.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "child", "namespace": "default",
+    c.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "child", "namespace": "default",
                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": "web-0", "uid": owner["metadata"]["uid"],
                                          "controller": True, "blockOwnerDeletion": True}]}})
     # foreground: the owner keeps existing (finalizer) until the blocking dependent is gone

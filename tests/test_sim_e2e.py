@@ -5,14 +5,9 @@ from __future__ import annotations
 import json
 import pathlib
 
-import pytest
-
-pytest.importorskip("pulumi_lws.rollout.ordinal")
-pytest.importorskip("pulumi_lws.render.lws")
-
-from pulumi_lws.cli import main  # noqa: E402
-from pulumi_lws.sim.runner import simulate  # noqa: E402
-from pulumi_lws.sim.scenario import load_scenario  # noqa: E402
+from pulumi_lws.cli import main
+from pulumi_lws.sim.runner import simulate
+from pulumi_lws.sim.scenario import load_scenario
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROGRAM_SCENARIO = ROOT / "examples" / "quickstart" / "scenario.yaml"  # `make demo`: __main__.py, engine pulumi

@@ -5,15 +5,12 @@ from __future__ import annotations
 import pathlib
 import shutil
 
-import pytest
 import yaml
 
-pytest.importorskip("pulumi_lws.rollout.ordinal")
-
-from pulumi_lws.cli import main  # noqa: E402
-from pulumi_lws.rollout.budget import DEADLOCK_717, REMEDIES_717  # noqa: E402
-from pulumi_lws.sim.runner import simulate  # noqa: E402
-from pulumi_lws.sim.scenario import load_scenario  # noqa: E402
+from pulumi_lws.cli import main
+from pulumi_lws.rollout.budget import DEADLOCK_717, REMEDIES_717
+from pulumi_lws.sim.runner import simulate
+from pulumi_lws.sim.scenario import load_scenario
 
 EXAMPLE = pathlib.Path(__file__).resolve().parent.parent / "examples" / "gpu-717"
 GPU = "nvidia.com/gpu"

@@ -1,7 +1,6 @@
 """StatefulSet controller behaviour (hand-written manifests, no planner)."""
 from __future__ import annotations
 
-import pytest
 from hypothesis import given, settings, strategies as st
 
 from pulumi_lws.observe import statefulset_ready

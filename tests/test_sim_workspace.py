@@ -7,13 +7,11 @@ import pathlib
 import pytest
 import yaml
 
-pytest.importorskip("pulumi_lws.rollout.ordinal")
-
-from pulumi_lws.api.common import SpecError  # noqa: E402
-from pulumi_lws.sim.desired import DesiredSpec  # noqa: E402
-from pulumi_lws.sim.runner import Runner, simulate  # noqa: E402
-from pulumi_lws.sim.scenario import load_scenario  # noqa: E402
-from pulumi_lws.sim.workspace import Workspace  # noqa: E402
+from pulumi_lws.api.common import SpecError
+from pulumi_lws.sim.desired import DesiredSpec
+from pulumi_lws.sim.runner import Runner, simulate
+from pulumi_lws.sim.scenario import load_scenario
+from pulumi_lws.sim.workspace import Workspace
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROGRAM = '''import pathlib, yaml

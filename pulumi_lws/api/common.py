@@ -13,7 +13,7 @@ import json
 import re
 import typing
 from dataclasses import dataclass
-from typing import Annotated, Any, Iterable, Union
+from typing import Annotated, Any, Iterable, Mapping, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
@@ -39,6 +39,21 @@ def _no_bool(kind: str):
 IntOrString = Annotated[Union[int, str], BeforeValidator(_no_bool("integer or string"))]
 #: An int field that rejects booleans (pydantic would otherwise read ``true`` as 1).
 K8sInt = Annotated[int, BeforeValidator(_no_bool("integer"))]
+
+
+def ints_back(value: Any) -> Any:
+    """Integral floats -> int, recursively (Pulumi delivers every number as a float); bools stay
+    bools. Also the normalisation :func:`pulumi_lws.revision.canonical_json` hashes, so it is on a
+    hot path: scalars return first and plain dicts are checked before the slower ``Mapping``."""
+    if isinstance(value, (str, int)):
+        return value
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, (list, tuple)):
+        return [ints_back(v) for v in value]
+    if isinstance(value, (dict, Mapping)):
+        return {k: ints_back(v) for k, v in value.items()}
+    return value
 
 
 def format_value(value: Any) -> str:

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pulumi_lws.api.common import FieldError, SpecError
+from pulumi_lws.api.common import FieldError, SpecError, ints_back
 from pulumi_lws.api.leaderworkerset import KIND, LeaderWorkerSet, load_manifest
 from pulumi_lws.reconcile import ReconcileOptions
 
@@ -54,19 +54,6 @@ class BuiltSpec:
 def snake(key: str) -> str:
     """``maxUnavailable`` -> ``max_unavailable`` (snake_case keys pass unchanged)."""
     return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
-
-
-def ints_back(value: Any) -> Any:
-    """Integral floats -> int, recursively (the provider and the engine deliver 3 as 3.0)."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
-        return {k: ints_back(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [ints_back(v) for v in value]
-    return value
 
 
 def int_or_percent(value: Any) -> Any:

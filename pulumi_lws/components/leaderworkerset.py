@@ -26,7 +26,7 @@ from pulumi_lws import reconcile as _reconcile_module
 from pulumi_lws.backend import current_backend
 from pulumi_lws.components import _outputs
 from pulumi_lws.components._resources import register_children
-from pulumi_lws.components._spec import BuiltSpec, build_spec
+from pulumi_lws.components._spec import build_spec
 from pulumi_lws.rollout.placement import needs_nodes
 from pulumi_lws.reconcile import Reconciled
 from pulumi_lws.rollout.stage import Stage

@@ -29,11 +29,6 @@ def worker_sts(lws: str, group: int) -> str:
     return leader_pod(lws, group)
 
 
-def worker_pod(lws: str, group: int, worker: int) -> str:
-    """Worker pod ``worker`` (1-based: the worker StatefulSet's ordinals start at 1)."""
-    return f"{worker_sts(lws, group)}-{worker}"
-
-
 def shared_service(lws: str) -> str:
     return lws
 

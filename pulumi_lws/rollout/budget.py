@@ -190,7 +190,3 @@ def surge_held(inp: RolloutInputs, d: Decision) -> int:
     Upstream's single call on the state after applying ``d`` (groups unchanged) vs ``d.replicas``.
     """
     return max(0, d.replicas - rolling_update_parameters(applied(inp, d)).replicas)
-
-
-def with_states(inp: RolloutInputs, states: str) -> RolloutInputs:
-    return replace(inp, states=states)

@@ -47,8 +47,8 @@ from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.observe import Snapshot, annotations_of, is_deleting, pod_restart_count, pod_unschedulable, revision_of
 from pulumi_lws.rollout import restart_budget as B
-from pulumi_lws.rollout.failure_status import (BUDGET_EXCEEDED, DEGRADED, UNSCHEDULABLE, failure_conditions,  # noqa: F401
-                                               group_label, is_exhausted, leader_pods, merge_failure_status)
+from pulumi_lws.rollout.failure_status import BUDGET_EXCEEDED, UNSCHEDULABLE, is_exhausted
+from pulumi_lws.rollout.failure_status import failure_conditions, merge_failure_status  # noqa: F401  (re-exported)
 from pulumi_lws.rollout.retention import release_actions, retain_actions
 from pulumi_lws.rollout.stage import Action, Stage
 from pulumi_lws.rollout.termination import (FOREGROUND, name_of, of_incarnation, ordinal_members,

@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 from pulumi_lws import labels as L
 from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.observe import is_deleting, labels_of, pod_condition, pod_unschedulable, revision_of
-from pulumi_lws.rollout.budget import DEADLOCK_717
+from pulumi_lws.rollout.budget import DEADLOCK_717, REMEDIES_717
 from pulumi_lws.rollout.hash_admission import group_index
 from pulumi_lws.rollout.hash_predict import deployment_budgets
 from pulumi_lws.rollout.ordinal import WAITING
@@ -43,9 +43,7 @@ DEFERRED = "group-replacement-deferred"
 #: GroupView phases of groups that no longer count as the Deployment's active pods.
 GONE_PHASES = ("terminating", "exhausted")
 
-TWO_STEPS = ("Update in two steps: first change spec.leaderWorkerTemplate to the smaller per-group request "
-             "with spec.replicas unchanged; once the existing groups have rolled and freed capacity, scale "
-             "spec.replicas up.")
+TWO_STEPS = REMEDIES_717[0]  # the same first remedy as Ordinal mode's
 UNSCHEDULABLE_REMEDIES = (
     "Add capacity the new template can use (nodes with the resources it requests), or lower its resource "
     "requests or relax its nodeSelector, affinity or tolerations.",

@@ -20,7 +20,7 @@ Invariants (tested against every conformance vector and with hypothesis):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import Callable
 
 from pulumi_lws.api.common import IntOrString, scaled_value
 
@@ -187,15 +187,3 @@ def fixed_point(inp: RolloutInputs, rule: Rule = rolling_update_parameters) -> t
             return d, tuple(trace)
         cur = nxt
     raise RuntimeError(f"rolling update did not reach a fixed point in {MAX_FIXED_POINT_CALLS} calls: {[t.as_trace() for t in trace]}")
-
-
-def unready_ordinals(states: str, upto: int) -> list[int]:
-    return [i for i in range(upto) if not is_ready(states, i)]
-
-
-def ready_count(states: str, upto: int) -> int:
-    return sum(1 for i in range(upto) if is_ready(states, i))
-
-
-def states_str(states: Sequence[str]) -> str:
-    return "".join(states)

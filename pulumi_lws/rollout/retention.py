@@ -43,11 +43,6 @@ def has_retain_finalizer(pod: Pod) -> bool:
     return RETAIN_FINALIZER in finalizers_of(pod)
 
 
-def is_retained(pod: Pod) -> bool:
-    """Deleting and held by :data:`RETAIN_FINALIZER`: terminated, object kept."""
-    return is_deleting(pod) and has_retain_finalizer(pod)
-
-
 def finalize_action(pod: Pod, op: str, reason: str) -> Action:
     """``finalize`` with ``{"add"|"remove": [RETAIN_FINALIZER]}`` on ``pod`` (uid-guarded)."""
     assert op in ("add", "remove")

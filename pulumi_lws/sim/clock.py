@@ -21,11 +21,6 @@ def rfc3339(epoch_seconds: float) -> str:
     return datetime.fromtimestamp(int(epoch_seconds), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def parse_rfc3339(value: str) -> float:
-    """Inverse of :func:`rfc3339` (epoch seconds)."""
-    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc).timestamp()
-
-
 @dataclass(order=True)
 class _Event:
     at: float
@@ -55,9 +50,6 @@ class Clock:
         """Run ``fn`` when the clock reaches ``at`` (never in the past: clamped to now)."""
         self._seq += 1
         heapq.heappush(self._queue, _Event(max(at, self.now), self._seq, label, fn))
-
-    def next_event_time(self) -> float | None:
-        return self._queue[0].at if self._queue else None
 
     def advance_to(self, t: float) -> list[str]:
         """Fire every event due at or before ``t`` in time order; return their labels."""

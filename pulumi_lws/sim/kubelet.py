@@ -20,9 +20,6 @@ from pulumi_lws import labels as L
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.store import Store, meta
 
-KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "ContainersReady", "Ready")
-
-
 @dataclass(frozen=True)
 class Timing:
     """Seconds from scheduling to Running (``start``) and from Running to ready (``ready``)."""

@@ -31,8 +31,8 @@ from pulumi.runtime import settings as _settings
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
+from pulumi_lws.api.common import ints_back
 from pulumi_lws.backend import Actuator, use_backend
-from pulumi_lws.components._spec import ints_back
 from pulumi_lws.components.leaderworkerset import on_stage
 from pulumi_lws.observe import Observer
 from pulumi_lws.rollout.stage import Stage

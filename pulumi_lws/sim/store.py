@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import copy
 import uuid
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterator, Mapping
 
 from pulumi_lws.sim.clock import Clock
 
 FOREGROUND = "foregroundDeletion"
-ORPHAN = "orphan"
 CLUSTER_SCOPED = frozenset({"Node", "Namespace", "PersistentVolume", "ClusterRole", "ClusterRoleBinding"})
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
@@ -308,8 +307,3 @@ class Store:
 def strip_internal(obj: Mapping[str, Any]) -> dict[str, Any]:
     """A deep copy without simulator-private keys (those starting with ``_sim``)."""
     return {k: copy.deepcopy(v) for k, v in obj.items() if not k.startswith("_sim")}
-
-
-def iter_kinds(store: Store, kinds: Iterable[str], namespace: str, selector: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
-    for kind in kinds:
-        yield from store.list(kind, namespace, selector)

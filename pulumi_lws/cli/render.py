@@ -22,8 +22,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     parser = subparsers.add_parser(
         "render", help="print the objects a LeaderWorkerSet expands into (creation stage) as YAML",
         description="Validate each LeaderWorkerSet in FILE and print the Kubernetes objects of its "
-                    "creation stage (ControllerRevisions, headless Services, leader and worker "
-                    "StatefulSets) as multi-document YAML.")
+                    "creation stage (ControllerRevisions, headless Services, the leader StatefulSet "
+                    "(Ordinal) or Deployment (Hash), worker StatefulSets, gang-scheduling objects) as "
+                    "multi-document YAML.")
     parser.add_argument("file", metavar="FILE.yaml", help="LeaderWorkerSet manifest(s); '-' reads stdin")
     parser.add_argument("-n", "--namespace", help="namespace for documents that do not set metadata.namespace "
                                                    "(default: 'default')")

@@ -131,7 +131,7 @@ class Stage:
     actions: tuple[Action, ...] = ()
     blocker: Blocker | None = None
     complete: bool = False
-    case: str | None = None  # planner branch (Ordinal: "1", "2", "3", "3b", "4", "5")
+    case: str | None = None  # planner branch (Ordinal: "1", "2", "3", "3b", "4", "5"; "rf" = RolloutFirst)
     remaining: tuple[PredictedStage, ...] = ()
     notes: tuple[str, ...] = ()
     #: Old revisions whose ControllerRevision stays declared although no group is rendered on it

@@ -40,11 +40,17 @@ def use_backend(observer: Observer, actuator: Actuator) -> Iterator[Backend]:
         _installed.remove(backend)
 
 
-def current_backend() -> Backend:
-    """The innermost installed backend, else a live-cluster backend from the kubeconfig."""
+def current_backend(*, context: str | None = None, kubeconfig: str | None = None,
+                    gang_provider: str = "kubernetes") -> Backend:
+    """The innermost installed backend, else a live-cluster backend.
+
+    The live backend targets the cluster the default pulumi-kubernetes provider would: the
+    ``kubeconfig`` (a path or the file's content, like the provider's ``kubernetes:kubeconfig``
+    config) or ``KUBECONFIG``/``~/.kube/config``/in-cluster, at ``context`` or the current context.
+    """
     if _installed:
         return _installed[-1]
     from pulumi_lws.cluster.live import LiveCluster
 
-    live = LiveCluster.from_kubeconfig()
+    live = LiveCluster.from_kubeconfig(context, kubeconfig=kubeconfig, gang_provider=gang_provider)
     return Backend(live, live)

@@ -16,8 +16,10 @@ every verb.
 from __future__ import annotations
 
 import datetime
+import os
 from typing import Any, Callable, Mapping, Sequence
 
+import yaml
 from lightkube import ApiError, Client
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.generic_resource import create_namespaced_resource
@@ -54,6 +56,15 @@ def to_plain(obj: Any, kind: str) -> dict[str, Any]:
     return data
 
 
+def load_kubeconfig(kubeconfig: str | None) -> KubeConfig:
+    """A kubeconfig from a path or inline content (YAML or JSON); None: the environment's."""
+    if not kubeconfig:
+        return KubeConfig.from_env()
+    if "\n" not in kubeconfig and os.path.exists(os.path.expanduser(kubeconfig)):
+        return KubeConfig.from_file(os.path.expanduser(kubeconfig))
+    return KubeConfig.from_dict(yaml.safe_load(kubeconfig))
+
+
 class LiveCluster:
     """Observer + Actuator for a real API server (see module docstring)."""
 
@@ -63,9 +74,12 @@ class LiveCluster:
         self._now = now or (lambda: datetime.datetime.now(datetime.timezone.utc).timestamp())
 
     @classmethod
-    def from_kubeconfig(cls, context: str | None = None, *, gang_provider: str = "kubernetes") -> "LiveCluster":
-        """The current kube context (``KUBECONFIG`` / ``~/.kube/config`` / in-cluster), or ``context``."""
-        config = KubeConfig.from_env()
+    def from_kubeconfig(cls, context: str | None = None, *, kubeconfig: str | None = None,
+                        gang_provider: str = "kubernetes") -> "LiveCluster":
+        """The cluster of ``context`` (default: the current one) in ``kubeconfig`` (a path or the
+        file's YAML/JSON content, as the provider's ``kubernetes:kubeconfig`` accepts), else in
+        ``KUBECONFIG`` / ``~/.kube/config`` / the in-cluster config."""
+        config = load_kubeconfig(kubeconfig)
         single = config.get(context_name=context) if context else config
         return cls(Client(config=single, field_manager=FIELD_MANAGER), gang_provider=gang_provider)
 

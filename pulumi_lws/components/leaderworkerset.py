@@ -131,7 +131,8 @@ class LeaderWorkerSet(pulumi.ComponentResource):
         built = build_spec(name, args)  # raises SpecError before anything is registered
         super().__init__(TYPE, name, {}, opts)
         lws = built.lws
-        snapshot = current_backend().observer.observe(lws.namespace, lws.name, nodes=needs_nodes(built.lws))
+        self._backend = current_backend(**kubernetes_provider_settings(), gang_provider=built.options.gang_provider)
+        snapshot = self._backend.observer.observe(lws.namespace, lws.name, nodes=needs_nodes(built.lws))
         result = reconcile(lws, snapshot, built.options)
         stage = result.stage
         self.child_resources = self._register_children(name, result.manifests, result.dependencies)
@@ -176,7 +177,7 @@ class LeaderWorkerSet(pulumi.ComponentResource):
         pulumi.log.info(stage.summary(), resource=self)
         if not stage.actions:
             return []
-        results = current_backend().actuator.execute(namespace, list(stage.actions))
+        results = self._backend.actuator.execute(namespace, list(stage.actions))
         for line in results:
             pulumi.log.info(line, resource=self)
         return list(results) if results else planned
@@ -184,3 +185,11 @@ class LeaderWorkerSet(pulumi.ComponentResource):
     def _publish(self, name: str, stage: Stage) -> None:
         for listener in list(_stage_listeners):
             listener(name, stage)
+
+
+def kubernetes_provider_settings() -> dict[str, Optional[str]]:
+    """The cluster the default pulumi-kubernetes provider targets: the stack's ``kubernetes:context``
+    and ``kubernetes:kubeconfig`` config (unset: the current kube context), so the component
+    observes the same cluster it registers objects in."""
+    config = pulumi.Config("kubernetes")
+    return {"context": config.get("context"), "kubeconfig": config.get("kubeconfig")}

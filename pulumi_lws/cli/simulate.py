@@ -1,5 +1,9 @@
 """``pulumi-lws simulate SCENARIO``: run a scenario in the embedded cluster and print the trace.
 
+``pulumi-lws simulate --from OLD.yaml --to NEW.yaml``: no scenario file; start converged on OLD,
+apply NEW at t=0 (pure engine, default readiness), optionally on a node pool
+(``--nodes N --gpus-per-node G --zones Z``): see your change before you run it.
+
 Prints a header line (what runs: program or manifest, engine, cluster), the stage table, then a
 summary (and, when the rollout ended blocked, the blocker's code and remedies).
 
@@ -16,7 +20,18 @@ import sys
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("simulate", help="run a scenario against the embedded cluster simulator",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("scenario", help="scenario YAML file (docs/simulator.md)")
+    p.add_argument("scenario", nargs="?", help="scenario YAML file (docs/simulator.md); omit with --from/--to")
+    change = p.add_argument_group("a change instead of a scenario file (pure engine, start converged on OLD)")
+    change.add_argument("--from", dest="old", metavar="OLD.yaml", help="the LeaderWorkerSet as deployed now")
+    change.add_argument("--to", dest="new", metavar="NEW.yaml", help="the LeaderWorkerSet after your edit (applied at t=0)")
+    change.add_argument("--nodes", type=int, metavar="N",
+                        help="a pool of N nodes (cpu 64, memory 512Gi each); default one unbounded node")
+    change.add_argument("--gpus-per-node", type=float, metavar="G", help="nvidia.com/gpu capacity of each pool node")
+    change.add_argument("--zones", type=int, metavar="Z",
+                        help="spread the pool round-robin over Z zones (label topology.kubernetes.io/zone); default 1")
+    change.add_argument("--ready-seconds", type=float, metavar="S", help="seconds from Running to Ready for every pod")
+    change.add_argument("--update-order", choices=("ScaleFirst", "RolloutFirst"),
+                        help="ReconcileOptions.update_order (default ScaleFirst, upstream's order)")
     p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
     p.add_argument("--plot", metavar="FILE.svg", help="also write an SVG timeline of group states and availability")
     p.add_argument("--engine", choices=("pure", "pulumi"), default=None,
@@ -31,16 +46,27 @@ def run(args: argparse.Namespace) -> int:
     from pulumi_lws.sim.scenario import load_scenario
     from pulumi_lws.trace import format_json, format_table
 
-    scenario = load_scenario(pathlib.Path(args.scenario))
-    if args.engine == "pulumi" and scenario.program is None:
-        print(f"simulate: --engine pulumi needs a scenario with program: ({args.scenario} has none)", file=sys.stderr)
+    problem = _usage_problem(args)
+    if problem:
+        print(f"simulate: {problem}", file=sys.stderr)
         return 2
+    if args.old is not None:
+        scenario = _change_scenario(args)
+        if scenario is None:
+            return 2
+        head = change_header(scenario, args.old, args.new)
+    else:
+        scenario = load_scenario(pathlib.Path(args.scenario))
+        if args.engine == "pulumi" and scenario.program is None:
+            print(f"simulate: --engine pulumi needs a scenario with program: ({args.scenario} has none)", file=sys.stderr)
+            return 2
+        head = None
     result = simulate(scenario, args.engine)
     if args.format == "json":
         data = format_json(result.trace)
         print(data)
     else:
-        print(header(scenario, result.engine))
+        print(head or header(scenario, result.engine))
         print()
         rows = result.trace.rows
         print(format_table(rows, markdown=args.format == "markdown", details=False,
@@ -54,6 +80,81 @@ def run(args: argparse.Namespace) -> int:
     if result.reason:
         print(f"simulate: {result.reason}", file=sys.stderr)
     return result.exit_code
+
+
+CHANGE_ONLY = ("nodes", "gpus_per_node", "zones", "ready_seconds", "update_order")
+
+
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """Which input mode was asked for, and whether the flags fit it (None: fine)."""
+    if args.scenario is not None and (args.old is not None or args.new is not None):
+        return "give either SCENARIO or --from OLD.yaml --to NEW.yaml, not both"
+    if args.scenario is None and args.old is None and args.new is None:
+        return "nothing to simulate: give SCENARIO or --from OLD.yaml --to NEW.yaml"
+    if args.old is None and args.new is not None:
+        return "--to needs --from OLD.yaml (the LeaderWorkerSet as deployed now)"
+    if args.old is not None and args.new is None:
+        return "--from needs --to NEW.yaml (the LeaderWorkerSet after your edit)"
+    if args.old is not None and args.engine == "pulumi":
+        return "--from/--to runs the pure engine (there is no program); drop --engine pulumi"
+    if args.scenario is not None:
+        given = [f"--{k.replace('_', '-')}" for k in CHANGE_ONLY if getattr(args, k) is not None]
+        if given:
+            return f"{', '.join(given)} only with --from/--to (a scenario file sets nodes:, kubelet: and reconcile:)"
+    return None
+
+
+def _change_scenario(args: argparse.Namespace):
+    """The in-memory scenario for ``--from``/``--to``, or None after printing why it is bad input."""
+    import yaml
+
+    from pulumi_lws.api.common import SpecError
+    from pulumi_lws.api.leaderworkerset import LeaderWorkerSet, load_manifest
+    from pulumi_lws.sim.quick import OPTIONS, scenario_from_change
+
+    docs = {}
+    for flag, path in (("--from", args.old), ("--to", args.new)):
+        try:  # each file on its own first, so the message names the file at fault
+            docs[flag] = load_manifest(pathlib.Path(path))
+            LeaderWorkerSet.from_manifest(docs[flag])
+        except (OSError, SpecError) as exc:
+            print(f"simulate: {flag} {path}: {exc}", file=sys.stderr)
+            return None
+        except yaml.YAMLError as exc:
+            print(f"simulate: {flag} {path}: not valid YAML: {exc}", file=sys.stderr)
+            return None
+    try:
+        return scenario_from_change(docs["--from"], docs["--to"], nodes=args.nodes, gpus_per_node=args.gpus_per_node,
+                                    zones=args.zones, ready_seconds=args.ready_seconds, update_order=args.update_order,
+                                    description=f"{args.old} -> {args.new}")
+    except SpecError as exc:
+        if exc.kind == OPTIONS:
+            for e in exc.errors:
+                print(f"simulate: {e.path}: {e.message}" + _got(e.value),
+                      file=sys.stderr)
+        else:
+            print(f"simulate: --from {args.old} --to {args.new}: {exc}", file=sys.stderr)
+        return None
+
+
+def _got(value) -> str:
+    if value is None:
+        return ""
+    return f" (got {value:g})" if isinstance(value, (int, float)) else f" (got {value})"
+
+
+def change_header(scenario, old: str, new: str) -> str:
+    """The header line of a ``--from``/``--to`` run: the change, engine, cluster, update order."""
+    order = f", update order {scenario.update_order}" if scenario.update_order else ""
+    return (f"{scenario.name}: change {old} -> {new} | engine {ENGINES['pure']} | cluster "
+            f"{describe_cluster(scenario.nodes)}{_zones(scenario.nodes)}, start converged on {old}{order}")
+
+
+def _zones(nodes: list[dict]) -> str:
+    from pulumi_lws.sim.quick import ZONE_LABEL
+
+    zones = {(n.get("labels") or {}).get(ZONE_LABEL) for n in nodes} - {None}
+    return f" in {len(zones)} zones" if len(zones) > 1 else ""
 
 
 ENGINES = {"pure": "pure (reconcile() per tick)", "pulumi": "pulumi (the program under Pulumi's mock engine)"}

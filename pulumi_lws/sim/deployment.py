@@ -6,6 +6,10 @@ ReplicaSet (``<deploy>-<pod-template-hash>``) scales up while the total of all R
 ``spec.replicas`` stays <= replicas + maxSurge; old ReplicaSets scale down (unhealthy replicas
 first, then oldest ReplicaSet first) while available pods stay >= replicas - maxUnavailable,
 counting the new ReplicaSet's unavailable pods against the budget. minReadySeconds is honoured.
+A ``spec.replicas`` change while several ReplicaSets are active is a scaling event
+(``isScalingEvent``: an active ReplicaSet's ``desired-replicas`` annotation differs): ``scale``
+resizes them proportionally (``max-replicas`` annotation; largest first, leftover to the first)
+so their total is replicas + maxSurge at once, before the rollout continues.
 
 ReplicaSet: keeps ``spec.replicas`` active (not terminating, not terminal) pods named from
 ``generateName``; scale-down victims rank (Kubernetes ``ActivePodsWithRanks``): unassigned <
@@ -15,6 +19,7 @@ ready for less time first; more restarts first; newer first.
 from __future__ import annotations
 
 import copy
+import math
 from typing import Any, Mapping
 
 from pulumi_lws import labels as L
@@ -25,6 +30,8 @@ from pulumi_lws.sim.statefulset import template_hash
 from pulumi_lws.sim.store import Conflict, NotFound, Store, controller_uid, meta, owner_ref
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
+DESIRED_ANNOTATION = "deployment.kubernetes.io/desired-replicas"
+MAX_ANNOTATION = "deployment.kubernetes.io/max-replicas"
 _PHASE_RANK = {"Pending": 0, "Unknown": 1, "Running": 2}
 
 
@@ -124,6 +131,12 @@ class DeploymentController:
 
     def sync(self, d: dict[str, Any]) -> None:
         rss = self.replica_sets(d)
+        if self._is_scaling_event(d, rss):
+            new_rs = self._find_new_rs(d, rss)
+            old = [r for r in rss if r is not new_rs]
+            self._scale_event(d, new_rs, old)
+            self._update_status(d, new_rs, old)
+            return
         new_rs = self._new_rs(d, rss)
         old = [r for r in rss if r is not new_rs]
         if (d["spec"].get("strategy") or {}).get("type") == "Recreate":
@@ -136,11 +149,16 @@ class DeploymentController:
     def _hash(self, d: Mapping[str, Any]) -> str:
         return template_hash((d.get("spec") or {}).get("template") or {})[:10]
 
-    def _new_rs(self, d: dict[str, Any], rss: list[dict[str, Any]]) -> dict[str, Any]:
+    def _find_new_rs(self, d: Mapping[str, Any], rss: list[dict[str, Any]]) -> dict[str, Any] | None:
         h = self._hash(d)
-        for rs in rss:
-            if (meta(rs).get("labels") or {}).get(L.POD_TEMPLATE_HASH) == h:
-                return rs
+        return next((rs for rs in rss if (meta(rs).get("labels") or {}).get(L.POD_TEMPLATE_HASH) == h), None)
+
+    def _new_rs(self, d: dict[str, Any], rss: list[dict[str, Any]]) -> dict[str, Any]:
+        found = self._find_new_rs(d, rss)
+        if found is not None:
+            return found
+        h = self._hash(d)
+        replicas, surge, _ = self._budgets(d)
         tmpl = copy.deepcopy(d["spec"].get("template") or {})
         tmpl.setdefault("metadata", {}).setdefault("labels", {})[L.POD_TEMPLATE_HASH] = h
         selector = copy.deepcopy(d["spec"].get("selector") or {})
@@ -148,7 +166,9 @@ class DeploymentController:
         number = 1 + max((int((meta(r).get("annotations") or {}).get(REVISION_ANNOTATION, 0)) for r in rss), default=0)
         return self.store.create({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
             "name": f"{meta(d)['name']}-{h}", "namespace": meta(d)["namespace"], "labels": dict(tmpl["metadata"]["labels"]),
-            "annotations": {REVISION_ANNOTATION: str(number)}, "ownerReferences": [owner_ref(d)]},
+            "annotations": {REVISION_ANNOTATION: str(number), DESIRED_ANNOTATION: str(replicas),
+                            MAX_ANNOTATION: str(replicas + surge)},
+            "ownerReferences": [owner_ref(d)]},
             "spec": {"replicas": 0, "selector": selector, "template": tmpl,
                      "minReadySeconds": d["spec"].get("minReadySeconds", 0)}})
 
@@ -158,22 +178,93 @@ class DeploymentController:
         surge, unavailable = resolve_fenceposts(ru.get("maxSurge"), ru.get("maxUnavailable"), replicas)
         return replicas, surge, unavailable
 
-    def _scale(self, rs: dict[str, Any], n: int) -> None:
-        if int(rs["spec"].get("replicas", 0)) != n:
+    def _scale(self, d: Mapping[str, Any], rs: dict[str, Any], n: int, *, annotate: bool = False) -> None:
+        """``scaleReplicaSet``: a size change also records desired/max-replicas annotations;
+        ``annotate`` (proportional scaling) updates the annotations even at the same size."""
+        resized = int(rs["spec"].get("replicas", 0)) != n
+        if not (resized or annotate):
+            return
+        replicas, surge, _ = self._budgets(d)
+        ann = meta(rs).setdefault("annotations", {})
+        want = {DESIRED_ANNOTATION: str(replicas), MAX_ANNOTATION: str(replicas + surge)}
+        relabel = any(ann.get(k) != v for k, v in want.items())
+        ann.update(want)
+        if resized:
             rs["spec"]["replicas"] = n
-            self.store.touch(rs, spec_changed=True)
+        if resized or relabel:
+            self.store.touch(rs, spec_changed=resized)
+        if resized:
             self.rsc.sync(rs)
+
+    def _is_scaling_event(self, d: Mapping[str, Any], rss: list[dict[str, Any]]) -> bool:
+        """``isScalingEvent``: an active ReplicaSet was sized for another ``spec.replicas``."""
+        replicas = int(d["spec"].get("replicas", 1))
+        for rs in rss:
+            desired = (meta(rs).get("annotations") or {}).get(DESIRED_ANNOTATION)
+            if int(rs["spec"].get("replicas", 0)) > 0 and desired is not None and int(desired) != replicas:
+                return True
+        return False
+
+    def _scale_event(self, d: Mapping[str, Any], new_rs: dict[str, Any] | None, old: list[dict[str, Any]]) -> None:
+        """Deployment controller ``scale`` (sync.go)."""
+        replicas, surge, _ = self._budgets(d)
+        active = [r for r in ([*old, new_rs] if new_rs is not None else old) if int(r["spec"]["replicas"]) > 0]
+        if len(active) <= 1:  # FindActiveOrLatest: the only active one, else the newest
+            target = active[0] if active else (new_rs or (old[-1] if old else None))
+            if target is not None:
+                self._scale(d, target, replicas)
+            return
+        if new_rs is not None and int(new_rs["spec"]["replicas"]) == replicas and \
+                (meta(new_rs).get("annotations") or {}).get(DESIRED_ANNOTATION) == str(replicas) and \
+                int(new_rs["status"].get("availableReplicas") or 0) == replicas:  # IsSaturated
+            for rs in old:
+                if int(rs["spec"]["replicas"]) > 0:
+                    self._scale(d, rs, 0)
+            return
+        if (d["spec"].get("strategy") or {}).get("type") == "Recreate":
+            return
+        allowed = replicas + surge if replicas > 0 else 0
+        to_add = allowed - sum(int(r["spec"]["replicas"]) for r in active)
+        # ReplicaSetsBySizeNewer (scale up) / BySizeOlder (scale down): larger first, then by age.
+        newer_first = to_add > 0
+        active.sort(key=lambda r: (-int(r["spec"]["replicas"]),
+                                   -r["_sim_created_at"] if newer_first else r["_sim_created_at"], meta(r)["name"]))
+        added, sizes = 0, []
+        for rs in active:
+            have = int(rs["spec"]["replicas"])
+            prop = 0
+            if to_add != 0 and to_add != added:
+                fraction = self._fraction(d, rs, replicas + surge)
+                prop = min(fraction, to_add - added) if to_add > 0 else max(fraction, to_add - added)
+            sizes.append(have + prop)
+            added += prop
+        if to_add != 0:
+            sizes[0] = max(0, sizes[0] + to_add - added)  # leftover to the largest
+        for rs, n in zip(active, sizes):
+            self._scale(d, rs, n, annotate=True)
+
+    def _fraction(self, d: Mapping[str, Any], rs: Mapping[str, Any], max_replicas: int) -> int:
+        """``getReplicaSetFraction``: the ReplicaSet's share of the new max, rounded half away from 0."""
+        have = int(rs["spec"]["replicas"])
+        if int(d["spec"].get("replicas", 1)) == 0:
+            return -have
+        before = int((meta(rs).get("annotations") or {}).get(MAX_ANNOTATION) or 0)
+        if before == 0:
+            before = int((d.get("status") or {}).get("replicas") or 0)
+            if before == 0:
+                return 0
+        return math.floor(have * max_replicas / before + 0.5) - have
 
     def _reconcile_new(self, d, new_rs, old) -> None:
         replicas, surge, _ = self._budgets(d)
         have = int(new_rs["spec"]["replicas"])
         if have >= replicas:
-            self._scale(new_rs, replicas)
+            self._scale(d, new_rs, replicas)
             return
         total = have + sum(int(r["spec"]["replicas"]) for r in old)
         room = replicas + surge - total
         if room > 0:
-            self._scale(new_rs, have + min(room, replicas - have))
+            self._scale(d, new_rs, have + min(room, replicas - have))
 
     def _reconcile_old(self, d, new_rs, old) -> None:
         if not sum(int(r["spec"]["replicas"]) for r in old):
@@ -189,7 +280,7 @@ class DeploymentController:
             unhealthy = int(rs["spec"]["replicas"]) - int(rs["status"].get("availableReplicas") or 0)
             cut = min(max_down, unhealthy)
             if cut > 0:
-                self._scale(rs, int(rs["spec"]["replicas"]) - cut)
+                self._scale(d, rs, int(rs["spec"]["replicas"]) - cut)
                 max_down -= cut
         available = sum(int(r["status"].get("availableReplicas") or 0) for r in old + [new_rs])
         room = available - min_available
@@ -198,23 +289,23 @@ class DeploymentController:
                 break
             cut = min(int(rs["spec"]["replicas"]), room)
             if cut > 0:
-                self._scale(rs, int(rs["spec"]["replicas"]) - cut)
+                self._scale(d, rs, int(rs["spec"]["replicas"]) - cut)
                 room -= cut
 
     def _recreate(self, d, new_rs, old) -> None:
         for rs in old:
-            self._scale(rs, 0)
+            self._scale(d, rs, 0)
         if any(self.rsc.pods(rs) for rs in old):
             return  # wait until every old pod is gone
-        self._scale(new_rs, int(d["spec"].get("replicas", 1)))
+        self._scale(d, new_rs, int(d["spec"].get("replicas", 1)))
 
     def _update_status(self, d, new_rs, old) -> None:
-        rss = old + [new_rs]
+        rss = old + ([new_rs] if new_rs is not None else [])
         replicas = int(d["spec"].get("replicas", 1))
         available = sum(int(r["status"].get("availableReplicas") or 0) for r in rss)
         st = {"observedGeneration": meta(d)["generation"],
               "replicas": sum(int(r["status"].get("replicas") or 0) for r in rss),
-              "updatedReplicas": int(new_rs["status"].get("replicas") or 0),
+              "updatedReplicas": int(new_rs["status"].get("replicas") or 0) if new_rs is not None else 0,
               "readyReplicas": sum(int(r["status"].get("readyReplicas") or 0) for r in rss),
               "availableReplicas": available, "unavailableReplicas": max(0, replicas - available)}
         if d["status"] != st:

@@ -21,7 +21,10 @@ class _Mocks(pulumi.runtime.Mocks):
 
 
 def _run(program) -> float:
+    from pulumi.runtime import settings
+
     asyncio.set_event_loop(asyncio.new_event_loop())
+    settings.ROOT.set(None)  # a fresh root stack on this loop (set_mocks keeps an existing one)
     pulumi.runtime.set_mocks(_Mocks(), project="bench", stack="bench", preview=False)
     t0 = time.perf_counter()
     pulumi.runtime.test(program)()

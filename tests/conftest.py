@@ -76,7 +76,21 @@ def mocks():
         def manifests(self) -> list[dict]:
             return [ints_back(dict(a.inputs)) for a in self.registered if a.custom and a.typ.startswith("kubernetes:")]
 
-    asyncio.set_event_loop(asyncio.new_event_loop())
     m = CapturingMocks()
-    pulumi.runtime.set_mocks(m, project="lws", stack="test", preview=False)
+    fresh_mock_runtime(m)
     return m
+
+
+def fresh_mock_runtime(mocks, *, preview: bool = False) -> None:
+    """A new event loop, a new root stack and ``set_mocks`` (pulumi-notes §2.1, plus one fix).
+
+    ``set_mocks`` only creates a root Stack when none exists, so without resetting it a test would
+    parent its resources to the previous test's Stack, whose futures belong to the previous event
+    loop: "Future attached to a different loop" whenever one of them is still pending (a flake).
+    """
+    import pulumi
+    from pulumi.runtime import settings
+
+    asyncio.set_event_loop(asyncio.new_event_loop())
+    settings.ROOT.set(None)
+    pulumi.runtime.set_mocks(mocks, project="lws", stack="test", preview=preview)

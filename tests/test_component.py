@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
-from conftest import ints_back
+from conftest import fresh_mock_runtime, ints_back
 from pulumi_lws import labels as L
 from pulumi_lws import reconcile as reconcile_module
 from pulumi_lws.api.common import SpecError
@@ -173,12 +173,10 @@ def test_outputs_and_actions_on_update(mocks, backend):
 
 
 def test_preview_lists_actions_but_does_not_execute(backend):
-    import asyncio
 
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
 
     observer, actuator = backend
-    asyncio.set_event_loop(asyncio.new_event_loop())
 
     class Echo(pulumi.runtime.Mocks):
         def new_resource(self, args):
@@ -187,7 +185,7 @@ def test_preview_lists_actions_but_does_not_execute(backend):
         def call(self, args):
             return {}
 
-    pulumi.runtime.set_mocks(Echo(), project="lws", stack="test", preview=True)
+    fresh_mock_runtime(Echo(), preview=True)
 
     @pulumi.runtime.test
     def run():

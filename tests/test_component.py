@@ -173,7 +173,6 @@ def test_outputs_and_actions_on_update(mocks, backend):
 
 
 def test_preview_lists_actions_but_does_not_execute(backend):
-
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
 
     observer, actuator = backend

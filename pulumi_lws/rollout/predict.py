@@ -124,15 +124,18 @@ def at_rest_from_here(inp: RolloutInputs, d: Decision) -> bool:
     return inp.user_partition == 0 and d.partition == 0 and d.replicas == inp.replicas
 
 
-def predict(inp: RolloutInputs, update_order: str = "ScaleFirst", max_steps: int = MAX_MODEL_STEPS) -> list[ModelStep]:
-    """Stages from ``inp`` assuming groups become ready in rollout order, one readiness change per step."""
+def predict(inp: RolloutInputs, update_order: str = "ScaleFirst", max_steps: int = MAX_MODEL_STEPS,
+            first: Decision | None = None) -> list[ModelStep]:
+    """Stages from ``inp`` assuming groups become ready in rollout order, one readiness change per step.
+
+    ``first``: the fixed point for ``inp`` when the caller already has it (computed once per reconcile)."""
     rule = rule_for(update_order)
     steps: list[ModelStep] = []
     created: set[int] = set()
     cur = inp
     note = ""
     for _ in range(max_steps):
-        d, _trace = fixed_point(cur, rule)
+        d = first if first is not None and cur is inp else fixed_point(cur, rule)[0]
         before = cur.states
         live_before = cur.sts.replicas if cur.sts else 0
         cur, states = apply_decision(cur, d)
@@ -161,9 +164,10 @@ def finished(steps: list[ModelStep]) -> bool:
 def remaining_stages(inp: RolloutInputs, update_order: str = "ScaleFirst") -> tuple[tuple[PredictedStage, ...], bool]:
     """Future stages after the one planned for ``inp`` (one per change of (replicas, partition)),
     and whether the prediction is complete (very large rollouts are cut at ``MAX_MODEL_STEPS``)."""
-    if at_rest_from_here(inp, fixed_point(inp, rule_for(update_order))[0]):
+    first, _trace = fixed_point(inp, rule_for(update_order))
+    if at_rest_from_here(inp, first):
         return (), True
-    steps = predict(inp, update_order)
+    steps = predict(inp, update_order, first=first)
     out: list[PredictedStage] = []
     last = (steps[0].decision.replicas, steps[0].decision.partition) if steps else None
     for step in steps[1:]:

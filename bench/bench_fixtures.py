@@ -1,10 +1,10 @@
 """Synthetic fleets for benchmarks: a large LWS and a mid-rollout snapshot of it."""
 from __future__ import annotations
 
-from pulumi_lws import labels as L
-from pulumi_lws.api import LeaderWorkerSet
-from pulumi_lws.observe import Snapshot
-from pulumi_lws.revision import revision_data, revision_key
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api import LeaderWorkerSet
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.lws.revision import revision_data, revision_key
 
 
 def fleet_lws(groups: int, image: str = "vllm/vllm-openai:v2", size: int = 4) -> LeaderWorkerSet:

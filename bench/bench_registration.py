@@ -51,9 +51,9 @@ def ratio(groups: int = 100, repeat: int = 3) -> tuple[float, float, float]:
     from bench_fixtures import fleet_lws
     from pulumi_lws.backend import use_backend
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
-    from pulumi_lws.observe import EmptyObserver
-    from pulumi_lws.reconcile import reconcile
-    from pulumi_lws.observe import EMPTY
+    from pulumi_lws.core.ports import EmptyObserver
+    from pulumi_lws.lws.reconcile import reconcile
+    from pulumi_lws.core.snapshot import EMPTY
 
     lws = fleet_lws(groups)
     manifests = list(reconcile(lws, EMPTY).manifests)

@@ -33,7 +33,7 @@ def median_seconds(fn: Callable[[], object], repeat: int = 5) -> float:
 
 
 def _plan_inputs(groups: int):
-    from pulumi_lws.revision import build_catalog
+    from pulumi_lws.lws.revision import build_catalog
 
     lws = fleet_lws(groups)
     snap = mid_rollout_snapshot(lws)
@@ -42,9 +42,9 @@ def _plan_inputs(groups: int):
 
 def bench_plan(groups: int = 10_000) -> dict:
     """The next stage's decision: upstream's rule to its fixed point over the observed groups' states."""
-    from pulumi_lws.rollout.budget import rule_for
-    from pulumi_lws.rollout.ordinal import fixed_point, ordinal_inputs
-    from pulumi_lws.rollout.ordinal_groups import observe_ordinal_groups
+    from pulumi_lws.lws.rollout.budget import rule_for
+    from pulumi_lws.lws.rollout.ordinal.planner import fixed_point, ordinal_inputs
+    from pulumi_lws.lws.rollout.ordinal.groups import observe_ordinal_groups
 
     lws, snap, catalog = _plan_inputs(groups)
     observed = observe_ordinal_groups(lws, snap, catalog.target.key)
@@ -56,8 +56,8 @@ def bench_plan(groups: int = 10_000) -> dict:
 
 def bench_plan_full(groups: int = 10_000) -> dict:
     """plan_ordinal end to end: observe every group from the Snapshot, decide, group revisions, predictions."""
-    from pulumi_lws.reconcile import ReconcileOptions
-    from pulumi_lws.rollout.ordinal import plan_ordinal
+    from pulumi_lws.lws.reconcile import ReconcileOptions
+    from pulumi_lws.lws.rollout.ordinal.planner import plan_ordinal
 
     lws, snap, catalog = _plan_inputs(groups)
     t = median_seconds(lambda: plan_ordinal(lws, snap, catalog, ReconcileOptions()))
@@ -66,8 +66,8 @@ def bench_plan_full(groups: int = 10_000) -> dict:
 
 
 def bench_render(groups: int = 10_000) -> dict:
-    from pulumi_lws.reconcile import reconcile
-    from pulumi_lws.observe import EMPTY
+    from pulumi_lws.lws.reconcile import reconcile
+    from pulumi_lws.core.snapshot import EMPTY
 
     lws = fleet_lws(groups)
     t = median_seconds(lambda: reconcile(lws, EMPTY), repeat=3)
@@ -97,8 +97,8 @@ def bench_memory(groups: int = 10_000) -> dict:
     import subprocess
     import tracemalloc
 
-    from pulumi_lws.observe import EMPTY
-    from pulumi_lws.reconcile import reconcile
+    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.lws.reconcile import reconcile
 
     lws = fleet_lws(groups)
     tracemalloc.start()
@@ -108,8 +108,8 @@ def bench_memory(groups: int = 10_000) -> dict:
     # VmHWM (peak RSS of this mm) of a fresh process: ru_maxrss would inherit the parent's high-water mark.
     code = ("import re, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/bench']\n"
             "hwm = lambda: int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
-            "from bench_fixtures import fleet_lws\nfrom pulumi_lws.observe import EMPTY\n"
-            "from pulumi_lws.reconcile import reconcile\nlws = fleet_lws(int(sys.argv[2]))\n"
+            "from bench_fixtures import fleet_lws\nfrom pulumi_lws.core.snapshot import EMPTY\n"
+            "from pulumi_lws.lws.reconcile import reconcile\nlws = fleet_lws(int(sys.argv[2]))\n"
             "base = hwm()\nreconcile(lws, EMPTY)\nprint(base, hwm())")
     out = subprocess.run([sys.executable, "-c", code, str(ROOT), str(groups)], capture_output=True, text=True, check=True)
     base_kb, peak_kb = (int(x) for x in out.stdout.split())

@@ -8,16 +8,12 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import Iterator, Protocol, Sequence
+from typing import Iterator
 
-from pulumi_lws.observe import Observer
-from pulumi_lws.rollout.stage import Action
+from pulumi_lws.core.ports import Observer
+from pulumi_lws.core.ports import Actuator
 
 
-class Actuator(Protocol):
-    """Executes planned actions; returns one human-readable result line per action."""
-
-    def execute(self, namespace: str, actions: Sequence[Action]) -> list[str]: ...
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,12 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import is_deleting, labels_of, revision_of, sts_partition
-from pulumi_lws.reconcile import ReconcileOptions, Reconciled, reconcile
-from pulumi_lws.revision import revision_key
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import is_deleting, labels_of, sts_partition
+from pulumi_lws.lws.observe import revision_of
+from pulumi_lws.lws.reconcile import ReconcileOptions, Reconciled, reconcile
+from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.groups import GroupsView, read_groups
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
@@ -95,7 +96,7 @@ class Case:
 
 
 def _budgets(rng: random.Random, replicas: int) -> tuple[Any, Any]:
-    from pulumi_lws.api.common import scaled_value
+    from pulumi_lws.core.scaling import scaled_value
 
     for _ in range(50):
         mu, ms = rng.choice(BUDGETS), rng.choice(BUDGETS)

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.api.common import FieldError, SpecError, scaled_value
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet, Scheduling
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, Scheduling
 
 MINIMAL = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "demo"},
            "spec": {"leaderWorkerTemplate": {"workerTemplate": {"spec": {"containers": [{"name": "w", "image": "i"}]}}}}}

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from pulumi_lws.api import validation as V
-from pulumi_lws.api.common import DNS1035_MSG, PERCENT_MSG, FieldError, SpecError
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.api.validation import validate_leaderworkerset
+from pulumi_lws.lws.api import validation as V
+from pulumi_lws.core.rules import DNS1035_MSG, PERCENT_MSG
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.api.validation import validate_leaderworkerset
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LWT = "spec.leaderWorkerTemplate"

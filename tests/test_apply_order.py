@@ -18,10 +18,11 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pulumi_lws.observe import Snapshot
-from pulumi_lws.reconcile import check_dependency_order, reconcile, ref_of
-from pulumi_lws.revision import revision_key
-from pulumi_lws.rollout.ordinal_groups import group_revisions, observe_ordinal_groups
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.dependencies import check_dependency_order, ref_of
+from pulumi_lws.lws.reconcile import reconcile
+from pulumi_lws.lws.revision import revision_key
+from pulumi_lws.lws.rollout.ordinal.groups import group_revisions, observe_ordinal_groups
 from pulumi_lws.sim.apply import ApplyResult
 from pulumi_lws.sim.cluster import SimCluster
 from reliability_helpers import NAME, NS, STACK, Harness, lws_manifest, parse

@@ -10,13 +10,13 @@ import pulumi
 import pytest
 
 from conftest import fresh_mock_runtime, ints_back
-from pulumi_lws import labels as L
-from pulumi_lws import reconcile as reconcile_module
-from pulumi_lws.api.common import SpecError
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws import reconcile as reconcile_module
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.backend import use_backend
-from pulumi_lws.observe import Snapshot
-from pulumi_lws.reconcile import Reconciled
-from pulumi_lws.rollout.stage import Action, Blocker, GroupView, PredictedStage, Stage
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.lws.reconcile import Reconciled
+from pulumi_lws.core.stage import Action, Blocker, GroupView, PredictedStage, Stage
 
 WORKER = {"spec": {"containers": [{"name": "nginx", "image": "nginxinc/nginx-unprivileged:1.27"}]}}
 ARGS = {"replicas": 2, "size": 2, "worker_template": WORKER, "namespace": "serving"}
@@ -214,7 +214,7 @@ def test_invalid_args_raise_before_any_registration(mocks, backend, bad):
 
 
 def test_args_forms_build_the_same_spec():
-    from pulumi_lws.api.leaderworkerset import LeaderWorkerSet as Model
+    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet as Model
     from pulumi_lws.components._spec import build_spec
 
     manifest = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",

@@ -4,8 +4,8 @@ from __future__ import annotations
 import pathlib
 
 from conftest import validate_manifest
-from pulumi_lws import labels as L
-from pulumi_lws.observe import EmptyObserver
+from pulumi_lws.lws import labels as L
+from pulumi_lws.core.ports import EmptyObserver
 from pulumi_lws.sim.pulumi_engine import run_program
 from test_component import FakeActuator
 

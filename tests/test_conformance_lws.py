@@ -4,7 +4,7 @@ Adapter: vector fields -> :class:`RolloutInputs` (budgets scaled with :func:`sca
 upstream rounding). ``single_call`` -> :func:`rolling_update_parameters`; ``fixed_point`` ->
 :func:`fixed_point` (result, case and full trace); ``calculateRollingUpdateReplicas`` ->
 :func:`calculate_rolling_update_replicas`. ``assertedStatus`` is checked with the status counts of
-:mod:`pulumi_lws.rollout.status`. Vector data is never edited.
+:mod:`pulumi_lws.lws.status.ordinal`. Vector data is never edited.
 
 The same vectors also run through the rule pulumi-lws applies (``rule_for("ScaleFirst")``:
 upstream plus the surge hold, docs/rollout.md §2): every ``single_call`` and ``fixed_point``
@@ -16,11 +16,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import load_conformance
-from pulumi_lws.rollout.ordinal import (
-    LeaderSts, RolloutInputs, calculate_rolling_update_replicas, fixed_point, rolling_update_parameters, scale_budgets,
-)
-from pulumi_lws.rollout.budget import hold_surge_for_availability, rule_for
-from pulumi_lws.rollout.status import group_counts
+from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs, calculate_rolling_update_replicas, fixed_point, rolling_update_parameters, scale_budgets
+from pulumi_lws.lws.rollout.budget import hold_surge_for_availability, rule_for
+from pulumi_lws.lws.status.ordinal import group_counts
 
 DATA = load_conformance("lws-ordinal-rollout.json")
 VECTORS = DATA["vectors"]

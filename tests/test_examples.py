@@ -9,7 +9,7 @@ import pytest
 
 from conftest import validate_manifest
 from pulumi_lws.cli import main
-from pulumi_lws.observe import EmptyObserver
+from pulumi_lws.core.ports import EmptyObserver
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCENARIOS = sorted((ROOT / "examples").glob("*/scenario*.yaml"))

@@ -4,11 +4,11 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import Snapshot
-from pulumi_lws.revision import revision_key
-from pulumi_lws.rollout.stage import Stage
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.lws.revision import revision_key
+from pulumi_lws.core.stage import Stage
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 NAME = "lws"

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import json
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.revision import build_catalog
-from pulumi_lws.rollout.failure import BUDGET_EXCEEDED, RECREATE_GROUP, RESTART_PENDING
-from pulumi_lws.rollout.failure_hash import TERMINAL_LEADER, plan_hash_failure, with_hash_failure_state
-from pulumi_lws.rollout.hash import plan_hash
-from pulumi_lws.rollout.retention import RETAIN_FINALIZER
-from pulumi_lws.rollout.stage import Action, Stage
-from pulumi_lws.rollout.termination import PREVIOUS_LEADER_UID
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.revision import build_catalog
+from pulumi_lws.lws.rollout.failure.ordinal import BUDGET_EXCEEDED, RECREATE_GROUP, RESTART_PENDING
+from pulumi_lws.lws.rollout.failure.hash import TERMINAL_LEADER, plan_hash_failure, with_hash_failure_state
+from pulumi_lws.lws.rollout.hash.planner import plan_hash
+from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
+from pulumi_lws.core.stage import Action, Stage
+from pulumi_lws.lws.rollout.failure.termination import PREVIOUS_LEADER_UID
 
 from test_hash_fixtures import NAME, NS, cr, key_of, leader, snap, ts, worker
 

@@ -9,12 +9,12 @@ import json
 
 import pytest
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import is_deleting, labels_of
-from pulumi_lws.rollout.failure import merge_failure_status
-from pulumi_lws.rollout.retention import RETAIN_FINALIZER
-from pulumi_lws.rollout.stage import Action
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import is_deleting, labels_of
+from pulumi_lws.lws.rollout.failure.ordinal import merge_failure_status
+from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
+from pulumi_lws.core.stage import Action
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.engines import PureEngine
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing

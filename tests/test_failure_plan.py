@@ -4,11 +4,10 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from pulumi_lws import labels as L
-from pulumi_lws.rollout.failure import (BACKOFF, BUDGET_EXCEEDED, RECREATE_GROUP, RESTART_PENDING, UNSCHEDULABLE,
-                                        plan_failure_actions, plan_group_failure, with_failure_state)
-from pulumi_lws.rollout.retention import RETAIN_FINALIZER
-from pulumi_lws.rollout.termination import PREVIOUS_LEADER_UID
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.rollout.failure.ordinal import BACKOFF, BUDGET_EXCEEDED, RECREATE_GROUP, RESTART_PENDING, UNSCHEDULABLE, plan_failure_actions, plan_group_failure, with_failure_state
+from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
+from pulumi_lws.lws.rollout.failure.termination import PREVIOUS_LEADER_UID
 
 from test_failure_fixtures import NAME, World, make_lws, pod
 
@@ -271,7 +270,7 @@ def test_backoff_defers_until_leader_is_old_enough():
 
 
 def test_backoff_cap_and_stable_group_recovers_immediately():
-    from pulumi_lws.rollout.restart_budget import backoff_delay
+    from pulumi_lws.lws.rollout.failure.restart_budget import backoff_delay
     lws = make_lws(backoff={"baseSeconds": 10, "capSeconds": 60})
     assert [backoff_delay(lws, n) for n in range(5)] == [10, 20, 40, 60, 60]
     w = World(lws, now=1000.0)  # group born at 0: older than any delay

@@ -1,9 +1,9 @@
 """Degraded / GroupUnschedulable conditions merged into the LWS status (rollout/failure.py)."""
 from __future__ import annotations
 
-from pulumi_lws import labels as L
-from pulumi_lws.rollout.failure import failure_conditions, merge_failure_status
-from pulumi_lws.rollout.termination import follow_actions
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.rollout.failure.ordinal import failure_conditions, merge_failure_status
+from pulumi_lws.lws.rollout.failure.termination import follow_actions
 
 from test_failure_fixtures import World, make_lws
 

@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 
 from conftest import validate_manifest
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import EMPTY, Snapshot
-from pulumi_lws.reconcile import reconcile
-from pulumi_lws.revision import build_catalog, revision_key
-from pulumi_lws.rollout import placement as P
-from pulumi_lws.rollout.stage import Blocker, Stage
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import EMPTY, Snapshot
+from pulumi_lws.lws.reconcile import reconcile
+from pulumi_lws.lws.revision import build_catalog, revision_key
+from pulumi_lws.lws.rollout import placement as P
+from pulumi_lws.core.stage import Blocker, Stage
 
 ZONE = "topology.kubernetes.io/zone"
 

@@ -10,14 +10,14 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.common import SpecError
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import EMPTY
-from pulumi_lws.reconcile import ReconcileOptions, reconcile
-from pulumi_lws.render import scheduling as S
-from pulumi_lws.revision import build_catalog
-from pulumi_lws.rollout.stage import Stage
+from pulumi_lws.lws import labels as L
+from pulumi_lws.core.errors import SpecError
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import EMPTY
+from pulumi_lws.lws.reconcile import ReconcileOptions, reconcile
+from pulumi_lws.lws.render import scheduling as S
+from pulumi_lws.lws.revision import build_catalog
+from pulumi_lws.core.stage import Stage
 
 WAS_K8S = "1.37"  # first Kubernetes version whose schema has scheduling.k8s.io/v1beta1 and schedulingGroup
 

@@ -10,9 +10,9 @@ import pytest
 
 import pulumi_lws.sim.cluster as sim_cluster
 import pulumi_lws.sim.engines as sim_engines
-from pulumi_lws import labels as L
-from pulumi_lws.render import scheduling as S
-from pulumi_lws.rollout import placement as P
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.render import scheduling as S
+from pulumi_lws.lws.rollout import placement as P
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 
 ZONE = "topology.kubernetes.io/zone"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from test_hash_fixtures import NS, key_of, leader, worker
 
-from pulumi_lws import labels as L
-from pulumi_lws.rollout import hash_admission as A
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.rollout.hash import admission as A
 
 R1, R2 = "rev1", "rev2"
 

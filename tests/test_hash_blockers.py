@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from test_hash_fixtures import NS, cr, deployment, key_of, leader, make_lws, rev, snap, worker, worker_sts
 
-from pulumi_lws import labels as L
+from pulumi_lws.lws import labels as L
 from pulumi_lws.components._outputs import lws_status
-from pulumi_lws.reconcile import reconcile
-from pulumi_lws.rollout import hash_blockers as HB
-from pulumi_lws.rollout.budget import DEADLOCK_717
-from pulumi_lws.rollout.hash import leader_address
-from pulumi_lws.rollout.ordinal import WAITING
-from pulumi_lws.rollout.stage import GroupView
+from pulumi_lws.lws.reconcile import reconcile
+from pulumi_lws.lws.rollout.hash import blockers as HB
+from pulumi_lws.lws.rollout.budget import DEADLOCK_717
+from pulumi_lws.lws.rollout.hash.planner import leader_address
+from pulumi_lws.lws.rollout.ordinal.planner import WAITING
+from pulumi_lws.core.stage import GroupView
 
 V1, V2 = make_lws(image="v1", replicas=3, ms=0), make_lws(image="v2", replicas=3, ms=0)
 R1, R2 = rev(V1), rev(V2)

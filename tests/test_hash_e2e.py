@@ -9,9 +9,9 @@ from __future__ import annotations
 import copy
 import pathlib
 
-from pulumi_lws import labels as L
-from pulumi_lws.observe import (is_deleting, labels_of, pod_running_and_ready, revision_of,
-                                statefulset_ready)
+from pulumi_lws.lws import labels as L
+from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_running_and_ready, statefulset_ready
+from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.engines import PureEngine
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing

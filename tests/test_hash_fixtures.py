@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import Snapshot
-from pulumi_lws.render.common import controller_revision
-from pulumi_lws.revision import build_catalog
-from pulumi_lws.rollout.hash_admission import derive_group_key
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.lws.render.common import controller_revision
+from pulumi_lws.lws.revision import build_catalog
+from pulumi_lws.lws.rollout.hash.admission import derive_group_key
 
 NS = "ns"
 NAME = "web"
@@ -37,7 +37,7 @@ def rev(lws: LeaderWorkerSet) -> str:
 def cr(lws: LeaderWorkerSet, number: int = 1) -> dict:
     """The ControllerRevision storing ``lws``'s revision, as the renderer would have created it."""
     target = build_catalog(lws, []).target
-    from pulumi_lws.revision import Revision
+    from pulumi_lws.lws.revision import Revision
 
     return controller_revision(NAME, NS, Revision(target.key, number, target.data))
 

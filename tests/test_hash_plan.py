@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 from test_hash_fixtures import (NS, cr, deployment, key_of, leader, make_lws, rev, snap, worker, worker_sts)
 
-from pulumi_lws import labels as L
-from pulumi_lws.reconcile import reconcile
-from pulumi_lws.rollout.hash import group_host, leader_address
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.reconcile import reconcile
+from pulumi_lws.lws.rollout.hash.planner import group_host, leader_address
 
 V1, V2 = make_lws(image="v1"), make_lws(image="v2")
 R1, R2 = rev(V1), rev(V2)

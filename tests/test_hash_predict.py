@@ -6,9 +6,8 @@ import itertools
 import pytest
 from test_hash_fixtures import cr, leader, make_lws, rev, snap, worker_sts
 
-from pulumi_lws.reconcile import reconcile
-from pulumi_lws.rollout.hash_predict import (MAX_MODEL_STEPS, ModelGroup, deployment_budgets, finished, initial_state,
-                                             is_done, predict)
+from pulumi_lws.lws.reconcile import reconcile
+from pulumi_lws.lws.rollout.hash.predict import MAX_MODEL_STEPS, ModelGroup, deployment_budgets, finished, initial_state, is_done, predict
 
 
 def start(r0, replicas, ms, mu, policy="PostTermination", new=False):

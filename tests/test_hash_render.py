@@ -5,8 +5,8 @@ import pytest
 from conftest import validate_manifest
 from test_hash_fixtures import NS, cr, key_of, leader, make_lws, rev, snap, worker_sts
 
-from pulumi_lws import labels as L
-from pulumi_lws.reconcile import reconcile
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.reconcile import reconcile
 
 V1, V2 = make_lws(image="v1"), make_lws(image="v2")
 R1, R2 = rev(V1), rev(V2)

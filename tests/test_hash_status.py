@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from test_hash_fixtures import cr, deployment, leader, make_lws, rev, snap, worker_sts
 
-from pulumi_lws import labels as L
+from pulumi_lws.lws import labels as L
 from pulumi_lws.components._outputs import lws_status
-from pulumi_lws.reconcile import reconcile
-from pulumi_lws.rollout.hash_status import deployment_caught_up, hash_condition_state, hash_status
-from pulumi_lws.rollout.stage import GroupView
+from pulumi_lws.lws.reconcile import reconcile
+from pulumi_lws.lws.status.hash import deployment_caught_up, hash_condition_state, hash_status
+from pulumi_lws.core.stage import GroupView
 
 V1, V2 = make_lws(image="v1"), make_lws(image="v2")
 R1, R2 = rev(V1), rev(V2)

@@ -16,9 +16,9 @@ pytest.importorskip("kmock")
 from lightkube import Client  # noqa: E402
 from lightkube.config.kubeconfig import KubeConfig  # noqa: E402
 
-from pulumi_lws import labels as L  # noqa: E402
+from pulumi_lws.lws import labels as L  # noqa: E402
 from pulumi_lws.cluster.live import LiveCluster, condition_patch, ungate_patch  # noqa: E402
-from pulumi_lws.rollout.stage import Action  # noqa: E402
+from pulumi_lws.core.stage import Action  # noqa: E402
 
 NS = "serving"
 LWS = "demo"
@@ -156,7 +156,7 @@ def test_condition_patch_replaces_by_type_and_keeps_transition_time():
 
 @pytest.mark.asyncio
 async def test_finalize_adds_and_removes_with_a_guarded_json_patch(kmock):
-    from pulumi_lws.rollout.retention import RETAIN_FINALIZER
+    from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
 
     kmock.objects[("v1/pods", NS, "demo-3")] = _pod("demo-3")
     kmock.objects[("v1/pods", NS, "demo-4")] = {**_pod("demo-4"), "metadata": {

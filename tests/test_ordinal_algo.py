@@ -3,10 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pulumi_lws.rollout.ordinal import (
-    LeaderSts, RolloutInputs, calculate_rolling_update_replicas, continuous_ready_replicas, fixed_point,
-    lws_unready_replicas, rolling_update_parameters, rolling_update_partition, scale_budgets,
-)
+from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs, calculate_rolling_update_replicas, continuous_ready_replicas, fixed_point, lws_unready_replicas, rolling_update_parameters, rolling_update_partition, scale_budgets
 
 
 @pytest.mark.parametrize("args,want", [((1, 1, 0, 1), 2), ((4, 2, 1, 2), 5), ((2, 2, 1, 2), 3), ((1, 1, 0, 0), 1),

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import Snapshot
-from pulumi_lws.revision import build_catalog, revision_data, revision_key
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.lws.revision import build_catalog, revision_data, revision_key
 
 NAME = "demo"
 

@@ -1,12 +1,12 @@
 """plan_ordinal on Snapshots: observation, fixed point, group revisions, blockers, RolloutFirst, status."""
 from __future__ import annotations
 
-from pulumi_lws.reconcile import ReconcileOptions
-from pulumi_lws.revision import revision_key
-from pulumi_lws.rollout.budget import DEADLOCK_717
-from pulumi_lws.rollout.ordinal import plan_ordinal
-from pulumi_lws.rollout.ordinal_groups import observe_ordinal_groups
-from pulumi_lws.rollout.status import ordinal_status
+from pulumi_lws.lws.reconcile import ReconcileOptions
+from pulumi_lws.lws.revision import revision_key
+from pulumi_lws.lws.rollout.budget import DEADLOCK_717
+from pulumi_lws.lws.rollout.ordinal.planner import plan_ordinal
+from pulumi_lws.lws.rollout.ordinal.groups import observe_ordinal_groups
+from pulumi_lws.lws.status.ordinal import ordinal_status
 
 from test_ordinal_fixtures import catalog_for, make_lws, snapshot_from_chars
 
@@ -113,7 +113,7 @@ def test_rollout_first_from_annotation():
     old = make_lws(replicas=1, image="v1", gpus=8)
     new = make_lws(replicas=2, image="v1", gpus=4, annotations={"pulumi-lws.io/update-order": "RolloutFirst"})
     snap = snapshot_from_chars("o", old=old, new=new, sts_key=revision_key(old))
-    from pulumi_lws.reconcile import reconcile
+    from pulumi_lws.lws.reconcile import reconcile
     assert reconcile(new, snap).stage.replicas == 1
 
 
@@ -145,8 +145,8 @@ def test_717_under_rollout_first_is_not_a_deadlock_plan():
 def test_nothing_to_predict_once_the_shape_is_final() -> None:
     """Partition 0 and replicas R with no user partition: upstream's Case 3 from here on, so the
     prediction is empty and complete without walking groups one by one (fast creation)."""
-    from pulumi_lws.rollout.ordinal_algo import Decision, LeaderSts, RolloutInputs
-    from pulumi_lws.rollout.predict import at_rest_from_here, remaining_stages
+    from pulumi_lws.lws.rollout.ordinal.algo import Decision, LeaderSts, RolloutInputs
+    from pulumi_lws.lws.rollout.ordinal.predict import at_rest_from_here, remaining_stages
 
     creating = RolloutInputs(replicas=10, max_unavailable=1, max_surge=2, user_partition=0, sts=None,
                              template_changed=False, states="")

@@ -1,6 +1,6 @@
 """Property tests: the Ordinal planner on a pure model where groups become ready in random order.
 
-Model (pulumi_lws.rollout.predict): each iteration plans the fixed point for the observation,
+Model (pulumi_lws.lws.rollout.ordinal.predict): each iteration plans the fixed point for the observation,
 applies it worst-case (every admitted old group goes down at once, new ordinals come up not
 ready), then one random event: a not-ready live group becomes ready, or (rarely) a spec change
 mid-rollout -- a second template change, or a replica change.
@@ -23,9 +23,9 @@ from dataclasses import replace
 
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from pulumi_lws.rollout.budget import rule_for
-from pulumi_lws.rollout.ordinal import LeaderSts, RolloutInputs, fixed_point, scale_budgets
-from pulumi_lws.rollout.predict import apply_decision, available, become_ready, is_complete, is_settled
+from pulumi_lws.lws.rollout.budget import rule_for
+from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs, fixed_point, scale_budgets
+from pulumi_lws.lws.rollout.ordinal.predict import apply_decision, available, become_ready, is_complete, is_settled
 
 budget = st.one_of(st.integers(0, 4), st.sampled_from(["0%", "25%", "50%", "100%"]))
 ORDERS = ("ScaleFirst", "RolloutFirst")

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from pulumi_lws.reconcile import ReconcileOptions
-from pulumi_lws.revision import revision_key
-from pulumi_lws.rollout.budget import rule_for
-from pulumi_lws.rollout.ordinal import Decision, fixed_point, ordinal_inputs, plan_ordinal
-from pulumi_lws.rollout.predict import apply_decision, become_ready
+from pulumi_lws.lws.reconcile import ReconcileOptions
+from pulumi_lws.lws.revision import revision_key
+from pulumi_lws.lws.rollout.budget import rule_for
+from pulumi_lws.lws.rollout.ordinal.planner import Decision, fixed_point, ordinal_inputs, plan_ordinal
+from pulumi_lws.lws.rollout.ordinal.predict import apply_decision, become_ready
 
 from test_ordinal_fixtures import catalog_for, make_lws, snapshot_from_chars
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from pulumi_lws.reconcile import ReconcileOptions
-from pulumi_lws.rollout.budget import (
-    hold_surge_for_availability, ready_kept, rollout_first_parameters, rule_for, scale_first_parameters, surge_held,
-)
-from pulumi_lws.revision import revision_key
-from pulumi_lws.rollout.ordinal import Decision, LeaderSts, RolloutInputs, fixed_point, plan_ordinal, rolling_update_parameters
-from pulumi_lws.rollout.predict import apply_decision, available, predict
+from pulumi_lws.lws.reconcile import ReconcileOptions
+from pulumi_lws.lws.rollout.budget import hold_surge_for_availability, ready_kept, rollout_first_parameters, rule_for, scale_first_parameters, surge_held
+from pulumi_lws.lws.revision import revision_key
+from pulumi_lws.lws.rollout.ordinal.planner import Decision, LeaderSts, RolloutInputs, fixed_point, plan_ordinal, rolling_update_parameters
+from pulumi_lws.lws.rollout.ordinal.predict import apply_decision, available, predict
 
 from test_ordinal_fixtures import catalog_for, make_lws, snapshot_from_chars
 

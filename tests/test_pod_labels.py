@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import Snapshot
-from pulumi_lws.reconcile import reconcile
-from pulumi_lws.revision import revision_key
-from pulumi_lws.rollout.pod_labels import REASON, label_actions, parent_and_ordinal, pod_ordinal
-from pulumi_lws.rollout.stage import Action, Stage, is_webhook_labels
-from pulumi_lws.trace import GroupCell, TraceRow, format_table, rows_changed
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.lws.reconcile import reconcile
+from pulumi_lws.lws.revision import revision_key
+from pulumi_lws.lws.rollout.ordinal.pod_labels import REASON, label_actions, parent_and_ordinal, pod_ordinal
+from pulumi_lws.core.stage import Action, Stage, is_webhook_labels
+from pulumi_lws.core.trace import GroupCell, TraceRow, format_table, rows_changed
 
 NS, NAME = "default", "lws"
 

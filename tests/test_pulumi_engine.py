@@ -5,9 +5,9 @@ import pathlib
 
 import pytest
 
-from pulumi_lws import labels as L
-from pulumi_lws import reconcile as reconcile_module
-from pulumi_lws.api.common import SpecError
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws import reconcile as reconcile_module
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.sim.pulumi_engine import run_program
 from test_component import FakeActuator, FakeObserver, fake_reconcile
 

@@ -12,8 +12,8 @@ import copy
 
 import pytest
 
-from pulumi_lws import labels as L
-from pulumi_lws.observe import revision_of
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.engines import PureEngine
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from pulumi_lws.reconcile import reconcile
+from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.sim.apply import key_of
 from reliability_helpers import (NAME, NS, POLICIES, STACK, Case, Harness, final_state_problems, follower_violations,
                                  lws_manifest, random_case)
@@ -191,8 +191,8 @@ def test_foreign_write_that_put_workers_ahead_is_corrected_by_the_next_reconcile
     puts group 0's workers on the target while the partition (2) does not admit the group. The
     next reconcile cannot admit it either (group 0 is now unavailable, MU=1), and it renders the
     group on its leader pod's revision, so the workers follow their leader again."""
-    from pulumi_lws.render.lws import worker_statefulset
-    from pulumi_lws.revision import revision_key
+    from pulumi_lws.lws.render.ordinal import worker_statefulset
+    from pulumi_lws.lws.revision import revision_key
 
     h, _ = _ordinal_before_second_stage()
     lws = h.lws

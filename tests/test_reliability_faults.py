@@ -13,7 +13,7 @@ from typing import Callable
 
 import pytest
 
-from pulumi_lws.reconcile import ReconcileOptions
+from pulumi_lws.lws.reconcile import ReconcileOptions
 from reliability_helpers import NS, Harness, final_state_problems, lws_manifest
 
 POLICIES = {
@@ -50,7 +50,7 @@ def assert_clean(h: Harness) -> None:
 
 def pods(h: Harness, workers: bool) -> list[str]:
     """Live leader (worker-index 0) or worker pods, by name."""
-    from pulumi_lws import labels as L
+    from pulumi_lws.lws import labels as L
 
     live = [p for p in h.cluster.list("Pod", NS) if not p["metadata"].get("deletionTimestamp")]
     return sorted(p["metadata"]["name"] for p in live

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from pulumi_lws.rollout import ordinal_algo as A
-from pulumi_lws.rollout import predict as P
-from pulumi_lws.rollout.ordinal_algo import Decision, LeaderSts, RolloutInputs, is_ready, is_ready_updated, is_updated, state_at
+from pulumi_lws.lws.rollout.ordinal import algo as A
+from pulumi_lws.lws.rollout.ordinal import predict as P
+from pulumi_lws.lws.rollout.ordinal.algo import Decision, LeaderSts, RolloutInputs, is_ready, is_ready_updated, is_updated, state_at
 
 states_st = st.text(alphabet="Uoux-", max_size=30)
 n_st = st.integers(-2, 35)

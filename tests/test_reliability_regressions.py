@@ -19,16 +19,14 @@
 """
 from __future__ import annotations
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import Snapshot
-from pulumi_lws.revision import RevisionCatalog, build_catalog, revision_data, revision_key
-from pulumi_lws.rollout.ordinal_groups import (
-    group_revisions, leader_current_revision, revision_below_partition, revisions_in_use,
-)
-from pulumi_lws.rollout.stage import GroupView
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.lws.revision import RevisionCatalog, build_catalog, revision_data, revision_key
+from pulumi_lws.lws.rollout.ordinal.groups import group_revisions, leader_current_revision, revision_below_partition, revisions_in_use
+from pulumi_lws.core.stage import GroupView
 from pulumi_lws.sim.groups import GroupsView
-from pulumi_lws.trace import GroupCell
+from pulumi_lws.core.trace import GroupCell
 from reliability_helpers import lws_manifest, parse, random_case, started_healthy
 from test_reliability_crash import run_case
 

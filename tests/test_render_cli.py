@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from conftest import validate_manifest
-from pulumi_lws import labels as L
+from pulumi_lws.lws import labels as L
 from pulumi_lws.cli import main
 
 GOLDEN = pathlib.Path(__file__).parent / "golden" / "ordinal"

@@ -15,14 +15,14 @@ import pytest
 import yaml
 
 from conftest import validate_manifest
-from pulumi_lws import labels as L
-from pulumi_lws.api import LeaderWorkerSet
-from pulumi_lws.render import names
-from pulumi_lws.render.common import controller_revision
-from pulumi_lws.render.lws import render_ordinal
-from pulumi_lws.render.pod import static_worker_subgroup, subgroup_index
-from pulumi_lws.revision import build_catalog
-from pulumi_lws.rollout.stage import Stage
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api import LeaderWorkerSet
+from pulumi_lws.lws import names
+from pulumi_lws.lws.render.common import controller_revision
+from pulumi_lws.lws.render.ordinal import render_ordinal
+from pulumi_lws.lws.group_shape import static_worker_subgroup, subgroup_index
+from pulumi_lws.lws.revision import build_catalog
+from pulumi_lws.core.stage import Stage
 
 GOLDEN = pathlib.Path(__file__).parent / "golden" / "ordinal"
 INPUTS = GOLDEN / "inputs"

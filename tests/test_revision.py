@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.revision import (apply_revision, build_catalog, canonical_json, fnv32a, key_of_data, revision_data,
-                                 revision_key, safe_encode)
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.revision import apply_revision, build_catalog, key_of_data, revision_data, revision_key
+from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 BASE: dict[str, Any] = {
@@ -123,8 +123,8 @@ def test_snake_case_construction_has_the_same_key() -> None:
 
 
 def test_key_is_stable_across_processes() -> None:
-    code = ("import json,sys; from pulumi_lws.api.leaderworkerset import LeaderWorkerSet as L; "
-            "from pulumi_lws.revision import revision_key; print(revision_key(L.parse(json.loads(sys.argv[1]))))")
+    code = ("import json,sys; from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet as L; "
+            "from pulumi_lws.lws.revision import revision_key; print(revision_key(L.parse(json.loads(sys.argv[1]))))")
     keys = set()
     for seed in ("0", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}

@@ -1,8 +1,8 @@
 """Deployment/ReplicaSet, garbage collection, scheduler, kubelet gates and the Actuator."""
 from __future__ import annotations
 
-from pulumi_lws.observe import pod_condition, pod_running_and_ready, pod_unschedulable
-from pulumi_lws.rollout.stage import Action
+from pulumi_lws.core.snapshot import pod_condition, pod_running_and_ready, pod_unschedulable
+from pulumi_lws.core.stage import Action
 from pulumi_lws.sim.deployment import resolve_fenceposts
 from sim_helpers import cluster, deployment, pod, run_until, sts
 

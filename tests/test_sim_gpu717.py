@@ -8,7 +8,7 @@ import shutil
 import yaml
 
 from pulumi_lws.cli import main
-from pulumi_lws.rollout.budget import DEADLOCK_717, REMEDIES_717
+from pulumi_lws.lws.rollout.budget import DEADLOCK_717, REMEDIES_717
 from pulumi_lws.sim.runner import simulate
 from pulumi_lws.sim.scenario import load_scenario
 

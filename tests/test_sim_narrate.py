@@ -1,11 +1,11 @@
 """Row notes derived from the change between rows (sim/narrate.py), and Hash group reading."""
 from __future__ import annotations
 
-from pulumi_lws import labels as L
-from pulumi_lws.observe import Snapshot
+from pulumi_lws.lws import labels as L
+from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.sim.groups import hash_group_key, is_hash_leader, read_groups
 from pulumi_lws.sim.narrate import complete, narrate
-from pulumi_lws.trace import GroupCell, TraceRow, format_table
+from pulumi_lws.core.trace import GroupCell, TraceRow, format_table
 
 
 def row(states: str, *, replicas: int, partition: int | None = 0, rev: str = "new", surge_from: int = 99,

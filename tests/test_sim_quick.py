@@ -8,9 +8,9 @@ import pathlib
 import pytest
 import yaml
 
-from pulumi_lws.api.common import SpecError
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.cli import main
-from pulumi_lws.rollout.budget import DEADLOCK_717, REMEDIES_717
+from pulumi_lws.lws.rollout.budget import DEADLOCK_717, REMEDIES_717
 from pulumi_lws.sim.quick import GPU, OPTIONS, ZONE_LABEL, scenario_from_change
 from pulumi_lws.sim.runner import simulate
 from pulumi_lws.sim.scenario import load_scenario

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pulumi_lws.api.common import SpecError
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.scenario import load_scenario, merge_patch
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from pulumi_lws.observe import statefulset_ready
+from pulumi_lws.core.snapshot import statefulset_ready
 from sim_helpers import cluster, deleting, images, run_until, sts
 
 
@@ -114,7 +114,7 @@ def test_revisions_are_controller_revision_objects_with_template_labels():
 @given(replicas=st.integers(1, 8), mu=st.one_of(st.integers(1, 4), st.sampled_from(["25%", "50%", "100%"])),
        partition=st.integers(0, 8), ready=st.integers(1, 5))
 def test_property_rolling_update_never_exceeds_max_unavailable(replicas, mu, partition, ready):
-    from pulumi_lws.api.common import scaled_value
+    from pulumi_lws.core.scaling import scaled_value
 
     c = cluster(start=1, ready=ready)
     c.apply([sts(replicas=replicas)])

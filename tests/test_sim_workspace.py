@@ -7,7 +7,7 @@ import pathlib
 import pytest
 import yaml
 
-from pulumi_lws.api.common import SpecError
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.sim.desired import DesiredSpec
 from pulumi_lws.sim.runner import Runner, simulate
 from pulumi_lws.sim.scenario import load_scenario

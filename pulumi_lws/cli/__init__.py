@@ -30,7 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    from pulumi_lws.api.common import SpecError
+    from pulumi_lws.core.errors import SpecError
 
     try:
         return int(args.handler(args) or 0)

@@ -4,12 +4,12 @@ Predicts the stages of changing a LeaderWorkerSet from OLD to NEW, starting from
 ready.
 
 * Ordinal: groups become ready in rollout order (freshly created groups first, then replaced
-  groups from the highest ordinal down; :mod:`pulumi_lws.rollout.predict`). One row per readiness
+  groups from the highest ordinal down; :mod:`pulumi_lws.lws.rollout.ordinal.predict`). One row per readiness
   change; each row shows the stage the planner applies for it (the fixed point, so upstream's
   transient Case-2 stage is folded into the first row). ``Live`` = leader replicas present
   (``stage.replicas``); ``Available`` = ready groups among the live ordinals, surge included, at
   most ``R`` (the quantity ``maxUnavailable`` bounds).
-* Hash: the Deployment + group-replacement-gate model (:mod:`pulumi_lws.rollout.hash_predict`),
+* Hash: the Deployment + group-replacement-gate model (:mod:`pulumi_lws.lws.rollout.hash.predict`),
   groups becoming ready in creation order. Group columns ``G-#1``, ``G-#2``... in creation order
   (OLD's groups first); 🔒 gated, 🗑️ terminating. ``Replicas`` = the Deployment's
   ``spec.replicas``; ``Live`` = leaders not being deleted (gated ones included); ``Available`` =
@@ -26,14 +26,14 @@ from dataclasses import replace
 
 import yaml
 
-from pulumi_lws.api.common import FieldError, SpecError
-from pulumi_lws.api.leaderworkerset import KIND, LeaderWorkerSet
-from pulumi_lws.reconcile import UPDATE_ORDER_ANNOTATION
-from pulumi_lws.revision import revision_key
-from pulumi_lws.rollout.ordinal import LeaderSts, RolloutInputs
-from pulumi_lws.rollout import hash_predict as HP
-from pulumi_lws.rollout.predict import ModelStep, available, finished, is_complete, is_settled, predict
-from pulumi_lws.trace import GroupCell, Trace, TraceRow, format_json, format_table
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet
+from pulumi_lws.lws.reconcile import UPDATE_ORDER_ANNOTATION
+from pulumi_lws.lws.revision import revision_key
+from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs
+from pulumi_lws.lws.rollout.hash import predict as HP
+from pulumi_lws.lws.rollout.ordinal.predict import ModelStep, available, finished, is_complete, is_settled, predict
+from pulumi_lws.core.trace import GroupCell, Trace, TraceRow, format_json, format_table
 
 FORMATS = ("table", "markdown", "json")
 ORDERS = ("ScaleFirst", "RolloutFirst")

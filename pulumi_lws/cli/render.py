@@ -14,8 +14,8 @@ from typing import Any, Mapping
 
 import yaml
 
-from pulumi_lws.api.common import FieldError, SpecError
-from pulumi_lws.api.leaderworkerset import KIND, LeaderWorkerSet
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -62,8 +62,8 @@ def _plain(value: Any) -> Any:
 
 def render_yaml(lws: LeaderWorkerSet) -> str:
     """The creation stage of one LWS as YAML documents (each starting with ``---``)."""
-    from pulumi_lws.observe import EMPTY
-    from pulumi_lws.reconcile import reconcile
+    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.lws.reconcile import reconcile
 
     result = reconcile(lws, EMPTY)
     header = f"# LeaderWorkerSet {lws.namespace}/{lws.name}: {result.stage.summary()}\n"

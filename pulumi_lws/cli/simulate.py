@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from pulumi_lws.sim.plot import svg_timeline
     from pulumi_lws.sim.runner import simulate
     from pulumi_lws.sim.scenario import load_scenario
-    from pulumi_lws.trace import format_json, format_table
+    from pulumi_lws.core.trace import format_json, format_table
 
     problem = _usage_problem(args)
     if problem:
@@ -108,8 +108,8 @@ def _change_scenario(args: argparse.Namespace):
     """The in-memory scenario for ``--from``/``--to``, or None after printing why it is bad input."""
     import yaml
 
-    from pulumi_lws.api.common import SpecError
-    from pulumi_lws.api.leaderworkerset import LeaderWorkerSet, load_manifest
+    from pulumi_lws.core.errors import SpecError
+    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, load_manifest
     from pulumi_lws.sim.quick import OPTIONS, scenario_from_change
 
     docs = {}

@@ -1,7 +1,7 @@
 """The live cluster: observer + actuator over the Kubernetes API with lightkube.
 
 One reconcile reads at most 8 LISTs whatever the number of groups: one per kind of
-:data:`pulumi_lws.observe.LWS_KINDS`, selected by ``leaderworkerset.sigs.k8s.io/name=<lws>``,
+:data:`pulumi_lws.lws.observe.LWS_KINDS`, selected by ``leaderworkerset.sigs.k8s.io/name=<lws>``,
 plus Nodes when asked. Kinds whose API the cluster does not serve (404, e.g. no Workload API or
 no Volcano) are skipped. Actions are precise patches: ``label``/``annotate`` are merge patches
 on metadata, ``ungate`` removes exactly one scheduling gate with a JSON patch guarded by a
@@ -10,7 +10,7 @@ entries of ``metadata.finalizers`` with a JSON patch guarded by ``test`` ops (ui
 removed entry's position), ``delete`` sends ``propagationPolicy`` and ``preconditions.uid`` so
 a recreated object is never deleted.
 
-``Action.params`` by verb follow :class:`pulumi_lws.rollout.stage.Action`. ``Action.uid`` guards
+``Action.params`` by verb follow :class:`pulumi_lws.core.stage.Action`. ``Action.uid`` guards
 every verb.
 """
 from __future__ import annotations
@@ -28,9 +28,10 @@ from lightkube.resources.core_v1 import Node, Pod, Service
 from lightkube.resources.scheduling_v1beta1 import PodGroup, Workload
 from lightkube.types import PatchType
 
-from pulumi_lws import labels as L
-from pulumi_lws.observe import LWS_KINDS, Snapshot
-from pulumi_lws.rollout.stage import Action
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.observe import LWS_KINDS
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.stage import Action
 
 FIELD_MANAGER = "pulumi-lws"
 

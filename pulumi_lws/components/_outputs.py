@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.observe import Snapshot
-from pulumi_lws.rollout.stage import Stage, is_webhook_labels
-from pulumi_lws.trace import GroupCell, TraceRow, format_table
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.stage import Stage, is_webhook_labels
+from pulumi_lws.core.trace import GroupCell, TraceRow, format_table
 
 
 def hpa_selector(lws: LeaderWorkerSet) -> str:
@@ -39,14 +39,14 @@ def lws_status(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[s
     ``rollout.failure.merge_failure_status``). Ordinal: ``rollout.status.ordinal_status``
     (leader StatefulSet); Hash: ``rollout.hash_status.hash_status`` (counts from the observed
     groups, Available only once the Deployment has observed its latest generation)."""
-    from pulumi_lws.rollout.failure import merge_failure_status
+    from pulumi_lws.lws.rollout.failure.ordinal import merge_failure_status
 
     if lws.spec.group_identity == "Hash":
-        from pulumi_lws.rollout.hash_status import hash_status
+        from pulumi_lws.lws.status.hash import hash_status
 
         status = hash_status(lws.name, stage.groups, lws.replicas, snapshot.get("Deployment", lws.name))
     else:
-        from pulumi_lws.rollout.status import ordinal_status
+        from pulumi_lws.lws.status.ordinal import ordinal_status
 
         status = ordinal_status(lws.name, stage.groups, lws.replicas, lws.user_partition(),
                                 snapshot.get("StatefulSet", lws.name))

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import pulumi
 
-from pulumi_lws.labels import SKIP_AWAIT
+from pulumi_lws.lws.labels import SKIP_AWAIT
 
 #: kind -> (module path under pulumi_kubernetes, class name, body fields besides metadata)
 TYPED_KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {

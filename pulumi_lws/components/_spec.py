@@ -2,7 +2,7 @@
 
 Accepted forms (all end up as one upstream-shaped manifest dict, validated once):
 
-* a ``pulumi_lws.api.LeaderWorkerSet`` model;
+* a ``pulumi_lws.lws.api.LeaderWorkerSet`` model;
 * an upstream manifest: a dict with ``apiVersion``/``kind``/``spec``, or YAML text;
 * ``{"manifest": <any of the above>, ...field overrides}``;
 * plain fields (snake_case or camelCase): ``replicas``, ``size``, ``leader_template``,
@@ -21,9 +21,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pulumi_lws.api.common import FieldError, SpecError, ints_back
-from pulumi_lws.api.leaderworkerset import KIND, LeaderWorkerSet, load_manifest
-from pulumi_lws.reconcile import ReconcileOptions
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.model import ints_back
+from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet, load_manifest
+from pulumi_lws.lws.reconcile import ReconcileOptions
 
 #: Top-level field name (snake_case) -> path inside the manifest.
 FIELD_PATHS: dict[str, tuple[str, ...]] = {

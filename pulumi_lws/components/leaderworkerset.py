@@ -6,7 +6,7 @@ Flow of ``__init__`` (each ``pulumi up`` is one reconcile):
    is registered, so nothing is ever half-applied;
 2. observe the cluster through the installed backend (live cluster by default, the simulator
    or a test fake under :func:`pulumi_lws.backend.use_backend`);
-3. :func:`pulumi_lws.reconcile.reconcile` picks exactly one safe stage and renders its objects;
+3. :func:`pulumi_lws.lws.reconcile.reconcile` picks exactly one safe stage and renders its objects;
 4. every manifest becomes a pulumi_kubernetes resource with ``parent=self``, a deterministic
    logical name ``<component>-<kind>-<metadata.name>`` and ``depends_on`` the children
    ``Reconciled.dependencies`` lists for it (e.g. worker StatefulSets on the leader StatefulSet);
@@ -22,14 +22,14 @@ from typing import Any, Callable, Iterator, Optional, TypedDict
 
 import pulumi
 
-from pulumi_lws import reconcile as _reconcile_module
+from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.backend import current_backend
 from pulumi_lws.components import _outputs
 from pulumi_lws.components._resources import register_children
 from pulumi_lws.components._spec import build_spec
-from pulumi_lws.rollout.placement import needs_nodes
-from pulumi_lws.reconcile import Reconciled
-from pulumi_lws.rollout.stage import Stage
+from pulumi_lws.lws.rollout.placement import needs_nodes
+from pulumi_lws.lws.reconcile import Reconciled
+from pulumi_lws.core.stage import Stage
 
 TYPE = "lws:index:LeaderWorkerSet"
 
@@ -97,7 +97,7 @@ def on_stage(listener: Callable[[str, Stage], None]) -> Iterator[None]:
 
 
 def reconcile(*args: Any, **kwargs: Any) -> Reconciled:
-    """Indirection so tests can monkeypatch ``pulumi_lws.reconcile.reconcile``."""
+    """Indirection so tests can monkeypatch ``pulumi_lws.lws.reconcile.reconcile``."""
     return _reconcile_module.reconcile(*args, **kwargs)
 
 

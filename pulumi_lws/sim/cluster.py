@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from pulumi_lws import labels as L
-from pulumi_lws.observe import LWS_KINDS, Snapshot
-from pulumi_lws.rollout.stage import Action
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.observe import LWS_KINDS
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.stage import Action
 from pulumi_lws.sim.apply import Applier, ApplyResult
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.deployment import DeploymentController, ReplicaSetController

@@ -22,8 +22,8 @@ import copy
 import math
 from typing import Any, Mapping
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.common import scaled_value
+from pulumi_lws.lws import labels as L
+from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.kubelet import Kubelet, condition_true
 from pulumi_lws.sim.statefulset import template_hash

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.sim.scenario import Scenario, Update
 from pulumi_lws.sim.workspace import Workspace
 

@@ -18,7 +18,7 @@ import pathlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
-from pulumi_lws.rollout.stage import Stage
+from pulumi_lws.core.stage import Stage
 from pulumi_lws.sim.apply import ApplyResult
 from pulumi_lws.sim.cluster import SimCluster
 
@@ -44,14 +44,14 @@ class PureEngine:
 
     def __init__(self, namespace: str = "default", update_order: str | None = None, gang_provider: str | None = None) -> None:
         self.namespace = namespace
-        from pulumi_lws.reconcile import ReconcileOptions
+        from pulumi_lws.lws.reconcile import ReconcileOptions
 
         kw = {k: v for k, v in (("update_order", update_order), ("gang_provider", gang_provider)) if v}
         self.options = ReconcileOptions(**kw)
 
     def step(self, cluster: SimCluster, manifest: Mapping[str, Any] | None, *, keep: float = 1.0) -> EngineStep:
-        from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-        from pulumi_lws.reconcile import reconcile
+        from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+        from pulumi_lws.lws.reconcile import reconcile
 
         lws = LeaderWorkerSet.from_manifest(dict(manifest or {}), namespace=self.namespace)
         snapshot = cluster.observe(lws.namespace, lws.name, nodes=bool(cluster.store.list("Node")))

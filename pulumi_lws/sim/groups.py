@@ -15,10 +15,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pulumi_lws import labels as L
-from pulumi_lws.observe import (Snapshot, annotations_of, is_deleting, labels_of, pod_running_and_ready,
-                                pod_unschedulable, revision_of, statefulset_ready, sts_partition, sts_replicas)
-from pulumi_lws.trace import GroupCell
+from pulumi_lws.lws import labels as L
+from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_running_and_ready, pod_unschedulable, statefulset_ready, sts_partition, sts_replicas
+from pulumi_lws.lws.observe import revision_of
+from pulumi_lws.core.trace import GroupCell
 
 
 @dataclass(frozen=True)

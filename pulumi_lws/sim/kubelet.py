@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from pulumi_lws import labels as L
+from pulumi_lws.lws import labels as L
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.store import Store, meta
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from pulumi_lws.trace import GroupCell, TraceRow, group_label
+from pulumi_lws.core.trace import GroupCell, TraceRow, group_label
 
 WAITING_CODES = ("waiting-for-groups",)
 MAX_INLINE_BLOCKER = 110  # characters of a blocker message shown in a row's note

@@ -7,7 +7,7 @@ from __future__ import annotations
 from html import escape
 from typing import Sequence
 
-from pulumi_lws.trace import TraceRow
+from pulumi_lws.core.trace import TraceRow
 
 COLOURS = {"U": "#2e9e44", "o": "#8fb3d9", "u": "#f0b429", "x": "#d9534f", "-": "#eeeeee"}
 LEGEND = {"U": "updated, ready", "o": "old, ready", "u": "updated, not ready", "x": "old, not ready", "-": "absent"}

@@ -31,11 +31,12 @@ from pulumi.runtime import settings as _settings
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
-from pulumi_lws.api.common import ints_back
-from pulumi_lws.backend import Actuator, use_backend
+from pulumi_lws.core.model import ints_back
+from pulumi_lws.core.ports import Actuator
+from pulumi_lws.backend import use_backend
 from pulumi_lws.components.leaderworkerset import on_stage
-from pulumi_lws.observe import Observer
-from pulumi_lws.rollout.stage import Stage
+from pulumi_lws.core.ports import Observer
+from pulumi_lws.core.stage import Stage
 
 Program = Union[str, os.PathLike, Callable[[], Any]]
 

@@ -13,8 +13,8 @@ import copy
 import string
 from typing import Any, Mapping
 
-from pulumi_lws.api.common import FieldError, SpecError
-from pulumi_lws.api.leaderworkerset import KIND, LeaderWorkerSet
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
 from pulumi_lws.sim.scenario import Scenario, Update
 

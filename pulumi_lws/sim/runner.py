@@ -23,9 +23,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from pulumi_lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.revision import revision_key
-from pulumi_lws.rollout.stage import Stage, is_webhook_labels
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.revision import revision_key
+from pulumi_lws.core.stage import Stage, is_webhook_labels
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.desired import DesiredSpec
 from pulumi_lws.sim.engines import Engine, EngineStep, make_engine
@@ -33,7 +33,7 @@ from pulumi_lws.sim.groups import GroupsView, read_groups
 from pulumi_lws.sim.narrate import narrate
 from pulumi_lws.sim.scenario import Scenario
 from pulumi_lws.sim.workspace import Workspace
-from pulumi_lws.trace import Trace, TraceRow, rows_changed
+from pulumi_lws.core.trace import Trace, TraceRow, rows_changed
 
 WARMUP_ROUNDS = 50
 #: called after every tick's row with the cluster and the time (tests measure e.g. GPU demand)

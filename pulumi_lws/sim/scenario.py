@@ -14,8 +14,8 @@ from typing import Any, Mapping
 
 import yaml
 
-from pulumi_lws.api.common import FieldError, SpecError
-from pulumi_lws.api.leaderworkerset import load_manifest
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.lws.api.leaderworkerset import load_manifest
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 from pulumi_lws.sim.workspace import merge_patch  # noqa: F401  (re-exported API)
 

@@ -24,9 +24,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pulumi_lws import labels as L
-from pulumi_lws.api.common import scaled_value
-from pulumi_lws.revision import canonical_json, fnv32a, safe_encode
+from pulumi_lws.lws import labels as L
+from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.kubelet import Kubelet, condition_true
 from pulumi_lws.sim.store import Conflict, NotFound, Store, controller_uid, meta, owner_ref

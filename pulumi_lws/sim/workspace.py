@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from pulumi_lws.api.leaderworkerset import load_manifest
+from pulumi_lws.lws.api.leaderworkerset import load_manifest
 
 #: not copied: caches and virtualenvs that never influence a program run.
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".venv", "venv", ".pytest_cache")

@@ -1,0 +1,15 @@
+"""Kubernetes well-known label/annotation keys, Pulumi's, and pulumi-lws's own (shared by every API)."""
+
+# Kubernetes well-known
+POD_INDEX = "apps.kubernetes.io/pod-index"
+POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+STS_POD_NAME = "statefulset.kubernetes.io/pod-name"
+CONTROLLER_REVISION_HASH = "controller-revision-hash"
+POD_TEMPLATE_HASH = "pod-template-hash"
+
+# Pulumi
+SKIP_AWAIT = "pulumi.com/skipAwait"
+
+# pulumi-lws
+MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGED_BY_VALUE = "pulumi-lws"

@@ -1,0 +1,148 @@
+"""What a planner decides for one reconcile: the :class:`Stage`.
+
+Shared by every policy (LWS Ordinal/Hash today; ModelServing and DisaggregatedSet next): the
+desired controller shape, which revision each group's members are rendered on, imperative
+:class:`Action` s (previewable, executed only on update), a :class:`Blocker` when the rollout
+cannot advance, and a prediction of the remaining stages.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+# One character per group, as in the conformance vectors and the upstream docs.
+UPDATED_READY = "U"
+OLD_READY = "o"
+UPDATED_NOT_READY = "u"
+OLD_NOT_READY = "x"
+ABSENT = "-"
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """A group as observed: identity, revision, readiness. ``id`` is the ordinal or hash key."""
+
+    id: str
+    revision: str | None
+    ready: bool
+    updated: bool
+    exists: bool = True
+    surge: bool = False
+    index: int | None = None
+    phase: str = ""  # free-form detail for tables: "pending", "terminating", "gated", "unschedulable"
+    # Hash mode (additive; None/False for Ordinal): the full group key (``id`` is its first 8
+    # chars), the observed leader pod and its uid, and whether the group's worker objects are
+    # declared this reconcile (admitted leader, startup policy satisfied).
+    key: str | None = None
+    leader: str | None = None
+    leader_uid: str | None = None
+    workers: bool = False
+
+    @property
+    def char(self) -> str:
+        if not self.exists:
+            return ABSENT
+        if self.updated:
+            return UPDATED_READY if self.ready else UPDATED_NOT_READY
+        return OLD_READY if self.ready else OLD_NOT_READY
+
+
+@dataclass(frozen=True)
+class Action:
+    """An imperative change a reconcile needs beyond declaring objects (e.g. ungate a pod).
+
+    Listed in preview; executed only on update, by the one actuator shared by the component and
+    the simulator. ``uid`` makes deletes/patches precise: a recreated object is never touched.
+
+    ``params`` by verb (the one contract every actuator implements):
+
+    - ``label``: ``{"labels": {key: value or None}}`` (None removes the key)
+    - ``annotate``: ``{"annotations": {key: value or None}}``
+    - ``ungate``: ``{"gate": name}`` (removes only that scheduling gate)
+    - ``set-condition``: ``{"type", "status", "reason"?, "message"?}`` (pod status condition)
+    - ``finalize``: ``{"add": [name, ...]}`` and/or ``{"remove": [name, ...]}`` on
+      ``metadata.finalizers`` (adding to an object being deleted is refused, as by the API server)
+    - ``delete``: ``{"propagation": "Foreground" | "Background"}`` (default Background)
+
+    A ``label`` action with reason :data:`WEBHOOK_LABELS_REASON` only adds labels upstream's pod
+    webhook would have set at admission (:mod:`pulumi_lws.lws.rollout.ordinal.pod_labels`): bookkeeping that
+    changes no group's state, so traces count it instead of listing it
+    (:func:`is_webhook_labels`).
+    """
+
+    verb: str  # "label" | "annotate" | "ungate" | "set-condition" | "finalize" | "delete"
+    kind: str
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
+    uid: str | None = None
+    reason: str = ""
+
+    def describe(self) -> str:
+        detail = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return f"{self.verb} {self.kind}/{self.name}" + (f" ({detail})" if detail else "") + (f": {self.reason}" if self.reason else "")
+
+
+#: ``Action.reason`` of the webhook-equivalent ``label`` actions (:mod:`pulumi_lws.lws.rollout.ordinal.pod_labels`).
+WEBHOOK_LABELS_REASON = "webhook-equivalent labels"
+
+
+def is_webhook_labels(action: Action) -> bool:
+    """A ``label`` action that only adds the labels upstream's webhook sets at admission."""
+    return action.verb == "label" and action.reason == WEBHOOK_LABELS_REASON
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """Why a rollout cannot advance now. ``code`` is stable (for alerts), ``message`` for humans."""
+
+    code: str
+    message: str
+    groups: tuple[str, ...] = ()
+    remedies: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True)
+class PredictedStage:
+    """A future stage, assuming groups become ready in rollout order."""
+
+    replicas: int
+    partition: int | None
+    groups: str  # one char per group (legend above)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """The single safe step one reconcile applies.
+
+    Invariants (checked by tests): for Ordinal, ``partition`` never rises within one rollout;
+    a group's members are rendered on ``group_revisions[id]``, which differs from the target
+    revision only for groups the partition has not admitted.
+    """
+
+    policy: str  # "lws/ordinal", "lws/hash", ...
+    target_revision: str
+    replicas: int  # leader controller replicas (StatefulSet or Deployment)
+    partition: int | None
+    group_revisions: Mapping[str, str]
+    groups: tuple[GroupView, ...] = ()
+    actions: tuple[Action, ...] = ()
+    blocker: Blocker | None = None
+    complete: bool = False
+    case: str | None = None  # planner branch (Ordinal: "1", "2", "3", "3b", "4", "5"; "rf" = RolloutFirst)
+    remaining: tuple[PredictedStage, ...] = ()
+    notes: tuple[str, ...] = ()
+    #: Old revisions whose ControllerRevision stays declared although no group is rendered on it
+    #: this stage: pods still run it, or the leader StatefulSet may recreate pods from it (Ordinal).
+    kept_revisions: tuple[str, ...] = ()
+
+    @property
+    def group_chars(self) -> str:
+        return "".join(g.char for g in self.groups)
+
+    def summary(self) -> str:
+        part = "" if self.partition is None else f" partition={self.partition}"
+        state = "complete" if self.complete else (f"blocked: {self.blocker}" if self.blocker else "in progress")
+        return f"{self.policy} revision={self.target_revision} replicas={self.replicas}{part} groups={self.group_chars or '-'} [{state}]"

@@ -1,0 +1,425 @@
+"""LeaderWorkerSet validation: upstream webhook rules (exact messages and paths) + name budgets.
+
+Each rule is a small named function returning ``list[FieldError]``. :data:`CREATE_RULES` run on
+every validation (upstream ``generalValidate`` runs on create and update); :data:`UPDATE_RULES`
+run only when the previous object ``old`` is given. :func:`validate_leaderworkerset` returns every
+problem in rule order; it never raises and never mutates its input. Paths are the camelCase wire
+paths upstream emits (including upstream's capital ``SubGroupPolicy`` in the subgroup path).
+The rule table with sources is in ``docs/api.md``.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from pulumi_lws.lws import labels as L
+from pulumi_lws.core.errors import FieldError
+from pulumi_lws.core.scaling import percent_scaling_fails, scaled_value
+from pulumi_lws.core.rules import validate_dns1035, validate_int_or_percent
+from pulumi_lws.lws.api.leaderworkerset import GangUnit, LeaderWorkerSet
+
+MAX_REPLICAS = 1_000_000
+MAX_INT32 = 2**31 - 1
+LWT = "spec.leaderWorkerTemplate"
+SGS_PATH = f"{LWT}.SubGroupPolicy.subGroupSize"  # sic: upstream's capital S
+RUC = "spec.rolloutStrategy.rollingUpdateConfiguration"
+MU_PATH, MS_PATH, PARTITION_PATH = f"{RUC}.maxUnavailable", f"{RUC}.maxSurge", f"{RUC}.partition"
+SCHED = "spec.scheduling"
+UPDATE_ORDER_ANNOTATION = "pulumi-lws.io/update-order"  # same key as pulumi_lws.lws.reconcile
+IMMUTABLE = "field is immutable"
+
+Errors = list[FieldError]
+CreateRule = Callable[[LeaderWorkerSet], Errors]
+UpdateRule = Callable[[LeaderWorkerSet, LeaderWorkerSet], Errors]
+
+
+def _err(path: str, message: str, value: Any = None, kind: str = "Invalid") -> Errors:
+    return [FieldError(path, message, value, kind)]
+
+
+def _ruc(lws: LeaderWorkerSet):
+    return lws.spec.rollout_strategy.rolling_update_configuration
+
+
+# ---- table 5.1, rules 1-16 ------------------------------------------------------------------
+def name_is_dns1035_label(lws: LeaderWorkerSet) -> Errors:
+    """Rule 1: the name is the headless Service name, so it must be a DNS-1035 label."""
+    if not lws.metadata.name:
+        return _err("metadata.name", "Required value", kind="Required")
+    return validate_dns1035(lws.metadata.name, "metadata.name")
+
+
+def replicas_not_negative(lws: LeaderWorkerSet) -> Errors:
+    """Rule 2."""
+    return _err("spec.replicas", "replicas must be equal or greater than 0", lws.replicas) if lws.replicas < 0 else []
+
+
+def replicas_at_most_max(lws: LeaderWorkerSet) -> Errors:
+    """Rule 3."""
+    if lws.replicas > MAX_REPLICAS:
+        return _err("spec.replicas", f"replicas must be equal or less than {MAX_REPLICAS}", lws.replicas)
+    return []
+
+
+def size_at_least_one(lws: LeaderWorkerSet) -> Errors:
+    """Rule 4."""
+    return _err(f"{LWT}.size", "size must be equal or greater than 1", lws.size) if lws.size < 1 else []
+
+
+def replicas_times_size_fits_int32(lws: LeaderWorkerSet) -> Errors:
+    """Rule 5."""
+    if lws.replicas * lws.size > MAX_INT32:
+        return _err("spec.replicas", f"the product of replicas and worker replicas must not exceed {MAX_INT32}", lws.replicas)
+    return []
+
+
+def _budget_errors(value: Any, path: str) -> Errors:
+    errs = validate_int_or_percent(value, path)  # rules 6-8 (and 9 for a non int/str value)
+    if percent_scaling_fails(value) and not any(e.message == "invalid value" for e in errs):
+        errs.append(FieldError(path, "invalid value", value))  # rule 9: upstream scales it too
+    return errs
+
+
+def max_unavailable_is_int_or_percent(lws: LeaderWorkerSet) -> Errors:
+    """Rules 6-9 for maxUnavailable."""
+    return _budget_errors(_ruc(lws).max_unavailable, MU_PATH)
+
+
+def max_surge_is_int_or_percent(lws: LeaderWorkerSet) -> Errors:
+    """Rules 6-9 for maxSurge."""
+    return _budget_errors(_ruc(lws).max_surge, MS_PATH)
+
+
+def partition_not_negative(lws: LeaderWorkerSet) -> Errors:
+    """Rule 10."""
+    p = _ruc(lws).partition
+    return _err(PARTITION_PATH, "must be greater than or equal to 0", p) if p < 0 else []
+
+
+def budgets_not_both_zero(lws: LeaderWorkerSet) -> Errors:
+    """Rule 11: MU (floor) and MS (ceil) scaled against replicas are not both 0; skipped at 0 replicas."""
+    cfg = _ruc(lws)
+    if lws.replicas <= 0 or _budget_errors(cfg.max_unavailable, MU_PATH) or _budget_errors(cfg.max_surge, MS_PATH):
+        return []
+    mu = scaled_value(cfg.max_unavailable, lws.replicas, round_up=False)
+    ms = scaled_value(cfg.max_surge, lws.replicas, round_up=True)
+    return _err(MU_PATH, "must not be 0 when `maxSurge` is 0", cfg.max_unavailable) if mu == 0 and ms == 0 else []
+
+
+def subgroup_size_valid(lws: LeaderWorkerSet) -> Errors:
+    """Rules 12-15 (upstream checks all of them on every create and update)."""
+    sgp = lws.spec.leader_worker_template.sub_group_policy
+    if sgp is None:
+        return []
+    sgs, size = sgp.sub_group_size, lws.size
+    if sgs is None:
+        return _err(SGS_PATH, "Required value", kind="Required")  # pulumi-lws: upstream would crash
+    if sgs < 1:
+        return _err(SGS_PATH, "subGroupSize must be equal or greater than 1", sgs)
+    errs: Errors = []
+    if size % sgs != 0 and (size - 1) % sgs != 0:
+        errs += _err(SGS_PATH, "size or size - 1 must be divisible by subGroupSize", sgs)
+    if sgs > size:
+        errs += _err(SGS_PATH, "subGroupSize cannot be larger than size", sgs)
+    if sgp.sub_group_policy_type == "LeaderExcluded" and (size - 1) % sgs != 0:
+        errs += _err(SGS_PATH, "size-1 must be divisible by subGroupSize when using LeaderExcluded", sgs)
+    return errs
+
+
+def subgroup_exclusive_topology_needs_policy(lws: LeaderWorkerSet) -> Errors:
+    """Rule 16."""
+    topo = lws.metadata.annotations.get(L.SUBGROUP_EXCLUSIVE_TOPOLOGY)
+    if topo is not None and lws.spec.leader_worker_template.sub_group_policy is None:
+        return _err(f"metadata.annotations[{L.SUBGROUP_EXCLUSIVE_TOPOLOGY}]",
+                    "cannot have subgroup-exclusive-topology without subGroupSize set", topo)
+    return []
+
+
+# ---- §5.5 Hash mode and group replacement ---------------------------------------------------
+def hash_rejects_partition(lws: LeaderWorkerSet) -> Errors:
+    if lws.spec.group_identity == "Hash" and _ruc(lws).partition != 0:
+        return _err("spec.groupIdentity", "rollingUpdateConfiguration.partition is not supported with groupIdentity Hash", "Hash")
+    return []
+
+
+def hash_rejects_volume_claim_templates(lws: LeaderWorkerSet) -> Errors:
+    if lws.spec.group_identity == "Hash" and lws.spec.leader_worker_template.volume_claim_templates:
+        return _err("spec.groupIdentity", "volumeClaimTemplates are not supported with groupIdentity Hash", "Hash")
+    return []
+
+
+def immediate_replacement_requires_hash(lws: LeaderWorkerSet) -> Errors:
+    if lws.spec.group_replacement_policy == "Immediate" and lws.spec.group_identity != "Hash":
+        return _err("spec.groupReplacementPolicy",
+                    "groupReplacementPolicy Immediate is only supported with groupIdentity Hash", "Immediate")
+    return []
+
+
+# ---- group restart budget and backoff (pulumi-lws messages) ---------------------------------
+def max_group_restarts_valid(lws: LeaderWorkerSet) -> Errors:
+    lwt = lws.spec.leader_worker_template
+    n, path = lwt.max_group_restarts, f"{LWT}.maxGroupRestarts"
+    if n is None:
+        return []
+    if n < 0:
+        return _err(path, "must be greater than or equal to 0", n)
+    if lwt.restart_policy == "None":
+        return _err(path, "maxGroupRestarts is not supported with restartPolicy None", n)
+    return []
+
+
+def restart_backoff_valid(lws: LeaderWorkerSet) -> Errors:
+    rb, path = lws.spec.leader_worker_template.restart_backoff, f"{LWT}.restartBackoff"
+    if rb is None:
+        return []
+    errs: Errors = []
+    for field, value in (("baseSeconds", rb.base_seconds), ("capSeconds", rb.cap_seconds)):
+        if value < 1:
+            errs += _err(f"{path}.{field}", "must be greater than or equal to 1", value)
+    if not errs and rb.base_seconds > rb.cap_seconds:
+        errs += _err(f"{path}.capSeconds", f"must be greater than or equal to baseSeconds ({rb.base_seconds})", rb.cap_seconds)
+    return errs
+
+
+# ---- name-length budgets (pulumi-lws; upstream issue #410, reference §7.4) -------------------
+def _budget(lws: LeaderWorkerSet) -> tuple[int, str]:
+    """(max name length, why) for the binding naming constraint of this spec."""
+    if lws.spec.group_identity == "Hash":
+        if lws.size == 1:
+            return 54, "the leader host name '<name>-<8-char group key>' must be a 63-character DNS label"
+        return 43, ("worker StatefulSets are named after the leader host name '<name>-<8-char group key>' "
+                    "and their pods' controller-revision-hash label '<host name>-<hash>' must fit 63 characters")
+    if lws.size > 1:
+        digits = len(str(max(lws.replicas - 1, 0)))
+        return 63 - 12 - digits, (f"worker pods get the label controller-revision-hash '<name>-<group index>-<hash>' "
+                                  f"(len(name) + 1 + {digits} + 11 characters), which must fit 63 characters")
+    return 52, "leader pods get the label controller-revision-hash '<name>-<hash>' (len(name) + 11 characters), which must fit 63 characters"
+
+
+def name_fits_length_budget(lws: LeaderWorkerSet) -> Errors:
+    """Derived names must stay valid labels/DNS names (upstream only checks 63; issue #410)."""
+    name = lws.metadata.name or ""
+    limit, why = _budget(lws)
+    if not name or len(name) <= limit:
+        return []
+    mode = lws.spec.group_identity
+    return _err("metadata.name", f"name is {len(name)} characters but at most {limit} are allowed in {mode} mode "
+                f"with size {lws.size} and {lws.replicas} replicas: {why} (upstream issue #410); "
+                f"shorten metadata.name to {limit} characters or fewer", name)
+
+
+# ---- §5.5 workload-aware (gang) scheduling --------------------------------------------------
+def _sched(lws: LeaderWorkerSet) -> dict[str, Any] | None:
+    s = lws.spec.scheduling
+    return None if s is None else s.to_wire()
+
+
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _units(lws: LeaderWorkerSet) -> list[GangUnit]:
+    return [] if lws.spec.scheduling is None else lws.spec.scheduling.gang_units(lws.replicas, lws.size)
+
+
+def _priority_class(template: dict[str, Any] | None) -> str:
+    return _dict(_dict(template).get("spec")).get("priorityClassName") or ""
+
+
+def scheduling_one_level(lws: LeaderWorkerSet) -> Errors:
+    if lws.spec.scheduling is None or len(levels := lws.spec.scheduling.levels()) == 1:
+        return []
+    return _err(SCHED, f"phase 1 requires exactly one active scheduling level, got [{' '.join(levels)}]")
+
+
+def scheduling_rejects_leader_ready(lws: LeaderWorkerSet) -> Errors:
+    if lws.spec.startup_policy == "LeaderReady" and any(u.gang and u.leader_and_workers for u in _units(lws)):
+        return _err(SCHED, "a gang containing the leader and workers is incompatible with startupPolicy LeaderReady")
+    return []
+
+
+def scheduling_rejects_exclusive_topology(lws: LeaderWorkerSet) -> Errors:
+    s = lws.spec.scheduling
+    if L.EXCLUSIVE_TOPOLOGY in lws.metadata.annotations and s is not None and \
+            (any(u.gang for u in _units(lws)) or s.has_constraints()):
+        return _err(SCHED, "gang scheduling or workload topology constraints cannot be combined with exclusive topology in alpha")
+    return []
+
+
+def scheduling_min_count_is_membership(lws: LeaderWorkerSet) -> Errors:
+    errs: Errors = []
+    for u in _units(lws):
+        if u.min_count is not None and u.min_count != u.members:
+            errs += _err(f"{u.path}.schedulingPolicy.gang.minCount", f"must equal complete leaf membership {u.members}", u.min_count)
+    return errs
+
+
+def scheduling_min_group_count_unavailable(lws: LeaderWorkerSet) -> Errors:
+    errs: Errors = []
+    for u in _units(lws):
+        if (mgc := _dict(u.policy.get("gang")).get("minGroupCount")) is not None:
+            errs += _err(f"{u.path}.schedulingPolicy.gang.minGroupCount",
+                         "minGroupCount requires CompositePodGroup support and is not available in phase 1", mgc)
+    return errs
+
+
+def scheduling_role_needs_size_two(lws: LeaderWorkerSet) -> Errors:
+    if lws.spec.scheduling is not None and "role" in lws.spec.scheduling.levels() and lws.size < 2:
+        return _err(f"{LWT}.size", "leader/worker scheduling requires size >= 2", lws.size)
+    return []
+
+
+def scheduling_no_user_scheduling_group(lws: LeaderWorkerSet) -> Errors:
+    lwt = lws.spec.leader_worker_template
+    if lws.spec.scheduling is not None and any(
+            "schedulingGroup" in _dict(_dict(t).get("spec")) for t in (lwt.leader_template, lwt.worker_template)):
+        return _err(SCHED, "managed pod templates must not set spec.schedulingGroup")
+    return []
+
+
+def scheduling_same_priority_class(lws: LeaderWorkerSet) -> Errors:
+    lwt = lws.spec.leader_worker_template
+    if lws.spec.scheduling is not None and lws.size > 1 and \
+            _priority_class(lwt.leader_pod_template()) != _priority_class(lwt.worker_template):
+        return _err(SCHED, "all managed pod templates must use the same priorityClassName")
+    return []
+
+
+def _claim_keys(claim: Any) -> set[tuple[str, str]]:
+    keys = ("name", "resourceClaimName", "resourceClaimTemplateName")
+    return {(k, v) for k, v in _dict(claim).items() if k in keys and isinstance(v, str) and v}
+
+
+def scheduling_resource_claims_referenced(lws: LeaderWorkerSet) -> Errors:
+    """Each shared claim must be referenced (same name or same claim/template) by every member template."""
+    s, lwt = _sched(lws) or {}, lws.spec.leader_worker_template
+    templates = [lwt.leader_pod_template()] + ([lwt.worker_template] if lws.size > 1 else [])
+    errs: Errors = []
+    for i, claim in enumerate(s.get("resourceClaims") or []):
+        keys = _claim_keys(claim)
+        for t in templates:
+            refs = _dict(_dict(t).get("spec")).get("resourceClaims") or []
+            if not any(keys & _claim_keys(r) for r in refs):
+                errs += _err(f"{SCHED}.resourceClaims[{i}]", "must have a matching reference in every member pod template", claim)
+                break
+    return errs
+
+
+# ---- pulumi-lws option annotation -----------------------------------------------------------
+def update_order_annotation_valid(lws: LeaderWorkerSet) -> Errors:
+    """``pulumi-lws.io/update-order``: ScaleFirst|RolloutFirst; RolloutFirst needs MU > 0 (PR #996)."""
+    order = lws.metadata.annotations.get(UPDATE_ORDER_ANNOTATION)
+    if order is None:
+        return []
+    if order not in ("ScaleFirst", "RolloutFirst"):
+        return _err(f"metadata.annotations[{UPDATE_ORDER_ANNOTATION}]",
+                    f'Unsupported value: "{order}": supported values: "ScaleFirst", "RolloutFirst"', order, "NotSupported")
+    mu = _ruc(lws).max_unavailable
+    if order == "RolloutFirst" and lws.replicas > 0 and not _budget_errors(mu, MU_PATH) \
+            and scaled_value(mu, lws.replicas, round_up=False) == 0:
+        return _err(MU_PATH, "must not be 0 when `updateOrder` is RolloutFirst", mu)
+    return []
+
+
+# ---- update-only rules ----------------------------------------------------------------------
+def subgroup_size_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
+    """U1-U3: subGroupSize cannot change, be enabled or be removed after creation."""
+    new_p, old_p = lws.spec.leader_worker_template.sub_group_policy, old.spec.leader_worker_template.sub_group_policy
+    if new_p is not None and old_p is None:
+        return _err(SGS_PATH, "cannot enable subGroupSize after the lws is already created", new_p.sub_group_size)
+    if new_p is None and old_p is not None:
+        return _err(SGS_PATH, "cannot remove subGroupSize after enabled")
+    if new_p is not None and old_p is not None and new_p.sub_group_size != old_p.sub_group_size:
+        return _err(SGS_PATH, IMMUTABLE, new_p.sub_group_size)
+    return []
+
+
+def subdomain_policy_not_null(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
+    """U4: an update may not leave networkConfig.subdomainPolicy nil."""
+    if lws.spec.network_config.subdomain_policy_was_nil:
+        return _err("spec.networkConfig.subdomainPolicy", "cannot set subdomainPolicy as null")
+    return []
+
+
+def group_identity_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
+    """``""`` and Ordinal are equal (both parse to Ordinal)."""
+    if lws.spec.group_identity != old.spec.group_identity:
+        return _err("spec.groupIdentity", "groupIdentity is immutable", lws.spec.group_identity)
+    return []
+
+
+def pod_termination_policy_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
+    if lws.spec.pod_termination_policy != old.spec.pod_termination_policy:
+        return _err("spec.podTerminationPolicy", IMMUTABLE, lws.spec.pod_termination_policy)
+    return []
+
+
+def scheduling_presence_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
+    if old.spec.scheduling is None and lws.spec.scheduling is not None:
+        return _err(SCHED, "cannot add spec.scheduling after creation", kind="Forbidden")
+    if old.spec.scheduling is not None and lws.spec.scheduling is None:
+        return _err(SCHED, "cannot remove spec.scheduling after creation", kind="Forbidden")
+    return []
+
+
+def scheduling_level_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
+    if lws.spec.scheduling and old.spec.scheduling and lws.spec.scheduling.levels() != old.spec.scheduling.levels():
+        return _err(SCHED, "cannot switch the active scheduling level after creation")
+    return []
+
+
+def _without_min_count(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _without_min_count(x) for k, x in v.items() if k != "minCount"}
+    return [_without_min_count(x) for x in v] if isinstance(v, list) else v
+
+
+def scheduling_fields_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
+    """Policy, constraints, disruptionMode, resourceClaims are frozen; only gang.minCount may change."""
+    new_s, old_s = _sched(lws), _sched(old)
+    if new_s is None or old_s is None or lws.spec.scheduling.levels() != old.spec.scheduling.levels():
+        return []
+    if _without_min_count(new_s) != _without_min_count(old_s):
+        return _err(SCHED, "schedulingPolicy, schedulingConstraints, disruptionMode and resourceClaims are immutable "
+                    "after creation (only gang.minCount may change)")
+    return []
+
+
+def priority_class_frozen(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
+    if lws.spec.scheduling is None or old.spec.scheduling is None:
+        return []
+    new_pc = _priority_class(lws.spec.leader_worker_template.leader_pod_template())
+    if new_pc != _priority_class(old.spec.leader_worker_template.leader_pod_template()):
+        return _err(LWT, "cannot change priorityClassName while workload-aware scheduling is configured", new_pc)
+    return []
+
+
+from pulumi_lws.lws.api.template_rules import worker_template_required  # noqa: E402
+
+CREATE_RULES: tuple[CreateRule, ...] = (
+    name_is_dns1035_label, worker_template_required, replicas_not_negative, replicas_at_most_max, size_at_least_one,
+    replicas_times_size_fits_int32, max_unavailable_is_int_or_percent, max_surge_is_int_or_percent,
+    partition_not_negative, budgets_not_both_zero, subgroup_size_valid,
+    subgroup_exclusive_topology_needs_policy, hash_rejects_partition, hash_rejects_volume_claim_templates,
+    immediate_replacement_requires_hash, max_group_restarts_valid, restart_backoff_valid,
+    name_fits_length_budget, scheduling_one_level, scheduling_rejects_leader_ready,
+    scheduling_rejects_exclusive_topology, scheduling_min_count_is_membership,
+    scheduling_min_group_count_unavailable, scheduling_role_needs_size_two,
+    scheduling_no_user_scheduling_group, scheduling_same_priority_class,
+    scheduling_resource_claims_referenced, update_order_annotation_valid,
+)
+UPDATE_RULES: tuple[UpdateRule, ...] = (
+    subgroup_size_immutable, subdomain_policy_not_null, group_identity_immutable,
+    pod_termination_policy_immutable, scheduling_presence_immutable, scheduling_level_immutable,
+    scheduling_fields_immutable, priority_class_frozen,
+)
+
+
+def validate_leaderworkerset(lws: LeaderWorkerSet, old: LeaderWorkerSet | None = None) -> list[FieldError]:
+    """Every problem with ``lws`` (and, given ``old``, with the update from ``old``), in rule order."""
+    errors: list[FieldError] = []
+    for rule in CREATE_RULES:
+        errors += rule(lws)
+    if old is not None:
+        for update_rule in UPDATE_RULES:
+            errors += update_rule(lws, old)
+    return errors

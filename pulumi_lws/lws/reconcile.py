@@ -1,0 +1,147 @@
+"""The one place where observe -> plan -> render is wired (pure: no Pulumi, no I/O).
+
+``reconcile(lws, snapshot)`` is what one ``pulumi up``, one simulator tick and one test step do:
+given the desired spec and what the cluster shows, pick exactly one safe stage and return the
+objects to declare plus the actions to take. It keeps no state between calls: re-running it on
+the same snapshot returns the same result, and re-running it after a partial apply can only
+move the rollout as far as the observed readiness allows.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, Sequence
+
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.dependencies import Ref
+from pulumi_lws.lws.revision import RevisionCatalog, build_catalog
+from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.dependencies import check_dependency_order
+
+#: Annotation that opts one LWS into the budget-driven combined rollout (#1018) from YAML.
+UPDATE_ORDER_ANNOTATION = "pulumi-lws.io/update-order"
+
+
+@dataclass(frozen=True)
+class ReconcileOptions:
+    """Choices that are not part of the upstream API.
+
+    ``update_order``: ``ScaleFirst`` is upstream's behaviour for a template change combined with
+    a scale-up; ``RolloutFirst`` is the opt-in budget-driven order that avoids the #717 deadlock
+    (replace old groups first within maxUnavailable, counting ready added groups toward the
+    floor). ``gang_provider``: which gang-scheduling objects ``spec.scheduling`` expands into.
+    """
+
+    update_order: Literal["ScaleFirst", "RolloutFirst"] = "ScaleFirst"
+    gang_provider: Literal["kubernetes", "volcano"] = "kubernetes"
+    volcano_queue: str | None = None
+
+    def for_lws(self, lws: LeaderWorkerSet) -> "ReconcileOptions":
+        order = lws.metadata.annotations.get(UPDATE_ORDER_ANNOTATION)
+        if order in ("ScaleFirst", "RolloutFirst"):
+            return ReconcileOptions(order, self.gang_provider, self.volcano_queue)  # type: ignore[arg-type]
+        return self
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """One reconcile's result.
+
+    ``dependencies``: ``{(kind, name): ((kind, name), ...)}`` — each manifest is applied only
+    after every manifest it lists was applied successfully in the same run (Pulumi
+    ``dependsOn``; the simulator's partial apply keeps the applied set closed under it). Every
+    ref names a manifest of ``manifests``, and every dependency precedes its dependents in
+    ``manifests``. A manifest without an entry has no dependency. The rules (one place):
+    :func:`manifest_dependencies`.
+    """
+
+    stage: Stage
+    manifests: tuple[Mapping[str, Any], ...]
+    catalog: RevisionCatalog = field(repr=False)
+    dependencies: Mapping[Ref, tuple[Ref, ...]] = field(default_factory=dict)
+
+
+def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOptions = ReconcileOptions()) -> Reconciled:
+    """Plan one stage for ``lws`` against ``snapshot`` and render the objects it needs."""
+    options = options.for_lws(lws)
+    revisions = [o for o in snapshot.list("ControllerRevision", **{L.NAME: lws.name})]
+    catalog = build_catalog(lws, revisions)
+    pipeline = _reconcile_hash if lws.spec.group_identity == "Hash" else _reconcile_ordinal
+    stage, manifests = pipeline(lws, snapshot, catalog, options)
+    dependencies = manifest_dependencies(lws, manifests)
+    check_dependency_order(manifests, dependencies)
+    return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
+
+
+def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]]) -> dict[Ref, tuple[Ref, ...]]:
+    """The apply order of one reconcile's manifests (pure; docs/design.md "Apply order").
+
+    * every workload after its Service and its revision's ControllerRevision
+      (:func:`render.lws.workload_dependencies`);
+    * Ordinal: every worker StatefulSet after the leader StatefulSet, so a worker template update
+      never lands unless the partition that admits its group landed first (lws#225;
+      :func:`render.lws.ordinal_dependencies`);
+    * every workload after the gang objects its pods belong to, PodGroups after their Workload
+      (:func:`render.scheduling.gang_dependencies`);
+    * Hash: worker StatefulSets do NOT depend on the leader Deployment — a worker StatefulSet is
+      rendered on its observed leader pod's revision (it is owned by that pod), never on the
+      Deployment's template, so no apply order can put workers ahead of their leader, and a failing
+      Deployment update must not hold back the workers of leaders already admitted.
+    """
+    from pulumi_lws.core.dependencies import merge_dependencies
+    from pulumi_lws.lws.render.ordinal import ordinal_dependencies, workload_dependencies
+    from pulumi_lws.lws.render.scheduling import gang_dependencies
+
+    parts = [workload_dependencies(manifests), gang_dependencies(manifests)]
+    if lws.spec.group_identity != "Hash":
+        parts.append(ordinal_dependencies(lws.name, manifests))
+    return merge_dependencies(manifests, *parts)
+
+
+
+
+def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,
+                       options: ReconcileOptions) -> tuple[Stage, list[Mapping[str, Any]]]:
+    """Ordinal identity: rollout stage -> failure handling -> placement -> pod labels -> render
+    -> gang objects.
+
+    Order matters: failure handling sees the rollout's stage (it never recreates a group the
+    rollout is replacing); placement sees the failure state (halted groups get no workers); pod
+    labelling comes last among the actions, so it skips pods a failure action deletes and keys
+    another action already sets (docs/rendering.md "Labels added at reconcile"); the restart counts are
+    carried on the rendered leader StatefulSet last, so a ``pulumi up`` never reverts a count an
+    action wrote (docs/failure-handling.md, docs/group-features.md).
+    """
+    from pulumi_lws.lws.render.ordinal import render_ordinal
+    from pulumi_lws.lws.render.scheduling import with_gang_scheduling
+    from pulumi_lws.lws.rollout.failure.ordinal import plan_failure_actions, with_failure_state
+    from pulumi_lws.lws.rollout.ordinal.planner import plan_ordinal
+    from pulumi_lws.lws.rollout.placement import place_groups, with_placement
+    from pulumi_lws.lws.rollout.ordinal.pod_labels import label_actions
+
+    stage = plan_ordinal(lws, snapshot, catalog, options)
+    failure = plan_failure_actions(lws, snapshot, stage)
+    stage = failure.apply_to(stage)
+    placement = place_groups(lws, snapshot, stage, catalog)
+    stage = with_placement(stage, placement)
+    stage = dataclasses.replace(stage, actions=stage.actions + label_actions(lws, snapshot, stage))
+    manifests = render_ordinal(lws, stage, catalog, options, group_domains=placement.group_domains,
+                               worker_groups=placement.worker_groups)
+    manifests = with_gang_scheduling(manifests, lws, stage, catalog, options.gang_provider, options.volcano_queue)
+    return stage, with_failure_state(manifests, lws, failure)
+
+
+def _reconcile_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,
+                    options: ReconcileOptions) -> tuple[Stage, list[Mapping[str, Any]]]:
+    """Hash identity: admission stage -> failure handling -> render (counts on the Deployment)."""
+    from pulumi_lws.lws.render.hash import render_hash
+    from pulumi_lws.lws.rollout.failure.hash import plan_hash_failure, with_hash_failure_state
+    from pulumi_lws.lws.rollout.hash.planner import plan_hash
+
+    stage = plan_hash(lws, snapshot, catalog, options)
+    failure = plan_hash_failure(lws, snapshot, stage)
+    stage = failure.apply_to(stage)
+    manifests = render_hash(lws, stage, catalog, options)
+    return stage, with_hash_failure_state(manifests, lws, failure)

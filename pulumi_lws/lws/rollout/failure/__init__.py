@@ -1,0 +1,1 @@
+"""Failure handling: restart policies, restart budget and backoff, retention, termination policy."""

@@ -1,0 +1,1 @@
+"""Hash identity (leader Deployment): group admission, blockers, predictions."""

@@ -1,0 +1,1 @@
+"""Ordinal identity (leader StatefulSet): upstream rollingUpdateParameters, group state, predictions, per-pod labels."""

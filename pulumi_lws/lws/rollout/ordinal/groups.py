@@ -1,0 +1,213 @@
+"""Per-ordinal group state of an Ordinal LWS, read from a :class:`Snapshot`, and group revisions.
+
+Group ``i`` = leader pod ``<lws>-<i>`` + worker StatefulSet ``<lws>-<i>`` (when the group's size
+> 1) + worker pods labelled ``group-index: i``. Readiness and "updated" follow design.md "Group
+state legend" (upstream ``getReplicaStates``):
+
+* ready(i)   = leader pod Running+Ready and (size == 1 or worker STS ready);
+* updated(i) = leader pod and (size > 1) worker STS both carry the target revision key;
+* a group whose leader pod is missing, or whose worker STS is missing when size > 1, is neither.
+
+The size of a group is its leader pod's ``size`` annotation (the group's own revision), falling
+back to the spec. Ordinals ``>= R`` are marked ``surge``.
+
+:func:`group_revisions` is the crash-safety rule: an ordinal below the partition keeps the
+revision it is observed on — its leader pod's, workers follow their leader — and is never moved
+to the target by a re-run (issue #225).
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_running_and_ready, pod_unschedulable, statefulset_ready
+from pulumi_lws.lws.observe import revision_of
+from pulumi_lws.lws.revision import RevisionCatalog
+from pulumi_lws.core.stage import GroupView
+
+
+def group_size(lws: LeaderWorkerSet, leader: Mapping | None) -> int:
+    """The group's size: the leader pod's ``size`` annotation, else the spec's."""
+    if leader is not None:
+        raw = annotations_of(leader).get(L.SIZE)
+        if raw is not None and str(raw).isdigit():
+            return int(raw)
+    return lws.size
+
+
+def _pods_by_group(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[int, list[Mapping]]:
+    """Every pod of the LWS indexed by its ``group-index`` label (one pass over the snapshot)."""
+    out: dict[int, list[Mapping]] = {}
+    for pod in snapshot.list("Pod", **{L.NAME: lws.name}):
+        idx = labels_of(pod).get(L.GROUP_INDEX)
+        if idx is not None and str(idx).isdigit():
+            out.setdefault(int(idx), []).append(pod)
+    return out
+
+
+def group_phase(leader: Mapping | None, worker_sts: Mapping | None, pods: list[Mapping], ready: bool) -> str:
+    """Detail for tables and blockers: terminating, unschedulable, pending, or ""."""
+    if leader is None:
+        return ""
+    if is_deleting(leader) or (worker_sts is not None and is_deleting(worker_sts)):
+        return "terminating"
+    if any(pod_unschedulable(p) for p in [leader, *pods]):
+        return "unschedulable"
+    if not ready and (leader.get("status") or {}).get("phase", "Pending") == "Pending":
+        return "pending"
+    return ""
+
+
+def group_revision_observed(leader: Mapping | None, worker_sts: Mapping | None) -> str | None:
+    """The revision a group is observed on: its leader pod's when the leader pod exists (workers
+    follow their leader: upstream derives the worker StatefulSet from the leader pod's revision),
+    else its worker StatefulSet's label, else None."""
+    return (revision_of(leader) if leader is not None else None) or revision_of(worker_sts)
+
+
+def observe_group(lws: LeaderWorkerSet, snapshot: Snapshot, i: int, target_key: str, pods: list[Mapping]) -> GroupView:
+    name = f"{lws.name}-{i}"
+    leader = snapshot.get("Pod", name)
+    worker_sts = snapshot.get("StatefulSet", name)
+    size = group_size(lws, leader)
+    multi = size > 1
+    exists = leader is not None
+    complete = exists and (not multi or worker_sts is not None)
+    ready = complete and pod_running_and_ready(leader) and (not multi or statefulset_ready(worker_sts))
+    updated = complete and revision_of(leader) == target_key and (not multi or revision_of(worker_sts) == target_key)
+    revision = group_revision_observed(leader, worker_sts)
+    return GroupView(
+        id=str(i), revision=revision, ready=bool(ready), updated=bool(updated), exists=exists,
+        surge=i >= lws.replicas, index=i, phase=group_phase(leader, worker_sts, pods, bool(ready)),
+    )
+
+
+def observe_ordinal_groups(lws: LeaderWorkerSet, snapshot: Snapshot, target_key: str) -> tuple[GroupView, ...]:
+    """One :class:`GroupView` per ordinal over ``[0, max(S, R))`` (S = observed leader STS replicas)."""
+    sts = snapshot.get("StatefulSet", lws.name)
+    s = int((sts.get("spec") or {}).get("replicas", 1)) if sts else 0
+    pods = _pods_by_group(lws, snapshot)
+    return tuple(observe_group(lws, snapshot, i, target_key, pods.get(i, [])) for i in range(max(s, lws.replicas)))
+
+
+def group_chars(groups: tuple[GroupView, ...]) -> str:
+    return "".join(g.char for g in groups)
+
+
+def observed_worker_revisions(lws: LeaderWorkerSet, snapshot: Snapshot, upto: int) -> dict[int, str | None]:
+    """The revision label of each observed worker StatefulSet ``<lws>-<i>``, ``i in [0, upto)`` (None = absent)."""
+    out: dict[int, str | None] = {}
+    for i in range(upto):
+        sts = snapshot.get("StatefulSet", f"{lws.name}-{i}")
+        out[i] = revision_of(sts) if sts is not None else None
+    return out
+
+
+def leader_current_revision(snapshot: Snapshot, leader_sts: Mapping | None) -> str | None:
+    """The LWS revision key the leader StatefulSet recreates pods below its partition from.
+
+    Kubernetes recreates a missing pod below the partition from ``status.currentRevision``, which
+    stays on an old template until a rollout completes (it can be several spec changes old). The
+    StatefulSet's own ControllerRevision copies the pod template's labels, so its
+    ``template-revision-hash`` label names the LWS revision. None when not observable.
+    """
+    if leader_sts is None:
+        return None
+    name = (leader_sts.get("status") or {}).get("currentRevision")
+    cr = snapshot.get("ControllerRevision", str(name)) if name else None
+    return labels_of(cr).get(L.TEMPLATE_REVISION_HASH) if cr is not None else None
+
+
+def revisions_in_use(groups: tuple[GroupView, ...], worker_revisions: Mapping[int, str | None],
+                     leader_current: str | None, catalog: RevisionCatalog) -> tuple[str, ...]:
+    """Known non-target revisions the cluster may still run or recreate: every observed leader pod's
+    and worker StatefulSet's revision, and the leader StatefulSet's current revision.
+
+    Their ControllerRevisions must stay declared (not only those a group is rendered on this
+    stage): a group below the partition follows its leader pod's revision, and the leader
+    StatefulSet may recreate that pod from its current revision at any time. Dropping such a
+    revision left the planner unable to render workers on their leader's revision (seed 12717).
+    Sorted, deterministic.
+    """
+    keys = {g.revision for g in groups} | set(worker_revisions.values()) | {leader_current}
+    target = catalog.target.key
+    return tuple(sorted(k for k in keys if k is not None and k != target and catalog.get(k) is not None))
+
+
+def nearest_old_revision(i: int, observed: list[tuple[int, str]]) -> str | None:
+    """The revision of the observed group nearest to ordinal ``i`` (ties: the lower ordinal), or None."""
+    if not observed:
+        return None
+    return min(observed, key=lambda item: (abs(item[0] - i), item[0]))[1]
+
+
+def revision_below_partition(i: int, g: GroupView | None, worker_revision: str | None, catalog: RevisionCatalog,
+                             old_below: list[tuple[int, str]], old_anywhere: list[tuple[int, str]],
+                             sts_revision: str | None) -> str:
+    """The revision group ``i`` (not admitted by the partition) is rendered on.
+
+    Invariant (lws#225): the result is the target only if the group is observed on the target, or
+    the group is not observed on any revision and nothing old is known (a fresh create with a
+    user partition). A group observed on an old revision is never moved to the target, even when
+    its own revision is not in the catalog: then its workers stay on their own (known) revision,
+    else the nearest known old revision is used. If nothing old is known at all, the group's own
+    revision is returned and rendering fails loudly (a ControllerRevision was deleted by hand),
+    as upstream does, rather than put workers ahead of their leader.
+    """
+    target = catalog.target.key
+    known = lambda key: key is not None and catalog.get(key) is not None  # noqa: E731
+    observed = g.revision if g is not None else None
+    if known(observed):
+        return observed  # type: ignore[return-value]  # workers follow their leader pod
+    if observed is not None and worker_revision != target and known(worker_revision):
+        return worker_revision  # type: ignore[return-value]  # leader's revision unknown: do not move the workers
+    fallback = nearest_old_revision(i, old_below)
+    if fallback is None and sts_revision != target and known(sts_revision):
+        fallback = sts_revision
+    if fallback is None and observed is not None:
+        fallback = nearest_old_revision(i, old_anywhere) or observed
+    return fallback or target
+
+
+def group_revisions(
+    groups: tuple[GroupView, ...], replicas: int, partition: int, catalog: RevisionCatalog, sts_revision: str | None,
+    worker_revisions: Mapping[int, str | None] | None = None,
+) -> dict[str, str]:
+    """Revision each ordinal in ``[0, replicas)`` is rendered on (design.md "how workers follow their leader").
+
+    ``i >= partition``: the target. Below: :func:`revision_below_partition` -- the group's
+    observed revision (:func:`group_revision_observed`: leader pod label when the leader pod
+    exists, else worker STS label) when the catalog knows it; for a group observed on a revision
+    the catalog does not know, its worker StatefulSet's own known old revision; else the nearest
+    observed known non-target revision below the partition; else the leader StatefulSet's own
+    (old) revision label; else, for a group observed on an old revision, the nearest known old
+    revision at any ordinal; else the target only for a group not observed on any old revision
+    (e.g. a fresh create with a user partition). Never the target for a group observed on an old
+    revision -- in particular when a new spec moves the partition up (Case 2 resets it to
+    ``min(R, S)``) over groups admitted under a previous revision.
+
+    Following the leader pod first is the second line of defence of lws#225: if anything (a
+    foreign crash, a manual edit, an apply that ignored the dependency order) left a worker
+    StatefulSet below the partition on another revision than its leader pod, the next reconcile
+    renders it back onto its leader's revision instead of keeping the workers ahead.
+    """
+    target = catalog.target.key
+    workers = worker_revisions or {}
+    by_index = {g.index: g for g in groups}
+    known = lambda key: key is not None and catalog.get(key) is not None  # noqa: E731
+    old_anywhere = [(g.index, g.revision) for g in groups
+                    if g.index is not None and g.revision != target and known(g.revision)]
+    seen = set(old_anywhere)  # a set: this runs per reconcile over every group (10,000s)
+    old_anywhere += [(i, rev) for i, rev in sorted(workers.items())
+                     if rev != target and known(rev) and (i, rev) not in seen]
+    old_below = [(i, rev) for i, rev in old_anywhere if i < partition and by_index.get(i) is not None
+                 and by_index[i].revision == rev]
+    out: dict[str, str] = {}
+    for i in range(replicas):
+        if i >= partition:
+            out[str(i)] = target
+        else:
+            out[str(i)] = revision_below_partition(i, by_index.get(i), workers.get(i), catalog, old_below,
+                                                   old_anywhere, sts_revision)
+    return out

@@ -1,0 +1,176 @@
+"""A pure model of the cluster's side of an Ordinal rollout, and stage prediction on top of it.
+
+The model is what ``pulumi-lws plan``, ``Stage.remaining`` and the property tests share:
+
+* :func:`apply_decision` -- what the StatefulSet controller does with a stage, worst case: every
+  admitted group (ordinal >= partition) not on the target revision goes down at once and comes
+  back on the target (``u``); ordinals >= replicas disappear; new ordinals are created on the
+  target (``u``) when admitted, else on the old revision (``x``).
+* :func:`ready_order` -- "groups become ready in rollout order": freshly created groups first
+  (ascending), then replaced groups from the highest ordinal down (StatefulSet update order).
+* :func:`predict` -- alternate plan (fixed point of :func:`~pulumi_lws.lws.rollout.budget.rule_for`,
+  the same rule ``plan_ordinal`` applies, surge hold included) and one readiness change until the
+  rollout is complete, recording a :class:`ModelStep` per readiness change.
+
+Availability in this model (and in the property tests): ``available`` = ready groups among the
+live ordinals ``[0, S)``, surge ordinals included (they serve traffic), at most ``R``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from pulumi_lws.lws.rollout.budget import rule_for
+from pulumi_lws.lws.rollout.ordinal.algo import Decision, LeaderSts, RolloutInputs, fixed_point, state_at
+from pulumi_lws.core.stage import PredictedStage
+
+MAX_MODEL_STEPS = 400
+_ADMIT = str.maketrans({"-": "u", "o": "u", "x": "u"})
+
+
+@dataclass(frozen=True)
+class ModelStep:
+    """One readiness change and the stage planned for it (``decision`` None = initial state)."""
+
+    inputs: RolloutInputs  # what the planner observed
+    decision: Decision
+    states: str  # groups after the stage was applied
+    note: str = ""
+
+
+def apply_decision(inp: RolloutInputs, d: Decision) -> tuple[RolloutInputs, str]:
+    """Apply ``d`` (worst case) and return the next observation (same groups otherwise)."""
+    old_states = inp.states
+    live = old_states[: inp.sts.replicas if inp.sts else 0]
+    has_old = inp.template_changed or "o" in live or "x" in live
+    # str ops instead of a per-ordinal loop (the model runs up to MAX_MODEL_STEPS times per plan):
+    # below the partition an absent ordinal is created old ("x") if any old group exists, else "u";
+    # at or above it every absent or old ordinal comes back on the target, not ready ("u").
+    padded = old_states[: d.replicas].ljust(d.replicas, "-")
+    cut = min(max(d.partition, 0), d.replicas)
+    states = padded[:cut].replace("-", "x" if has_old else "u") + padded[cut:].translate(_ADMIT)
+    nxt = replace(inp, sts=LeaderSts(d.replicas, d.partition, inp.replicas), template_changed=False, states=states)
+    return nxt, states
+
+
+def ready_order(states: str, partition: int, created: frozenset[int]) -> list[int]:
+    """Not-ready live groups in the order they are assumed to become ready."""
+    fresh = sorted(i for i, c in enumerate(states) if c in "ux" and i in created)
+    replaced = sorted((i for i, c in enumerate(states) if c in "ux" and i not in created), reverse=True)
+    return fresh + replaced
+
+
+def become_ready(states: str, i: int) -> str:
+    c = states[i]
+    return states[:i] + ("U" if c == "u" else "o") + states[i + 1:]
+
+
+def available(states: str, live: int, replicas: int) -> int:
+    """Ready groups among the live ordinals ``[0, live)``, at most ``replicas``."""
+    window = states[: max(0, live)]
+    return min(replicas, window.count("U") + window.count("o"))
+
+
+def _all_ready_updated(states: str, lo: int, hi: int) -> bool:
+    """Every ordinal in ``[lo, hi)`` is ready+updated (positions past the string are absent)."""
+    if hi <= lo:
+        return True
+    return hi <= len(states) and states.count("U", lo, hi) == hi - lo
+
+
+def next_ready(states: str, created: set[int] | frozenset[int]) -> int | None:
+    """``ready_order(states, _, created)[0]`` without building the whole order (O(|created|) + rfind)."""
+    fresh = [i for i in created if i < len(states) and states[i] in "ux"]
+    if fresh:
+        return min(fresh)
+    end = len(states)
+    while True:
+        j = max(states.rfind("u", 0, end), states.rfind("x", 0, end))
+        if j < 0 or j not in created:
+            return None if j < 0 else j
+        end = j
+
+
+def is_complete(inp: RolloutInputs, d: Decision) -> bool:
+    """No rollout work remains: the decision is terminal and [P_user, R) is all ready+updated."""
+    return (
+        not inp.template_changed
+        and d.partition == inp.user_partition
+        and d.replicas == inp.replicas
+        and _all_ready_updated(inp.states, inp.user_partition, inp.replicas)
+    )
+
+
+def is_settled(inp: RolloutInputs, d: Decision) -> bool:
+    """Nothing moves until the spec changes: [P_user, R) all ready+updated at the user partition.
+
+    Differs from :func:`is_complete` only when upstream keeps surge groups because a user
+    partition > 0 keeps ``P_user`` groups old (``U >= P_user``; reference §1.6 "partition plus
+    maxSurge"): the burst stays until the partition is reset to 0.
+    """
+    return (
+        not inp.template_changed
+        and d.partition == inp.user_partition
+        and _all_ready_updated(inp.states, inp.user_partition, inp.replicas)
+        and inp.sts is not None and (inp.sts.replicas, inp.sts.partition) == (d.replicas, d.partition)
+    )
+
+
+def at_rest_from_here(inp: RolloutInputs, d: Decision) -> bool:
+    """After decision ``d`` every later call is upstream's Case 3 (partition 0, S == R), whatever
+    readiness does: no user partition and the decision already has the final shape. Nothing is
+    left to predict then (and a 10,000-group creation need not be walked group by group)."""
+    return inp.user_partition == 0 and d.partition == 0 and d.replicas == inp.replicas
+
+
+def predict(inp: RolloutInputs, update_order: str = "ScaleFirst", max_steps: int = MAX_MODEL_STEPS,
+            first: Decision | None = None) -> list[ModelStep]:
+    """Stages from ``inp`` assuming groups become ready in rollout order, one readiness change per step.
+
+    ``first``: the fixed point for ``inp`` when the caller already has it (computed once per reconcile)."""
+    rule = rule_for(update_order)
+    steps: list[ModelStep] = []
+    created: set[int] = set()
+    cur = inp
+    note = ""
+    for _ in range(max_steps):
+        d = first if first is not None and cur is inp else fixed_point(cur, rule)[0]
+        before = cur.states
+        live_before = cur.sts.replicas if cur.sts else 0
+        cur, states = apply_decision(cur, d)
+        created |= {i for i in range(live_before, d.replicas) if state_at(before, i) == "-"}
+        created = {i for i in created if i < d.replicas}
+        steps.append(ModelStep(cur, d, states, note))
+        if is_complete(cur, d) or is_settled(cur, d):
+            break
+        i = next_ready(states, created)  # == ready_order(states, d.partition, created)[0]
+        if i is None:
+            break  # nothing can change any more: blocked
+        cur = replace(cur, states=become_ready(states, i))
+        created.discard(i)
+        note = f"R-{i} ready"
+    return steps
+
+
+def finished(steps: list[ModelStep]) -> bool:
+    """Whether a prediction reached the end of the rollout (False: cut at ``MAX_MODEL_STEPS``)."""
+    if not steps:
+        return True
+    last = steps[-1]
+    return len(steps) < MAX_MODEL_STEPS or is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision)
+
+
+def remaining_stages(inp: RolloutInputs, update_order: str = "ScaleFirst") -> tuple[tuple[PredictedStage, ...], bool]:
+    """Future stages after the one planned for ``inp`` (one per change of (replicas, partition)),
+    and whether the prediction is complete (very large rollouts are cut at ``MAX_MODEL_STEPS``)."""
+    first, _trace = fixed_point(inp, rule_for(update_order))
+    if at_rest_from_here(inp, first):
+        return (), True
+    steps = predict(inp, update_order, first=first)
+    out: list[PredictedStage] = []
+    last = (steps[0].decision.replicas, steps[0].decision.partition) if steps else None
+    for step in steps[1:]:
+        key = (step.decision.replicas, step.decision.partition)
+        if key != last:
+            out.append(PredictedStage(step.decision.replicas, step.decision.partition, step.states))
+            last = key
+    return tuple(out), finished(steps)

@@ -1,0 +1,1 @@
+"""LeaderWorkerSet status: Ordinal and Hash counts and conditions, failure conditions."""

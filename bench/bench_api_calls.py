@@ -25,10 +25,11 @@ class CountingClient:
 
 def count_calls(groups: int = 50) -> int:
     from pulumi_lws.cluster.live import LiveCluster
+    from pulumi_lws.lws.observe import lws_scope
 
     lws = fleet_lws(groups)
     snap = mid_rollout_snapshot(lws)
     client = CountingClient(list(snap))
-    observed = LiveCluster(client).observe("bench", "fleet", nodes=True)
+    observed = LiveCluster(client).observe(lws_scope("bench", "fleet", nodes=True))
     assert len(observed.list("Pod")) == groups, "the counting client must serve every pod"
     return client.calls

@@ -36,6 +36,7 @@ from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.groups import GroupsView, read_groups
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.lws.observe import lws_scope
 
 NS, NAME = "default", "rel"
 STACK = f"{NS}/{NAME}"
@@ -190,13 +191,13 @@ class Harness:
 
     def view(self) -> GroupsView:
         lws = self.lws
-        snap = self.cluster.observe(NS, NAME)
+        snap = self.cluster.observe(lws_scope(NS, NAME))
         return read_groups(snap, NAME, lws.replicas, lws.size, revision_key(lws), lws.spec.group_identity == "Hash")
 
     # -- one `pulumi up` --------------------------------------------------------------------
     def up(self, keep: float = 1.0, run_actions: bool = True) -> tuple[Reconciled, Any, list[str]]:
         lws = self.lws
-        snap = self.cluster.observe(NS, NAME, nodes=bool(self.cluster.store.list("Node")))
+        snap = self.cluster.observe(lws_scope(NS, NAME, nodes=bool(self.cluster.store.list("Node"))))
         result = reconcile(lws, snap, self.options)
         applied = self.cluster.apply(result.manifests, stack_id=STACK, keep=keep, dependencies=result.dependencies)
         executed = self.cluster.execute(NS, result.stage.actions) if run_actions and result.stage.actions else []
@@ -286,7 +287,7 @@ class Harness:
 def follower_violations(cluster: SimCluster, lws: LeaderWorkerSet) -> list[str]:
     """Workers never run ahead of their leader (see module docstring)."""
     target = revision_key(lws)
-    snap = cluster.observe(NS, NAME)
+    snap = cluster.observe(lws_scope(NS, NAME))
     out = []
     if lws.spec.group_identity == "Hash":
         pods = {p["metadata"]["uid"]: p for p in snap.list("Pod")}
@@ -326,7 +327,7 @@ def final_state_problems(h: Harness) -> list[str]:
     """No lost groups and no leaked objects once converged (exactly what the final spec needs)."""
     lws = h.lws
     target = revision_key(lws)
-    snap = h.cluster.observe(NS, NAME)
+    snap = h.cluster.observe(lws_scope(NS, NAME))
     live = lambda kind: [o for o in snap.list(kind) if not is_deleting(o)]  # noqa: E731
     pods, sts = live("Pod"), {s["metadata"]["name"]: s for s in live("StatefulSet")}
     services = {s["metadata"]["name"] for s in live("Service")}

@@ -26,8 +26,8 @@ class FakeObserver:
     def __init__(self) -> None:
         self.calls: list[tuple] = []
 
-    def observe(self, namespace, name, *, nodes=False):
-        self.calls.append((namespace, name, nodes))
+    def observe(self, scope):
+        self.calls.append((scope.namespace, scope.selector[L.NAME], scope.nodes))
         return Snapshot.of([])
 
 
@@ -215,7 +215,7 @@ def test_invalid_args_raise_before_any_registration(mocks, backend, bad):
 
 def test_args_forms_build_the_same_spec():
     from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet as Model
-    from pulumi_lws.components._spec import build_spec
+    from pulumi_lws.components.lws_args import build_spec
 
     manifest = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
                 "metadata": {"name": "demo", "namespace": "serving"},
@@ -239,15 +239,15 @@ def test_args_forms_build_the_same_spec():
 
 
 def test_update_order_option():
-    from pulumi_lws.components._spec import build_spec
+    from pulumi_lws.components.lws_args import build_spec
 
     assert build_spec("demo", {**ARGS, "updateOrder": "RolloutFirst"}).options.update_order == "RolloutFirst"
 
 
 def test_preview_stage_table_shows_now_and_predicted_rows():
-    from pulumi_lws.components._outputs import stage_table
+    from pulumi_lws.components.outputs import stage_table
 
-    table = stage_table(fake_reconcile(__import__("pulumi_lws.components._spec", fromlist=["x"]).build_spec("demo", ARGS).lws, None).stage)
+    table = stage_table(fake_reconcile(__import__("pulumi_lws.components.lws_args", fromlist=["x"]).build_spec("demo", ARGS).lws, None).stage)
     lines = table.splitlines()
     assert lines[0].split()[:3] == ["Stage", "Partition", "Replicas"]
     assert len(lines) == 2 + 3 and "now (case 3)" in lines[2] and "predicted" in lines[3]

@@ -33,7 +33,7 @@ class Recorder:
         cls.built.append({"context": context, "kubeconfig": kubeconfig, "gang_provider": gang_provider})
         return cls()
 
-    def observe(self, namespace, name, *, nodes=False):
+    def observe(self, scope):
         return Snapshot.of([])
 
     def execute(self, namespace, actions):

@@ -18,6 +18,7 @@ from pulumi_lws.core.stage import Action
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.engines import PureEngine
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
+from pulumi_lws.lws.observe import lws_scope
 
 NS, NAME, INTERVAL, R, SIZE = "default", "web", 5, 2, 3
 
@@ -74,7 +75,7 @@ class Driver:
 
     def degraded(self) -> dict:
         lws = LeaderWorkerSet.from_manifest(self.desired, namespace=NS)
-        conds = merge_failure_status({"conditions": []}, lws, self.cluster.observe(NS, NAME))["conditions"]
+        conds = merge_failure_status({"conditions": []}, lws, self.cluster.observe(lws_scope(NS, NAME)))["conditions"]
         return next(c for c in conds if c["type"] == "Degraded")
 
 

@@ -17,6 +17,7 @@ from pulumi_lws.core.stage import Action
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.engines import PureEngine
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
+from pulumi_lws.lws.observe import lws_scope
 
 NS, NAME, INTERVAL, R, SIZE = "default", "web", 5, 3, 3
 
@@ -100,7 +101,7 @@ class Driver:
 
     def status(self) -> dict:
         lws = LeaderWorkerSet.from_manifest(self.desired, namespace=NS)
-        return merge_failure_status({"conditions": []}, lws, self.cluster.observe(NS, NAME))
+        return merge_failure_status({"conditions": []}, lws, self.cluster.observe(lws_scope(NS, NAME)))
 
 
 @pytest.mark.parametrize("termination", ["Sequential", "Parallel"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from test_hash_fixtures import NS, cr, deployment, key_of, leader, make_lws, rev, snap, worker, worker_sts
 
 from pulumi_lws.lws import labels as L
-from pulumi_lws.components._outputs import lws_status
+from pulumi_lws.lws.status.summary import lws_status
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.rollout.hash import blockers as HB
 from pulumi_lws.lws.rollout.budget import DEADLOCK_717

@@ -1,12 +1,12 @@
 """Hash-mode LWS status (rollout/hash_status.py): upstream ``updateStatusHash`` from observed groups,
-plus the observedGeneration fix, and its wiring into ``components._outputs.lws_status``."""
+plus the observedGeneration fix, and its wiring into ``lws.status.summary.lws_status``."""
 from __future__ import annotations
 
 import pytest
 from test_hash_fixtures import cr, deployment, leader, make_lws, rev, snap, worker_sts
 
 from pulumi_lws.lws import labels as L
-from pulumi_lws.components._outputs import lws_status
+from pulumi_lws.lws.status.summary import lws_status
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.status.hash import deployment_caught_up, hash_condition_state, hash_status
 from pulumi_lws.core.stage import GroupView

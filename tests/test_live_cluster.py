@@ -19,6 +19,7 @@ from lightkube.config.kubeconfig import KubeConfig  # noqa: E402
 from pulumi_lws.lws import labels as L  # noqa: E402
 from pulumi_lws.cluster.live import LiveCluster, condition_patch, ungate_patch  # noqa: E402
 from pulumi_lws.core.stage import Action  # noqa: E402
+from pulumi_lws.lws.observe import lws_scope
 
 NS = "serving"
 LWS = "demo"
@@ -79,7 +80,7 @@ def _seed(kmock) -> None:
 async def test_observe_lists_each_kind_once_with_the_selector(kmock):
     _seed(kmock)
     live = LiveCluster(_client(str(kmock.url)), now=lambda: 1000.0)
-    snapshot = await asyncio.to_thread(live.observe, NS, LWS, nodes=True)
+    snapshot = await asyncio.to_thread(live.observe, lws_scope(NS, LWS, nodes=True))
 
     requests = list(kmock)
     assert len(requests) <= 8, [str(r.url) for r in requests]
@@ -101,7 +102,7 @@ async def test_observe_lists_each_kind_once_with_the_selector(kmock):
 async def test_observe_without_nodes_makes_no_node_call(kmock):
     _seed(kmock)
     live = LiveCluster(_client(str(kmock.url)))
-    await asyncio.to_thread(live.observe, NS, LWS)
+    await asyncio.to_thread(live.observe, lws_scope(NS, LWS))
     assert not [r for r in kmock if r.resource is not None and r.resource.plural == "nodes"]
 
 

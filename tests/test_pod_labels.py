@@ -303,7 +303,7 @@ def test_simulated_rollout_labels_every_pod_like_upstream_and_then_goes_quiet():
 
 
 def test_component_preview_table_summarises_label_actions():
-    from pulumi_lws.components._outputs import stage_table
+    from pulumi_lws.components.outputs import stage_table
 
     lws = make_lws()
     stage = stage_of(lws, actions=label_actions(lws, Snapshot.of(world(lws)), stage_of(lws)))

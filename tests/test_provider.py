@@ -38,7 +38,7 @@ def test_provider_inputs_map_like_construct():
     """What construct passes (ints as floats, camelCase -> snake_case) builds a valid spec."""
     from pulumi.provider.experimental.component import ComponentProvider
 
-    from pulumi_lws.components._spec import build_spec
+    from pulumi_lws.components.lws_args import build_spec
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
 
     provider = ComponentProvider([LeaderWorkerSet], name="lws", version="0.1.0")

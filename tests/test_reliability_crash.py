@@ -22,6 +22,7 @@ import pytest
 
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.sim.apply import key_of
+from pulumi_lws.lws.observe import lws_scope
 from reliability_helpers import (NAME, NS, POLICIES, STACK, Case, Harness, final_state_problems, follower_violations,
                                  lws_manifest, random_case)
 
@@ -54,7 +55,7 @@ def rerun_until_idle(h: Harness) -> int:
 def same_snapshot_is_deterministic(h: Harness) -> None:
     """Planning twice on one snapshot gives identical manifests and actions (pure, no apply)."""
     lws = h.lws
-    snap = h.cluster.observe(NS, NAME, nodes=bool(h.cluster.store.list("Node")))
+    snap = h.cluster.observe(lws_scope(NS, NAME, nodes=bool(h.cluster.store.list("Node"))))
     a, b = reconcile(lws, snap, h.options), reconcile(lws, snap, h.options)
     assert a.manifests == b.manifests and a.stage.actions == b.stage.actions, "reconcile is not a function of the snapshot"
 
@@ -164,7 +165,7 @@ def _ordinal_before_second_stage() -> tuple[Harness, object]:
     h.up()
     for _ in range(10):
         h.advance(2.0)
-        result = reconcile(h.lws, h.cluster.observe(NS, NAME), h.options)
+        result = reconcile(h.lws, h.cluster.observe(lws_scope(NS, NAME)), h.options)
         if result.stage.partition == 1:
             return h, result
         h.up()

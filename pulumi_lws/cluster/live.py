@@ -1,7 +1,8 @@
 """The live cluster: observer + actuator over the Kubernetes API with lightkube.
 
-One reconcile reads at most 8 LISTs whatever the number of groups: one per kind of
-:data:`pulumi_lws.lws.observe.LWS_KINDS`, selected by ``leaderworkerset.sigs.k8s.io/name=<lws>``,
+One reconcile reads at most one LIST per kind of its :class:`~pulumi_lws.core.ports.Scope`
+whatever the number of groups (LeaderWorkerSet: the 7 kinds of
+:data:`pulumi_lws.lws.observe.LWS_KINDS`, selected by ``leaderworkerset.sigs.k8s.io/name=<lws>``),
 plus Nodes when asked. Kinds whose API the cluster does not serve (404, e.g. no Workload API or
 no Volcano) are skipped. Actions are precise patches: ``label``/``annotate`` are merge patches
 on metadata, ``ungate`` removes exactly one scheduling gate with a JSON patch guarded by a
@@ -29,7 +30,7 @@ from lightkube.resources.scheduling_v1beta1 import PodGroup, Workload
 from lightkube.types import PatchType
 
 from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.observe import LWS_KINDS
+from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Action
 
@@ -40,14 +41,13 @@ VolcanoPodGroup = create_namespaced_resource("scheduling.volcano.sh", "v1beta1",
 
 
 def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
-    """The lightkube resource class for each kind in LWS_KINDS."""
-    classes: dict[str, Any] = {
+    """The lightkube resource class of every namespaced kind a workload API may observe or act on."""
+    return {
         "StatefulSet": StatefulSet, "Deployment": Deployment, "Pod": Pod,
         "ControllerRevision": ControllerRevision, "Service": Service,
         "PodGroup": VolcanoPodGroup if gang_provider == "volcano" else PodGroup,
         "Workload": Workload,
     }
-    return {kind: classes[kind] for kind in LWS_KINDS if kind in classes}
 
 
 def to_plain(obj: Any, kind: str) -> dict[str, Any]:
@@ -85,14 +85,16 @@ class LiveCluster:
         return cls(Client(config=single, field_manager=FIELD_MANAGER), gang_provider=gang_provider)
 
     # ---- Observer --------------------------------------------------------------------------
-    def observe(self, namespace: str, name: str, *, nodes: bool = False) -> Snapshot:
+    def observe(self, scope: Scope) -> Snapshot:
+        """One LIST per kind of ``scope`` (selected server-side, checked again client-side), plus
+        one for Nodes when the scope asks."""
         objs: list[dict[str, Any]] = []
-        selector = {L.NAME: name}
-        for kind, res in self.kinds.items():
-            objs += self._list(kind, res, namespace=namespace, labels=selector)
-        if nodes:
+        for kind in scope.kinds:
+            objs += [o for o in self._list(kind, self._res(kind), namespace=scope.namespace, labels=dict(scope.selector))
+                     if scope.selects(o)]
+        if scope.nodes:
             objs += self._list("Node", Node)
-        return Snapshot.of((o for o in objs if _owned(o, kind_of=o["kind"], name=name)), now=self._now())
+        return Snapshot.of(objs, now=self._now())
 
     def _list(self, kind: str, res: Any, **kwargs: Any) -> list[dict[str, Any]]:
         try:
@@ -232,13 +234,6 @@ def status_code(exc: BaseException) -> int | None:
         return exc.status.code
     response = getattr(exc, "response", None)
     return getattr(response, "status_code", None)
-
-
-def _owned(obj: Mapping[str, Any], *, kind_of: str, name: str) -> bool:
-    """Defensive client-side check of the label selector (Nodes are not LWS-labelled)."""
-    if kind_of == "Node":
-        return True
-    return ((obj.get("metadata") or {}).get("labels") or {}).get(L.NAME) == name
 
 
 def _rfc3339(ts: float) -> str:

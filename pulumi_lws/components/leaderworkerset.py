@@ -1,35 +1,21 @@
 """``lws:index:LeaderWorkerSet``: one Pulumi component = one LeaderWorkerSet, one stage per ``up``.
 
-Flow of ``__init__`` (each ``pulumi up`` is one reconcile):
-
-1. build and validate the spec from ``args`` — a :class:`SpecError` is raised *before* any child
-   is registered, so nothing is ever half-applied;
-2. observe the cluster through the installed backend (live cluster by default, the simulator
-   or a test fake under :func:`pulumi_lws.backend.use_backend`);
-3. :func:`pulumi_lws.lws.reconcile.reconcile` picks exactly one safe stage and renders its objects;
-4. every manifest becomes a pulumi_kubernetes resource with ``parent=self``, a deterministic
-   logical name ``<component>-<kind>-<metadata.name>`` and ``depends_on`` the children
-   ``Reconciled.dependencies`` lists for it (e.g. worker StatefulSets on the leader StatefulSet);
-5. ``stage.actions`` run through the backend's actuator on update only; in preview they and the
-   stage table are logged.
-
-Providers passed on the component (``opts=ResourceOptions(providers=[k8s_provider])``) reach
-every child through ``parent=self``.
+A thin adapter on :class:`pulumi_lws.components.base.WorkloadComponent` (which observes,
+reconciles, registers children with ``parent=self`` and ``depends_on``, and runs actions): this
+module only documents the arguments, builds the spec (:mod:`pulumi_lws.components.lws_args`,
+raising before anything registers) and publishes the LeaderWorkerSet outputs.
 """
 
-import contextlib
-from typing import Any, Callable, Iterator, Optional, TypedDict
+from typing import Any, Optional, TypedDict
 
 import pulumi
 
-from pulumi_lws.lws import reconcile as _reconcile_module
-from pulumi_lws.backend import current_backend
-from pulumi_lws.components import _outputs
-from pulumi_lws.components._resources import register_children
-from pulumi_lws.components._spec import build_spec
-from pulumi_lws.lws.rollout.placement import needs_nodes
-from pulumi_lws.lws.reconcile import Reconciled
-from pulumi_lws.core.stage import Stage
+from pulumi_lws.components.base import WorkloadComponent, kubernetes_provider_settings, on_stage, stage_outputs
+from pulumi_lws.components.lws_args import build_spec
+from pulumi_lws.lws.status.summary import hpa_selector, lws_status
+from pulumi_lws.lws.workload import WORKLOAD
+
+__all__ = ["LeaderWorkerSet", "LeaderWorkerSetArgs", "RolloutArgs", "TYPE", "on_stage", "kubernetes_provider_settings"]
 
 TYPE = "lws:index:LeaderWorkerSet"
 
@@ -82,26 +68,8 @@ class LeaderWorkerSetArgs(TypedDict, total=False):
     """Gang scheduling objects for ``spec.scheduling``: ``kubernetes`` (default) or ``volcano``."""
 
 
-#: Called with (component name, stage) after each reconcile; the mock-engine driver collects stages here.
-_stage_listeners: list[Callable[[str, Stage], None]] = []
 
-
-@contextlib.contextmanager
-def on_stage(listener: Callable[[str, Stage], None]) -> Iterator[None]:
-    """Receive every stage computed by LeaderWorkerSet components while the block runs."""
-    _stage_listeners.append(listener)
-    try:
-        yield
-    finally:
-        _stage_listeners.remove(listener)
-
-
-def reconcile(*args: Any, **kwargs: Any) -> Reconciled:
-    """Indirection so tests can monkeypatch ``pulumi_lws.lws.reconcile.reconcile``."""
-    return _reconcile_module.reconcile(*args, **kwargs)
-
-
-class LeaderWorkerSet(pulumi.ComponentResource):
+class LeaderWorkerSet(WorkloadComponent):
     """A LeaderWorkerSet (leader + workers per group, group-level rolling updates) without an operator.
 
     Each ``pulumi up`` observes the cluster and applies exactly one safe rollout stage; run
@@ -131,65 +99,12 @@ class LeaderWorkerSet(pulumi.ComponentResource):
         built = build_spec(name, args)  # raises SpecError before anything is registered
         super().__init__(TYPE, name, {}, opts)
         lws = built.lws
-        self._backend = current_backend(**kubernetes_provider_settings(), gang_provider=built.options.gang_provider)
-        snapshot = self._backend.observer.observe(lws.namespace, lws.name, nodes=needs_nodes(built.lws))
-        result = reconcile(lws, snapshot, built.options)
-        stage = result.stage
-        self.child_resources = self._register_children(name, result.manifests, result.dependencies)
-        action_lines = self._run_actions(lws.namespace, stage)
-        self._publish(name, stage)
-        status = _outputs.lws_status(lws, snapshot, stage)
-        outputs = {
+        snapshot, result, action_lines = self._reconcile(name, WORKLOAD, lws, built.options,
+                                                         gang_provider=built.options.gang_provider)
+        self._publish_outputs({
             "leader_name": lws.name,
             "service_name": lws.name,
-            "selector": _outputs.hpa_selector(lws),
-            "revision": stage.target_revision,
-            "stage": _outputs.stage_summary(stage),
-            "blocker": _outputs.blocker_text(stage),
-            "remaining_stages": _outputs.remaining_stages(stage),
-            "actions": action_lines,
-            "status": status,
-        }
-        for key, value in outputs.items():
-            setattr(self, key, pulumi.Output.from_input(value))
-        self.register_outputs(outputs)
-
-    def _register_children(self, name: str, manifests, dependencies) -> list[pulumi.CustomResource]:
-        """Register every manifest with ``parent=self`` and ``depends_on`` its declared dependencies.
-
-        ``dependencies`` is ``Reconciled.dependencies`` (the one place apply order is decided:
-        worker StatefulSets after the leader StatefulSet, workloads after their gang objects,
-        Service and ControllerRevision). Pulumi orders by dependencies, not by registration order,
-        and never starts a dependent before its dependencies succeeded — so a crash half-way
-        through ``pulumi up`` never lands a dependent without what it depends on. Manifests are
-        registered in their given order, which lists every dependency before its dependents.
-        """
-        return register_children(name, manifests, dependencies, self)
-
-    def _run_actions(self, namespace: str, stage: Stage) -> list[str]:
-        """Execute on update; in preview only log the stage table and what would run."""
-        planned = [a.describe() for a in stage.actions]
-        if pulumi.runtime.is_dry_run():
-            pulumi.log.info(f"{stage.summary()}\n{_outputs.stage_table(stage)}", resource=self)
-            for line in planned:
-                pulumi.log.info(f"would {line}", resource=self)
-            return planned
-        pulumi.log.info(stage.summary(), resource=self)
-        if not stage.actions:
-            return []
-        results = self._backend.actuator.execute(namespace, list(stage.actions))
-        for line in results:
-            pulumi.log.info(line, resource=self)
-        return list(results) if results else planned
-
-    def _publish(self, name: str, stage: Stage) -> None:
-        for listener in list(_stage_listeners):
-            listener(name, stage)
-
-
-def kubernetes_provider_settings() -> dict[str, Optional[str]]:
-    """The cluster the default pulumi-kubernetes provider targets: the stack's ``kubernetes:context``
-    and ``kubernetes:kubeconfig`` config (unset: the current kube context), so the component
-    observes the same cluster it registers objects in."""
-    config = pulumi.Config("kubernetes")
-    return {"context": config.get("context"), "kubeconfig": config.get("kubeconfig")}
+            "selector": hpa_selector(lws),
+            **stage_outputs(result.stage, action_lines),
+            "status": lws_status(lws, snapshot, result.stage),
+        })

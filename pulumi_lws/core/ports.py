@@ -1,23 +1,44 @@
 """The ports the shells implement: an :class:`Observer` reads one workload's objects, an
-:class:`Actuator` executes a stage's imperative actions. Planners never see either."""
+:class:`Actuator` executes a stage's imperative actions. Planners never see either.
+
+A :class:`Scope` says what one reconcile reads: objects of ``kinds`` in one namespace whose labels
+contain ``selector`` (plus every Node when ``nodes``). Each API builds its own scope
+(:meth:`pulumi_lws.core.workload.Workload.scope`), so observers know no API's labels or kinds.
+"""
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from dataclasses import dataclass
+from typing import Mapping, Protocol, Sequence
 
-from pulumi_lws.core.snapshot import EMPTY, Snapshot
+from pulumi_lws.core.snapshot import EMPTY, Snapshot, labels_of
 from pulumi_lws.core.stage import Action
 
 
-class Observer(Protocol):
-    """Reads the objects one LWS owns. One call = at most a handful of LISTs, whatever the size."""
+@dataclass(frozen=True)
+class Scope:
+    """One workload's objects: ``kinds`` in ``namespace`` labelled with every ``selector`` pair."""
 
-    def observe(self, namespace: str, name: str, *, nodes: bool = False) -> Snapshot: ...
+    namespace: str
+    selector: Mapping[str, str]
+    kinds: tuple[str, ...]
+    nodes: bool = False
+
+    def selects(self, obj: Mapping[str, object]) -> bool:
+        """Client-side check of the label selector (defensive: a server may ignore it)."""
+        labels = labels_of(obj)  # type: ignore[arg-type]
+        return all(labels.get(k) == v for k, v in self.selector.items())
+
+
+class Observer(Protocol):
+    """Reads the objects of one :class:`Scope`. One call = at most a handful of LISTs, whatever the size."""
+
+    def observe(self, scope: Scope) -> Snapshot: ...
 
 
 class EmptyObserver:
     """Observes nothing: renders the creation stage (used by ``pulumi-lws render``)."""
 
-    def observe(self, namespace: str, name: str, *, nodes: bool = False) -> Snapshot:
+    def observe(self, scope: Scope) -> Snapshot:
         return EMPTY
 
 

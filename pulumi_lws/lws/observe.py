@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import labels_of
 from pulumi_lws.lws import labels as L
 
@@ -15,3 +16,9 @@ LWS_KINDS: tuple[str, ...] = ("StatefulSet", "Deployment", "Pod", "ControllerRev
 def revision_of(obj: Mapping[str, Any] | None) -> str | None:
     """The ``template-revision-hash`` label of an object (None when absent)."""
     return None if obj is None else labels_of(obj).get(L.TEMPLATE_REVISION_HASH)
+
+
+def lws_scope(namespace: str, name: str, *, nodes: bool = False) -> Scope:
+    """What one reconcile of LeaderWorkerSet ``namespace/name`` reads: every object of
+    :data:`LWS_KINDS` labelled ``leaderworkerset.sigs.k8s.io/name=<name>``, plus Nodes if asked."""
+    return Scope(namespace, {L.NAME: name}, LWS_KINDS, nodes)

@@ -9,7 +9,7 @@ move the rollout as far as the observed readiness allows.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence
 
 from pulumi_lws.lws import labels as L
@@ -18,6 +18,7 @@ from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.dependencies import Ref
 from pulumi_lws.lws.revision import RevisionCatalog, build_catalog
 from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.workload import Reconciled
 from pulumi_lws.core.dependencies import check_dependency_order
 
 #: Annotation that opts one LWS into the budget-driven combined rollout (#1018) from YAML.
@@ -43,24 +44,6 @@ class ReconcileOptions:
         if order in ("ScaleFirst", "RolloutFirst"):
             return ReconcileOptions(order, self.gang_provider, self.volcano_queue)  # type: ignore[arg-type]
         return self
-
-
-@dataclass(frozen=True)
-class Reconciled:
-    """One reconcile's result.
-
-    ``dependencies``: ``{(kind, name): ((kind, name), ...)}`` — each manifest is applied only
-    after every manifest it lists was applied successfully in the same run (Pulumi
-    ``dependsOn``; the simulator's partial apply keeps the applied set closed under it). Every
-    ref names a manifest of ``manifests``, and every dependency precedes its dependents in
-    ``manifests``. A manifest without an entry has no dependency. The rules (one place):
-    :func:`manifest_dependencies`.
-    """
-
-    stage: Stage
-    manifests: tuple[Mapping[str, Any], ...]
-    catalog: RevisionCatalog = field(repr=False)
-    dependencies: Mapping[Ref, tuple[Ref, ...]] = field(default_factory=dict)
 
 
 def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOptions = ReconcileOptions()) -> Reconciled:

@@ -2,8 +2,8 @@
 
 Invariants:
 - ``observe`` returns deep copies (planners cannot mutate the cluster) selected exactly like a
-  live observer: label ``leaderworkerset.sigs.k8s.io/name=<name>`` over ``observe.LWS_KINDS``
-  in one namespace, plus every Node when asked; ``Snapshot.now`` is the simulated epoch time;
+  live observer: the scope's label selector over the scope's kinds in one namespace, plus every
+  Node when asked (:class:`pulumi_lws.core.ports.Scope`); ``Snapshot.now`` is the simulated epoch time;
 - ``execute`` applies ``Action`` s with the API's semantics (uid preconditions, merge of
   labels/annotations where ``None`` deletes a key) and reports one line per action;
 - after every write path (``apply``, ``execute``, ``step``) the controllers run to a fixpoint
@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping, Sequence
 
-from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.observe import LWS_KINDS
+from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Action
 from pulumi_lws.sim.apply import Applier, ApplyResult
@@ -48,10 +47,10 @@ class SimCluster:
             self.add_node(node)
 
     # ---- Observer ------------------------------------------------------------------------
-    def observe(self, namespace: str, name: str, *, nodes: bool = False) -> Snapshot:
-        sel = {"matchLabels": {L.NAME: name}}
-        objs = [strip_internal(o) for kind in LWS_KINDS for o in self.store.list(kind, namespace, sel)]
-        if nodes:
+    def observe(self, scope: Scope) -> Snapshot:
+        sel = {"matchLabels": dict(scope.selector)}
+        objs = [strip_internal(o) for kind in scope.kinds for o in self.store.list(kind, scope.namespace, sel)]
+        if scope.nodes:
             objs += [strip_internal(n) for n in self.store.list("Node")]
         return Snapshot.of(objs, now=self.clock.epoch)
 

@@ -1,7 +1,7 @@
 """Drivers that play the role of one ``pulumi up`` against a :class:`SimCluster`.
 
-``PureEngine`` calls ``reconcile.reconcile`` exactly as the component does (observe -> plan ->
-render), registers the manifests through the Pulumi-like applier with ``Reconciled.dependencies``
+``PureEngine`` calls the manifest's :class:`~pulumi_lws.core.workload.Workload` exactly as the
+component does (observe -> plan -> render), registers the manifests through the Pulumi-like applier with ``Reconciled.dependencies``
 (what the component turns into ``depends_on``) and executes the stage's actions through the
 cluster's Actuator. ``PulumiEngine`` runs a real example program under Pulumi's mock engine
 (``sim/pulumi_engine.run_program``), whose component observes and acts through the installed
@@ -10,7 +10,7 @@ backend; the runner then applies what it registered, honouring the dependencies 
 its own files (``lws.yaml``): spec updates reach it only as edits of its workspace copy
 (``sim/workspace.py``), exactly as a user edits the file before ``pulumi up``.
 
-This is the only simulator module allowed to import the planner (through ``reconcile``).
+This is the only simulator module allowed to reach a planner (through the workload registry).
 """
 from __future__ import annotations
 
@@ -44,21 +44,21 @@ class PureEngine:
 
     def __init__(self, namespace: str = "default", update_order: str | None = None, gang_provider: str | None = None) -> None:
         self.namespace = namespace
-        from pulumi_lws.lws.reconcile import ReconcileOptions
-
-        kw = {k: v for k, v in (("update_order", update_order), ("gang_provider", gang_provider)) if v}
-        self.options = ReconcileOptions(**kw)
+        self.choices = {"update_order": update_order, "gang_provider": gang_provider}
 
     def step(self, cluster: SimCluster, manifest: Mapping[str, Any] | None, *, keep: float = 1.0) -> EngineStep:
-        from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-        from pulumi_lws.lws.reconcile import reconcile
+        """Observe, reconcile, apply and act for the manifest's workload API (dispatch on its kind)."""
+        from pulumi_lws.workloads import workload_for, workload_of
 
-        lws = LeaderWorkerSet.from_manifest(dict(manifest or {}), namespace=self.namespace)
-        snapshot = cluster.observe(lws.namespace, lws.name, nodes=bool(cluster.store.list("Node")))
-        result = reconcile(lws, snapshot, self.options)
-        applied = cluster.apply(result.manifests, stack_id=f"{lws.namespace}/{lws.name}", keep=keep,
+        doc = dict(manifest or {})
+        workload = workload_of(doc) or workload_for("LeaderWorkerSet")  # an empty manifest errors in parse
+        spec = workload.parse(doc, namespace=self.namespace)
+        namespace, name = workload.identity(spec)
+        snapshot = cluster.observe(workload.scope(spec, nodes=bool(cluster.store.list("Node"))))
+        result = workload.reconcile(spec, snapshot, workload.options(**self.choices))
+        applied = cluster.apply(result.manifests, stack_id=f"{namespace}/{name}", keep=keep,
                                 dependencies=result.dependencies)
-        executed = cluster.execute(lws.namespace, result.stage.actions) if result.stage.actions else []
+        executed = cluster.execute(namespace, result.stage.actions) if result.stage.actions else []
         return EngineStep([result.stage], applied, executed)
 
 

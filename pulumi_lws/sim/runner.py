@@ -26,6 +26,7 @@ from typing import Any, Callable
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.core.stage import Stage, is_webhook_labels
+from pulumi_lws.lws.observe import lws_scope
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.desired import DesiredSpec
 from pulumi_lws.sim.engines import Engine, EngineStep, make_engine
@@ -145,7 +146,7 @@ class Runner:
         lws = self._lws()
         if lws is None:
             return None
-        snap = self.cluster.observe(lws.namespace, lws.name)
+        snap = self.cluster.observe(lws_scope(lws.namespace, lws.name))
         view = read_groups(snap, lws.name, lws.replicas, lws.size, revision_key(lws), lws.spec.group_identity == "Hash")
         return replace(view, cells=self._stable(view.cells))
 

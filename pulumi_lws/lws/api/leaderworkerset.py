@@ -20,6 +20,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator, model
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.model import IntOrString, K8sInt, K8sModel, pydantic_field_errors
 from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.lws.api.validation import validate_leaderworkerset
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 KIND = "LeaderWorkerSet"
@@ -300,8 +301,6 @@ class LeaderWorkerSet(K8sModel):
 
         ``old`` enables the update-only rules (immutable fields).
         """
-        from pulumi_lws.lws.api.validation import validate_leaderworkerset
-
         errors = validate_leaderworkerset(self, old)
         if errors:
             raise SpecError(KIND, self.metadata.name, errors)

@@ -5,8 +5,12 @@ naming the LWS field rather than a derived StatefulSet's.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pulumi_lws.core.errors import FieldError
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+
+if TYPE_CHECKING:
+    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 
 Errors = list[FieldError]
 LWT = "spec.leaderWorkerTemplate"

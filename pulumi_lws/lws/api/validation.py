@@ -9,13 +9,16 @@ The rule table with sources is in ``docs/api.md``.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.core.errors import FieldError
 from pulumi_lws.core.scaling import percent_scaling_fails, scaled_value
 from pulumi_lws.core.rules import validate_dns1035, validate_int_or_percent
-from pulumi_lws.lws.api.leaderworkerset import GangUnit, LeaderWorkerSet
+from pulumi_lws.lws.api.template_rules import worker_template_required
+
+if TYPE_CHECKING:  # annotations only: the model runs these rules, so it imports this module
+    from pulumi_lws.lws.api.leaderworkerset import GangUnit, LeaderWorkerSet
 
 MAX_REPLICAS = 1_000_000
 MAX_INT32 = 2**31 - 1
@@ -28,8 +31,8 @@ UPDATE_ORDER_ANNOTATION = "pulumi-lws.io/update-order"  # same key as pulumi_lws
 IMMUTABLE = "field is immutable"
 
 Errors = list[FieldError]
-CreateRule = Callable[[LeaderWorkerSet], Errors]
-UpdateRule = Callable[[LeaderWorkerSet, LeaderWorkerSet], Errors]
+CreateRule = Callable[["LeaderWorkerSet"], Errors]
+UpdateRule = Callable[["LeaderWorkerSet", "LeaderWorkerSet"], Errors]
 
 
 def _err(path: str, message: str, value: Any = None, kind: str = "Invalid") -> Errors:
@@ -392,8 +395,6 @@ def priority_class_frozen(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
         return _err(LWT, "cannot change priorityClassName while workload-aware scheduling is configured", new_pc)
     return []
 
-
-from pulumi_lws.lws.api.template_rules import worker_template_required  # noqa: E402
 
 CREATE_RULES: tuple[CreateRule, ...] = (
     name_is_dns1035_label, worker_template_required, replicas_not_negative, replicas_at_most_max, size_at_least_one,

@@ -3,16 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage, is_webhook_labels
 from pulumi_lws.core.trace import GroupCell, TraceRow, format_table
-
-
-def hpa_selector(lws: LeaderWorkerSet) -> str:
-    """Upstream ``status.hpaPodSelector``: the leader pods of this LWS."""
-    return f"{L.NAME}={lws.name},{L.WORKER_INDEX}=0"
 
 
 def stage_summary(stage: Stage) -> dict[str, Any]:
@@ -32,25 +24,6 @@ def remaining_stages(stage: Stage) -> list[dict[str, Any]]:
 
 def blocker_text(stage: Stage) -> str | None:
     return None if stage.blocker is None else f"{stage.blocker.code}: {stage.blocker.message}"
-
-
-def lws_status(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
-    """Upstream's status rules plus the failure conditions (Degraded / GroupUnschedulable,
-    ``rollout.failure.merge_failure_status``). Ordinal: ``rollout.status.ordinal_status``
-    (leader StatefulSet); Hash: ``rollout.hash_status.hash_status`` (counts from the observed
-    groups, Available only once the Deployment has observed its latest generation)."""
-    from pulumi_lws.lws.rollout.failure.ordinal import merge_failure_status
-
-    if lws.spec.group_identity == "Hash":
-        from pulumi_lws.lws.status.hash import hash_status
-
-        status = hash_status(lws.name, stage.groups, lws.replicas, snapshot.get("Deployment", lws.name))
-    else:
-        from pulumi_lws.lws.status.ordinal import ordinal_status
-
-        status = ordinal_status(lws.name, stage.groups, lws.replicas, lws.user_partition(),
-                                snapshot.get("StatefulSet", lws.name))
-    return merge_failure_status(status, lws, snapshot)
 
 
 def _row(replicas: int, partition: int | None, chars: str, note: str = "", actions: tuple[str, ...] = (),

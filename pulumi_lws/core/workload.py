@@ -1,0 +1,121 @@
+"""The contract every workload API implements, and the registry the shells dispatch through.
+
+A shell (Pulumi component, simulator engine, CLI, live backend) never branches on an API's kind:
+it asks :func:`workload_for` (or :func:`workload_of`) for the API's :class:`Workload` and calls
+it. An API plugs in by calling :func:`register` from its own ``workload`` module; the list of
+built-in API modules lives in one place (:data:`pulumi_lws.workloads.BUILTIN`).
+
+Invariants:
+* ``reconcile`` is pure: the same spec, snapshot and options give the same :class:`Reconciled`;
+* every ref in ``Reconciled.dependencies`` names a manifest of ``Reconciled.manifests`` and every
+  dependency precedes its dependents there (:func:`pulumi_lws.core.dependencies.check_dependency_order`);
+* ``parse`` raises :class:`pulumi_lws.core.errors.SpecError` listing every problem, before
+  anything is rendered.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol
+
+from pulumi_lws.core.dependencies import Ref
+from pulumi_lws.core.ports import Scope
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.stage import Stage
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """One reconcile's result: the stage, the objects to declare and their apply order.
+
+    ``dependencies``: ``{(kind, name): ((kind, name), ...)}`` — each manifest is applied only
+    after every manifest it lists was applied successfully in the same run (Pulumi
+    ``dependsOn``; the simulator's partial apply keeps the applied set closed under it). A
+    manifest without an entry has no dependency. ``catalog``: the API's revision catalog (what
+    ``pulumi-lws plan`` and traces read), opaque to the shells.
+    """
+
+    stage: Stage
+    manifests: tuple[Mapping[str, Any], ...]
+    catalog: Any = field(default=None, repr=False)
+    dependencies: Mapping[Ref, tuple[Ref, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """What the simulator's invariants check for one role (``""`` for single-role APIs):
+    live groups <= replicas + max_surge and available groups >= replicas - max_unavailable."""
+
+    replicas: int
+    max_surge: int
+    max_unavailable: int
+
+
+class Workload(Protocol):
+    """One upstream API (LeaderWorkerSet, ModelServing, DisaggregatedSet) as the shells see it."""
+
+    kind: str
+    api_version: str
+
+    def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> Any:
+        """The typed spec of an upstream manifest, defaults applied; raises ``SpecError``."""
+        ...
+
+    def validate_update(self, spec: Any, old: Any) -> None:
+        """Raise ``SpecError`` when ``old`` -> ``spec`` breaks an update rule (immutable fields)."""
+        ...
+
+    def identity(self, spec: Any) -> tuple[str, str]:
+        """``(namespace, name)`` of the workload."""
+        ...
+
+    def options(self, **choices: Any) -> Any:
+        """Reconcile options from the shells' choices (``update_order``, ``gang_provider``, ...);
+        unknown or unset choices are ignored."""
+        ...
+
+    def scope(self, spec: Any, *, nodes: bool | None = None) -> Scope:
+        """What one reconcile of ``spec`` reads. ``nodes=None``: as the spec needs."""
+        ...
+
+    def reconcile(self, spec: Any, snapshot: Snapshot, options: Any = None) -> Reconciled:
+        """Plan one safe stage for ``spec`` against ``snapshot`` and render its objects."""
+        ...
+
+    def budgets(self, spec: Any) -> Mapping[str, Budgets]:
+        """Per-role rollout budgets (single-role APIs: one entry keyed ``""``)."""
+        ...
+
+
+_REGISTRY: dict[str, Workload] = {}
+
+
+def register(workload: Workload) -> Workload:
+    """Make ``workload`` known to every shell under its ``kind`` (idempotent for the same object)."""
+    existing = _REGISTRY.get(workload.kind)
+    if existing is not None and existing is not workload:
+        raise ValueError(f"a workload for kind {workload.kind!r} is already registered")
+    _REGISTRY[workload.kind] = workload
+    return workload
+
+
+def registered() -> dict[str, Workload]:
+    """Every registered workload by kind (a copy)."""
+    return dict(_REGISTRY)
+
+
+def workload_for(kind: str) -> Workload:
+    """The registered workload of ``kind``; ``KeyError`` naming the known kinds otherwise."""
+    try:
+        return _REGISTRY[kind]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY)) or "none"
+        raise KeyError(f"no workload API for kind {kind!r} (known: {known})") from None
+
+
+def workload_of(manifest: Mapping[str, Any]) -> Workload | None:
+    """The workload a manifest document is for (by ``kind``), or None when this project does not
+    model it (a Service, an HPA, ...: shells pass those through). A modelled kind with a wrong
+    ``apiVersion`` is the API's to reject (``parse`` names the field), not a pass-through."""
+    if not isinstance(manifest, Mapping):
+        return None
+    return _REGISTRY.get(str(manifest.get("kind")))

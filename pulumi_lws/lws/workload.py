@@ -1,0 +1,49 @@
+"""LeaderWorkerSet as the shells see it: the :class:`~pulumi_lws.core.workload.Workload` contract.
+
+Registered on import; the shells reach it through :func:`pulumi_lws.core.workload.workload_for`.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pulumi_lws.core.ports import Scope
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.workload import Budgets, Reconciled, register
+from pulumi_lws.lws.api.leaderworkerset import API_VERSION, KIND, LeaderWorkerSet
+from pulumi_lws.lws.observe import lws_scope
+from pulumi_lws.lws import reconcile as _reconcile_module
+from pulumi_lws.lws.reconcile import ReconcileOptions
+from pulumi_lws.lws.rollout.placement import needs_nodes
+
+
+class LeaderWorkerSetWorkload:
+    """``leaderworkerset.x-k8s.io/v1`` LeaderWorkerSet (Ordinal and Hash identity)."""
+
+    kind = KIND
+    api_version = API_VERSION
+
+    def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> LeaderWorkerSet:
+        return LeaderWorkerSet.from_manifest(dict(manifest), namespace=namespace, validate=validate)
+
+    def validate_update(self, spec: LeaderWorkerSet, old: LeaderWorkerSet) -> None:
+        spec.validate(old)
+
+    def identity(self, spec: LeaderWorkerSet) -> tuple[str, str]:
+        return spec.namespace, spec.name
+
+    def options(self, **choices: Any) -> ReconcileOptions:
+        known = ("update_order", "gang_provider", "volcano_queue")
+        return ReconcileOptions(**{k: v for k, v in choices.items() if k in known and v})
+
+    def scope(self, spec: LeaderWorkerSet, *, nodes: bool | None = None) -> Scope:
+        return lws_scope(spec.namespace, spec.name, nodes=needs_nodes(spec) if nodes is None else nodes)
+
+    def reconcile(self, spec: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOptions | None = None) -> Reconciled:
+        # through the module, so tests can monkeypatch ``pulumi_lws.lws.reconcile.reconcile``
+        return _reconcile_module.reconcile(spec, snapshot, options or ReconcileOptions())
+
+    def budgets(self, spec: LeaderWorkerSet) -> dict[str, Budgets]:
+        return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable())}
+
+
+WORKLOAD = register(LeaderWorkerSetWorkload())

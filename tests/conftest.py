@@ -21,16 +21,20 @@ hypothesis_settings.register_profile("dev", _DEFAULT)
 hypothesis_settings.load_profile(
     os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI", "").lower() == "true" else "dev"))
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-CONFORMANCE_DIR = pathlib.Path(os.environ.get("LWS_CONFORMANCE_DIR", ROOT.parent / "shared" / "conformance"))
-SEEDS_DIR = CONFORMANCE_DIR.parent / "reference" / "seeds"
+TESTS_DIR = pathlib.Path(__file__).resolve().parent
+REPO_ROOT = ROOT = TESTS_DIR.parent
+#: The vendored conformance vectors (byte-identical copies of ../shared/conformance; see its README).
+CONFORMANCE_DIR = pathlib.Path(os.environ.get("LWS_CONFORMANCE_DIR", TESTS_DIR / "conformance"))
+#: The steering repository's shared folder, when a checkout has it beside it (CI does; a clone
+#: of this repository alone does not). Only the drift checks in tests/conformance read it.
+SHARED_DIR = REPO_ROOT.parent / "shared"
 K8S_VERSION = "1.35"
 
 
 def load_conformance(name: str) -> Any:
     path = CONFORMANCE_DIR / name
     if not path.exists():
-        pytest.fail(f"conformance file {path} is missing: CI must have ../shared beside the checkout")
+        pytest.fail(f"conformance file {path} is missing (vendored under tests/conformance)")
     return json.loads(path.read_text())
 
 

@@ -15,28 +15,23 @@ from pulumi_lws.lws import labels as L
 from pulumi_lws.core.errors import FieldError
 from pulumi_lws.core.scaling import percent_scaling_fails, scaled_value
 from pulumi_lws.core.rules import validate_dns1035, validate_int_or_percent
+from pulumi_lws.lws.api.fields import (  # noqa: F401  (constants re-exported)
+    IMMUTABLE, LWT, MAX_INT32, MAX_REPLICAS, MS_PATH, MU_PATH, PARTITION_PATH, RUC, SCHED, SGS_PATH,
+    UPDATE_ORDER_ANNOTATION, Errors, err as _err,
+)
+from pulumi_lws.lws.api.scheduling_rules import (
+    priority_class_frozen, scheduling_fields_immutable, scheduling_level_immutable, scheduling_min_count_is_membership,
+    scheduling_min_group_count_unavailable, scheduling_no_user_scheduling_group, scheduling_one_level,
+    scheduling_presence_immutable, scheduling_rejects_exclusive_topology, scheduling_rejects_leader_ready,
+    scheduling_resource_claims_referenced, scheduling_role_needs_size_two, scheduling_same_priority_class,
+)
 from pulumi_lws.lws.api.template_rules import worker_template_required
 
 if TYPE_CHECKING:  # annotations only: the model runs these rules, so it imports this module
-    from pulumi_lws.lws.api.leaderworkerset import GangUnit, LeaderWorkerSet
+    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 
-MAX_REPLICAS = 1_000_000
-MAX_INT32 = 2**31 - 1
-LWT = "spec.leaderWorkerTemplate"
-SGS_PATH = f"{LWT}.SubGroupPolicy.subGroupSize"  # sic: upstream's capital S
-RUC = "spec.rolloutStrategy.rollingUpdateConfiguration"
-MU_PATH, MS_PATH, PARTITION_PATH = f"{RUC}.maxUnavailable", f"{RUC}.maxSurge", f"{RUC}.partition"
-SCHED = "spec.scheduling"
-UPDATE_ORDER_ANNOTATION = "pulumi-lws.io/update-order"  # same key as pulumi_lws.lws.reconcile
-IMMUTABLE = "field is immutable"
-
-Errors = list[FieldError]
 CreateRule = Callable[["LeaderWorkerSet"], Errors]
 UpdateRule = Callable[["LeaderWorkerSet", "LeaderWorkerSet"], Errors]
-
-
-def _err(path: str, message: str, value: Any = None, kind: str = "Invalid") -> Errors:
-    return [FieldError(path, message, value, kind)]
 
 
 def _ruc(lws: LeaderWorkerSet):
@@ -210,101 +205,32 @@ def name_fits_length_budget(lws: LeaderWorkerSet) -> Errors:
                 f"shorten metadata.name to {limit} characters or fewer", name)
 
 
-# ---- §5.5 workload-aware (gang) scheduling --------------------------------------------------
-def _sched(lws: LeaderWorkerSet) -> dict[str, Any] | None:
-    s = lws.spec.scheduling
-    return None if s is None else s.to_wire()
 
 
-def _dict(v: Any) -> dict[str, Any]:
-    return v if isinstance(v, dict) else {}
 
 
-def _units(lws: LeaderWorkerSet) -> list[GangUnit]:
-    return [] if lws.spec.scheduling is None else lws.spec.scheduling.gang_units(lws.replicas, lws.size)
 
 
-def _priority_class(template: dict[str, Any] | None) -> str:
-    return _dict(_dict(template).get("spec")).get("priorityClassName") or ""
 
 
-def scheduling_one_level(lws: LeaderWorkerSet) -> Errors:
-    if lws.spec.scheduling is None or len(levels := lws.spec.scheduling.levels()) == 1:
-        return []
-    return _err(SCHED, f"phase 1 requires exactly one active scheduling level, got [{' '.join(levels)}]")
 
 
-def scheduling_rejects_leader_ready(lws: LeaderWorkerSet) -> Errors:
-    if lws.spec.startup_policy == "LeaderReady" and any(u.gang and u.leader_and_workers for u in _units(lws)):
-        return _err(SCHED, "a gang containing the leader and workers is incompatible with startupPolicy LeaderReady")
-    return []
 
 
-def scheduling_rejects_exclusive_topology(lws: LeaderWorkerSet) -> Errors:
-    s = lws.spec.scheduling
-    if L.EXCLUSIVE_TOPOLOGY in lws.metadata.annotations and s is not None and \
-            (any(u.gang for u in _units(lws)) or s.has_constraints()):
-        return _err(SCHED, "gang scheduling or workload topology constraints cannot be combined with exclusive topology in alpha")
-    return []
 
 
-def scheduling_min_count_is_membership(lws: LeaderWorkerSet) -> Errors:
-    errs: Errors = []
-    for u in _units(lws):
-        if u.min_count is not None and u.min_count != u.members:
-            errs += _err(f"{u.path}.schedulingPolicy.gang.minCount", f"must equal complete leaf membership {u.members}", u.min_count)
-    return errs
 
 
-def scheduling_min_group_count_unavailable(lws: LeaderWorkerSet) -> Errors:
-    errs: Errors = []
-    for u in _units(lws):
-        if (mgc := _dict(u.policy.get("gang")).get("minGroupCount")) is not None:
-            errs += _err(f"{u.path}.schedulingPolicy.gang.minGroupCount",
-                         "minGroupCount requires CompositePodGroup support and is not available in phase 1", mgc)
-    return errs
 
 
-def scheduling_role_needs_size_two(lws: LeaderWorkerSet) -> Errors:
-    if lws.spec.scheduling is not None and "role" in lws.spec.scheduling.levels() and lws.size < 2:
-        return _err(f"{LWT}.size", "leader/worker scheduling requires size >= 2", lws.size)
-    return []
 
 
-def scheduling_no_user_scheduling_group(lws: LeaderWorkerSet) -> Errors:
-    lwt = lws.spec.leader_worker_template
-    if lws.spec.scheduling is not None and any(
-            "schedulingGroup" in _dict(_dict(t).get("spec")) for t in (lwt.leader_template, lwt.worker_template)):
-        return _err(SCHED, "managed pod templates must not set spec.schedulingGroup")
-    return []
 
 
-def scheduling_same_priority_class(lws: LeaderWorkerSet) -> Errors:
-    lwt = lws.spec.leader_worker_template
-    if lws.spec.scheduling is not None and lws.size > 1 and \
-            _priority_class(lwt.leader_pod_template()) != _priority_class(lwt.worker_template):
-        return _err(SCHED, "all managed pod templates must use the same priorityClassName")
-    return []
 
 
-def _claim_keys(claim: Any) -> set[tuple[str, str]]:
-    keys = ("name", "resourceClaimName", "resourceClaimTemplateName")
-    return {(k, v) for k, v in _dict(claim).items() if k in keys and isinstance(v, str) and v}
 
 
-def scheduling_resource_claims_referenced(lws: LeaderWorkerSet) -> Errors:
-    """Each shared claim must be referenced (same name or same claim/template) by every member template."""
-    s, lwt = _sched(lws) or {}, lws.spec.leader_worker_template
-    templates = [lwt.leader_pod_template()] + ([lwt.worker_template] if lws.size > 1 else [])
-    errs: Errors = []
-    for i, claim in enumerate(s.get("resourceClaims") or []):
-        keys = _claim_keys(claim)
-        for t in templates:
-            refs = _dict(_dict(t).get("spec")).get("resourceClaims") or []
-            if not any(keys & _claim_keys(r) for r in refs):
-                errs += _err(f"{SCHED}.resourceClaims[{i}]", "must have a matching reference in every member pod template", claim)
-                break
-    return errs
 
 
 # ---- pulumi-lws option annotation -----------------------------------------------------------
@@ -356,44 +282,14 @@ def pod_termination_policy_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet)
     return []
 
 
-def scheduling_presence_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
-    if old.spec.scheduling is None and lws.spec.scheduling is not None:
-        return _err(SCHED, "cannot add spec.scheduling after creation", kind="Forbidden")
-    if old.spec.scheduling is not None and lws.spec.scheduling is None:
-        return _err(SCHED, "cannot remove spec.scheduling after creation", kind="Forbidden")
-    return []
 
 
-def scheduling_level_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
-    if lws.spec.scheduling and old.spec.scheduling and lws.spec.scheduling.levels() != old.spec.scheduling.levels():
-        return _err(SCHED, "cannot switch the active scheduling level after creation")
-    return []
 
 
-def _without_min_count(v: Any) -> Any:
-    if isinstance(v, dict):
-        return {k: _without_min_count(x) for k, x in v.items() if k != "minCount"}
-    return [_without_min_count(x) for x in v] if isinstance(v, list) else v
 
 
-def scheduling_fields_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
-    """Policy, constraints, disruptionMode, resourceClaims are frozen; only gang.minCount may change."""
-    new_s, old_s = _sched(lws), _sched(old)
-    if new_s is None or old_s is None or lws.spec.scheduling.levels() != old.spec.scheduling.levels():
-        return []
-    if _without_min_count(new_s) != _without_min_count(old_s):
-        return _err(SCHED, "schedulingPolicy, schedulingConstraints, disruptionMode and resourceClaims are immutable "
-                    "after creation (only gang.minCount may change)")
-    return []
 
 
-def priority_class_frozen(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
-    if lws.spec.scheduling is None or old.spec.scheduling is None:
-        return []
-    new_pc = _priority_class(lws.spec.leader_worker_template.leader_pod_template())
-    if new_pc != _priority_class(old.spec.leader_worker_template.leader_pod_template()):
-        return _err(LWT, "cannot change priorityClassName while workload-aware scheduling is configured", new_pc)
-    return []
 
 
 CREATE_RULES: tuple[CreateRule, ...] = (

@@ -1,4 +1,4 @@
-"""render/scheduling.py: Workload/PodGroup (kubernetes provider) and Volcano PodGroups, pod template
+"""lws/render/scheduling.py: Workload/PodGroup (kubernetes provider) and Volcano PodGroups, pod template
 stamping, quantity sums, schema validity (Kubernetes 1.37 has the v1beta1 scheduling API), and the
 validation rules of ``spec.scheduling`` this feature depends on."""
 from __future__ import annotations
@@ -215,7 +215,7 @@ def test_sum_requests_counts_init_containers_and_limits():
         == {"cpu": "8300m", "memory": "2Gi", "nvidia.com/gpu": "2"}
 
 
-# ---- validation rules (api/validation.py) this feature relies on -----------------------------
+# ---- validation rules (lws/api/validation.py) this feature relies on -----------------------------
 
 @pytest.mark.parametrize("scheduling,startup,annotations,message", [
     ({}, "LeaderReady", {}, "a gang containing the leader and workers is incompatible with startupPolicy LeaderReady"),

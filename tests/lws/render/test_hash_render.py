@@ -1,4 +1,4 @@
-"""Hash-mode renderer (render/lws_hash.py): object shapes and strict Kubernetes 1.35 validation."""
+"""Hash-mode renderer (lws/render/hash.py): object shapes and strict Kubernetes 1.35 validation."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""rollout/placement.py: startupPolicy LeaderReady and exclusive topology, on literal snapshots,
+"""lws/rollout/placement.py: startupPolicy LeaderReady and exclusive topology, on literal snapshots,
 and through ``reconcile`` (which worker StatefulSets are declared, pinned where, and why not)."""
 from __future__ import annotations
 

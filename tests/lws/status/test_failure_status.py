@@ -1,4 +1,4 @@
-"""Degraded / GroupUnschedulable conditions merged into the LWS status (rollout/failure.py)."""
+"""Degraded / GroupUnschedulable conditions merged into the LWS status (lws/rollout/failure/ordinal.py)."""
 from __future__ import annotations
 
 from pulumi_lws.lws import labels as L

@@ -1,4 +1,4 @@
-"""Hash-mode LWS status (rollout/hash_status.py): upstream ``updateStatusHash`` from observed groups,
+"""Hash-mode LWS status (lws/status/hash.py): upstream ``updateStatusHash`` from observed groups,
 plus the observedGeneration fix, and its wiring into ``lws.status.summary.lws_status``."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hash-mode failure handling on literal snapshots (rollout/failure_hash.py): one test per rule."""
+"""Hash-mode failure handling on literal snapshots (lws/rollout/failure/hash.py): one test per rule."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Unit tests of the pure Hash-mode admission rules (rollout/hash_admission.py)."""
+"""Unit tests of the pure Hash-mode admission rules (lws/rollout/hash/admission.py)."""
 from __future__ import annotations
 
 from fixtures_hash import NS, key_of, leader, worker

@@ -1,4 +1,4 @@
-"""Hash-mode blockers (rollout/hash_blockers.py) and terminal leaders in the planner (rollout/hash.py),
+"""Hash-mode blockers (lws/rollout/hash/blockers.py) and terminal leaders in the planner (lws/rollout/hash/planner.py),
 on hand-built snapshots: one test per rule."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hash-mode planner (rollout/hash.py) against hand-built snapshots."""
+"""Hash-mode planner (lws/rollout/hash/planner.py) against hand-built snapshots."""
 from __future__ import annotations
 
 import pytest

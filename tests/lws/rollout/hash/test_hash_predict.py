@@ -1,4 +1,4 @@
-"""Hash-mode prediction (rollout/hash_predict.py): the Deployment + gate model, ``Stage.remaining``."""
+"""Hash-mode prediction (lws/rollout/hash/predict.py): the Deployment + gate model, ``Stage.remaining``."""
 from __future__ import annotations
 
 import itertools

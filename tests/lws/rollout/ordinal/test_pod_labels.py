@@ -1,4 +1,4 @@
-"""Webhook-equivalent pod labels (rollout/pod_labels.py): literal snapshots, the reconcile wiring,
+"""Webhook-equivalent pod labels (lws/rollout/ordinal/pod_labels.py): literal snapshots, the reconcile wiring,
 the trace rows, and one simulator run checking every pod against upstream's webhook values."""
 from __future__ import annotations
 

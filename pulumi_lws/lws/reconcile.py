@@ -59,7 +59,7 @@ def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOption
 
 
 def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]]) -> dict[Ref, tuple[Ref, ...]]:
-    """The apply order of one reconcile's manifests (pure; docs/design.md "Apply order").
+    """The apply order of one reconcile's manifests (pure; docs/leaderworkerset.md "Apply order").
 
     * every workload after its Service and its revision's ControllerRevision
       (:func:`render.lws.workload_dependencies`);

@@ -1,6 +1,6 @@
 """Group states for traces, read from an observation (the simulator's own reading, not a planner).
 
-Follows docs/design.md "Group state legend": ready(i) = leader pod Running+Ready and (size 1 or
+Follows docs/leaderworkerset.md "Group state legend": ready(i) = leader pod Running+Ready and (size 1 or
 worker StatefulSet ready); updated(i) = leader pod and worker StatefulSet carry the target key.
 Live groups = leader pods that exist and are not terminating; available groups = ready groups.
 

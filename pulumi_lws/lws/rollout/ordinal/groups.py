@@ -1,7 +1,7 @@
 """Per-ordinal group state of an Ordinal LWS, read from a :class:`Snapshot`, and group revisions.
 
 Group ``i`` = leader pod ``<lws>-<i>`` + worker StatefulSet ``<lws>-<i>`` (when the group's size
-> 1) + worker pods labelled ``group-index: i``. Readiness and "updated" follow design.md "Group
+> 1) + worker pods labelled ``group-index: i``. Readiness and "updated" follow leaderworkerset.md "Group
 state legend" (upstream ``getReplicaStates``):
 
 * ready(i)   = leader pod Running+Ready and (size == 1 or worker STS ready);
@@ -174,7 +174,7 @@ def group_revisions(
     groups: tuple[GroupView, ...], replicas: int, partition: int, catalog: RevisionCatalog, sts_revision: str | None,
     worker_revisions: Mapping[int, str | None] | None = None,
 ) -> dict[str, str]:
-    """Revision each ordinal in ``[0, replicas)`` is rendered on (design.md "how workers follow their leader").
+    """Revision each ordinal in ``[0, replicas)`` is rendered on (docs/leaderworkerset.md "how workers follow their leader").
 
     ``i >= partition``: the target. Below: :func:`revision_below_partition` -- the group's
     observed revision (:func:`group_revision_observed`: leader pod label when the leader pod

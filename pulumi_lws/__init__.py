@@ -1,9 +1,11 @@
 """pulumi-lws: LeaderWorkerSet semantics as Pulumi components, without an operator.
 
-Pure core (no Pulumi, no I/O): :mod:`pulumi_lws.lws.api`, :mod:`pulumi_lws.lws.revision`,
-:mod:`pulumi_lws.lws.rollout`, :mod:`pulumi_lws.lws.render`, :mod:`pulumi_lws.lws.reconcile`.
-Shells: :mod:`pulumi_lws.components` (Pulumi), :mod:`pulumi_lws.sim` (embedded cluster),
-:mod:`pulumi_lws.cluster` (live API), :mod:`pulumi_lws.cli`.
+Pure, no Pulumi and no I/O: the shared core :mod:`pulumi_lws.core` and one package per workload
+API above it (:mod:`pulumi_lws.lws` for LeaderWorkerSet: api, names, revision, rollout, render,
+status, reconcile). Shells dispatch on the workload kind through :mod:`pulumi_lws.workloads`:
+:mod:`pulumi_lws.components` (Pulumi), :mod:`pulumi_lws.sim` (embedded cluster),
+:mod:`pulumi_lws.cluster` (live API), :mod:`pulumi_lws.cli`, :mod:`pulumi_lws.provider`.
+The layout and its import rules: docs/design.md.
 
 The Pulumi component is imported lazily so that the pure core stays importable (and fast)
 without loading the Pulumi SDK.

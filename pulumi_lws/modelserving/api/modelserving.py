@@ -1,0 +1,297 @@
+"""``workload.serving.volcano.sh/v1alpha1`` ModelServing: typed model, CRD defaults, manifest I/O.
+
+Invariants:
+
+* every upstream field is modelled (``pkg/apis/workload/v1alpha1`` with PR #1626's ``maxSurge``);
+  attributes are snake_case, the wire is camelCase; unknown fields are rejected with their path;
+  ``null`` means unset (the CRD default applies);
+* CRD defaults are applied at parse time (``replicas: 1``, ``schedulerName: volcano``, plugin
+  ``type: BuiltIn``, ``restartGracePeriodSeconds: 0``, role ``replicas: 1`` and
+  ``maxUnavailable: 1``, ``rolloutStrategy.type: ServingGroupRollingUpdate`` and
+  ``rollingUpdateConfiguration.maxUnavailable: 1`` when those objects exist,
+  ``networkTopology.*.mode: hard``, ``recoveryPolicy: RoleRecreate``). Fields with no CRD
+  default stay ``None`` (``rolloutStrategy``, ``maxSurge``, ``partition``, ``workerTemplate``);
+  the accessors below give their effective values;
+* pod templates stay Kubernetes-shaped dicts (``{metadata, spec}``): PodSpec is never re-modelled;
+* type errors raise :class:`SpecError` with wire paths (``spec.template.roles[0].workerReplicas``)
+  from the constructor and :meth:`ModelServing.parse`; the semantic rules (webhook + CRD +
+  pulumi-lws name budgets) live in :mod:`pulumi_lws.modelserving.api.validation` and run in
+  :meth:`ModelServing.validate` / :meth:`ModelServing.from_manifest`, all errors at once.
+"""
+from __future__ import annotations
+
+import copy
+import pathlib
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.model import IntOrString, K8sInt, K8sModel, pydantic_field_errors
+from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.core.yamlio import load_documents, read_text
+from pulumi_lws.modelserving.api.validation import validate_modelserving
+
+API_VERSION = "workload.serving.volcano.sh/v1alpha1"
+KIND = "ModelServing"
+
+SERVING_GROUP_ROLLING_UPDATE = "ServingGroupRollingUpdate"
+ROLE_ROLLING_UPDATE = "RoleRollingUpdate"
+SERVING_GROUP_RECREATE, ROLE_RECREATE, RECOVERY_NONE = "ServingGroupRecreate", "RoleRecreate", "None"
+
+RolloutStrategyType = Literal["ServingGroupRollingUpdate", "RoleRollingUpdate"]
+RecoveryPolicy = Literal["ServingGroupRecreate", "RoleRecreate", "None"]
+PluginType = Literal["BuiltIn"]
+NetworkTopologyMode = Literal["hard", "soft"]
+
+
+class ObjectMeta(K8sModel):
+    """The ObjectMeta a manifest carries; server-set fields are accepted and ignored."""
+
+    model_config = K8sModel.model_config | {"extra": "ignore"}
+
+    name: str | None = None
+    namespace: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+
+class PluginScope(K8sModel):
+    """``plugins[].scope``. ``target`` has no enum/default in the CRD (upstream marker typo)."""
+
+    roles: list[str] | None = None
+    target: str | None = None
+
+
+class PluginSpec(K8sModel):
+    """``spec.plugins[]``: ``name`` required, ``type`` defaults to BuiltIn; ``config`` is any JSON."""
+
+    name: str
+    type: PluginType = "BuiltIn"
+    config: Any | None = None
+    scope: PluginScope | None = None
+
+
+class NetworkTopologySpec(K8sModel):
+    """Volcano ``NetworkTopologySpec``; bounds (``>= 0``, ``<= 253``) are checked by validation."""
+
+    mode: NetworkTopologyMode = "hard"
+    highest_tier_allowed: K8sInt | None = None
+    highest_tier_name: str | None = None
+
+
+class NetworkTopology(K8sModel):
+    """``template.networkTopology``: ``groupPolicy`` -> PodGroup, ``rolePolicy`` -> every subGroupPolicy."""
+
+    group_policy: NetworkTopologySpec | None = None
+    role_policy: NetworkTopologySpec | None = None
+
+
+class GangPolicy(K8sModel):
+    """``template.gangPolicy``; ``minRoleReplicas`` is immutable once set (CRD CEL)."""
+
+    min_role_replicas: dict[str, K8sInt] | None = None
+
+
+class Role(K8sModel):
+    """``template.roles[]``. The rolling-update budgets are inlined (only RoleRollingUpdate uses them).
+
+    ``maxUnavailable`` carries the CRD default 1 on every role; ``maxSurge``/``partition`` stay
+    ``None`` when unset (= 0). ``workerReplicas`` is required, ``workerTemplate`` optional.
+    """
+
+    name: str
+    replicas: K8sInt = 1
+    entry_template: dict[str, Any]
+    worker_replicas: K8sInt
+    worker_template: dict[str, Any] | None = None
+    max_unavailable: IntOrString = 1
+    max_surge: IntOrString | None = None
+    partition: IntOrString | None = None
+
+
+class RollingUpdateConfiguration(K8sModel):
+    """``rolloutStrategy.rollingUpdateConfiguration`` (ServingGroupRollingUpdate only)."""
+
+    max_unavailable: IntOrString = 1
+    max_surge: IntOrString | None = None
+    partition: IntOrString | None = None
+
+
+class RolloutStrategy(K8sModel):
+    type: RolloutStrategyType = "ServingGroupRollingUpdate"
+    rolling_update_configuration: RollingUpdateConfiguration | None = None
+
+
+class ServingGroupTemplate(K8sModel):
+    """``spec.template``: one ServingGroup's shape. ``roles`` is required (1..4 checked by validation)."""
+
+    restart_grace_period_seconds: K8sInt = 0
+    gang_policy: GangPolicy | None = None
+    network_topology: NetworkTopology | None = None
+    roles: list[Role]
+
+
+class ModelServingSpec(K8sModel):
+    replicas: K8sInt = 1
+    scheduler_name: str = "volcano"
+    plugins: list[PluginSpec] | None = None
+    template: ServingGroupTemplate
+    rollout_strategy: RolloutStrategy | None = None
+    recovery_policy: RecoveryPolicy = "RoleRecreate"
+
+
+class ModelServing(K8sModel):
+    """A ModelServing as upstream's CRD accepts it. ``status`` in a manifest is ignored.
+
+    Both ``ModelServing(metadata=..., spec=...)`` (snake_case or camelCase keys) and
+    :meth:`parse` raise :class:`SpecError` (wire paths) on a type error.
+    """
+
+    api_version: Literal["workload.serving.volcano.sh/v1alpha1"] = API_VERSION
+    kind: Literal["ModelServing"] = KIND
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: ModelServingSpec
+
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            meta = data.get("metadata")
+            name = meta.get("name") if isinstance(meta, Mapping) else getattr(meta, "name", None)
+            raise SpecError(KIND, name, pydantic_field_errors(exc, ModelServing)) from None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_status(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "status" in data:
+            data = {k: v for k, v in data.items() if k != "status"}
+        return data
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def from_manifest(cls, source: str | pathlib.Path | Mapping[str, Any], *, validate: bool = True,
+                      namespace: str | None = None) -> ModelServing:
+        """Build from an upstream manifest: a dict, YAML text, or a path to a YAML file.
+
+        A multi-document file yields its first ``kind: ModelServing`` document. Accepts upstream
+        manifests unchanged; raises :class:`SpecError` listing every problem with field paths.
+        """
+        ms = cls.parse(load_manifest(source))
+        if namespace and not ms.metadata.namespace:
+            ms.metadata.namespace = namespace
+        if validate:
+            ms.validate()
+        return ms
+
+    @classmethod
+    def parse(cls, data: Mapping[str, Any]) -> ModelServing:
+        """Type-check a dict (camelCase or snake_case keys) and apply CRD defaults; no semantic rules."""
+        if not isinstance(data, Mapping):
+            raise SpecError(KIND, None, [FieldError("<root>", "must be of type object", type(data).__name__)])
+        return cls(**{str(k): v for k, v in copy.deepcopy(dict(data)).items()})
+
+    def validate(self, old: ModelServing | None = None) -> ModelServing:
+        """Run every rule (webhook, CRD, name budgets; with ``old`` the update rules); raise on any error."""
+        errors = validate_modelserving(self, old)
+        if errors:
+            raise SpecError(KIND, self.metadata.name, errors)
+        return self
+
+    # ---- derived values -------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.metadata.name or ""
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace or "default"
+
+    @property
+    def replicas(self) -> int:
+        return self.spec.replicas
+
+    @property
+    def roles(self) -> list[Role]:
+        return self.spec.template.roles
+
+    @property
+    def strategy(self) -> str:
+        """The effective rollout type (a nil ``rolloutStrategy`` means ServingGroupRollingUpdate)."""
+        rs = self.spec.rollout_strategy
+        return rs.type if rs is not None else SERVING_GROUP_ROLLING_UPDATE
+
+    def role(self, name: str) -> Role:
+        """The role called ``name``; KeyError when there is none."""
+        for r in self.spec.template.roles:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def rolling_update_configuration(self) -> RollingUpdateConfiguration:
+        """The ServingGroup budgets as written, or the defaults (``maxUnavailable: 1``) when unset."""
+        rs = self.spec.rollout_strategy
+        if rs is None or rs.rolling_update_configuration is None:
+            return RollingUpdateConfiguration()
+        return rs.rolling_update_configuration
+
+    def max_unavailable(self) -> int:
+        """ServingGroup maxUnavailable: percent of ``spec.replicas`` rounded down (nil -> 1)."""
+        return scaled_value(self.rolling_update_configuration().max_unavailable, self.replicas, round_up=False)
+
+    def max_surge(self) -> int:
+        """ServingGroup maxSurge: percent of ``spec.replicas`` rounded up (nil -> 0)."""
+        ms = self.rolling_update_configuration().max_surge
+        return 0 if ms is None else scaled_value(ms, self.replicas, round_up=True)
+
+    def partition(self) -> int:
+        """ServingGroup partition: percent of ``spec.replicas`` rounded up (nil -> 0)."""
+        p = self.rolling_update_configuration().partition
+        return 0 if p is None else scaled_value(p, self.replicas, round_up=True)
+
+    @staticmethod
+    def _role(role: Role | str, ms: ModelServing) -> Role:
+        return ms.role(role) if isinstance(role, str) else role
+
+    def role_max_unavailable(self, role: Role | str) -> int:
+        """Role maxUnavailable: percent of ``role.replicas`` rounded down (CRD default 1)."""
+        r = self._role(role, self)
+        return scaled_value(r.max_unavailable, r.replicas, round_up=False)
+
+    def role_max_surge(self, role: Role | str) -> int:
+        """Role maxSurge: percent of ``role.replicas`` rounded up (nil -> 0)."""
+        r = self._role(role, self)
+        return 0 if r.max_surge is None else scaled_value(r.max_surge, r.replicas, round_up=True)
+
+    def role_partition(self, role: Role | str) -> int:
+        """Role partition: percent of ``role.replicas`` rounded up (nil -> 0)."""
+        r = self._role(role, self)
+        return 0 if r.partition is None else scaled_value(r.partition, r.replicas, round_up=True)
+
+    def to_wire(self) -> dict[str, Any]:
+        """camelCase, unset optionals omitted, empty metadata maps dropped."""
+        out = super().to_wire()
+        out["metadata"] = {k: v for k, v in out.get("metadata", {}).items() if v not in ({}, None)}
+        return out
+
+
+def load_manifest(source: str | pathlib.Path | Mapping[str, Any]) -> dict[str, Any]:
+    """A manifest dict from a dict, YAML/JSON text or a file path.
+
+    From several documents: the first ``kind: ModelServing`` one, else the first.
+    """
+    if isinstance(source, Mapping):
+        return dict(source)
+    if isinstance(source, pathlib.Path) or (isinstance(source, str) and "\n" not in source
+                                            and source.endswith((".yaml", ".yml", ".json"))):
+        text, where = read_text(source), str(source)
+    else:
+        text, where = str(source), "<input>"
+    docs = load_documents(text, where)
+    if not docs:
+        raise SpecError(KIND, None, [FieldError("<manifest>", "no YAML document found")])
+    chosen = next((d for d in docs if isinstance(d, Mapping) and d.get("kind") == KIND), docs[0])
+    if not isinstance(chosen, Mapping):
+        raise SpecError(KIND, None, [FieldError("<manifest>", "expected a mapping at the top level")])
+    return dict(chosen)

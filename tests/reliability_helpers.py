@@ -9,7 +9,7 @@ component's actions after registering its children, so a crash during registrati
 them).
 
 Invariants (definitions: docs/reliability.md; same as sim/runner.py + docs/rollout.md):
-* live       = leader pods that exist and are not terminating (`sim.groups.read_groups`);
+* live       = leader pods that exist and are not terminating (`lws.trace_view.read_groups`);
 * available  = groups whose leader pod is Running+Ready and whose worker StatefulSet is ready
                (size 1: the leader alone), surge groups included;
 * surge      : live <= R + MS, budgets of the spec in effect (`LeaderWorkerSet.max_surge()`);
@@ -34,7 +34,8 @@ from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.reconcile import ReconcileOptions, Reconciled, reconcile
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.groups import GroupsView, read_groups
+from pulumi_lws.core.trace import GroupsView
+from pulumi_lws.lws.trace_view import read_groups
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 from pulumi_lws.lws.observe import lws_scope
 

@@ -33,6 +33,18 @@ class GroupCell:
 
 
 @dataclass(frozen=True)
+class GroupsView:
+    """What a trace row shows of one observation: the controller's replicas/partition, one cell per
+    group, and the live / available group counts the invariants check."""
+
+    replicas: int
+    partition: int | None
+    cells: tuple[GroupCell, ...]
+    live: int
+    available: int
+
+
+@dataclass(frozen=True)
 class TraceRow:
     time: float
     replicas: int

@@ -21,6 +21,7 @@ from pulumi_lws.core.dependencies import Ref
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.trace import GroupsView
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,15 @@ class Workload(Protocol):
 
     def budgets(self, spec: Any) -> Mapping[str, Budgets]:
         """Per-role rollout budgets (single-role APIs: one entry keyed ``""``)."""
+        ...
+
+    def target_revision(self, spec: Any) -> str:
+        """The revision key every group converges to."""
+        ...
+
+    def trace_view(self, spec: Any, snapshot: Snapshot) -> GroupsView:
+        """The groups of ``snapshot`` as a trace row shows them — an independent reading of the
+        cluster (not the planner's), on which the simulator checks its invariants."""
         ...
 
 

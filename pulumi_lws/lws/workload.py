@@ -8,12 +8,15 @@ from typing import Any, Mapping
 
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.trace import GroupsView
 from pulumi_lws.core.workload import Budgets, Reconciled, register
 from pulumi_lws.lws.api.leaderworkerset import API_VERSION, KIND, LeaderWorkerSet
 from pulumi_lws.lws.observe import lws_scope
 from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.lws.reconcile import ReconcileOptions
+from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.rollout.placement import needs_nodes
+from pulumi_lws.lws.trace_view import read_groups
 
 
 class LeaderWorkerSetWorkload:
@@ -44,6 +47,13 @@ class LeaderWorkerSetWorkload:
 
     def budgets(self, spec: LeaderWorkerSet) -> dict[str, Budgets]:
         return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable())}
+
+    def target_revision(self, spec: LeaderWorkerSet) -> str:
+        return revision_key(spec)
+
+    def trace_view(self, spec: LeaderWorkerSet, snapshot: Snapshot) -> GroupsView:
+        return read_groups(snapshot, spec.name, spec.replicas, spec.size, revision_key(spec),
+                           spec.spec.group_identity == "Hash")
 
 
 WORKLOAD = register(LeaderWorkerSetWorkload())

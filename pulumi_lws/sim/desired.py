@@ -1,4 +1,4 @@
-"""The desired LeaderWorkerSet of a run, kept where the program reads it.
+"""The desired workload (LeaderWorkerSet, ModelServing, ...) of a run, kept where the program reads it.
 
 Inline scenarios (pure engine, no ``program``) keep the manifest in memory. Program scenarios
 keep it in the workspace file named by the scenario's ``manifest:`` (e.g. ``lws.yaml``): every
@@ -6,15 +6,15 @@ update is written to that file before the next reconcile, and the runner's budge
 the LWS back from the same file, so the program and the invariants can never disagree.
 
 Invariants: ``manifest`` always equals the current content of the workspace file (when there is
-one); an update is applied exactly once, in scenario order; ``lws()`` is re-parsed only after a
-change.
+one); an update is applied exactly once, in scenario order; ``parsed()`` is re-parsed only after
+a change.
 """
 from __future__ import annotations
 
 import pathlib
 from typing import Any
 
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.workloads import Workload, workload_for, workload_of
 from pulumi_lws.sim.scenario import Scenario, Update
 from pulumi_lws.sim.workspace import Workspace
 
@@ -29,14 +29,25 @@ class DesiredSpec:
         self.manifest: dict[str, Any] | None = (
             workspace.read(self.file) if workspace is not None and self.file else
             (dict(scenario.manifest) if scenario.manifest is not None else None))
-        self._parsed: LeaderWorkerSet | None = None
+        self._parsed: Any = None
 
-    def lws(self) -> LeaderWorkerSet | None:
+    @property
+    def workload(self) -> Workload:
+        """The workload API of the desired manifest (its ``kind``; LeaderWorkerSet when unknown, so
+        the parse error names the manifest's problem)."""
+        return workload_of(self.manifest or {}) or workload_for("LeaderWorkerSet")
+
+    def parsed(self) -> Any:
+        """The validated spec of the desired manifest (None before there is one)."""
         if self.manifest is None:
             return None
         if self._parsed is None:
-            self._parsed = LeaderWorkerSet.from_manifest(self.manifest, namespace=self.namespace)
+            self._parsed = self.workload.parse(self.manifest, namespace=self.namespace)
         return self._parsed
+
+    def lws(self) -> Any:
+        """Alias of :meth:`parsed` (LeaderWorkerSet scenarios)."""
+        return self.parsed()
 
     def apply(self, update: Update) -> str:
         """Apply one scenario update; return the trace note (``lws.yaml patched``, ``spec patched``)."""

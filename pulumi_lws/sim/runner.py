@@ -11,7 +11,8 @@ The first row is recorded at t=0 before any update: with ``start: converged`` it
 "before the rolling update", its group states relative to the revision that was current then.
 Every row then gets a human note derived from the change since the previous row (:mod:`narrate`).
 
-Invariants checked on every row (budgets from the LWS spec the last reconcile used):
+Invariants checked on every row (budgets from the spec the last reconcile used, through the
+workload's ``budgets``; per role for multi-role APIs as each API's trace view reports them):
 - live groups <= replicas + maxSurge;
 - available groups >= replicas - maxUnavailable, once the set has been fully available at the
   current replica count (a fault or a change of ``spec.replicas`` re-arms this check).
@@ -23,14 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.core.stage import Stage, is_webhook_labels
-from pulumi_lws.lws.observe import lws_scope
+from pulumi_lws.core.workload import Budgets
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.desired import DesiredSpec
 from pulumi_lws.sim.engines import Engine, EngineStep, make_engine
-from pulumi_lws.sim.groups import GroupsView, read_groups
+from pulumi_lws.core.trace import GroupsView
 from pulumi_lws.sim.narrate import narrate
 from pulumi_lws.sim.scenario import Scenario
 from pulumi_lws.sim.workspace import Workspace
@@ -63,21 +62,21 @@ class RunResult:
 
 
 class _Budget:
-    """Tracks the spec in effect and whether the availability floor is armed."""
+    """Tracks the budgets in effect and whether the availability floor is armed."""
 
     def __init__(self) -> None:
-        self.lws: LeaderWorkerSet | None = None
+        self.budgets: Budgets | None = None
         self.armed = False
 
-    def use(self, lws: LeaderWorkerSet) -> None:
-        if self.lws is None or self.lws.replicas != lws.replicas:
+    def use(self, budgets: Budgets) -> None:
+        if self.budgets is None or self.budgets.replicas != budgets.replicas:
             self.armed = False
-        self.lws = lws
+        self.budgets = budgets
 
     def check(self, row: TraceRow) -> list[str]:
-        if self.lws is None:
+        if self.budgets is None:
             return []
-        r, ms, mu = self.lws.replicas, self.lws.max_surge(), self.lws.max_unavailable()
+        r, ms, mu = self.budgets.replicas, self.budgets.max_surge, self.budgets.max_unavailable
         out = []
         if row.live > r + ms:
             out.append(f"t={row.time:g}: {row.live} live groups > replicas {r} + maxSurge {ms}")
@@ -131,23 +130,24 @@ class Runner:
         """The desired LWS manifest (the workspace's LWS file in a program scenario)."""
         return self.spec.manifest
 
-    def _lws(self) -> LeaderWorkerSet | None:
-        return self.spec.lws()
+    def _parsed(self) -> Any:
+        return self.spec.parsed()
 
     def _reconcile(self) -> EngineStep:
         step = self.engine.step(self.cluster, self.desired, keep=self.sc.apply_keep)
         self.stages += step.stages
-        lws = self._lws()
-        if lws is not None:
-            self.budget.use(lws)
+        spec = self._parsed()
+        if spec is not None:
+            self.budget.use(self.spec.workload.budgets(spec)[""])  # the whole-workload budget
         return step
 
     def _view(self) -> GroupsView | None:
-        lws = self._lws()
-        if lws is None:
+        spec = self._parsed()
+        if spec is None:
             return None
-        snap = self.cluster.observe(lws_scope(lws.namespace, lws.name))
-        view = read_groups(snap, lws.name, lws.replicas, lws.size, revision_key(lws), lws.spec.group_identity == "Hash")
+        workload = self.spec.workload
+        snap = self.cluster.observe(workload.scope(spec, nodes=False))
+        view = workload.trace_view(spec, snap)
         return replace(view, cells=self._stable(view.cells))
 
     def _stable(self, cells: tuple) -> tuple:
@@ -165,7 +165,8 @@ class Runner:
         actions, labelled = split_executed(step)
         blocker = stage.blocker if stage else None
         row = TraceRow(time=self.cluster.clock.now, replicas=view.replicas, partition=view.partition, groups=view.cells,
-                       live=view.live, available=view.available, revision=revision_key(self._lws()),  # type: ignore[arg-type]
+                       live=view.live, available=view.available,
+                       revision=self.spec.workload.target_revision(self._parsed()),
                        actions=actions, blocker=str(blocker) if blocker else None, note=note,
                        case=stage.case if stage else None, blocker_code=blocker.code if blocker else None,
                        labelled=labelled)
@@ -175,8 +176,8 @@ class Runner:
 
     def _converged(self, row: TraceRow | None, t: float | None) -> bool:
         """Stage complete, no blocker, exactly ``replicas`` groups all updated+ready, nothing scheduled."""
-        lws = self._lws()
-        if row is None or lws is None:
+        spec = self._parsed()
+        if row is None or spec is None:
             return False
         if t is not None and (any(u.at > t for u in self._updates) or any(f.at > t for f in self._faults)):
             return False
@@ -184,7 +185,8 @@ class Runner:
         if last is not None and (not last.complete or last.blocker is not None):
             return False
         wanted = [g for g in row.groups if g.state != "-"]
-        return len(wanted) == lws.replicas and all(g.state == "U" and not g.surge for g in wanted) and row.live == lws.replicas
+        replicas = self.spec.workload.budgets(spec)[""].replicas
+        return len(wanted) == replicas and all(g.state == "U" and not g.surge for g in wanted) and row.live == replicas
 
     # ---- scenario events -----------------------------------------------------------------
     def _due_updates(self, t: float) -> list[str]:

@@ -25,7 +25,7 @@ from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.lws.revision import RevisionCatalog, build_catalog, revision_data, revision_key
 from pulumi_lws.lws.rollout.ordinal.groups import group_revisions, leader_current_revision, revision_below_partition, revisions_in_use
 from pulumi_lws.core.stage import GroupView
-from pulumi_lws.sim.groups import GroupsView
+from pulumi_lws.core.trace import GroupsView
 from pulumi_lws.core.trace import GroupCell
 from reliability_helpers import lws_manifest, parse, random_case, started_healthy
 from test_reliability_crash import run_case

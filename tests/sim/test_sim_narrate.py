@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.sim.groups import hash_group_key, is_hash_leader, read_groups
+from pulumi_lws.lws.trace_view import hash_group_key, is_hash_leader, read_groups
 from pulumi_lws.sim.narrate import complete, narrate
 from pulumi_lws.core.trace import GroupCell, TraceRow, format_table
 

@@ -77,7 +77,7 @@ def test_file_patch_reaches_the_program_and_the_budgets(project):
     result = runner.run()
     assert result.reason is None and result.engine == "pulumi"
     assert images(result) == {"a:2"} and len(result.cluster.list("Pod")) == 3
-    assert runner.budget.lws.replicas == 3  # the invariants read the edited workspace file
+    assert runner.budget.budgets.replicas == 3  # the invariants read the edited workspace file
     assert result.trace.rows[0].note == "before the rolling update" and result.trace.rows[1].note.startswith("lws.yaml patched")
     assert not root.exists()  # the workspace is removed after the run
 

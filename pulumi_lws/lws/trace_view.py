@@ -1,4 +1,5 @@
-"""Group states for traces, read from an observation (the simulator's own reading, not a planner).
+"""LeaderWorkerSet group states for traces, read from an observation (an independent reading,
+not the planner's: the simulator checks its invariants on it).
 
 Follows docs/leaderworkerset.md "Group state legend": ready(i) = leader pod Running+Ready and (size 1 or
 worker StatefulSet ready); updated(i) = leader pod and worker StatefulSet carry the target key.
@@ -6,28 +7,18 @@ Live groups = leader pods that exist and are not terminating; available groups =
 
 Ordinal groups are identified by ordinal (leader pod ``<lws>-<i>``, worker StatefulSet
 ``<lws>-<i>``); Hash groups by group key (leader pod from the Deployment, worker StatefulSet
-``<lws>-<key[:8]>``). This module reads the cluster only; it imports no planner.
+``<lws>-<key[:8]>``). This module reads the observation only; it imports no planner (layer 2, beside ``observe``).
 """
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_running_and_ready, pod_unschedulable, statefulset_ready, sts_partition, sts_replicas
 from pulumi_lws.lws.observe import revision_of
-from pulumi_lws.core.trace import GroupCell
-
-
-@dataclass(frozen=True)
-class GroupsView:
-    replicas: int
-    partition: int | None
-    cells: tuple[GroupCell, ...]
-    live: int
-    available: int
+from pulumi_lws.core.trace import GroupCell, GroupsView
 
 
 def read_groups(snapshot: Snapshot, name: str, replicas: int, size: int, target: str, hash_mode: bool = False) -> GroupsView:

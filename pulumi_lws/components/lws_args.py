@@ -17,10 +17,10 @@ guarantees nothing was registered.
 from __future__ import annotations
 
 import copy
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from pulumi_lws.components.args import int_or_percent, reject_outputs, set_path, snake
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.model import ints_back
 from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet, load_manifest
@@ -50,44 +50,6 @@ KNOWN_FIELDS = set(FIELD_PATHS) | {"rollout", "manifest"} | set(OPTION_FIELDS)
 class BuiltSpec:
     lws: LeaderWorkerSet
     options: ReconcileOptions
-
-
-def snake(key: str) -> str:
-    """``maxUnavailable`` -> ``max_unavailable`` (snake_case keys pass unchanged)."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
-
-
-def int_or_percent(value: Any) -> Any:
-    """maxUnavailable/maxSurge from the provider arrive as ``str`` (no Unions): "2" -> 2, "50%" stays."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return value
-
-
-def reject_outputs(value: Any, path: str = "args") -> None:
-    """The planner needs concrete values; an unresolved ``pulumi.Output`` cannot be planned."""
-    if type(value).__name__ == "Output" and type(value).__module__.startswith("pulumi"):
-        raise SpecError(KIND, None, [FieldError(path, "must be a plain value known when the program runs "
-                                                      "(the LeaderWorkerSet spec cannot depend on other resources' outputs)")])
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            reject_outputs(v, f"{path}.{k}")
-    elif isinstance(value, (list, tuple)):
-        for i, v in enumerate(value):
-            reject_outputs(v, f"{path}[{i}]")
-
-
-def _set_path(doc: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
-    node = doc
-    for key in path[:-1]:
-        child = node.get(key)
-        if not isinstance(child, dict):
-            child = {}
-            node[key] = child
-        node = child
-    node[path[-1]] = value
 
 
 def _base_manifest(source: Any) -> dict[str, Any]:
@@ -127,7 +89,7 @@ def apply_fields(manifest: dict[str, Any], fields: Mapping[str, Any]) -> dict[st
     out.setdefault("kind", KIND)
     for key, path in FIELD_PATHS.items():
         if key in fields:
-            _set_path(out, path, copy.deepcopy(fields[key]))
+            set_path(out, path, copy.deepcopy(fields[key]))
     rollout = fields.get("rollout") or {}
     if not isinstance(rollout, Mapping):
         raise SpecError(KIND, None, [FieldError("rollout", "expected an object with maxUnavailable/maxSurge/partition")])
@@ -136,7 +98,7 @@ def apply_fields(manifest: dict[str, Any], fields: Mapping[str, Any]) -> dict[st
         if wire is None:
             raise SpecError(KIND, None, [FieldError(f"rollout.{key}", "unknown field")])
         if value is not None:
-            _set_path(out, ("spec", "rolloutStrategy", "rollingUpdateConfiguration", wire), int_or_percent(value))
+            set_path(out, ("spec", "rolloutStrategy", "rollingUpdateConfiguration", wire), int_or_percent(value))
     return out
 
 
@@ -158,7 +120,7 @@ def build_spec(resource_name: str, args: Any) -> BuiltSpec:
 
     ``metadata.name`` defaults to the Pulumi resource name; ``metadata.namespace`` to ``default``.
     """
-    reject_outputs(args)
+    reject_outputs(args, KIND)
     base, fields = split_args(args)
     manifest = ints_back(apply_fields(base, fields))
     for key in ("maxUnavailable", "maxSurge"):

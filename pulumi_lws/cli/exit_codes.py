@@ -1,0 +1,33 @@
+"""The exit status of every ``pulumi-lws`` command, in one place (README "Exit codes").
+
+Commands return these constants from their handlers; :func:`pulumi_lws.cli.main` maps
+exceptions to them. Invariant: each status means one thing across all commands, so CI can tell
+"your input is wrong" (2) from "the rollout would not go through" (1) from "a bug in
+pulumi-lws" (3).
+"""
+from __future__ import annotations
+
+#: the command did what was asked (render printed, simulate converged within the invariants)
+OK = 0
+#: the rollout ended blocked, an invariant was violated, or it did not converge in time
+NOT_CONVERGED = 1
+#: bad input: an invalid manifest or scenario, a file that cannot be read, argparse usage errors
+BAD_INPUT = 2
+#: an unexpected exception inside pulumi-lws (one line on stderr; PULUMI_LWS_DEBUG=1 adds the traceback)
+INTERNAL_ERROR = 3
+#: 128 + SIGINT: interrupted (Ctrl-C)
+INTERRUPTED = 130
+#: 128 + SIGPIPE: the reader of standard output went away (``... | head -1``), as for cat or grep
+BROKEN_PIPE = 141
+
+#: environment variable that makes an internal error print its traceback
+DEBUG_ENV = "PULUMI_LWS_DEBUG"
+
+TABLE = (
+    (OK, "done"),
+    (NOT_CONVERGED, "rollout blocked, invariant violated, or not converged"),
+    (BAD_INPUT, "bad input (manifest, scenario, file, command-line usage)"),
+    (INTERNAL_ERROR, "internal error (please report)"),
+    (INTERRUPTED, "interrupted (Ctrl-C)"),
+    (BROKEN_PIPE, "standard output closed early (e.g. `| head`)"),
+)

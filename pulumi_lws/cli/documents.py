@@ -10,8 +10,9 @@ that lists their names (never silently the first).
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.yamlio import read_documents
@@ -52,19 +53,28 @@ def workloads(docs: Sequence[Document], name: str | None = None) -> list[Documen
     return [d for d in found if d.name == name] if name else found
 
 
+def listed(docs: Sequence[Document]) -> str:
+    """``LeaderWorkerSet/a, LeaderWorkerSet/b`` (the workloads of ``docs``), or ``none``."""
+    return ", ".join(f"{d.kind}/{d.name or '?'}" for d in workloads(docs)) or "none"
+
+
+def named(docs: Sequence[Document], name: str, path: str | pathlib.Path) -> list[Document]:
+    """The workload documents named ``name``; SpecError listing the file's workloads when none is."""
+    found = workloads(docs, name)
+    if not found:
+        raise SpecError("manifest", None, [FieldError(str(path), f"no workload named {name!r} (the file holds: {listed(docs)})")])
+    return found
+
+
 def one_workload(path: str | pathlib.Path, name: str | None = None) -> Document:
     """The single workload document of ``path`` (or the one named ``name``); SpecError otherwise."""
     docs = read(path)
-    found = workloads(docs, name)
+    found = named(docs, name, path) if name else workloads(docs)
     if len(found) == 1:
         return found[0]
-    every = workloads(docs)
-    listed = ", ".join(f"{d.kind}/{d.name or '?'}" for d in every) or "none"
-    if name and not found:
-        message = f"no workload named {name!r} (the file holds: {listed})"
-    elif not every:
+    if not found:
         kinds = ", ".join(sorted({d.kind or '?' for d in docs}))
         message = f"no LeaderWorkerSet (or other workload this project models) in the file (found: {kinds})"
     else:
-        message = f"the file holds {len(found)} workloads ({listed}): choose one with --name"
+        message = f"the file holds {len(found)} workloads ({listed(found)}): choose one with --name"
     raise SpecError("manifest", None, [FieldError(str(path), message)])

@@ -1,54 +1,90 @@
-"""``pulumi-lws render FILE.yaml [--namespace NS]``: the objects of the creation stage as YAML.
+"""``pulumi-lws render FILE.yaml``: the objects a LeaderWorkerSet expands into, as YAML.
 
-Each LeaderWorkerSet document of FILE is validated, reconciled against an empty cluster
-(``reconcile(lws, observe.EMPTY)``) and its manifests printed as multi-document YAML, preceded
-by a ``#`` comment with the stage summary. Invalid input raises :class:`SpecError` (exit 2 via
-``cli.main``); nothing is printed for any document when one of them is invalid.
+Each document of FILE (:mod:`pulumi_lws.cli.documents`) is printed in file order:
+
+* a workload (LeaderWorkerSet) is validated and expanded: ``--stage first`` (default) is the
+  first ``pulumi up`` on an empty cluster (``reconcile(spec, EMPTY)``); ``--stage steady`` is
+  every object of the converged fleet (:func:`pulumi_lws.sim.expansion.steady_state`);
+* any other document (Service, HPA, ConfigMap, ...) is passed through unchanged (same data, no
+  namespace added), never validated as a LeaderWorkerSet;
+* ``--name NAME`` prints only the workload(s) named NAME (no pass-through documents).
+
+Each workload's objects are preceded by one ``#`` line saying, in words, which stage they are
+(:mod:`pulumi_lws.cli.render_headers`). Invariants: every document is read and every workload
+validated (and, for ``steady``, converged) before anything is printed, so invalid input prints
+nothing (exit 2); a ``steady`` expansion that cannot converge is still printed (its header names
+the blocker) and exits 1.
 """
 from __future__ import annotations
 
 import argparse
-import pathlib
 import sys
-from typing import Any, Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet
+from pulumi_lws.cli import documents as D
+from pulumi_lws.cli import exit_codes as X
+from pulumi_lws.cli.render_headers import (
+    first_header,
+    passthrough_header,
+    steady_header,
+)
+
+STAGES = ("first", "steady")
+POOL_FLAGS = ("nodes", "zones", "gpus_per_node")
+
+DESCRIPTION = """\
+Print the Kubernetes objects each LeaderWorkerSet in FILE expands into (ControllerRevisions,
+headless Services, the leader StatefulSet (Ordinal) or Deployment (Hash), worker StatefulSets,
+gang-scheduling objects) as multi-document YAML, one '#' line above each LeaderWorkerSet saying
+which stage it shows.
+
+Documents that are not a LeaderWorkerSet (Service, HorizontalPodAutoscaler, ConfigMap, ...) are
+passed through unchanged, in file order, and never validated as a LeaderWorkerSet.
+
+stages:
+  first   the first `pulumi up` on an empty cluster (default). With startupPolicy LeaderReady
+          or exclusive topology this is the leader StatefulSet only: worker StatefulSets follow
+          once the leader pods are Ready / scheduled.
+  steady  every object of the converged fleet: all worker StatefulSets, per-group Services,
+          gang objects, with the values a running cluster gives them (converged on the embedded
+          cluster with an instant kubelet). Exclusive topology needs Nodes: give a pool with
+          --nodes/--zones/--gpus-per-node, or one topology domain per group is assumed (the
+          header says which pool was used).
+"""
 
 
-def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "render", help="print the objects a LeaderWorkerSet expands into (creation stage) as YAML",
-        description="Validate each LeaderWorkerSet in FILE and print the Kubernetes objects of its "
-                    "creation stage (ControllerRevisions, headless Services, the leader StatefulSet "
-                    "(Ordinal) or Deployment (Hash), worker StatefulSets, gang-scheduling objects) as "
-                    "multi-document YAML.")
-    parser.add_argument("file", metavar="FILE.yaml", help="LeaderWorkerSet manifest(s); '-' reads stdin")
-    parser.add_argument("-n", "--namespace", help="namespace for documents that do not set metadata.namespace "
-                                                   "(default: 'default')")
+        "render", help="print the objects a LeaderWorkerSet expands into (first `pulumi up` or steady state) as YAML",
+        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("file", metavar="FILE.yaml", help="manifest file (any number of documents); '-' reads stdin")
+    parser.add_argument("-n", "--namespace", help="namespace for LeaderWorkerSets that do not set metadata.namespace "
+                                                   "(default: 'default'; pass-through documents are left as they are)")
+    parser.add_argument("--name", help="render only the LeaderWorkerSet named NAME (error listing the names if absent)")
+    parser.add_argument("--stage", choices=STAGES, default="first",
+                        help="first: the first `pulumi up` on an empty cluster (default); steady: the converged fleet")
+    parser.add_argument("--gang-provider", choices=("kubernetes", "volcano"), default="kubernetes",
+                        help="gang-scheduling objects for spec.scheduling (default: kubernetes)")
+    pool = parser.add_argument_group("node pool for --stage steady (as simulate --from/--to)")
+    pool.add_argument("--nodes", type=int, metavar="N", help="a pool of N nodes (cpu 64, memory 512Gi each); "
+                      "default: one unbounded node, or one node per group with exclusive topology")
+    pool.add_argument("--zones", type=int, metavar="Z", help="spread the pool round-robin over Z zones (also the "
+                      "domains of an exclusive-topology key the nodes lack); default 1")
+    pool.add_argument("--gpus-per-node", type=float, metavar="G", help="nvidia.com/gpu capacity of each pool node")
     parser.set_defaults(handler=run)
 
 
-def read_documents(path: str) -> list[Mapping[str, Any]]:
-    """Every non-empty YAML document of ``path`` (or stdin for '-'); SpecError on bad YAML."""
-    text = sys.stdin.read() if path == "-" else pathlib.Path(path).read_text()
-    try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise SpecError(KIND, None, [FieldError(path, f"invalid YAML: {exc}")]) from None
-    if not docs:
-        raise SpecError(KIND, None, [FieldError(path, "no YAML document found")])
-    for i, doc in enumerate(docs):
-        if not isinstance(doc, Mapping):
-            raise SpecError(KIND, None, [FieldError(f"{path}[document {i}]", "expected a mapping at the top level")])
-    return docs
+@dataclass(frozen=True)
+class Rendered:
+    """One document's output: its header line and objects; ``problem``: why it did not converge."""
 
-
-def load_all(path: str, namespace: str | None = None) -> list[LeaderWorkerSet]:
-    """Validated LeaderWorkerSets of a (multi-document) file, in file order."""
-    return [LeaderWorkerSet.from_manifest(doc, namespace=namespace) for doc in read_documents(path)]
+    header: str
+    objects: Sequence[Mapping[str, Any]]
+    problem: str | None = None
 
 
 def _plain(value: Any) -> Any:
@@ -60,18 +96,67 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def render_yaml(lws: LeaderWorkerSet) -> str:
-    """The creation stage of one LWS as YAML documents (each starting with ``---``)."""
-    from pulumi_lws.core.snapshot import EMPTY
-    from pulumi_lws.lws.reconcile import reconcile
+def to_yaml(item: Rendered) -> str:
+    """The header line, then the objects as YAML documents (each starting with ``---``)."""
+    body = yaml.safe_dump_all([_plain(m) for m in item.objects], sort_keys=False, explicit_start=True)
+    return f"# {item.header}\n" + body
 
-    result = reconcile(lws, EMPTY)
-    header = f"# LeaderWorkerSet {lws.namespace}/{lws.name}: {result.stage.summary()}\n"
-    body = yaml.safe_dump_all([_plain(m) for m in result.manifests], sort_keys=False, explicit_start=True)
-    return header + body
+
+def render_first(doc: D.Document, namespace: str | None, gang_provider: str) -> Rendered:
+    """The first ``pulumi up`` of one workload document on an empty cluster."""
+    from pulumi_lws.core.snapshot import EMPTY
+
+    workload = doc.workload
+    assert workload is not None
+    spec = workload.parse(doc.data, namespace=namespace)
+    result = workload.reconcile(spec, EMPTY, workload.options(gang_provider=gang_provider))
+    return Rendered(first_header(spec, result), result.manifests)
+
+
+def render_steady(doc: D.Document, args: argparse.Namespace) -> Rendered:
+    """Every object of the converged fleet of one workload document."""
+    from pulumi_lws.sim.expansion import steady_state
+
+    workload = doc.workload
+    assert workload is not None
+    spec = workload.parse(doc.data, namespace=args.namespace)  # validation errors first, with the document's name
+    expansion = steady_state(doc.data, namespace=args.namespace, nodes=args.nodes, zones=args.zones,
+                             gpus_per_node=args.gpus_per_node, gang_provider=args.gang_provider)
+    header = steady_header(spec, expansion)
+    problem = None
+    if not expansion.converged:
+        namespace, name = workload.identity(spec)
+        blocker = expansion.blocker
+        why = f"blocked: {blocker.code}: {blocker.message}" if blocker else "the groups never became ready"
+        problem = f"{workload.kind} {namespace}/{name} did not converge after {expansion.reconciles} reconciles: {why}"
+    return Rendered(header, expansion.reconciled.manifests, problem)
+
+
+def render_documents(docs: Sequence[D.Document], args: argparse.Namespace) -> list[Rendered]:
+    """Every document of the output, in file order (see the module docstring)."""
+    selected = D.named(docs, args.name, args.file) if args.name else docs
+    out = []
+    for doc in selected:
+        if doc.workload is None:
+            out.append(Rendered(passthrough_header(doc), [doc.data]))
+        elif args.stage == "steady":
+            out.append(render_steady(doc, args))
+        else:
+            out.append(render_first(doc, args.namespace, args.gang_provider))
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
-    lwss = load_all(args.file, args.namespace)
-    sys.stdout.write("".join(render_yaml(lws) for lws in lwss))
-    return 0
+    if args.stage != "steady":
+        given = [f"--{k.replace('_', '-')}" for k in POOL_FLAGS if getattr(args, k) is not None]
+        if given:
+            print(f"render: {', '.join(given)} only with --stage steady (the first stage reads no Nodes)", file=sys.stderr)
+            return X.BAD_INPUT
+    rendered = render_documents(D.read(args.file), args)
+    for item in rendered:  # one write per document: a closed pipe (`| head`) is noticed at the next one
+        sys.stdout.write(to_yaml(item))
+        sys.stdout.flush()
+    problems = [item.problem for item in rendered if item.problem]
+    for problem in problems:
+        print(f"render: {problem}", file=sys.stderr)
+    return X.NOT_CONVERGED if problems else X.OK

@@ -1,15 +1,13 @@
-"""``pulumi-lws render``: creation-stage YAML through reconcile(lws, EMPTY), multi-document input,
+"""``pulumi-lws render`` (default ``--stage first``): creation-stage YAML through reconcile(lws, EMPTY), multi-document input,
 namespaces, and clean failures on invalid input."""
 from __future__ import annotations
 
-from conftest import TESTS_DIR
-
 import pytest
 import yaml
+from conftest import TESTS_DIR, validate_manifest
 
-from conftest import validate_manifest
-from pulumi_lws.lws import labels as L
 from pulumi_lws.cli import main
+from pulumi_lws.lws import labels as L
 
 GOLDEN = TESTS_DIR / "golden" / "ordinal"
 INPUTS = GOLDEN / "inputs"
@@ -33,7 +31,7 @@ def docs(text: str) -> list[dict]:
 def test_render_matches_golden_creation_stage(capsys, case):
     code, out, err = run(capsys, str(INPUTS / f"{case}.yaml"))
     assert code == 0, err
-    assert out.startswith("# LeaderWorkerSet ") and "lws/ordinal" in out.splitlines()[0]
+    assert out.startswith("# LeaderWorkerSet ") and "first `pulumi up` on an empty cluster" in out.splitlines()[0]
     assert docs(out) == docs((GOLDEN / f"{case}.yaml").read_text())
 
 
@@ -103,3 +101,36 @@ def test_leader_ready_creation_stage_has_no_workers_yet(capsys):
     sts = [o["metadata"]["name"] for o in objs if o["kind"] == "StatefulSet"]
     assert sts == [o["metadata"]["name"] for o in golden if o["kind"] == "StatefulSet"][:1]
     assert [o for o in objs if o["kind"] != "StatefulSet"] == [o for o in golden if o["kind"] != "StatefulSet"]
+
+
+@pytest.mark.parametrize("patch, words", [
+    ({}, "3 groups of 4 pods on revision {rev}: leader StatefulSet and 3 worker StatefulSets"),
+    ({"startupPolicy": "LeaderReady"}, ("leader StatefulSet only; worker StatefulSets follow once leader pods are Ready "
+                                        "(startupPolicy LeaderReady); --stage steady shows them")),
+    ({"groupIdentity": "Hash"}, ("leader Deployment only; worker StatefulSets follow once leader pods exist "
+                                 "(each group's name comes from its leader pod); --stage steady shows them")),
+    ({"leaderWorkerTemplate": {"size": 1}}, "leader StatefulSet only (size 1: no workers)"),
+    ({"replicas": 0}, "no groups yet (replicas 0)"),
+])
+def test_first_stage_header_says_in_words_what_is_printed(capsys, tmp_path, patch, words):
+    doc = yaml.safe_load((TESTS_DIR / "manifests_upstream" / "docs_examples_sample_lws.yaml").read_text())
+    for key, value in patch.items():
+        if isinstance(value, dict):
+            doc["spec"][key].update(value)
+        else:
+            doc["spec"][key] = value
+    path = tmp_path / "lws.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    code, out, err = run(capsys, str(path))
+    assert code == 0, err
+    head = out.splitlines()[0]
+    rev = next(o for o in docs(out) if o["kind"] == "ControllerRevision")["metadata"]["labels"][L.TEMPLATE_REVISION_HASH]
+    assert head.startswith("# LeaderWorkerSet default/leaderworkerset-sample: first `pulumi up` on an empty cluster, ")
+    assert head.endswith(words.format(rev=rev))
+    assert "groups=" not in head and "[in progress]" not in head
+
+
+def test_help_documents_stages_and_pass_through(capsys):
+    assert main(["render", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "passed through unchanged" in out and "steady" in out and "--gang-provider" in out and "--nodes" in out

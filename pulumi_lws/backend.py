@@ -7,13 +7,23 @@ uses). The simulator and tests install their own observer and actuator with
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
-from pulumi_lws.core.ports import Observer
-from pulumi_lws.core.ports import Actuator
+from pulumi_lws.core.ports import Actuator, Observer
+
+NO_CLUSTER_HELP = (
+    "For tests and the simulator, install a backend first: `with pulumi_lws.backend.use_backend(observer, actuator):` "
+    "(pulumi_lws.sim.cluster.SimCluster is both); for a real cluster, point KUBECONFIG (or ~/.kube/config) at it, "
+    "or set the stack config kubernetes:kubeconfig / kubernetes:context")
 
 
+class NoClusterError(RuntimeError):
+    """No backend is installed and no live cluster can be configured (no kubeconfig, unknown context).
+
+    Raised by :func:`current_backend` instead of the Kubernetes client's own configuration error,
+    with what to do in either case (``use_backend`` for tests/simulator, a kubeconfig for a cluster).
+    """
 
 
 @dataclass(frozen=True)
@@ -43,10 +53,17 @@ def current_backend(*, context: str | None = None, kubeconfig: str | None = None
     The live backend targets the cluster the default pulumi-kubernetes provider would: the
     ``kubeconfig`` (a path or the file's content, like the provider's ``kubernetes:kubeconfig``
     config) or ``KUBECONFIG``/``~/.kube/config``/in-cluster, at ``context`` or the current context.
+    Raises :class:`NoClusterError` (naming what to do) when no such configuration exists.
     """
     if _installed:
         return _installed[-1]
+    from lightkube.core.exceptions import ConfigError
+
     from pulumi_lws.cluster.live import LiveCluster
 
-    live = LiveCluster.from_kubeconfig(context, kubeconfig=kubeconfig, gang_provider=gang_provider)
+    try:
+        live = LiveCluster.from_kubeconfig(context, kubeconfig=kubeconfig, gang_provider=gang_provider)
+    except (ConfigError, OSError) as exc:
+        where = f" (context {context!r})" if context else ""
+        raise NoClusterError(f"pulumi-lws has no cluster to observe{where}: {exc}. {NO_CLUSTER_HELP}") from exc
     return Backend(live, live)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
 from pulumi_lws.lws import labels as L
+from pulumi_lws.modelserving.labels import GROUP_NAME as MS_GROUP_NAME, NAME as MS_NAME
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.store import Store, meta
 
@@ -31,7 +32,8 @@ class Timing:
 
 @dataclass(frozen=True)
 class Override:
-    """Timing for pods matching every given selector: name glob, LWS group ordinal, creation time."""
+    """Timing for pods matching every given selector: name glob, group ordinal (LWS group or
+    ModelServing ServingGroup), owning workload name (``lws:``), creation time."""
 
     pod: str | None = None
     group: str | None = None
@@ -47,8 +49,9 @@ class Override:
             return False
         if self.after is not None and created_at < self.after:
             return False
-        lws = (meta(pod).get("labels") or {}).get(L.NAME)  # type: ignore[arg-type]
-        if self.lws is not None and lws != self.lws:
+        labels = meta(pod).get("labels") or {}  # type: ignore[arg-type]
+        owner = labels.get(L.NAME) or labels.get(MS_NAME)
+        if self.lws is not None and owner != self.lws:
             return False
         return self.group is None or group_of(pod) == str(self.group)
 
@@ -73,10 +76,14 @@ class KubeletConfig:
 
 
 def group_of(pod: Mapping[str, Any]) -> str | None:
-    """The LWS group of a pod: ``group-index`` label, else parsed from ``<lws>-<i>[-<j>]``."""
+    """The group of a pod: an LWS ``group-index`` label, a ModelServing ``group-name`` label
+    (``<ms>-<g>``: the ServingGroup ordinal), else parsed from an LWS pod name ``<lws>-<i>[-<j>]``."""
     lbl = meta(pod).get("labels") or {}  # type: ignore[arg-type]
     if lbl.get(L.GROUP_INDEX) is not None:
         return str(lbl[L.GROUP_INDEX])
+    serving_group = re.fullmatch(r".*-(\d+)", str(lbl.get(MS_GROUP_NAME) or ""))
+    if serving_group:
+        return serving_group.group(1)
     lws = lbl.get(L.NAME)
     if not lws:
         return None

@@ -14,12 +14,20 @@ from pulumi_lws.lws.api import FieldError, LeaderWorkerSetSpecError, LeaderWorke
 
 __version__ = "0.1.0"
 
-__all__ = ["LeaderWorkerSet", "LeaderWorkerSetSpec", "FieldError", "LeaderWorkerSetSpecError", "__version__"]
+__all__ = ["LeaderWorkerSet", "ModelServing", "LeaderWorkerSetSpec", "FieldError", "LeaderWorkerSetSpecError",
+           "__version__"]
+
+#: Pulumi components, imported on first use (they load the Pulumi SDK).
+_COMPONENTS = {
+    "LeaderWorkerSet": "pulumi_lws.components.leaderworkerset",
+    "ModelServing": "pulumi_lws.components.modelserving",
+}
 
 
 def __getattr__(name: str):
-    if name == "LeaderWorkerSet":
-        from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
+    module = _COMPONENTS.get(name)
+    if module is None:
+        raise AttributeError(name)
+    import importlib
 
-        return LeaderWorkerSet
-    raise AttributeError(name)
+    return getattr(importlib.import_module(module), name)

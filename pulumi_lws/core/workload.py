@@ -86,6 +86,11 @@ class Workload(Protocol):
         """Per-role rollout budgets (single-role APIs: one entry keyed ``""``)."""
         ...
 
+    def status(self, spec: Any, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
+        """The upstream ``status`` of the workload as the cluster shows it (counts, revisions,
+        conditions), published as a component output."""
+        ...
+
     def target_revision(self, spec: Any) -> str:
         """The revision key every group converges to."""
         ...

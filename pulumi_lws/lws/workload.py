@@ -8,6 +8,7 @@ from typing import Any, Mapping
 
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.trace import GroupsView
 from pulumi_lws.core.workload import Budgets, Reconciled, register
 from pulumi_lws.lws.api.leaderworkerset import API_VERSION, KIND, LeaderWorkerSet
@@ -16,6 +17,7 @@ from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.rollout.placement import needs_nodes
+from pulumi_lws.lws.status.summary import lws_status
 from pulumi_lws.lws.trace_view import read_groups
 
 
@@ -47,6 +49,9 @@ class LeaderWorkerSetWorkload:
 
     def budgets(self, spec: LeaderWorkerSet) -> dict[str, Budgets]:
         return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable())}
+
+    def status(self, spec: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
+        return lws_status(spec, snapshot, stage)
 
     def target_revision(self, spec: LeaderWorkerSet) -> str:
         return revision_key(spec)

@@ -1,0 +1,81 @@
+"""``lws:index:ModelServing``: one Pulumi component = one Kthena ModelServing, one stage per ``up``.
+
+A thin adapter on :class:`pulumi_lws.components.base.WorkloadComponent` (which observes,
+reconciles, registers children with ``parent=self`` and ``depends_on``, and runs actions): this
+module only documents the arguments, builds the spec (:mod:`pulumi_lws.components.modelserving_args`,
+raising before anything registers) and publishes the ModelServing outputs.
+"""
+
+from typing import Any, Optional, TypedDict
+
+import pulumi
+
+from pulumi_lws.components.base import WorkloadComponent, stage_outputs
+from pulumi_lws.components.modelserving_args import build_spec
+
+TYPE = "lws:index:ModelServing"
+
+__all__ = ["ModelServing", "ModelServingArgs", "TYPE"]
+
+
+class ModelServingArgs(TypedDict, total=False):
+    """Arguments of a ModelServing: an upstream ``manifest``, individual fields, or both (fields win)."""
+
+    manifest: pulumi.Input[Any]
+    """An upstream ``workload.serving.volcano.sh/v1alpha1`` ModelServing manifest (object or YAML text)."""
+    name: pulumi.Input[str]
+    """``metadata.name`` (default: the manifest's, else the resource name)."""
+    namespace: pulumi.Input[str]
+    """Namespace of every object (default: the manifest's, else ``default``)."""
+    replicas: pulumi.Input[int]
+    """Number of ServingGroups."""
+    scheduler_name: pulumi.Input[str]
+    """``spec.schedulerName`` (upstream default ``volcano``: one Volcano PodGroup per ServingGroup)."""
+    recovery_policy: pulumi.Input[str]
+    """``ServingGroupRecreate``, ``RoleRecreate`` (default) or ``None``."""
+    rollout_strategy: pulumi.Input[Any]
+    """``spec.rolloutStrategy`` as upstream: ``{type, rollingUpdateConfiguration{maxUnavailable, maxSurge, partition}}``."""
+    roles: pulumi.Input[list[Any]]
+    """``spec.template.roles`` as upstream (name, replicas, entryTemplate, workerReplicas, workerTemplate, ...)."""
+    max_groups_in_flight: pulumi.Input[int]
+    """RoleRollingUpdate only: at most this many ServingGroups have roles being replaced at once
+    (default: unlimited, upstream's independent per-group behaviour)."""
+
+
+class ModelServing(WorkloadComponent):
+    """A Kthena ModelServing (ServingGroups of roles; ServingGroup- or Role-level rolling updates)
+    without an operator.
+
+    Each ``pulumi up`` observes the cluster and applies exactly one safe rollout stage; run
+    ``pulumi up`` again (or ``pulumi-lws rollout``) until ``stage.complete`` is true.
+    """
+
+    selector: pulumi.Output[str]
+    """Upstream ``status.labelSelector``: one entry pod per ServingGroup (for an HPA or KEDA)."""
+    revision: pulumi.Output[str]
+    """Target revision (upstream ``ModelServingRevision``)."""
+    stage: pulumi.Output[dict[str, Any]]
+    """This stage: policy, replicas, complete, groups (one char per ServingGroup: U o u x -)."""
+    blocker: pulumi.Output[Optional[str]]
+    """Why the rollout cannot advance ("code: message"), or null."""
+    remaining_stages: pulumi.Output[list[dict[str, Any]]]
+    """Predicted stages after this one."""
+    actions: pulumi.Output[list[str]]
+    """Imperative actions of this stage (executed on update only)."""
+    status: pulumi.Output[dict[str, Any]]
+    """replicas, currentReplicas, updatedReplicas, availableReplicas, currentRevision, updateRevision, conditions."""
+
+    def __init__(self, name: str, args: ModelServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        from pulumi_lws.modelserving.workload import WORKLOAD
+
+        built = build_spec(name, args)  # raises SpecError before anything is registered
+        super().__init__(TYPE, name, {}, opts)
+        options = WORKLOAD.options(max_groups_in_flight=built.max_groups_in_flight)
+        snapshot, result, action_lines = self._reconcile(name, WORKLOAD, built.ms, options,
+                                                         gang_provider="volcano")
+        status = WORKLOAD.status(built.ms, snapshot, result.stage)
+        self._publish_outputs({
+            "selector": status.get("labelSelector", ""),
+            **stage_outputs(result.stage, action_lines),
+            "status": status,
+        })

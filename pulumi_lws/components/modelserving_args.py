@@ -1,0 +1,101 @@
+"""Turn whatever a caller passes as ``args`` into a validated ModelServing model (pure).
+
+Accepted forms (all end up as one upstream-shaped manifest dict, validated once):
+
+* a ``pulumi_lws.modelserving.api.ModelServing`` model;
+* an upstream manifest: a dict with ``apiVersion``/``kind``/``spec``, or YAML text;
+* ``{"manifest": <any of the above>, ...field overrides}``;
+* plain fields (snake_case or camelCase): ``name``, ``namespace``, ``replicas``,
+  ``scheduler_name``, ``recovery_policy``, ``rollout_strategy`` (the upstream object),
+  ``roles`` (the upstream ``spec.template.roles`` list), and the pulumi-lws option
+  ``max_groups_in_flight`` (RoleRollingUpdate: at most this many ServingGroups with roles being
+  replaced at once; default: upstream's independent per-group behaviour).
+
+A :class:`SpecError` raised from this module guarantees nothing was registered.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from pulumi_lws.components.args import reject_outputs, set_path, snake
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.model import ints_back
+from pulumi_lws.modelserving.api.modelserving import API_VERSION, KIND, ModelServing, load_manifest
+
+FIELD_PATHS: dict[str, tuple[str, ...]] = {
+    "name": ("metadata", "name"),
+    "namespace": ("metadata", "namespace"),
+    "replicas": ("spec", "replicas"),
+    "scheduler_name": ("spec", "schedulerName"),
+    "recovery_policy": ("spec", "recoveryPolicy"),
+    "rollout_strategy": ("spec", "rolloutStrategy"),
+    "roles": ("spec", "template", "roles"),
+}
+OPTION_FIELDS = ("max_groups_in_flight",)
+KNOWN_FIELDS = set(FIELD_PATHS) | {"manifest"} | set(OPTION_FIELDS)
+
+
+@dataclass(frozen=True)
+class BuiltModelServing:
+    ms: ModelServing
+    max_groups_in_flight: int | None = None
+
+
+def _base_manifest(source: Any) -> dict[str, Any]:
+    if isinstance(source, ModelServing):
+        return source.to_wire()
+    if isinstance(source, (str, Mapping)):
+        return copy.deepcopy(load_manifest(source))
+    raise SpecError(KIND, None, [FieldError("manifest", f"expected a manifest dict, YAML text or ModelServing, got {type(source).__name__}")])
+
+
+def split_args(args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(base manifest, field overrides with snake_case keys) from any accepted ``args`` form."""
+    if args is None:
+        return {}, {}
+    if isinstance(args, (str, ModelServing)):
+        return _base_manifest(args), {}
+    if not isinstance(args, Mapping):
+        raise SpecError(KIND, None, [FieldError("args", f"expected a dict, YAML text or ModelServing, got {type(args).__name__}")])
+    if "spec" in args or "apiVersion" in args or "kind" in args:
+        return _base_manifest(args), {}
+    fields = {snake(k): v for k, v in args.items() if v is not None}
+    unknown = sorted(set(fields) - KNOWN_FIELDS)
+    if unknown:
+        raise SpecError(KIND, None, [FieldError(k, "unknown field") for k in unknown])
+    base = _base_manifest(fields.pop("manifest")) if "manifest" in fields else {}
+    return base, fields
+
+
+def _in_flight(fields: Mapping[str, Any]) -> int | None:
+    value = fields.get("max_groups_in_flight")
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise SpecError(KIND, None, [FieldError("maxGroupsInFlight", "must be an integer >= 1", value)])
+    return value
+
+
+def build_spec(resource_name: str, args: Any) -> BuiltModelServing:
+    """Validate ``args`` into a ModelServing model; raise :class:`SpecError` on any problem.
+
+    ``metadata.name`` defaults to the Pulumi resource name; ``metadata.namespace`` to ``default``.
+    """
+    reject_outputs(args, KIND)
+    base, fields = split_args(args)
+    manifest = copy.deepcopy(base)
+    manifest.setdefault("apiVersion", API_VERSION)
+    manifest.setdefault("kind", KIND)
+    for key, path in FIELD_PATHS.items():
+        if key in fields:
+            set_path(manifest, path, copy.deepcopy(fields[key]))
+    manifest = ints_back(manifest)
+    meta = manifest.setdefault("metadata", {})
+    meta.setdefault("name", resource_name)
+    meta.setdefault("namespace", "default")
+    in_flight = _in_flight(fields)
+    return BuiltModelServing(ModelServing.from_manifest(manifest), in_flight)

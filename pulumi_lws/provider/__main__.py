@@ -1,8 +1,9 @@
-"""Component provider entry point: serves ``lws:index:LeaderWorkerSet`` to every Pulumi language.
+"""Component provider entry point: serves ``lws:index:LeaderWorkerSet`` and ``lws:index:ModelServing``
+to every Pulumi language.
 
 Launched by the Pulumi CLI through ``PulumiPlugin.yaml`` (``pulumi package add <repo>``); it
 starts a gRPC server for the engine, so it cannot run without the CLI. The schema it serves can
-be generated offline with :func:`schema` (see ``tests/test_provider.py``).
+be generated offline with :func:`schema` (see ``tests/provider/test_provider.py``).
 """
 import pathlib
 import sys
@@ -14,9 +15,10 @@ except ModuleNotFoundError:  # pragma: no cover
 
 from pulumi_lws import __version__  # noqa: E402
 from pulumi_lws.components.leaderworkerset import LeaderWorkerSet  # noqa: E402
+from pulumi_lws.components.modelserving import ModelServing  # noqa: E402
 
 NAME = "lws"
-COMPONENTS = [LeaderWorkerSet]
+COMPONENTS = [LeaderWorkerSet, ModelServing]
 
 
 def schema() -> str:

@@ -62,3 +62,15 @@ def test_plugin_and_project_manifests():
     assert sample["type"] == "lws:LeaderWorkerSet"
     inputs = _schema()["resources"]["lws:index:LeaderWorkerSet"]["inputProperties"]
     assert set(sample["properties"]) <= set(inputs)
+
+
+def test_schema_serves_the_modelserving_component():
+    resource = _schema()["resources"]["lws:index:ModelServing"]
+    assert resource["isComponent"] is True
+    inputs = resource["inputProperties"]
+    assert set(inputs) == {"manifest", "name", "namespace", "replicas", "schedulerName", "recoveryPolicy",
+                           "rolloutStrategy", "roles", "maxGroupsInFlight"}
+    assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["replicas"]["type"] == "integer"
+    outputs = resource["properties"]
+    for key in ("selector", "revision", "stage", "blocker", "remainingStages", "actions", "status"):
+        assert key in outputs and outputs[key].get("description"), key

@@ -12,7 +12,8 @@ Kubernetes allows it (docs/modelserving.md, "Expansion"):
   (upstream: ``<ms>-<g>-<role>-<r>-<w>``; two StatefulSets cannot share one name)
 * ControllerRevision ``<ms>-<rev>``
 
-Budgets: every name and label value is at most :data:`LABEL_MAX` (63) characters; a StatefulSet
+Budgets: every name and label value is at most :data:`LABEL_MAX` (63) characters (the
+ControllerRevision, a DNS-1123 subdomain, :data:`SUBDOMAIN_MAX`); a StatefulSet
 name leaves room for its pods' ``controller-revision-hash`` label ``<sts>-<hash>`` with a hash of
 at most :data:`REVISION_HASH_MAX` (10) characters, so a StatefulSet name is at most
 :data:`STATEFULSET_MAX` (52) characters.
@@ -20,6 +21,8 @@ at most :data:`REVISION_HASH_MAX` (10) characters, so a StatefulSet name is at m
 from __future__ import annotations
 
 LABEL_MAX = 63
+#: object names that are DNS-1123 subdomains only (ControllerRevision)
+SUBDOMAIN_MAX = 253
 #: StatefulSet revision hashes are FNV-32 decimal strings run through SafeEncodeString: <= 10 chars.
 REVISION_HASH_MAX = 10
 STATEFULSET_MAX = LABEL_MAX - 1 - REVISION_HASH_MAX

@@ -18,12 +18,13 @@ Invariants:
   pulumi-lws name budgets) live in :mod:`pulumi_lws.modelserving.api.validation` and run in
   :meth:`ModelServing.validate` / :meth:`ModelServing.from_manifest`, all errors at once.
 """
+# ruff: noqa: UP045  (fields use typing.Optional: core.model.wire_path maps Optional, not PEP 604 unions, to wire paths)
 from __future__ import annotations
 
 import copy
 import pathlib
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -51,8 +52,8 @@ class ObjectMeta(K8sModel):
 
     model_config = K8sModel.model_config | {"extra": "ignore"}
 
-    name: str | None = None
-    namespace: str | None = None
+    name: Optional[str] = None
+    namespace: Optional[str] = None
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 
@@ -60,8 +61,8 @@ class ObjectMeta(K8sModel):
 class PluginScope(K8sModel):
     """``plugins[].scope``. ``target`` has no enum/default in the CRD (upstream marker typo)."""
 
-    roles: list[str] | None = None
-    target: str | None = None
+    roles: Optional[list[str]] = None
+    target: Optional[str] = None
 
 
 class PluginSpec(K8sModel):
@@ -69,29 +70,29 @@ class PluginSpec(K8sModel):
 
     name: str
     type: PluginType = "BuiltIn"
-    config: Any | None = None
-    scope: PluginScope | None = None
+    config: Optional[Any] = None
+    scope: Optional[PluginScope] = None
 
 
 class NetworkTopologySpec(K8sModel):
     """Volcano ``NetworkTopologySpec``; bounds (``>= 0``, ``<= 253``) are checked by validation."""
 
     mode: NetworkTopologyMode = "hard"
-    highest_tier_allowed: K8sInt | None = None
-    highest_tier_name: str | None = None
+    highest_tier_allowed: Optional[K8sInt] = None
+    highest_tier_name: Optional[str] = None
 
 
 class NetworkTopology(K8sModel):
     """``template.networkTopology``: ``groupPolicy`` -> PodGroup, ``rolePolicy`` -> every subGroupPolicy."""
 
-    group_policy: NetworkTopologySpec | None = None
-    role_policy: NetworkTopologySpec | None = None
+    group_policy: Optional[NetworkTopologySpec] = None
+    role_policy: Optional[NetworkTopologySpec] = None
 
 
 class GangPolicy(K8sModel):
     """``template.gangPolicy``; ``minRoleReplicas`` is immutable once set (CRD CEL)."""
 
-    min_role_replicas: dict[str, K8sInt] | None = None
+    min_role_replicas: Optional[dict[str, K8sInt]] = None
 
 
 class Role(K8sModel):
@@ -105,40 +106,40 @@ class Role(K8sModel):
     replicas: K8sInt = 1
     entry_template: dict[str, Any]
     worker_replicas: K8sInt
-    worker_template: dict[str, Any] | None = None
+    worker_template: Optional[dict[str, Any]] = None
     max_unavailable: IntOrString = 1
-    max_surge: IntOrString | None = None
-    partition: IntOrString | None = None
+    max_surge: Optional[IntOrString] = None
+    partition: Optional[IntOrString] = None
 
 
 class RollingUpdateConfiguration(K8sModel):
     """``rolloutStrategy.rollingUpdateConfiguration`` (ServingGroupRollingUpdate only)."""
 
     max_unavailable: IntOrString = 1
-    max_surge: IntOrString | None = None
-    partition: IntOrString | None = None
+    max_surge: Optional[IntOrString] = None
+    partition: Optional[IntOrString] = None
 
 
 class RolloutStrategy(K8sModel):
     type: RolloutStrategyType = "ServingGroupRollingUpdate"
-    rolling_update_configuration: RollingUpdateConfiguration | None = None
+    rolling_update_configuration: Optional[RollingUpdateConfiguration] = None
 
 
 class ServingGroupTemplate(K8sModel):
     """``spec.template``: one ServingGroup's shape. ``roles`` is required (1..4 checked by validation)."""
 
     restart_grace_period_seconds: K8sInt = 0
-    gang_policy: GangPolicy | None = None
-    network_topology: NetworkTopology | None = None
+    gang_policy: Optional[GangPolicy] = None
+    network_topology: Optional[NetworkTopology] = None
     roles: list[Role]
 
 
 class ModelServingSpec(K8sModel):
     replicas: K8sInt = 1
     scheduler_name: str = "volcano"
-    plugins: list[PluginSpec] | None = None
+    plugins: Optional[list[PluginSpec]] = None
     template: ServingGroupTemplate
-    rollout_strategy: RolloutStrategy | None = None
+    rollout_strategy: Optional[RolloutStrategy] = None
     recovery_policy: RecoveryPolicy = "RoleRecreate"
 
 

@@ -78,8 +78,8 @@ def name_budgets(ms: ModelServing) -> Errors:
         errs += err("metadata.name", _plain_message("PodGroup and group-name label value", group,
                                                     f"ServingGroup {g}, the largest ordinal a rollout reaches"), ms.name)
     revision = N.controller_revision(ms.name, "x" * N.REVISION_HASH_MAX)
-    if len(revision) > N.LABEL_MAX:
-        errs += err("metadata.name", _plain_message("ControllerRevision", f"{ms.name}-<revision>",
-                                                    f"{len(revision)} characters with a {N.REVISION_HASH_MAX}-character revision"),
-                    ms.name)
+    if len(revision) > N.SUBDOMAIN_MAX:
+        errs += err("metadata.name", f'ControllerRevision "{ms.name}-<revision>" is {len(revision)} characters with a '
+                    f"{N.REVISION_HASH_MAX}-character revision but at most {N.SUBDOMAIN_MAX} are allowed; shorten "
+                    f"metadata.name by {len(revision) - N.SUBDOMAIN_MAX} (pulumi-lws name budget)", ms.name)
     return errs

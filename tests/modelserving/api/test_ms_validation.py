@@ -81,8 +81,8 @@ CASES: list[tuple[str, dict, list[tuple[str, str]]]] = [
                                               (f"{RUC}.maxSurge", f"invalid maxSurge: {NOT_PCT}")]),
     ("9-bad-percent-digits", sg(maxUnavailable="1.5%"),
      [(f"{RUC}.maxUnavailable", PERCENT_MSG), (f"{RUC}.maxUnavailable",
-       'invalid maxUnavailable: invalid value for IntOrString: invalid value "1.5%": strconv.Atoi: parsing "1.5": '
-       "invalid syntax")]),
+       ('invalid maxUnavailable: invalid value for IntOrString: invalid value "1.5%": strconv.Atoi: parsing "1.5": '
+        "invalid syntax"))]),
     ("10a-both-zero", sg(maxUnavailable=0), [(RUC, BOTH_ZERO)]),
     ("10a-both-zero-percent", sg(maxUnavailable="10%", maxSurge="0%"), [(RUC, BOTH_ZERO)]),
     ("10a-surge-allows-zero", sg(maxUnavailable=0, maxSurge=1), []),

@@ -1,7 +1,14 @@
-"""``pulumi-lws plan OLD.yaml NEW.yaml [--format table|markdown|json] [--update-order ORDER]``.
+"""``pulumi-lws plan OLD.yaml NEW.yaml [--name NAME] [--diff] [--format table|markdown|json] [--update-order ORDER]``.
 
 Predicts the stages of changing a LeaderWorkerSet from OLD to NEW, starting from every OLD group
-ready.
+ready. OLD and NEW may be multi-document files (:mod:`pulumi_lws.cli.documents`): documents that
+are not a LeaderWorkerSet (Service, HPA, ...) are ignored; a file with several LeaderWorkerSets
+needs ``--name``. NEW must be a valid update of OLD (``new.validate(old)``: immutable fields such
+as subGroupSize, podTerminationPolicy, groupIdentity, scheduling), as for ``simulate`` and the
+component. When the two LeaderWorkerSet documents are equal the plan is "no changes" (exit 0).
+Row descriptions are plain words (:mod:`pulumi_lws.lws.rollout.ordinal.cases`); the JSON keeps
+the planner's ``case`` id. ``--diff`` then prints the per-object diff of the next ``pulumi up``
+(:mod:`pulumi_lws.cli.diff`).
 
 * Ordinal: groups become ready in rollout order (freshly created groups first, then replaced
   groups from the highest ordinal down; :mod:`pulumi_lws.lws.rollout.ordinal.predict`). One row per readiness
@@ -15,25 +22,35 @@ ready.
   ``spec.replicas``; ``Live`` = leaders not being deleted (gated ones included); ``Available`` =
   ready groups among them, at most ``R``. ``--update-order`` does not apply.
 
-Exit status: 0 when the prediction completes, 1 when it ends blocked, 2 on invalid input.
+Exit status: 0 when the prediction completes (or nothing changes), 1 when it ends blocked, 2 on
+invalid input (either file, or an update the API server would reject).
 """
 from __future__ import annotations
 
 import argparse
-import pathlib
+import json
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
-import yaml
-
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet
-from pulumi_lws.lws.reconcile import UPDATE_ORDER_ANNOTATION
+from pulumi_lws.cli import exit_codes as X
+from pulumi_lws.cli.documents import one_workload
+from pulumi_lws.core.trace import GroupCell, Trace, TraceRow, format_table
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.reconcile import UPDATE_ORDER_ANNOTATION, ReconcileOptions
 from pulumi_lws.lws.revision import revision_key
-from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs
 from pulumi_lws.lws.rollout.hash import predict as HP
-from pulumi_lws.lws.rollout.ordinal.predict import ModelStep, available, finished, is_complete, is_settled, predict
-from pulumi_lws.core.trace import GroupCell, Trace, TraceRow, format_json, format_table
+from pulumi_lws.lws.rollout.ordinal.cases import describe_case
+from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs
+from pulumi_lws.lws.rollout.ordinal.predict import (
+    ModelStep,
+    available,
+    finished,
+    is_complete,
+    is_settled,
+    predict,
+)
 
 FORMATS = ("table", "markdown", "json")
 ORDERS = ("ScaleFirst", "RolloutFirst")
@@ -43,15 +60,19 @@ class PlanInputError(ValueError):
     """OLD/NEW are valid LeaderWorkerSets but cannot be planned together."""
 
 
-def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
         "plan", help="predict the rollout stages of changing a LeaderWorkerSet from OLD to NEW",
         description="Predict the stages (leader StatefulSet replicas/partition or leader Deployment, and "
                     "group states) of changing a LeaderWorkerSet from OLD.yaml to NEW.yaml, starting with "
                     "every OLD group ready and assuming groups become ready in rollout order (Ordinal) or "
                     "creation order (Hash).")
-    parser.add_argument("old", metavar="OLD.yaml", help="the LeaderWorkerSet as deployed now")
+    parser.add_argument("old", metavar="OLD.yaml", help="the LeaderWorkerSet as deployed now (other kinds in the file are ignored)")
     parser.add_argument("new", metavar="NEW.yaml", help="the LeaderWorkerSet to roll out")
+    parser.add_argument("--name", metavar="NAME", help="the LeaderWorkerSet to plan when a file holds several")
+    parser.add_argument("--diff", action="store_true",
+                        help="also print a unified per-object diff of the next pulumi up (the objects NEW registers "
+                             "against those OLD's converged fleet declares)")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--update-order", choices=ORDERS, default=None,
                         help=f"order for a template change combined with a scale-up (default: NEW's "
@@ -60,13 +81,11 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
 
 def check_pair(old: LeaderWorkerSet, new: LeaderWorkerSet) -> None:
-    """OLD and NEW must be the same LWS, in the same (immutable) group identity, with budgets
-    that scale."""
+    """OLD and NEW must be the same LWS, NEW a valid update of OLD (the API server's update rules:
+    immutable fields; :class:`SpecError` naming the field), with budgets that scale."""
     if old.name != new.name:
         raise PlanInputError(f"OLD and NEW name different LeaderWorkerSets ({old.name!r} vs {new.name!r})")
-    if old.spec.group_identity != new.spec.group_identity:
-        raise PlanInputError(f"spec.groupIdentity is immutable: OLD uses {old.spec.group_identity}, "
-                             f"NEW uses {new.spec.group_identity}")
+    new.validate(old)
     try:
         for lws in (old, new):
             lws.max_unavailable(), lws.max_surge()
@@ -109,9 +128,8 @@ def initial_row(inp: RolloutInputs, key: str) -> TraceRow:
 
 def step_row(n: int, step: ModelStep, key: str, first: bool, template_changed: bool) -> TraceRow:
     d, r = step.decision, step.inputs.replicas
-    note = step.note
-    if first:
-        note = "apply NEW" + (" (template change; transient Case 2 stage folded)" if template_changed else "")
+    what = describe_case("2" if first and template_changed else d.case)
+    note = ("apply NEW" if first else step.note) + (f": {what}" if what else "")
     if is_complete(step.inputs, d):
         note += "; rollout complete"
     elif is_settled(step.inputs, d):
@@ -159,7 +177,7 @@ def build_hash_trace(old: LeaderWorkerSet, new: LeaderWorkerSet) -> Trace:
     changed = revision_key(old) != key
     rows = [replace(hash_row(0, start, key, "before: every OLD group ready"), replicas=old.replicas)]
     for n, state in enumerate(steps, 1):
-        note = ("apply NEW" + (" (template change)" if changed else "")) if n == 1 else state.note
+        note = ("apply NEW" + (": template changed: groups replaced on the new revision" if changed else "")) if n == 1 else state.note
         rows.append(hash_row(n, state, key, note + ("; rollout complete" if HP.is_done(state) else "")))
     done = bool(steps) and HP.is_done(steps[-1])
     trace = Trace(rows=rows, converged=done)
@@ -168,28 +186,58 @@ def build_hash_trace(old: LeaderWorkerSet, new: LeaderWorkerSet) -> Trace:
     return trace
 
 
-def load(path: str) -> LeaderWorkerSet:
-    """The first LeaderWorkerSet document of ``path``; SpecError (exit 2) on bad YAML or an invalid spec."""
-    try:
-        text = pathlib.Path(path).read_text()
-        return LeaderWorkerSet.from_manifest(text if "\n" in text else text + "\n")
-    except yaml.YAMLError as exc:
-        raise SpecError(KIND, None, [FieldError(path, f"invalid YAML: {exc}")]) from None
+def load(path: str, name: str | None = None) -> tuple[Mapping[str, Any], LeaderWorkerSet]:
+    """The LeaderWorkerSet document of ``path`` (``name`` selects one of several) and its parsed
+    form; SpecError (exit 2) on bad YAML, no or several LeaderWorkerSets, or an invalid spec."""
+    doc = one_workload(path, name).data
+    return doc, LeaderWorkerSet.from_manifest(dict(doc))
 
 
 def run(args: argparse.Namespace) -> int:
-    old = load(args.old)
-    new = load(args.new)
+    old_doc, old = load(args.old, args.name)
+    new_doc, new = load(args.new, args.name)
     try:
-        trace = build_trace(old, new, update_order(new, args.update_order))
+        check_pair(old, new)  # SpecError (update rules) exits 2 through cli.main
     except PlanInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return X.BAD_INPUT
+    order = update_order(new, args.update_order)
+    if old_doc == new_doc:
+        print(json.dumps({**Trace(rows=[], converged=True).to_json(), "changes": False}) if args.format == "json"
+              else "no changes")
+        return X.OK
+    trace = build_trace(old, new, order)
+    diffs = None
+    if args.diff:
+        from pulumi_lws.cli.diff import plan_diff
+        from pulumi_lws.sim.timeline import WarmUpBlocked
+
+        try:
+            diffs = plan_diff(old_doc, new_doc, ReconcileOptions(update_order=order))  # type: ignore[arg-type]
+        except WarmUpBlocked as exc:
+            print(f"plan --diff: OLD never converges on the embedded cluster, no steady state to diff against: {exc}",
+                  file=sys.stderr)
+            return X.NOT_CONVERGED
     if args.format == "json":
-        print(format_json(trace))
+        data = {**trace.to_json(), "changes": True}
+        if diffs is not None:
+            data["diff"] = [{"object": d.key, "change": d.change, "diff": d.text} for d in diffs]
+        print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(format_table(trace.rows, markdown=args.format == "markdown",
                            show_partition=any(r.partition is not None for r in trace.rows)))
         if trace.blocked:
             print(f"blocked: {trace.blocked}")
-    return 0 if trace.converged else 1
+        if diffs is not None:
+            print_diffs(diffs, markdown=args.format == "markdown")
+    return X.OK if trace.converged else X.NOT_CONVERGED
+
+
+def print_diffs(diffs: list, markdown: bool = False) -> None:
+    """The diff section after the stage table (a ```diff fence in markdown)."""
+    print()
+    if not diffs:
+        print("no object changes in the next `pulumi up`")
+        return
+    body = "".join(d.text for d in diffs)
+    sys.stdout.write(f"```diff\n{body}```\n" if markdown else body)

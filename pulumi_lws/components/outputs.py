@@ -5,6 +5,7 @@ from typing import Any
 
 from pulumi_lws.core.stage import Stage, is_webhook_labels
 from pulumi_lws.core.trace import GroupCell, TraceRow, format_table
+from pulumi_lws.lws.rollout.ordinal.cases import describe_case
 
 
 def stage_summary(stage: Stage) -> dict[str, Any]:
@@ -37,8 +38,9 @@ def _row(replicas: int, partition: int | None, chars: str, note: str = "", actio
 
 def stage_table(stage: Stage) -> str:
     """This stage (as observed) followed by the predicted remaining stages, in the seeds' style.
-    Webhook-equivalent label actions are summarised ("labelled N pods"), the others listed."""
-    rows = [_row(stage.replicas, stage.partition, stage.group_chars, note=f"now (case {stage.case})" if stage.case else "now",
+    The first row's note describes the planner's case in plain words (the id stays in
+    :func:`stage_summary`'s ``case``). Webhook-equivalent label actions are summarised ("labelled N pods"), the others listed."""
+    rows = [_row(stage.replicas, stage.partition, stage.group_chars, note=f"now: {describe_case(stage.case)}" if stage.case else "now",
                  actions=tuple(a.describe() for a in stage.actions if not is_webhook_labels(a)), blocker=blocker_text(stage),
                  labelled=tuple(a.name for a in stage.actions if is_webhook_labels(a)))]
     rows += [_row(p.replicas, p.partition, p.groups, note="predicted") for p in stage.remaining]

@@ -13,8 +13,11 @@ import argparse
 import shutil
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Protocol
+
+from pulumi_lws.cli import exit_codes as X
 
 
 class StackLike(Protocol):
@@ -85,14 +88,28 @@ class AutomationStack:
         return {k: v.value for k, v in res.outputs.items()}
 
 
+DESCRIPTION = """\
+Run pulumi up in the Pulumi project directory, one rollout stage per run, until every
+LeaderWorkerSet in the stack reports its rollout complete. Between runs, wait --interval seconds
+so the cluster can make groups ready. Stops with exit status 1 when the same blocker is reported
+--patience times in a row or after --max-stages runs; exit status 2 when the Pulumi CLI is not on
+PATH (use pulumi-lws simulate to see a rollout without a cluster).
+"""
+
+
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("rollout", help="loop `pulumi up` (one stage each) until the rollout completes")
-    p.add_argument("--stack", default="dev", help="stack name (default: dev)")
-    p.add_argument("--cwd", default=".", help="Pulumi project directory (default: .)")
-    p.add_argument("--max-stages", type=int, default=50)
-    p.add_argument("--interval", type=float, default=10.0, help="seconds between stages (default: 10)")
-    p.add_argument("--patience", type=int, default=3, help="stop after the same blocker this many times")
+    p = subparsers.add_parser("rollout", help="loop pulumi up (one stage each) until the rollout completes",
+                              description=DESCRIPTION, formatter_class=HelpFormatter)
+    p.add_argument("--stack", default="dev", help="stack name")
+    p.add_argument("--cwd", default=".", help="Pulumi project directory")
+    p.add_argument("--max-stages", type=int, default=50, help="give up after this many pulumi up runs")
+    p.add_argument("--interval", type=float, default=10.0, help="seconds between stages")
+    p.add_argument("--patience", type=int, default=3, help="stop after the same blocker this many times in a row")
     p.set_defaults(handler=run)
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown after every option; the description's paragraphs kept as written."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -100,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
         print("error: `pulumi-lws rollout` drives `pulumi up` through the Automation API and needs the Pulumi CLI "
               "on PATH (https://www.pulumi.com/docs/install/). Without it, run `pulumi-lws simulate` instead.",
               file=sys.stderr)
-        return 2
+        return X.BAD_INPUT
     stack = AutomationStack(args.stack, args.cwd)
     result = drive(stack, max_stages=args.max_stages, interval=args.interval, patience=args.patience)
     print(result.reason + (f": {result.blocker}" if result.blocker else ""))
-    return 0 if result.complete else 1
+    return X.OK if result.complete else X.NOT_CONVERGED

@@ -2,7 +2,9 @@
 
 ``pulumi-lws simulate --from OLD.yaml --to NEW.yaml``: no scenario file; start converged on OLD,
 apply NEW at t=0 (pure engine, default readiness), optionally on a node pool
-(``--nodes N --gpus-per-node G --zones Z``): see your change before you run it.
+(``--nodes N --gpus-per-node G --zones Z``): see your change before you run it. OLD and NEW may
+be multi-document files: documents that are not a LeaderWorkerSet (Service, HPA, ...) are
+ignored; a file with several LeaderWorkerSets needs ``--name NAME``.
 
 Prints a header line (what runs: program or manifest, engine, cluster), the stage table, then a
 summary (and, when the rollout ended blocked, the blocker's code and remedies).
@@ -16,10 +18,13 @@ import argparse
 import pathlib
 import sys
 
+from pulumi_lws.cli import exit_codes as X
+from pulumi_lws.cli.helptext import plain
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("simulate", help="run a scenario against the embedded cluster simulator",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                              description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", nargs="?", help="scenario YAML file (docs/simulator.md); omit with --from/--to")
     change = p.add_argument_group("a change instead of a scenario file (pure engine, start converged on OLD)")
     change.add_argument("--from", dest="old", metavar="OLD.yaml", help="the LeaderWorkerSet as deployed now")
@@ -30,9 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     change.add_argument("--zones", type=int, metavar="Z",
                         help="spread the pool round-robin over Z zones (label topology.kubernetes.io/zone); default 1")
     change.add_argument("--ready-seconds", type=float, metavar="S", help="seconds from Running to Ready for every pod")
+    change.add_argument("--name", metavar="NAME", help="the LeaderWorkerSet to simulate when a file holds several")
     change.add_argument("--update-order", choices=("ScaleFirst", "RolloutFirst"),
-                        help="ReconcileOptions.update_order (default ScaleFirst, upstream's order)")
-    p.add_argument("--format", choices=("table", "markdown", "json"), default="table")
+                        help="order for a template change combined with a scale-up (default ScaleFirst, "
+                             "upstream's order)")
+    p.add_argument("--format", choices=("table", "markdown", "json"), default="table",
+                   help="output format (default: table)")
     p.add_argument("--plot", metavar="FILE.svg", help="also write an SVG timeline of group states and availability")
     p.add_argument("--engine", choices=("pure", "pulumi"), default=None,
                    help="pure: call reconcile() directly; pulumi: run the scenario's program under Pulumi mocks "
@@ -41,27 +49,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pulumi_lws.sim.plot import svg_timeline
-    from pulumi_lws.sim.runner import simulate
-    from pulumi_lws.sim.scenario import load_scenario
     from pulumi_lws.core.trace import format_json, format_table
+    from pulumi_lws.sim.plot import svg_timeline
+    from pulumi_lws.sim.scenario import load_scenario
 
     problem = _usage_problem(args)
     if problem:
         print(f"simulate: {problem}", file=sys.stderr)
-        return 2
+        return X.BAD_INPUT
     if args.old is not None:
-        scenario = _change_scenario(args)
-        if scenario is None:
-            return 2
-        head = change_header(scenario, args.old, args.new)
+        change = _change_scenario(args)
+        if change is None:
+            return X.BAD_INPUT
+        scenario = change.scenario
+        head = change_header(scenario, args.old, args.new, change.pool)
     else:
         scenario = load_scenario(pathlib.Path(args.scenario))
         if args.engine == "pulumi" and scenario.program is None:
             print(f"simulate: --engine pulumi needs a scenario with program: ({args.scenario} has none)", file=sys.stderr)
-            return 2
+            return X.BAD_INPUT
         head = None
-    result = simulate(scenario, args.engine)
+    from pulumi_lws.sim.timeline import TimelineRunner, WarmUpBlocked
+
+    runner = TimelineRunner(scenario, args.engine)
+    try:
+        result = runner.run()
+    except WarmUpBlocked as exc:  # the starting state itself is out of reach: a blocked rollout
+        what = f"--from {args.old}" if args.old is not None else "the initial spec"
+        if args.format == "json":
+            from pulumi_lws.core.trace import Trace
+
+            print(format_json(Trace(rows=[], converged=False, blocked=f"{what} never converges (warm-up): {exc}")))
+        else:
+            print(head or header(scenario, args.engine or scenario.default_engine))
+            print(f"blocked: {what} never converges on this cluster (warm-up): {exc}")
+        print(f"simulate: {what} never converges on this cluster: {exc}", file=sys.stderr)
+        return X.NOT_CONVERGED
     if args.format == "json":
         data = format_json(result.trace)
         print(data)
@@ -76,13 +99,14 @@ def run(args: argparse.Namespace) -> int:
         for line in _blocker_lines(result):
             print(line)
     if args.plot:
-        pathlib.Path(args.plot).write_text(svg_timeline(result.raw_rows, result.end_time, f"{scenario.name}"))
+        pathlib.Path(args.plot).write_text(svg_timeline(result.raw_rows, result.end_time, scenario.name,
+                                                        timeline=runner.timeline, stages=result.trace.rows))
     if result.reason:
         print(f"simulate: {result.reason}", file=sys.stderr)
     return result.exit_code
 
 
-CHANGE_ONLY = ("nodes", "gpus_per_node", "zones", "ready_seconds", "update_order")
+CHANGE_ONLY = ("nodes", "gpus_per_node", "zones", "ready_seconds", "update_order", "name")
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
@@ -105,26 +129,24 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
 
 
 def _change_scenario(args: argparse.Namespace):
-    """The in-memory scenario for ``--from``/``--to``, or None after printing why it is bad input."""
-    import yaml
-
+    """The in-memory change for ``--from``/``--to`` (:class:`pulumi_lws.sim.change.Change`), or None
+    after printing why it is bad input."""
+    from pulumi_lws.cli.documents import one_workload
     from pulumi_lws.core.errors import SpecError
-    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, load_manifest
-    from pulumi_lws.sim.quick import OPTIONS, scenario_from_change
+    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+    from pulumi_lws.sim.change import change_scenario
+    from pulumi_lws.sim.quick import OPTIONS
 
     docs = {}
     for flag, path in (("--from", args.old), ("--to", args.new)):
         try:  # each file on its own first, so the message names the file at fault
-            docs[flag] = load_manifest(pathlib.Path(path))
+            docs[flag] = dict(one_workload(path, args.name).data)
             LeaderWorkerSet.from_manifest(docs[flag])
-        except (OSError, SpecError) as exc:
+        except SpecError as exc:
             print(f"simulate: {flag} {path}: {exc}", file=sys.stderr)
             return None
-        except yaml.YAMLError as exc:
-            print(f"simulate: {flag} {path}: not valid YAML: {exc}", file=sys.stderr)
-            return None
     try:
-        return scenario_from_change(docs["--from"], docs["--to"], nodes=args.nodes, gpus_per_node=args.gpus_per_node,
+        return change_scenario(docs["--from"], docs["--to"], nodes=args.nodes, gpus_per_node=args.gpus_per_node,
                                     zones=args.zones, ready_seconds=args.ready_seconds, update_order=args.update_order,
                                     description=f"{args.old} -> {args.new}")
     except SpecError as exc:
@@ -143,11 +165,13 @@ def _got(value) -> str:
     return f" (got {value:g})" if isinstance(value, (int, float)) else f" (got {value})"
 
 
-def change_header(scenario, old: str, new: str) -> str:
-    """The header line of a ``--from``/``--to`` run: the change, engine, cluster, update order."""
+def change_header(scenario, old: str, new: str, pool: str | None = None) -> str:
+    """The header line of a ``--from``/``--to`` run: the change, engine, cluster (``pool``: how an
+    assumed pool was chosen), update order."""
     order = f", update order {scenario.update_order}" if scenario.update_order else ""
+    cluster = pool or f"{describe_cluster(scenario.nodes)}{_zones(scenario.nodes)}"
     return (f"{scenario.name}: change {old} -> {new} | engine {ENGINES['pure']} | cluster "
-            f"{describe_cluster(scenario.nodes)}{_zones(scenario.nodes)}, start converged on {old}{order}")
+            f"{cluster}, start converged on {old}{order}")
 
 
 def _zones(nodes: list[dict]) -> str:

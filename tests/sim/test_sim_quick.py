@@ -228,4 +228,4 @@ def test_cli_different_names_missing_file_and_bad_yaml_exit_2(files, capsys):
     assert "simulate: --from /nonexistent/old.yaml: " in capsys.readouterr().err
 
     assert main(["simulate", "--from", str(QUICKSTART / "lws.yaml"), "--to", files("broken.yaml", "spec: [\n")]) == 2
-    assert "not valid YAML" in capsys.readouterr().err
+    assert "invalid YAML" in capsys.readouterr().err

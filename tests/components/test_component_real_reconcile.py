@@ -7,7 +7,7 @@ from conftest import validate_manifest
 from pulumi_lws.lws import labels as L
 from pulumi_lws.core.ports import EmptyObserver
 from pulumi_lws.sim.pulumi_engine import run_program
-from test_component import FakeActuator
+from fakes_component import FakeActuator
 
 QUICKSTART = REPO_ROOT / "examples" / "quickstart" / "__main__.py"
 

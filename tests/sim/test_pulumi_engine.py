@@ -9,7 +9,7 @@ from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import reconcile as reconcile_module
 from pulumi_lws.core.errors import SpecError
 from pulumi_lws.sim.pulumi_engine import run_program
-from test_component import FakeActuator, FakeObserver, fake_reconcile
+from fakes_component import FakeActuator, FakeObserver, fake_reconcile
 
 ROOT = REPO_ROOT
 QUICKSTART = ROOT / "examples" / "quickstart"

@@ -1,0 +1,168 @@
+"""Observed state of a ModelServing: its :class:`Scope` and snapshot -> :class:`GroupState` s
+(docs/modelserving.md, "Observed state"). Pure: reads literal object dicts only.
+
+Invariants:
+
+* a ServingGroup exists while any StatefulSet or pod carries its ``group-name`` label
+  ``<ms>-<g>`` (objects of another ModelServing, or with an unparsable ordinal, are ignored); its
+  revision is the ``revision`` label of its StatefulSets (what was last declared; the most common
+  value, ties to the smallest), else of its pods, else ``""``;
+* a role replica ``<role>-<r>`` (labels ``role``, ``role-id``) has the ``role-template-hash`` of
+  its entry StatefulSet, else its worker StatefulSet, else a pod, else ``""`` (unknown). Status:
+  ``Deleting`` when one of its StatefulSets has a deletionTimestamp or pods remain with no
+  StatefulSet; ``Running`` when its entry pod and the ``workerReplicas`` worker pods (1..W, W from
+  its role template, resolved through the catalog by hash) are Running+Ready; else ``Creating``;
+* a group is ``Deleting`` when its PodGroup is being deleted or every role replica is
+  ``Deleting``; ``Running`` when every role replica 0..n-1 of every role of its own revision
+  (``n`` = the live spec's replicas; for a role the spec no longer has, every observed replica)
+  exists and is ``Running``; else ``Creating``;
+* deletion costs are Σ ``controller.kubernetes.io/pod-deletion-cost`` over the pods (an
+  invalid value counts 0); groups are returned by ascending ordinal.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pulumi_lws.core import keys as K
+from pulumi_lws.core.ports import Scope
+from pulumi_lws.core.snapshot import (
+    Snapshot,
+    annotations_of,
+    is_deleting,
+    labels_of,
+    pod_running_and_ready,
+)
+from pulumi_lws.modelserving import labels as L
+from pulumi_lws.modelserving import names
+from pulumi_lws.modelserving.api.modelserving import ModelServing
+from pulumi_lws.modelserving.groups import (
+    CREATING,
+    DELETING,
+    RUNNING,
+    GroupState,
+    RoleReplicaState,
+    by_ordinal,
+    parse_ordinal,
+)
+from pulumi_lws.modelserving.revision import RevisionCatalog
+
+KINDS = ("StatefulSet", "Pod", "Service", "ControllerRevision", "PodGroup")
+
+Obj = Mapping[str, Any]
+
+
+def modelserving_scope(namespace: str, name: str) -> Scope:
+    """Every object of ModelServing ``name``: all carry ``modelserving.volcano.sh/name=<name>``."""
+    return Scope(namespace=namespace, selector={L.NAME: name}, kinds=KINDS)
+
+
+def deletion_cost(pods: Iterable[Obj]) -> int:
+    total = 0
+    for pod in pods:
+        try:
+            total += int(str(annotations_of(pod).get(K.POD_DELETION_COST, "0")).strip())
+        except ValueError:
+            pass
+    return total
+
+
+def _identity(ms: str, obj: Obj) -> tuple[int, str, int] | None:
+    """(group ordinal, role, role ordinal) from an object's labels; None if not ours."""
+    lbl = labels_of(obj)
+    prefix, g = parse_ordinal(str(lbl.get(L.GROUP_NAME, "")))
+    role = lbl.get(L.ROLE)
+    role_prefix, r = parse_ordinal(str(lbl.get(L.ROLE_ID, "")))
+    if prefix != ms or g < 0 or not role or role_prefix != role or r < 0:
+        return None
+    return g, role, r
+
+
+def _by_name(objs: Iterable[Obj]) -> dict[str, Obj]:
+    return {o["metadata"]["name"]: o for o in objs}
+
+
+def _worker_replicas(ms: ModelServing, catalog: RevisionCatalog, role: str, template_hash: str, group_revision: str,
+                     worker_sts: Obj | None) -> int:
+    """W of a role replica: its template's (by hash), else its group revision's role, else the live
+    spec's, else what its worker StatefulSet declares."""
+    rev = catalog.revision_with_role_hash(role, template_hash, prefer=[group_revision]) if template_hash else None
+    for key in (rev, group_revision):
+        if key and key in catalog:
+            try:
+                return catalog.role(key, role).worker_replicas
+            except KeyError:
+                pass
+    try:
+        return ms.role(role).worker_replicas
+    except KeyError:
+        return int(((worker_sts or {}).get("spec") or {}).get("replicas") or 0)
+
+
+def _role_state(ms: ModelServing, catalog: RevisionCatalog, g: int, role: str, r: int, group_revision: str,
+                sts: Mapping[str, Obj], pods: Mapping[str, Obj]) -> RoleReplicaState:
+    entry = sts.get(names.entry_statefulset(ms.name, g, role, r))
+    worker = sts.get(names.worker_statefulset(ms.name, g, role, r))
+    hashes = [labels_of(o).get(L.ROLE_TEMPLATE_HASH) for o in (entry, worker) if o is not None]
+    hashes += [labels_of(p).get(L.ROLE_TEMPLATE_HASH) for _, p in sorted(pods.items())]
+    template_hash = next((h for h in hashes if h), "")
+    cost = deletion_cost(pods.values())
+    if any(is_deleting(o) for o in sts.values()) or not sts:
+        return RoleReplicaState(role, r, template_hash, DELETING, cost)
+    w = _worker_replicas(ms, catalog, role, template_hash, group_revision, worker)
+    wanted = [names.entry_pod(ms.name, g, role, r)] + [names.worker_pod(ms.name, g, role, r, i) for i in range(1, w + 1)]
+    ready = entry is not None and (w == 0 or worker is not None) and all(pod_running_and_ready(pods.get(p)) for p in wanted)
+    return RoleReplicaState(role, r, template_hash, RUNNING if ready else CREATING, cost)
+
+
+def _group_revision(sts: Iterable[Obj], pods: Iterable[Obj]) -> str:
+    for objs in (sts, pods):
+        counts = Counter(labels_of(o).get(L.REVISION) for o in objs)
+        counts.pop(None, None)
+        counts.pop("", None)
+        if counts:
+            return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
+    return ""
+
+
+def _group_running(ms: ModelServing, catalog: RevisionCatalog, revision: str, roles: Iterable[RoleReplicaState]) -> bool:
+    by_id = {(r.role, r.ordinal): r for r in roles}
+    spec_roles = catalog.roles_of(revision) if revision in catalog else tuple(ms.roles)
+    for role in spec_roles:
+        try:
+            wanted = range(ms.role(role.name).replicas)
+        except KeyError:
+            wanted = sorted(o for (name, o) in by_id if name == role.name)
+        if any(by_id.get((role.name, o)) is None or by_id[(role.name, o)].status != RUNNING for o in wanted):
+            return False
+    return True
+
+
+def observe_groups(snapshot: Snapshot, ms: ModelServing, catalog: RevisionCatalog) -> tuple[GroupState, ...]:
+    """The ServingGroups of ``ms`` in ``snapshot`` (module invariants), ascending ordinal."""
+    sts_of: dict[int, dict[tuple[str, int], list[Obj]]] = defaultdict(lambda: defaultdict(list))
+    pods_of: dict[int, dict[tuple[str, int], list[Obj]]] = defaultdict(lambda: defaultdict(list))
+    for kind, into in (("StatefulSet", sts_of), ("Pod", pods_of)):
+        for obj in snapshot.list(kind, **{L.NAME: ms.name}):
+            ident = _identity(ms.name, obj)
+            if ident is not None:
+                into[ident[0]][(ident[1], ident[2])].append(obj)
+    out = []
+    for g in sorted(set(sts_of) | set(pods_of)):
+        group_sts = [o for objs in sts_of[g].values() for o in objs]
+        group_pods = [o for objs in pods_of[g].values() for o in objs]
+        revision = _group_revision(group_sts, group_pods)
+        roles = tuple(
+            _role_state(ms, catalog, g, role, r, revision, _by_name(sts_of[g].get((role, r), ())),
+                        _by_name(pods_of[g].get((role, r), ())))
+            for role, r in sorted(set(sts_of[g]) | set(pods_of[g])))
+        pg = snapshot.get("PodGroup", names.podgroup(ms.name, g))
+        if (pg is not None and is_deleting(pg)) or all(r.status == DELETING for r in roles):
+            status = DELETING
+        elif _group_running(ms, catalog, revision, roles):
+            status = RUNNING
+        else:
+            status = CREATING
+        out.append(GroupState(g, revision, status, deletion_cost(group_pods), roles))
+    return by_ordinal(out)

@@ -1,0 +1,88 @@
+"""The objects of one role replica ``(group g, role, r)``: entry StatefulSet, worker StatefulSet,
+headless Service (docs/modelserving.md, "Expansion"). Pure.
+
+Invariants:
+
+* entry StatefulSet ``<ms>-<g>-<role>-<r>``: 1 replica from ``entryTemplate`` (pod
+  ``<ms>-<g>-<role>-<r>-0``, upstream's entry pod name), ``serviceName`` = the headless Service
+  name ``<ms>-<g>-<role>-<r>-0``; selector ``{name, group-name, role, role-id, entry: "true"}``;
+* worker StatefulSet ``<ms>-<g>-<role>-<r>-w`` only when ``workerReplicas > 0``: ``ordinals.start:
+  1`` (pod index = ``WORKER_INDEX`` 1..W), ``Parallel``, ``RollingUpdate`` with ``maxUnavailable:
+  100%`` (a template change replaces the replica's workers as one unit); selector ``{name,
+  group-name, role, role-id}`` and ``entry`` DoesNotExist, so entry and worker selectors never overlap;
+* the Service exists only when ``workerTemplate`` is set (as upstream): ``clusterIP: None``,
+  ``publishNotReadyAddresses``, selector ``{group-name, role, role-id, entry: "true"}``;
+* selectors hold identity labels only (never ``revision`` / ``role-template-hash``: selectors are
+  immutable); StatefulSet metadata carries the GROUP's revision (what observe reads) and the
+  replica's ``role-template-hash``; pod templates carry the replica's template revision;
+* StatefulSets carry ``pulumi.com/skipAwait: "true"``; no ownerReferences; all namespaced.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from pulumi_lws.core.manifests import SKIP_AWAIT, headless_service, metadata
+from pulumi_lws.modelserving import labels as L
+from pulumi_lws.modelserving import names
+from pulumi_lws.modelserving.api.modelserving import Role
+from pulumi_lws.modelserving.render.pods import (
+    entry_address,
+    pod_annotations,
+    pod_labels,
+    pod_template,
+    role_env,
+    role_labels,
+)
+from pulumi_lws.modelserving.revision import role_template_hash
+
+APPS = "apps/v1"
+
+
+def _sts(name: str, namespace: str, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": APPS, "kind": "StatefulSet", "metadata": metadata(name, namespace, labels, SKIP_AWAIT),
+            "spec": spec}
+
+
+def role_replica_objects(ms: str, namespace: str, scheduler: str, g: int, group_revision: str, role: Role, r: int,
+                         template_revision: str) -> list[dict[str, Any]]:
+    """[Service?, entry StatefulSet, worker StatefulSet?] of role replica ``<role>-<r>`` of group ``g``.
+
+    ``role`` is the role as stored in ``template_revision`` (its templates and workerReplicas)."""
+    name = role.name
+    ident = role_labels(ms, g, name, r)
+    template_hash = role_template_hash(role)
+    sts_labels = {**ident, L.REVISION: group_revision, L.ROLE_TEMPLATE_HASH: template_hash}
+    svc = names.service(ms, g, name, r)
+    address = entry_address(ms, g, name, r, namespace)
+    annotations = pod_annotations(ms, g, name, r, scheduler)
+    size = role.worker_replicas + 1
+    out: list[dict[str, Any]] = []
+    if role.worker_template is not None:
+        out.append(headless_service(svc, namespace, ident, {
+            L.GROUP_NAME: ident[L.GROUP_NAME], L.ROLE: name, L.ROLE_ID: ident[L.ROLE_ID], L.ENTRY: L.ENTRY_VALUE}))
+    entry = pod_template(role.entry_template, labels=pod_labels(ms, g, name, r, template_revision, template_hash, True),
+                         annotations=annotations, env=role_env(size, address, True), scheduler=scheduler, entry=True)
+    out.append(_sts(names.entry_statefulset(ms, g, name, r), namespace, sts_labels, {
+        "replicas": 1,
+        "serviceName": svc,
+        "podManagementPolicy": "Parallel",
+        "selector": {"matchLabels": {**ident, L.ENTRY: L.ENTRY_VALUE}},
+        "template": entry,
+        "updateStrategy": {"type": "RollingUpdate"},
+    }))
+    if role.worker_replicas > 0:
+        worker = pod_template(role.worker_template,
+                              labels=pod_labels(ms, g, name, r, template_revision, template_hash, False),
+                              annotations=annotations, env=role_env(size, address, False), scheduler=scheduler,
+                              entry=False)
+        out.append(_sts(names.worker_statefulset(ms, g, name, r), namespace, sts_labels, {
+            "replicas": role.worker_replicas,
+            "serviceName": svc,
+            "podManagementPolicy": "Parallel",
+            "ordinals": {"start": 1},
+            "selector": {"matchLabels": dict(ident),
+                         "matchExpressions": [{"key": L.ENTRY, "operator": "DoesNotExist"}]},
+            "template": worker,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}},
+        }))
+    return out

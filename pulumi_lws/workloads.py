@@ -10,7 +10,7 @@ import importlib
 from pulumi_lws.core.workload import Workload, registered, workload_for, workload_of
 
 #: One module per API; each calls :func:`pulumi_lws.core.workload.register` on import.
-BUILTIN: tuple[str, ...] = ("pulumi_lws.lws.workload",)
+BUILTIN: tuple[str, ...] = ("pulumi_lws.lws.workload", "pulumi_lws.modelserving.workload")
 
 for _module in BUILTIN:
     importlib.import_module(_module)

@@ -1,0 +1,153 @@
+"""The one place where observe -> plan -> render is wired for ModelServing (pure: no Pulumi, no I/O).
+
+``reconcile(ms, snapshot)`` is what one ``pulumi up``, one simulator tick and one test step do:
+read the ServingGroups the cluster shows (:func:`~pulumi_lws.modelserving.observe.observe_groups`),
+plan exactly one safe stage (the fixed point of upstream's loop for that observation:
+:mod:`pulumi_lws.modelserving.rollout`), and render the objects of every group the stage declares
+(:func:`~pulumi_lws.modelserving.render.render_modelserving`). No state between calls: the current
+revision is derived from what the groups run, never stored, so a re-run after a crash at any point
+can only move the rollout as far as the observed readiness allows.
+
+Invariants:
+* the stage declares at most ``replicas + maxSurge`` live groups (Deleting ones included) and keeps
+  ``replicas - maxUnavailable`` available from a healthy start (ServingGroupRollingUpdate); per role
+  and per group the role budgets (RoleRollingUpdate);
+* every revision a declared group or role replica renders from is declared as a ControllerRevision
+  that its StatefulSets depend on (written before anything uses it).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi_lws.core.dependencies import check_dependency_order
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.modelserving import labels as L
+from pulumi_lws.modelserving.api.modelserving import KIND, ROLE_ROLLING_UPDATE, ModelServing
+from pulumi_lws.modelserving.groups import DELETING, GroupState
+from pulumi_lws.modelserving.observe import observe_groups
+from pulumi_lws.modelserving.render import DeclaredGroup, DeclaredRole, modelserving_dependencies, render_modelserving
+from pulumi_lws.modelserving.revision import RevisionCatalog, build_catalog, modelserving_revision, role_template_hash
+from pulumi_lws.modelserving.rollout.budgets import scale_role_budget, scale_servinggroup_budget
+from pulumi_lws.modelserving.rollout.role import RoleSpec
+from pulumi_lws.modelserving.rollout.role_planner import RolePlan, plan_role_rollout
+from pulumi_lws.modelserving.rollout.servinggroup import ServingGroupPlan, plan_servinggroup_rollout
+from pulumi_lws.modelserving.rollout.stage import role_stage, servinggroup_stage
+
+#: Annotation that caps, from YAML, how many ServingGroups may have roles in flight at once
+#: under RoleRollingUpdate (the component's ``max_groups_in_flight`` wins when both are set).
+MAX_GROUPS_IN_FLIGHT_ANNOTATION = "pulumi-lws.io/max-groups-in-flight"
+
+
+@dataclass(frozen=True)
+class ModelServingOptions:
+    """Choices that are not part of the upstream API. ``max_groups_in_flight``: RoleRollingUpdate
+    only; None = upstream's independent per-group behaviour."""
+
+    max_groups_in_flight: int | None = None
+
+    def for_ms(self, ms: ModelServing) -> "ModelServingOptions":
+        if self.max_groups_in_flight is not None:
+            return self
+        return ModelServingOptions(max_groups_in_flight_annotation(ms))
+
+
+def max_groups_in_flight_annotation(ms: ModelServing) -> int | None:
+    """The annotation's value; SpecError naming it when it is not an integer >= 1."""
+    raw = ms.metadata.annotations.get(MAX_GROUPS_IN_FLIGHT_ANNOTATION)
+    if raw is None:
+        return None
+    if not str(raw).isdigit() or int(raw) < 1:
+        path = f"metadata.annotations[{MAX_GROUPS_IN_FLIGHT_ANNOTATION}]"
+        raise SpecError(KIND, ms.name, [FieldError(path, "must be an integer >= 1", raw)])
+    return int(raw)
+
+
+def current_revision(groups: tuple[GroupState, ...], update_revision: str) -> str | None:
+    """What upstream keeps in ``status.currentRevision``, derived instead of stored: the revision
+    most live, non-updated groups run (ties: the smallest key), None when every group is updated."""
+    old = Counter(g.revision for g in groups if g.status != DELETING and g.revision != update_revision)
+    if not old:
+        return None
+    return min(old, key=lambda rev: (-old[rev], rev))
+
+
+def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions = ModelServingOptions()) -> Reconciled:
+    """Plan one stage for ``ms`` against ``snapshot`` and render the objects it needs."""
+    options = options.for_ms(ms)
+    catalog = build_catalog(ms, snapshot.list("ControllerRevision", **{L.NAME: ms.name}))
+    groups = observe_groups(snapshot, ms, catalog)
+    target = modelserving_revision(ms)
+    current = current_revision(groups, target)
+    if ms.strategy == ROLE_ROLLING_UPDATE:
+        stage, declared = _role_stage(ms, groups, target, current, catalog, options)
+    else:
+        stage, declared = _servinggroup_stage(ms, groups, target, current, catalog)
+    keep = (current,) if current is not None and current in catalog else ()
+    manifests = render_modelserving(ms, declared, catalog, keep_revisions=keep)
+    dependencies = modelserving_dependencies(manifests)
+    check_dependency_order(manifests, dependencies)
+    return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
+
+
+def _servinggroup_stage(ms: ModelServing, groups: tuple[GroupState, ...], target: str, current: str | None,
+                        catalog: RevisionCatalog) -> tuple[Stage, list[DeclaredGroup]]:
+    cfg = ms.rolling_update_configuration()
+    budget = scale_servinggroup_budget(ms.replicas, cfg.max_unavailable, cfg.max_surge, cfg.partition)
+    plan: ServingGroupPlan = plan_servinggroup_rollout(budget, target, groups, current_revision=current,
+                                                       known_revisions=catalog.keys(), ms=ms.name)
+    return servinggroup_stage(plan), [DeclaredGroup(o, rev) for o, rev in sorted(plan.desired.items())]
+
+
+def role_specs(ms: ModelServing) -> tuple[RoleSpec, ...]:
+    """The current spec's roles as the role planner takes them (budgets scaled per role)."""
+    return tuple(RoleSpec(r.name, r.replicas, role_template_hash(r),
+                          scale_role_budget(r.replicas, r.max_unavailable, r.max_surge, r.partition))
+                 for r in ms.roles)
+
+
+def _role_stage(ms: ModelServing, groups: tuple[GroupState, ...], target: str, current: str | None,
+                catalog: RevisionCatalog, options: ModelServingOptions) -> tuple[Stage, list[DeclaredGroup]]:
+    legacy = {g.ordinal: {r.name: h for r in ms.roles if (h := catalog.role_hash(g.revision, r.name)) is not None}
+              for g in groups}
+    current_hashes = {r.name: h for r in ms.roles if current and (h := catalog.role_hash(current, r.name))}
+    plan: RolePlan = plan_role_rollout(role_specs(ms), target, groups, replicas=ms.replicas, legacy_hashes=legacy,
+                                       current_revision=current, current_role_hashes=current_hashes,
+                                       max_groups_in_flight=options.max_groups_in_flight, ms=ms.name)
+    declared = []
+    for g, revision in sorted(plan.group_revisions.items()):
+        roles = tuple(DeclaredRole(r.role, r.ordinal, _template_revision(catalog, r.role, r.template_hash, revision, target))
+                      for r in plan.roles if r.group == g and r.declared)
+        declared.append(DeclaredGroup(g, revision if revision in catalog else target, roles))
+    return role_stage(plan), declared
+
+
+def _template_revision(catalog: RevisionCatalog, role: str, template_hash: str, group_revision: str, target: str) -> str:
+    """The revision to render a role replica's template from: one whose role has ``template_hash``
+    (its group's revision first, so an unchanged replica keeps its pods), else the target."""
+    return catalog.revision_with_role_hash(role, template_hash, prefer=(group_revision,)) or target
+
+
+def label_selector(ms: ModelServing) -> str:
+    """Upstream ``status.labelSelector``: one entry pod per ServingGroup (HPA/KEDA count groups)."""
+    first = ms.roles[0].name
+    return ",".join(f"{k}={v}" for k, v in ((L.ENTRY, L.ENTRY_VALUE), (L.NAME, ms.name), (L.ROLE, first),
+                                             (L.ROLE_ID, f"{first}-0")))
+
+
+def status_of(ms: ModelServing, snapshot: Snapshot) -> dict[str, Any]:
+    """Upstream ``UpdateModelServingStatus`` over what the cluster shows, as the component publishes
+    it. RoleRollingUpdate: a ServingGroup counts as available only while every role is ready (#1344)."""
+    from pulumi_lws.modelserving.status import update_modelserving_status
+
+    catalog = build_catalog(ms, snapshot.list("ControllerRevision", **{L.NAME: ms.name}))
+    groups = observe_groups(snapshot, ms, catalog)
+    target = modelserving_revision(ms)
+    status = update_modelserving_status(groups, ms.replicas, target, current_revision(groups, target) or "",
+                                        ms.partition(), partition_mode="ordinal",
+                                        roles_must_be_ready=ms.strategy == ROLE_ROLLING_UPDATE)
+    return {**status.as_dict(), "labelSelector": label_selector(ms)}

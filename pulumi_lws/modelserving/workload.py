@@ -1,0 +1,86 @@
+"""Kthena ModelServing as the shells see it: the :class:`~pulumi_lws.core.workload.Workload` contract.
+
+Registered on import; the shells reach it through :func:`pulumi_lws.core.workload.workload_for`.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pulumi_lws.core.ports import Scope
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.trace import GroupCell, GroupsView
+from pulumi_lws.core.workload import Budgets, Reconciled, register
+from pulumi_lws.modelserving import labels as L
+from pulumi_lws.modelserving import reconcile as _reconcile_module
+from pulumi_lws.modelserving.api.modelserving import API_VERSION, KIND, ROLE_ROLLING_UPDATE, ModelServing
+from pulumi_lws.modelserving.groups import DELETING, RUNNING
+from pulumi_lws.modelserving.observe import modelserving_scope, observe_groups
+from pulumi_lws.modelserving.reconcile import ModelServingOptions, max_groups_in_flight_annotation, status_of
+from pulumi_lws.modelserving.revision import build_catalog, modelserving_revision
+
+
+class ModelServingWorkload:
+    """``workload.serving.volcano.sh/v1alpha1`` ModelServing (ServingGroup- and Role-level rollouts)."""
+
+    kind = KIND
+    api_version = API_VERSION
+
+    def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> ModelServing:
+        ms = ModelServing.from_manifest(dict(manifest), namespace=namespace, validate=validate)
+        max_groups_in_flight_annotation(ms)  # a bad pulumi-lws annotation fails before anything renders
+        return ms
+
+    def validate_update(self, spec: ModelServing, old: ModelServing) -> None:
+        spec.validate(old)
+
+    def identity(self, spec: ModelServing) -> tuple[str, str]:
+        return spec.namespace, spec.name
+
+    def options(self, **choices: Any) -> ModelServingOptions:
+        return ModelServingOptions(max_groups_in_flight=choices.get("max_groups_in_flight"))
+
+    def scope(self, spec: ModelServing, *, nodes: bool | None = None) -> Scope:
+        base = modelserving_scope(spec.namespace, spec.name)
+        return Scope(base.namespace, base.selector, base.kinds, bool(nodes))
+
+    def reconcile(self, spec: ModelServing, snapshot: Snapshot, options: ModelServingOptions | None = None) -> Reconciled:
+        # through the module, so tests can monkeypatch ``pulumi_lws.modelserving.reconcile.reconcile``
+        return _reconcile_module.reconcile(spec, snapshot, options or ModelServingOptions())
+
+    def budgets(self, spec: ModelServing) -> dict[str, Budgets]:
+        """ServingGroupRollingUpdate: the ServingGroup budget. RoleRollingUpdate: no ServingGroup
+        surge and — as upstream, every group rolls its roles at once — no ServingGroup floor unless
+        ``pulumi-lws.io/max-groups-in-flight`` caps it; each role's own budget is keyed by its name."""
+        if spec.strategy == ROLE_ROLLING_UPDATE:
+            cap = max_groups_in_flight_annotation(spec)
+            out = {"": Budgets(spec.replicas, 0, spec.replicas if cap is None else min(cap, spec.replicas))}
+            out.update({r.name: Budgets(r.replicas, spec.role_max_surge(r), spec.role_max_unavailable(r)) for r in spec.roles})
+            return out
+        return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable())}
+
+    def status(self, spec: ModelServing, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
+        return status_of(spec, snapshot)
+
+    def target_revision(self, spec: ModelServing) -> str:
+        return modelserving_revision(spec)
+
+    def trace_view(self, spec: ModelServing, snapshot: Snapshot) -> GroupsView:
+        """One cell per observed ServingGroup (ordinal order): U/u on the target revision, o/x on
+        another, ready = Running. Live = every observed group (Deleting ones too, as upstream counts
+        them toward ``replicas + maxSurge``); available = Running groups."""
+        catalog = build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name}))
+        groups = observe_groups(snapshot, spec, catalog)
+        target = modelserving_revision(spec)
+        cells = []
+        for g in groups:
+            updated, ready = g.revision == target, g.status == RUNNING
+            state = ("U" if ready else "u") if updated else ("o" if ready else "x")
+            # no surge flag: ordinals do not identify surge capacity (upstream, sparse ordinals)
+            cells.append(GroupCell(id=str(g.ordinal), state=state, revision=g.revision,
+                                   detail="terminating" if g.status == DELETING else ""))
+        return GroupsView(replicas=spec.replicas, partition=spec.partition() or None, cells=tuple(cells),
+                          live=len(groups), available=sum(1 for g in groups if g.status == RUNNING))
+
+
+WORKLOAD = register(ModelServingWorkload())

@@ -1,6 +1,7 @@
 """``leaderworkerset.x-k8s.io/v1`` LeaderWorkerSet: typed model, upstream defaults, manifest I/O.
 
-Pod templates stay Kubernetes-shaped dicts (we never re-model PodSpec). Defaults are upstream's
+Pod templates stay Kubernetes-shaped dicts (we never re-model PodSpec; validation checks them
+against the Kubernetes 1.35 schema, :mod:`pulumi_lws.core.podspec`). Defaults are upstream's
 (webhook ``Default`` + CRD defaults, reference §5.2); they are applied at parse time, so a parsed
 model never holds an "unset" enum, rollout budget or network config. Validation lives in
 :mod:`pulumi_lws.lws.api.validation`; :meth:`LeaderWorkerSet.from_manifest` runs it and raises one
@@ -12,13 +13,15 @@ from __future__ import annotations
 import copy
 import pathlib
 from dataclasses import dataclass
-from typing import Any, Union, Literal, Mapping, Optional
+from typing import Annotated, Any, Union, Literal, Mapping, Optional
 
 import yaml
-from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.model import IntOrString, K8sInt, K8sModel, pydantic_field_errors
+from pulumi_lws.core.model import IntOrString, K8sInt as _LaxInt, K8sModel, pydantic_field_errors
+from pulumi_lws.core.podspec import without_nulls
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.lws.api.validation import validate_leaderworkerset
 
@@ -32,6 +35,17 @@ SubdomainPolicy = Literal["Shared", "UniquePerReplica"]
 GroupIdentity = Literal["Ordinal", "Hash"]
 GroupReplacementPolicy = Literal["PostTermination", "Immediate"]
 PodTerminationPolicy = Literal["Sequential", "Parallel"]
+
+
+def _no_string(v: Any) -> Any:
+    if isinstance(v, str):  # pydantic's lax mode would read "4" as 4; the API server refuses it
+        raise PydanticCustomError("k8s_type", "must be of type integer")
+    return v
+
+
+#: An integer field as the API server decodes it: no booleans, no strings (integral floats, as
+#: Pulumi delivers numbers, are accepted).
+K8sInt = Annotated[_LaxInt, BeforeValidator(_no_string)]
 
 
 class ObjectMeta(K8sModel):
@@ -76,6 +90,13 @@ class LeaderWorkerTemplate(K8sModel):
     persistent_volume_claim_retention_policy: Optional[dict[str, str]] = None
     max_group_restarts: Optional[K8sInt] = None
     restart_backoff: Optional[RestartBackoff] = None
+
+    @field_validator("leader_template", "worker_template", "volume_claim_templates",
+                     "persistent_volume_claim_retention_policy", mode="before")
+    @classmethod
+    def _drop_nulls(cls, v: Any) -> Any:
+        # Kubernetes JSON: `field: null` anywhere in an embedded object means "unset".
+        return without_nulls(v)
 
     @field_validator("restart_policy", mode="before")
     @classmethod

@@ -101,7 +101,8 @@ def scheduling_resource_claims_referenced(lws: LeaderWorkerSet) -> Errors:
     for i, claim in enumerate(s.get("resourceClaims") or []):
         keys = _claim_keys(claim)
         for t in templates:
-            refs = _dict(_dict(t).get("spec")).get("resourceClaims") or []
+            refs = _dict(_dict(t).get("spec")).get("resourceClaims")
+            refs = refs if isinstance(refs, list) else []
             if not any(keys & _claim_keys(r) for r in refs):
                 errs += _err(f"{SCHED}.resourceClaims[{i}]", "must have a matching reference in every member pod template", claim)
                 break

@@ -1,13 +1,19 @@
-"""Pod-template rules from upstream's CRD schema (``workerTemplate`` is required).
+"""Rules for the embedded Kubernetes objects: pod templates, volume claim templates, ObjectMeta.
 
-Catching these here keeps the promise that invalid input fails before anything is registered,
-naming the LWS field rather than a derived StatefulSet's.
+``workerTemplate`` is required (upstream's CRD). The templates, the volume claim templates and the
+retention policy are checked as the Kubernetes 1.35 API server checks a StatefulSet's
+(:mod:`pulumi_lws.core.podspec`: unknown fields, required fields, types at any depth, quantities,
+label keys and values); the LWS's own namespace, labels and annotations as apimachinery checks
+ObjectMeta. Catching these here keeps the promise that invalid input fails before anything is
+registered, naming the LWS field rather than a derived StatefulSet's.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
 from pulumi_lws.core.errors import FieldError
+from pulumi_lws.core.objectmeta import validate_annotations, validate_labels, validate_namespace
+from pulumi_lws.core.podspec import validate_pod_template, validate_pvc_retention_policy, validate_volume_claim_template
 
 if TYPE_CHECKING:
     from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
@@ -21,3 +27,28 @@ def worker_template_required(lws: LeaderWorkerSet) -> Errors:
     if lws.spec.leader_worker_template.worker_template:
         return []
     return [FieldError(f"{LWT}.workerTemplate", "Required value", None, "Required")]
+
+
+def metadata_is_valid(lws: LeaderWorkerSet) -> Errors:
+    """The LWS's namespace (DNS-1123 label), label keys/values and annotation keys (apimachinery)."""
+    meta = lws.metadata
+    return (validate_namespace(meta.namespace, "metadata.namespace") + validate_labels(meta.labels, "metadata.labels")
+            + validate_annotations(meta.annotations, "metadata.annotations"))
+
+
+def pod_templates_are_valid(lws: LeaderWorkerSet) -> Errors:
+    """leaderTemplate (when set), workerTemplate (when set: an empty one is reported by
+    :func:`worker_template_required`), each volumeClaimTemplates item and the retention policy,
+    against the Kubernetes 1.35 schema."""
+    lwt = lws.spec.leader_worker_template
+    errs: Errors = []
+    if lwt.leader_template is not None:
+        errs += validate_pod_template(lwt.leader_template, f"{LWT}.leaderTemplate")
+    if lwt.worker_template:
+        errs += validate_pod_template(lwt.worker_template, f"{LWT}.workerTemplate")
+    for i, claim in enumerate(lwt.volume_claim_templates or []):
+        errs += validate_volume_claim_template(claim, f"{LWT}.volumeClaimTemplates[{i}]")
+    if lwt.persistent_volume_claim_retention_policy is not None:
+        errs += validate_pvc_retention_policy(lwt.persistent_volume_claim_retention_policy,
+                                              f"{LWT}.persistentVolumeClaimRetentionPolicy")
+    return errs

@@ -2,10 +2,11 @@
 
 Each rule is a small named function returning ``list[FieldError]``. :data:`CREATE_RULES` run on
 every validation (upstream ``generalValidate`` runs on create and update); :data:`UPDATE_RULES`
-run only when the previous object ``old`` is given. :func:`validate_leaderworkerset` returns every
-problem in rule order; it never raises and never mutates its input. Paths are the camelCase wire
-paths upstream emits (including upstream's capital ``SubGroupPolicy`` in the subgroup path).
-The rule table with sources is in ``docs/api.md``.
+run only when the previous object ``old`` is given; :data:`STRUCTURE_RULES` (the embedded pod
+templates and ObjectMeta against Kubernetes 1.35) run before both.
+:func:`validate_leaderworkerset` returns every problem in rule order; it never raises and never
+mutates its input. Paths are the camelCase wire paths upstream emits (including upstream's
+capital ``SubGroupPolicy`` in the subgroup path). The rule table with sources is in ``docs/api.md``.
 """
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from pulumi_lws.lws.api.scheduling_rules import (
     scheduling_presence_immutable, scheduling_rejects_exclusive_topology, scheduling_rejects_leader_ready,
     scheduling_resource_claims_referenced, scheduling_role_needs_size_two, scheduling_same_priority_class,
 )
-from pulumi_lws.lws.api.template_rules import worker_template_required
+from pulumi_lws.lws.api.template_rules import metadata_is_valid, pod_templates_are_valid, worker_template_required
 
 if TYPE_CHECKING:  # annotations only: the model runs these rules, so it imports this module
     from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
@@ -292,6 +293,9 @@ def pod_termination_policy_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet)
 
 
 
+#: Shape checks of the embedded Kubernetes objects (types at any depth, unknown fields, quantities,
+#: label syntax): Kubernetes 1.35's schema and apimachinery's ObjectMeta rules. They run first.
+STRUCTURE_RULES: tuple[CreateRule, ...] = (metadata_is_valid, pod_templates_are_valid)
 CREATE_RULES: tuple[CreateRule, ...] = (
     name_is_dns1035_label, worker_template_required, replicas_not_negative, replicas_at_most_max, size_at_least_one,
     replicas_times_size_fits_int32, max_unavailable_is_int_or_percent, max_surge_is_int_or_percent,
@@ -312,9 +316,11 @@ UPDATE_RULES: tuple[UpdateRule, ...] = (
 
 
 def validate_leaderworkerset(lws: LeaderWorkerSet, old: LeaderWorkerSet | None = None) -> list[FieldError]:
-    """Every problem with ``lws`` (and, given ``old``, with the update from ``old``), in rule order."""
+    """Every problem with ``lws`` (and, given ``old``, with the update from ``old``): structure
+    first, then the rules in order. Rules that look inside pod templates tolerate any shape (a
+    malformed template is reported by the structure rules, never a crash)."""
     errors: list[FieldError] = []
-    for rule in CREATE_RULES:
+    for rule in STRUCTURE_RULES + CREATE_RULES:
         errors += rule(lws)
     if old is not None:
         for update_rule in UPDATE_RULES:

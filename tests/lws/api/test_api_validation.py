@@ -25,6 +25,8 @@ MU, MS = f"{RUC}.maxUnavailable", f"{RUC}.maxSurge"
 EXCL = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 SUB_EXCL = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
 WORKER = {"spec": {"containers": [{"name": "w", "image": "img:1"}]}}
+#: a valid container list for rows that only care about another field
+C = [{"name": "c", "image": "img:1"}]
 
 BASE: dict[str, Any] = {
     "apiVersion": "leaderworkerset.x-k8s.io/v1",
@@ -168,17 +170,19 @@ CREATE_CASES: list[tuple[str, dict[str, Any], list[tuple[str, str]]]] = [
      [("spec.scheduling.replica.schedulingPolicy.gang.minGroupCount",
        "minGroupCount requires CompositePodGroup support and is not available in phase 1")]),
     ("sched-user-scheduling-group", {"spec": {"scheduling": {}, "leaderWorkerTemplate": {
-        "workerTemplate": {"spec": {"schedulingGroup": {"podGroupName": "x"}, "containers": []}}}}},
-     [("spec.scheduling", "managed pod templates must not set spec.schedulingGroup")]),
+        "workerTemplate": {"spec": {"schedulingGroup": {"podGroupName": "x"}, "containers": C}}}}},
+     # schedulingGroup is a Kubernetes 1.36 field: the 1.35 schema does not know it either
+     [(f"{LWT}.workerTemplate.spec.schedulingGroup", f'unknown field "{LWT}.workerTemplate.spec.schedulingGroup"'),
+      ("spec.scheduling", "managed pod templates must not set spec.schedulingGroup")]),
     ("sched-priority-mismatch", {"spec": {"scheduling": {}, "leaderWorkerTemplate": {
-        "leaderTemplate": {"spec": {"priorityClassName": "high", "containers": []}}}}},
+        "leaderTemplate": {"spec": {"priorityClassName": "high", "containers": C}}}}},
      [("spec.scheduling", "all managed pod templates must use the same priorityClassName")]),
-    ("no-sched-priority-mismatch-ok", lwt(leaderTemplate={"spec": {"priorityClassName": "high", "containers": []}}), []),
+    ("no-sched-priority-mismatch-ok", lwt(leaderTemplate={"spec": {"priorityClassName": "high", "containers": C}}), []),
     ("sched-claim-unreferenced", spec(scheduling={"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}),
      [("spec.scheduling.resourceClaims[0]", "must have a matching reference in every member pod template")]),
     ("sched-claim-referenced-ok", {"spec": {"scheduling": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]},
                                             "leaderWorkerTemplate": {"workerTemplate": {"spec": {
-                                                "containers": [], "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}}}}}, []),
+                                                "containers": C, "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}}}}}, []),
     # ---- pulumi-lws update-order annotation ----------------------------------------------------
     ("update-order-bogus", {"metadata": {"annotations": {"pulumi-lws.io/update-order": "Fastest"}}},
      [("metadata.annotations[pulumi-lws.io/update-order]", 'Unsupported value: "Fastest": supported values: "ScaleFirst", "RolloutFirst"')]),
@@ -264,9 +268,9 @@ UPDATE_CASES: list[tuple[str, dict[str, Any], dict[str, Any], list[tuple[str, st
      spec(replicas=3, scheduling={"schedulingPolicy": {"gang": {"minCount": 9}}}), []),
     ("sched-resize-ok", spec(scheduling={}), {"spec": {"scheduling": {}, "replicas": 5, "leaderWorkerTemplate": {"size": 4}}}, []),
     ("priority-frozen", spec(scheduling={}), {"spec": {"scheduling": {}, "leaderWorkerTemplate": {
-        "workerTemplate": {"spec": {"priorityClassName": "high", "containers": []}}}}},
+        "workerTemplate": {"spec": {"priorityClassName": "high", "containers": C}}}}},
      [(LWT, "cannot change priorityClassName while workload-aware scheduling is configured")]),
-    ("priority-free-without-scheduling", {}, lwt(workerTemplate={"spec": {"priorityClassName": "high", "containers": []}}), []),
+    ("priority-free-without-scheduling", {}, lwt(workerTemplate={"spec": {"priorityClassName": "high", "containers": C}}), []),
     ("template-mutable", {}, lwt(size=4, restartPolicy="None", workerTemplate={"spec": {"containers": [{"name": "w", "image": "img:2"}]}}), []),
 ]
 

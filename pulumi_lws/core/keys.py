@@ -10,6 +10,12 @@ POD_TEMPLATE_HASH = "pod-template-hash"
 # Pulumi
 SKIP_AWAIT = "pulumi.com/skipAwait"
 
-# pulumi-lws
+# Kubernetes recommended label: set to pulumi-lws only when the user's labels carry none (a
+# user's ``managed-by: kustomize`` stays, as upstream keeps user labels)
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGED_BY_VALUE = "pulumi-lws"
+
+# pulumi-lws: ownership mark on every object pulumi-lws renders (not on pod templates: a label
+# there would change every pod)
+OWNERSHIP = "pulumi-lws.io/managed"
+OWNERSHIP_VALUE = "true"

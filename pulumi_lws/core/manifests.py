@@ -1,8 +1,9 @@
 """Object-level helpers shared by every renderer: metadata, headless Services, label merging.
 
-Invariants: every object has ``metadata.name``, ``metadata.namespace`` and the label
-``app.kubernetes.io/managed-by: pulumi-lws``; workload objects carry ``pulumi.com/skipAwait:
-"true"`` (readiness is the planner's business).
+Invariants: every object has ``metadata.name``, ``metadata.namespace``, the ownership label
+``pulumi-lws.io/managed: "true"`` and an ``app.kubernetes.io/managed-by`` label: the user's when
+their labels set one (e.g. ``kustomize``), else ``pulumi-lws``; workload objects carry
+``pulumi.com/skipAwait: "true"`` (readiness is the planner's business).
 """
 from __future__ import annotations
 
@@ -18,16 +19,22 @@ def merged(user: Mapping[str, str] | None, controller: Mapping[str, str]) -> dic
     return out
 
 
-MANAGED = {K.MANAGED_BY: K.MANAGED_BY_VALUE}
-
-
 SKIP_AWAIT = {K.SKIP_AWAIT: "true"}
+
+
+def owned_labels(labels: Mapping[str, str] | None) -> dict[str, str]:
+    """``labels`` plus the ownership label (it wins) and ``managed-by: pulumi-lws`` unless the
+    labels already name a manager."""
+    out = dict(labels or {})
+    out.setdefault(K.MANAGED_BY, K.MANAGED_BY_VALUE)
+    out[K.OWNERSHIP] = K.OWNERSHIP_VALUE
+    return out
 
 
 def metadata(name: str, namespace: str, labels: Mapping[str, str],
              annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """ObjectMeta with the managed-by label added (it wins over a user value)."""
-    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": merged(labels, MANAGED)}
+    """ObjectMeta with the ownership labels (:func:`owned_labels`)."""
+    meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": owned_labels(labels)}
     if annotations:
         meta["annotations"] = dict(annotations)
     return meta

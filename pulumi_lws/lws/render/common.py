@@ -1,9 +1,10 @@
 """Object-level helpers shared by the LWS renderers (Ordinal and Hash): metadata, headless
 Services, ControllerRevisions.
 
-Invariants: every object has ``metadata.name``, ``metadata.namespace`` and the label
-``app.kubernetes.io/managed-by: pulumi-lws``; no ownerReferences (Pulumi owns the objects);
-workload objects carry ``pulumi.com/skipAwait: "true"`` (readiness is the planner's business).
+Invariants: every object has ``metadata.name``, ``metadata.namespace`` and the ownership labels
+(``pulumi-lws.io/managed: "true"``; ``app.kubernetes.io/managed-by`` the user's, else
+``pulumi-lws``: :func:`pulumi_lws.core.manifests.owned_labels`); no ownerReferences (Pulumi owns
+the objects); workload objects carry ``pulumi.com/skipAwait: "true"`` (readiness is the planner's business).
 """
 from __future__ import annotations
 

@@ -19,8 +19,9 @@ Invariants
   the garbage collector removes the workers as soon as the ReplicaSet deletes the leader).
 - The leader address in the planner's ``leader-address`` annotation and in the workers' env is
   the same function (:func:`pulumi_lws.lws.rollout.hash.planner.group_leader_address`).
-- Every object has ``metadata.namespace`` and ``app.kubernetes.io/managed-by: pulumi-lws``;
-  the Deployment and StatefulSets carry ``pulumi.com/skipAwait: "true"``.
+- Every object has ``metadata.namespace`` and the ownership labels
+  (:func:`pulumi_lws.core.manifests.owned_labels`); the Deployment and StatefulSets carry
+  ``pulumi.com/skipAwait: "true"``.
 """
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ def test_replica_level_objects_names_order_and_stamping():
     pg = pgs[1]
     assert pg["spec"]["workloadRef"] == {"workloadName": "inf", "templateName": "replica"}
     assert pg["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}  # the size-1 workers that reference it
-    assert {k: v for k, v in pg["metadata"]["labels"].items() if k != L.MANAGED_BY} == {
+    assert {k: v for k, v in pg["metadata"]["labels"].items() if k not in (L.MANAGED_BY, L.OWNERSHIP)} == {
         L.NAME: "inf", L.GROUP_INDEX: "1", L.TEMPLATE_REVISION_HASH: rev, S.SCHEDULING_LEVEL: "replica"}
     leader, w0, w1 = by_kind(objs, "StatefulSet")
     assert "schedulingGroup" not in template_spec(leader)

@@ -30,6 +30,7 @@ def test_every_object_validates_strict_1_35_and_is_managed():
         validate_manifest(m)
         assert m["metadata"]["namespace"] == NS
         assert m["metadata"]["labels"][L.MANAGED_BY] == "pulumi-lws"
+        assert m["metadata"]["labels"][L.OWNERSHIP] == "true"
     for m in by(manifests, "Deployment") + by(manifests, "StatefulSet"):
         assert m["metadata"]["annotations"][L.SKIP_AWAIT] == "true"
 

@@ -2,7 +2,7 @@
 placement, determinism, and strict Kubernetes 1.35 validation of every object.
 
 Regenerate goldens after an intended change: ``UPDATE_GOLDEN=1 .venv/bin/python -m pytest
-tests/test_render_ordinal.py`` (then review the diff).
+tests/lws/render/test_render_ordinal.py`` (then review the diff).
 """
 from __future__ import annotations
 
@@ -79,6 +79,7 @@ def test_golden_objects_validate_strict_1_35(case):
         validate_manifest(obj)
         assert obj["metadata"]["namespace"] == lws.namespace
         assert obj["metadata"]["labels"][L.MANAGED_BY] == "pulumi-lws"
+        assert obj["metadata"]["labels"][L.OWNERSHIP] == "true"
         assert "ownerReferences" not in obj["metadata"]
         if obj["kind"] == "StatefulSet":
             assert obj["metadata"]["annotations"][L.SKIP_AWAIT] == "true"

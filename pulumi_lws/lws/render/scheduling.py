@@ -24,7 +24,6 @@ See docs/group-features.md "Gang scheduling" for the differences from upstream.
 from __future__ import annotations
 
 import copy
-import re
 from decimal import Decimal
 from typing import Any, Iterable, Mapping
 
@@ -33,6 +32,7 @@ from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.core.manifests import metadata
 from pulumi_lws.lws.revision import RevisionCatalog
 from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.quantity import format_quantity, parse_quantity, sum_quantities  # noqa: F401  (re-exported)
 
 WAS_API = "scheduling.k8s.io/v1beta1"
 VOLCANO_API = "scheduling.volcano.sh/v1beta1"
@@ -85,37 +85,7 @@ def gang_dependencies(manifests: Iterable[Mapping[str, Any]]) -> dict[tuple[str,
     return out
 
 
-# ---- Kubernetes quantities (Volcano minResources) -----------------------------------------------
-
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
-_DECIMAL = {"n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": Decimal(1), "k": Decimal("1e3"),
-            "M": Decimal("1e6"), "G": Decimal("1e9"), "T": Decimal("1e12"), "P": Decimal("1e15"), "E": Decimal("1e18")}
-
-
-def parse_quantity(value: Any) -> tuple[Decimal, bool]:
-    """A Kubernetes quantity ("500m", "4Gi", "8", "1e3") -> (exact value, uses a binary suffix)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return Decimal(str(value)), False
-    m = _QUANTITY.match(str(value).strip())
-    if not m or (m.group(2) not in _BINARY and m.group(2) not in _DECIMAL):
-        raise ValueError(f"invalid quantity {value!r}")
-    number, suffix = Decimal(m.group(1)), m.group(2)
-    return (number * _BINARY[suffix], True) if suffix in _BINARY else (number * _DECIMAL[suffix], False)
-
-
-def format_quantity(value: Decimal, binary: bool) -> str:
-    """Canonical text: the largest exact binary suffix (binary inputs), else an integer, else milli
-    (rounded up, as Kubernetes does for sub-milli precision)."""
-    if binary and value == value.to_integral_value():
-        for suffix, factor in sorted(_BINARY.items(), key=lambda kv: -kv[1]):
-            if value >= factor and value % factor == 0:
-                return f"{int(value // factor)}{suffix}"
-    if value == value.to_integral_value():
-        return str(int(value))
-    milli = (value * 1000).to_integral_value(rounding="ROUND_CEILING")
-    return f"{int(milli)}m"
-
+# ---- Volcano minResources -----------------------------------------------------------------------
 
 def pod_requests(template: Mapping[str, Any] | None) -> dict[str, tuple[Decimal, bool]]:
     """Upstream ``PodRequests`` on a template: sum of containers (+ sidecar initContainers) vs the
@@ -144,14 +114,7 @@ def pod_requests(template: Mapping[str, Any] | None) -> dict[str, tuple[Decimal,
 
 def sum_requests(parts: Iterable[tuple[Mapping[str, Any] | None, int]]) -> dict[str, str]:
     """Sum of ``count`` x PodRequests(template) over ``parts``, as canonical quantity strings."""
-    total: dict[str, tuple[Decimal, bool]] = {}
-    for template, count in parts:
-        if count <= 0:
-            continue
-        for name, (v, b) in pod_requests(template).items():
-            old = total.get(name, (Decimal(0), b))
-            total[name] = (old[0] + v * count, old[1] or b)
-    return {name: format_quantity(v, b) for name, (v, b) in sorted(total.items())}
+    return sum_quantities((pod_requests(template), count) for template, count in parts)
 
 
 # ---- names ----------------------------------------------------------------------------------

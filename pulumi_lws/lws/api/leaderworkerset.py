@@ -10,18 +10,17 @@ raise :class:`SpecError` too, from :meth:`LeaderWorkerSet.parse` and from the co
 """
 from __future__ import annotations
 
-import copy
 import pathlib
 from dataclasses import dataclass
-from typing import Annotated, Any, Union, Literal, Mapping, Optional
+from typing import Annotated, Any, ClassVar, Union, Literal, Mapping, Optional
 
-import yaml
-from pydantic import BeforeValidator, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.model import IntOrString, K8sInt as _LaxInt, K8sModel, pydantic_field_errors
+from pulumi_lws.core.errors import FieldError
+from pulumi_lws.core.model import IntOrString, K8sInt as _LaxInt, K8sModel
 from pulumi_lws.core.podspec import without_nulls
+from pulumi_lws.core.resource import ManifestResource, load_manifest as load_resource_manifest
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.lws.api.validation import validate_leaderworkerset
 
@@ -266,7 +265,7 @@ class LeaderWorkerSetSpec(K8sModel):
         return defaults[info.field_name] if v in (None, "") else v
 
 
-class LeaderWorkerSet(K8sModel):
+class LeaderWorkerSet(ManifestResource):
     """A LeaderWorkerSet, as upstream's CRD accepts it. ``status`` in a manifest is ignored.
 
     Both ``LeaderWorkerSet(metadata=..., spec=...)`` (snake_case or camelCase keys) and
@@ -278,54 +277,12 @@ class LeaderWorkerSet(K8sModel):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: LeaderWorkerSetSpec = Field(default_factory=LeaderWorkerSetSpec)
 
-    def __init__(self, /, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            meta = data.get("metadata")
-            name = meta.get("name") if isinstance(meta, Mapping) else getattr(meta, "name", None)
-            raise SpecError(KIND, name, pydantic_field_errors(exc, LeaderWorkerSet)) from None
+    KIND: ClassVar[str] = KIND
 
-    @model_validator(mode="before")
-    @classmethod
-    def _drop_status(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and "status" in data:
-            data = {k: v for k, v in data.items() if k != "status"}
-        return data
-
-    # ---- construction -------------------------------------------------------------------
-    @classmethod
-    def from_manifest(cls, source: "str | pathlib.Path | Mapping[str, Any]", *, validate: bool = True,
-                      namespace: str | None = None) -> "LeaderWorkerSet":
-        """Build from an upstream manifest: a dict, YAML text, or a path to a YAML file.
-
-        Accepts the manifest unchanged. Raises :class:`SpecError` (every problem, with field
-        paths) when the manifest is not a valid LeaderWorkerSet.
-        """
-        data = load_manifest(source)
-        lws = cls.parse(data)
-        if namespace and not lws.metadata.namespace:
-            lws.metadata.namespace = namespace
-        if validate:
-            lws.validate()
-        return lws
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> "LeaderWorkerSet":
-        """Type-check a dict (camelCase or snake_case keys) without the semantic rules."""
-        if not isinstance(data, Mapping):
-            raise SpecError(KIND, None, [FieldError("<root>", "must be of type object", type(data).__name__)])
-        return cls(**{str(k): v for k, v in copy.deepcopy(dict(data)).items()})  # __init__ raises SpecError
-
-    def validate(self, old: "LeaderWorkerSet | None" = None) -> "LeaderWorkerSet":
-        """Run every upstream validation rule (plus pulumi-lws name budgets); raise on any error.
-
-        ``old`` enables the update-only rules (immutable fields).
-        """
-        errors = validate_leaderworkerset(self, old)
-        if errors:
-            raise SpecError(KIND, self.metadata.name, errors)
-        return self
+    def validation_errors(self, old: "LeaderWorkerSet | None" = None) -> list[FieldError]:
+        """Every upstream validation rule (plus pulumi-lws name budgets); ``old`` enables the
+        update-only rules (immutable fields)."""
+        return validate_leaderworkerset(self, old)
 
     # ---- derived values ---------------------------------------------------------------------
     @property
@@ -357,24 +314,7 @@ class LeaderWorkerSet(K8sModel):
     def user_partition(self) -> int:
         return self.spec.rollout_strategy.rolling_update_configuration.partition
 
-    def to_wire(self) -> dict[str, Any]:
-        out = super().to_wire()
-        out["metadata"] = {k: v for k, v in out.get("metadata", {}).items() if v not in ({}, None)}
-        return out
-
 
 def load_manifest(source: "str | pathlib.Path | Mapping[str, Any]") -> dict[str, Any]:
-    """A manifest dict from a dict, a YAML/JSON string or a file path (first document)."""
-    if isinstance(source, Mapping):
-        return dict(source)
-    text: str
-    if isinstance(source, pathlib.Path) or (isinstance(source, str) and "\n" not in source and source.endswith((".yaml", ".yml", ".json"))):
-        text = pathlib.Path(source).read_text()
-    else:
-        text = str(source)
-    docs = [d for d in yaml.safe_load_all(text) if d is not None]
-    if not docs:
-        raise SpecError(KIND, None, [FieldError("<manifest>", "no YAML document found")])
-    if not isinstance(docs[0], Mapping):
-        raise SpecError(KIND, None, [FieldError("<manifest>", "expected a mapping at the top level")])
-    return dict(docs[0])
+    """A manifest dict from a dict, YAML/JSON text or a file path (the first LeaderWorkerSet document)."""
+    return load_resource_manifest(source, KIND)

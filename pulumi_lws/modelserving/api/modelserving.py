@@ -21,17 +21,16 @@ Invariants:
 # ruff: noqa: UP045  (fields use typing.Optional: core.model.wire_path maps Optional, not PEP 604 unions, to wire paths)
 from __future__ import annotations
 
-import copy
 import pathlib
 from collections.abc import Mapping
-from typing import Any, Literal, Optional
+from typing import Any, ClassVar, Literal, Optional
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field
 
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.model import IntOrString, K8sInt, K8sModel, pydantic_field_errors
+from pulumi_lws.core.errors import FieldError
+from pulumi_lws.core.model import IntOrString, K8sInt, K8sModel
 from pulumi_lws.core.scaling import scaled_value
-from pulumi_lws.core.yamlio import load_documents, read_text
+from pulumi_lws.core.resource import ManifestResource, load_manifest as load_resource_manifest
 from pulumi_lws.modelserving.api.validation import validate_modelserving
 
 API_VERSION = "workload.serving.volcano.sh/v1alpha1"
@@ -143,7 +142,7 @@ class ModelServingSpec(K8sModel):
     recovery_policy: RecoveryPolicy = "RoleRecreate"
 
 
-class ModelServing(K8sModel):
+class ModelServing(ManifestResource):
     """A ModelServing as upstream's CRD accepts it. ``status`` in a manifest is ignored.
 
     Both ``ModelServing(metadata=..., spec=...)`` (snake_case or camelCase keys) and
@@ -155,50 +154,11 @@ class ModelServing(K8sModel):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: ModelServingSpec
 
-    def __init__(self, /, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            meta = data.get("metadata")
-            name = meta.get("name") if isinstance(meta, Mapping) else getattr(meta, "name", None)
-            raise SpecError(KIND, name, pydantic_field_errors(exc, ModelServing)) from None
+    KIND: ClassVar[str] = KIND
 
-    @model_validator(mode="before")
-    @classmethod
-    def _drop_status(cls, data: Any) -> Any:
-        if isinstance(data, Mapping) and "status" in data:
-            data = {k: v for k, v in data.items() if k != "status"}
-        return data
-
-    # ---- construction -------------------------------------------------------------------
-    @classmethod
-    def from_manifest(cls, source: str | pathlib.Path | Mapping[str, Any], *, validate: bool = True,
-                      namespace: str | None = None) -> ModelServing:
-        """Build from an upstream manifest: a dict, YAML text, or a path to a YAML file.
-
-        A multi-document file yields its first ``kind: ModelServing`` document. Accepts upstream
-        manifests unchanged; raises :class:`SpecError` listing every problem with field paths.
-        """
-        ms = cls.parse(load_manifest(source))
-        if namespace and not ms.metadata.namespace:
-            ms.metadata.namespace = namespace
-        if validate:
-            ms.validate()
-        return ms
-
-    @classmethod
-    def parse(cls, data: Mapping[str, Any]) -> ModelServing:
-        """Type-check a dict (camelCase or snake_case keys) and apply CRD defaults; no semantic rules."""
-        if not isinstance(data, Mapping):
-            raise SpecError(KIND, None, [FieldError("<root>", "must be of type object", type(data).__name__)])
-        return cls(**{str(k): v for k, v in copy.deepcopy(dict(data)).items()})
-
-    def validate(self, old: ModelServing | None = None) -> ModelServing:
-        """Run every rule (webhook, CRD, name budgets; with ``old`` the update rules); raise on any error."""
-        errors = validate_modelserving(self, old)
-        if errors:
-            raise SpecError(KIND, self.metadata.name, errors)
-        return self
+    def validation_errors(self, old: ModelServing | None = None) -> list[FieldError]:
+        """Every rule (webhook, CRD, name budgets; with ``old`` the update rules)."""
+        return validate_modelserving(self, old)
 
     # ---- derived values -------------------------------------------------------------------
     @property
@@ -270,29 +230,8 @@ class ModelServing(K8sModel):
         r = self._role(role, self)
         return 0 if r.partition is None else scaled_value(r.partition, r.replicas, round_up=True)
 
-    def to_wire(self) -> dict[str, Any]:
-        """camelCase, unset optionals omitted, empty metadata maps dropped."""
-        out = super().to_wire()
-        out["metadata"] = {k: v for k, v in out.get("metadata", {}).items() if v not in ({}, None)}
-        return out
 
 
 def load_manifest(source: str | pathlib.Path | Mapping[str, Any]) -> dict[str, Any]:
-    """A manifest dict from a dict, YAML/JSON text or a file path.
-
-    From several documents: the first ``kind: ModelServing`` one, else the first.
-    """
-    if isinstance(source, Mapping):
-        return dict(source)
-    if isinstance(source, pathlib.Path) or (isinstance(source, str) and "\n" not in source
-                                            and source.endswith((".yaml", ".yml", ".json"))):
-        text, where = read_text(source), str(source)
-    else:
-        text, where = str(source), "<input>"
-    docs = load_documents(text, where)
-    if not docs:
-        raise SpecError(KIND, None, [FieldError("<manifest>", "no YAML document found")])
-    chosen = next((d for d in docs if isinstance(d, Mapping) and d.get("kind") == KIND), docs[0])
-    if not isinstance(chosen, Mapping):
-        raise SpecError(KIND, None, [FieldError("<manifest>", "expected a mapping at the top level")])
-    return dict(chosen)
+    """A manifest dict from a dict, YAML/JSON text or a file path (the first ModelServing document)."""
+    return load_resource_manifest(source, KIND)

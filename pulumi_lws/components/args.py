@@ -5,10 +5,12 @@ arguments may be snake_case or camelCase; an unresolved ``pulumi.Output`` cannot
 """
 from __future__ import annotations
 
+import copy
 import re
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.resource import ManifestResource, load_manifest
 
 
 def snake(key: str) -> str:
@@ -47,3 +49,33 @@ def set_path(doc: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
             node[key] = child
         node = child
     node[path[-1]] = value
+
+
+def base_manifest(source: Any, model: type[ManifestResource]) -> dict[str, Any]:
+    """The manifest dict of a ``manifest`` argument: a model of the API, a dict or YAML text."""
+    if isinstance(source, model):
+        return source.to_wire()
+    if isinstance(source, (str, Mapping)):
+        return copy.deepcopy(load_manifest(source, model.KIND))
+    raise SpecError(model.KIND, None, [FieldError(
+        "manifest", f"expected a manifest dict, YAML text or {model.KIND}, got {type(source).__name__}")])
+
+
+def split_args(args: Any, model: type[ManifestResource], known_fields: Collection[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(base manifest, field overrides with snake_case keys) from any accepted ``args`` form: a model,
+    YAML text, an upstream manifest dict, or plain fields with an optional ``manifest``."""
+    if args is None:
+        return {}, {}
+    if isinstance(args, (str, model)):
+        return base_manifest(args, model), {}
+    if not isinstance(args, Mapping):
+        raise SpecError(model.KIND, None, [FieldError(
+            "args", f"expected a dict, YAML text or {model.KIND}, got {type(args).__name__}")])
+    if "spec" in args or "apiVersion" in args or "kind" in args:
+        return base_manifest(args, model), {}
+    fields = {snake(k): v for k, v in args.items() if v is not None}
+    unknown = sorted(set(fields) - set(known_fields))
+    if unknown:
+        raise SpecError(model.KIND, None, [FieldError(k, "unknown field") for k in unknown])
+    base = base_manifest(fields.pop("manifest"), model) if "manifest" in fields else {}
+    return base, fields

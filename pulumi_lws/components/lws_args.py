@@ -20,10 +20,10 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pulumi_lws.components.args import int_or_percent, reject_outputs, set_path, snake
+from pulumi_lws.components.args import split_args as split_any_args, int_or_percent, reject_outputs, set_path, snake
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.model import ints_back
-from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet, load_manifest
+from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet
 from pulumi_lws.lws.reconcile import ReconcileOptions
 
 #: Top-level field name (snake_case) -> path inside the manifest.
@@ -52,34 +52,9 @@ class BuiltSpec:
     options: ReconcileOptions
 
 
-def _base_manifest(source: Any) -> dict[str, Any]:
-    if isinstance(source, LeaderWorkerSet):
-        return source.to_wire()
-    if isinstance(source, (str, Mapping)):
-        return copy.deepcopy(load_manifest(source))
-    raise SpecError(KIND, None, [FieldError("manifest", f"expected a manifest dict, YAML text or LeaderWorkerSet, got {type(source).__name__}")])
-
-
-def _is_manifest(args: Mapping[str, Any]) -> bool:
-    return "spec" in args or "apiVersion" in args or "kind" in args
-
-
 def split_args(args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """(base manifest, field overrides with snake_case keys) from any accepted ``args`` form."""
-    if args is None:
-        return {}, {}
-    if isinstance(args, (str, LeaderWorkerSet)):
-        return _base_manifest(args), {}
-    if not isinstance(args, Mapping):
-        raise SpecError(KIND, None, [FieldError("args", f"expected a dict, YAML text or LeaderWorkerSet, got {type(args).__name__}")])
-    if _is_manifest(args):
-        return _base_manifest(args), {}
-    fields = {snake(k): v for k, v in args.items() if v is not None}
-    unknown = sorted(set(fields) - KNOWN_FIELDS)
-    if unknown:
-        raise SpecError(KIND, None, [FieldError(k, "unknown field") for k in unknown])
-    base = _base_manifest(fields.pop("manifest")) if "manifest" in fields else {}
-    return base, fields
+    return split_any_args(args, LeaderWorkerSet, KNOWN_FIELDS)
 
 
 def apply_fields(manifest: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:

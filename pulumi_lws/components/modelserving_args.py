@@ -19,10 +19,10 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pulumi_lws.components.args import reject_outputs, set_path, snake
+from pulumi_lws.components.args import split_args as split_any_args, reject_outputs, set_path
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.model import ints_back
-from pulumi_lws.modelserving.api.modelserving import API_VERSION, KIND, ModelServing, load_manifest
+from pulumi_lws.modelserving.api.modelserving import API_VERSION, KIND, ModelServing
 
 FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "name": ("metadata", "name"),
@@ -43,30 +43,9 @@ class BuiltModelServing:
     max_groups_in_flight: int | None = None
 
 
-def _base_manifest(source: Any) -> dict[str, Any]:
-    if isinstance(source, ModelServing):
-        return source.to_wire()
-    if isinstance(source, (str, Mapping)):
-        return copy.deepcopy(load_manifest(source))
-    raise SpecError(KIND, None, [FieldError("manifest", f"expected a manifest dict, YAML text or ModelServing, got {type(source).__name__}")])
-
-
 def split_args(args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """(base manifest, field overrides with snake_case keys) from any accepted ``args`` form."""
-    if args is None:
-        return {}, {}
-    if isinstance(args, (str, ModelServing)):
-        return _base_manifest(args), {}
-    if not isinstance(args, Mapping):
-        raise SpecError(KIND, None, [FieldError("args", f"expected a dict, YAML text or ModelServing, got {type(args).__name__}")])
-    if "spec" in args or "apiVersion" in args or "kind" in args:
-        return _base_manifest(args), {}
-    fields = {snake(k): v for k, v in args.items() if v is not None}
-    unknown = sorted(set(fields) - KNOWN_FIELDS)
-    if unknown:
-        raise SpecError(KIND, None, [FieldError(k, "unknown field") for k in unknown])
-    base = _base_manifest(fields.pop("manifest")) if "manifest" in fields else {}
-    return base, fields
+    return split_any_args(args, ModelServing, KNOWN_FIELDS)
 
 
 def _in_flight(fields: Mapping[str, Any]) -> int | None:

@@ -98,10 +98,8 @@ def build_spec(resource_name: str, args: Any) -> BuiltSpec:
     reject_outputs(args, KIND)
     base, fields = split_args(args)
     manifest = ints_back(apply_fields(base, fields))
-    for key in ("maxUnavailable", "maxSurge"):
-        cfg = ((manifest.get("spec") or {}).get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
-        if key in cfg:
-            cfg[key] = int_or_percent(cfg[key])
+    # a manifest's values are taken as written (upstream rejects maxSurge: "5"); only the typed
+    # ``rollout`` argument, which the provider delivers as strings, is coerced (apply_fields)
     meta = manifest.setdefault("metadata", {})
     meta.setdefault("name", resource_name)
     meta.setdefault("namespace", "default")

@@ -27,6 +27,7 @@ from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled
 from pulumi_lws.modelserving import labels as L
+from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import KIND, ROLE_ROLLING_UPDATE, ModelServing
 from pulumi_lws.modelserving.groups import DELETING, GroupState
 from pulumi_lws.modelserving.observe import observe_groups
@@ -84,7 +85,7 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
     target = modelserving_revision(ms)
     current = current_revision(groups, target)
     if ms.strategy == ROLE_ROLLING_UPDATE:
-        stage, declared = _role_stage(ms, groups, target, current, catalog, options)
+        stage, declared = _role_stage(ms, groups, target, current, catalog, options, snapshot)
     else:
         stage, declared = _servinggroup_stage(ms, groups, target, current, catalog)
     keep = (current,) if current is not None and current in catalog else ()
@@ -111,25 +112,52 @@ def role_specs(ms: ModelServing) -> tuple[RoleSpec, ...]:
 
 
 def _role_stage(ms: ModelServing, groups: tuple[GroupState, ...], target: str, current: str | None,
-                catalog: RevisionCatalog, options: ModelServingOptions) -> tuple[Stage, list[DeclaredGroup]]:
+                catalog: RevisionCatalog, options: ModelServingOptions,
+                snapshot: Snapshot | None = None) -> tuple[Stage, list[DeclaredGroup]]:
     legacy = {g.ordinal: {r.name: h for r in ms.roles if (h := catalog.role_hash(g.revision, r.name)) is not None}
               for g in groups}
     current_hashes = {r.name: h for r in ms.roles if current and (h := catalog.role_hash(current, r.name))}
     plan: RolePlan = plan_role_rollout(role_specs(ms), target, groups, replicas=ms.replicas, legacy_hashes=legacy,
                                        current_revision=current, current_role_hashes=current_hashes,
                                        max_groups_in_flight=options.max_groups_in_flight, ms=ms.name)
+    running = _template_revisions(ms, snapshot) if snapshot is not None else {}
     declared = []
     for g, revision in sorted(plan.group_revisions.items()):
-        roles = tuple(DeclaredRole(r.role, r.ordinal, _template_revision(catalog, r.role, r.template_hash, revision, target))
+        roles = tuple(DeclaredRole(r.role, r.ordinal, _template_revision(catalog, r.role, r.template_hash, revision, target,
+                                                                         running.get((g, r.role, r.ordinal))))
                       for r in plan.roles if r.group == g and r.declared)
         declared.append(DeclaredGroup(g, revision if revision in catalog else target, roles))
     return role_stage(plan), declared
 
 
-def _template_revision(catalog: RevisionCatalog, role: str, template_hash: str, group_revision: str, target: str) -> str:
+def _template_revision(catalog: RevisionCatalog, role: str, template_hash: str, group_revision: str, target: str,
+                       running: str | None = None) -> str:
     """The revision to render a role replica's template from: one whose role has ``template_hash``
-    (its group's revision first, so an unchanged replica keeps its pods), else the target."""
-    return catalog.revision_with_role_hash(role, template_hash, prefer=(group_revision,)) or target
+    (the revision its entry StatefulSet's pod template already carries first, then its group's
+    revision, so an unchanged replica keeps its pods even when its group moves to the update
+    revision), else the target."""
+    prefer = (running, group_revision) if running else (group_revision,)
+    return catalog.revision_with_role_hash(role, template_hash, prefer=prefer) or target
+
+
+def _template_revisions(ms: ModelServing, snapshot: Snapshot) -> dict[tuple[int, str, int], str]:
+    """``(group, role, ordinal)`` -> the ``revision`` label of its entry StatefulSet's pod template
+    (what its pods run), for every live entry StatefulSet of ``ms``."""
+    out: dict[tuple[int, str, int], str] = {}
+    for sts in snapshot.list("StatefulSet", **{L.NAME: ms.name}):
+        meta = sts.get("metadata") or {}
+        lbl = meta.get("labels") or {}
+        if meta.get("deletionTimestamp"):
+            continue
+        group, role, rid = str(lbl.get(L.GROUP_NAME, "")), str(lbl.get(L.ROLE, "")), str(lbl.get(L.ROLE_ID, ""))
+        tmpl = (((sts.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels") or {}
+        try:
+            key = (int(group.rsplit("-", 1)[1]), role, int(rid.rsplit("-", 1)[1]))
+        except (IndexError, ValueError):
+            continue
+        if meta.get("name") == names.entry_statefulset(ms.name, *key) and tmpl.get(L.REVISION):
+            out[key] = str(tmpl[L.REVISION])
+    return out
 
 
 def label_selector(ms: ModelServing) -> str:

@@ -194,7 +194,8 @@ def read(cluster: SimCluster, spec: ModelServing) -> dict[int, GroupObs]:
 class Bounds:
     """Probe (``Runner(probe=...)``, or called by a harness) asserting the seed's bounds at every tick.
 
-    ServingGroupRollingUpdate: live groups <= replicas + maxSurge; available >= replicas - maxUnavailable
+    ServingGroupRollingUpdate: live groups <= replicas + maxSurge (after a change of ``spec.replicas``
+    the previous bound holds while the groups it scaled away terminate); available >= replicas - maxUnavailable
     once the set has been fully available at the current replica count. RoleRollingUpdate, per group
     and role: live replicas <= role.replicas + role maxSurge; ready >= role.replicas - role maxUnavailable
     once that group's role was fully ready; with ``max-groups-in-flight`` (or ``cap``) at most that many
@@ -207,6 +208,8 @@ class Bounds:
     armed: bool = False
     armed_roles: set = field(default_factory=set)
     replicas_seen: int | None = None
+    held: int = 0  # the previous spec's live bound while groups it scaled away still terminate
+    bound: int = 0
     max_live: int = 0
     min_available: int = 10 ** 9
     max_below_ready: int = 0
@@ -223,7 +226,10 @@ class Bounds:
         if self.keep_history:
             self.history.append((t, groups))
         if self.replicas_seen != spec.replicas:
+            self.held = max(self.held, self.bound) if self.replicas_seen is not None else 0
             self.replicas_seen, self.armed = spec.replicas, False
+        if not any(g.terminating for g in groups.values()):
+            self.held = 0
         live = len(groups)
         available = sum(1 for g in groups.values() if g.available)
         self.max_live, self.min_available = max(self.max_live, live), min(self.min_available, available)
@@ -231,7 +237,8 @@ class Bounds:
             self._roles(spec, groups, t)
         else:
             r, s, u = spec.replicas, spec.max_surge(), spec.max_unavailable()
-            if live > r + s:
+            self.bound = r + s
+            if live > max(r + s, self.held):
                 self.violations.append(f"t={t:g}: {live} live groups > replicas {r} + maxSurge {s} ({_cells(groups)})")
             if self.armed and available < r - u:
                 self.violations.append(f"t={t:g}: {available} available < replicas {r} - maxUnavailable {u} ({_cells(groups)})")

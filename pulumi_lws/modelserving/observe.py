@@ -13,9 +13,10 @@ Invariants:
   StatefulSet; ``Running`` when its entry pod and the ``workerReplicas`` worker pods (1..W, W from
   its role template, resolved through the catalog by hash) are Running+Ready; else ``Creating``;
 * a group is ``Deleting`` when its PodGroup is being deleted or every role replica is
-  ``Deleting``; ``Running`` when every role replica 0..n-1 of every role of its own revision
-  (``n`` = the live spec's replicas; for a role the spec no longer has, every observed replica)
-  exists and is ``Running``; else ``Creating``;
+  ``Deleting``; ``Running`` when every role of its own revision has at least ``n`` ``Running``
+  replicas (``n`` = the live spec's replicas, counted whatever their ordinals: a surge rollout
+  leaves sparse role ordinals; for a role the spec no longer has, every observed replica must be
+  ``Running``); else ``Creating``;
 * deletion costs are Σ ``controller.kubernetes.io/pod-deletion-cost`` over the pods (an
   invalid value counts 0); groups are returned by ascending ordinal.
 """
@@ -127,14 +128,18 @@ def _group_revision(sts: Iterable[Obj], pods: Iterable[Obj]) -> str:
 
 
 def _group_running(ms: ModelServing, catalog: RevisionCatalog, revision: str, roles: Iterable[RoleReplicaState]) -> bool:
-    by_id = {(r.role, r.ordinal): r for r in roles}
+    roles = tuple(roles)
     spec_roles = catalog.roles_of(revision) if revision in catalog else tuple(ms.roles)
     for role in spec_roles:
+        mine = [r for r in roles if r.role == role.name]
         try:
-            wanted = range(ms.role(role.name).replicas)
-        except KeyError:
-            wanted = sorted(o for (name, o) in by_id if name == role.name)
-        if any(by_id.get((role.name, o)) is None or by_id[(role.name, o)].status != RUNNING for o in wanted):
+            wanted = ms.role(role.name).replicas
+        except KeyError:  # a role the spec no longer has: every observed replica
+            wanted = len(mine)
+            if any(r.status != RUNNING for r in mine):
+                return False
+        # by count, not by ordinal: a surge rollout can leave sparse role ordinals ({1, 2})
+        if sum(1 for r in mine if r.status == RUNNING) < wanted:
             return False
     return True
 

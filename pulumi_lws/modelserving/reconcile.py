@@ -31,6 +31,7 @@ from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import KIND, ROLE_ROLLING_UPDATE, ModelServing
 from pulumi_lws.modelserving.groups import DELETING, GroupState
 from pulumi_lws.modelserving.observe import observe_groups
+from pulumi_lws.modelserving.recovery import plan_recovery
 from pulumi_lws.modelserving.render import DeclaredGroup, DeclaredRole, modelserving_dependencies, render_modelserving
 from pulumi_lws.modelserving.revision import RevisionCatalog, build_catalog, modelserving_revision, role_template_hash
 from pulumi_lws.modelserving.rollout.budgets import scale_role_budget, scale_servinggroup_budget
@@ -82,12 +83,15 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
     options = options.for_ms(ms)
     catalog = build_catalog(ms, snapshot.list("ControllerRevision", **{L.NAME: ms.name}))
     groups = observe_groups(snapshot, ms, catalog)
+    recovery = plan_recovery(ms, snapshot, groups)  # docs/modelserving.md "Recovery"
+    groups = recovery.mark(groups)  # role replicas being recovered count as Creating
     target = modelserving_revision(ms)
     current = current_revision(groups, target)
     if ms.strategy == ROLE_ROLLING_UPDATE:
         stage, declared = _role_stage(ms, groups, target, current, catalog, options, snapshot)
     else:
         stage, declared = _servinggroup_stage(ms, groups, target, current, catalog)
+    stage = recovery.apply_to(stage)  # uid-guarded pod deletes appended to the stage's actions
     keep = (current,) if current is not None and current in catalog else ()
     manifests = render_modelserving(ms, declared, catalog, keep_revisions=keep)
     dependencies = modelserving_dependencies(manifests)
@@ -174,6 +178,7 @@ def status_of(ms: ModelServing, snapshot: Snapshot) -> dict[str, Any]:
 
     catalog = build_catalog(ms, snapshot.list("ControllerRevision", **{L.NAME: ms.name}))
     groups = observe_groups(snapshot, ms, catalog)
+    groups = plan_recovery(ms, snapshot, groups).mark(groups)  # a recovering group is Creating, as upstream
     target = modelserving_revision(ms)
     status = update_modelserving_status(groups, ms.replicas, target, current_revision(groups, target) or "",
                                         ms.partition(), partition_mode="ordinal",

@@ -6,13 +6,14 @@ The two sides are computed, never read from a cluster:
   simulator to convergence (the scenario of ``simulate --from OLD --to NEW``, warm-up only:
   instant kubelet, nothing traced), then reconciled once more against that steady state.
 * **b/** (NEW): the objects the next ``pulumi up`` registers for NEW: one reconcile of NEW
-  against the same snapshot (:func:`pulumi_lws.lws.reconcile.reconcile`).
+  against the same snapshot (``workload.reconcile``: the manifest's API from the registry, so
+  LeaderWorkerSet and ModelServing alike).
 
 Both run on the cluster of ``simulate --from OLD --to NEW`` (one unbounded node, or the assumed
 pool for exclusive placement: :mod:`pulumi_lws.sim.change`).
 
 Invariants: both sides see the same snapshot, so every difference is caused by the edit; an
-object is keyed by ``Kind/name`` (one LWS lives in one namespace); objects only in b/ are
+object is keyed by ``Kind/name`` (one workload lives in one namespace); objects only in b/ are
 created (``--- /dev/null``), objects only in a/ are deleted by that ``pulumi up``
 (``+++ /dev/null``); each side is dumped as YAML with sorted keys, so key order never shows up
 as a change. Pure apart from the in-memory simulator: no file is read or written.
@@ -26,12 +27,9 @@ from typing import Any
 
 import yaml
 
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.lws.observe import lws_scope
-from pulumi_lws.lws.reconcile import ReconcileOptions, reconcile
+from pulumi_lws.workloads import workload_of
 
 NULL = "/dev/null"
-DEFAULTS = ReconcileOptions()
 
 
 @dataclass(frozen=True)
@@ -79,31 +77,25 @@ def object_diffs(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, An
 
 
 def steady_objects(old: Mapping[str, Any], new: Mapping[str, Any],
-                   options: ReconcileOptions = DEFAULTS) -> tuple[tuple[Mapping[str, Any], ...], tuple[Mapping[str, Any], ...]]:
+                   choices: Mapping[str, Any] | None = None) -> tuple[tuple[Mapping[str, Any], ...], tuple[Mapping[str, Any], ...]]:
     """``(a, b)``: OLD's converged objects and the objects of NEW's next reconcile (module doc).
 
-    Runs on the cluster ``simulate --from OLD --to NEW`` uses (:func:`pulumi_lws.sim.change.change_scenario`).
-    Raises :class:`~pulumi_lws.sim.timeline.WarmUpBlocked` naming the blocker when OLD never
-    converges there (no steady state to diff against)."""
-    from pulumi_lws.sim.change import change_scenario
-    from pulumi_lws.sim.timeline import TimelineRunner
+    ``choices``: the shell's reconcile choices for NEW (``update_order``, ...: ``workload.options``;
+    OLD is reconciled with the defaults). Runs on the cluster ``simulate --from OLD --to NEW``
+    uses (:func:`pulumi_lws.sim.change.converged_snapshot`). Raises
+    :class:`~pulumi_lws.sim.timeline.WarmUpBlocked` naming the blocker when OLD never converges
+    there (no steady state to diff against)."""
+    from pulumi_lws.sim.change import converged_snapshot
 
-    scenario = change_scenario(old, new).scenario
-    runner = TimelineRunner(scenario, "pure")
-    try:
-        for obj in scenario.objects:
-            runner.cluster.create(obj)
-        runner.warm_up()
-        old_lws = LeaderWorkerSet.from_manifest(dict(old))
-        new_lws = LeaderWorkerSet.from_manifest(dict(new))
-        nodes = bool(runner.cluster.store.list("Node"))  # as the pure engine observes
-        snapshot = runner.cluster.observe(lws_scope(new_lws.namespace, new_lws.name, nodes=nodes))
-        return (reconcile(old_lws, snapshot, DEFAULTS).manifests,
-                reconcile(new_lws, snapshot, options).manifests)
-    finally:
-        runner.close()
+    workload = workload_of(new)
+    if workload is None:
+        raise ValueError(f"not a workload this project models: kind {new.get('kind')!r}")
+    snapshot = converged_snapshot(old, new)
+    old_spec, new_spec = workload.parse(dict(old)), workload.parse(dict(new))
+    return (workload.reconcile(old_spec, snapshot, workload.options()).manifests,
+            workload.reconcile(new_spec, snapshot, workload.options(**dict(choices or {}))).manifests)
 
 
-def plan_diff(old: Mapping[str, Any], new: Mapping[str, Any], options: ReconcileOptions = DEFAULTS) -> list[ObjectDiff]:
+def plan_diff(old: Mapping[str, Any], new: Mapping[str, Any], choices: Mapping[str, Any] | None = None) -> list[ObjectDiff]:
     """The diffs of the next ``pulumi up`` of NEW over OLD's converged fleet (empty: nothing changes)."""
-    return object_diffs(*steady_objects(old, new, options))
+    return object_diffs(*steady_objects(old, new, choices))

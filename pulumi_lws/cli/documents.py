@@ -16,7 +16,7 @@ from typing import Any
 
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.yamlio import read_documents
-from pulumi_lws.workloads import Workload, workload_of
+from pulumi_lws.workloads import Workload, registered, workload_of
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,7 @@ def workloads(docs: Sequence[Document], name: str | None = None) -> list[Documen
 
 
 def listed(docs: Sequence[Document]) -> str:
-    """``LeaderWorkerSet/a, LeaderWorkerSet/b`` (the workloads of ``docs``), or ``none``."""
+    """``LeaderWorkerSet/a, ModelServing/b`` (the workloads of ``docs``), or ``none``."""
     return ", ".join(f"{d.kind}/{d.name or '?'}" for d in workloads(docs)) or "none"
 
 
@@ -74,7 +74,8 @@ def one_workload(path: str | pathlib.Path, name: str | None = None) -> Document:
         return found[0]
     if not found:
         kinds = ", ".join(sorted({d.kind or '?' for d in docs}))
-        message = f"no LeaderWorkerSet (or other workload this project models) in the file (found: {kinds})"
+        modelled = " or ".join(sorted(registered()))
+        message = f"no {modelled} (no workload this project models) in the file (found: {kinds})"
     else:
         message = f"the file holds {len(found)} workloads ({listed(found)}): choose one with --name"
     raise SpecError("manifest", None, [FieldError(str(path), message)])

@@ -1,11 +1,26 @@
 """``pulumi-lws plan OLD.yaml NEW.yaml [--name NAME] [--diff] [--format table|markdown|json] [--update-order ORDER]``.
 
-Predicts the stages of changing a LeaderWorkerSet from OLD to NEW, starting from every OLD group
-ready. OLD and NEW may be multi-document files (:mod:`pulumi_lws.cli.documents`): documents that
-are not a LeaderWorkerSet (Service, HPA, ...) are ignored; a file with several LeaderWorkerSets
-needs ``--name``. NEW must be a valid update of OLD (``new.validate(old)``: immutable fields such
-as subGroupSize, podTerminationPolicy, groupIdentity, scheduling), as for ``simulate`` and the
-component. When the two LeaderWorkerSet documents are equal the plan is "no changes" (exit 0).
+Predicts the stages of changing a workload (LeaderWorkerSet, ModelServing, any kind the registry
+models) from OLD to NEW, starting from every OLD group ready. OLD and NEW may be multi-document
+files (:mod:`pulumi_lws.cli.documents`): documents that are not a workload (Service, HPA, ...)
+are ignored; a file with several workloads needs ``--name``. NEW must be a valid update of OLD
+(``workload.validate_update(new, old)``: immutable fields such as subGroupSize,
+podTerminationPolicy, groupIdentity, scheduling), as for ``simulate`` and the component. When the
+two workload documents are equal the plan is "no changes" (exit 0).
+
+How the rows are predicted (:data:`PREDICTORS`, by the workload's kind):
+
+* **generic** (every API, ModelServing included: :func:`generic_trace`): OLD is converged on the
+  embedded cluster (the warm-up of ``simulate --from OLD --to NEW``); the first row is that
+  state as the workload's ``trace_view`` shows it, the second the first reconcile of NEW on it
+  (``Stage.groups``), then one row per ``Stage.remaining`` entry (the planner's own prediction:
+  the groups each stage waits for become ready together; repeated states dropped). Descriptions
+  are derived from the change between rows (:mod:`pulumi_lws.sim.narrate`), as in ``simulate``.
+  A ``PredictedStage`` carries one char per declared group and no group ids, so predicted rows
+  number the groups by position: exact while the ordinals stay dense (an image change at a fixed
+  replica count, the seed's tables); after a surge is reclaimed the positions are the remaining
+  groups in ordinal order.
+* **LeaderWorkerSet** keeps its exact models (below).
 Row descriptions are plain words (:mod:`pulumi_lws.lws.rollout.ordinal.cases`); the JSON keeps
 the planner's ``case`` id. ``--diff`` then prints the per-object diff of the next ``pulumi up``
 (:mod:`pulumi_lws.cli.diff`).
@@ -36,9 +51,10 @@ from typing import Any
 
 from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.cli.documents import one_workload
-from pulumi_lws.core.trace import GroupCell, Trace, TraceRow, format_table
+from pulumi_lws.core.stage import PredictedStage, Stage
+from pulumi_lws.core.trace import GroupCell, Trace, TraceRow, format_table, rows_changed
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.lws.reconcile import UPDATE_ORDER_ANNOTATION, ReconcileOptions
+from pulumi_lws.lws.reconcile import UPDATE_ORDER_ANNOTATION
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.rollout.hash import predict as HP
 from pulumi_lws.lws.rollout.ordinal.cases import describe_case
@@ -51,32 +67,33 @@ from pulumi_lws.lws.rollout.ordinal.predict import (
     is_settled,
     predict,
 )
+from pulumi_lws.workloads import Workload
 
 FORMATS = ("table", "markdown", "json")
 ORDERS = ("ScaleFirst", "RolloutFirst")
 
 
 class PlanInputError(ValueError):
-    """OLD/NEW are valid LeaderWorkerSets but cannot be planned together."""
+    """OLD/NEW are valid workloads but cannot be planned together."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "plan", help="predict the rollout stages of changing a LeaderWorkerSet from OLD to NEW",
-        description="Predict the stages (leader StatefulSet replicas/partition or leader Deployment, and "
-                    "group states) of changing a LeaderWorkerSet from OLD.yaml to NEW.yaml, starting with "
-                    "every OLD group ready and assuming groups become ready in rollout order (Ordinal) or "
-                    "creation order (Hash).")
-    parser.add_argument("old", metavar="OLD.yaml", help="the LeaderWorkerSet as deployed now (other kinds in the file are ignored)")
-    parser.add_argument("new", metavar="NEW.yaml", help="the LeaderWorkerSet to roll out")
-    parser.add_argument("--name", metavar="NAME", help="the LeaderWorkerSet to plan when a file holds several")
+        "plan", help="predict the rollout stages of changing a LeaderWorkerSet or ModelServing from OLD to NEW",
+        description="Predict the stages (controller replicas/partition and group states) of changing a "
+                    "workload (LeaderWorkerSet, ModelServing) from OLD.yaml to NEW.yaml, starting with every "
+                    "OLD group ready and assuming groups become ready in rollout order (LeaderWorkerSet "
+                    "Ordinal; ModelServing ServingGroups and roles) or creation order (Hash).")
+    parser.add_argument("old", metavar="OLD.yaml", help="the workload as deployed now (other kinds in the file are ignored)")
+    parser.add_argument("new", metavar="NEW.yaml", help="the workload to roll out")
+    parser.add_argument("--name", metavar="NAME", help="the workload to plan when a file holds several")
     parser.add_argument("--diff", action="store_true",
                         help="also print a unified per-object diff of the next pulumi up (the objects NEW registers "
                              "against those OLD's converged fleet declares)")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--update-order", choices=ORDERS, default=None,
-                        help=f"order for a template change combined with a scale-up (default: NEW's "
-                             f"{UPDATE_ORDER_ANNOTATION} annotation, else ScaleFirst)")
+                        help=f"LeaderWorkerSet: order for a template change combined with a scale-up (default: "
+                             f"NEW's {UPDATE_ORDER_ANNOTATION} annotation, else ScaleFirst)")
     parser.set_defaults(handler=run)
 
 
@@ -186,40 +203,148 @@ def build_hash_trace(old: LeaderWorkerSet, new: LeaderWorkerSet) -> Trace:
     return trace
 
 
-def load(path: str, name: str | None = None) -> tuple[Mapping[str, Any], LeaderWorkerSet]:
-    """The LeaderWorkerSet document of ``path`` (``name`` selects one of several) and its parsed
-    form; SpecError (exit 2) on bad YAML, no or several LeaderWorkerSets, or an invalid spec."""
-    doc = one_workload(path, name).data
-    return doc, LeaderWorkerSet.from_manifest(dict(doc))
+def load(path: str, name: str | None = None) -> tuple[Mapping[str, Any], Workload, Any]:
+    """The workload document of ``path`` (``name`` selects one of several), its API and its parsed
+    spec; SpecError (exit 2) on bad YAML, no or several workloads, or an invalid spec."""
+    doc = one_workload(path, name)
+    assert doc.workload is not None
+    return doc.data, doc.workload, doc.workload.parse(dict(doc.data))
+
+
+def check_generic(workload: Workload, old: Any, new: Any) -> None:
+    """Same workload, NEW a valid update of OLD (SpecError), budgets that resolve."""
+    (_, old_name), (_, new_name) = workload.identity(old), workload.identity(new)
+    if old_name != new_name:
+        raise PlanInputError(f"OLD and NEW name different {workload.kind}s ({old_name!r} vs {new_name!r})")
+    workload.validate_update(new, old)
+    try:
+        for spec in (old, new):
+            workload.budgets(spec)
+    except ValueError as exc:
+        raise PlanInputError(f"invalid rollout budget: {exc}") from None
+
+
+def _is_surge(gid: str, replicas: int) -> bool:
+    return gid.isdigit() and int(gid) >= replicas
+
+
+def stage_row(n: int, stage: Stage, replicas: int, note: str) -> TraceRow:
+    """The first reconcile's stage as a row: declared groups on their state, groups the stage
+    deletes terminating (absent from ``group_revisions``)."""
+    cells = []
+    for g in stage.groups:
+        declared = g.id in stage.group_revisions
+        ready = g.ready and declared
+        state = ("U" if ready else "u") if g.updated else ("o" if ready else "x")
+        cells.append(GroupCell(id=g.id, state=state, revision=g.revision, surge=_is_surge(g.id, replicas),
+                               detail="" if declared else "terminating"))
+    return TraceRow(time=n, replicas=stage.replicas, partition=stage.partition or None, groups=tuple(cells),
+                    live=len(cells), available=min(replicas, sum(1 for c in cells if c.state in "Uo" and not c.detail)),
+                    revision=stage.target_revision, note=note, case=stage.case,
+                    blocker=str(stage.blocker) if stage.blocker else None,
+                    blocker_code=stage.blocker.code if stage.blocker else None)
+
+
+def predicted_row(n: int, p: PredictedStage, replicas: int, revision: str) -> TraceRow:
+    """A ``Stage.remaining`` entry as a row (one char per declared group, ordinal order)."""
+    cells = tuple(GroupCell(id=str(i), state=c, surge=_is_surge(str(i), replicas)) for i, c in enumerate(p.groups))
+    return TraceRow(time=n, replicas=p.replicas, partition=p.partition or None, groups=cells, live=len(cells),
+                    available=min(replicas, sum(1 for c in p.groups if c in "Uo")), revision=revision)
+
+
+def predicted_complete(p: PredictedStage, replicas: int) -> bool:
+    """A predicted stage that ends the rollout: exactly ``replicas`` groups, all ready, every group
+    at or above the partition updated (PredictedStage has no ``complete`` flag of its own)."""
+    part = p.partition or 0
+    return (len(p.groups) == replicas and all(c in "Uo" for c in p.groups)
+            and all(c == "U" for c in p.groups[part:]))
+
+
+def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mapping[str, Any], old: Any, new: Any,
+                  choices: Mapping[str, Any] | None = None) -> Trace:
+    """Rows for OLD -> NEW through the Workload contract only (module doc, "generic")."""
+    from pulumi_lws.sim.change import converged_snapshot
+    from pulumi_lws.sim.narrate import narrate
+
+    snapshot = converged_snapshot(old_doc, new_doc)
+    before = workload.trace_view(old, snapshot)
+    replicas = workload.budgets(new)[""].replicas
+    stage = workload.reconcile(new, snapshot, workload.options(**dict(choices or {}))).stage
+    target = workload.target_revision(new)
+    rows = [TraceRow(time=0, replicas=before.replicas, partition=before.partition, groups=before.cells,
+                     live=before.live, available=before.available, revision=workload.target_revision(old))]
+    rows.append(stage_row(1, stage, replicas, "apply NEW"))
+    rows += [predicted_row(n, p, replicas, target) for n, p in enumerate(stage.remaining, 2)]
+    rows = narrate(rows_changed(rows), first_note="before: every OLD group ready")
+    if stage.complete:
+        trace = Trace(rows=rows, converged=True)
+    elif stage.blocker is not None:
+        trace = Trace(rows=rows, converged=False, blocked=f"{stage.blocker.code}: {stage.blocker.message}")
+    else:
+        done = bool(stage.remaining) and predicted_complete(stage.remaining[-1], replicas)
+        trace = Trace(rows=rows, converged=done)
+        if not done:
+            trace.blocked = "the prediction ends before the rollout completes (a later stage waits or is blocked)"
+    trace.warnings = list(stage.notes)  # type: ignore[attr-defined]  (e.g. RoleRollingUpdate: every group below ready)
+    return trace
+
+
+def lws_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mapping[str, Any], old: LeaderWorkerSet,
+              new: LeaderWorkerSet, choices: Mapping[str, Any] | None = None) -> Trace:
+    """LeaderWorkerSet's exact models (Ordinal predict, Hash model)."""
+    check_pair(old, new)
+    return build_trace(old, new, (choices or {}).get("update_order") or "ScaleFirst")
+
+
+#: kind -> the row predictor ``plan`` uses; every other kind: :func:`generic_trace`. (The contract
+#: has no ``predict`` capability: a LeaderWorkerSet keeps its exact, readiness-ordered models.)
+PREDICTORS = {"LeaderWorkerSet": lws_trace}
+
+
+def _update_order(workload: Workload, new: Any, flag: str | None) -> str | None:
+    if flag:
+        return flag
+    annotations = getattr(getattr(new, "metadata", None), "annotations", None) or {}
+    value = annotations.get(UPDATE_ORDER_ANNOTATION)
+    return value if value in ORDERS else None
 
 
 def run(args: argparse.Namespace) -> int:
-    old_doc, old = load(args.old, args.name)
-    new_doc, new = load(args.new, args.name)
+    old_doc, workload, old = load(args.old, args.name)
+    new_doc, new_workload, new = load(args.new, args.name)
+    from pulumi_lws.sim.timeline import WarmUpBlocked
+
+    order = _update_order(workload, new, args.update_order)
+    choices = {"update_order": order} if order else {}
+    predictor = PREDICTORS.get(workload.kind, generic_trace)
     try:
-        check_pair(old, new)  # SpecError (update rules) exits 2 through cli.main
+        if new_workload is not workload:
+            raise PlanInputError(f"OLD and NEW are different kinds ({workload.kind} vs {new_workload.kind})")
+        check_generic(workload, old, new)  # SpecError (update rules) exits 2 through cli.main
+        if old_doc == new_doc:
+            print(json.dumps({**Trace(rows=[], converged=True).to_json(), "changes": False}) if args.format == "json"
+                  else "no changes")
+            return X.OK
+        trace = predictor(workload, old_doc, new_doc, old, new, choices)
     except PlanInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return X.BAD_INPUT
-    order = update_order(new, args.update_order)
-    if old_doc == new_doc:
-        print(json.dumps({**Trace(rows=[], converged=True).to_json(), "changes": False}) if args.format == "json"
-              else "no changes")
-        return X.OK
-    trace = build_trace(old, new, order)
+    except WarmUpBlocked as exc:
+        print(f"plan: OLD never converges on the embedded cluster, nothing to plan from: {exc}", file=sys.stderr)
+        return X.NOT_CONVERGED
     diffs = None
     if args.diff:
         from pulumi_lws.cli.diff import plan_diff
-        from pulumi_lws.sim.timeline import WarmUpBlocked
 
         try:
-            diffs = plan_diff(old_doc, new_doc, ReconcileOptions(update_order=order))  # type: ignore[arg-type]
+            diffs = plan_diff(old_doc, new_doc, {"update_order": order or "ScaleFirst"})
         except WarmUpBlocked as exc:
             print(f"plan --diff: OLD never converges on the embedded cluster, no steady state to diff against: {exc}",
                   file=sys.stderr)
             return X.NOT_CONVERGED
+    warnings = list(getattr(trace, "warnings", ()))
     if args.format == "json":
-        data = {**trace.to_json(), "changes": True}
+        data = {**trace.to_json(), "changes": True, **({"warnings": warnings} if warnings else {})}
         if diffs is not None:
             data["diff"] = [{"object": d.key, "change": d.change, "diff": d.text} for d in diffs]
         print(json.dumps(data, indent=2, ensure_ascii=False))
@@ -228,6 +353,8 @@ def run(args: argparse.Namespace) -> int:
                            show_partition=any(r.partition is not None for r in trace.rows)))
         if trace.blocked:
             print(f"blocked: {trace.blocked}")
+        for warning in warnings:
+            print(f"warning: {warning}")
         if diffs is not None:
             print_diffs(diffs, markdown=args.format == "markdown")
     return X.OK if trace.converged else X.NOT_CONVERGED

@@ -1,12 +1,13 @@
-"""``pulumi-lws render FILE.yaml``: the objects a LeaderWorkerSet expands into, as YAML.
+"""``pulumi-lws render FILE.yaml``: the objects a workload (LeaderWorkerSet, ModelServing) expands into, as YAML.
 
 Each document of FILE (:mod:`pulumi_lws.cli.documents`) is printed in file order:
 
-* a workload (LeaderWorkerSet) is validated and expanded: ``--stage first`` (default) is the
+* a workload (any kind the registry models: LeaderWorkerSet, ModelServing) is validated and
+  expanded through its :class:`~pulumi_lws.core.workload.Workload`: ``--stage first`` (default) is the
   first ``pulumi up`` on an empty cluster (``reconcile(spec, EMPTY)``); ``--stage steady`` is
   every object of the converged fleet (:func:`pulumi_lws.sim.expansion.steady_state`);
 * any other document (Service, HPA, ConfigMap, ...) is passed through unchanged (same data, no
-  namespace added), never validated as a LeaderWorkerSet;
+  namespace added), never validated as a workload;
 * ``--name NAME`` prints only the workload(s) named NAME (no pass-through documents).
 
 Each workload's objects are preceded by one ``#`` line saying, in words, which stage they are
@@ -37,13 +38,16 @@ STAGES = ("first", "steady")
 POOL_FLAGS = ("nodes", "zones", "gpus_per_node")
 
 DESCRIPTION = """\
-Print the Kubernetes objects each LeaderWorkerSet in FILE expands into (ControllerRevisions,
-headless Services, the leader StatefulSet (Ordinal) or Deployment (Hash), worker StatefulSets,
-gang-scheduling objects) as multi-document YAML, one '#' line above each LeaderWorkerSet saying
-which stage it shows.
+Print the Kubernetes objects each workload in FILE expands into as multi-document YAML, one '#'
+line above each workload saying which stage it shows:
+  LeaderWorkerSet  ControllerRevisions, headless Services, the leader StatefulSet (Ordinal) or
+                   Deployment (Hash), worker StatefulSets, gang-scheduling objects
+  ModelServing     ControllerRevisions, per role replica an entry StatefulSet and a worker
+                   StatefulSet, the entry pods' headless Services, a Volcano PodGroup per
+                   ServingGroup (schedulerName volcano)
 
-Documents that are not a LeaderWorkerSet (Service, HorizontalPodAutoscaler, ConfigMap, ...) are
-passed through unchanged, in file order, and never validated as a LeaderWorkerSet.
+Documents that are not a workload (Service, HorizontalPodAutoscaler, ConfigMap, ...) are
+passed through unchanged, in file order, and never validated as a workload.
 
 stages:
   first   the first `pulumi up` on an empty cluster (default). With startupPolicy LeaderReady
@@ -59,16 +63,18 @@ stages:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "render", help="print the objects a LeaderWorkerSet expands into (first `pulumi up` or steady state) as YAML",
+        "render", help="print the objects a LeaderWorkerSet or ModelServing expands into (first `pulumi up` or "
+                       "steady state) as YAML",
         description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", metavar="FILE.yaml", help="manifest file (any number of documents); '-' reads stdin")
-    parser.add_argument("-n", "--namespace", help="namespace for LeaderWorkerSets that do not set metadata.namespace "
+    parser.add_argument("-n", "--namespace", help="namespace for workloads that do not set metadata.namespace "
                                                    "(default: 'default'; pass-through documents are left as they are)")
-    parser.add_argument("--name", help="render only the LeaderWorkerSet named NAME (error listing the names if absent)")
+    parser.add_argument("--name", help="render only the workload named NAME (error listing the names if absent)")
     parser.add_argument("--stage", choices=STAGES, default="first",
                         help="first: the first `pulumi up` on an empty cluster (default); steady: the converged fleet")
     parser.add_argument("--gang-provider", choices=("kubernetes", "volcano"), default="kubernetes",
-                        help="gang-scheduling objects for spec.scheduling (default: kubernetes)")
+                        help="LeaderWorkerSet: gang-scheduling objects for spec.scheduling (default: kubernetes; "
+                             "ModelServing follows spec.schedulerName)")
     pool = parser.add_argument_group("node pool for --stage steady (as simulate --from/--to)")
     pool.add_argument("--nodes", type=int, metavar="N", help="a pool of N nodes (cpu 64, memory 512Gi each); "
                       "default: one unbounded node, or one node per group with exclusive topology")
@@ -110,7 +116,7 @@ def render_first(doc: D.Document, namespace: str | None, gang_provider: str) -> 
     assert workload is not None
     spec = workload.parse(doc.data, namespace=namespace)
     result = workload.reconcile(spec, EMPTY, workload.options(gang_provider=gang_provider))
-    return Rendered(first_header(spec, result), result.manifests)
+    return Rendered(first_header(workload, spec, result), result.manifests)
 
 
 def render_steady(doc: D.Document, args: argparse.Namespace) -> Rendered:
@@ -122,7 +128,7 @@ def render_steady(doc: D.Document, args: argparse.Namespace) -> Rendered:
     spec = workload.parse(doc.data, namespace=args.namespace)  # validation errors first, with the document's name
     expansion = steady_state(doc.data, namespace=args.namespace, nodes=args.nodes, zones=args.zones,
                              gpus_per_node=args.gpus_per_node, gang_provider=args.gang_provider)
-    header = steady_header(spec, expansion)
+    header = steady_header(workload, spec, expansion)
     problem = None
     if not expansion.converged:
         namespace, name = workload.identity(spec)

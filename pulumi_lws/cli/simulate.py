@@ -2,9 +2,10 @@
 
 ``pulumi-lws simulate --from OLD.yaml --to NEW.yaml``: no scenario file; start converged on OLD,
 apply NEW at t=0 (pure engine, default readiness), optionally on a node pool
-(``--nodes N --gpus-per-node G --zones Z``): see your change before you run it. OLD and NEW may
-be multi-document files: documents that are not a LeaderWorkerSet (Service, HPA, ...) are
-ignored; a file with several LeaderWorkerSets needs ``--name NAME``.
+(``--nodes N --gpus-per-node G --zones Z``): see your change before you run it. OLD and NEW are
+any workload the project models (LeaderWorkerSet, ModelServing) and may be multi-document
+files: documents that are not a workload (Service, HPA, ...) are ignored; a file with several
+workloads needs ``--name NAME``.
 
 Prints a header line (what runs: program or manifest, engine, cluster), the stage table, then a
 summary (and, when the rollout ended blocked, the blocker's code and remedies).
@@ -27,18 +28,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", nargs="?", help="scenario YAML file (docs/simulator.md); omit with --from/--to")
     change = p.add_argument_group("a change instead of a scenario file (pure engine, start converged on OLD)")
-    change.add_argument("--from", dest="old", metavar="OLD.yaml", help="the LeaderWorkerSet as deployed now")
-    change.add_argument("--to", dest="new", metavar="NEW.yaml", help="the LeaderWorkerSet after your edit (applied at t=0)")
+    change.add_argument("--from", dest="old", metavar="OLD.yaml", help="the workload (LeaderWorkerSet, ModelServing) as deployed now")
+    change.add_argument("--to", dest="new", metavar="NEW.yaml", help="the workload after your edit (applied at t=0)")
     change.add_argument("--nodes", type=int, metavar="N",
                         help="a pool of N nodes (cpu 64, memory 512Gi each); default one unbounded node")
     change.add_argument("--gpus-per-node", type=float, metavar="G", help="nvidia.com/gpu capacity of each pool node")
     change.add_argument("--zones", type=int, metavar="Z",
                         help="spread the pool round-robin over Z zones (label topology.kubernetes.io/zone); default 1")
     change.add_argument("--ready-seconds", type=float, metavar="S", help="seconds from Running to Ready for every pod")
-    change.add_argument("--name", metavar="NAME", help="the LeaderWorkerSet to simulate when a file holds several")
+    change.add_argument("--name", metavar="NAME", help="the workload to simulate when a file holds several")
     change.add_argument("--update-order", choices=("ScaleFirst", "RolloutFirst"),
-                        help="order for a template change combined with a scale-up (default ScaleFirst, "
-                             "upstream's order)")
+                        help="LeaderWorkerSet: order for a template change combined with a scale-up (default "
+                             "ScaleFirst, upstream's order)")
     p.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                    help="output format (default: table)")
     p.add_argument("--plot", metavar="FILE.svg", help="also write an SVG timeline of group states and availability")
@@ -116,9 +117,9 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
     if args.scenario is None and args.old is None and args.new is None:
         return "nothing to simulate: give SCENARIO or --from OLD.yaml --to NEW.yaml"
     if args.old is None and args.new is not None:
-        return "--to needs --from OLD.yaml (the LeaderWorkerSet as deployed now)"
+        return "--to needs --from OLD.yaml (the workload as deployed now)"
     if args.old is not None and args.new is None:
-        return "--from needs --to NEW.yaml (the LeaderWorkerSet after your edit)"
+        return "--from needs --to NEW.yaml (the workload after your edit)"
     if args.old is not None and args.engine == "pulumi":
         return "--from/--to runs the pure engine (there is no program); drop --engine pulumi"
     if args.scenario is not None:
@@ -133,15 +134,15 @@ def _change_scenario(args: argparse.Namespace):
     after printing why it is bad input."""
     from pulumi_lws.cli.documents import one_workload
     from pulumi_lws.core.errors import SpecError
-    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
     from pulumi_lws.sim.change import change_scenario
     from pulumi_lws.sim.quick import OPTIONS
 
     docs = {}
     for flag, path in (("--from", args.old), ("--to", args.new)):
         try:  # each file on its own first, so the message names the file at fault
-            docs[flag] = dict(one_workload(path, args.name).data)
-            LeaderWorkerSet.from_manifest(docs[flag])
+            doc = one_workload(path, args.name)
+            docs[flag] = dict(doc.data)
+            doc.workload.parse(docs[flag])  # the document's own API (registry), errors named by file
         except SpecError as exc:
             print(f"simulate: {flag} {path}: {exc}", file=sys.stderr)
             return None

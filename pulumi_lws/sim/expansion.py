@@ -1,4 +1,5 @@
-"""The converged fleet of one LeaderWorkerSet: every object a running cluster ends up declaring.
+"""The converged fleet of one workload (LeaderWorkerSet, ModelServing, ...): every object a
+running cluster ends up declaring. The workload API is the manifest's, from the registry.
 
 :func:`steady_state` runs the pure engine (the component's observe -> reconcile -> apply -> act)
 on an embedded :class:`~pulumi_lws.sim.cluster.SimCluster` whose kubelet is instant (every
@@ -10,11 +11,14 @@ running cluster gives them (worker StatefulSets of every group, exclusive-placem
 selectors read from the leaders' nodes, gang objects).
 
 Node pools (:func:`node_pool`): ``nodes`` given -> :func:`pulumi_lws.sim.quick.pool` (the same
-builder as ``simulate --from/--to``); no ``nodes`` and no group exclusive topology -> one
-unbounded node; no ``nodes`` with exclusive topology -> :func:`default_pool`, one topology
-domain per group, each node big enough for a whole group. Every pool node also carries the
-exclusive-topology key (one domain per zone: ``domain-a``, ``domain-b``, ...) when it lacks it,
-and the labels the pod templates' ``nodeSelector`` asks for, so placement can always succeed.
+builder as ``simulate --from/--to``); no ``nodes`` and a spec whose scope reads no Nodes
+(``workload.scope(spec).nodes`` False: no placement decision needs them) -> one unbounded node;
+no ``nodes`` and a spec that needs Nodes -> the API's assumed pool (:data:`ASSUMED_POOLS`;
+LeaderWorkerSet exclusive topology: :func:`default_pool`, one topology domain per group, each
+node big enough for a whole group). Every pool node of a LeaderWorkerSet also carries the
+exclusive-topology key (one domain per zone: ``domain-a``, ``domain-b``, ...) when it lacks it;
+every pool node carries the labels the pod templates' ``nodeSelector`` asks for, so placement
+can always succeed.
 
 Invariants: no file, no network; the manifest passed in is not modified; when ``converged`` the
 result is a fixed point (its stage is complete, without blocker or actions); otherwise ``blocker``
@@ -41,7 +45,7 @@ from pulumi_lws.sim.quick import OPTIONS, ZONE_LABEL, _pool_errors, pool
 from pulumi_lws.sim.runner import Runner
 from pulumi_lws.sim.scenario import Scenario
 from pulumi_lws.sim.scheduler import pod_requests, quantity
-from pulumi_lws.workloads import workload_for
+from pulumi_lws.workloads import Workload, workload_of
 
 DOMAIN_PREFIX = "domain-"
 
@@ -84,7 +88,8 @@ class _CountingEngine(PureEngine):
 def steady_state(manifest: Mapping[str, Any], *, namespace: str | None = None, nodes: int | None = None,
                  gpus_per_node: float | None = None, zones: int | None = None,
                  gang_provider: str | None = None) -> Expansion:
-    """Converge ``manifest`` (a LeaderWorkerSet) on an embedded cluster and reconcile it once more.
+    """Converge ``manifest`` (any workload the registry models) on an embedded cluster and
+    reconcile it once more.
 
     Raises :class:`SpecError` for an invalid manifest or inconsistent pool options (kind
     ``Options``, paths are the CLI flags). A set that cannot converge (too few topology domains,
@@ -94,34 +99,73 @@ def steady_state(manifest: Mapping[str, Any], *, namespace: str | None = None, n
     if errors:
         raise SpecError(OPTIONS, None, errors)
     doc = copy.deepcopy(dict(manifest))
-    lws = LeaderWorkerSet.from_manifest(doc, namespace=namespace)
-    chosen = node_pool(lws, nodes, gpus_per_node, zones)
-    scenario = Scenario(name=lws.name, engine="pure", namespace=lws.namespace, manifest=doc, nodes=chosen.nodes,
+    workload = _workload(doc)
+    spec = workload.parse(doc, namespace=namespace)
+    ns, name = workload.identity(spec)
+    chosen = node_pool(spec, nodes, gpus_per_node, zones, workload=workload)
+    scenario = Scenario(name=name, engine="pure", namespace=ns, manifest=doc, nodes=chosen.nodes,
                         start="converged", gang_provider=gang_provider)
-    engine = _CountingEngine(lws.namespace, None, gang_provider)
+    engine = _CountingEngine(ns, None, gang_provider)
     runner = Runner(scenario, engine)
     try:
         runner.warm_up()
         converged = True
     except RuntimeError:  # warm-up's "did not converge": the final reconcile names the blocker
         converged = False
-    workload = workload_for(lws.kind)
-    spec = workload.parse(doc, namespace=lws.namespace)
     snapshot = runner.cluster.observe(workload.scope(spec, nodes=bool(chosen.nodes)))
     final = workload.reconcile(spec, snapshot, workload.options(gang_provider=gang_provider))
     return Expansion(final, engine.steps, converged, chosen)
 
 
-def node_pool(lws: LeaderWorkerSet, nodes: int | None, gpus_per_node: float | None, zones: int | None) -> Pool:
-    """The pool ``steady_state`` runs on (see the module docstring)."""
-    key = exclusive_topology(lws)
+def _workload(doc: Mapping[str, Any]) -> Workload:
+    workload = workload_of(doc)
+    if workload is None:
+        from pulumi_lws.core.errors import FieldError
+        from pulumi_lws.workloads import registered
+
+        raise SpecError("manifest", None, [FieldError("kind", "not a workload this project models (known: "
+                                                              f"{', '.join(sorted(registered()))})", doc.get("kind"))])
+    return workload
+
+
+def node_pool(spec: Any, nodes: int | None, gpus_per_node: float | None, zones: int | None, *,
+              workload: Workload | None = None) -> Pool:
+    """The pool ``steady_state`` runs on (see the module docstring). ``workload``: the spec's API
+    (default: looked up by ``spec.kind``)."""
+    from pulumi_lws.workloads import workload_for
+
+    workload = workload or workload_for(spec.kind)
+    assumed = ASSUMED_POOLS.get(workload.kind)
     if nodes:
         out = pool(nodes, gpus_per_node, zones or 1)
         what = f"{nodes} node{'s' if nodes > 1 else ''}" + (f" in {zones} zones" if zones and zones > 1 else "")
-        return Pool(_labelled(lws, out, key), what)
-    if key is None:
+        if assumed is not None:
+            return Pool(_labelled(spec, out, exclusive_topology(spec)), what)
+        return Pool(_selected(workload, spec, out), what)
+    if not workload.scope(spec).nodes or assumed is None:
         return Pool([], "1 unbounded node")
-    return default_pool(lws, key)
+    return assumed(spec)
+
+
+def _selected(workload: Workload, spec: Any, nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give every pool node the labels the rendered pod templates' ``nodeSelector`` asks for
+    (read from the first reconcile's objects: generic over APIs)."""
+    from pulumi_lws.core.snapshot import EMPTY
+
+    wanted: dict[str, str] = {}
+    for m in workload.reconcile(spec, EMPTY, workload.options()).manifests:
+        template = ((m.get("spec") or {}).get("template") or {}) if isinstance(m.get("spec"), Mapping) else {}
+        for k, v in (((template.get("spec") or {}) if isinstance(template, Mapping) else {}).get("nodeSelector") or {}).items():
+            wanted.setdefault(str(k), str(v))
+    for node in nodes:
+        for k, v in wanted.items():
+            node["labels"].setdefault(k, v)
+    return nodes
+
+
+def _lws_assumed_pool(lws: LeaderWorkerSet) -> Pool:
+    key = exclusive_topology(lws)
+    return Pool([], "1 unbounded node") if key is None else default_pool(lws, key)
 
 
 def default_pool(lws: LeaderWorkerSet, key: str) -> Pool:
@@ -180,3 +224,8 @@ def _base_units(value: Any) -> float:
         return quantity(value)
     except ValueError:
         return 0.0
+
+
+#: kind -> the pool assumed for a spec that needs Nodes when none are given (the contract has no
+#: "assumed placement pool" capability yet; APIs without an entry run on one unbounded node).
+ASSUMED_POOLS: dict[str, Any] = {"LeaderWorkerSet": _lws_assumed_pool}

@@ -1,11 +1,13 @@
 """``pulumi-lws simulate --from OLD.yaml --to NEW.yaml``: a scenario built from a change, in memory.
 
-:func:`scenario_from_change` is pure (no file read, nothing written): the set starts converged on
-``old`` (rolled out instantly at t=0, untraced), ``new`` becomes the desired LWS at t=0, the
+:func:`scenario_from_change` is pure (no file read, nothing written): the workload (any kind the
+registry models: LeaderWorkerSet, ModelServing, ...) starts converged on ``old`` (rolled out
+instantly at t=0, untraced), ``new`` becomes the desired workload at t=0, the
 ``pure`` engine reconciles with the default kubelet timings, optionally on a node pool of ``nodes``
 identical nodes (``nvidia.com/gpu`` capacity, zone label ``topology.kubernetes.io/zone``).
-Both manifests are validated as the API server would (``new`` also against ``old``: immutable
-fields); every problem raises :class:`SpecError` with field paths.
+Both manifests are validated as the API server would, through the workload contract
+(``parse``; ``validate_update(new, old)``: immutable fields); every problem raises
+:class:`SpecError` with field paths.
 """
 from __future__ import annotations
 
@@ -14,9 +16,9 @@ import string
 from typing import Any, Mapping
 
 from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
 from pulumi_lws.sim.scenario import Scenario, Update
+from pulumi_lws.workloads import Workload, workload_of
 
 GPU = "nvidia.com/gpu"
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -42,27 +44,32 @@ def scenario_from_change(old: Mapping[str, Any], new: Mapping[str, Any], *, node
     default). ``update_order``: ScaleFirst (upstream, default) or RolloutFirst.
 
     Raises :class:`SpecError` when the pool options are inconsistent (kind ``Options``, paths are
-    the CLI flags: ``--zones``), when either manifest is not a valid LeaderWorkerSet, when the two
+    the CLI flags: ``--zones``), when either manifest is not a valid workload, when the two
     name different objects (kind ``Change``) or when the change is not a valid update (immutable
-    fields). Neither argument is modified.
+    fields). ``update_order`` is a LeaderWorkerSet choice (other APIs ignore it).
+    Neither argument is modified.
     """
     errors = _pool_errors(nodes, gpus_per_node, zones, ready_seconds, update_order)
     if errors:
         raise SpecError(OPTIONS, None, errors)
-    old_lws = _valid(old, "old")
-    new_lws = _valid(new, "new")
-    if old_lws.name != new_lws.name:
-        errors.append(FieldError("metadata.name", "old and new must name the same LeaderWorkerSet "
-                                 f"(old: {old_lws.name!r}, new: {new_lws.name!r})", new_lws.name))
-    if (old_lws.metadata.namespace or "default") != (new_lws.metadata.namespace or "default"):
+    workload, old_spec = _valid(old, "old")
+    new_workload, new_spec = _valid(new, "new")
+    if new_workload is not workload:
+        raise SpecError("Change", None, [FieldError("kind", f"old and new must be the same kind (old: {workload.kind}, "
+                                                            f"new: {new_workload.kind})", new_workload.kind)])
+    (old_ns, old_name), (new_ns, new_name) = workload.identity(old_spec), workload.identity(new_spec)
+    if old_name != new_name:
+        errors.append(FieldError("metadata.name", f"old and new must name the same {workload.kind} "
+                                 f"(old: {old_name!r}, new: {new_name!r})", new_name))
+    if old_ns != new_ns:
         errors.append(FieldError("metadata.namespace", "old and new must be in the same namespace "
-                                 f"(old: {old_lws.namespace!r}, new: {new_lws.namespace!r})", new_lws.namespace))
+                                 f"(old: {old_ns!r}, new: {new_ns!r})", new_ns))
     if errors:
-        raise SpecError("Change", new_lws.name or None, errors)
-    new_lws.validate(old_lws)  # update-only rules (immutable fields)
+        raise SpecError("Change", new_name or None, errors)
+    workload.validate_update(new_spec, old_spec)  # update-only rules (immutable fields)
 
-    sc = Scenario(name=name or new_lws.name, engine="pure", namespace=old_lws.namespace, start="converged",
-                  description=description or f"{old_lws.name}: the change applied at t=0 to the converged set",
+    sc = Scenario(name=name or new_name, engine="pure", namespace=old_ns, start="converged",
+                  description=description or f"{old_name}: the change applied at t=0 to the converged set",
                   manifest=copy.deepcopy(dict(old)), updates=[Update(at=0.0, manifest=copy.deepcopy(dict(new)))],
                   nodes=pool(nodes or 0, gpus_per_node, zones or 1),
                   update_order=update_order)
@@ -91,10 +98,18 @@ def zone_name(i: int) -> str:
     return f"zone-{string.ascii_lowercase[i]}" if i < 26 else f"zone-{i}"
 
 
-def _valid(manifest: Mapping[str, Any], which: str) -> LeaderWorkerSet:
+def _valid(manifest: Mapping[str, Any], which: str) -> tuple[Workload, Any]:
+    """The workload API of ``manifest`` (by kind) and its parsed spec; SpecError otherwise."""
     if not isinstance(manifest, Mapping):
-        raise SpecError(KIND, None, [FieldError("<root>", f"{which}: expected a mapping", type(manifest).__name__)])
-    return LeaderWorkerSet.from_manifest(dict(manifest))
+        raise SpecError("manifest", None, [FieldError("<root>", f"{which}: expected a mapping", type(manifest).__name__)])
+    workload = workload_of(manifest)
+    if workload is None:
+        from pulumi_lws.workloads import registered
+
+        known = ", ".join(sorted(registered()))
+        raise SpecError("manifest", None, [FieldError("kind", f"{which}: not a workload this project models "
+                                                              f"(known: {known})", manifest.get("kind"))])
+    return workload, workload.parse(dict(manifest))
 
 
 def _pool_errors(nodes, gpus_per_node, zones, ready_seconds, update_order) -> list[FieldError]:

@@ -2,9 +2,18 @@
 
 One reconcile reads at most one LIST per kind of its :class:`~pulumi_lws.core.ports.Scope`
 whatever the number of groups (LeaderWorkerSet: the 7 kinds of
-:data:`pulumi_lws.lws.observe.LWS_KINDS`, selected by ``leaderworkerset.sigs.k8s.io/name=<lws>``),
-plus Nodes when asked. Kinds whose API the cluster does not serve (404, e.g. no Workload API or
-no Volcano) are skipped. Actions are precise patches: ``label``/``annotate`` are merge patches
+:data:`pulumi_lws.lws.observe.LWS_KINDS`, selected by ``leaderworkerset.sigs.k8s.io/name=<lws>``;
+ModelServing: the 5 kinds of :data:`pulumi_lws.modelserving.observe.KINDS` — StatefulSet, Pod,
+Service, ControllerRevision, PodGroup — selected by ``modelserving.volcano.sh/name=<ms>``), plus
+Nodes when asked. Kinds whose API the cluster does not serve (404, e.g. no Workload API or no
+Volcano) are skipped.
+
+``PodGroup`` names two APIs: ``scheduling.k8s.io/v1beta1`` (LeaderWorkerSet's kubernetes gang
+provider) and Volcano's ``scheduling.volcano.sh/v1beta1``; ``gang_provider`` picks which one a
+bare ``PodGroup`` of a Scope means. The ModelServing component always builds its backend with
+``gang_provider="volcano"`` (its PodGroups are Volcano's whatever a LeaderWorkerSet of the same
+program uses); the qualified names ``PodGroup.scheduling.volcano.sh`` and
+``PodGroup.scheduling.k8s.io`` always mean one API. Actions are precise patches: ``label``/``annotate`` are merge patches
 on metadata, ``ungate`` removes exactly one scheduling gate with a JSON patch guarded by a
 ``test`` op, ``set-condition`` patches the pod's status subresource, ``finalize`` adds/removes
 entries of ``metadata.finalizers`` with a JSON patch guarded by ``test`` ops (uid, and each
@@ -46,6 +55,7 @@ def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
         "StatefulSet": StatefulSet, "Deployment": Deployment, "Pod": Pod,
         "ControllerRevision": ControllerRevision, "Service": Service,
         "PodGroup": VolcanoPodGroup if gang_provider == "volcano" else PodGroup,
+        "PodGroup.scheduling.volcano.sh": VolcanoPodGroup, "PodGroup.scheduling.k8s.io": PodGroup,
         "Workload": Workload,
     }
 
@@ -53,7 +63,7 @@ def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
 def to_plain(obj: Any, kind: str) -> dict[str, Any]:
     """A lightkube object (typed or generic) as a plain wire-format dict with kind/apiVersion."""
     data = obj.to_dict() if hasattr(obj, "to_dict") else dict(obj)
-    data.setdefault("kind", kind)
+    data.setdefault("kind", kind.split(".", 1)[0])
     return data
 
 

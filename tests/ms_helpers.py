@@ -312,6 +312,7 @@ class Harness:
         h = cls(SimCluster(seed=seed, nodes=nodes or [], kubelet=kubelet(ready, overrides=overrides)), copy.deepcopy(dict(manifest)))
         h.bounds = Bounds(spec=lambda: h.spec, cap=cap, keep_history=False)
         h.warm_up()
+        h.check()  # arms the floors: the rollout starts healthy
         return h
 
     @property

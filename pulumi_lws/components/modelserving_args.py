@@ -77,4 +77,8 @@ def build_spec(resource_name: str, args: Any) -> BuiltModelServing:
     meta.setdefault("name", resource_name)
     meta.setdefault("namespace", "default")
     in_flight = _in_flight(fields)
-    return BuiltModelServing(ModelServing.from_manifest(manifest), in_flight)
+    ms = ModelServing.from_manifest(manifest)
+    from pulumi_lws.modelserving.reconcile import max_groups_in_flight_annotation
+
+    max_groups_in_flight_annotation(ms)  # a bad pulumi-lws.io/max-groups-in-flight fails before anything registers
+    return BuiltModelServing(ms, in_flight)

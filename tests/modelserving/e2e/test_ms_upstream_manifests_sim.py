@@ -2,9 +2,9 @@
 one-image change to convergence on the embedded cluster (one unbounded node: GPUs, volcano
 schedulerName and affinities all fit), with the seed's bounds at every simulated second.
 
-``pulumi-lws simulate --from/--to`` and ``pulumi_lws.sim.quick.scenario_from_change`` take
-LeaderWorkerSets only, so the scenario is built with ``ms_helpers.scenario`` (the same shape:
-converged on OLD, NEW at t=0, pure engine).
+The scenario is ``pulumi_lws.sim.quick.scenario_from_change(old, new)`` (what ``pulumi-lws simulate
+--from OLD --to NEW`` runs: converged on OLD, NEW at t=0, pure engine, one unbounded node), run with
+``ms_helpers.Bounds`` as the per-tick probe; one sample also goes through the CLI itself.
 
 Skipped: ``examples_model-serving_multi-node_fb05987.yaml`` (upstream's webhook rejects its role
 name ``405b``; see the directory's README).
@@ -17,9 +17,11 @@ import pathlib
 import pytest
 import yaml
 from conftest import TESTS_DIR
-from ms_helpers import parse, read, run, scenario
+from ms_helpers import parse, read, run
 
+from pulumi_lws.cli import main
 from pulumi_lws.modelserving.revision import modelserving_revision
+from pulumi_lws.sim.quick import scenario_from_change
 
 DIR = TESTS_DIR / "manifests_upstream_kthena"
 REJECTED = {"examples_model-serving_multi-node_fb05987.yaml"}
@@ -54,8 +56,8 @@ def test_upstream_manifest_image_change_converges(path: pathlib.Path) -> None:
     old = _doc(path)
     new = _next_image(old)
     assert new != old
-    sc = scenario(old, new, max_time=300 + 2 * _max_grace(old), name=path.stem)  # entry pods may take 300 s to stop
-    sc.namespace = (old.get("metadata") or {}).get("namespace") or "default"
+    sc = scenario_from_change(old, new, max_time=600 + 2 * _max_grace(old), name=path.stem)  # pods may take 300 s to stop
+    assert sc.namespace == ((old.get("metadata") or {}).get("namespace") or "default")
     result, bounds = run(sc)
     assert result.exit_code == 0 and result.trace.converged and not result.trace.violations, result.reason
     assert not bounds.violations, bounds.violations
@@ -63,3 +65,12 @@ def test_upstream_manifest_image_change_converges(path: pathlib.Path) -> None:
     final = read(result.cluster, spec)
     target = modelserving_revision(spec)
     assert len(final) == spec.replicas and all(g.revision == target and g.available for g in final.values())
+
+
+def test_cli_simulate_from_to_on_an_upstream_sample(tmp_path, capsys) -> None:
+    old = _doc(DIR / "examples_model-serving_rollingupdate.yaml")
+    (tmp_path / "old.yaml").write_text(yaml.safe_dump(old))
+    (tmp_path / "new.yaml").write_text(yaml.safe_dump(_next_image(old)))
+    code = main(["simulate", "--from", str(tmp_path / "old.yaml"), "--to", str(tmp_path / "new.yaml"), "--format", "json"])
+    out = capsys.readouterr().out
+    assert code == 0 and '"converged": true' in out and '"violations": []' in out

@@ -72,7 +72,8 @@ def role_names_unique(ds: DisaggregatedSet) -> Errors:
     errs: Errors = []
     for i, role in enumerate(ds.spec.roles):
         if role.name in seen:
-            errs += err(role_path(i), f"Duplicate value: {json.dumps({'name': role.name})}", kind="Duplicate")
+            errs += err(role_path(i), f"Duplicate value: {json.dumps({'name': role.name}, separators=(',', ':'))}",
+                        kind="Duplicate")
         seen.add(role.name)
     return errs
 

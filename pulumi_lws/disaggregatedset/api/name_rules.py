@@ -40,13 +40,10 @@ def _worst_child(ds: DisaggregatedSet, role_name: str) -> str:
 def child_names_are_dns1035(ds: DisaggregatedSet) -> Errors:
     """A child LWS name starts with the DisaggregatedSet name, so that name must start with a letter
     and hold only ``[-a-z0-9]`` (the role part always fits the pattern)."""
-    if not ds.name or not ds.spec.roles:
+    if not ds.name or DNS1035_RE.match(_worst_child(ds, "r")):  # the role part is checked at the role
         return []
-    child = _worst_child(ds, ds.spec.roles[0].name or "r")
-    if DNS1035_RE.match(child):
-        return []
-    return err("metadata.name", f"the generated LeaderWorkerSet names ('{child}', ...) must be DNS-1035 labels: "
-               f"{DNS1035_MSG}", ds.name)
+    return err("metadata.name", f"the generated LeaderWorkerSet names '{ds.name}-<slice>-<revision>-<role>' must be "
+               f"DNS-1035 labels: {DNS1035_MSG}", ds.name)
 
 
 def child_names_fit_lws_budgets(ds: DisaggregatedSet) -> Errors:

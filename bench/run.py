@@ -5,6 +5,10 @@ comparable across machines. Targets (issue "Reliability and performance harness"
 plan next stage for 10,000 groups <= 10 ms; plan + render 10,000 groups <= 1 s; component registration
 under the mock engine <= 1.15x registering the same objects bare; simulate a 100-group rollout in
 seconds; API calls per reconcile <= 8. Plus memory (tracemalloc peak, peak RSS) of plan + render.
+ModelServing (issue 12): plan + render for 1,000 ServingGroups x 2 roles on a mid-rollout snapshot,
+as a ratio against the floor of the same run (LeaderWorkerSet plan + render of 1,000 groups on its
+mid-rollout snapshot), the first stage on an empty cluster, and LIST calls per reconcile at 50
+and 1,000 ServingGroups (fixed: one per observed kind).
 Latest figures and what each one measures: docs/reliability.md.
 """
 from __future__ import annotations
@@ -125,8 +129,51 @@ def bench_api_calls(groups: int = 50) -> dict:
     return {"figure": f"API calls per reconcile, {groups} groups", "value": str(n), "target": "<= 8", "ok": n <= 8}
 
 
+def bench_ms_plan_render(groups: int = 1_000) -> dict:
+    """ModelServing reconcile (observe, plan, predict, render) on a mid-rollout snapshot, against
+    the same-run floor: LeaderWorkerSet reconcile of as many groups on its mid-rollout snapshot."""
+    from bench_ms import MS, fleet_ms
+    from bench_ms import mid_rollout_snapshot as ms_snapshot
+
+    from pulumi_lws.lws.reconcile import reconcile
+
+    spec, snap = fleet_ms(groups), ms_snapshot(groups)
+    t = median_seconds(lambda: MS.reconcile(spec, snap), repeat=3)
+    lws = fleet_lws(groups)
+    lws_snap = mid_rollout_snapshot(lws)
+    floor = median_seconds(lambda: reconcile(lws, lws_snap), repeat=3)
+    return {"figure": f"ModelServing plan + render, {groups:,} ServingGroups x 2 roles (mid-rollout)",
+            "value": f"{t:.2f} s ({t / floor:.1f}x the floor: LWS plan + render of {groups:,} groups, {floor:.2f} s)",
+            "target": "<= 1 s", "ok": t <= 1.0}
+
+
+def bench_ms_render(groups: int = 1_000) -> dict:
+    """ModelServing first stage on an empty cluster (every object of every ServingGroup)."""
+    from bench_ms import MS, fleet_ms
+
+    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.lws.reconcile import reconcile
+
+    spec = fleet_ms(groups)
+    t = median_seconds(lambda: MS.reconcile(spec, EMPTY), repeat=3)
+    lws = fleet_lws(groups)
+    floor = median_seconds(lambda: reconcile(lws, EMPTY), repeat=3)
+    n = len(MS.reconcile(spec, EMPTY).manifests)
+    return {"figure": f"ModelServing render (first stage), {groups:,} ServingGroups x 2 roles ({n:,} objects)",
+            "value": f"{t:.2f} s ({t / floor:.1f}x the floor: LWS first stage of {groups:,} groups, {floor:.2f} s)",
+            "target": "<= 1 s", "ok": t <= 1.0}
+
+
+def bench_ms_api_calls(groups: int = 50, large: int = 1_000) -> dict:
+    from bench_ms import count_calls
+
+    n, m = count_calls(groups), count_calls(large)
+    return {"figure": f"ModelServing LIST calls per reconcile, {groups} / {large:,} ServingGroups",
+            "value": f"{n} / {m}", "target": "<= 8, independent of the group count", "ok": n == m <= 8}
+
+
 BENCHES = [bench_plan, bench_plan_full, bench_render, bench_registration, bench_simulation, bench_api_calls,
-           bench_memory]
+           bench_memory, bench_ms_plan_render, bench_ms_render, bench_ms_api_calls]
 
 
 def main(argv: list[str]) -> int:

@@ -112,6 +112,9 @@ class RevisionCatalog:
     roles: Mapping[str, tuple[Mapping[str, Any], ...]]
     #: observed ControllerRevision names whose data could not be read (reported, never rendered)
     unreadable: tuple[str, ...] = field(default=())
+    #: memo of parsed roles and role hashes per revision (a reconcile asks once per role replica);
+    #: the catalog's data never changes, so neither do these. Callers treat the models as read-only.
+    _memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     def __contains__(self, key: object) -> bool:
         return key in self.roles
@@ -123,7 +126,10 @@ class RevisionCatalog:
         """The roles of revision ``key`` as models (``replicas`` = the CRD default 1: not stored)."""
         if key not in self.roles:
             raise KeyError(f"revision {key!r} is not stored in any ControllerRevision")
-        return tuple(Role.model_validate(dict(r)) for r in self.roles[key])
+        memo = ("roles", key)
+        if memo not in self._memo:
+            self._memo[memo] = tuple(Role.model_validate(dict(r)) for r in self.roles[key])
+        return self._memo[memo]
 
     def role(self, key: str, name: str) -> Role:
         """Role ``name`` of revision ``key``; KeyError when the revision or the role is unknown."""
@@ -134,10 +140,10 @@ class RevisionCatalog:
 
     def role_hash(self, key: str, name: str) -> str | None:
         """``CalRoleTemplateHash`` of role ``name`` in revision ``key`` (legacy label fallback); None if unknown."""
-        for r in self.roles.get(key, ()):
-            if r.get("name") == name:
-                return role_hash_of(r)
-        return None
+        memo = ("hash", key, name)
+        if memo not in self._memo:
+            self._memo[memo] = next((role_hash_of(r) for r in self.roles.get(key, ()) if r.get("name") == name), None)
+        return self._memo[memo]
 
     def revision_with_role_hash(self, name: str, template_hash: str, prefer: Iterable[str] = ()) -> str | None:
         """A revision whose role ``name`` has ``template_hash``: the first of ``prefer`` that does,

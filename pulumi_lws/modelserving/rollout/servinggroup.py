@@ -68,7 +68,12 @@ class PlannedGroup:
         return self.status != DELETING
 
     def state(self) -> GroupState:
-        return GroupState(self.ordinal, self.revision, self.status)
+        """As the decision functions take it (cached: the fixed point reads it on every pass)."""
+        cached = self.__dict__.get("_state")
+        if cached is None:
+            cached = GroupState(self.ordinal, self.revision, self.status)
+            object.__setattr__(self, "_state", cached)
+        return cached
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,76 @@
+"""Adapter from a :class:`DisaggregatedPlan` to :class:`pulumi_lws.core.stage.Stage`.
+
+Encoding (docs/disaggregatedset.md, "Rollout decisions"):
+
+* ``policy`` ``"disaggregatedset"``; ``target_revision`` the DS revision (8 hex); ``partition``
+  None; ``replicas`` = Σ declared ``spec.replicas`` over every child (all slices, revisions, roles);
+* ``group_revisions``: ``"<slice>/<role>/<revision>"`` -> ``str(replicas)`` for every **declared**
+  child (a child absent from it is deleted by this stage), plus ``"<slice>/<role>"`` -> the target
+  revision for every (slice, spec role) — the row key, as ModelServing's role stage keys groups;
+* ``groups``: one ``GroupView`` per (slice, role) in slice then planner order (spec roles, then
+  removed roles): ``id`` ``"<slice>/<role>"``, ``index`` the slice, ``revision`` the target,
+  ``phase`` the role's ``"old|new"`` declared after the stage, ``ready`` = the new child's observed
+  ready replicas reach its declared count and no old replica remains, ``updated`` = no old
+  replica remains and new is at the target, ``exists`` = the new child is observed;
+* ``remaining``: one ``PredictedStage`` per predicted stage with ``replicas`` = Σ declared and
+  ``groups`` one char per replica, per (slice, role) in the same order: ``o`` × old then ``U`` ×
+  new (the prediction assumes every replica ready); the per-role ``old|new`` of each predicted
+  stage is in ``notes``-free form in :func:`predicted_rows` (``PredictedDsStage.row()``);
+* ``case`` the planner branch of slice 0 (``scale-up``, ``proportional-drain``, ``force-drain``,
+  ``new-at-target``, ``correct-abnormal-state``, ``barrier``, ``planner-done``) or ``steady``;
+* ``notes``: held drains/raises per slice (the floor/ceiling rules), then one line per slice and
+  role, ``"<slice>/<role> old|new -> old|new"``.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pulumi_lws.core.stage import GroupView, PredictedStage, Stage
+from pulumi_lws.disaggregatedset.rollout.predict import PredictedDsStage
+from pulumi_lws.disaggregatedset.rollout.stage_planner import (
+    POLICY,
+    STEADY,
+    DisaggregatedPlan,
+)
+
+
+def group_revisions(p: DisaggregatedPlan) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for s in p.slices:
+        for line in s.roles:
+            if line.in_spec:
+                out[f"{s.slice}/{line.role}"] = p.target_revision
+        for c in s.declared:
+            out[c.key] = str(c.replicas)
+    return out
+
+
+def group_views(p: DisaggregatedPlan) -> tuple[GroupView, ...]:
+    views = []
+    for s in p.slices:
+        new_children = {c.role: c for c in s.children if c.revision == p.target_revision}
+        for line in s.roles:
+            c = new_children.get(line.role)
+            observed = c.observed if c else None
+            ready = (observed is not None and observed.ready >= line.new_after and line.old_after == 0
+                     and (c is not None and c.declared))
+            views.append(GroupView(id=f"{s.slice}/{line.role}", revision=p.target_revision, ready=ready,
+                                   updated=line.old_after == 0 and line.new_after >= line.target,
+                                   exists=observed is not None, index=s.slice, phase=line.cell))
+    return tuple(views)
+
+
+def predicted_stage(ps: PredictedDsStage) -> PredictedStage:
+    return PredictedStage(replicas=sum(c.old + c.new for c in ps.cells), partition=None,
+                          groups="".join("o" * c.old + "U" * c.new for c in ps.cells))
+
+
+def to_stage(p: DisaggregatedPlan, remaining: Sequence[PredictedDsStage] = ()) -> Stage:
+    first = p.slices[0] if p.slices else None
+    case = None if first is None else (STEADY if first.mode == STEADY else first.branch)
+    lines = tuple(f"{s.slice}/{line.role} {line.old_before}|{line.new_before} -> {line.cell}"
+                  for s in p.slices for line in s.roles)
+    return Stage(policy=POLICY, target_revision=p.target_revision, replicas=sum(c.replicas for c in p.declared),
+                 partition=None, group_revisions=group_revisions(p), groups=group_views(p), blocker=p.blocker,
+                 complete=p.complete, case=case, remaining=tuple(predicted_stage(r) for r in remaining),
+                 notes=p.notes + lines)

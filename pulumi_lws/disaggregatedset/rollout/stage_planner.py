@@ -1,0 +1,415 @@
+"""The DisaggregatedSet stage planner: one slice's observation -> what one ``pulumi up`` declares.
+
+Upstream's ``reconcileSlice`` + executor as a pure function (reference §4.3; design in
+docs/disaggregatedset.md, "Rollout decisions"):
+
+1. **Steady** (no old revision has replicas, on any role — spec or removed): every spec role's
+   child of the target revision at its target replicas (``reconcileSimple``); old children are
+   no longer declared (deleted). A new slice therefore starts at its target directly and a slice
+   change never rolls (slices are planned independently; :func:`plan` deletes removed slices).
+2. **Rollout** (some old revision has replicas):
+
+   * *init* (no child of the target revision yet): every old child is stamped ``initial-replicas``
+     = its ``spec.replicas`` and every spec role's new child is created — fused with the planner's
+     first step from that state (upstream creates at 0 and requeues; its next reconcile computes
+     the same step from the same state). An old child without the annotation while the target
+     revision exists (a rollback to a revision that still has children) is stamped the same way
+     (upstream falls back to ``spec.replicas`` every reconcile: a moving baseline);
+   * *barrier*: no role advances until every spec role's new child has all its replicas ready
+     (``isRevisionStable``, ready >= spec); a waiting barrier is a :data:`WAITING` blocker, or
+     :data:`PROGRESS_DEADLINE_EXCEEDED` once ``progress_deadline_seconds`` passed since the new
+     revision's replicas were last raised (old capacity kept: nothing is drained);
+   * the planner's ``ComputeNextStep`` over every role (spec roles in spec order, then removed
+     roles by name, target 0), applied with :func:`pulumi_lws.disaggregatedset.rollout.apply.
+     apply_step` (ready floor, ceiling, no orphan) and :func:`distribute_drain` (newest first,
+     exact budget);
+   * old revisions whose roles are all at 0 stay declared (at 0, with their annotation) until no
+     old revision in the slice has replicas, then all are deleted in that stage: upstream deletes
+     each as soon as it is drained, which silently shrinks the planner's baseline Σ initial-replicas
+     mid-rollout (addenda §4.3); a revision left only with replicas of a removed role is drained
+     and deleted like any other (addenda §4.4: upstream skips the executor then and never deletes
+     it).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from pulumi_lws.core.stage import Blocker
+from pulumi_lws.disaggregatedset.planner import (
+    DEFAULT_CONFIG,
+    UpdateStep,
+    batch_size,
+    compute_next_new,
+    compute_next_step,
+    total_steps,
+)
+from pulumi_lws.disaggregatedset.rollout.apply import (
+    Applied,
+    RoleState,
+    apply_step,
+    distribute_drain,
+)
+from pulumi_lws.disaggregatedset.rollout.observation import (
+    ChildObservation,
+    RoleTarget,
+    SliceObservation,
+)
+
+POLICY = "disaggregatedset"
+WAITING = "waiting-for-roles"
+PROGRESS_DEADLINE_EXCEEDED = "progress-deadline-exceeded"
+STALLED = "rollout-stalled"
+
+STEADY, INIT, ROLLOUT = "steady", "init", "rollout"
+#: ``SlicePlan.branch`` when no planner step applies: the barrier holds / the slice is removed
+BARRIER, REMOVED_SLICE, PLANNER_DONE = "barrier", "removed-slice", "planner-done"
+#: ``SlicePlan.branch`` when upstream's step would break the floor and new is raised first instead
+RAISE_FIRST = "raise-first"
+
+
+@dataclass(frozen=True)
+class ChildPlan:
+    """One child LWS after the stage (declared) — or deleted (``declared`` False)."""
+
+    slice: int
+    revision: str
+    role: str
+    replicas: int  # desired spec.replicas (0 for a deleted child)
+    observed: ChildObservation | None  # None: created by this stage
+    initial_replicas: int | None = None  # the annotation to render (None: none)
+    declared: bool = True
+
+    @property
+    def key(self) -> str:
+        return f"{self.slice}/{self.role}/{self.revision}"
+
+    @property
+    def created(self) -> bool:
+        return self.observed is None and self.declared
+
+    @property
+    def changed(self) -> bool:
+        if not self.declared:
+            return self.observed is not None
+        return (self.observed is None or self.observed.replicas != self.replicas
+                or self.observed.initial_replicas != self.initial_replicas)
+
+
+@dataclass(frozen=True)
+class RoleLine:
+    """One role of one slice, in planner order: before and after the stage."""
+
+    role: str
+    in_spec: bool
+    target: int
+    old_before: int
+    new_before: int
+    old_ready: int
+    new_ready: int
+    old_after: int
+    new_after: int
+    initial_old: int = 0  # Σ initial-replicas of the old revisions (the planner's baseline)
+
+    @property
+    def cell(self) -> str:
+        """``old|new`` after the stage (the stage table's cell)."""
+        return f"{self.old_after}|{self.new_after}"
+
+
+@dataclass(frozen=True)
+class SlicePlan:
+    """What one reconcile declares for one slice."""
+
+    slice: int
+    target_revision: str
+    mode: str  # STEADY | INIT | ROLLOUT | REMOVED_SLICE
+    children: tuple[ChildPlan, ...]  # declared and deleted children
+    roles: tuple[RoleLine, ...]
+    stable: bool = True  # the barrier (always True outside a rollout)
+    step: UpdateStep | None = None  # upstream's decision this stage
+    applied: Applied | None = None
+    branch: str = ""  # the planner branch, or BARRIER / PLANNER_DONE / REMOVED_SLICE
+    blocker: Blocker | None = None
+    complete: bool = False
+    notes: tuple[str, ...] = ()
+    ceiling_relaxed: bool = False  # upstream's own step exceeds maxSurge and was applied as is (apply module doc)
+
+    @property
+    def declared(self) -> tuple[ChildPlan, ...]:
+        return tuple(c for c in self.children if c.declared)
+
+    @property
+    def deleted(self) -> tuple[ChildPlan, ...]:
+        return tuple(c for c in self.children if not c.declared)
+
+    @property
+    def changed(self) -> bool:
+        return any(c.changed for c in self.children)
+
+
+def _short(revision: str) -> str:
+    return revision[:8]
+
+
+def _waiting_message(pending: Sequence[tuple[str, str, ChildObservation]]) -> str:
+    return "; ".join(f"waiting for role {role} of revision {_short(rev)} to have {c.replicas}/{c.replicas} ready "
+                     f"replicas ({c.ready} ready)" for role, rev, c in pending)
+
+
+def _barrier_blocker(slice_: int, pending: Sequence[tuple[str, str, ChildObservation]],
+                     progress_deadline_seconds: float | None, new_scaled_at: float | None,
+                     now: float | None) -> Blocker:
+    groups = tuple(f"{slice_}/{role}/{rev}" for role, rev, _ in pending)
+    if progress_deadline_seconds is not None and new_scaled_at is not None and now is not None:
+        waited = now - new_scaled_at
+        if waited > progress_deadline_seconds:
+            detail = ", ".join(f"role {role} of revision {_short(rev)} has {c.ready}/{c.replicas} ready replicas"
+                               for role, rev, c in pending)
+            return Blocker(PROGRESS_DEADLINE_EXCEEDED,
+                           f"slice {slice_}: {detail} {int(waited)}s after its last scale-up (progress deadline "
+                           f"{int(progress_deadline_seconds)}s); the old revisions keep their capacity",
+                           groups,
+                           ("check the new revision's pods (image, scheduling, readiness probes)",
+                            "fix the template or roll back; the old revisions still serve"))
+    return Blocker(WAITING, _waiting_message(pending), groups)
+
+
+def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget]) -> SlicePlan:
+    new_rev = obs.revision(target)
+    children: list[ChildPlan] = []
+    lines = []
+    pending = []
+    for r in roles:
+        c = new_rev.children.get(r.name) if new_rev else None
+        replicas = r.replicas if r.replicas is not None else (c.replicas if c else 0)
+        children.append(ChildPlan(obs.slice, target, r.name, replicas, c))
+        lines.append(RoleLine(r.name, True, replicas, 0, c.replicas if c else 0, 0, c.ready if c else 0, 0, replicas))
+        if c is None or c.ready < replicas or c.replicas != replicas:
+            pending.append((r.name, target, ChildObservation(replicas, c.ready if c else 0)))
+    for rev in obs.revisions:
+        if rev.revision == target:
+            for role, c in rev.children.items():
+                if role not in {r.name for r in roles}:
+                    children.append(ChildPlan(obs.slice, target, role, 0, c, declared=False))
+            continue
+        children.extend(ChildPlan(obs.slice, rev.revision, role, 0, c, c.initial_replicas, declared=False)
+                        for role, c in rev.children.items())
+    plan = SlicePlan(obs.slice, target, STEADY, tuple(children), tuple(lines))
+    blocker = None
+    if pending and not plan.changed:
+        blocker = Blocker(WAITING, _waiting_message(pending), tuple(f"{obs.slice}/{p[0]}/{p[1]}" for p in pending))
+    return SlicePlan(obs.slice, target, STEADY, tuple(children), tuple(lines), blocker=blocker,
+                     complete=not pending)
+
+
+def _role_order(obs: SliceObservation, target: str, roles: Sequence[RoleTarget]) -> list[tuple[str, bool]]:
+    spec = [r.name for r in roles]
+    removed = sorted({role for rev in obs.revisions if rev.revision != target for role in rev.children} - set(spec))
+    return [(n, True) for n in spec] + [(n, False) for n in removed]
+
+
+def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[RoleTarget], *,
+               progress_deadline_seconds: float | None = None, new_scaled_at: float | None = None,
+               now: float | None = None) -> SlicePlan:
+    """One slice's stage (module doc). ``new_scaled_at``/``now``: seconds (any epoch) of the last
+    raise of the target revision's replicas in this slice and of this reconcile."""
+    target = target_revision
+    old_revs = [r for r in obs.revisions if r.revision != target]
+    order = _role_order(obs, target, roles)
+    if sum(rev.total for rev in old_revs) == 0:
+        return _steady(obs, target, roles)
+
+    by_name = {r.name: r for r in roles}
+    new_rev = obs.revision(target)
+    init = new_rev is None or not new_rev.children
+    new_children: dict[str, ChildObservation | None] = {
+        name: (new_rev.children.get(name) if new_rev else None) for name, in_spec in order if in_spec}
+
+    # initial-replicas: stamped at init (every old child) or when missing (rollback)
+    stamps: dict[tuple[str, str], int] = {}
+    for rev in old_revs:
+        for role, c in rev.children.items():
+            stamps[(rev.revision, role)] = c.replicas if (init or c.initial_replicas is None) else c.initial_replicas
+
+    # barrier (a missing new child is created at 0: trivially stable)
+    pending = [(name, target, c) for name, c in new_children.items() if c is not None and c.ready < c.replicas]
+    states = []
+    for name, in_spec in order:
+        initial_old = sum(stamps[(rev.revision, name)] for rev in old_revs if name in rev.children)
+        old = sum(rev.children[name].replicas for rev in old_revs if name in rev.children)
+        ready_old = sum(min(rev.children[name].ready, rev.children[name].replicas)
+                        for rev in old_revs if name in rev.children)
+        c = new_children.get(name)
+        new = c.replicas if c else 0
+        if in_spec:
+            r = by_name[name]
+            t = new if r.replicas is None else r.replicas
+            if r.external and t < new:
+                t = new  # upstream's no-shrink guard for External roles mid-rollout
+            cfg = r.config
+        else:
+            t, cfg = 0, DEFAULT_CONFIG
+        states.append(RoleState(name, initial_old, old, new, t, cfg, ready_old, min(c.ready, c.replicas) if c else 0,
+                                in_spec))
+
+    if pending:
+        blocker = _barrier_blocker(obs.slice, pending, progress_deadline_seconds, new_scaled_at, now)
+        return _build(obs, target, INIT if init else ROLLOUT, old_revs, states, stamps,
+                      tuple(s.old for s in states), tuple(s.new for s in states), stable=False, step=None,
+                      applied=None, branch=BARRIER, blocker=blocker)
+
+    initial = tuple(s.initial_old for s in states)
+    cur_old = tuple(s.old for s in states)
+    cur_new = tuple(s.new for s in states)
+    targets = tuple(s.target for s in states)
+    cfg = tuple(s.config for s in states)
+    step = compute_next_step(initial, cur_old, cur_new, targets, cfg)
+    branch = step.branch if step else PLANNER_DONE
+    asked = step if step is not None else UpdateStep((0,) * len(states), cur_new, PLANNER_DONE)
+    mode = INIT if init else ROLLOUT
+
+    def build(app: Applied, notes: Sequence[str], branch_: str = branch, relaxed: bool = False) -> SlicePlan:
+        return _build(obs, target, mode, old_revs, states, stamps, app.old, app.new, stable=True, step=step,
+                      applied=app, branch=branch_, notes=tuple(notes), ceiling_relaxed=relaxed)
+
+    applied = apply_step(states, asked.old, asked.new)
+    plan = build(applied, _held_notes(obs.slice, applied))
+    if not plan.changed:
+        # upstream's step would break the floor and nothing else moves: raise new first, to the
+        # planner's next new point within the ceiling (apply module doc)
+        # planner's next new point within the ceiling (lockstep kept), else one batch per role
+        nxt = compute_next_new(targets, cur_new, total_steps(initial, targets, cfg))
+        batch = tuple(max(n, min(t, n + batch_size(c.max_surge, c.max_unavailable)))
+                      for n, t, c in zip(cur_new, targets, cfg))
+        for raise_to in (nxt, batch):
+            raised = apply_step(states, cur_old, raise_to)
+            candidate = build(raised, [(f"slice {obs.slice}: upstream's step {list(asked.old)}|{list(asked.new)} "
+                                        "would break the availability floor; new replicas are raised first")],
+                              RAISE_FIRST)
+            if candidate.changed:
+                plan = candidate
+                break
+    if not plan.changed and applied.held_raise:
+        # upstream's own step exceeds the surge ceiling (apply module doc): apply its raise as upstream
+        relaxed = apply_step(states, asked.old, asked.new, ceiling=False)
+        plan = build(relaxed, [n for n in _held_notes(obs.slice, relaxed) if "surge ceiling" not in n] + [
+            (f"slice {obs.slice}: upstream's step {list(asked.old)}|{list(asked.new)} exceeds maxSurge (force drain "
+             "undone by orphan prevention); its raise is applied as upstream does")], relaxed=True)
+    if not plan.changed:
+        plan = _replace_blocker(plan, Blocker(STALLED, f"slice {obs.slice}: the planner's step "
+                                              f"{list(asked.old)}|{list(asked.new)} cannot be applied within the "
+                                              "availability floor and the surge ceiling"))
+    return plan
+
+
+def _held_notes(slice_: int, applied: Applied) -> list[str]:
+    notes = []
+    if applied.held_drain:
+        notes.append(f"slice {slice_}: drain of {', '.join(applied.held_drain)} waits for ready new replicas "
+                     "(availability floor on ready replicas)")
+    if applied.held_raise:
+        notes.append(f"slice {slice_}: raise of {', '.join(applied.held_raise)} waits for the old replicas to "
+                     "drain (surge ceiling)")
+    return notes
+
+
+def _replace_blocker(plan: SlicePlan, blocker: Blocker) -> SlicePlan:
+    return replace(plan, blocker=blocker)
+
+
+def _build(obs: SliceObservation, target: str, mode: str, old_revs, states: Sequence[RoleState],
+           stamps: Mapping[tuple[str, str], int], old_after: Sequence[int], new_after: Sequence[int], *,
+           stable: bool, step: UpdateStep | None, applied: Applied | None, branch: str,
+           blocker: Blocker | None = None, notes: tuple[str, ...] = (), ceiling_relaxed: bool = False) -> SlicePlan:
+    children: list[ChildPlan] = []
+    new_rev = obs.revision(target)
+    per_role_old: dict[str, tuple[int, ...]] = {}
+    for s, o in zip(states, old_after):
+        per_role_old[s.name] = distribute_drain(s.old - o, [rev.children[s.name].replicas for rev in old_revs
+                                                            if s.name in rev.children])
+    all_drained = sum(old_after) == 0
+    for s, n in zip(states, new_after):
+        if not s.in_spec:
+            continue
+        c = new_rev.children.get(s.name) if new_rev else None
+        children.append(ChildPlan(obs.slice, target, s.name, n, c))
+    if new_rev:  # a target child of a role no longer in the spec cannot exist (the revision covers role names)
+        spec = {s.name for s in states if s.in_spec}
+        children.extend(ChildPlan(obs.slice, target, role, 0, c, declared=False)
+                        for role, c in new_rev.children.items() if role not in spec)
+    cursor = {name: 0 for name in per_role_old}
+    for rev in old_revs:
+        for role, c in rev.children.items():
+            replicas = per_role_old[role][cursor[role]]
+            cursor[role] += 1
+            children.append(ChildPlan(obs.slice, rev.revision, role, 0 if all_drained else replicas, c,
+                                      stamps[(rev.revision, role)], declared=not all_drained))
+    lines = tuple(RoleLine(s.name, s.in_spec, s.target, s.old, s.new, s.ready_old, s.ready_new, o, n, s.initial_old)
+                  for s, o, n in zip(states, old_after, new_after))
+    return SlicePlan(obs.slice, target, mode, tuple(children), lines, stable=stable, step=step, applied=applied,
+                     branch=branch, blocker=blocker, notes=notes, ceiling_relaxed=ceiling_relaxed)
+
+
+def removed_slice(obs: SliceObservation, target_revision: str) -> SlicePlan:
+    """A slice at or above ``spec.slices``: every child deleted (``cleanupRemovedSlices``)."""
+    children = tuple(ChildPlan(obs.slice, rev.revision, role, 0, c, c.initial_replicas, declared=False)
+                     for rev in obs.revisions for role, c in rev.children.items())
+    return SlicePlan(obs.slice, target_revision, REMOVED_SLICE, children, (), branch=REMOVED_SLICE,
+                     complete=not children)
+
+
+@dataclass(frozen=True)
+class DisaggregatedPlan:
+    """Every slice's plan for one reconcile, in slice order (removed slices last)."""
+
+    target_revision: str
+    roles: tuple[str, ...]  # spec roles
+    slices: tuple[SlicePlan, ...]
+
+    @property
+    def children(self) -> tuple[ChildPlan, ...]:
+        return tuple(c for s in self.slices for c in s.children)
+
+    @property
+    def declared(self) -> tuple[ChildPlan, ...]:
+        return tuple(c for c in self.children if c.declared)
+
+    @property
+    def blocker(self) -> Blocker | None:
+        blockers = [s.blocker for s in self.slices if s.blocker is not None]
+        if not blockers:
+            return None
+        if len(blockers) == 1:
+            return blockers[0]
+        deadline = [b for b in blockers if b.code == PROGRESS_DEADLINE_EXCEEDED]
+        code = deadline[0].code if deadline else blockers[0].code
+        return Blocker(code, "; ".join(b.message for b in blockers), tuple(g for b in blockers for g in b.groups),
+                       tuple(dict.fromkeys(r for b in blockers for r in b.remedies)))
+
+    @property
+    def complete(self) -> bool:
+        return all(s.complete for s in self.slices)
+
+    @property
+    def changed(self) -> bool:
+        return any(s.changed for s in self.slices)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return tuple(n for s in self.slices for n in s.notes)
+
+
+def plan(observations: Sequence[SliceObservation], slices: int, target_revision: str, roles: Sequence[RoleTarget],
+         *, progress_deadline_seconds: float | None = None, new_scaled_at: Mapping[int, float] | None = None,
+         now: float | None = None) -> DisaggregatedPlan:
+    """Every slice ``0..slices-1`` planned independently (an unobserved slice is empty: created at
+    its target), observed slices ``>= slices`` deleted."""
+    by_slice = {o.slice: o for o in observations}
+    out = []
+    for i in range(slices):
+        obs = by_slice.get(i, SliceObservation(i))
+        out.append(plan_slice(obs, target_revision, roles, progress_deadline_seconds=progress_deadline_seconds,
+                              new_scaled_at=(new_scaled_at or {}).get(i), now=now))
+    out += [removed_slice(by_slice[i], target_revision) for i in sorted(by_slice) if i >= slices]
+    return DisaggregatedPlan(target_revision, tuple(r.name for r in roles), tuple(out))

@@ -247,14 +247,16 @@ def stage_row(n: int, stage: Stage, replicas: int, note: str) -> TraceRow:
 
 def predicted_row(n: int, p: PredictedStage, replicas: int, revision: str) -> TraceRow:
     """A ``Stage.remaining`` entry as a row (one char per declared group, ordinal order)."""
-    cells = tuple(GroupCell(id=str(i), state=c, surge=_is_surge(str(i), replicas)) for i, c in enumerate(p.groups))
+    cells = tuple(GroupCell(id=gid, state=c, surge=_is_surge(gid, replicas)) for gid, c in zip(p.group_ids(), p.groups))
     return TraceRow(time=n, replicas=p.replicas, partition=p.partition or None, groups=cells, live=len(cells),
                     available=min(replicas, sum(1 for c in p.groups if c in "Uo")), revision=revision)
 
 
 def predicted_complete(p: PredictedStage, replicas: int) -> bool:
-    """A predicted stage that ends the rollout: exactly ``replicas`` groups, all ready, every group
-    at or above the partition updated (PredictedStage has no ``complete`` flag of its own)."""
+    """A predicted stage that ends the rollout: the planner's own flag when it sets one, else exactly
+    ``replicas`` groups, all ready, every group at or above the partition updated."""
+    if p.complete is not None:
+        return p.complete
     part = p.partition or 0
     return (len(p.groups) == replicas and all(c in "Uo" for c in p.groups)
             and all(c == "U" for c in p.groups[part:]))

@@ -111,6 +111,14 @@ class PredictedStage:
     replicas: int
     partition: int | None
     groups: str  # one char per group (legend above)
+    #: the group ids of ``groups``, in the same order, where they are not simply 0..n-1 (e.g.
+    #: ModelServing's sparse ordinals after a surge); empty = positions
+    ids: tuple[str, ...] = ()
+    #: the rollout is complete in this stage (None = the planner does not say)
+    complete: bool | None = None
+
+    def group_ids(self) -> tuple[str, ...]:
+        return self.ids or tuple(str(i) for i in range(len(self.groups)))
 
 
 @dataclass(frozen=True)

@@ -332,7 +332,8 @@ def predict_remaining(plan: RolePlan, **kw) -> tuple[PredictedStage, ...]:
     obs = settle(plan)
     for _ in range(MAX_PREDICTED):
         nxt = plan_role_rollout(plan.specs, plan.update_revision, obs, replicas=plan.replicas, predict=False, **kw)
-        out.append(PredictedStage(len(nxt.group_revisions), None, nxt.chars()))
+        out.append(PredictedStage(len(nxt.group_revisions), None, nxt.chars(),
+                                  ids=tuple(str(g) for g in sorted(nxt.group_revisions)), complete=nxt.complete))
         if nxt.complete or nxt.blocker is not None:
             break
         nobs = settle(nxt)

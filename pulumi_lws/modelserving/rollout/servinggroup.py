@@ -257,7 +257,8 @@ def predict_remaining(plan: ServingGroupPlan, *, current_revision: str | None = 
     for _ in range(MAX_PREDICTED):
         nxt = plan_servinggroup_rollout(plan.budget, plan.update_revision, obs, current_revision=current_revision,
                                         known_revisions=known_revisions, choices=choices, predict=False)
-        out.append(PredictedStage(len(nxt.desired), plan.budget.partition, nxt.chars()))
+        out.append(PredictedStage(len(nxt.desired), plan.budget.partition, nxt.chars(),
+                                  ids=tuple(str(o) for o in sorted(nxt.desired)), complete=nxt.complete))
         if nxt.complete or nxt.error or nxt.blocker is not None:
             break
         nobs = settle(nxt.groups)

@@ -47,6 +47,7 @@ class PredictedDsStage:
     cells: tuple[RoleCell, ...]
     branches: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    complete: bool = False  # every old replica gone and every spec role at its target
 
     def row(self) -> str:
         return " ".join(f"{c.slice}/{c.role}={c.cell}" for c in self.cells)
@@ -84,6 +85,7 @@ def predict_remaining(first: DisaggregatedPlan, observations: Sequence[SliceObse
         nxt = plan(cur_obs, slices, first.target_revision, roles)
         if not nxt.changed:
             break
-        out.append(PredictedDsStage(cells_of(nxt), tuple(s.branch for s in nxt.slices), nxt.notes))
+        done = all(line.old_after == 0 and line.new_after == line.target for s in nxt.slices for line in s.roles)
+        out.append(PredictedDsStage(cells_of(nxt), tuple(s.branch for s in nxt.slices), nxt.notes, done))
         cur_plan = nxt
     return tuple(out)

@@ -14,8 +14,9 @@ Encoding (docs/disaggregatedset.md, "Rollout decisions"):
   replica remains and new is at the target, ``exists`` = the new child is observed;
 * ``remaining``: one ``PredictedStage`` per predicted stage with ``replicas`` = Σ declared and
   ``groups`` one char per replica, per (slice, role) in the same order: ``o`` × old then ``U`` ×
-  new (the prediction assumes every replica ready); the per-role ``old|new`` of each predicted
-  stage is in ``notes``-free form in :func:`predicted_rows` (``PredictedDsStage.row()``);
+  new (the prediction assumes every replica ready), ``ids`` one per char,
+  ``"<slice>/<role>/old|new/<i>"``, ``complete`` when every old replica is gone and every role is
+  at its target; the per-role ``old|new`` is ``PredictedDsStage.cells`` / ``.row()``;
 * ``case`` the planner branch of slice 0 (``scale-up``, ``proportional-drain``, ``force-drain``,
   ``new-at-target``, ``correct-abnormal-state``, ``barrier``, ``planner-done``) or ``steady``;
 * ``notes``: held drains/raises per slice (the floor/ceiling rules), then one line per slice and
@@ -61,8 +62,10 @@ def group_views(p: DisaggregatedPlan) -> tuple[GroupView, ...]:
 
 
 def predicted_stage(ps: PredictedDsStage) -> PredictedStage:
+    ids = tuple(f"{c.slice}/{c.role}/{kind}/{i}" for c in ps.cells
+                for kind, n in (("old", c.old), ("new", c.new)) for i in range(n))
     return PredictedStage(replicas=sum(c.old + c.new for c in ps.cells), partition=None,
-                          groups="".join("o" * c.old + "U" * c.new for c in ps.cells))
+                          groups="".join("o" * c.old + "U" * c.new for c in ps.cells), ids=ids, complete=ps.complete)
 
 
 def to_stage(p: DisaggregatedPlan, remaining: Sequence[PredictedDsStage] = ()) -> Stage:

@@ -379,6 +379,9 @@ def test_stage_encoding_and_prediction_match_the_drive() -> None:
     assert stage.replicas == 10 and stage.case == "scale-up" and not stage.complete
     assert stage.remaining[0].groups == "ooooo" + "U" + "oo" + "U"
     assert stage.remaining[-1].groups == "U" * 6 + "U" * 2
+    assert stage.remaining[-1].complete and not any(r.complete for r in stage.remaining[:-1])
+    assert stage.remaining[0].ids[:6] == ("0/prefill/old/0", "0/prefill/old/1", "0/prefill/old/2", "0/prefill/old/3",
+                                          "0/prefill/old/4", "0/prefill/new/0")
     plans = drive(Cluster.converged(A, SIX_TWO), B, roles, ready_per_tick=None)
     assert [tuple((c.old, c.new) for c in r.cells) for r in remaining] == [
         tuple((line.old_after, line.new_after) for line in p.slices[0].roles) for p in plans[1:]]

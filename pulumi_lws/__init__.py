@@ -14,13 +14,14 @@ from pulumi_lws.lws.api import FieldError, LeaderWorkerSetSpecError, LeaderWorke
 
 __version__ = "0.1.0"
 
-__all__ = ["LeaderWorkerSet", "ModelServing", "LeaderWorkerSetSpec", "FieldError", "LeaderWorkerSetSpecError",
+__all__ = ["LeaderWorkerSet", "ModelServing", "DisaggregatedSet", "LeaderWorkerSetSpec", "FieldError", "LeaderWorkerSetSpecError",
            "__version__"]
 
 #: Pulumi components, imported on first use (they load the Pulumi SDK).
 _COMPONENTS = {
     "LeaderWorkerSet": "pulumi_lws.components.leaderworkerset",
     "ModelServing": "pulumi_lws.components.modelserving",
+    "DisaggregatedSet": "pulumi_lws.components.disaggregatedset",
 }
 
 

@@ -10,7 +10,8 @@ import importlib
 from pulumi_lws.core.workload import Workload, registered, workload_for, workload_of
 
 #: One module per API; each calls :func:`pulumi_lws.core.workload.register` on import.
-BUILTIN: tuple[str, ...] = ("pulumi_lws.lws.workload", "pulumi_lws.modelserving.workload")
+BUILTIN: tuple[str, ...] = ("pulumi_lws.lws.workload", "pulumi_lws.modelserving.workload",
+                            "pulumi_lws.disaggregatedset.workload")
 
 for _module in BUILTIN:
     importlib.import_module(_module)

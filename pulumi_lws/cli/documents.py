@@ -74,8 +74,8 @@ def one_workload(path: str | pathlib.Path, name: str | None = None) -> Document:
         return found[0]
     if not found:
         kinds = ", ".join(sorted({d.kind or '?' for d in docs}))
-        modelled = " or ".join(sorted(registered()))
-        message = f"no {modelled} (no workload this project models) in the file (found: {kinds})"
+        modelled = ", ".join(registered())  # registration order: LeaderWorkerSet first
+        message = f"no LeaderWorkerSet or other workload this project models ({modelled}) in the file (found: {kinds})"
     else:
         message = f"the file holds {len(found)} workloads ({listed(found)}): choose one with --name"
     raise SpecError("manifest", None, [FieldError(str(path), message)])

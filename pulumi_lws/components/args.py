@@ -79,3 +79,25 @@ def split_args(args: Any, model: type[ManifestResource], known_fields: Collectio
         raise SpecError(model.KIND, None, [FieldError(k, "unknown field") for k in unknown])
     base = base_manifest(fields.pop("manifest"), model) if "manifest" in fields else {}
     return base, fields
+
+
+def manifest_from_args(resource_name: str, args: Any, model: type[ManifestResource],
+                       field_paths: Mapping[str, tuple[str, ...]], known_fields: Collection[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(manifest, plain fields) from any accepted ``args`` form: the base manifest with every plain
+    field of ``field_paths`` set at its path, numbers as ints, ``metadata.name`` defaulting to the
+    Pulumi resource name and ``metadata.namespace`` to ``default``. Not validated yet."""
+    from pulumi_lws.core.model import ints_back
+
+    reject_outputs(args, model.KIND)
+    base, fields = split_args(args, model, known_fields)
+    manifest = copy.deepcopy(base)
+    manifest.setdefault("apiVersion", getattr(model, "model_fields")["api_version"].default)
+    manifest.setdefault("kind", model.KIND)
+    for key, path in field_paths.items():
+        if key in fields:
+            set_path(manifest, path, copy.deepcopy(fields[key]))
+    manifest = ints_back(manifest)
+    meta = manifest.setdefault("metadata", {})
+    meta.setdefault("name", resource_name)
+    meta.setdefault("namespace", "default")
+    return manifest, fields

@@ -15,14 +15,12 @@ A :class:`SpecError` raised from this module guarantees nothing was registered.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pulumi_lws.components.args import split_args as split_any_args, reject_outputs, set_path
+from pulumi_lws.components.args import manifest_from_args, split_args as split_any_args
 from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.model import ints_back
-from pulumi_lws.modelserving.api.modelserving import API_VERSION, KIND, ModelServing
+from pulumi_lws.modelserving.api.modelserving import KIND, ModelServing
 
 FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "name": ("metadata", "name"),
@@ -64,18 +62,7 @@ def build_spec(resource_name: str, args: Any) -> BuiltModelServing:
 
     ``metadata.name`` defaults to the Pulumi resource name; ``metadata.namespace`` to ``default``.
     """
-    reject_outputs(args, KIND)
-    base, fields = split_args(args)
-    manifest = copy.deepcopy(base)
-    manifest.setdefault("apiVersion", API_VERSION)
-    manifest.setdefault("kind", KIND)
-    for key, path in FIELD_PATHS.items():
-        if key in fields:
-            set_path(manifest, path, copy.deepcopy(fields[key]))
-    manifest = ints_back(manifest)
-    meta = manifest.setdefault("metadata", {})
-    meta.setdefault("name", resource_name)
-    meta.setdefault("namespace", "default")
+    manifest, fields = manifest_from_args(resource_name, args, ModelServing, FIELD_PATHS, KNOWN_FIELDS)
     in_flight = _in_flight(fields)
     ms = ModelServing.from_manifest(manifest)
     from pulumi_lws.modelserving.reconcile import max_groups_in_flight_annotation

@@ -33,6 +33,26 @@ class GroupCell:
 
 
 @dataclass(frozen=True)
+class Lane:
+    """One role of a multi-role workload (DisaggregatedSet) in a trace row: its groups on old
+    revisions and on the target revision, and how many of each are ready."""
+
+    name: str
+    old: int
+    new: int
+    old_ready: int = 0
+    new_ready: int = 0
+
+    @property
+    def text(self) -> str:
+        """``old|new``, plus the ready counts while some are not ready: ``5|2 (5|1 ready)``."""
+        base = f"{self.old}|{self.new}"
+        if (self.old_ready, self.new_ready) == (self.old, self.new):
+            return base
+        return f"{base} ({self.old_ready}|{self.new_ready} ready)"
+
+
+@dataclass(frozen=True)
 class GroupsView:
     """What a trace row shows of one observation: the controller's replicas/partition, one cell per
     group, and the live / available group counts the invariants check."""
@@ -42,6 +62,8 @@ class GroupsView:
     cells: tuple[GroupCell, ...]
     live: int
     available: int
+    #: multi-role workloads: one lane per role; the stage table shows these instead of group cells
+    lanes: tuple[Lane, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -61,10 +83,12 @@ class TraceRow:
     # Pods given webhook-equivalent labels (``stage.is_webhook_labels`` actions) while in this
     # state: counted, never listed in ``actions``, and no reason for a row of its own.
     labelled: tuple[str, ...] = ()
+    lanes: tuple[Lane, ...] = ()  # see GroupsView.lanes
 
     def to_json(self) -> dict:
         d = asdict(self)
         d["groups"] = [asdict(g) for g in self.groups]
+        d["lanes"] = [asdict(lane) for lane in self.lanes]
         d["actions"] = list(self.actions)
         d["labelled"] = list(self.labelled)
         return d
@@ -115,15 +139,18 @@ def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_parti
 
     Description = the row's note, plus (``details``) its blocker, actions and how many pods got
     webhook-equivalent labels (``labelled N pods``: summarised, never listed)."""
-    cols = _columns(rows)
+    lanes = list(dict.fromkeys(lane.name for row in rows for lane in row.lanes))
+    cols = [] if lanes else _columns(rows)
     head = ["Stage"] + (["Partition"] if show_partition else []) + ["Replicas"]
+    head += [f"{name} old|new" for name in lanes]
     head += [group_label(gid) + (" (Surge)" if surge and gid.isdigit() else "") for gid, surge in cols]
     head += ["Live", "Available", "Description"]
     body = []
     for i, row in enumerate(rows, 1):
         cells = {g.id: g.glyph for g in row.groups}
         line = [f"Stage {i}"] + ([str(row.partition if row.partition is not None else "-")] if show_partition else [])
-        line += [str(row.replicas)] + [cells.get(gid, "") for gid, _ in cols]
+        by_lane = {lane.name: lane.text for lane in row.lanes}
+        line += [str(row.replicas)] + [by_lane.get(name, "") for name in lanes] + [cells.get(gid, "") for gid, _ in cols]
         desc = row.note
         if row.blocker and details:
             desc = (desc + "; " if desc else "") + f"blocked: {row.blocker}"
@@ -170,4 +197,7 @@ def rows_changed(rows: Iterable[TraceRow]) -> list[TraceRow]:
 
 
 def _same(a: TraceRow, b: TraceRow) -> bool:
-    return (a.replicas, a.partition, a.groups, a.blocker, a.live, a.available) == (b.replicas, b.partition, b.groups, b.blocker, b.live, b.available) and not b.actions
+    # multi-role rows show lanes, not group cells: a change only inside a lane's groups is no new row
+    groups_a, groups_b = (a.groups, b.groups) if not (a.lanes or b.lanes) else ((), ())
+    return ((a.replicas, a.partition, groups_a, a.lanes, a.blocker, a.live, a.available)
+            == (b.replicas, b.partition, groups_b, b.lanes, b.blocker, b.live, b.available) and not b.actions)

@@ -1,5 +1,5 @@
-"""Component provider entry point: serves ``lws:index:LeaderWorkerSet`` and ``lws:index:ModelServing``
-to every Pulumi language.
+"""Component provider entry point: serves ``lws:index:LeaderWorkerSet``, ``lws:index:ModelServing`` and
+``lws:index:DisaggregatedSet`` to every Pulumi language.
 
 Launched by the Pulumi CLI through ``PulumiPlugin.yaml`` (``pulumi package add <repo>``); it
 starts a gRPC server for the engine, so it cannot run without the CLI. The schema it serves can
@@ -16,9 +16,10 @@ except ModuleNotFoundError:  # pragma: no cover
 from pulumi_lws import __version__  # noqa: E402
 from pulumi_lws.components.leaderworkerset import LeaderWorkerSet  # noqa: E402
 from pulumi_lws.components.modelserving import ModelServing  # noqa: E402
+from pulumi_lws.components.disaggregatedset import DisaggregatedSet  # noqa: E402
 
 NAME = "lws"
-COMPONENTS = [LeaderWorkerSet, ModelServing]
+COMPONENTS = [LeaderWorkerSet, ModelServing, DisaggregatedSet]
 
 
 def schema() -> str:

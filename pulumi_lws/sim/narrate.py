@@ -36,6 +36,8 @@ def narrate(rows: Sequence[TraceRow], *, first_note: str = "") -> list[TraceRow]
 def describe(prev: TraceRow, row: TraceRow, rolled: bool = True) -> list[str]:
     """What changed from ``prev`` to ``row``: a rollout start first, otherwise the readiness
     change that let the planner move first, then what it moved."""
+    if row.lanes:
+        return _lanes(prev, row)
     ready, others = _groups(prev, row)
     shape = _shape(prev, row)
     parts = shape + ready + others if prev.revision != row.revision else ready + shape + others
@@ -44,6 +46,25 @@ def describe(prev: TraceRow, row: TraceRow, rolled: bool = True) -> list[str]:
     else:
         parts += _waiting(prev, row)
     if row.blocker and row.blocker_code not in WAITING_CODES and row.blocker != prev.blocker:
+        parts.append(_blocked(row))
+    return parts
+
+
+def _lanes(prev: TraceRow, row: TraceRow) -> list[str]:
+    """Multi-role rows: what each role's old|new groups did ("prefill 6|0 -> 6|1", "decode ready"),
+    then completion or a spelled-out blocker."""
+    before = {lane.name: lane for lane in prev.lanes}
+    moved, ready = [], []
+    for lane in row.lanes:
+        was = before.get(lane.name)
+        if was is None or (was.old, was.new) != (lane.old, lane.new):
+            moved.append(f"{lane.name} {was.old if was else 0}|{was.new if was else 0} -> {lane.old}|{lane.new}")
+        elif (was.old_ready, was.new_ready) != (lane.old_ready, lane.new_ready):
+            ready.append(f"{lane.name} {lane.new_ready}/{lane.new} new ready")
+    parts = ready + moved
+    if all(lane.old == 0 and lane.new_ready == lane.new for lane in row.lanes) and any(l.old for l in prev.lanes):
+        parts.append("rolling update complete")
+    if row.blocker and row.blocker_code not in WAITING_CODES + ("waiting-for-roles",) and row.blocker != prev.blocker:
         parts.append(_blocked(row))
     return parts
 

@@ -169,7 +169,7 @@ class Runner:
                        revision=self.spec.workload.target_revision(self._parsed()),
                        actions=actions, blocker=str(blocker) if blocker else None, note=note,
                        case=stage.case if stage else None, blocker_code=blocker.code if blocker else None,
-                       labelled=labelled)
+                       labelled=labelled, lanes=view.lanes)
         self.rows.append(row)
         self.violations += self.budget.check(row)
         return row

@@ -15,8 +15,8 @@ LWS_DOC = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet
 
 
 def test_builtin_apis_are_registered_by_importing_pulumi_lws_workloads() -> None:
-    assert BUILTIN == ("pulumi_lws.lws.workload", "pulumi_lws.modelserving.workload")
-    assert set(registered()) == {"LeaderWorkerSet", "ModelServing"}
+    assert BUILTIN == ("pulumi_lws.lws.workload", "pulumi_lws.modelserving.workload", "pulumi_lws.disaggregatedset.workload")
+    assert set(registered()) == {"LeaderWorkerSet", "ModelServing", "DisaggregatedSet"}
 
 
 def test_dispatch_by_kind_and_by_manifest() -> None:
@@ -24,7 +24,7 @@ def test_dispatch_by_kind_and_by_manifest() -> None:
     assert workload_of(LWS_DOC) is lws
     assert workload_of({"apiVersion": "v1", "kind": "Service"}) is None
     assert workload_of("not a mapping") is None  # type: ignore[arg-type]
-    with pytest.raises(KeyError, match=r"no workload API for kind 'ModelServingX' \(known: LeaderWorkerSet, ModelServing\)"):
+    with pytest.raises(KeyError, match=r"no workload API for kind 'ModelServingX' \(known: DisaggregatedSet, LeaderWorkerSet, ModelServing\)"):
         workload_for("ModelServingX")
 
 

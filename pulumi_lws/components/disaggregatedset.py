@@ -1,0 +1,73 @@
+"""``lws:index:DisaggregatedSet``: one Pulumi component = one DisaggregatedSet, one stage per ``up``.
+
+A thin adapter on :class:`pulumi_lws.components.base.WorkloadComponent` (which observes,
+reconciles, registers children with ``parent=self`` and ``depends_on``, and runs actions): this
+module only documents the arguments, builds the spec
+(:mod:`pulumi_lws.components.disaggregatedset_args`, raising before anything registers) and
+publishes the DisaggregatedSet outputs. Every child LeaderWorkerSet is expanded into native
+objects by the project's LeaderWorkerSet pipeline.
+"""
+
+from typing import Any, Optional, TypedDict
+
+import pulumi
+
+from pulumi_lws.components.base import WorkloadComponent, stage_outputs
+from pulumi_lws.components.disaggregatedset_args import build_spec
+
+TYPE = "lws:index:DisaggregatedSet"
+
+__all__ = ["DisaggregatedSet", "DisaggregatedSetArgs", "TYPE"]
+
+
+class DisaggregatedSetArgs(TypedDict, total=False):
+    """Arguments of a DisaggregatedSet: an upstream ``manifest``, individual fields, or both (fields win)."""
+
+    manifest: pulumi.Input[Any]
+    """An upstream ``disaggregatedset.x-k8s.io/v1`` DisaggregatedSet manifest (object or YAML text)."""
+    name: pulumi.Input[str]
+    """``metadata.name`` (default: the manifest's, else the resource name)."""
+    namespace: pulumi.Input[str]
+    """Namespace of every object (default: the manifest's, else ``default``)."""
+    roles: pulumi.Input[list[Any]]
+    """``spec.roles`` as upstream: each ``{name, scaling, metadata, spec: <LeaderWorkerSet spec>}``."""
+    slices: pulumi.Input[int]
+    """Independent copies of the whole role topology (default 1)."""
+    placement_policy: pulumi.Input[Any]
+    """``spec.placementPolicy``: ``{type: None | ExclusiveSlice | ExclusiveTopology, topology}``."""
+    progress_deadline_seconds: pulumi.Input[float]
+    """A new revision not ready this long after its last scale-up is reported as the blocker
+    ``progress-deadline-exceeded`` (old capacity kept). Default 600; 0 disables."""
+
+
+class DisaggregatedSet(WorkloadComponent):
+    """A DisaggregatedSet (prefill/decode roles of LeaderWorkerSets rolled in proportional lockstep)
+    without an operator.
+
+    Each ``pulumi up`` observes the cluster and applies exactly one safe stage; run ``pulumi up``
+    again (or ``pulumi-lws rollout``) until ``stage.complete`` is true.
+    """
+
+    revision: pulumi.Output[str]
+    """Target revision (upstream ``ComputeRevision``: role names and leaderWorkerTemplates)."""
+    stage: pulumi.Output[dict[str, Any]]
+    """This stage: policy, replicas, complete, and per role ``old|new`` replicas."""
+    blocker: pulumi.Output[Optional[str]]
+    """Why the rollout cannot advance ("code: message"), or null."""
+    remaining_stages: pulumi.Output[list[dict[str, Any]]]
+    """Predicted stages after this one."""
+    actions: pulumi.Output[list[str]]
+    """Imperative actions of this stage (the children's, executed on update only)."""
+    status: pulumi.Output[dict[str, Any]]
+    """roleStatuses (replicas, readyReplicas, updatedReplicas per role) and the Available/Progressing condition."""
+
+    def __init__(self, name: str, args: DisaggregatedSetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+        from pulumi_lws.disaggregatedset.workload import WORKLOAD
+
+        built = build_spec(name, args)  # raises SpecError before anything is registered
+        super().__init__(TYPE, name, {}, opts)
+        options = WORKLOAD.options(progress_deadline_seconds=built.progress_deadline_seconds)
+        snapshot, result, action_lines = self._reconcile(name, WORKLOAD, built.ds, options)
+        outputs = stage_outputs(result.stage, action_lines)
+        outputs["stage"] = {**outputs["stage"], "roles": [n for n in result.stage.notes if "->" in n]}
+        self._publish_outputs({**outputs, "status": WORKLOAD.status(built.ds, snapshot, result.stage)})

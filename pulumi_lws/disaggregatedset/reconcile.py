@@ -1,0 +1,148 @@
+"""The one place where observe -> plan -> render is wired for DisaggregatedSet (pure: no Pulumi, no I/O).
+
+``reconcile(ds, snapshot)``: read every child LeaderWorkerSet the cluster shows (one Scope for the
+whole set: :func:`~pulumi_lws.disaggregatedset.observe.observe_children`), plan one stage per slice
+(:func:`~pulumi_lws.disaggregatedset.rollout.stage_planner.plan`: the barrier, upstream's
+proportional planner, the drain newest revision first), and expand every declared child through the
+project's LeaderWorkerSet pipeline (:func:`~pulumi_lws.disaggregatedset.render.render_children`),
+plus the ``<lws>-prv`` Services of every revision ready on all roles. No state between calls: the
+planner's baseline is the ``initial-replicas`` annotation recorded on the old children.
+
+Invariants:
+* each child's objects are exactly what the LWS pipeline renders for it (plus the four DS labels
+  on their metadata), so a child rolls, heals and scales as a LeaderWorkerSet does;
+* a revision's Services exist only while that revision has a ready group on every spec role;
+* the stage's actions are the children's own actions (Hash-mode gates, failure handling).
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+from pulumi_lws.core.dependencies import check_dependency_order
+from pulumi_lws.core.snapshot import Snapshot, labels_of
+from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.disaggregatedset import labels as DL
+from pulumi_lws.disaggregatedset.api.disaggregatedset import DisaggregatedSet
+from pulumi_lws.disaggregatedset.observe import ChildState, observe_children, revisions_newest_first
+from pulumi_lws.disaggregatedset.planner import extract_rolling_update_config
+from pulumi_lws.disaggregatedset.render import render_children, services
+from pulumi_lws.disaggregatedset.revision import compute_revision
+from pulumi_lws.disaggregatedset.rollout.observation import (ChildObservation, RevisionObservation, RoleTarget,
+                                                           SliceObservation)
+from pulumi_lws.disaggregatedset.rollout.predict import predict_remaining
+from pulumi_lws.disaggregatedset.rollout.stage import to_stage
+from pulumi_lws.disaggregatedset.rollout.stage_planner import DisaggregatedPlan, plan
+from pulumi_lws.lws.reconcile import ReconcileOptions
+from pulumi_lws.lws.rollout.failure.restart_budget import parse_timestamp
+
+#: A new revision whose replicas have not all become ready this long after its last scale-up is
+#: reported as the blocker ``progress-deadline-exceeded`` (old capacity kept). Annotation to
+#: override it per DisaggregatedSet (seconds; "0" disables it).
+PROGRESS_DEADLINE_ANNOTATION = "pulumi-lws.io/progress-deadline-seconds"
+DEFAULT_PROGRESS_DEADLINE_SECONDS = 600.0
+
+
+@dataclass(frozen=True)
+class DisaggregatedSetOptions:
+    """Choices outside the upstream API: the progress deadline (None: the annotation, else 600 s)
+    and the options every child LeaderWorkerSet is reconciled with."""
+
+    progress_deadline_seconds: float | None = None
+    children: ReconcileOptions = ReconcileOptions()
+
+
+def progress_deadline(ds: DisaggregatedSet, options: DisaggregatedSetOptions) -> float | None:
+    if options.progress_deadline_seconds is not None:
+        return options.progress_deadline_seconds or None
+    raw = ds.metadata.annotations.get(PROGRESS_DEADLINE_ANNOTATION)
+    if raw is not None and str(raw).isdigit():
+        return float(raw) or None
+    return DEFAULT_PROGRESS_DEADLINE_SECONDS
+
+
+def role_targets(ds: DisaggregatedSet) -> tuple[RoleTarget, ...]:
+    """Each spec role's per-slice target and resolved budgets (External roles: None = keep what runs)."""
+    out = []
+    for role in ds.roles:
+        target = None if role.external else role.replicas
+        cfg = role.spec.rollout_strategy.rolling_update_configuration
+        config = extract_rolling_update_config(cfg.max_surge, cfg.max_unavailable, target or 0,
+                                               ds.rolling_update_config_given(role))
+        out.append(RoleTarget(role.name, target, config, role.external))
+    return tuple(out)
+
+
+def slice_observations(children: Sequence[ChildState]) -> tuple[SliceObservation, ...]:
+    """The observed children grouped per slice and revision, revisions newest first."""
+    by_slice: dict[int, dict[str, dict[str, ChildObservation]]] = defaultdict(lambda: defaultdict(dict))
+    for c in children:
+        if c.being_deleted:
+            continue
+        by_slice[c.slice][c.revision][c.role] = ChildObservation(c.replicas, c.ready, c.initial_replicas)
+    out = []
+    for s in sorted(by_slice):
+        order = [r for r in revisions_newest_first(children, s) if r in by_slice[s]]
+        out.append(SliceObservation(s, tuple(RevisionObservation(r, by_slice[s][r]) for r in order)))
+    return tuple(out)
+
+
+def last_scale_up(snapshot: Snapshot, revision: str) -> dict[int, float]:
+    """Per slice, the newest creationTimestamp of a pod of ``revision``: when its replicas were last
+    increased (read from the cluster; the progress deadline counts from there)."""
+    out: dict[int, float] = {}
+    for pod in snapshot.list("Pod", **{DL.REVISION: revision}):
+        ts = parse_timestamp((pod.get("metadata") or {}).get("creationTimestamp"))
+        slice_label = labels_of(pod).get(DL.SLICE, "0")
+        if ts is not None and slice_label.isdigit():
+            out[int(slice_label)] = max(out.get(int(slice_label), ts), ts)
+    return out
+
+
+def ready_on_all_roles(ds: DisaggregatedSet, children: Iterable[ChildState], declared: Iterable[Any]) -> list[str]:
+    """Revisions with a ready group on every spec role and still declared: their Services exist
+    (upstream creates them once the revision is ready on all roles, the target first)."""
+    ready: dict[str, set[str]] = defaultdict(set)
+    for c in children:
+        if c.ready >= 1 and not c.being_deleted:
+            ready[c.revision].add(c.role)
+    still = {c.revision for c in declared}
+    roles = set(ds.role_names)
+    target = compute_revision(ds)
+    revs = sorted((r for r, have in ready.items() if roles <= have and r in still), key=lambda r: (r != target, r))
+    return revs
+
+
+def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
+              options: DisaggregatedSetOptions = DisaggregatedSetOptions()) -> Reconciled:
+    """Plan one stage for ``ds`` against ``snapshot`` and render the objects it needs."""
+    target = compute_revision(ds)
+    children = observe_children(ds, snapshot)
+    observations = slice_observations(children)
+    roles = role_targets(ds)
+    deadline = progress_deadline(ds, options)
+    p: DisaggregatedPlan = plan(observations, ds.slices, target, roles, progress_deadline_seconds=deadline,
+                                new_scaled_at=last_scale_up(snapshot, target) if deadline else None, now=snapshot.now)
+    remaining = predict_remaining(p, observations, ds.slices, roles)
+    rendered = render_children(ds, p.declared, snapshot, options=options.children)
+    svc = services(ds, ready_on_all_roles(ds, children, p.declared), range(ds.slices))
+    manifests = (*rendered.manifests, *svc)
+    check_dependency_order(manifests, rendered.dependencies)
+    stage = to_stage(p, remaining)
+    actions = tuple(a for name in sorted(rendered.stages) for a in rendered.stages[name].actions)
+    stage = dataclasses.replace(stage, actions=stage.actions + actions)
+    return Reconciled(stage=stage, manifests=manifests, catalog=p, dependencies=rendered.dependencies)
+
+
+def status_of(ds: DisaggregatedSet, snapshot: Snapshot) -> dict[str, Any]:
+    """Upstream ``updateStatus`` over what the cluster shows: roleStatuses and the condition."""
+    from pulumi_lws.disaggregatedset.status import ChildStatus, update_status
+
+    target = compute_revision(ds)
+    children = [c for c in observe_children(ds, snapshot) if not c.being_deleted]
+    statuses = [ChildStatus(c.role, c.revision, c.replicas, c.ready, c.updated if c.revision == target else 0, c.slice)
+                for c in children]
+    roles = [(r.name, None if r.external else r.replicas) for r in ds.roles]
+    return update_status(roles, statuses, target, ds.slices).to_wire()

@@ -1,0 +1,104 @@
+"""DisaggregatedSet as the shells see it: the :class:`~pulumi_lws.core.workload.Workload` contract.
+
+Registered on import; the shells reach it through :func:`pulumi_lws.core.workload.workload_for`.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pulumi_lws.core.ports import Scope
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.trace import GroupCell, GroupsView, Lane
+from pulumi_lws.core.workload import Budgets, Reconciled, register
+from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
+from pulumi_lws.disaggregatedset.api.disaggregatedset import API_VERSION, KIND, DisaggregatedSet
+from pulumi_lws.disaggregatedset.observe import ds_scope, observe_children, split_by_child
+from pulumi_lws.disaggregatedset.reconcile import DisaggregatedSetOptions, role_targets, status_of
+from pulumi_lws.disaggregatedset.revision import compute_revision
+from pulumi_lws.lws.reconcile import ReconcileOptions
+from pulumi_lws.lws.rollout.placement import needs_nodes
+from pulumi_lws.lws.trace_view import read_groups
+
+
+class DisaggregatedSetWorkload:
+    """``disaggregatedset.x-k8s.io/v1`` DisaggregatedSet: roles of LeaderWorkerSets rolled in lockstep."""
+
+    kind = KIND
+    api_version = API_VERSION
+
+    def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> DisaggregatedSet:
+        return DisaggregatedSet.from_manifest(dict(manifest), namespace=namespace, validate=validate)
+
+    def validate_update(self, spec: DisaggregatedSet, old: DisaggregatedSet) -> None:
+        spec.validate(old)
+
+    def identity(self, spec: DisaggregatedSet) -> tuple[str, str]:
+        return spec.namespace, spec.name
+
+    def options(self, **choices: Any) -> DisaggregatedSetOptions:
+        children = {k: v for k, v in choices.items() if k in ("update_order", "gang_provider", "volcano_queue") and v}
+        return DisaggregatedSetOptions(progress_deadline_seconds=choices.get("progress_deadline_seconds"),
+                                       children=ReconcileOptions(**children))
+
+    def scope(self, spec: DisaggregatedSet, *, nodes: bool | None = None) -> Scope:
+        if nodes is None:
+            nodes = spec.placement_type != "None" or any(needs_nodes(spec.role_spec_as_lws(r)) for r in spec.roles)
+        return ds_scope(spec.namespace, spec.name, nodes=nodes)
+
+    def reconcile(self, spec: DisaggregatedSet, snapshot: Snapshot, options: DisaggregatedSetOptions | None = None) -> Reconciled:
+        # through the module, so tests can monkeypatch ``pulumi_lws.disaggregatedset.reconcile.reconcile``
+        return _reconcile_module.reconcile(spec, snapshot, options or DisaggregatedSetOptions())
+
+    def budgets(self, spec: DisaggregatedSet) -> dict[str, Budgets]:
+        """Per role (every slice together) the ceiling ``target + maxSurge`` and the floor
+        ``target - maxUnavailable`` of its groups; ``""``: their sums over the roles."""
+        out: dict[str, Budgets] = {}
+        for t in role_targets(spec):
+            replicas = (t.replicas or 0) * spec.slices
+            out[t.name] = Budgets(replicas, t.config.max_surge * spec.slices, t.config.max_unavailable * spec.slices)
+        out[""] = Budgets(sum(b.replicas for b in out.values()), sum(b.max_surge for b in out.values()),
+                          sum(b.max_unavailable for b in out.values()))
+        return out
+
+    def status(self, spec: DisaggregatedSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
+        return status_of(spec, snapshot)
+
+    def target_revision(self, spec: DisaggregatedSet) -> str:
+        return compute_revision(spec)
+
+    def trace_view(self, spec: DisaggregatedSet, snapshot: Snapshot) -> GroupsView:
+        """One cell per group of every child, ``<slice>/<role>/<revision>/<i>``: U/u on the target
+        revision, o/x on an old one. Live = groups of every child; available = ready groups."""
+        target = compute_revision(spec)
+        parts = split_by_child(snapshot)
+        cells: list[GroupCell] = []
+        live = available = 0
+        lanes: dict[str, list[int]] = {}
+        for s in range(spec.slices):
+            for role in spec.role_names:
+                lanes[role if spec.slices == 1 else f"{s}/{role}"] = [0, 0, 0, 0]
+        for child in sorted(observe_children(spec, snapshot), key=lambda c: (c.slice, c.role, c.revision != target, c.name)):
+            lws = spec.role_spec_as_lws(child.role) if child.role in spec.role_names else None
+            size = lws.size if lws is not None else 1
+            view = read_groups(parts.get(child.name, snapshot), child.name, child.replicas, size, "", child.hash_mode)
+            updated = child.revision == target
+            for cell in view.cells:
+                ready = cell.state in "Uo"
+                state = ("U" if ready else "u") if updated else ("o" if ready else "x")
+                if cell.state == "-":
+                    state = "-"
+                cells.append(GroupCell(id=f"{child.slice}/{child.role}/{child.revision[:8]}/{cell.id}", state=state,
+                                       revision=child.revision, detail=cell.detail))
+            live += view.live
+            available += view.available
+            lane = lanes.setdefault(child.role if spec.slices == 1 else f"{child.slice}/{child.role}", [0, 0, 0, 0])
+            k = 1 if updated else 0
+            lane[k] += view.live
+            lane[k + 2] += view.available
+        replicas = self.budgets(spec)[""].replicas
+        return GroupsView(replicas=replicas, partition=None, cells=tuple(cells), live=live, available=available,
+                          lanes=tuple(Lane(name, *counts) for name, counts in lanes.items()))
+
+
+WORKLOAD = register(DisaggregatedSetWorkload())

@@ -74,3 +74,14 @@ def test_schema_serves_the_modelserving_component():
     outputs = resource["properties"]
     for key in ("selector", "revision", "stage", "blocker", "remainingStages", "actions", "status"):
         assert key in outputs and outputs[key].get("description"), key
+
+
+def test_schema_serves_the_disaggregatedset_component():
+    resource = _schema()["resources"]["lws:index:DisaggregatedSet"]
+    assert resource["isComponent"] is True
+    inputs = resource["inputProperties"]
+    assert set(inputs) == {"manifest", "name", "namespace", "roles", "slices", "placementPolicy", "progressDeadlineSeconds"}
+    assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["slices"]["type"] == "integer"
+    outputs = resource["properties"]
+    for key in ("revision", "stage", "blocker", "remainingStages", "actions", "status"):
+        assert key in outputs and outputs[key].get("description"), key

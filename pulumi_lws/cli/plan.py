@@ -238,18 +238,32 @@ def stage_row(n: int, stage: Stage, replicas: int, note: str) -> TraceRow:
         state = ("U" if ready else "u") if g.updated else ("o" if ready else "x")
         cells.append(GroupCell(id=g.id, state=state, revision=g.revision, surge=_is_surge(g.id, replicas),
                                detail="" if declared else "terminating"))
+    live, available = len(cells), min(replicas, sum(1 for c in cells if c.state in "Uo" and not c.detail))
+    if stage.lanes:  # multi-role: the lanes count groups, the stage's views are per role
+        live, available = lanes_live(stage.lanes), lanes_available(stage.lanes)
     return TraceRow(time=n, replicas=stage.replicas, partition=stage.partition or None, groups=tuple(cells),
-                    live=len(cells), available=min(replicas, sum(1 for c in cells if c.state in "Uo" and not c.detail)),
+                    live=live, available=available,
                     revision=stage.target_revision, note=note, case=stage.case,
                     blocker=str(stage.blocker) if stage.blocker else None,
-                    blocker_code=stage.blocker.code if stage.blocker else None)
+                    blocker_code=stage.blocker.code if stage.blocker else None, lanes=stage.lanes)
 
 
 def predicted_row(n: int, p: PredictedStage, replicas: int, revision: str) -> TraceRow:
     """A ``Stage.remaining`` entry as a row (one char per declared group, ordinal order)."""
     cells = tuple(GroupCell(id=gid, state=c, surge=_is_surge(gid, replicas)) for gid, c in zip(p.group_ids(), p.groups))
-    return TraceRow(time=n, replicas=p.replicas, partition=p.partition or None, groups=cells, live=len(cells),
-                    available=min(replicas, sum(1 for c in p.groups if c in "Uo")), revision=revision)
+    live, available = len(cells), min(replicas, sum(1 for c in p.groups if c in "Uo"))
+    if p.lanes:
+        live, available = lanes_live(p.lanes), lanes_available(p.lanes)
+    return TraceRow(time=n, replicas=p.replicas, partition=p.partition or None, groups=cells, live=live,
+                    available=available, revision=revision, lanes=p.lanes)
+
+
+def lanes_live(lanes) -> int:
+    return sum(lane.old + lane.new for lane in lanes)
+
+
+def lanes_available(lanes) -> int:
+    return sum(lane.old_ready + lane.new_ready for lane in lanes)
 
 
 def predicted_complete(p: PredictedStage, replicas: int) -> bool:
@@ -274,7 +288,8 @@ def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mappi
     stage = workload.reconcile(new, snapshot, workload.options(**dict(choices or {}))).stage
     target = workload.target_revision(new)
     rows = [TraceRow(time=0, replicas=before.replicas, partition=before.partition, groups=before.cells,
-                     live=before.live, available=before.available, revision=workload.target_revision(old))]
+                     live=before.live, available=before.available, revision=workload.target_revision(old),
+                     lanes=workload.trace_view(new, snapshot).lanes)]  # lanes read old|new against NEW
     rows.append(stage_row(1, stage, replicas, "apply NEW"))
     rows += [predicted_row(n, p, replicas, target) for n, p in enumerate(stage.remaining, 2)]
     rows = narrate(rows_changed(rows), first_note="before: every OLD group ready")

@@ -69,5 +69,7 @@ class DisaggregatedSet(WorkloadComponent):
         options = WORKLOAD.options(progress_deadline_seconds=built.progress_deadline_seconds)
         snapshot, result, action_lines = self._reconcile(name, WORKLOAD, built.ds, options)
         outputs = stage_outputs(result.stage, action_lines)
-        outputs["stage"] = {**outputs["stage"], "roles": [n for n in result.stage.notes if "->" in n]}
+        outputs["stage"] = {**outputs["stage"], "roles": [
+            {"name": lane.name, "old": lane.old, "new": lane.new, "oldReady": lane.old_ready, "newReady": lane.new_ready}
+            for lane in result.stage.lanes]}
         self._publish_outputs({**outputs, "status": WORKLOAD.status(built.ds, snapshot, result.stage)})

@@ -105,6 +105,26 @@ class Blocker:
 
 
 @dataclass(frozen=True)
+class Lane:
+    """One role of a multi-role workload (DisaggregatedSet) in a trace row: its groups on old
+    revisions and on the target revision, and how many of each are ready."""
+
+    name: str
+    old: int
+    new: int
+    old_ready: int = 0
+    new_ready: int = 0
+
+    @property
+    def text(self) -> str:
+        """``old|new``, plus the ready counts while some are not ready: ``5|2 (5|1 ready)``."""
+        base = f"{self.old}|{self.new}"
+        if (self.old_ready, self.new_ready) == (self.old, self.new):
+            return base
+        return f"{base} ({self.old_ready}|{self.new_ready} ready)"
+
+
+@dataclass(frozen=True)
 class PredictedStage:
     """A future stage, assuming groups become ready in rollout order."""
 
@@ -116,6 +136,8 @@ class PredictedStage:
     ids: tuple[str, ...] = ()
     #: the rollout is complete in this stage (None = the planner does not say)
     complete: bool | None = None
+    #: multi-role workloads: each role's old|new groups after this stage (stage tables show these)
+    lanes: tuple[Lane, ...] = ()
 
     def group_ids(self) -> tuple[str, ...]:
         return self.ids or tuple(str(i) for i in range(len(self.groups)))
@@ -145,6 +167,8 @@ class Stage:
     #: Old revisions whose ControllerRevision stays declared although no group is rendered on it
     #: this stage: pods still run it, or the leader StatefulSet may recreate pods from it (Ordinal).
     kept_revisions: tuple[str, ...] = ()
+    #: multi-role workloads: each role's old|new groups after this stage (stage tables show these)
+    lanes: tuple[Lane, ...] = ()
 
     @property
     def group_chars(self) -> str:

@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Iterable, Sequence
 
+from pulumi_lws.core.stage import Lane
+
 GLYPHS = {"U": "✅", "o": "❎", "u": "⏳", "x": "⏳", "-": "  "}
 
 
@@ -30,26 +32,6 @@ class GroupCell:
         if self.detail == "terminating":
             return "🗑️"
         return base
-
-
-@dataclass(frozen=True)
-class Lane:
-    """One role of a multi-role workload (DisaggregatedSet) in a trace row: its groups on old
-    revisions and on the target revision, and how many of each are ready."""
-
-    name: str
-    old: int
-    new: int
-    old_ready: int = 0
-    new_ready: int = 0
-
-    @property
-    def text(self) -> str:
-        """``old|new``, plus the ready counts while some are not ready: ``5|2 (5|1 ready)``."""
-        base = f"{self.old}|{self.new}"
-        if (self.old_ready, self.new_ready) == (self.old, self.new):
-            return base
-        return f"{base} ({self.old_ready}|{self.new_ready} ready)"
 
 
 @dataclass(frozen=True)

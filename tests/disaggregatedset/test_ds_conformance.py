@@ -120,15 +120,38 @@ def inputs(draw):
     return initial, target, cfg
 
 
+def run_to_done(initial, target, cfg, cap: int) -> list:
+    """Every step of the planner until it says DONE (the controller has no cap), at most ``cap``."""
+    cur = compute_all_steps(initial, target, cfg)[0]
+    steps = [cur]
+    for _ in range(cap):
+        nxt = compute_next_step(initial, cur.old, cur.new, target, cfg)
+        if nxt is None:
+            return steps
+        steps.append(nxt)
+        cur = nxt
+    raise AssertionError(f"no DONE within {cap} steps")
+
+
+#: Upstream fact found by the property below: ComputeAllSteps's cap (2·max + 10) is too small for
+#: some rollouts the planner does finish, e.g. (12, 12) -> (1, 12) with the default budgets needs
+#: 35 steps (drain one role to its target first, then convert the other one group at a time). The
+#: controller itself has no cap, so termination is checked with a looser bound (4·max + 10).
+def test_upstream_all_steps_cap_is_too_small_for_a_one_role_scale_down() -> None:
+    initial, target, cfg = (12, 12), (1, 12), (DEFAULT_CONFIG,) * 2
+    assert len(run_to_done(initial, target, cfg, 200)) - 1 == 35 > max_steps(initial, target)
+    truncated = compute_all_steps(initial, target, cfg)[-1]
+    assert truncated.old != (0, 0)  # upstream's ComputeAllSteps stops before the end
+
+
 @settings(max_examples=300)
 @given(inputs())
-def test_every_rollout_completes_within_the_cap(args) -> None:
+def test_every_rollout_completes(args) -> None:
     initial, target, cfg = args
-    steps = compute_all_steps(initial, target, cfg)
+    bound = 4 * max(max(initial), max(target), 0) + 10
+    steps = run_to_done(initial, target, cfg, bound)
     last = steps[-1]
     assert all(o == 0 for o in last.old) and all(n >= t for n, t in zip(last.new, target))
-    assert compute_next_step(initial, last.old, last.new, target, cfg) is None  # ended before the cap
-    assert len(steps) - 1 < max_steps(initial, target)
 
 
 @settings(max_examples=300)

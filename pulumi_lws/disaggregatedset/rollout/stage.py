@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pulumi_lws.core.stage import GroupView, PredictedStage, Stage
+from pulumi_lws.core.stage import GroupView, Lane, PredictedStage, Stage
 from pulumi_lws.disaggregatedset.rollout.predict import PredictedDsStage
 from pulumi_lws.disaggregatedset.rollout.stage_planner import (
     POLICY,
+    REMOVED_SLICE,
     STEADY,
     DisaggregatedPlan,
 )
@@ -61,19 +62,35 @@ def group_views(p: DisaggregatedPlan) -> tuple[GroupView, ...]:
     return tuple(views)
 
 
+def lane_name(slice_index: int, role: str, slices: int) -> str:
+    return role if slices == 1 else f"{slice_index}/{role}"
+
+
+def stage_lanes(p: DisaggregatedPlan) -> tuple[Lane, ...]:
+    """Each (slice, role)'s old|new after the stage; ready = what is ready now, capped by the new counts."""
+    slices = len([s for s in p.slices if s.mode != REMOVED_SLICE]) or 1
+    return tuple(Lane(lane_name(s.slice, line.role, slices), line.old_after, line.new_after,
+                      min(line.old_ready, line.old_after), min(line.new_ready, line.new_after))
+                 for s in p.slices for line in s.roles)
+
+
+def predicted_lanes(ps: PredictedDsStage) -> tuple[Lane, ...]:
+    slices = len({c.slice for c in ps.cells}) or 1
+    return tuple(Lane(lane_name(c.slice, c.role, slices), c.old, c.new, c.old, c.new) for c in ps.cells)
+
+
 def predicted_stage(ps: PredictedDsStage) -> PredictedStage:
     ids = tuple(f"{c.slice}/{c.role}/{kind}/{i}" for c in ps.cells
                 for kind, n in (("old", c.old), ("new", c.new)) for i in range(n))
     return PredictedStage(replicas=sum(c.old + c.new for c in ps.cells), partition=None,
-                          groups="".join("o" * c.old + "U" * c.new for c in ps.cells), ids=ids, complete=ps.complete)
+                          groups="".join("o" * c.old + "U" * c.new for c in ps.cells), ids=ids, complete=ps.complete,
+                          lanes=predicted_lanes(ps))
 
 
 def to_stage(p: DisaggregatedPlan, remaining: Sequence[PredictedDsStage] = ()) -> Stage:
     first = p.slices[0] if p.slices else None
     case = None if first is None else (STEADY if first.mode == STEADY else first.branch)
-    lines = tuple(f"{s.slice}/{line.role} {line.old_before}|{line.new_before} -> {line.cell}"
-                  for s in p.slices for line in s.roles)
     return Stage(policy=POLICY, target_revision=p.target_revision, replicas=sum(c.replicas for c in p.declared),
                  partition=None, group_revisions=group_revisions(p), groups=group_views(p), blocker=p.blocker,
                  complete=p.complete, case=case, remaining=tuple(predicted_stage(r) for r in remaining),
-                 notes=p.notes + lines)
+                 notes=p.notes, lanes=stage_lanes(p))

@@ -4,6 +4,12 @@ No plotting library: plain SVG text, deterministic for a given trace. From top t
 
 * the title, then (when the run ended blocked) the blocker's code and message in red;
 * group lanes (``R-<ordinal>`` / ``G-<key>``), one rectangle per state interval, surge dashed;
+  or, for multi-role rows (rows with ``lanes``: DisaggregatedSet), one **role panel** per lane
+  instead: the role's old and new *ready* groups as stacked areas (old below, new on top, so the
+  top edge is the role's ready total), its old and new *live* groups as a dashed line (the gap
+  above the areas = groups not ready), and its own floor (target - maxUnavailable) and ceiling
+  (target + maxSurge) from ``lane_budgets`` (:func:`lane_budgets`: ``Workload.budgets(spec)``
+  per role, divided per slice for ``<slice>/<role>`` lanes), each panel on its own scale;
 * a chart of live and available groups, with the availability **floor** (replicas -
   maxUnavailable) and **ceiling** (replicas + maxSurge) as dashed lines labelled on the right;
 * time ticks along the axis and a legend.
@@ -12,18 +18,22 @@ Overlays: a vertical **stage marker** at every traced reconcile that changed som
 :class:`~pulumi_lws.sim.timeline.Timeline`), labelled ``S<n>`` with the stage-table number in
 effect then; a translucent red **blocked band** over every interval whose rows carry a blocker,
 labelled with its code. Elements carry ``class`` names (``stage-marker``, ``floor``,
-``ceiling``, ``blocked``, ``time-tick``, ``grid``) and ``data-*`` values so tests can find them.
+``ceiling``, ``blocked``, ``time-tick``, ``grid``; per role ``role-lane`` groups holding
+``old-ready``/``new-ready`` areas, a ``lane-live`` line, ``lane-floor``/``lane-ceiling`` lines and
+``lane-grid`` lines) and ``data-*`` values so tests can find them.
 Invariant: every y on the chart is ``base - value / ymax * height`` with ``ymax`` at least the
 largest of live, available, replicas and ceiling, so no line leaves the chart.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
+from typing import Any
 
-from pulumi_lws.core.trace import TraceRow
+from pulumi_lws.core.trace import Lane, TraceRow
+from pulumi_lws.core.workload import Budgets
 from pulumi_lws.sim.timeline import Budget, Timeline, stage_numbers
 
 COLOURS = {"U": "#2e9e44", "o": "#8fb3d9", "u": "#f0b429", "x": "#d9534f", "-": "#eeeeee"}
@@ -31,6 +41,8 @@ LEGEND = {"U": "updated, ready", "o": "old, ready", "u": "updated, not ready", "
 FLOOR, CEILING, BLOCKED, MARKER = "#c0392b", "#7d3c98", "#d9534f", "#333333"
 LEFT, WIDTH, LANE_H, CHART_H, RIGHT = 90, 720, 18, 100, 320
 WRAP = 120  # characters per line of the blocker text
+PANEL_H, PANEL_GAP = 64, 22  # one role panel (multi-role rows) and the space above it (its title)
+OLD_FILL, NEW_FILL, LANE_LIVE = "#8fb3d9", "#7cc48a", "#333333"
 
 
 @dataclass(frozen=True)
@@ -92,10 +104,35 @@ def blocked_intervals(rows: Sequence[TraceRow], t1: float) -> list[tuple[float, 
     return out
 
 
+def lane_names(rows: Sequence[TraceRow]) -> list[str]:
+    """The role lanes of multi-role rows, in first-seen order (empty for single-role traces)."""
+    return list(dict.fromkeys(lane.name for r in rows for lane in r.lanes))
+
+
+def lane_budgets(workload: Any, spec: Any) -> dict[str, Budgets]:
+    """Per lane name the budgets its panel draws: ``workload.budgets(spec)[role]`` for a ``<role>``
+    lane (every slice together, as the trace view sums them); for ``<slice>/<role>`` lanes (several
+    slices, one lane each) the role's budgets per slice."""
+    budgets = dict(workload.budgets(spec))
+    slices = max(1, int(getattr(spec, "slices", 1) or 1))
+    out: dict[str, Budgets] = {}
+    for role, b in budgets.items():
+        if not role:
+            continue
+        if slices == 1:
+            out[role] = b
+        else:
+            for s in range(slices):
+                out[f"{s}/{role}"] = Budgets(b.replicas // slices, b.max_surge // slices, b.max_unavailable // slices)
+    return out
+
+
 def svg_timeline(rows: Sequence[TraceRow], end_time: float | None = None, title: str = "pulumi-lws simulate", *,
-                 timeline: Timeline | None = None, stages: Sequence[TraceRow] = ()) -> str:
+                 timeline: Timeline | None = None, stages: Sequence[TraceRow] = (),
+                 lane_budgets: Mapping[str, Budgets] | None = None) -> str:
     """SVG text (module doc). ``rows``: every recorded row; ``stages``: the stage table (for the
-    markers' numbers); ``timeline``: reconcile changes and budgets (no markers/budget lines without)."""
+    markers' numbers); ``timeline``: reconcile changes and budgets (no markers/budget lines without);
+    ``lane_budgets``: per role lane its budgets (:func:`lane_budgets`; no lane floor/ceiling without)."""
     if not rows:
         return '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40"><text x="10" y="25">empty trace</text></svg>\n'
     timeline = timeline or Timeline()
@@ -103,20 +140,21 @@ def svg_timeline(rows: Sequence[TraceRow], end_time: float | None = None, title:
     blocks = blocked_intervals(rows, t1)
     final = blocks[-1][2] if blocks and rows[-1].blocker else None
     head = ([title] if not final else [title] + _wrap(f"blocked: {final}"))
-    lanes = _lanes(rows)
+    roles = lane_names(rows)
+    lanes = [] if roles else _lanes(rows)
     lanes_top = 30 + 14 * len(head) + 16  # room for the stage labels
-    lanes_bottom = lanes_top + LANE_H * len(lanes)
+    lanes_bottom = lanes_top + (len(roles) * (PANEL_H + PANEL_GAP) if roles else LANE_H * len(lanes))
     ymax = max([max(r.available, r.live, r.replicas) for r in rows] + [b.ceiling for b in timeline.budgets] + [1])
     f = Frame(rows[0].time, t1, lanes_top, lanes_bottom, lanes_bottom + 30 + CHART_H, ymax)
-    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + WIDTH + RIGHT}" height="{f.base + 80}" '
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + WIDTH + RIGHT}" height="{f.base + (98 if roles else 80)}" '
               'font-family="monospace" font-size="11">'), '<rect width="100%" height="100%" fill="#fff"/>']
     parts += _header(head, final is not None)
-    parts += _lane_rects(rows, lanes, f)
+    parts += _role_panels(rows, roles, f, lane_budgets or {}) if roles else _lane_rects(rows, lanes, f)
     parts += _chart(rows, timeline.budgets, f)
     parts += [_band(start, end, label, f) for start, end, label in blocks]
     parts += _markers(timeline.changes, stages, f)
     parts += _time_axis(f)
-    parts += _legend(f.base + 44)
+    parts += _legend(f.base + 44, roles=bool(roles))
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
@@ -142,6 +180,81 @@ def _lane_rects(rows: Sequence[TraceRow], lanes: list[str], f: Frame) -> list[st
             parts.append(f'<rect x="{f.x(row.time):.1f}" y="{y}" width="{max(f.x(nxt) - f.x(row.time), 0.5):.1f}" '
                          f'height="{LANE_H - 3}" fill="{COLOURS.get(state, "#999")}"{stroke}><title>t={row.time:g} '
                          f'{escape(gid)}: {state} {escape(cell.detail if cell else "")}</title></rect>')
+    return parts
+
+
+def _steps(rows: Sequence[TraceRow], t1: float, values: Sequence[int], x, y) -> list[tuple[float, float]]:
+    """The step function ``values[i]`` (one per row) as points: flat from each row's time to the next row's."""
+    pts: list[tuple[float, float]] = []
+    for ri, (row, value) in enumerate(zip(rows, values)):
+        nxt = rows[ri + 1].time if ri + 1 < len(rows) else t1
+        pts += [(x(row.time), y(value)), (x(nxt), y(value))]
+    return pts
+
+
+def _points(pts: Sequence[tuple[float, float]]) -> str:
+    return " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
+
+
+def _role_panels(rows: Sequence[TraceRow], roles: list[str], f: Frame, budgets: Mapping[str, Budgets]) -> list[str]:
+    """One panel per role lane (module doc): stacked old/new ready areas, the live line, floor and
+    ceiling, on the panel's own scale (``ymax`` = the largest of live, ready and ceiling)."""
+    parts: list[str] = []
+    empty = Lane("", 0, 0)
+
+    def lane_of(row: TraceRow, name: str) -> Lane:
+        return next((lane for lane in row.lanes if lane.name == name), empty)
+
+    for li, name in enumerate(roles):
+        top = f.lanes_top + li * (PANEL_H + PANEL_GAP) + PANEL_GAP
+        base = top + PANEL_H
+        b = budgets.get(name)
+        floor = None if b is None else max(0, b.replicas - b.max_unavailable)
+        ceiling = None if b is None else b.replicas + b.max_surge
+        series = [lane_of(r, name) for r in rows]
+        live_n = [lane.old + lane.new for lane in series]
+        ready_n = [lane.old_ready + lane.new_ready for lane in series]
+        ymax = max(live_n + ready_n + [ceiling or 0, 1])
+
+        def y(v: float, base: float = base, ymax: int = ymax) -> float:
+            return base - v / ymax * PANEL_H
+
+        last = series[-1]
+        parts.append(f'<g class="role-lane" data-role="{escape(name)}" data-ymax="{ymax}">')
+        parts.append(f'<text class="lane-title" x="{LEFT}" y="{top - 6}" font-weight="bold">{escape(name)}</text>'
+                     f'<text x="{LEFT + 8 + 7 * len(name)}" y="{top - 6}" fill="#555">old|new at the end {last.old}|{last.new}'
+                     f'{"" if b is None else f" (target {b.replicas}, maxSurge {b.max_surge}, maxUnavailable {b.max_unavailable})"}'
+                     '</text>')
+        parts.append(f'<rect x="{LEFT}" y="{top}" width="{WIDTH}" height="{PANEL_H}" fill="#fafafa" stroke="#ccc"/>')
+        for value in sorted({0, ymax}):
+            parts.append(f'<text x="{LEFT - 8}" y="{y(value) + 4:.1f}" text-anchor="end">{value}</text>'
+                         f'<line class="lane-grid" data-value="{value}" x1="{LEFT}" y1="{y(value):.1f}" '
+                         f'x2="{LEFT + WIDTH}" y2="{y(value):.1f}" stroke="#ddd"/>')
+        old = _steps(rows, f.t1, [lane.old_ready for lane in series], f.x, y)
+        top_edge = _steps(rows, f.t1, ready_n, f.x, y)
+        zero = [(px, y(0)) for px, _ in old]
+        parts.append(f'<polygon class="old-ready" fill="{OLD_FILL}" stroke="none" '
+                     f'points="{_points(old + zero[::-1])}"><title>{escape(name)}: old revisions, ready</title></polygon>')
+        parts.append(f'<polygon class="new-ready" fill="{NEW_FILL}" stroke="none" '
+                     f'points="{_points(top_edge + old[::-1])}"><title>{escape(name)}: target revision, ready</title></polygon>')
+        live = _steps(rows, f.t1, live_n, f.x, y)
+        parts.append(f'<polyline class="lane-live" fill="none" stroke="{LANE_LIVE}" stroke-width="1.5" '
+                     f'stroke-dasharray="4,3" points="{_points(live)}"/>')
+        for cls, value, colour, text in (("lane-floor", floor, FLOOR, f"floor {floor}"),
+                                          ("lane-ceiling", ceiling, CEILING, f"ceiling {ceiling}")):
+            if value is None:
+                continue
+            parts.append(f'<line class="{cls}" data-value="{value}" x1="{LEFT}" y1="{y(value):.1f}" x2="{LEFT + WIDTH}" '
+                         f'y2="{y(value):.1f}" stroke="{colour}" stroke-width="1.5" stroke-dasharray="6,4"/>')
+            dy = 11 if cls == "lane-floor" and floor != ceiling else (-3 if cls == "lane-ceiling" else 11)
+            parts.append(f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y(value) + dy:.1f}" fill="{colour}">'
+                         f'{escape(text)}</text>')
+        for ri, (row, lane) in enumerate(zip(rows, series)):  # hover: the counts of each interval
+            nxt = rows[ri + 1].time if ri + 1 < len(rows) else f.t1
+            parts.append(f'<rect x="{f.x(row.time):.1f}" y="{top}" width="{max(f.x(nxt) - f.x(row.time), 0.5):.1f}" '
+                         f'height="{PANEL_H}" fill="none" pointer-events="all"><title>t={row.time:g} {escape(name)}: '
+                         f'old|new {escape(lane.text)}</title></rect>')
+        parts.append("</g>")
     return parts
 
 
@@ -212,13 +325,18 @@ def _time_axis(f: Frame) -> list[str]:
     return parts
 
 
-def _legend(y: float) -> list[str]:
+def _legend(y: float, *, roles: bool = False) -> list[str]:
     parts, lx = [], LEFT
-    for state, label in LEGEND.items():
-        text = f"{state} {label}"
-        parts.append(f'<rect x="{lx}" y="{y}" width="12" height="12" fill="{COLOURS[state]}"/>'
+    items = ({"old": ("old revisions, ready", OLD_FILL), "new": ("target revision, ready", NEW_FILL)}.items() if roles
+             else ((state, (label, COLOURS[state])) for state, label in LEGEND.items()))
+    for state, (label, fill) in items:
+        text = label if roles else f"{state} {label}"
+        parts.append(f'<rect x="{lx}" y="{y}" width="12" height="12" fill="{fill}"/>'
                      f'<text x="{lx + 16}" y="{y + 10}">{text}</text>')
         lx += 16 + 7 * len(text) + 14
+    if roles:
+        parts.append(f'<line x1="{lx}" y1="{y + 6}" x2="{lx + 14}" y2="{y + 6}" stroke="{LANE_LIVE}" stroke-width="2" '
+                     f'stroke-dasharray="4,3"/><text x="{lx + 18}" y="{y + 10}">role live (old + new)</text>')
     lx, y = LEFT, y + 18
     for text, colour, dash in (("available", "#2e9e44", ""), ("live", "#555", "4,3"), ("floor", FLOOR, "6,4"),
                                ("ceiling", CEILING, "6,4"), ("stage marker", MARKER, "1,2")):

@@ -9,6 +9,10 @@ ModelServing (issue 12): plan + render for 1,000 ServingGroups x 2 roles on a mi
 as a ratio against the floor of the same run (LeaderWorkerSet plan + render of 1,000 groups on its
 mid-rollout snapshot), the first stage on an empty cluster, and LIST calls per reconcile at 50
 and 1,000 ServingGroups (fixed: one per observed kind).
+DisaggregatedSet (issue 13): plan + render for 10 roles x 100 groups on a mid-rollout snapshot (every
+role half rolled: 20 child LeaderWorkerSets), as a ratio against the same-run floor (LeaderWorkerSet
+plan + render of 1,000 groups of the same shape on its mid-rollout snapshot), and LIST calls per
+reconcile at 2 roles x 3 groups and 10 roles x 100 groups (fixed: one per LWS kind).
 Latest figures and what each one measures: docs/reliability.md.
 """
 from __future__ import annotations
@@ -172,8 +176,39 @@ def bench_ms_api_calls(groups: int = 50, large: int = 1_000) -> dict:
             "value": f"{n} / {m}", "target": "<= 8, independent of the group count", "ok": n == m <= 8}
 
 
+def bench_ds_plan_render(roles: int = 10, groups: int = 100) -> dict:
+    """DisaggregatedSet reconcile (observe children, barrier, proportional step, predict, render every
+    child of both revisions through the LWS pipeline, Services) on a mid-rollout snapshot, against the
+    same-run floor: LeaderWorkerSet reconcile of roles x groups groups (size 2) mid-rollout."""
+    from bench_ds import DS, fleet_ds
+    from bench_ds import mid_rollout_snapshot as ds_snapshot
+
+    from pulumi_lws.lws.reconcile import reconcile
+
+    spec, snap = fleet_ds(roles, groups), ds_snapshot(roles, groups)
+    result = DS.reconcile(spec, snap)
+    assert result.stage.blocker is None and result.stage.case not in (None, "steady", "barrier"), result.stage.case
+    t = median_seconds(lambda: DS.reconcile(spec, snap), repeat=5)
+    lws = fleet_lws(roles * groups, size=2)
+    lws_snap = mid_rollout_snapshot(lws)
+    floor = median_seconds(lambda: reconcile(lws, lws_snap), repeat=5)
+    return {"figure": f"DisaggregatedSet plan + render, {roles} roles x {groups} groups (mid-rollout, "
+                      f"{len(result.manifests):,} objects)",
+            "value": f"{t:.2f} s ({t / floor:.1f}x the floor: LWS plan + render of {roles * groups:,} groups, {floor:.2f} s)",
+            "target": "<= 1 s", "ok": t <= 1.0}
+
+
+def bench_ds_api_calls() -> dict:
+    from bench_ds import count_calls
+
+    n, m = count_calls(2, 3), count_calls(10, 100)
+    return {"figure": "DisaggregatedSet LIST calls per reconcile, 2 roles x 3 groups / 10 roles x 100 groups (mid-rollout)",
+            "value": f"{n} / {m}", "target": "<= 8, independent of roles, groups and revisions", "ok": n == m <= 8}
+
+
 BENCHES = [bench_plan, bench_plan_full, bench_render, bench_registration, bench_simulation, bench_api_calls,
-           bench_memory, bench_ms_plan_render, bench_ms_render, bench_ms_api_calls]
+           bench_memory, bench_ms_plan_render, bench_ms_render, bench_ms_api_calls, bench_ds_plan_render,
+           bench_ds_api_calls]
 
 
 def main(argv: list[str]) -> int:

@@ -4,7 +4,8 @@ Registered on import; the shells reach it through :func:`pulumi_lws.core.workloa
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
@@ -12,9 +13,21 @@ from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.trace import GroupCell, GroupsView, Lane
 from pulumi_lws.core.workload import Budgets, Reconciled, register
 from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
-from pulumi_lws.disaggregatedset.api.disaggregatedset import API_VERSION, KIND, DisaggregatedSet
-from pulumi_lws.disaggregatedset.observe import ds_scope, observe_children, split_by_child
-from pulumi_lws.disaggregatedset.reconcile import DisaggregatedSetOptions, role_targets, status_of
+from pulumi_lws.disaggregatedset.api.disaggregatedset import (
+    API_VERSION,
+    KIND,
+    DisaggregatedSet,
+)
+from pulumi_lws.disaggregatedset.observe import (
+    ds_scope,
+    observe_children,
+    split_by_child,
+)
+from pulumi_lws.disaggregatedset.reconcile import (
+    DisaggregatedSetOptions,
+    role_targets,
+    status_of,
+)
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.rollout.placement import needs_nodes
@@ -69,7 +82,9 @@ class DisaggregatedSetWorkload:
 
     def trace_view(self, spec: DisaggregatedSet, snapshot: Snapshot) -> GroupsView:
         """One cell per group of every child, ``<slice>/<role>/<revision>/<i>``: U/u on the target
-        revision, o/x on an old one. Live = groups of every child; available = ready groups."""
+        revision, o/x on an old one. Live = groups of every child of a spec role; available = their
+        ready groups. A role removed from the spec keeps its cells and lane while it drains, but its
+        groups count in neither total: the budgets (``budgets``) are the spec roles' only."""
         target = compute_revision(spec)
         parts = split_by_child(snapshot)
         cells: list[GroupCell] = []
@@ -90,8 +105,9 @@ class DisaggregatedSetWorkload:
                     state = "-"
                 cells.append(GroupCell(id=f"{child.slice}/{child.role}/{child.revision[:8]}/{cell.id}", state=state,
                                        revision=child.revision, detail=cell.detail))
-            live += view.live
-            available += view.available
+            if lws is not None:  # a removed role's groups drain outside the spec's budgets
+                live += view.live
+                available += view.available
             lane = lanes.setdefault(child.role if spec.slices == 1 else f"{child.slice}/{child.role}", [0, 0, 0, 0])
             k = 1 if updated else 0
             lane[k] += view.live

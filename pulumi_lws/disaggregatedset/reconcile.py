@@ -19,11 +19,12 @@ from __future__ import annotations
 import dataclasses
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from pulumi_lws.core.dependencies import check_dependency_order
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.disaggregatedset import external
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.api.disaggregatedset import DisaggregatedSet
 from pulumi_lws.disaggregatedset.observe import ChildState, observe_children, revisions_newest_first
@@ -63,11 +64,13 @@ def progress_deadline(ds: DisaggregatedSet, options: DisaggregatedSetOptions) ->
     return DEFAULT_PROGRESS_DEADLINE_SECONDS
 
 
-def role_targets(ds: DisaggregatedSet) -> tuple[RoleTarget, ...]:
-    """Each spec role's per-slice target and resolved budgets (External roles: None = keep what runs)."""
+def role_targets(ds: DisaggregatedSet, scalers: Mapping[str, int] | None = None) -> tuple[RoleTarget, ...]:
+    """Each spec role's per-slice target and resolved budgets. External roles: the value of their
+    scaler read back this reconcile (``scalers``: :func:`pulumi_lws.disaggregatedset.external.targets`),
+    else None = keep what runs."""
     out = []
     for role in ds.roles:
-        target = None if role.external else role.replicas
+        target = (scalers or {}).get(role.name) if role.external else role.replicas
         cfg = role.spec.rollout_strategy.rolling_update_configuration
         config = extract_rolling_update_config(cfg.max_surge, cfg.max_unavailable, target or 0,
                                                ds.rolling_update_config_given(role))
@@ -121,19 +124,22 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
     target = compute_revision(ds)
     children = observe_children(ds, snapshot)
     observations = slice_observations(children)
-    roles = role_targets(ds)
+    scalers = external.targets(ds, snapshot, children) if external.active(ds) else {}
+    roles = role_targets(ds, scalers)
     deadline = progress_deadline(ds, options)
     p: DisaggregatedPlan = plan(observations, ds.slices, target, roles, progress_deadline_seconds=deadline,
                                 new_scaled_at=last_scale_up(snapshot, target) if deadline else None, now=snapshot.now)
     remaining = predict_remaining(p, observations, ds.slices, roles)
     rendered = render_children(ds, p.declared, snapshot, options=options.children)
     svc = services(ds, ready_on_all_roles(ds, children, p.declared), range(ds.slices))
-    manifests = (*rendered.manifests, *svc)
-    check_dependency_order(manifests, rendered.dependencies)
+    scaler_objects, scaler_deps = external.manifests(ds, scalers)
+    manifests = (*rendered.manifests, *svc, *scaler_objects)
+    dependencies = {**rendered.dependencies, **scaler_deps}
+    check_dependency_order(manifests, dependencies)
     stage = to_stage(p, remaining)
     actions = tuple(a for name in sorted(rendered.stages) for a in rendered.stages[name].actions)
     stage = dataclasses.replace(stage, actions=stage.actions + actions)
-    return Reconciled(stage=stage, manifests=manifests, catalog=p, dependencies=rendered.dependencies)
+    return Reconciled(stage=stage, manifests=manifests, catalog=p, dependencies=dependencies)
 
 
 def status_of(ds: DisaggregatedSet, snapshot: Snapshot) -> dict[str, Any]:

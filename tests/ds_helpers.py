@@ -47,7 +47,6 @@ EXAMPLE = pathlib.Path(__file__).resolve().parent.parent / "examples" / "disaggr
 REPLICAS_ANNOTATION = "leaderworkerset.sigs.k8s.io/replicas"
 DEADLINE = "pulumi-lws.io/progress-deadline-seconds"
 
-__all__ = ["EXAMPLE", "NAME", "NS", "STACK", "Override"]
 
 
 # ---- manifests ------------------------------------------------------------------------------

@@ -159,7 +159,7 @@ def _waiting_message(pending: Sequence[tuple[str, str, ChildObservation]]) -> st
 
 def _barrier_blocker(slice_: int, pending: Sequence[tuple[str, str, ChildObservation]],
                      progress_deadline_seconds: float | None, new_scaled_at: float | None,
-                     now: float | None) -> Blocker:
+                     now: float | None, *, old_kept: bool = True) -> Blocker:
     groups = tuple(f"{slice_}/{role}/{rev}" for role, rev, _ in pending)
     if progress_deadline_seconds is not None and new_scaled_at is not None and now is not None:
         waited = now - new_scaled_at
@@ -168,14 +168,17 @@ def _barrier_blocker(slice_: int, pending: Sequence[tuple[str, str, ChildObserva
                                for role, rev, c in pending)
             return Blocker(PROGRESS_DEADLINE_EXCEEDED,
                            f"slice {slice_}: {detail} {int(waited)}s after its last scale-up (progress deadline "
-                           f"{int(progress_deadline_seconds)}s); the old revisions keep their capacity",
+                           f"{int(progress_deadline_seconds)}s)"
+                           + ("; the old revisions keep their capacity" if old_kept else "; no old revision is left"),
                            groups,
                            ("check the new revision's pods (image, scheduling, readiness probes)",
                             "fix the template or roll back; the old revisions still serve"))
     return Blocker(WAITING, _waiting_message(pending), groups)
 
 
-def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget]) -> SlicePlan:
+def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget], *,
+            progress_deadline_seconds: float | None = None, new_scaled_at: float | None = None,
+            now: float | None = None) -> SlicePlan:
     new_rev = obs.revision(target)
     children: list[ChildPlan] = []
     lines = []
@@ -198,7 +201,10 @@ def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget]) -> 
     plan = SlicePlan(obs.slice, target, STEADY, tuple(children), tuple(lines))
     blocker = None
     if pending and not plan.changed:
-        blocker = Blocker(WAITING, _waiting_message(pending), tuple(f"{obs.slice}/{p[0]}/{p[1]}" for p in pending))
+        # the progress deadline also runs here: a rollout whose budgets let it drain every old
+        # replica (maxUnavailable) leaves no old revision, and a new one that never becomes
+        # ready must still be named (the same holds for a first deploy)
+        blocker = _barrier_blocker(obs.slice, pending, progress_deadline_seconds, new_scaled_at, now, old_kept=False)
     return SlicePlan(obs.slice, target, STEADY, tuple(children), tuple(lines), blocker=blocker,
                      complete=not pending)
 
@@ -218,7 +224,8 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
     old_revs = [r for r in obs.revisions if r.revision != target]
     order = _role_order(obs, target, roles)
     if sum(rev.total for rev in old_revs) == 0:
-        return _steady(obs, target, roles)
+        return _steady(obs, target, roles, progress_deadline_seconds=progress_deadline_seconds,
+                       new_scaled_at=new_scaled_at, now=now)
 
     by_name = {r.name: r for r in roles}
     new_rev = obs.revision(target)

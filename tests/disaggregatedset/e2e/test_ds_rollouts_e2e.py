@@ -217,3 +217,20 @@ def test_regression_a_removed_roles_groups_are_outside_the_whole_workload_budget
     assert view.live == 4 and view.available == 4 and view.replicas == 4
     assert sum(1 for c in view.cells if "/router/" in c.id) == 2
     assert [lane.name for lane in view.lanes] == ["prefill", "decode", "router"]
+
+
+def test_regression_progress_deadline_also_fires_once_every_old_replica_was_drained() -> None:
+    """Bug fixed in rollout/stage_planner.py ``_steady``: with maxUnavailable >= replicas on a
+    role the planner may drain every old replica before the new revision is ready; the slice is
+    then "steady" (no old revision left) and its barrier waited forever as ``waiting-for-roles``,
+    never naming ``progress-deadline-exceeded``. Found by the hypothesis property."""
+    old = ds_manifest(role("prefill", 1, 1, surge=1, unavailable=0), role("decode", 1, 1, surge=0, unavailable=1),
+                      annotations={DEADLINE: "40"})
+    new = with_image(old, "img:2")
+    target = compute_revision(parse(new))
+    kl = kubelet(0.0, overrides=[Override(pod=f"pd-0-{target}-decode-*", never_ready=True)])
+    result, bounds = run(scenario(old, new, kubelet=kl, max_time=120, require_converged=False))
+    assert not bounds.violations and not result.trace.violations
+    assert result.final_blocker.code == PROGRESS_DEADLINE_EXCEEDED
+    assert "no old revision is left" in result.final_blocker.message
+    assert not [c for o in read(result.cluster).values() for r, c in o.children.items() if r != target]

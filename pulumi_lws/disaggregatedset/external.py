@@ -35,7 +35,8 @@ Who owns what:
 
 **Activation.** The read-back needs the scaler kind in the DisaggregatedSet's observation scope
 (``observe.ds_scope``) and a live-backend resource class for it. Until the scope lists
-:data:`SCALER_KIND`, :func:`active` is False and the reconcile ignores this module entirely
+:data:`SCALER_KIND`, ``reconcile.external_scaling_active`` is False and the reconcile ignores
+this module entirely
 (External roles keep upstream's "no scaler: keep what runs"), because declaring a scaler without
 reading it back would re-seed — i.e. overwrite — the autoscaler's value on every ``up``.
 """
@@ -47,9 +48,11 @@ from typing import Any
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset import names
-from pulumi_lws.disaggregatedset import observe as _observe
-from pulumi_lws.disaggregatedset.api.disaggregatedset import DisaggregatedSet
 from pulumi_lws.lws import labels as L
+
+#: the DisaggregatedSet model (``api.DisaggregatedSet``); this module sits in layer 0 (labels,
+#: names: it imports neither the API model nor the observer), so it is typed structurally
+DisaggregatedSet = Any
 
 GROUP = "disaggregatedset.x-k8s.io"
 SCALER_KIND = "DisaggregatedSetRoleScaler"
@@ -58,11 +61,6 @@ SCALER_PLURAL = "disaggregatedsetrolescalers"
 CRD_NAME = f"{SCALER_PLURAL}.{GROUP}"
 #: seed of a fresh External role's scaler (upstream: 0 would deadlock a vanilla HPA)
 FRESH_SEED = 1
-
-
-def active(ds: DisaggregatedSet) -> bool:
-    """External scaling is wired: some role is External and the DS scope observes scalers."""
-    return any(r.external for r in ds.roles) and SCALER_KIND in _observe.ds_scope(ds.namespace, ds.name).kinds
 
 
 def scaler_crd() -> dict[str, Any]:

@@ -26,6 +26,7 @@ from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.workload import Reconciled
 from pulumi_lws.disaggregatedset import external
 from pulumi_lws.disaggregatedset import labels as DL
+from pulumi_lws.disaggregatedset import observe as _observe
 from pulumi_lws.disaggregatedset.api.disaggregatedset import DisaggregatedSet
 from pulumi_lws.disaggregatedset.observe import ChildState, observe_children, revisions_newest_first
 from pulumi_lws.disaggregatedset.planner import extract_rolling_update_config
@@ -62,6 +63,12 @@ def progress_deadline(ds: DisaggregatedSet, options: DisaggregatedSetOptions) ->
     if raw is not None and str(raw).isdigit():
         return float(raw) or None
     return DEFAULT_PROGRESS_DEADLINE_SECONDS
+
+
+def external_scaling_active(ds: DisaggregatedSet) -> bool:
+    """External scaling is wired (:mod:`~pulumi_lws.disaggregatedset.external`): some role is External
+    and the DS scope observes its scalers, so their values can be read back (never re-seeded)."""
+    return any(r.external for r in ds.roles) and external.SCALER_KIND in _observe.ds_scope(ds.namespace, ds.name).kinds
 
 
 def role_targets(ds: DisaggregatedSet, scalers: Mapping[str, int] | None = None) -> tuple[RoleTarget, ...]:
@@ -124,7 +131,7 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
     target = compute_revision(ds)
     children = observe_children(ds, snapshot)
     observations = slice_observations(children)
-    scalers = external.targets(ds, snapshot, children) if external.active(ds) else {}
+    scalers = external.targets(ds, snapshot, children) if external_scaling_active(ds) else {}
     roles = role_targets(ds, scalers)
     deadline = progress_deadline(ds, options)
     p: DisaggregatedPlan = plan(observations, ds.slices, target, roles, progress_deadline_seconds=deadline,

@@ -19,7 +19,7 @@ from pulumi_lws.core.snapshot import EMPTY, Snapshot
 from pulumi_lws.disaggregatedset import external
 from pulumi_lws.disaggregatedset import observe as ds_observe
 from pulumi_lws.disaggregatedset import workload as ds_workload
-from pulumi_lws.disaggregatedset.reconcile import role_targets
+from pulumi_lws.disaggregatedset.reconcile import external_scaling_active, role_targets
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.workloads import workload_for
 
@@ -61,7 +61,7 @@ def scaler_of(result, role: str = "decode") -> dict:
 
 def test_inactive_until_the_scope_observes_scalers():
     spec = DS.parse(manifest())
-    assert not external.active(spec)
+    assert not external_scaling_active(spec)
     result = DS.reconcile(spec, EMPTY)
     assert external.SCALER_KIND not in kinds(result) and "CustomResourceDefinition" not in kinds(result)
     assert {t.name: t.replicas for t in role_targets(spec)} == {"prefill": 3, "decode": None}
@@ -81,7 +81,7 @@ def test_the_crd_carries_upstreams_scale_subresource():
 
 def test_a_fresh_external_role_is_seeded_with_1(scalers_observed):
     spec = DS.parse(manifest())
-    assert external.active(spec)
+    assert external_scaling_active(spec)
     result = DS.reconcile(spec, EMPTY)
     s = scaler_of(result)
     assert s["spec"] == {"replicas": 1} and s["metadata"]["labels"]["disaggregatedset.x-k8s.io/role"] == "decode"

@@ -114,3 +114,39 @@ def test_the_pure_engine_gives_the_same_lanes() -> None:
     result, bounds = run(scenario(old, new, max_time=300))
     assert result.exit_code == 0 and not bounds.violations, (result.reason, bounds.violations)
     assert lane_sequence(bounds, ROLES, compute_revision(parse(new))) == UPSTREAM
+
+
+# ---- the other example scenarios, through the program ------------------------------------------------
+def _scenario(name: str):
+    runner = Runner(load_scenario(EXAMPLE / name), "pulumi")
+    bounds = attach(runner)
+    result = runner.run()
+    assert result.exit_code == 0 and result.trace.converged and not result.trace.violations, result.reason
+    assert not bounds.violations, bounds.violations[:3]
+    return result, bounds
+
+
+def test_surge2_scenario_follows_upstream_medium_6_2_surge2() -> None:
+    result, bounds = _scenario("scenario-surge2.yaml")
+    steps = next(v for v in load_conformance("disaggregatedset-planner.json") if v["name"] == "medium_6_2_surge2")
+    target = result.trace.rows[-1].revision
+    assert lane_sequence(bounds, ROLES, target) == [(tuple(s["old"]), tuple(s["new"])) for s in steps["expectedSteps"]]
+    assert bounds.max_running == {(0, "prefill"): 8, (0, "decode"): 4}
+
+
+def test_abc_scenario_converges_on_c_with_the_floor_held() -> None:
+    result, bounds = _scenario("scenario-abc.yaml")
+    spec = parse(with_image(_ds_yaml(), "nginxinc/nginx-unprivileged:1.29"))
+    assert converged_on(result.cluster, spec) == []
+    assert min(obs[(0, "prefill")].ready for _, obs in bounds.history) >= 6
+    assert min(obs[(0, "decode")].ready for _, obs in bounds.history) >= 2
+    assert max(len(obs[(0, "prefill")].children) for _, obs in bounds.history) == 3  # A, B and C at once
+
+
+def test_slices_scenario_adds_a_slice_without_rolling_slice_0() -> None:
+    result, bounds = _scenario("scenario-slices.yaml")
+    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in bounds.start_pods}
+    after = {p["metadata"]["name"]: p["metadata"]["uid"] for p in result.cluster.list("Pod")
+             if p["metadata"]["labels"].get("disaggregatedset.x-k8s.io/slice") == "0"}
+    assert after == before and len(before) == 16
+    assert {k for k in read(result.cluster)} == {(0, "prefill"), (0, "decode"), (1, "prefill"), (1, "decode")}

@@ -100,8 +100,13 @@ def run(args: argparse.Namespace) -> int:
         for line in _blocker_lines(result):
             print(line)
     if args.plot:
+        from pulumi_lws.sim.plot import lane_budgets
+
+        spec = runner.spec.parsed()
+        budgets = lane_budgets(runner.spec.workload, spec) if spec is not None else None
         pathlib.Path(args.plot).write_text(svg_timeline(result.raw_rows, result.end_time, scenario.name,
-                                                        timeline=runner.timeline, stages=result.trace.rows))
+                                                        timeline=runner.timeline, stages=result.trace.rows,
+                                                        lane_budgets=budgets))
     if result.reason:
         print(f"simulate: {result.reason}", file=sys.stderr)
     return result.exit_code

@@ -143,7 +143,7 @@ def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_parti
         line += [str(row.live), str(row.available), desc]
         body.append(line)
     if markdown:
-        out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+        out = ["| " + " | ".join(h.replace("|", "\\|") for h in head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in body]
         return "\n".join(out)
     widths = [max(_width(r[i]) for r in [head] + body) for i in range(len(head))]

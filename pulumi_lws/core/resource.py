@@ -7,7 +7,8 @@ A subclass sets ``KIND`` and implements :meth:`ManifestResource.validation_error
 * ``status`` in a manifest ignored (the cluster owns it);
 * :meth:`from_manifest` from a dict, YAML/JSON text or a file path — strict YAML
   (:mod:`pulumi_lws.core.yamlio`); from several documents the first of the subclass's kind;
-* :meth:`validate` (every error at once) and :meth:`to_wire` (empty metadata fields omitted).
+* :meth:`validate` (every error at once), :meth:`to_wire` (empty metadata fields omitted), and
+  the ``name`` / ``namespace`` (``default`` when unset) of its metadata.
 """
 from __future__ import annotations
 
@@ -93,6 +94,16 @@ class ManifestResource(K8sModel):
         if errors:
             raise SpecError(self.KIND, getattr(self, "metadata").name, errors)
         return self
+
+    @property
+    def name(self) -> str:
+        """``metadata.name`` ("" when unset)."""
+        return getattr(self, "metadata").name or ""
+
+    @property
+    def namespace(self) -> str:
+        """``metadata.namespace``, ``default`` when unset (as kubectl applies it)."""
+        return getattr(self, "metadata").namespace or "default"
 
     def to_wire(self) -> dict[str, Any]:
         out = super().to_wire()

@@ -158,14 +158,6 @@ class DisaggregatedSet(ManifestResource):
 
     # ---- derived values ---------------------------------------------------------------------
     @property
-    def name(self) -> str:
-        return self.metadata.name or ""
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace or "default"
-
-    @property
     def roles(self) -> list[DisaggregatedRole]:
         return self.spec.roles
 

@@ -286,14 +286,6 @@ class LeaderWorkerSet(ManifestResource):
 
     # ---- derived values ---------------------------------------------------------------------
     @property
-    def name(self) -> str:
-        return self.metadata.name or ""
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace or "default"
-
-    @property
     def size(self) -> int:
         return self.spec.leader_worker_template.size
 

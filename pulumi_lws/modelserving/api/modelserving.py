@@ -162,14 +162,6 @@ class ModelServing(ManifestResource):
 
     # ---- derived values -------------------------------------------------------------------
     @property
-    def name(self) -> str:
-        return self.metadata.name or ""
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace or "default"
-
-    @property
     def replicas(self) -> int:
         return self.spec.replicas
 

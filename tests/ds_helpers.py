@@ -36,6 +36,7 @@ from pulumi_lws.disaggregatedset.reconcile import role_targets
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.disaggregatedset.workload import WORKLOAD
 from pulumi_lws.lws import labels as L
+from harness import WorkloadHarness
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 from pulumi_lws.sim.runner import Runner, RunResult
@@ -438,15 +439,11 @@ def converged_on(cluster: SimCluster, spec: DisaggregatedSet) -> list[str]:
 
 # ---- a reconcile harness (crash / re-run tests) -----------------------------------------------------
 @dataclass
-class Harness:
+class Harness(WorkloadHarness):
     """One `pulumi up` = observe -> ``disaggregatedset.reconcile`` -> ``SimCluster.apply(keep)`` -> actions."""
 
-    cluster: SimCluster
-    desired: dict[str, Any]
-    bounds: Bounds | None = None
-    log: list[str] = field(default_factory=list)
-    last: Any = None
-    reconciles: int = 0
+    WORKLOAD = WORKLOAD
+    STACK = STACK
 
     @classmethod
     def create(cls, manifest: Mapping[str, Any], *, seed: int = 0, ready: float = 1.0,
@@ -461,46 +458,6 @@ class Harness:
     def spec(self) -> DisaggregatedSet:
         return parse(self.desired)
 
-    def snapshot(self):
-        spec = self.spec
-        return self.cluster.observe(WORKLOAD.scope(spec, nodes=bool(self.cluster.store.list("Node"))))
-
-    def up(self, keep: float = 1.0, run_actions: bool = True):
-        spec = self.spec
-        result = WORKLOAD.reconcile(spec, self.snapshot(), WORKLOAD.options())
-        applied = self.cluster.apply(result.manifests, stack_id=STACK, keep=keep, dependencies=result.dependencies)
-        executed = self.cluster.execute(spec.namespace, result.stage.actions) if run_actions and result.stage.actions else []
-        self.last, self.reconciles = result, self.reconciles + 1
-        self.log.append(f"t={self.cluster.clock.now:g} keep={keep:.2f} {result.stage.summary()} applied={applied.lines()}")
-        return result, applied, executed
-
-    def warm_up(self, rounds: int = 60) -> None:
-        self.cluster.kubelet.config.instant = True
-        try:
-            for _ in range(rounds):
-                self.up()
-                if self.converged():
-                    return
-                self.cluster.step(self.cluster.clock.now + 1.0)
-            raise AssertionError("warm-up did not converge:\n" + "\n".join(self.log[-5:]))
-        finally:
-            self.cluster.kubelet.config.instant = False
-
-    def change_spec(self, manifest: Mapping[str, Any]) -> None:
-        self.desired = copy.deepcopy(dict(manifest))
-
-    def check(self) -> None:
-        assert self.bounds is not None
-        self.bounds(self.cluster, self.cluster.clock.now)
-        if self.bounds.violations:
-            raise AssertionError(f"{self.bounds.violations}\n" + "\n".join(self.log[-8:]))
-
-    def advance(self, seconds: float, tick: float = 1.0) -> None:
-        t, end = self.cluster.clock.now, self.cluster.clock.now + seconds
-        while t < end:
-            t = min(end, t + tick)
-            self.cluster.step(t)
-            self.check()
 
     def read(self) -> dict[tuple[int, str], RoleObs]:
         return read(self.cluster, self.spec.name, self.spec.namespace)

@@ -1,0 +1,75 @@
+"""The reconcile harness the ModelServing and DisaggregatedSet e2e tests share.
+
+One ``up()`` = what one ``pulumi up`` does, without Pulumi: observe the workload's Scope on the
+simulated cluster -> ``Workload.reconcile`` -> ``SimCluster.apply(keep=...)`` (``keep < 1`` is a
+crash part-way through the apply) -> the stage's actions. ``bounds`` is the test's own reader of
+the cluster, checked on every simulated tick by ``advance``. Subclasses set ``WORKLOAD`` and
+``STACK`` and define ``spec`` (the parsed desired manifest) and ``converged()``.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Mapping
+
+from pulumi_lws.sim.cluster import SimCluster
+
+
+@dataclass
+class WorkloadHarness:
+    cluster: SimCluster
+    desired: dict[str, Any]
+    bounds: Any = None
+    log: list[str] = field(default_factory=list)
+    last: Any = None
+    reconciles: int = 0
+
+    WORKLOAD: ClassVar[Any] = None
+    STACK: ClassVar[str] = "default/workload"
+
+    @property
+    def spec(self) -> Any:
+        return self.WORKLOAD.parse(self.desired)
+
+    def converged(self) -> bool:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def snapshot(self):
+        return self.cluster.observe(self.WORKLOAD.scope(self.spec, nodes=bool(self.cluster.store.list("Node"))))
+
+    def up(self, keep: float = 1.0, run_actions: bool = True):
+        spec = self.spec
+        result = self.WORKLOAD.reconcile(spec, self.snapshot(), self.WORKLOAD.options())
+        applied = self.cluster.apply(result.manifests, stack_id=self.STACK, keep=keep, dependencies=result.dependencies)
+        executed = self.cluster.execute(spec.namespace, result.stage.actions) if run_actions and result.stage.actions else []
+        self.last, self.reconciles = result, self.reconciles + 1
+        self.log.append(f"t={self.cluster.clock.now:g} keep={keep:.2f} {result.stage.summary()} applied={applied.lines()}")
+        return result, applied, executed
+
+    def warm_up(self, rounds: int = 60) -> None:
+        self.cluster.kubelet.config.instant = True
+        try:
+            for _ in range(rounds):
+                self.up()
+                if self.converged():
+                    return
+                self.cluster.step(self.cluster.clock.now + 1.0)
+            raise AssertionError("warm-up did not converge:\n" + "\n".join(self.log[-5:]))
+        finally:
+            self.cluster.kubelet.config.instant = False
+
+    def change_spec(self, manifest: Mapping[str, Any]) -> None:
+        self.desired = copy.deepcopy(dict(manifest))
+
+    def check(self) -> None:
+        assert self.bounds is not None
+        self.bounds(self.cluster, self.cluster.clock.now)
+        if self.bounds.violations:
+            raise AssertionError(f"{self.bounds.violations}\n" + "\n".join(self.log[-8:]))
+
+    def advance(self, seconds: float, tick: float = 1.0) -> None:
+        t, end = self.cluster.clock.now, self.cluster.clock.now + seconds
+        while t < end:
+            t = min(end, t + tick)
+            self.cluster.step(t)
+            self.check()

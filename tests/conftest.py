@@ -23,7 +23,7 @@ hypothesis_settings.load_profile(
 
 TESTS_DIR = pathlib.Path(__file__).resolve().parent
 REPO_ROOT = ROOT = TESTS_DIR.parent
-#: The vendored conformance vectors (byte-identical copies of ../shared/conformance; see its README).
+#: The vendored conformance vectors (byte-identical copies of the shared folder's conformance/; see its README).
 CONFORMANCE_DIR = pathlib.Path(os.environ.get("LWS_CONFORMANCE_DIR", TESTS_DIR / "conformance"))
 #: The steering repository's shared folder, when a checkout has it beside it (CI does; a clone
 #: of this repository alone does not). Only the drift checks in tests/conformance read it.

@@ -1,8 +1,8 @@
 """Extraction of the LeaderWorkerSet YAML examples from the seeds' LWS docs page.
 
 The examples are vendored as tests/conformance/lws-docs-examples.json (so a clone without
-../shared runs every test); tests/conformance/test_vendored.py re-extracts them from
-../shared/reference/seeds/002_*.txt when it exists and fails on any drift.
+the steering repository's shared folder runs every test); tests/conformance/test_vendored.py
+re-extracts them from that folder's reference/seeds/002_*.txt when it exists and fails on any drift.
 """
 from __future__ import annotations
 

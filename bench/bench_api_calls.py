@@ -12,6 +12,9 @@ from bench_fixtures import fleet_lws, mid_rollout_snapshot
 
 
 class CountingClient:
+    """A lightkube stand-in serving ``objects``: every ``list`` is one API call (shared by every
+    API's LIST-count figure)."""
+
     def __init__(self, objects):
         self.objects = objects
         self.calls = 0

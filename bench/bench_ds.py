@@ -17,6 +17,7 @@ from pulumi_lws.core.snapshot import EMPTY, Snapshot
 from pulumi_lws.disaggregatedset.render import render_children
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.workloads import workload_for
+from bench_api_calls import CountingClient
 
 DS = workload_for("DisaggregatedSet")
 NS = "bench"
@@ -79,22 +80,6 @@ def mid_rollout_snapshot(roles: int, groups: int, slices: int = 1) -> Snapshot:
         for o in first + _objects(render_children(ds, children, Snapshot.of(first)).manifests):  # + workers
             objs.setdefault((o["kind"], o["metadata"]["name"]), o)
     return Snapshot.of(list(objs.values()))
-
-
-class CountingClient:
-    """A lightkube stand-in: every ``list`` is one API call (as bench_ms.CountingClient)."""
-
-    def __init__(self, objects):
-        self.objects = objects
-        self.calls = 0
-
-    def list(self, res, **kwargs):
-        from types import SimpleNamespace
-
-        self.calls += 1
-        kind = getattr(res, "_api_info", None)
-        kind = kind.resource.kind if kind is not None else getattr(res, "__name__", "")
-        return [SimpleNamespace(to_dict=lambda o=o: dict(o)) for o in self.objects if o["kind"] == kind]
 
 
 def count_calls(roles: int, groups: int, slices: int = 1) -> int:

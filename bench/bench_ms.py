@@ -9,11 +9,11 @@ ControllerRevisions exist.
 from __future__ import annotations
 
 import copy
-from types import SimpleNamespace
 from typing import Any
 
 from pulumi_lws.core.snapshot import EMPTY, Snapshot
 from pulumi_lws.workloads import workload_for
+from bench_api_calls import CountingClient
 
 MS = workload_for("ModelServing")
 
@@ -73,20 +73,6 @@ def mid_rollout_snapshot(groups: int) -> Snapshot:
             seen.add(key)
             unique.append(o)
     return Snapshot.of(unique)
-
-
-class CountingClient:
-    """A lightkube stand-in: every ``list`` is one API call (as bench_api_calls.CountingClient)."""
-
-    def __init__(self, objects):
-        self.objects = objects
-        self.calls = 0
-
-    def list(self, res, **kwargs):
-        self.calls += 1
-        kind = getattr(res, "_api_info", None)
-        kind = kind.resource.kind if kind is not None else getattr(res, "__name__", "")
-        return [SimpleNamespace(to_dict=lambda o=o: dict(o)) for o in self.objects if o["kind"] == kind]
 
 
 def count_calls(groups: int = 50) -> int:

@@ -8,8 +8,8 @@ from typing import Any
 
 import pulumi
 import pytest
-import yaml
 from conftest import TESTS_DIR, fresh_mock_runtime
+from malformed import assert_rejected, recording_mocks, write_manifest
 from fakes_component import FakeActuator
 
 sys.path.insert(0, str(TESTS_DIR / "disaggregatedset" / "api"))
@@ -17,8 +17,6 @@ from ds_base import ds
 from test_ds_validation import BAD
 
 from pulumi_lws.backend import use_backend
-from pulumi_lws.cli import main
-from pulumi_lws.cli.exit_codes import BAD_INPUT
 from pulumi_lws.core.errors import SpecError
 from pulumi_lws.core.snapshot import Snapshot
 
@@ -33,23 +31,11 @@ def test_the_table_is_big() -> None:
     assert len(ROWS) >= 40
 
 
-def _write(tmp_path, name: str, manifest: dict[str, Any]) -> str:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(manifest, sort_keys=False))
-    return str(path)
-
-
 @pytest.mark.parametrize("manifest,field", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_every_cli_entry_point_exits_2_naming_the_field(tmp_path, capsys, manifest, field) -> None:
-    bad, good = _write(tmp_path, "bad.yaml", manifest), _write(tmp_path, "good.yaml", GOOD)
-    for argv in (["render", bad], ["render", bad, "--stage", "steady"], ["plan", good, bad],
-                 ["simulate", "--from", good, "--to", bad]):
-        code = main(argv)
-        out, err = capsys.readouterr()
-        assert code == BAD_INPUT, (argv, code, err)
-        assert "Traceback" not in out + err
-        assert field in err, (argv[0], field, err)
-        assert out == "" or "apiVersion" not in out  # nothing rendered
+    bad, good = write_manifest(tmp_path, "bad.yaml", manifest), write_manifest(tmp_path, "good.yaml", GOOD)
+    assert_rejected(capsys, (["render", bad], ["render", bad, "--stage", "steady"], ["plan", good, bad],
+                 ["simulate", "--from", good, "--to", bad]), field)
 
 
 class _Observer:
@@ -63,21 +49,11 @@ class _Observer:
 
 @pytest.mark.parametrize("manifest,field", [r[1:] for r in COMPONENT_ROWS], ids=[r[0] for r in COMPONENT_ROWS])
 def test_the_component_raises_before_registering_anything(manifest, field) -> None:
-    import pulumi
 
     from pulumi_lws import DisaggregatedSet
 
     registered: list[Any] = []
-
-    class Mocks(pulumi.runtime.Mocks):
-        def new_resource(self, args):
-            registered.append(args.typ)
-            return args.name + "_id", args.inputs
-
-        def call(self, args):
-            return {}
-
-    fresh_mock_runtime(Mocks())
+    fresh_mock_runtime(recording_mocks(registered))
     observer = _Observer()
     with use_backend(observer, FakeActuator()), pytest.raises(SpecError) as info:
         DisaggregatedSet("bad", {"manifest": manifest})

@@ -12,13 +12,11 @@ import copy
 from typing import Any
 
 import pytest
-import yaml
 
 from conftest import fresh_mock_runtime
+from malformed import assert_rejected, recording_mocks, write_manifest
 from fakes_component import FakeActuator, FakeObserver
 from pulumi_lws.backend import use_backend
-from pulumi_lws.cli import main
-from pulumi_lws.cli.exit_codes import BAD_INPUT
 from pulumi_lws.core.errors import SpecError
 from test_api_validation import BASE, CREATE_CASES, merge
 from test_podspec_validation import CASES as TEMPLATE_CASES, GOOD, put
@@ -33,12 +31,6 @@ def test_the_table_has_at_least_fifty_inputs() -> None:
     assert len(ROWS) >= 50 and len({r[0] for r in ROWS}) == len(ROWS)
 
 
-def _write(tmp_path, name: str, manifest: dict[str, Any]) -> str:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(manifest, sort_keys=False))
-    return str(path)
-
-
 def _field_named(err: str, field: str) -> bool:
     # the message names the field path (map keys may print as [key] or .key)
     return field in err or field.split("[")[0] in err
@@ -46,35 +38,19 @@ def _field_named(err: str, field: str) -> bool:
 
 @pytest.mark.parametrize("manifest,field", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_every_cli_entry_point_exits_2_naming_the_field(tmp_path, capsys, manifest, field) -> None:
-    bad = _write(tmp_path, "bad.yaml", manifest)
-    good = _write(tmp_path, "good.yaml", copy.deepcopy(GOOD) if manifest.get("metadata", {}).get("namespace") == "team-a"
+    bad = write_manifest(tmp_path, "bad.yaml", manifest)
+    good = write_manifest(tmp_path, "good.yaml", copy.deepcopy(GOOD) if manifest.get("metadata", {}).get("namespace") == "team-a"
                   else copy.deepcopy(BASE))
-    for argv in (["render", bad], ["plan", good, bad], ["simulate", "--from", good, "--to", bad]):
-        code = main(argv)
-        out, err = capsys.readouterr()
-        assert code == BAD_INPUT, (argv[0], code, err)
-        assert "Traceback" not in out + err
-        assert _field_named(err, field), (argv[0], field, err)
-        assert out == "" or argv[0] != "render", "render prints nothing when any input is invalid"
+    assert_rejected(capsys, (["render", bad], ["plan", good, bad], ["simulate", "--from", good, "--to", bad]), field, named=_field_named)
 
 
 @pytest.mark.parametrize("manifest,field", [r[1:] for r in ROWS][::3], ids=[r[0] for r in ROWS][::3])
 def test_the_component_raises_before_registering_anything(manifest, field) -> None:
-    import pulumi
 
     from pulumi_lws import LeaderWorkerSet
 
     registered: list[Any] = []
-
-    class Mocks(pulumi.runtime.Mocks):
-        def new_resource(self, args):
-            registered.append(args.typ)
-            return args.name + "_id", args.inputs
-
-        def call(self, args):
-            return {}
-
-    fresh_mock_runtime(Mocks())
+    fresh_mock_runtime(recording_mocks(registered))
     with use_backend(FakeObserver(), FakeActuator()), pytest.raises(SpecError) as info:
         LeaderWorkerSet("bad", {"manifest": manifest})
     assert registered == []

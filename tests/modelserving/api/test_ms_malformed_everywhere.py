@@ -6,14 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import yaml
 
 from conftest import fresh_mock_runtime
+from malformed import assert_rejected, recording_mocks, write_manifest
 from fakes_component import FakeActuator, FakeObserver
 from ms_base import BASE, merge
 from pulumi_lws.backend import use_backend
-from pulumi_lws.cli import main
-from pulumi_lws.cli.exit_codes import BAD_INPUT
 from pulumi_lws.core.errors import SpecError
 from test_ms_validation import CASES
 
@@ -26,40 +24,19 @@ def test_the_table_is_big() -> None:
     assert len(ROWS) >= 30
 
 
-def _write(tmp_path, name: str, manifest: dict[str, Any]) -> str:
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(manifest, sort_keys=False))
-    return str(path)
-
-
 @pytest.mark.parametrize("manifest,field", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_every_cli_entry_point_exits_2_naming_the_field(tmp_path, capsys, manifest, field) -> None:
-    bad, good = _write(tmp_path, "bad.yaml", manifest), _write(tmp_path, "good.yaml", BASE)
-    for argv in (["render", bad], ["plan", good, bad], ["simulate", "--from", good, "--to", bad]):
-        code = main(argv)
-        out, err = capsys.readouterr()
-        assert code == BAD_INPUT, (argv[0], code, err)
-        assert "Traceback" not in out + err
-        assert field in err, (argv[0], field, err)
+    bad, good = write_manifest(tmp_path, "bad.yaml", manifest), write_manifest(tmp_path, "good.yaml", BASE)
+    assert_rejected(capsys, (["render", bad], ["plan", good, bad], ["simulate", "--from", good, "--to", bad]), field)
 
 
 @pytest.mark.parametrize("manifest,field", [r[1:] for r in COMPONENT_ROWS][::2], ids=[r[0] for r in COMPONENT_ROWS][::2])
 def test_the_component_raises_before_registering_anything(manifest, field) -> None:
-    import pulumi
 
     from pulumi_lws import ModelServing
 
     registered: list[Any] = []
-
-    class Mocks(pulumi.runtime.Mocks):
-        def new_resource(self, args):
-            registered.append(args.typ)
-            return args.name + "_id", args.inputs
-
-        def call(self, args):
-            return {}
-
-    fresh_mock_runtime(Mocks())
+    fresh_mock_runtime(recording_mocks(registered))
     with use_backend(FakeObserver(), FakeActuator()), pytest.raises(SpecError) as info:
         ModelServing("bad", {"manifest": manifest})
     assert registered == []

@@ -12,8 +12,8 @@ import copy
 import pytest
 
 pytest.importorskip("kmock")
-from lightkube import Client
-from lightkube.config.kubeconfig import KubeConfig
+
+from kmock_helpers import kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster, resource_classes
 from pulumi_lws.core.snapshot import EMPTY, Snapshot
@@ -28,15 +28,6 @@ PLURALS = {"StatefulSet": "apps/v1/statefulsets", "Deployment": "apps/v1/deploym
            "Pod": "v1/pods", "ControllerRevision": "apps/v1/controllerrevisions"}
 
 
-def _client(url: str) -> Client:
-    config = KubeConfig.from_dict({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "kmock", "cluster": {"server": url}}],
-        "users": [{"name": "test", "user": {"token": "t"}}],
-        "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}],
-        "current-context": "kmock",
-    })
-    return Client(config=config, field_manager="pulumi-lws")
 
 
 def manifest(roles: int, slices: int, image: str = "nginx:1", placement: bool = False) -> dict:
@@ -104,7 +95,7 @@ async def _lists(kmock, roles: int, slices: int, *, revisions: int = 1, placemen
     _seed(kmock, objects)
     image = "nginx:2" if revisions == 2 else "nginx:1"
     spec = DS.parse(manifest(roles, slices, image, placement=placement))
-    live = LiveCluster(_client(str(kmock.url)))
+    live = LiveCluster(kmock_client(str(kmock.url)))
     before = len(list(kmock))
     snapshot = await asyncio.to_thread(live.observe, DS.scope(spec))
     requests = list(kmock)[before:]

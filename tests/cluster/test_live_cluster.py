@@ -13,9 +13,8 @@ import json
 import pytest
 
 pytest.importorskip("kmock")
-from lightkube import Client  # noqa: E402
-from lightkube.config.kubeconfig import KubeConfig  # noqa: E402
 
+from kmock_helpers import kmock_client  # noqa: E402
 from pulumi_lws.lws import labels as L  # noqa: E402
 from pulumi_lws.cluster.live import LiveCluster, condition_patch, ungate_patch  # noqa: E402
 from pulumi_lws.core.stage import Action  # noqa: E402
@@ -26,15 +25,6 @@ LWS = "demo"
 GROUPS = 50
 
 
-def _client(url: str) -> Client:
-    config = KubeConfig.from_dict({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "kmock", "cluster": {"server": url}}],
-        "users": [{"name": "test", "user": {"token": "t"}}],
-        "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}],
-        "current-context": "kmock",
-    })
-    return Client(config=config, field_manager="pulumi-lws")
 
 
 def _meta(name: str, lws: str = LWS, **labels: str) -> dict:
@@ -79,7 +69,7 @@ def _seed(kmock) -> None:
 @pytest.mark.asyncio
 async def test_observe_lists_each_kind_once_with_the_selector(kmock):
     _seed(kmock)
-    live = LiveCluster(_client(str(kmock.url)), now=lambda: 1000.0)
+    live = LiveCluster(kmock_client(str(kmock.url)), now=lambda: 1000.0)
     snapshot = await asyncio.to_thread(live.observe, lws_scope(NS, LWS, nodes=True))
 
     requests = list(kmock)
@@ -101,7 +91,7 @@ async def test_observe_lists_each_kind_once_with_the_selector(kmock):
 @pytest.mark.asyncio
 async def test_observe_without_nodes_makes_no_node_call(kmock):
     _seed(kmock)
-    live = LiveCluster(_client(str(kmock.url)))
+    live = LiveCluster(kmock_client(str(kmock.url)))
     await asyncio.to_thread(live.observe, lws_scope(NS, LWS))
     assert not [r for r in kmock if r.resource is not None and r.resource.plural == "nodes"]
 
@@ -111,7 +101,7 @@ async def test_execute_sends_precise_patches(kmock):
     kmock.objects[("v1/pods", NS, "demo-1")] = _pod("demo-1", gates=["other.io/gate", L.GROUP_REPLACEMENT_GATE])
     kmock.objects[("v1/pods", NS, "demo-2")] = _pod("demo-2")
     kmock.objects[("apps/v1/statefulsets", NS, "demo-2")] = _sts("demo-2", 3)
-    live = LiveCluster(_client(str(kmock.url)), now=lambda: 0.0)
+    live = LiveCluster(kmock_client(str(kmock.url)), now=lambda: 0.0)
     actions = [
         Action("label", "Pod", "demo-1", {"labels": {"team": "a"}}, uid="uid-demo-1"),
         Action("annotate", "Pod", "demo-1", {"annotations": {L.GROUP_RESTART_COUNTS: "1"}}),
@@ -162,7 +152,7 @@ async def test_finalize_adds_and_removes_with_a_guarded_json_patch(kmock):
     kmock.objects[("v1/pods", NS, "demo-3")] = _pod("demo-3")
     kmock.objects[("v1/pods", NS, "demo-4")] = {**_pod("demo-4"), "metadata": {
         **_meta("demo-4"), "finalizers": ["other.io/keep", RETAIN_FINALIZER]}}
-    live = LiveCluster(_client(str(kmock.url)), now=lambda: 0.0)
+    live = LiveCluster(kmock_client(str(kmock.url)), now=lambda: 0.0)
     lines = await asyncio.to_thread(live.execute, NS, [
         Action("finalize", "Pod", "demo-3", {"add": [RETAIN_FINALIZER]}, uid="uid-demo-3"),
         Action("finalize", "Pod", "demo-4", {"remove": [RETAIN_FINALIZER]}, uid="uid-demo-4"),

@@ -11,8 +11,8 @@ import copy
 import pytest
 
 pytest.importorskip("kmock")
-from lightkube import Client
-from lightkube.config.kubeconfig import KubeConfig
+
+from kmock_helpers import kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster, VolcanoPodGroup, resource_classes
 from pulumi_lws.core.snapshot import EMPTY
@@ -25,15 +25,6 @@ PLURALS = {"StatefulSet": "apps/v1/statefulsets", "Service": "v1/services", "Pod
            "ControllerRevision": "apps/v1/controllerrevisions", "PodGroup": "scheduling.volcano.sh/v1beta1/podgroups"}
 
 
-def _client(url: str) -> Client:
-    config = KubeConfig.from_dict({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "kmock", "cluster": {"server": url}}],
-        "users": [{"name": "test", "user": {"token": "t"}}],
-        "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}],
-        "current-context": "kmock",
-    })
-    return Client(config=config, field_manager="pulumi-lws")
 
 
 def _spec(groups: int, scheduler: str = "volcano"):
@@ -84,7 +75,7 @@ def test_every_kind_the_modelserving_scope_observes_has_a_resource_class():
 
 async def _lists(kmock, groups: int, volcano: bool = True) -> tuple[int, int, object]:
     pods = _seed(kmock, groups, volcano=volcano)
-    live = LiveCluster(_client(str(kmock.url)), gang_provider="volcano")
+    live = LiveCluster(kmock_client(str(kmock.url)), gang_provider="volcano")
     spec = _spec(groups)
     before = len(list(kmock))
     snapshot = await asyncio.to_thread(live.observe, MS.scope(spec))

@@ -2,8 +2,9 @@
 ``lws:index:DisaggregatedSet`` to every Pulumi language.
 
 Launched by the Pulumi CLI through ``PulumiPlugin.yaml`` (``pulumi package add <repo>``); it
-starts a gRPC server for the engine, so it cannot run without the CLI. The schema it serves can
-be generated offline with :func:`schema` (see ``tests/provider/test_provider.py``).
+starts a gRPC server for the engine, so it cannot run without the CLI. The schema it serves is
+:func:`pulumi_lws.provider.schema.package_schema` (committed as ``schema.json``, regenerated with
+``make schema``), generated offline (see ``tests/provider/``).
 """
 import pathlib
 import sys
@@ -13,26 +14,22 @@ try:  # run from a source checkout without installing (python pulumi_lws/provide
 except ModuleNotFoundError:  # pragma: no cover
     sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
-from pulumi_lws import __version__  # noqa: E402
-from pulumi_lws.components.leaderworkerset import LeaderWorkerSet  # noqa: E402
-from pulumi_lws.components.modelserving import ModelServing  # noqa: E402
-from pulumi_lws.components.disaggregatedset import DisaggregatedSet  # noqa: E402
+from pulumi_lws.provider.schema import NAME, components, make_provider
 
-NAME = "lws"
-COMPONENTS = [LeaderWorkerSet, ModelServing, DisaggregatedSet]
+__all__ = ["NAME", "components", "main", "schema"]
 
 
 def schema() -> str:
     """The package schema (JSON text) the provider serves, generated without an engine."""
-    from pulumi.provider.experimental.component import ComponentProvider
-
-    return ComponentProvider(COMPONENTS, name=NAME, version=__version__).schema
+    return make_provider().schema
 
 
 def main() -> None:  # pragma: no cover - needs the Pulumi engine
-    from pulumi.provider.experimental import component_provider_host
+    # component_provider_host(...) builds a plain ComponentProvider; ours refines its schema
+    # (int-or-percent inputs, package metadata), so it is served through the same entry point.
+    from pulumi.provider import main as serve
 
-    component_provider_host(name=NAME, components=COMPONENTS)
+    serve(make_provider(), sys.argv[1:])
 
 
 if __name__ == "__main__":  # pragma: no cover

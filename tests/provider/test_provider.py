@@ -1,10 +1,10 @@
 """Component provider: schema generated offline (no CLI, no engine) and the plugin manifests."""
 from __future__ import annotations
 
-from conftest import REPO_ROOT
 import json
 
 import yaml
+from conftest import REPO_ROOT
 
 ROOT = REPO_ROOT
 
@@ -31,15 +31,16 @@ def test_schema_inputs_outputs():
         assert key in outputs and outputs[key].get("description"), key
     assert "blocker" not in resource["required"]
     rollout = _schema()["types"]["lws:index:RolloutArgs"]["properties"]
-    assert rollout["maxUnavailable"]["type"] == "string" and rollout["partition"]["type"] == "integer"
+    assert rollout["maxUnavailable"]["oneOf"] == [{"type": "integer"}, {"type": "string"}]
+    assert rollout["partition"]["type"] == "integer"
 
 
 def test_provider_inputs_map_like_construct():
     """What construct passes (ints as floats, camelCase -> snake_case) builds a valid spec."""
     from pulumi.provider.experimental.component import ComponentProvider
 
-    from pulumi_lws.components.lws_args import build_spec
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
+    from pulumi_lws.components.lws_args import build_spec
 
     provider = ComponentProvider([LeaderWorkerSet], name="lws", version="0.1.0")
     mapped = provider.map_inputs({"replicas": 3.0, "size": 2.0, "rollout": {"maxSurge": "1", "partition": 1.0},

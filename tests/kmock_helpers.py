@@ -1,11 +1,33 @@
-"""A lightkube client pointed at a kmock in-memory API server (the live backend's HTTP tests)."""
+"""A lightkube client pointed at a kmock in-memory API server (the live backend's HTTP tests), and
+:class:`FaultyEmulator`: kmock's Kubernetes emulator with a fault hook and the API-server
+answers the live backend's guards rely on.
+
+Use the emulator with ``pytestmark = pytest.mark.kmock(cls=FaultyEmulator)`` (the kmock plugin's
+fixture then builds it), and ``kmock.inject(Fault(...))`` in the test.
+"""
 from __future__ import annotations
 
+import asyncio
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp.web
+import attrs
+import httpx2
+import jsonpatch
+from kmock import KubernetesEmulator, KubernetesError
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
+#: what a real API server answers for a JSON patch whose ``test`` op failed (422, no causes)
+JSON_PATCH_REJECTED = "the server rejected our request due to an error in our request"
 
-def kmock_client(url: str) -> Client:
+
+def kmock_client(url: str, *, timeout: float | None = None) -> Client:
+    """A client of the kmock server at ``url``, context ``kmock``; ``timeout`` (seconds) bounds
+    every request (lightkube's default: 10 s)."""
     config = KubeConfig.from_dict({
         "apiVersion": "v1", "kind": "Config",
         "clusters": [{"name": "kmock", "cluster": {"server": url}}],
@@ -13,4 +35,107 @@ def kmock_client(url: str) -> Client:
         "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}],
         "current-context": "kmock",
     })
-    return Client(config=config, field_manager="pulumi-lws")
+    return Client(config=config, field_manager="pulumi-lws",
+                  timeout=httpx2.Timeout(timeout) if timeout is not None else None)
+
+
+@dataclass
+class Fault:
+    """Answer the next ``times`` requests ``method path`` (exact URL path; ``path`` may also be a
+    compiled regex) with ``status`` instead of serving them.
+
+    ``delay`` seconds pass before the answer (longer than the client's timeout: the client sees a
+    timeout). ``applied``: the request takes effect first (the write landed, its answer was lost:
+    the outcome is unknown to the client). ``retry_after`` sets the ``Retry-After`` header.
+    ``times=None``: every matching request fails.
+    """
+
+    method: str
+    path: str | re.Pattern[str]
+    status: int = 500
+    reason: str = "InternalError"
+    message: str = "injected fault"
+    retry_after: int | None = None
+    delay: float = 0.0
+    applied: bool = False
+    times: int | None = 1
+    hits: int = field(default=0, init=False)
+
+    def matches(self, method: str, path: str) -> bool:
+        if method.upper() != self.method.upper() or (self.times is not None and self.hits >= self.times):
+            return False
+        return bool(self.path.fullmatch(path)) if isinstance(self.path, re.Pattern) else path == self.path
+
+    def response(self) -> aiohttp.web.Response:
+        headers = {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
+        details: dict[str, Any] = {"retryAfterSeconds": self.retry_after} if self.retry_after is not None else {}
+        return aiohttp.web.json_response({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
+                                          "code": self.status, "reason": self.reason, "message": self.message,
+                                          "details": details}, status=self.status, headers=headers)
+
+
+@attrs.define(kw_only=True)
+class FaultyEmulator(KubernetesEmulator):
+    """kmock's emulator, plus:
+
+    - :meth:`inject`: faults answered instead of (or, ``applied``, after) serving a request;
+    - the API server's precondition answers the actuator's guards rely on, which kmock lacks: a
+      JSON patch whose ``test`` op fails is 422 (kmock: 500), a merge patch naming another
+      ``metadata.uid`` is 422 ``field is immutable`` (kmock: overwrites the uid), a delete whose
+      ``preconditions.uid`` names another uid is 409 ``Conflict`` (kmock: ignores it).
+    """
+
+    faults: list[Fault] = attrs.field(factory=list)
+
+    def inject(self, *faults: Fault) -> None:
+        self.faults.extend(faults)
+
+    async def _handle(self, request: Any) -> aiohttp.web.StreamResponse:
+        method = str(getattr(request.method, "value", request.method)).upper()
+        fault = next((f for f in self.faults if f.matches(method, request.url.path)), None)
+        if fault is None:
+            return await self._serve_with_preconditions(request, method)
+        fault.hits += 1
+        if fault.applied:
+            await self._serve_with_preconditions(request, method)
+        if fault.delay:
+            await asyncio.sleep(fault.delay)
+        return fault.response()
+
+    async def _serve_with_preconditions(self, request: Any, method: str) -> aiohttp.web.StreamResponse:
+        stored = self._stored(request)
+        if stored is not None and method in ("PATCH", "DELETE"):
+            self._check_uid(request, method, stored)
+        try:
+            return await super()._handle(request)
+        except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
+            raise KubernetesError(status=422, reason="Invalid", message=JSON_PATCH_REJECTED,
+                                  details={"causes": []}) from exc
+
+    def _stored(self, request: Any) -> Mapping[str, Any] | None:
+        if request.resource is None or request.name is None:
+            return None
+        key = (request.resource, request.namespace, request.name)
+        try:
+            obj = self.objects[key]
+        except KeyError:
+            return None
+        return None if obj.deleted else obj.raw
+
+    @staticmethod
+    def _check_uid(request: Any, method: str, stored: Mapping[str, Any]) -> None:
+        uid = (stored.get("metadata") or {}).get("uid")
+        data = request.data if isinstance(request.data, Mapping) else {}
+        if method == "DELETE":
+            wanted = (data.get("preconditions") or {}).get("uid")
+            if wanted and wanted != uid:
+                raise KubernetesError(status=409, reason="Conflict", message=(
+                    f'Operation cannot be fulfilled on {request.resource.plural} "{request.name}": Precondition '
+                    f"failed: UID in precondition: {wanted}, UID in object meta: {uid}"))
+        else:
+            wanted = (data.get("metadata") or {}).get("uid")
+            if wanted and wanted != uid:
+                raise KubernetesError(status=422, reason="Invalid", message=(
+                    f'{request.resource.plural} "{request.name}" is invalid: metadata.uid: Invalid value: '
+                    f'"{wanted}": field is immutable'), details={"causes": [
+                        {"reason": "FieldValueInvalid", "message": "field is immutable", "field": "metadata.uid"}]})

@@ -26,11 +26,12 @@ every verb.
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 from typing import Any, Callable, Mapping, Sequence
 
 import yaml
-from lightkube import ApiError, Client
+from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.resources.apps_v1 import ControllerRevision, Deployment, StatefulSet
@@ -38,12 +39,22 @@ from lightkube.resources.core_v1 import Node, Pod, Service
 from lightkube.resources.scheduling_v1beta1 import PodGroup, Workload
 from lightkube.types import PatchType
 
-from pulumi_lws.lws import labels as L
-from pulumi_lws.core.ports import Scope
+from pulumi_lws.cluster import settle
+from pulumi_lws.cluster.resilience import (
+    RetryPolicy,
+    describe_failure,
+    is_stale_precondition,
+    is_transient,
+    outcome_unknown,
+    status_code,
+)
+from pulumi_lws.core.ports import ActionError, ObserveError, Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Action
+from pulumi_lws.lws import labels as L
 
 FIELD_MANAGER = "pulumi-lws"
+log = logging.getLogger("pulumi_lws.cluster")
 
 #: gang provider -> PodGroup resource class (Workload exists only for the kubernetes provider)
 VolcanoPodGroup = create_namespaced_resource("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups")
@@ -79,10 +90,15 @@ def load_kubeconfig(kubeconfig: str | None) -> KubeConfig:
 class LiveCluster:
     """Observer + Actuator for a real API server (see module docstring)."""
 
-    def __init__(self, client: Client, *, gang_provider: str = "kubernetes", now: Callable[[], float] | None = None) -> None:
+    def __init__(self, client: Client, *, gang_provider: str = "kubernetes", now: Callable[[], float] | None = None,
+                 retry: RetryPolicy | None = None, context: str | None = None) -> None:
         self.client = client
         self.kinds = resource_classes(gang_provider)
         self._now = now or (lambda: datetime.datetime.now(datetime.timezone.utc).timestamp())
+        #: transient failures (429, 5xx, timeouts) are retried by this policy (:mod:`.resilience`)
+        self.retry = retry or RetryPolicy()
+        #: the kube context every error names (default: the client's configured context)
+        self.context = context or getattr(getattr(client, "config", None), "context_name", None) or "?"
 
     @classmethod
     def from_kubeconfig(cls, context: str | None = None, *, kubeconfig: str | None = None,
@@ -107,31 +123,90 @@ class LiveCluster:
         return Snapshot.of(objs, now=self._now())
 
     def _list(self, kind: str, res: Any, **kwargs: Any) -> list[dict[str, Any]]:
+        """Every object of one LIST (all pages), retried on transient failures; a LIST that still
+        fails raises :class:`ObserveError`, so nothing is planned from a partial read."""
+        where = f"LIST {kind}" + (f" in namespace {kwargs['namespace']}" if kwargs.get("namespace") else "")
+        if kwargs.get("labels"):
+            where += " selected by " + ",".join(f"{k}={v}" for k, v in sorted(kwargs["labels"].items()))
         try:
-            return [to_plain(o, kind) for o in self.client.list(res, **kwargs)]
-        except Exception as exc:  # noqa: BLE001 - lightkube raises ApiError or httpx HTTPStatusError
+            for attempt in self.retry.retrying(f"{where} (context {self.context})"):
+                with attempt:
+                    return [to_plain(o, kind) for o in self.client.list(res, **kwargs)]
+        except Exception as exc:  # lightkube raises ApiError, httpx errors or timeouts
             if status_code(exc) == 404:  # API not served by this cluster: nothing of this kind
                 return []
-            raise
+            raise ObserveError(f"observe failed: {where} on cluster context {self.context!r}: {describe_failure(exc)}"
+                               f"{self._attempts_note(exc)}; nothing was planned from the partial read "
+                               "(the next `pulumi up` observes again)") from exc
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
     # ---- Actuator --------------------------------------------------------------------------
     def execute(self, namespace: str, actions: Sequence[Action]) -> list[str]:
-        return [self._execute_one(namespace, a) for a in actions]
+        """Run ``actions`` in order (see :class:`~pulumi_lws.core.ports.Actuator`): each line is
+        logged as it is applied; the first failure raises :class:`ActionError` naming the action,
+        the context and the HTTP status, with the lines applied before it."""
+        lines: list[str] = []
+        for index, action in enumerate(actions):
+            try:
+                line = self._execute_one(namespace, action)
+            except ActionError as exc:
+                not_run = len(actions) - index - 1
+                applied = "; ".join(lines) if lines else "none"
+                raise ActionError(f"{exc} [action {index + 1} of {len(actions)}; applied before it: {applied}; "
+                                  f"not run: {not_run} later action(s); the next `pulumi up` re-plans from what "
+                                  "the cluster then holds]", action=action, applied=lines, status=exc.status) from exc
+            log.info("%s", line)
+            lines.append(line)
+        return lines
 
     def _execute_one(self, namespace: str, action: Action) -> str:
-        handler = {"label": self._label, "annotate": self._annotate, "ungate": self._ungate,
-                   "set-condition": self._set_condition, "finalize": self._finalize,
-                   "delete": self._delete}.get(action.verb)
+        """One action with bounded retries; a write whose outcome is unknown (timeout, 500) is
+        settled by re-reading the object before it is sent again (:mod:`.settle`)."""
+        handler = self._handlers().get(action.verb)
         if handler is None:
             raise ValueError(f"unknown action verb {action.verb!r}")
         res = self._res(action.kind)
+        target = f"{action.verb} {action.kind}/{namespace}/{action.name}"
+        unknown: BaseException | None = None  # the failure that left a previous attempt's outcome unknown
         try:
-            return handler(res, namespace, action)
-        except Exception as exc:  # noqa: BLE001
+            for attempt in self.retry.retrying(f"{target} (context {self.context})"):
+                with attempt:
+                    try:
+                        if unknown is not None and self._effect_visible(res, namespace, action):
+                            return f"{target}: done (settled by re-reading after {describe_failure(unknown)})"
+                        return handler(res, namespace, action)
+                    except Exception as exc:
+                        unknown = exc if unknown is None and outcome_unknown(exc) else unknown
+                        raise
+        except Exception as exc:  # lightkube raises ApiError, httpx errors or timeouts
             code = status_code(exc)
-            if code in (404, 409, 422):  # gone, recreated (uid) or already changed
-                return f"skipped {action.describe()}: HTTP {code}"
-            raise
+            if code == 404:
+                return f"skipped {action.describe()}: HTTP 404, the object is gone (the next reconcile re-plans)"
+            if is_stale_precondition(exc):
+                return (f"skipped {action.describe()}: HTTP {code}, the object changed since it was observed "
+                        "(uid/resourceVersion/test precondition; the next reconcile re-plans)")
+            raise ActionError(f"{target} failed on cluster context {self.context!r}: {describe_failure(exc)}"
+                              f"{self._attempts_note(exc)}", action=action, status=code) from exc
+        raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
+
+    def _handlers(self) -> dict[str, Callable[[Any, str, Action], str]]:
+        """verb -> handler(resource class, namespace, action) -> result line."""
+        return {"label": self._label, "annotate": self._annotate, "ungate": self._ungate,
+                "set-condition": self._set_condition, "finalize": self._finalize,
+                "delete": self._delete}
+
+    def _effect_visible(self, res: Any, namespace: str, action: Action) -> bool:
+        """Re-read the action's object: does it already show the action's effect?"""
+        try:
+            obj: dict[str, Any] | None = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
+        except Exception as exc:
+            if status_code(exc) != 404:
+                raise
+            obj = None
+        return bool(settle.effect_visible(action, obj))
+
+    def _attempts_note(self, exc: BaseException) -> str:
+        return f" (gave up after {self.retry.attempts} attempts)" if is_transient(exc) else ""
 
     def _res(self, kind: str) -> Any:
         if kind == "Node":
@@ -236,14 +311,6 @@ def condition_patch(conditions: Sequence[Mapping[str, Any]] | None, condition: M
         merged["lastTransitionTime"] = old["lastTransitionTime"]  # no transition
     return ops + [{"op": "test", "path": f"/status/conditions/{i}/type", "value": condition["type"]},
                   {"op": "replace", "path": f"/status/conditions/{i}", "value": merged}]
-
-
-def status_code(exc: BaseException) -> int | None:
-    """HTTP status of a lightkube error (``ApiError.status.code`` or the httpx response's)."""
-    if isinstance(exc, ApiError):
-        return exc.status.code
-    response = getattr(exc, "response", None)
-    return getattr(response, "status_code", None)
 
 
 def _rfc3339(ts: float) -> str:

@@ -43,6 +43,30 @@ class EmptyObserver:
 
 
 class Actuator(Protocol):
-    """Executes planned actions; returns one human-readable result line per action."""
+    """Executes planned actions in order; returns one human-readable result line per action.
+
+    On a failure it stops (later actions are not run: the next reconcile re-plans them) and raises
+    :class:`ActionError` carrying the result lines of the actions applied before it."""
 
     def execute(self, namespace: str, actions: Sequence[Action]) -> list[str]: ...
+
+
+class ClusterError(RuntimeError):
+    """A backend could not read or change the cluster. The message names the resource or the
+    action, the cluster (context) and the HTTP status when there was one."""
+
+
+class ObserveError(ClusterError):
+    """A read of a :class:`Scope` failed (after retries): nothing may be planned from the part
+    that was read."""
+
+
+class ActionError(ClusterError):
+    """One action failed (after retries). ``applied`` are the result lines of the actions of the
+    same call that were applied before it, in order; ``action`` is the one that failed;
+    ``status`` its HTTP status (None: no response, e.g. a timeout)."""
+
+    def __init__(self, message: str, *, action: Action, applied: Sequence[str] = (),
+                 status: int | None = None) -> None:
+        super().__init__(message)
+        self.action, self.applied, self.status = action, tuple(applied), status

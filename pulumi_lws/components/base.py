@@ -1,7 +1,8 @@
 """What every workload component does in ``__init__`` (one ``pulumi up`` = one reconcile).
 
-1. the subclass builds and validates its spec from ``args`` *before* calling
-   ``ComponentResource.__init__`` — a :class:`SpecError` then guarantees nothing was registered;
+1. the subclass resolves the Pulumi Outputs in ``args`` and builds and validates its spec
+   (:meth:`WorkloadComponent._build`, components/inputs.py) *before* calling
+   ``WorkloadComponent.__init__`` — a :class:`SpecError` then guarantees nothing was registered;
 2. :meth:`WorkloadComponent._reconcile` observes the cluster through the installed backend (live
    cluster by default, the simulator or a test fake under :func:`pulumi_lws.backend.use_backend`)
    with the API's :class:`~pulumi_lws.core.ports.Scope`, asks the API's
@@ -11,21 +12,32 @@
 3. the subclass publishes its outputs with :meth:`WorkloadComponent._publish_outputs`.
 
 Providers passed on the component (``opts=ResourceOptions(providers=[k8s_provider])``) reach
-every child through ``parent=self``.
+every child through ``parent=self``; so do ``protect`` and the engine's ``transforms``; the
+component copies ``retain_on_delete`` and its inputs' dependencies to every child and binds the
+destroy-time release hook (components/lifecycle.py).
 """
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Mapping, Optional
+from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar
 
 import pulumi
 
 from pulumi_lws.backend import Backend, current_backend
 from pulumi_lws.components import outputs as _outputs
+from pulumi_lws.components.inputs import ResolvedInputs, resolve_inputs
+from pulumi_lws.components.lifecycle import (
+    child_options,
+    release_hook,
+    release_retained_pods,
+    with_dependencies,
+)
 from pulumi_lws.components.registration import register_children
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled, Workload
+
+B = TypeVar("B")
 
 #: Called with (component name, stage) after each reconcile; the mock-engine driver collects stages here.
 _stage_listeners: list[Callable[[str, Stage], None]] = []
@@ -55,40 +67,76 @@ class WorkloadComponent(pulumi.ComponentResource):
     No class-level annotations here: the component provider's schema analyzer reads annotations
     as outputs (``self.child_resources`` is set by :meth:`_reconcile`)."""
 
+    @staticmethod
+    def _build(args: Any, builder: Callable[[Any], B]) -> tuple[ResolvedInputs, B]:
+        """Resolve every Output in ``args`` (blocking; unknowns in preview get stand-ins) and build
+        the spec from the plain values; raises ``SpecError`` (never printing a secret)."""
+        inputs = resolve_inputs(args)
+        return inputs, inputs.build(builder)
+
+    def __init__(self, t: str, name: str, opts: pulumi.ResourceOptions | None = None,
+                 inputs: ResolvedInputs | None = None) -> None:
+        self._inputs = inputs or ResolvedInputs(args=None)
+        self._component_opts = opts
+        super().__init__(t, name, {}, with_dependencies(opts, self._inputs.resources))
+
     def _reconcile(self, name: str, workload: Workload, spec: Any, options: Any, *,
                    gang_provider: str = "kubernetes") -> tuple[Snapshot, Reconciled, list[str]]:
         """Observe, plan one stage, register its objects and run (or, in preview, list) its actions."""
         self._backend: Backend = current_backend(**kubernetes_provider_settings(), gang_provider=gang_provider)
-        snapshot = self._backend.observer.observe(workload.scope(spec))
+        scope = workload.scope(spec)
+        snapshot = self._backend.observer.observe(scope)
         result = workload.reconcile(spec, snapshot, options)
-        self.child_resources = register_children(name, result.manifests, result.dependencies, self)
         namespace, _ = workload.identity(spec)
+        inputs = self._inputs
+        self.assumptions = inputs.notes(creating=len(snapshot) == 0)
+        backend = self._backend
+        hook = release_hook(_hook_name(name, self._component_opts),
+                            lambda: release_retained_pods(backend, namespace, scope))
+        self.child_resources = register_children(
+            name, result.manifests, result.dependencies, self, substitute=inputs.pass_through,
+            options=child_options(self._component_opts, inputs.resources, hook))
         action_lines = self._run_actions(namespace, result.stage)
         for listener in list(_stage_listeners):
             listener(name, result.stage)
         return snapshot, result, action_lines
 
     def _run_actions(self, namespace: str, stage: Stage) -> list[str]:
-        """Execute on update; in preview only log the stage table and what would run."""
-        planned = [a.describe() for a in stage.actions]
+        """Execute on update; in preview only log the stage table (with the assumptions made for
+        unknown inputs) and what would run. Secret input values never reach a log line."""
+        redact = self._inputs.redact
+        planned = [redact(a.describe()) for a in stage.actions]
         if pulumi.runtime.is_dry_run():
-            pulumi.log.info(f"{stage.summary()}\n{_outputs.stage_table(stage)}", resource=self)
+            notes = "".join(f"\nassumes: {n}" for n in self.assumptions)
+            pulumi.log.info(redact(f"{stage.summary()}\n{_outputs.stage_table(stage)}{notes}"), resource=self)
             for line in planned:
                 pulumi.log.info(f"would {line}", resource=self)
             return planned
-        pulumi.log.info(stage.summary(), resource=self)
+        pulumi.log.info(redact(stage.summary()), resource=self)
         if not stage.actions:
             return []
-        results = self._backend.actuator.execute(namespace, list(stage.actions))
+        results = [redact(line) for line in self._backend.actuator.execute(namespace, list(stage.actions)) or []]
         for line in results:
             pulumi.log.info(line, resource=self)
-        return list(results) if results else planned
+        return results or planned
 
     def _publish_outputs(self, outputs: Mapping[str, Any]) -> None:
-        """Set each output as an attribute and register them all (``register_outputs``)."""
+        """Set each output as an attribute and register them all (``register_outputs``). Secret
+        input values are blanked; ``stage.assumptions`` lists what a preview assumed for unknowns."""
+        outputs = {k: self._inputs.redact(v) for k, v in outputs.items()}
+        if self.assumptions and isinstance(outputs.get("stage"), Mapping):
+            outputs["stage"] = {**outputs["stage"], "assumptions": list(self.assumptions)}
         for key, value in outputs.items():
             setattr(self, key, pulumi.Output.from_input(value))
         self.register_outputs(dict(outputs))
+
+
+def _hook_name(name: str, opts: pulumi.ResourceOptions | None) -> str:
+    """Unique per component in a program and stable across runs (the engine finds a delete hook
+    again by name): the component name, prefixed by its parent's when it has one."""
+    parent = getattr(opts, "parent", None) if opts is not None else None
+    parent_name = getattr(parent, "_name", None)
+    return f"{parent_name}-{name}" if parent_name else name
 
 
 def stage_outputs(stage: Stage, action_lines: list[str]) -> dict[str, Any]:

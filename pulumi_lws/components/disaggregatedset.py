@@ -13,6 +13,7 @@ from typing import Any, Optional, TypedDict
 import pulumi
 
 from pulumi_lws.components.base import WorkloadComponent, stage_outputs
+from pulumi_lws.components.controller import checked_backend, manifest_of, reconcile_in_mode, split_mode
 from pulumi_lws.components.disaggregatedset_args import build_spec
 
 TYPE = "lws:index:DisaggregatedSet"
@@ -35,6 +36,9 @@ class DisaggregatedSetArgs(TypedDict, total=False):
     """Independent copies of the whole role topology (default 1)."""
     placement_policy: pulumi.Input[Any]
     """``spec.placementPolicy``: ``{type: None | ExclusiveSlice | ExclusiveTopology, topology}``."""
+    mode: pulumi.Input[str]
+    """``operator-free`` (default: pulumi-lws expands and rolls out) or ``controller`` (register the upstream
+    DisaggregatedSet CR for an installed DisaggregatedSet controller; docs/modes.md)."""
     progress_deadline_seconds: pulumi.Input[float]
     """A new revision not ready this long after its last scale-up is reported as the blocker
     ``progress-deadline-exceeded`` (old capacity kept). Default 600; 0 disables."""
@@ -64,10 +68,15 @@ class DisaggregatedSet(WorkloadComponent):
     def __init__(self, name: str, args: DisaggregatedSetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         from pulumi_lws.disaggregatedset.workload import WORKLOAD
 
-        built = build_spec(name, args)  # raises SpecError before anything is registered
-        super().__init__(TYPE, name, {}, opts)
+        # resolves Output inputs, then raises SpecError before anything is registered
+        mode, args = split_mode(args, WORKLOAD.kind)  # mode "controller": components/controller.py
+        inputs, (built, manifest) = self._build(args, lambda plain: (build_spec(name, plain),
+                                                                     manifest_of(WORKLOAD.kind, name, plain)))
+        backend = checked_backend(mode, WORKLOAD, built.ds)  # a missing CRD raises before anything registers
+        super().__init__(TYPE, name, opts, inputs)
         options = WORKLOAD.options(progress_deadline_seconds=built.progress_deadline_seconds)
-        snapshot, result, action_lines = self._reconcile(name, WORKLOAD, built.ds, options)
+        snapshot, result, action_lines = reconcile_in_mode(self, mode, backend, name, WORKLOAD, built.ds, options,
+                                                           manifest)
         outputs = stage_outputs(result.stage, action_lines)
         outputs["stage"] = {**outputs["stage"], "roles": [
             {"name": lane.name, "old": lane.old, "new": lane.new, "oldReady": lane.old_ready, "newReady": lane.new_ready}

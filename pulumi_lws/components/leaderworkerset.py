@@ -11,6 +11,7 @@ from typing import Any, Optional, TypedDict
 import pulumi
 
 from pulumi_lws.components.base import WorkloadComponent, kubernetes_provider_settings, on_stage, stage_outputs
+from pulumi_lws.components.controller import checked_backend, manifest_of, reconcile_in_mode, split_mode
 from pulumi_lws.components.lws_args import build_spec
 from pulumi_lws.lws.status.summary import hpa_selector, lws_status
 from pulumi_lws.lws.workload import WORKLOAD
@@ -66,6 +67,9 @@ class LeaderWorkerSetArgs(TypedDict, total=False):
     """``ScaleFirst`` (upstream, default) or ``RolloutFirst`` for a template change combined with a scale-up."""
     gang_provider: pulumi.Input[str]
     """Gang scheduling objects for ``spec.scheduling``: ``kubernetes`` (default) or ``volcano``."""
+    mode: pulumi.Input[str]
+    """``operator-free`` (default: pulumi-lws expands and rolls out) or ``controller`` (register the upstream
+    LeaderWorkerSet CR for an installed LWS controller; docs/modes.md)."""
 
 
 
@@ -96,11 +100,15 @@ class LeaderWorkerSet(WorkloadComponent):
     """replicas, readyReplicas, updatedReplicas, hpaPodSelector and LWS conditions."""
 
     def __init__(self, name: str, args: LeaderWorkerSetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        built = build_spec(name, args)  # raises SpecError before anything is registered
-        super().__init__(TYPE, name, {}, opts)
+        # resolves Output inputs, then raises SpecError before anything is registered
+        mode, args = split_mode(args, WORKLOAD.kind)  # mode "controller": components/controller.py
+        inputs, (built, manifest) = self._build(args, lambda plain: (build_spec(name, plain),
+                                                                     manifest_of(WORKLOAD.kind, name, plain)))
+        backend = checked_backend(mode, WORKLOAD, built.lws)  # a missing CRD raises before anything registers
+        super().__init__(TYPE, name, opts, inputs)
         lws = built.lws
-        snapshot, result, action_lines = self._reconcile(name, WORKLOAD, lws, built.options,
-                                                         gang_provider=built.options.gang_provider)
+        snapshot, result, action_lines = reconcile_in_mode(self, mode, backend, name, WORKLOAD, lws, built.options,
+                                                           manifest, gang_provider=built.options.gang_provider)
         self._publish_outputs({
             "leader_name": lws.name,
             "service_name": lws.name,

@@ -11,6 +11,7 @@ from typing import Any, Optional, TypedDict
 import pulumi
 
 from pulumi_lws.components.base import WorkloadComponent, stage_outputs
+from pulumi_lws.components.controller import checked_backend, manifest_of, reconcile_in_mode, split_mode
 from pulumi_lws.components.modelserving_args import build_spec
 
 TYPE = "lws:index:ModelServing"
@@ -37,6 +38,9 @@ class ModelServingArgs(TypedDict, total=False):
     """``spec.rolloutStrategy`` as upstream: ``{type, rollingUpdateConfiguration{maxUnavailable, maxSurge, partition}}``."""
     roles: pulumi.Input[list[Any]]
     """``spec.template.roles`` as upstream (name, replicas, entryTemplate, workerReplicas, workerTemplate, ...)."""
+    mode: pulumi.Input[str]
+    """``operator-free`` (default: pulumi-lws expands and rolls out) or ``controller`` (register the upstream
+    ModelServing CR for an installed Kthena controller; docs/modes.md)."""
     max_groups_in_flight: pulumi.Input[int]
     """RoleRollingUpdate only: at most this many ServingGroups have roles being replaced at once
     (default: unlimited, upstream's independent per-group behaviour)."""
@@ -68,11 +72,15 @@ class ModelServing(WorkloadComponent):
     def __init__(self, name: str, args: ModelServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         from pulumi_lws.modelserving.workload import WORKLOAD
 
-        built = build_spec(name, args)  # raises SpecError before anything is registered
-        super().__init__(TYPE, name, {}, opts)
+        # resolves Output inputs, then raises SpecError before anything is registered
+        mode, args = split_mode(args, WORKLOAD.kind)  # mode "controller": components/controller.py
+        inputs, (built, manifest) = self._build(args, lambda plain: (build_spec(name, plain),
+                                                                     manifest_of(WORKLOAD.kind, name, plain)))
+        backend = checked_backend(mode, WORKLOAD, built.ms, gang_provider="volcano")  # before anything registers
+        super().__init__(TYPE, name, opts, inputs)
         options = WORKLOAD.options(max_groups_in_flight=built.max_groups_in_flight)
-        snapshot, result, action_lines = self._reconcile(name, WORKLOAD, built.ms, options,
-                                                         gang_provider="volcano")
+        snapshot, result, action_lines = reconcile_in_mode(self, mode, backend, name, WORKLOAD, built.ms, options,
+                                                           manifest, gang_provider="volcano")
         status = WORKLOAD.status(built.ms, snapshot, result.stage)
         self._publish_outputs({
             "selector": status.get("labelSelector", ""),

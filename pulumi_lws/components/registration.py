@@ -54,11 +54,20 @@ def with_skip_await(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
     return {**manifest, "metadata": metadata}
 
 
-def register_manifest(component: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
-    """Create the pulumi_kubernetes resource for one manifest (inputs = the manifest, verbatim)."""
+def _same(value: Any) -> Any:
+    return value
+
+
+def register_manifest(component: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions,
+                      substitute: Callable[[Any], Any] = _same) -> pulumi.CustomResource:
+    """Create the pulumi_kubernetes resource for one manifest (inputs = the manifest, verbatim,
+    after ``substitute``: the component's inputs put their Outputs back, see components/inputs.py;
+    the logical name is always taken from the plain manifest)."""
     manifest = with_skip_await(manifest)
     name = logical_name(component, manifest)
     kind = manifest["kind"]
+    plain_name = manifest["metadata"]["name"]
+    manifest = substitute(manifest)
     typed = _typed_class(kind)
     if typed is not None and manifest.get("apiVersion", "").split("/")[-1] == "v1":
         cls, fields = typed
@@ -68,7 +77,7 @@ def register_manifest(component: str, manifest: Mapping[str, Any], opts: pulumi.
 
     extra = sorted(k for k in manifest if k not in ("apiVersion", "kind", "metadata", "spec", "status"))
     if extra:
-        raise ValueError(f"{kind} {manifest['metadata']['name']}: top-level fields {extra} cannot be declared as a "
+        raise ValueError(f"{kind} {plain_name}: top-level fields {extra} cannot be declared as a "
                          "CustomResource (only apiVersion, kind, metadata and spec are)")
     return CustomResource(name, api_version=manifest["apiVersion"], kind=kind, metadata=manifest["metadata"],
                           spec=manifest.get("spec"), opts=opts)
@@ -76,9 +85,11 @@ def register_manifest(component: str, manifest: Mapping[str, Any], opts: pulumi.
 
 def register_children(component: str, manifests: Iterable[Mapping[str, Any]],
                       dependencies: Mapping[tuple[str, str], Iterable[tuple[str, str]]],
-                      parent: pulumi.Resource) -> list[pulumi.CustomResource]:
+                      parent: pulumi.Resource, *, substitute: Callable[[Any], Any] = _same,
+                      options: Callable[[str], pulumi.ResourceOptions] | None = None) -> list[pulumi.CustomResource]:
     """Register ``manifests`` in order, each with ``parent`` and ``depends_on`` the already
-    registered children named by ``dependencies[(kind, name)]``.
+    registered children named by ``dependencies[(kind, name)]``, plus ``options(kind)`` (the
+    component's input dependencies, ``retain_on_delete``, hooks: components/lifecycle.py).
 
     Raises ``ValueError`` if a dependency is not an earlier manifest: a ``depends_on`` that
     silently dropped a dependency would break the apply-order promise."""
@@ -91,6 +102,8 @@ def register_children(component: str, manifests: Iterable[Mapping[str, Any]],
         if missing:
             raise ValueError(f"{component}: {ref} depends on {missing}, which are not declared before it")
         opts = pulumi.ResourceOptions(parent=parent, depends_on=[children[d] for d in wanted] or None)
-        children[ref] = register_manifest(component, manifest, opts)
+        if options is not None:
+            opts = pulumi.ResourceOptions.merge(opts, options(manifest["kind"]))
+        children[ref] = register_manifest(component, manifest, opts, substitute)
         out.append(children[ref])
     return out

@@ -39,6 +39,9 @@ from pulumi_lws.core.ports import Observer
 from pulumi_lws.core.stage import Stage
 
 Program = Union[str, os.PathLike, Callable[[], Any]]
+#: A stand-in provider: the output properties of one registration, or None to echo its inputs
+#: (a test makes a computed output unknown in preview by leaving it out).
+ResourceOutputs = Callable[[pulumi.runtime.MockResourceArgs], "dict[str, Any] | None"]
 
 
 Key = tuple[str, str, str]  # kind, namespace, name (sim.apply.Key)
@@ -55,19 +58,45 @@ class EngineResult:
     outputs: dict[str, Any] = field(default_factory=dict)
     #: component name -> stage, for programs with several LeaderWorkerSets
     stages_by_component: dict[str, Stage] = field(default_factory=dict)
+    #: URN -> what the program sent for that resource (every registration, components too)
+    registrations: dict[str, "Registration"] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One RegisterResource request as the engine received it (what ``pulumi up`` would act on)."""
+
+    type: str
+    name: str
+    parent: str
+    dependencies: tuple[str, ...]
+    #: input property paths (``spec.template.spec.containers[0].env[0].value``) sent as secrets
+    secret_paths: tuple[str, ...]
+    aliases: tuple[Any, ...]  # the request's alias specs (name/type/project/stack/parentUrn/noParent)
+    protect: bool
+    retain_on_delete: bool
+    provider: str
+    #: names of the resource hooks bound before delete
+    before_delete_hooks: tuple[str, ...]
 
 
 class _ManifestMocks(pulumi.runtime.Mocks):
     """Echo inputs back as outputs; keep managed ``kubernetes:*`` objects (not provider resources)."""
 
-    def __init__(self) -> None:
+    def __init__(self, resource_outputs: "ResourceOutputs | None" = None) -> None:
         self.manifests: dict[tuple[str, str], dict[str, Any]] = {}  # (type, logical name) -> manifest
+        self.resource_outputs = resource_outputs
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        outputs = self.resource_outputs(args) if self.resource_outputs is not None else None
         if args.custom and args.typ.startswith("kubernetes:") and not args.resource_id \
                 and not args.typ.startswith("pulumi:providers:"):
-            self.manifests[(args.typ, args.name)] = _wire(args)
-        return f"{args.name}-id", dict(args.inputs)
+            manifest = _wire(args)
+            if not (manifest.get("metadata") or {}).get("name"):  # auto-named: the provider's name (or the logical one)
+                given = ((outputs or {}).get("metadata") or {}).get("name")
+                manifest["metadata"] = {**(manifest.get("metadata") or {}), "name": given or args.name}
+            self.manifests[(args.typ, args.name)] = manifest
+        return f"{args.name}-id", dict(args.inputs) if outputs is None else outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs):
         return {}
@@ -79,11 +108,37 @@ class _RecordingMonitor(MockMonitor):
     def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
         super().__init__(mocks)
         self.registrations: dict[str, tuple[tuple[str, str], tuple[str, ...]]] = {}  # urn -> ((type, name), deps)
+        self.requests: dict[str, Registration] = {}
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC name)
         response = super().RegisterResource(request)
         self.registrations[response.urn] = ((request.type, request.name), tuple(request.dependencies))
+        self.requests[response.urn] = _registration(request)
         return response
+
+
+_SECRET_SIG = ("4dabf18193072939515e22adb298388d", "1b47061264138c4ac30d75fd1eb44270")
+
+
+def _secret_paths(value: Any, path: str = "") -> list[str]:
+    if isinstance(value, dict):
+        if value.get(_SECRET_SIG[0]) == _SECRET_SIG[1]:
+            return [path]
+        return [p for k, v in value.items() for p in _secret_paths(v, f"{path}.{k}" if path else k)]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _secret_paths(v, f"{path}[{i}]")]
+    return []
+
+
+def _registration(request: Any) -> Registration:
+    from google.protobuf import json_format
+
+    return Registration(
+        type=request.type, name=request.name, parent=request.parent, dependencies=tuple(request.dependencies),
+        secret_paths=tuple(_secret_paths(json_format.MessageToDict(request.object))),
+        aliases=tuple(json_format.MessageToDict(a.spec) if a.HasField("spec") else {"urn": a.urn} for a in request.aliases),
+        protect=bool(request.protect), retain_on_delete=bool(request.retainOnDelete), provider=request.provider,
+        before_delete_hooks=tuple(request.hooks.before_delete) if request.HasField("hooks") else ())
 
 
 class _ConstructionOrder:
@@ -114,9 +169,21 @@ def _declared(mocks: _ManifestMocks, monitor: _RecordingMonitor,
     return [mocks.manifests[n] for n in names], dict(sorted(dependencies.items(), key=lambda kv: position[kv[0]]))
 
 
+def unwrap_secrets(value: Any) -> Any:
+    """Secret input values as the cluster receives them: plain (the mock monitor hands them over
+    wrapped in Pulumi's secret signature; which paths were secret is in ``Registration``)."""
+    if isinstance(value, dict):
+        if value.get(_SECRET_SIG[0]) == _SECRET_SIG[1]:
+            return unwrap_secrets(value.get("value"))
+        return {k: unwrap_secrets(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [unwrap_secrets(v) for v in value]
+    return value
+
+
 def _wire(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
     """Inputs as a manifest: ints back, ``apiVersion``/``kind`` from the type token when absent."""
-    obj = ints_back(dict(args.inputs))
+    obj = ints_back(unwrap_secrets(dict(args.inputs)))
     _, group_version, kind = args.typ.split(":", 2)
     group, _, version = group_version.rpartition("/")
     obj.setdefault("kind", kind)
@@ -170,14 +237,15 @@ def _retire_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def run_program(program: Program, observer: Observer, actuator: Actuator, *, preview: bool = False,
-                stack: str = "sim", project: str = "lws") -> EngineResult:
+                stack: str = "sim", project: str = "lws",
+                resource_outputs: ResourceOutputs | None = None) -> EngineResult:
     """Run ``program`` (a ``__main__.py`` path, a project directory or a callable) once.
 
     Exceptions raised by the program (e.g. a ``SpecError``) propagate unchanged.
     """
     func = _program_callable(program)
     loop = _fresh_loop()
-    mocks = _ManifestMocks()
+    mocks = _ManifestMocks(resource_outputs)
     monitor = _RecordingMonitor(mocks)
     order = _ConstructionOrder()
     _settings.ROOT.set(None)  # a fresh root stack: exports of an earlier run must not leak
@@ -199,5 +267,6 @@ def run_program(program: Program, observer: Observer, actuator: Actuator, *, pre
         _settings.ROOT.set(None)
         _retire_loop(loop)
     result.manifests, result.dependencies = _declared(mocks, monitor, order)
+    result.registrations = dict(monitor.requests)
     result.outputs = ints_back(dict(resolved or {}))
     return result

@@ -1,0 +1,64 @@
+"""What a workload component passes to its children besides ``parent=self`` (Pulumi options a
+platform team applies from outside), and the delete hook that makes ``pulumi destroy`` complete.
+
+* ``depends_on``: the resources the component's inputs came from (a Namespace is created before
+  anything in it, and deleted after);
+* ``retain_on_delete``: Pulumi does not inherit it from a parent (``protect``, ``providers`` and
+  ``transforms`` are inherited by the SDK or the engine), so the component copies it to every child;
+* ``hooks``: a named ``before_delete`` :class:`pulumi.ResourceHook` on every StatefulSet and
+  Deployment that releases the pods the project retained with its own finalizer
+  (:data:`pulumi_lws.lws.rollout.failure.retention.RETAIN_FINALIZER`, a group whose restart
+  budget is exhausted). Without it the finalizer keeps those pod objects forever and a
+  foreground delete of their StatefulSet never finishes. Delete hooks run only under
+  ``pulumi destroy --run-program`` (Pulumi refuses a plain ``destroy`` of a stack whose resources
+  carry delete hooks, pulumi#19933), which is what the docs tell users to run.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pulumi
+
+from pulumi_lws.core.ports import Scope
+from pulumi_lws.lws.rollout.failure.retention import release_actions
+
+#: Kinds whose deletion must first release retained pods (their pods carry the finalizer).
+RELEASE_BEFORE_DELETE = ("StatefulSet", "Deployment")
+
+
+def release_retained_pods(backend: Any, namespace: str, scope: Scope) -> list[str]:
+    """Remove the retain finalizer from every pod of ``scope`` carrying it (uid-guarded); the
+    lines the actuator reports. Idempotent: a second call finds nothing to release."""
+    snapshot = backend.observer.observe(scope)
+    actions = release_actions(snapshot.list("Pod"), "pulumi destroy: release the retained pod")
+    return list(backend.actuator.execute(namespace, list(actions)) or []) if actions else []
+
+
+def release_hook(component: str, release: Callable[[], list[str]]) -> pulumi.ResourceHook:
+    """The named ``before_delete`` hook (delete hooks must be named: the engine finds them again
+    at destroy time by name)."""
+    def run(args: pulumi.ResourceHookArgs) -> None:
+        for line in release():
+            pulumi.log.info(f"{args.name}: {line}")
+
+    return pulumi.ResourceHook(f"{component}-release-retained-pods", run)
+
+
+def child_options(opts: pulumi.ResourceOptions | None, dependencies: Sequence[pulumi.Resource],
+                  hook: pulumi.ResourceHook | None) -> Callable[[str], pulumi.ResourceOptions]:
+    """``kind -> options`` merged into each child's own (``parent`` and its ``depends_on``)."""
+    retain = opts.retain_on_delete if opts is not None else None
+
+    def for_kind(kind: str) -> pulumi.ResourceOptions:
+        hooks = pulumi.ResourceHookBinding(before_delete=[hook]) if hook is not None and kind in RELEASE_BEFORE_DELETE else None
+        return pulumi.ResourceOptions(depends_on=list(dependencies) or None, retain_on_delete=retain, hooks=hooks)
+
+    return for_kind
+
+
+def with_dependencies(opts: pulumi.ResourceOptions | None, dependencies: Sequence[pulumi.Resource]) -> pulumi.ResourceOptions | None:
+    """The component's own options plus ``depends_on`` the resources its inputs came from."""
+    if not dependencies:
+        return opts
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=list(dependencies)))

@@ -36,12 +36,14 @@ from pulumi_lws.core.errors import FieldError, SpecError
 T = TypeVar("T")
 Path = tuple  # of str keys and int indexes
 
-#: Worst-case values for numbers that decide a stage (outside pod templates): field -> (value, why).
-MOST_DISRUPTIVE: dict[str, tuple[Any, str]] = {
-    "replicas": (0, "every group removed"),
-    "maxUnavailable": ("100%", "every group may be unavailable at once"),
-    "maxSurge": (0, "no surge group keeps capacity up"),
-    "partition": (0, "every group gets the new template"),
+#: Worst-case values for numbers that decide a stage (outside pod templates): field -> candidates
+#: (value, why), most disruptive first; the next one is used when the spec rejects the previous
+#: (a DisaggregatedSet wants every role's replicas zero or none).
+MOST_DISRUPTIVE: dict[str, tuple[tuple[Any, str], ...]] = {
+    "replicas": ((0, "every group removed"), (1, "the fewest groups the spec accepts")),
+    "maxUnavailable": (("100%", "every group may be unavailable at once"),),
+    "maxSurge": ((0, "no surge group keeps capacity up"),),
+    "partition": ((0, "every group gets the new template"),),
 }
 _WIRE = {"max_unavailable": "maxUnavailable", "max_surge": "maxSurge"}
 _IDENTITY_PATHS = {("name",), ("namespace",), ("metadata", "name"), ("metadata", "namespace"),
@@ -98,11 +100,23 @@ class Unknown:
     output: pulumi.Output
     role: str = field(init=False)
     stand_in: Any = field(init=False)
+    candidate: int = field(init=False, default=0)  # index into MOST_DISRUPTIVE[key] (decisions)
 
     def __post_init__(self) -> None:
         self.role = _role(self.path)
-        key = _WIRE.get(str(self.path[-1]), str(self.path[-1])) if self.path else ""
-        self.stand_in = MOST_DISRUPTIVE[key][0] if self.role == "decision" else _placeholder(self.path)
+        self.stand_in = self._candidates[0][0] if self.role == "decision" else _placeholder(self.path)
+
+    @property
+    def _candidates(self) -> tuple[tuple[Any, str], ...]:
+        return MOST_DISRUPTIVE[_WIRE.get(str(self.path[-1]), str(self.path[-1]))]
+
+    def next_candidate(self) -> bool:
+        """Move a decision's stand-in to its next, less disruptive, candidate; False when none is left."""
+        if self.role != "decision" or self.candidate + 1 >= len(self._candidates):
+            return False
+        self.candidate += 1
+        self.stand_in = self._candidates[self.candidate][0]
+        return True
 
     @property
     def origin(self) -> str:
@@ -122,8 +136,8 @@ class Unknown:
         if self.role == "identity":
             return f"{what}; this preview assumes nothing of this workload exists there yet (every object is created)"
         if self.role == "decision":
-            key = _WIRE.get(str(self.path[-1]), str(self.path[-1]))
-            return f"{what}; this preview assumes {self.stand_in!r}, the most disruptive value ({MOST_DISRUPTIVE[key][1]})"
+            value, why = self._candidates[self.candidate]
+            return f"{what}; this preview assumes {value!r}, the most disruptive value ({why})"
         return f"{what}; this preview plans with a stand-in value ({self.stand_in!r}) in its place"
 
 
@@ -140,17 +154,17 @@ class ResolvedInputs:
     def build(self, builder: Callable[[Any], T]) -> T:
         """``builder(args with stand-ins)``; a stand-in string the schema rejects (a number field)
         is retried as ``1``; a :class:`SpecError` never prints a secret value."""
-        for _ in range(len(self.unknowns) + 1):
+        while True:
             try:
                 return builder(self._with_stand_ins())
             except SpecError as err:
                 rejected = [u for u in self.unknowns if isinstance(u.stand_in, str) and u.role != "decision"
                             and any(e.value == u.stand_in for e in err.errors)]
-                if not rejected:
-                    raise self._redacted_error(err) from None
                 for u in rejected:
                     u.stand_in = 1
-        raise AssertionError("unreachable: every retry turns one stand-in into a number")
+                # each retry changes a stand-in for good, so the loop ends
+                if not rejected and not [u for u in self.unknowns if u.next_candidate()]:
+                    raise self._redacted_error(err) from None
 
     def _with_stand_ins(self) -> Any:
         doc = self.args

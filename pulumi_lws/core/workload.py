@@ -51,11 +51,39 @@ class Budgets:
     max_unavailable: int
 
 
+@dataclass(frozen=True)
+class UpstreamController:
+    """The upstream controller of an API: what controller mode, adoption and Events need.
+
+    ``plural``: the CRD's plural (the CRD object is ``<plural>.<group>``). ``controller``: what to
+    install, for the "missing CRD" error. ``ready_condition``: the CR condition that is True once a
+    rollout is done (the ``pulumi.com/waitFor`` of controller mode). ``model``: how exactly the
+    project's planner predicts the controller (``"exact"`` or a sentence on where it approximates;
+    printed by ``plan --mode controller``). ``event_reasons``: ``Action.verb`` -> the upstream
+    Event reason of that action, where upstream has one (:mod:`pulumi_lws.core.events`).
+    ``owner_kinds``: kinds whose ownerReferences on adopted objects are the upstream controller's.
+    """
+
+    group: str
+    plural: str
+    controller: str
+    ready_condition: str = "Available"
+    model: str = "exact"
+    event_reasons: Mapping[str, str] = field(default_factory=dict)
+    owner_kinds: tuple[str, ...] = ()
+
+    @property
+    def crd_name(self) -> str:
+        return f"{self.plural}.{self.group}"
+
+
 class Workload(Protocol):
     """One upstream API (LeaderWorkerSet, ModelServing, DisaggregatedSet) as the shells see it."""
 
     kind: str
     api_version: str
+    #: the upstream controller of the API (controller mode, adoption, Events)
+    upstream: UpstreamController
 
     def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> Any:
         """The typed spec of an upstream manifest, defaults applied; raises ``SpecError``."""

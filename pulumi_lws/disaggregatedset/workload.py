@@ -11,7 +11,7 @@ from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.trace import GroupCell, GroupsView, Lane
-from pulumi_lws.core.workload import Budgets, Reconciled, register
+from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
 from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
 from pulumi_lws.disaggregatedset.api.disaggregatedset import (
     API_VERSION,
@@ -39,6 +39,14 @@ class DisaggregatedSetWorkload:
 
     kind = KIND
     api_version = API_VERSION
+    upstream = UpstreamController(
+        group="disaggregatedset.x-k8s.io", plural="disaggregatedsets",
+        controller="the DisaggregatedSet controller (kubernetes-sigs/lws, which also installs the LeaderWorkerSet "
+                   "controller; CRD disaggregatedsets.disaggregatedset.x-k8s.io)",
+        model="the step sequence is upstream's ComputeNextStep (checked against its planner vectors); it approximates "
+              "where upstream's executor diverges from its planner (the coordinated drain over-drains) and where "
+              "pulumi-lws adds a progress deadline upstream lacks",
+        owner_kinds=(KIND,))
 
     def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> DisaggregatedSet:
         return DisaggregatedSet.from_manifest(dict(manifest), namespace=namespace, validate=validate)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, LeaderWorkerSetSpec
 from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
@@ -127,9 +127,38 @@ def build_catalog(lws: LeaderWorkerSet, observed_revisions: "list[Mapping[str, A
             known[key] = rev
     data = revision_data(lws)
     key = key_of_data(data)
+    adopted = None if key in known else matching_revision(lws, known.values(), key)
+    if adopted is not None:  # adoption: keep upstream's key and its (immutable) object as they are
+        return RevisionCatalog(target=adopted, known=known)
     if key in known:
         target = Revision(key, known[key].number, data)
     else:
         target = Revision(key, max((r.number for r in known.values()), default=0) + 1, data)
     known[key] = target
     return RevisionCatalog(target=target, known=known)
+
+
+def matching_revision(lws: LeaderWorkerSet, observed: "Iterable[Revision]", key: str) -> Revision | None:
+    """The observed revision (highest number first) whose covered fields equal ``lws``'s although
+    its key is not ``key`` — one the upstream controller wrote with its own hash (Go's JSON
+    bytes, not canonical JSON) — or None. Equality is upstream's ``SetMatchesRevision``: apply
+    the stored data to the spec and compare the result (docs/modes.md, "Adoption")."""
+    want = _semantic(revision_data(lws))
+    for rev in sorted(observed, key=lambda r: -r.number):
+        try:
+            if _semantic(revision_data(apply_revision(lws, rev.data))) == want:
+                return rev
+        except (ValueError, TypeError, KeyError):  # unreadable data (pydantic errors are ValueErrors)
+            continue
+    return None
+
+
+def _semantic(value: Any) -> Any:
+    """``value`` without nulls, empty objects and empty lists, recursively: what Go's omitempty
+    serialisation (``metadata: {creationTimestamp: null}``) and ours disagree on, never meaning."""
+    if isinstance(value, Mapping):
+        pruned = {k: _semantic(v) for k, v in value.items()}
+        return {k: v for k, v in pruned.items() if v not in (None, {}, [])}
+    if isinstance(value, list):
+        return [_semantic(v) for v in value]
+    return value

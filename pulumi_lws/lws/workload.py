@@ -10,12 +10,14 @@ from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.trace import GroupsView
-from pulumi_lws.core.workload import Budgets, Reconciled, register
+from pulumi_lws.core.adoption import with_adoption
+from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
+from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import API_VERSION, KIND, LeaderWorkerSet
 from pulumi_lws.lws.observe import lws_scope
 from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.lws.reconcile import ReconcileOptions
-from pulumi_lws.lws.revision import revision_key
+from pulumi_lws.lws.revision import build_catalog, revision_key
 from pulumi_lws.lws.rollout.placement import needs_nodes
 from pulumi_lws.lws.status.summary import lws_status
 from pulumi_lws.lws.trace_view import read_groups
@@ -26,6 +28,15 @@ class LeaderWorkerSetWorkload:
 
     kind = KIND
     api_version = API_VERSION
+    upstream = UpstreamController(
+        group="leaderworkerset.x-k8s.io", plural="leaderworkersets",
+        controller="the LeaderWorkerSet controller (kubernetes-sigs/lws; its release manifests or Helm chart install "
+                   "the CRD leaderworkersets.leaderworkerset.x-k8s.io)",
+        model="Ordinal: exact (upstream's rollingUpdateParameters, checked against its conformance vectors); "
+              "Hash: the Deployment + group-replacement-gate model is exact for admission, approximate for the "
+              "Deployment controller's own pacing; updateOrder RolloutFirst is pulumi-lws only",
+        event_reasons={"ungate": "GroupReplacementAdmitted", "delete": "RecreateGroup"},
+        owner_kinds=(KIND,))
 
     def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> LeaderWorkerSet:
         return LeaderWorkerSet.from_manifest(dict(manifest), namespace=namespace, validate=validate)
@@ -45,7 +56,8 @@ class LeaderWorkerSetWorkload:
 
     def reconcile(self, spec: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOptions | None = None) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.lws.reconcile.reconcile``
-        return _reconcile_module.reconcile(spec, snapshot, options or ReconcileOptions())
+        result = _reconcile_module.reconcile(spec, snapshot, options or ReconcileOptions())
+        return with_adoption(result, snapshot, self.upstream)  # a fleet upstream created: drop its ownerReferences
 
     def budgets(self, spec: LeaderWorkerSet) -> dict[str, Budgets]:
         return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable())}
@@ -57,7 +69,9 @@ class LeaderWorkerSetWorkload:
         return revision_key(spec)
 
     def trace_view(self, spec: LeaderWorkerSet, snapshot: Snapshot) -> GroupsView:
-        return read_groups(snapshot, spec.name, spec.replicas, spec.size, revision_key(spec),
+        # the catalog's target, not revision_key(spec): an adopted fleet keeps upstream's key
+        target = build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name})).target.key
+        return read_groups(snapshot, spec.name, spec.replicas, spec.size, target,
                            spec.spec.group_identity == "Hash")
 
 

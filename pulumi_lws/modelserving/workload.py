@@ -10,7 +10,8 @@ from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.trace import GroupCell, GroupsView
-from pulumi_lws.core.workload import Budgets, Reconciled, register
+from pulumi_lws.core.adoption import with_adoption
+from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import reconcile as _reconcile_module
 from pulumi_lws.modelserving.api.modelserving import API_VERSION, KIND, ROLE_ROLLING_UPDATE, ModelServing
@@ -25,6 +26,15 @@ class ModelServingWorkload:
 
     kind = KIND
     api_version = API_VERSION
+    upstream = UpstreamController(
+        group="workload.serving.volcano.sh", plural="modelservings",
+        controller="the Kthena ModelServing controller (volcano-sh/kthena; its Helm chart installs the CRD "
+                   "modelservings.workload.serving.volcano.sh)",
+        model="the stage sequence is upstream's loop run to its fixed point per observation (exact for "
+              "ServingGroupRollingUpdate and RoleRollingUpdate, sparse ordinals after a surge included); timing is "
+              "approximate: upstream creates Pods directly where pulumi-lws renders StatefulSets",
+        event_reasons={"delete": "RoleDeleting"},
+        owner_kinds=(KIND,))
 
     def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> ModelServing:
         ms = ModelServing.from_manifest(dict(manifest), namespace=namespace, validate=validate)
@@ -46,7 +56,8 @@ class ModelServingWorkload:
 
     def reconcile(self, spec: ModelServing, snapshot: Snapshot, options: ModelServingOptions | None = None) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.modelserving.reconcile.reconcile``
-        return _reconcile_module.reconcile(spec, snapshot, options or ModelServingOptions())
+        result = _reconcile_module.reconcile(spec, snapshot, options or ModelServingOptions())
+        return with_adoption(result, snapshot, self.upstream)  # a fleet upstream created: drop its ownerReferences
 
     def budgets(self, spec: ModelServing) -> dict[str, Budgets]:
         """ServingGroupRollingUpdate: the ServingGroup budget. RoleRollingUpdate: no ServingGroup

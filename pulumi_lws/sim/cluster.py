@@ -73,7 +73,8 @@ class SimCluster:
             if action.uid and meta(obj)["uid"] != action.uid:
                 raise Conflict(f"uid precondition failed (have {meta(obj)['uid']}, want {action.uid})")
             handler = {"label": self._merge_meta, "annotate": self._merge_meta, "ungate": self._ungate,
-                       "set-condition": self._set_condition, "finalize": self._finalize}.get(action.verb)
+                       "set-condition": self._set_condition, "finalize": self._finalize,
+                       "disown": self._disown}.get(action.verb)
             if handler is None:
                 return f"{head}: error: unknown verb {action.verb!r}"
             return f"{head}: {handler(obj, action)}"
@@ -120,6 +121,47 @@ class SimCluster:
         for f in removed:
             self.store.remove_finalizer(obj, f)
         return "ok" if add or removed else "ok (unchanged)"
+
+    def _disown(self, obj: dict[str, Any], action: Action) -> str:
+        """``{"owners": [uid, ...]}``: drop those ownerReferences (adoption, docs/modes.md)."""
+        drop = set(action.params.get("owners") or [])
+        refs = meta(obj).get("ownerReferences") or []
+        kept = [r for r in refs if r.get("uid") not in drop]
+        if len(kept) == len(refs):
+            return "ok (unchanged)"
+        self.store._unindex_owners(obj)
+        if kept:
+            meta(obj)["ownerReferences"] = kept
+        else:
+            meta(obj).pop("ownerReferences")
+        self.store._index_owners(obj)
+        self.store.touch(obj)
+        return "ok"
+
+    def serves_crd(self, name: str) -> bool:
+        """Whether a CustomResourceDefinition ``name`` (``<plural>.<group>``) was created (controller mode)."""
+        return self.store.get("CustomResourceDefinition", "", name) is not None
+
+    # ---- Events (pulumi_lws.core.events.EventSink) -----------------------------------------
+    def list_events(self, namespace: str, selector: Mapping[str, str]) -> list[dict[str, Any]]:
+        return [strip_internal(e) for e in self.store.list("Event", namespace, {"matchLabels": dict(selector)})]
+
+    def record_events(self, namespace: str, events: Sequence[Any]) -> list[str]:
+        """Create each Event, or bump the one of that name (``count`` + 1): deduplicated by name."""
+        from pulumi_lws.core.events import bumped
+
+        out, now = [], self.clock.timestamp()
+        for event in events:
+            existing = self.store.get("Event", namespace, event.name)
+            if existing is None:
+                self.store.create(event.manifest(namespace, now))
+                out.append(f"event {event.reason} {event.regarding['kind']}/{event.regarding['name']}: recorded")
+            elif event.bump:
+                existing.update(bumped(existing, event, now))
+                self.store.touch(existing)
+                out.append(f"event {event.reason} {event.regarding['kind']}/{event.regarding['name']}: "
+                           f"count {existing['count']}")
+        return out
 
     def _set_condition(self, obj: dict[str, Any], action: Action) -> str:
         p = action.params

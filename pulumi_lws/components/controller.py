@@ -1,0 +1,201 @@
+"""Controller mode, and the Events of operator-free mode: what a workload component does beyond
+:class:`~pulumi_lws.components.base.WorkloadComponent` (docs/modes.md).
+
+``mode: "controller"`` (default ``"operator-free"``): after the same validation, the component
+registers exactly one upstream custom resource — the user's manifest with the argument fields
+applied, unchanged in meaning — instead of expanding it, and lets the upstream controller do the
+rollout. The planner still runs against the observed cluster (the controller's native objects
+carry the same labels), so preview and the ``stage``/``remaining_stages`` outputs show the stages
+the controller will take; no action is executed (the controller acts). ``pulumi up`` waits
+through pulumi-kubernetes' own await: ``pulumi.com/waitFor: condition=<ready condition>`` on the
+CR, unless the user set ``pulumi.com/skipAwait: "true"`` or a ``pulumi.com/waitFor`` of their own.
+
+A cluster that does not serve the CRD fails before anything is registered, with one error naming
+the controller to install — where the backend can tell (the live backend GETs the CRD, the
+simulator looks it up; a test fake that cannot tell skips the check and pulumi-kubernetes reports
+the unknown kind at ``up``).
+
+Invariants: operator-free mode is unchanged by this module except for Events, which are recorded
+on update only (never in preview), through the actuator when it implements
+:class:`~pulumi_lws.core.events.EventSink`.
+"""
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+
+from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.events import WorkloadRef, report_events
+from pulumi_lws.core.workload import Workload
+
+OPERATOR_FREE, CONTROLLER = "operator-free", "controller"
+MODES = (OPERATOR_FREE, CONTROLLER)
+WAIT_FOR = "pulumi.com/waitFor"
+SKIP_AWAIT = "pulumi.com/skipAwait"
+
+#: per kind: the component arguments that are pulumi-lws choices the upstream controller lacks
+OPERATOR_FREE_ONLY: Mapping[str, tuple[str, ...]] = {
+    "LeaderWorkerSet": ("update_order", "gang_provider", "volcano_queue"),
+    "ModelServing": ("max_groups_in_flight",),
+    "DisaggregatedSet": ("progress_deadline_seconds",),
+}
+
+
+class ControllerNotInstalledError(RuntimeError):
+    """Controller mode on a cluster that does not serve the API's CRD (nothing was registered)."""
+
+
+def split_mode(args: Any, kind: str) -> tuple[str, Any]:
+    """(mode, args without ``mode``); ``SpecError`` naming ``mode`` for an unknown value, and, in
+    controller mode, for a pulumi-lws-only argument (the controller would silently ignore it)."""
+    if not isinstance(args, Mapping) or "mode" not in args or "spec" in args:
+        return OPERATOR_FREE, args
+    rest = {k: v for k, v in args.items() if k != "mode"}
+    mode = args["mode"] if args["mode"] is not None else OPERATOR_FREE
+    if mode not in MODES:
+        supported = ", ".join(f'"{m}"' for m in MODES)
+        raise SpecError(kind, None, [FieldError("mode", f"Unsupported value: supported values: {supported}", mode)])
+    if mode == CONTROLLER:
+        given = [k for k in OPERATOR_FREE_ONLY.get(kind, ()) if rest.get(k) is not None or rest.get(_camel(k)) is not None]
+        if given:
+            raise SpecError(kind, None, [FieldError(_camel(k), "is a pulumi-lws (operator-free) option the upstream "
+                                                    "controller does not implement; remove it or use mode \"operator-free\"")
+                                         for k in given])
+    return mode, rest
+
+
+def _camel(key: str) -> str:
+    head, *rest = key.split("_")
+    return head + "".join(p.title() for p in rest)
+
+
+def manifest_of(kind: str, resource_name: str, args: Any) -> dict[str, Any]:
+    """The upstream manifest ``args`` describe (the argument fields applied at their paths, as the
+    spec builders apply them), not re-serialised from the model: an omitted field stays omitted,
+    so the CR means exactly what the user wrote (DisaggregatedSet: ``rollingUpdateConfiguration:
+    {}`` and no object behave differently upstream)."""
+    from pulumi_lws.components.args import manifest_from_args
+
+    if kind == "LeaderWorkerSet":
+        from pulumi_lws.components import lws_args
+        from pulumi_lws.core.model import ints_back
+
+        base, fields = lws_args.split_args(args)
+        manifest = ints_back(lws_args.apply_fields(base, fields))
+        meta = manifest.setdefault("metadata", {})
+        meta.setdefault("name", resource_name)
+        meta.setdefault("namespace", "default")
+        return manifest
+    if kind == "ModelServing":
+        from pulumi_lws.components import modelserving_args as margs
+        from pulumi_lws.modelserving.api.modelserving import ModelServing as model
+    else:
+        from pulumi_lws.components import disaggregatedset_args as margs  # type: ignore[no-redef]
+        from pulumi_lws.disaggregatedset.api.disaggregatedset import (
+            DisaggregatedSet as model,  # type: ignore[assignment]
+        )
+    manifest, _ = manifest_from_args(resource_name, args, model, margs.FIELD_PATHS, margs.KNOWN_FIELDS)
+    return manifest
+
+
+def custom_resource(workload: Workload, spec: Any, manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """The one CR controller mode registers: ``manifest`` (validated) with its identity from
+    ``spec`` and the await annotation (module docstring); ``status`` is never declared."""
+    namespace, name = workload.identity(spec)
+    doc = copy.deepcopy(dict(manifest))
+    doc.pop("status", None)
+    metadata = dict(doc.get("metadata") or {})
+    metadata.update(name=name, namespace=namespace)
+    annotations = dict(metadata.get("annotations") or {})
+    if str(annotations.get(SKIP_AWAIT, "")).lower() != "true" and WAIT_FOR not in annotations:
+        annotations[WAIT_FOR] = f"condition={workload.upstream.ready_condition}"
+    metadata["annotations"] = annotations
+    for key in [k for k in metadata if k in ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")]:
+        metadata.pop(key)
+    return {"apiVersion": workload.api_version, "kind": workload.kind, "metadata": metadata, "spec": doc.get("spec") or {}}
+
+
+def missing_controller_message(workload: Workload, namespace: str, name: str) -> str:
+    up = workload.upstream
+    return (f"{workload.kind} {namespace}/{name}: mode \"controller\" needs {up.controller}, but the cluster does not "
+            f"serve {workload.api_version} {workload.kind} (CustomResourceDefinition {up.crd_name} not found). "
+            f"Install the controller, or use mode \"operator-free\" (the default), which needs no controller.")
+
+
+def check_controller(workload: Workload, spec: Any, observer: Any) -> None:
+    """Raise :class:`ControllerNotInstalledError` when ``observer`` can tell the CRD is not served."""
+    serves = getattr(observer, "serves_crd", None)
+    if serves is None:
+        return
+    if serves(workload.upstream.crd_name) is False:
+        namespace, name = workload.identity(spec)
+        raise ControllerNotInstalledError(missing_controller_message(workload, namespace, name))
+
+
+def controller_backend(gang_provider: str = "kubernetes") -> Any:
+    from pulumi_lws.backend import current_backend
+    from pulumi_lws.components.base import kubernetes_provider_settings
+
+    return current_backend(**kubernetes_provider_settings(), gang_provider=gang_provider)
+
+
+def register_custom_resource(component: pulumi.ComponentResource, name: str, workload: Workload, spec: Any,
+                             options: Any, manifest: Mapping[str, Any], backend: Any) -> tuple[Any, Any, list[str]]:
+    """Controller mode's reconcile: observe, plan (what the controller will do), register the CR
+    only, log the stage table (preview and up alike: the controller acts, not pulumi-lws)."""
+    from pulumi_lws.components import outputs as _outputs
+    from pulumi_lws.components.base import _stage_listeners
+    from pulumi_lws.components.registration import register_manifest
+
+    snapshot = backend.observer.observe(workload.scope(spec))
+    result = workload.reconcile(spec, snapshot, options)
+    inputs = getattr(component, "_inputs", None)  # what the base's reconcile also records
+    component.assumptions = inputs.notes(creating=len(snapshot) == 0) if inputs is not None else []
+    cr = custom_resource(workload, spec, manifest)
+    component.child_resources = [register_manifest(name, cr, pulumi.ResourceOptions(parent=component))]
+    stage = result.stage
+    pulumi.log.info(f"controller mode: the {workload.kind} controller rolls out; predicted: {stage.summary()}\n"
+                    f"{_outputs.stage_table(stage)}\nmodel: {workload.upstream.model}", resource=component)
+    for listener in list(_stage_listeners):
+        listener(name, stage)
+    return snapshot, result, []
+
+
+def record_events(component: pulumi.ComponentResource, workload: Workload, spec: Any, stage: Any) -> list[str]:
+    """Operator-free mode, on update: record this reconcile's Events (:mod:`pulumi_lws.core.events`)
+    through the component's actuator; in preview nothing is written."""
+    if pulumi.runtime.is_dry_run():
+        return []
+    namespace, name = workload.identity(spec)
+    ref = WorkloadRef(workload.kind, workload.api_version, namespace, name)
+    backend = getattr(component, "_backend", None)
+    upstream = getattr(workload, "upstream", None)
+    reasons = upstream.event_reasons if upstream is not None else {}
+    lines = report_events(getattr(backend, "actuator", None), ref, stage, reasons)
+    for line in lines:
+        pulumi.log.debug(line, resource=component)
+    return lines
+
+
+def checked_backend(mode: str, workload: Workload, spec: Any, *, gang_provider: str = "kubernetes") -> Any:
+    """Controller mode: the backend, once it did not say the CRD is missing (raises
+    :class:`ControllerNotInstalledError` before anything is registered). Operator-free: None."""
+    if mode != CONTROLLER:
+        return None
+    backend = controller_backend(gang_provider)
+    check_controller(workload, spec, backend.observer)
+    return backend
+
+
+def reconcile_in_mode(component: Any, mode: str, backend: Any, name: str, workload: Workload, spec: Any, options: Any,
+                      manifest: Mapping[str, Any], *, gang_provider: str = "kubernetes") -> tuple[Any, Any, list[str]]:
+    """One ``pulumi up`` in ``mode``: controller -> :func:`register_custom_resource`; operator-free
+    -> the component's own reconcile, then this reconcile's Events (:func:`record_events`)."""
+    if mode == CONTROLLER:
+        return register_custom_resource(component, name, workload, spec, options, manifest, backend)
+    snapshot, result, action_lines = component._reconcile(name, workload, spec, options, gang_provider=gang_provider)
+    record_events(component, workload, spec, result.stage)
+    return snapshot, result, action_lines

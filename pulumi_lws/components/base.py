@@ -33,6 +33,7 @@ from pulumi_lws.components.lifecycle import (
     with_dependencies,
 )
 from pulumi_lws.components.registration import register_children
+from pulumi_lws.core.ports import ActionError
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled, Workload
@@ -93,6 +94,7 @@ class WorkloadComponent(pulumi.ComponentResource):
         backend = self._backend
         hook = release_hook(_hook_name(name, self._component_opts),
                             lambda: release_retained_pods(backend, namespace, scope))
+        self._release_hook = hook  # the engine runs it at destroy; tests call it (mocks run no hooks)
         self.child_resources = register_children(
             name, result.manifests, result.dependencies, self, substitute=inputs.pass_through,
             options=child_options(self._component_opts, inputs.resources, hook))
@@ -115,7 +117,13 @@ class WorkloadComponent(pulumi.ComponentResource):
         pulumi.log.info(redact(stage.summary()), resource=self)
         if not stage.actions:
             return []
-        results = [redact(line) for line in self._backend.actuator.execute(namespace, list(stage.actions)) or []]
+        try:
+            executed = self._backend.actuator.execute(namespace, list(stage.actions)) or []
+        except ActionError as exc:  # the applied ones are logged, the error names the failed one and lists them
+            for line in exc.applied:
+                pulumi.log.info(redact(line), resource=self)
+            raise pulumi.RunError(redact(f"{self._name}: {exc}")) from exc
+        results = [redact(line) for line in executed]
         for line in results:
             pulumi.log.info(line, resource=self)
         return results or planned

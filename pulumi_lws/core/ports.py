@@ -62,11 +62,25 @@ class ObserveError(ClusterError):
 
 
 class ActionError(ClusterError):
-    """One action failed (after retries). ``applied`` are the result lines of the actions of the
-    same call that were applied before it, in order; ``action`` is the one that failed;
-    ``status`` its HTTP status (None: no response, e.g. a timeout)."""
+    """One action failed (after retries). ``failure`` says which and why; ``action`` is the one
+    that failed, ``status`` its HTTP status (None: no response, e.g. a timeout); ``applied`` are
+    the result lines of the actions of the same call applied before it, in order, and
+    ``position`` = (1-based index, total) of the failed one. The message lists them all."""
 
-    def __init__(self, message: str, *, action: Action, applied: Sequence[str] = (),
-                 status: int | None = None) -> None:
-        super().__init__(message)
-        self.action, self.applied, self.status = action, tuple(applied), status
+    def __init__(self, failure: str, *, action: Action, applied: Sequence[str] = (), status: int | None = None,
+                 position: tuple[int, int] | None = None) -> None:
+        self.failure, self.action, self.status = failure, action, status
+        self.applied, self.position = tuple(applied), position
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        if self.position is None:
+            return self.failure
+        index, total = self.position
+        applied = "; ".join(self.applied) if self.applied else "none"
+        return (f"{self.failure} [action {index} of {total}; applied before it: {applied}; not run: "
+                f"{total - index} later action(s); the next `pulumi up` re-plans from what the cluster then holds]")
+
+    def within(self, applied: Sequence[str], index: int, total: int) -> ActionError:
+        """This failure as action ``index`` of ``total``, after the ``applied`` lines."""
+        return ActionError(self.failure, action=self.action, applied=applied, status=self.status, position=(index, total))

@@ -1,0 +1,64 @@
+"""How the component shell surfaces an actuator failure (``WorkloadComponent._run_actions``): the
+actions applied before it are logged on the component, and ``pulumi up`` fails with a
+``pulumi.RunError`` (no traceback) naming the component, the failed action, the context, the HTTP
+status and the applied actions. The actuator is the live one against kmock in the fault suite
+(test_live_faults.py); here a stand-in raises the same :class:`ActionError` so the mock engine's
+event loop needs no HTTP server."""
+from __future__ import annotations
+
+import dataclasses
+
+import pulumi
+import pytest
+from conftest import fresh_mock_runtime
+from fakes_component import FakeObserver, fake_reconcile
+
+from pulumi_lws.backend import use_backend
+from pulumi_lws.core.ports import ActionError
+from pulumi_lws.core.stage import Action
+from pulumi_lws.lws import reconcile as reconcile_module
+
+WORKER = {"spec": {"containers": [{"name": "nginx", "image": "nginxinc/nginx-unprivileged:1.27"}]}}
+ARGS = {"replicas": 2, "size": 2, "worker_template": WORKER, "namespace": "serving"}
+FIRST = Action("label", "Pod", "demo-0", {"labels": {"step": "pre"}}, uid="u0")
+FAILING = Action("delete", "Pod", "demo-1", uid="u1")
+LAST = Action("label", "Pod", "demo-2", {"labels": {"step": "post"}}, uid="u2")
+
+
+class FailingSecondActuator:
+    """Applies the first action, then fails the way the live actuator does."""
+
+    def execute(self, namespace, actions):
+        applied = [f"label Pod/{actions[0].name}: step=pre"]
+        failure = ActionError(f"delete Pod/{namespace}/demo-1 failed on cluster context 'prod': HTTP 500 InternalError: "
+                              "etcdserver: request timed out (gave up after 5 attempts)", action=actions[1], status=500)
+        raise failure.within(applied, 2, len(actions))
+
+
+def test_a_failed_action_fails_the_update_naming_it_and_logs_the_applied_ones(monkeypatch):
+    from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
+
+    def reconcile_with_three_actions(lws, snapshot, options=None):
+        result = fake_reconcile(lws, snapshot, options)
+        return dataclasses.replace(result, stage=dataclasses.replace(result.stage, actions=(FIRST, FAILING, LAST)))
+
+    monkeypatch.setattr(reconcile_module, "reconcile", reconcile_with_three_actions)
+    logged: list[str] = []
+    monkeypatch.setattr(pulumi.log, "info", lambda msg, resource=None, *a, **k: logged.append(msg))
+
+    class Echo(pulumi.runtime.Mocks):
+        def new_resource(self, args):
+            return f"{args.name}-id", dict(args.inputs)
+
+        def call(self, args):
+            return {}
+
+    fresh_mock_runtime(Echo(), preview=False)
+    with use_backend(FakeObserver(), FailingSecondActuator()), pytest.raises(pulumi.RunError) as raised:
+        LeaderWorkerSet("demo", ARGS)
+
+    message = str(raised.value)
+    assert message.startswith("demo: delete Pod/serving/demo-1 failed on cluster context 'prod': HTTP 500")
+    assert "[action 2 of 3; applied before it: label Pod/demo-0: step=pre; not run: 1 later action(s);" in message
+    assert "label Pod/demo-0: step=pre" in logged  # logged on the component although the update failed
+    assert not any("demo-2" in line for line in logged)

@@ -189,7 +189,7 @@ class LiveCluster:
         """verb -> handler(resource class, namespace, action) -> result line."""
         return {"label": self._label, "annotate": self._annotate, "ungate": self._ungate,
                 "set-condition": self._set_condition, "finalize": self._finalize,
-                "delete": self._delete}
+                "delete": self._delete, "disown": self._disown}
 
     def _effect_visible(self, res: Any, namespace: str, action: Action) -> bool:
         """Re-read the action's object: does it already show the action's effect?"""
@@ -251,6 +251,64 @@ class LiveCluster:
         detail = ", ".join(f"{k}={list(v)}" for k, v in sorted(action.params.items()))
         return f"finalize {action.kind}/{action.name}: {detail}"
 
+    def _disown(self, res: Any, namespace: str, action: Action) -> str:
+        """Remove the ownerReferences of ``params.owners`` (uids): JSON patch, each removal guarded
+        by a ``test`` of that entry's uid, highest index first (adoption, docs/modes.md)."""
+        obj = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
+        patch = disown_patch((obj.get("metadata") or {}).get("ownerReferences"), action.params.get("owners") or (), action.uid)
+        if not [op for op in patch if op["op"] != "test"]:
+            return f"disown {action.kind}/{action.name}: unchanged"
+        self.client.patch(res, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
+        return f"disown {action.kind}/{action.name}: removed {len([op for op in patch if op['op'] == 'remove'])} ownerReference(s)"
+
+    def serves_crd(self, name: str) -> bool | None:
+        """Whether the cluster has CustomResourceDefinition ``name`` (controller mode): one GET;
+        None when it cannot tell (e.g. 403: no permission to read CRDs)."""
+        from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
+
+        try:
+            self.client.get(CustomResourceDefinition, name)
+            return True
+        except Exception as exc:
+            code = status_code(exc)
+            if code == 404:
+                return False
+            if code in (401, 403):
+                return None
+            raise
+
+    # ---- Events (pulumi_lws.core.events.EventSink) -------------------------------------------
+    def list_events(self, namespace: str, selector: Mapping[str, str]) -> list[dict[str, Any]]:
+        """One LIST of the workload's Events (by the labels pulumi-lws puts on them)."""
+        from lightkube.resources.core_v1 import Event
+
+        return self._list("Event", Event, namespace=namespace, labels=dict(selector))
+
+    def record_events(self, namespace: str, events: Sequence[Any]) -> list[str]:
+        """Create each Event; one that exists (409) is bumped with a merge patch (count + 1)."""
+        from lightkube.codecs import from_dict
+        from lightkube.resources.core_v1 import Event
+
+        from pulumi_lws.core.events import bumped
+
+        out, now = [], _rfc3339(self._now())
+        for event in events:
+            head = f"event {event.reason} {event.regarding['kind']}/{event.regarding['name']}"
+            try:
+                self.client.create(from_dict(event.manifest(namespace, now)), namespace=namespace)
+                out.append(f"{head}: recorded")
+                continue
+            except Exception as exc:
+                if status_code(exc) != 409:
+                    raise
+            if not event.bump:
+                continue
+            existing = to_plain(self.client.get(Event, event.name, namespace=namespace), "Event")
+            patch = bumped(existing, event, now)
+            self.client.patch(Event, event.name, patch, namespace=namespace, patch_type=PatchType.MERGE)
+            out.append(f"{head}: count {patch['count']}")
+        return out
+
     def _delete(self, res: Any, namespace: str, action: Action) -> str:
         body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions",
                                 "propagationPolicy": action.params.get("propagation", "Background")}
@@ -289,6 +347,26 @@ def finalizer_patch(current: Sequence[str] | None, add: Sequence[str] = (), remo
     else:
         ops += [{"op": "add", "path": "/metadata/finalizers/-", "value": f} for f in missing]
     return ops
+
+
+def disown_patch(refs: Sequence[Mapping[str, Any]] | None, owners: Sequence[str], uid: str | None = None) -> list[dict[str, Any]]:
+    """JSON patch removing the ownerReferences whose uid is in ``owners`` (each guarded by a
+    ``test`` of its uid, highest index first, so a list that moved fails with 422)."""
+    ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
+    for i in sorted((i for i, r in enumerate(refs or []) if r.get("uid") in set(owners)), reverse=True):
+        ops += [{"op": "test", "path": f"/metadata/ownerReferences/{i}/uid", "value": refs[i]["uid"]},  # type: ignore[index]
+                {"op": "remove", "path": f"/metadata/ownerReferences/{i}"}]
+    return ops
+
+
+def status_patch(current: Mapping[str, Any] | None, status: Mapping[str, Any], uid: str | None = None) -> list[dict[str, Any]]:
+    """JSON patch of the ``/status`` subresource setting each top-level key of ``status`` (the
+    others kept; ``add`` replaces an existing member), guarded by a uid ``test``."""
+    ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
+    if current is None:
+        return ops + [{"op": "add", "path": "/status", "value": dict(status)}]
+    return ops + [{"op": "add", "path": f"/status/{k.replace('~', '~0').replace('/', '~1')}", "value": v}
+                  for k, v in status.items()]
 
 
 def condition_patch(conditions: Sequence[Mapping[str, Any]] | None, condition: Mapping[str, Any],

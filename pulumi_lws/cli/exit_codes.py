@@ -15,6 +15,12 @@ NOT_CONVERGED = 1
 BAD_INPUT = 2
 #: an unexpected exception inside pulumi-lws (one line on stderr; PULUMI_LWS_DEBUG=1 adds the traceback)
 INTERNAL_ERROR = 3
+#: ``status``: the cluster could not be reached or read (no kubeconfig, unknown context, connection refused)
+UNREACHABLE = 4
+#: ``rollout``: a workload passed its progress deadline (``Progressing=False``, ``ProgressDeadlineExceeded``)
+DEADLINE_EXCEEDED = 4
+#: ``rollout``: a workload is paused (``pulumi-lws.io/paused``): resume it, then run again
+PAUSED = 5
 #: 128 + SIGINT: interrupted (Ctrl-C)
 INTERRUPTED = 130
 #: 128 + SIGPIPE: the reader of standard output went away (``... | head -1``), as for cat or grep
@@ -28,6 +34,9 @@ TABLE = (
     (NOT_CONVERGED, "rollout blocked, invariant violated, or not converged"),
     (BAD_INPUT, "bad input (manifest, scenario, file, command-line usage)"),
     (INTERNAL_ERROR, "internal error (please report)"),
+    (UNREACHABLE, "status: the cluster could not be reached or read"),
+    (DEADLINE_EXCEEDED, "rollout: a workload passed its progress deadline (ProgressDeadlineExceeded)"),
+    (PAUSED, "rollout: a workload is paused (pulumi-lws.io/paused)"),
     (INTERRUPTED, "interrupted (Ctrl-C)"),
     (BROKEN_PIPE, "standard output closed early (e.g. `| head`)"),
 )

@@ -1,11 +1,21 @@
-"""``pulumi-lws rollout``: loop ``pulumi up`` (one stage each) until every LWS reports complete.
+"""``pulumi-lws rollout``: loop ``pulumi up`` (one stage each) until every workload reports complete.
 
 Uses the Pulumi Automation API, which shells out to the ``pulumi`` CLI: without it on PATH the
-command exits 2. The loop itself (:func:`drive`) is a pure function over :class:`StackLike`, so it
-is tested with a fake stack.
+command exits 2. The loop itself (:func:`drive`) is a pure function over :class:`StackLike` (and
+injected clock/sleep), so it is tested with a fake stack. It reads the outputs every workload
+component publishes (LeaderWorkerSet, ModelServing, DisaggregatedSet: :mod:`pulumi_lws.cli.progress`).
 
-Stop conditions: all LWS ``stage`` outputs say ``complete`` (exit 0); the same blocker is reported
-``patience`` times in a row (exit 1); ``max_stages`` reached (exit 1).
+Between two ``up`` runs it does not sleep blindly: when the stack can report readiness
+(:meth:`StackLike.poll`, a fingerprint of the workloads' pods), it polls every ``poll`` seconds and
+runs the next ``up`` as soon as the fingerprint changes, at the latest after ``interval`` seconds.
+
+Stop conditions, first match wins (exit status, README "Exit codes"):
+
+* every workload's ``stage.complete`` -> 0;
+* a workload reports ``ProgressDeadlineExceeded`` (its ``Progressing=False`` condition) -> 4;
+* a workload is paused (``pulumi-lws.io/paused``) -> 5: resume it, then run again;
+* the same blocker ``patience`` times in a row -> 1;
+* ``max_stages`` runs (unless ``until_complete``) or ``timeout`` seconds elapsed -> 1.
 """
 from __future__ import annotations
 
@@ -13,11 +23,12 @@ import argparse
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pulumi_lws.cli import exit_codes as X
+from pulumi_lws.cli.progress import Display, WorkloadProgress, describe, workloads_in
 
 
 class StackLike(Protocol):
@@ -31,69 +42,137 @@ class RolloutResult:
     stages: list[dict[str, Any]] = field(default_factory=list)
     blocker: str | None = None
     reason: str = ""
+    exit_code: int = X.NOT_CONVERGED
+    #: seconds spent in the driver itself (parsing outputs, display), excluding up() and waiting
+    overhead: list[float] = field(default_factory=list)
 
 
 def lws_outputs(outputs: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every LWS output set in the stack outputs: top-level ``stage`` (+ ``blocker``) or nested dicts."""
-    found: list[dict[str, Any]] = []
-    if isinstance(outputs.get("stage"), Mapping) and "complete" in outputs["stage"]:
-        found.append({"stage": dict(outputs["stage"]), "blocker": outputs.get("blocker")})
-    for value in outputs.values():
-        if isinstance(value, Mapping) and isinstance(value.get("stage"), Mapping):
-            found.append({"stage": dict(value["stage"]), "blocker": value.get("blocker")})
-    return found
+    """Every workload output set (kept name: it predates ModelServing and DisaggregatedSet)."""
+    return [{"stage": dict(w.stage), "blocker": w.blocker} for w in workloads_in(outputs)]
+
+
+def _verdict(sets: list[WorkloadProgress], n: int) -> tuple[int, str] | None:
+    if all(w.complete for w in sets):
+        return X.OK, f"complete after {n} stage(s)"
+    late = [w for w in sets if w.deadline_exceeded]
+    if late:
+        return X.DEADLINE_EXCEEDED, "; ".join(f"{w.key or 'workload'}: {w.deadline_message}" for w in late)
+    paused = [w.key or "workload" for w in sets if w.paused and not w.complete]
+    if paused:
+        return X.PAUSED, f"paused: {', '.join(paused)} (remove pulumi-lws.io/paused or set paused: false, then run again)"
+    return None
+
+
+def wait_for_change(poll_fn: Callable[[], Hashable] | None, interval: float, poll: float,
+                    sleep: Callable[[float], None], clock: Callable[[], float]) -> str:
+    """Wait at most ``interval`` seconds, returning early once ``poll_fn``'s fingerprint changes
+    (checked every ``poll`` seconds). Without ``poll_fn``: sleep ``interval``. Returns why it woke."""
+    if poll_fn is None or poll <= 0:
+        sleep(interval)
+        return "interval"
+    start, first = clock(), poll_fn()
+    while clock() - start + poll <= interval:
+        sleep(poll)
+        if poll_fn() != first:
+            return "changed"
+    rest = interval - (clock() - start)
+    if rest > 0:
+        sleep(rest)
+    return "interval"
 
 
 def drive(stack: StackLike, *, max_stages: int = 50, interval: float = 10.0, patience: int = 3,
-          echo: Callable[[str], None] = print, sleep: Callable[[float], None] = time.sleep) -> RolloutResult:
-    """Run ``stack.up()`` until complete, a persistent blocker or ``max_stages``."""
+          echo: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep,
+          until_complete: bool = False, timeout: float | None = None, poll: float = 2.0,
+          clock: Callable[[], float] = time.monotonic, display: Display | None = None) -> RolloutResult:
+    """Run ``stack.up()`` until a stop condition of the module docstring; never raises on them."""
+    show = display or Display(sys.stdout, tty=False)
+    say = echo or show.line
     result = RolloutResult(complete=False)
-    last_blocker, repeats = None, 0
-    for n in range(1, max_stages + 1):
+    started = clock()
+    last_blocker, repeats, n = None, 0, 0
+    poll_fn = getattr(stack, "poll", None)
+    while until_complete or n < max_stages:
+        n += 1
         outputs = stack.up()
-        sets = lws_outputs(outputs)
+        t0 = clock()
+        sets = workloads_in(outputs)
         if not sets:
-            result.reason = "the stack exports no LeaderWorkerSet `stage` output"
+            result.reason, result.exit_code = "the stack exports no workload `stage` output", X.NOT_CONVERGED
             return result
-        blockers = sorted({s["blocker"] for s in sets if s.get("blocker")})
+        for w in sets:
+            say(describe(n, w, clock() - started) + (f" blocked: {w.blocker}" if w.blocker and not w.paused else ""))
+            result.stages.append(dict(w.stage))
+        verdict = _verdict(sets, n)
+        blockers = sorted({w.blocker for w in sets if w.blocker and not w.paused})
         blocker = "; ".join(blockers) or None
-        for s in sets:
-            st = s["stage"]
-            echo(f"stage {n}: replicas={st.get('replicas')} partition={st.get('partition')} groups={st.get('groups') or '-'}"
-                 f" case={st.get('case')} complete={st.get('complete')}" + (f" blocked: {s['blocker']}" if s.get("blocker") else ""))
-            result.stages.append(st)
-        if all(s["stage"].get("complete") for s in sets):
-            result.complete, result.reason = True, f"complete after {n} stage(s)"
+        result.overhead.append(clock() - t0)
+        if verdict is not None:
+            result.exit_code, result.reason = verdict
+            result.complete = verdict[0] == X.OK
+            result.blocker = blocker if not result.complete else None
             return result
         repeats = repeats + 1 if blocker is not None and blocker == last_blocker else (1 if blocker else 0)
         last_blocker = blocker
         if blocker and repeats >= patience:
             result.blocker, result.reason = blocker, f"blocked for {repeats} consecutive stages"
             return result
-        sleep(interval)
+        if timeout is not None and clock() - started >= timeout:
+            result.reason = f"not complete after {timeout:g}s (--timeout)"
+            return result
+        wait = interval if timeout is None else max(0.0, min(interval, timeout - (clock() - started)))
+        show.status(f"waiting up to {wait:g}s for the cluster (stage {n})")
+        wait_for_change(poll_fn, wait, poll, sleep, clock)
     result.reason = f"not complete after {max_stages} stages"
     return result
 
 
 class AutomationStack:
-    """StackLike over ``pulumi.automation`` (needs the ``pulumi`` CLI)."""
+    """StackLike over ``pulumi.automation`` (needs the ``pulumi`` CLI). ``poll`` fingerprints the
+    pods the workloads' ``selector`` outputs select (LeaderWorkerSet, ModelServing), so the driver
+    runs the next ``up`` as soon as a pod changes."""
 
     def __init__(self, stack_name: str, work_dir: str) -> None:
         from pulumi import automation as auto
 
         self._stack = auto.select_stack(stack_name=stack_name, work_dir=work_dir)
+        self._selectors: list[str] = []
 
     def up(self) -> Mapping[str, Any]:
         res = self._stack.up(on_output=lambda line: None)
-        return {k: v.value for k, v in res.outputs.items()}
+        outputs = {k: v.value for k, v in res.outputs.items()}
+        self._selectors = sorted({str(v["selector"]) for v in [outputs, *outputs.values()]
+                                  if isinstance(v, Mapping) and isinstance(v.get("selector"), str)})
+        return outputs
+
+    def poll(self) -> Hashable:
+        if not self._selectors:
+            return None
+        try:
+            from lightkube import Client
+            from lightkube.resources.core_v1 import Pod
+
+            client = Client()
+            return tuple(sorted((p.metadata.name, p.metadata.uid, str(p.status.phase if p.status else ""))
+                                for s in self._selectors for p in client.list(Pod, namespace="*", labels=_labels(s))))
+        except Exception:  # noqa: BLE001 - no cluster access from here: fall back to the interval
+            return None
+
+
+def _labels(selector: str) -> dict[str, str]:
+    return dict(part.split("=", 1) for part in selector.split(",") if "=" in part)
 
 
 DESCRIPTION = """\
 Run pulumi up in the Pulumi project directory, one rollout stage per run, until every
-LeaderWorkerSet in the stack reports its rollout complete. Between runs, wait --interval seconds
-so the cluster can make groups ready. Stops with exit status 1 when the same blocker is reported
---patience times in a row or after --max-stages runs; exit status 2 when the Pulumi CLI is not on
-PATH (use pulumi-lws simulate to see a rollout without a cluster).
+LeaderWorkerSet, ModelServing and DisaggregatedSet in the stack reports its rollout complete. After
+each run it shows the stage, groups updated/ready/total, the rollout's elapsed time and an ETA
+(from the cluster's timestamps), then waits for the cluster: it polls readiness every --poll
+seconds and runs the next stage as soon as something changed, at most --interval seconds later.
+Exit status: 0 complete; 1 blocked (--patience times), or --max-stages / --timeout reached;
+2 the Pulumi CLI is not on PATH (use pulumi-lws simulate to see a rollout without a cluster);
+4 a workload passed its progress deadline (ProgressDeadlineExceeded); 5 a workload is paused.
 """
 
 
@@ -103,7 +182,11 @@ def register(subparsers: Any) -> None:
     p.add_argument("--stack", default="dev", help="stack name")
     p.add_argument("--cwd", default=".", help="Pulumi project directory")
     p.add_argument("--max-stages", type=int, default=50, help="give up after this many pulumi up runs")
-    p.add_argument("--interval", type=float, default=10.0, help="seconds between stages")
+    p.add_argument("--until-complete", action="store_true", help="no stage limit (still stops at a blocker, "
+                   "a passed progress deadline, a pause or --timeout)")
+    p.add_argument("--timeout", type=float, default=None, help="give up after this many seconds")
+    p.add_argument("--interval", type=float, default=10.0, help="at most this many seconds between stages")
+    p.add_argument("--poll", type=float, default=2.0, help="seconds between readiness polls while waiting")
     p.add_argument("--patience", type=int, default=3, help="stop after the same blocker this many times in a row")
     p.set_defaults(handler=run)
 
@@ -119,6 +202,8 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return X.BAD_INPUT
     stack = AutomationStack(args.stack, args.cwd)
-    result = drive(stack, max_stages=args.max_stages, interval=args.interval, patience=args.patience)
-    print(result.reason + (f": {result.blocker}" if result.blocker else ""))
-    return X.OK if result.complete else X.NOT_CONVERGED
+    display = Display(sys.stdout)
+    result = drive(stack, max_stages=args.max_stages, interval=args.interval, patience=args.patience,
+                   until_complete=args.until_complete, timeout=args.timeout, poll=args.poll, display=display)
+    display.line(result.reason + (f": {result.blocker}" if result.blocker else ""))
+    return result.exit_code

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pulumi_lws.components.args import manifest_from_args
+from pulumi_lws.core.control import check_arguments, resolve, with_arguments
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.disaggregatedset.api.disaggregatedset import KIND, DisaggregatedSet
 
@@ -25,7 +26,7 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "slices": ("spec", "slices"),
     "placement_policy": ("spec", "placementPolicy"),
 }
-KNOWN_FIELDS = set(FIELD_PATHS) | {"manifest", "progress_deadline_seconds"}
+KNOWN_FIELDS = set(FIELD_PATHS) | {"manifest", "progress_deadline_seconds", "paused"}
 
 
 @dataclass(frozen=True)
@@ -46,4 +47,8 @@ def build_spec(resource_name: str, args: Any) -> BuiltDisaggregatedSet:
     """Validate ``args`` into a DisaggregatedSet model; raise :class:`SpecError` on any problem."""
     manifest, fields = manifest_from_args(resource_name, args, DisaggregatedSet, FIELD_PATHS, KNOWN_FIELDS)
     deadline = _deadline(fields.get("progress_deadline_seconds"))
-    return BuiltDisaggregatedSet(DisaggregatedSet.from_manifest(manifest), deadline)
+    # ``paused`` becomes the manifest's annotation; the deadline stays the DS option it already was
+    manifest = with_arguments(manifest, check_arguments(KIND, fields.get("paused")), deadline=False)
+    ds = DisaggregatedSet.from_manifest(manifest)
+    resolve(KIND, ds.name, ds.metadata.annotations)  # a malformed control annotation fails here
+    return BuiltDisaggregatedSet(ds, deadline)

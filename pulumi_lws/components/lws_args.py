@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pulumi_lws.components.args import split_args as split_any_args, int_or_percent, reject_outputs, set_path, snake
+from pulumi_lws.core.control import check_arguments, resolve, with_arguments
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.model import ints_back
 from pulumi_lws.lws.api.leaderworkerset import KIND, LeaderWorkerSet
@@ -43,7 +44,9 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
 }
 ROLLOUT_PATHS: dict[str, str] = {"max_unavailable": "maxUnavailable", "max_surge": "maxSurge", "partition": "partition"}
 OPTION_FIELDS = ("update_order", "gang_provider", "volcano_queue")
-KNOWN_FIELDS = set(FIELD_PATHS) | {"rollout", "manifest"} | set(OPTION_FIELDS)
+#: rollout control (pulumi_lws.core.control): written as the manifest's annotations
+CONTROL_FIELDS = ("paused", "progress_deadline_seconds")
+KNOWN_FIELDS = set(FIELD_PATHS) | {"rollout", "manifest"} | set(OPTION_FIELDS) | set(CONTROL_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -104,5 +107,8 @@ def build_spec(resource_name: str, args: Any) -> BuiltSpec:
     meta.setdefault("name", resource_name)
     meta.setdefault("namespace", "default")
     options = _options(fields)
+    control = check_arguments(KIND, fields.get("paused"), fields.get("progress_deadline_seconds"))
+    manifest = with_arguments(manifest, control)
     lws = LeaderWorkerSet.from_manifest(manifest)
+    resolve(KIND, lws.name, lws.metadata.annotations)  # a malformed control annotation fails here
     return BuiltSpec(lws=lws, options=options)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from pulumi_lws.components.args import manifest_from_args, split_args as split_any_args
+from pulumi_lws.core.control import check_arguments, resolve, with_arguments
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.modelserving.api.modelserving import KIND, ModelServing
 
@@ -31,7 +32,7 @@ FIELD_PATHS: dict[str, tuple[str, ...]] = {
     "rollout_strategy": ("spec", "rolloutStrategy"),
     "roles": ("spec", "template", "roles"),
 }
-OPTION_FIELDS = ("max_groups_in_flight",)
+OPTION_FIELDS = ("max_groups_in_flight", "paused", "progress_deadline_seconds")
 KNOWN_FIELDS = set(FIELD_PATHS) | {"manifest"} | set(OPTION_FIELDS)
 
 
@@ -64,7 +65,9 @@ def build_spec(resource_name: str, args: Any) -> BuiltModelServing:
     """
     manifest, fields = manifest_from_args(resource_name, args, ModelServing, FIELD_PATHS, KNOWN_FIELDS)
     in_flight = _in_flight(fields)
-    ms = ModelServing.from_manifest(manifest)
+    control = check_arguments(KIND, fields.get("paused"), fields.get("progress_deadline_seconds"))
+    ms = ModelServing.from_manifest(with_arguments(manifest, control))
+    resolve(KIND, ms.name, ms.metadata.annotations)  # a malformed control annotation fails here
     from pulumi_lws.modelserving.reconcile import max_groups_in_flight_annotation
 
     max_groups_in_flight_annotation(ms)  # a bad pulumi-lws.io/max-groups-in-flight fails before anything registers

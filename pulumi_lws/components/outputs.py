@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pulumi_lws.core.control import control_summary
 from pulumi_lws.core.stage import Stage, is_webhook_labels
 from pulumi_lws.core.trace import GroupCell, TraceRow, format_table
 from pulumi_lws.lws.rollout.ordinal.cases import describe_case
@@ -16,6 +17,9 @@ def stage_summary(stage: Stage) -> dict[str, Any]:
         "case": stage.case,
         "complete": stage.complete,
         "groups": stage.group_chars,
+        # rollout control (pulumi_lws.core.control): paused, progress deadline, group counts, times
+        "paused": bool(stage.control and stage.control.paused),
+        "control": control_summary(stage),
     }
 
 
@@ -40,7 +44,10 @@ def stage_table(stage: Stage) -> str:
     """This stage (as observed) followed by the predicted remaining stages, in the seeds' style.
     The first row's note describes the planner's case in plain words (the id stays in
     :func:`stage_summary`'s ``case``). Webhook-equivalent label actions are summarised ("labelled N pods"), the others listed."""
-    rows = [_row(stage.replicas, stage.partition, stage.group_chars, note=f"now: {describe_case(stage.case)}" if stage.case else "now",
+    note = f"now: {describe_case(stage.case)}" if stage.case else "now"
+    if stage.control is not None and (stage.control.paused or stage.control.exceeded):
+        note = f"{note} [{'paused' if stage.control.paused else 'ProgressDeadlineExceeded'}]"
+    rows = [_row(stage.replicas, stage.partition, stage.group_chars, note=note,
                  actions=tuple(a.describe() for a in stage.actions if not is_webhook_labels(a)), blocker=blocker_text(stage),
                  labelled=tuple(a.name for a in stage.actions if is_webhook_labels(a)))]
     rows += [_row(p.replicas, p.partition, p.groups, note="predicted") for p in stage.remaining]

@@ -21,6 +21,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
+from pulumi_lws.core.control import Control
 from pulumi_lws.core.dependencies import check_dependency_order
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.workload import Reconciled
@@ -54,6 +55,8 @@ class DisaggregatedSetOptions:
 
     progress_deadline_seconds: float | None = None
     children: ReconcileOptions = ReconcileOptions()
+    #: pause / progress-deadline report (:mod:`pulumi_lws.core.control`), applied by ``Workload.reconcile``
+    control: Control | None = None
 
 
 def progress_deadline(ds: DisaggregatedSet, options: DisaggregatedSetOptions) -> float | None:

@@ -19,6 +19,7 @@ from pulumi_lws.core.dependencies import Ref
 from pulumi_lws.lws.revision import RevisionCatalog, build_catalog
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.core.control import Control
 from pulumi_lws.core.dependencies import check_dependency_order
 
 #: Annotation that opts one LWS into the budget-driven combined rollout (#1018) from YAML.
@@ -38,6 +39,8 @@ class ReconcileOptions:
     update_order: Literal["ScaleFirst", "RolloutFirst"] = "ScaleFirst"
     gang_provider: Literal["kubernetes", "volcano"] = "kubernetes"
     volcano_queue: str | None = None
+    #: pause / progress deadline (:mod:`pulumi_lws.core.control`), applied by ``Workload.reconcile``
+    control: Control | None = None
 
     def for_lws(self, lws: LeaderWorkerSet) -> "ReconcileOptions":
         order = lws.metadata.annotations.get(UPDATE_ORDER_ANNOTATION)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from pulumi_lws.core.control import control_choices, controlled
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
@@ -49,21 +50,35 @@ class LeaderWorkerSetWorkload:
 
     def options(self, **choices: Any) -> ReconcileOptions:
         known = ("update_order", "gang_provider", "volcano_queue")
-        return ReconcileOptions(**{k: v for k, v in choices.items() if k in known and v})
+        return ReconcileOptions(**{k: v for k, v in choices.items() if k in known and v}, control=control_choices(choices))
 
     def scope(self, spec: LeaderWorkerSet, *, nodes: bool | None = None) -> Scope:
         return lws_scope(spec.namespace, spec.name, nodes=needs_nodes(spec) if nodes is None else nodes)
 
     def reconcile(self, spec: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOptions | None = None) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.lws.reconcile.reconcile``
-        result = _reconcile_module.reconcile(spec, snapshot, options or ReconcileOptions())
+        options = options or ReconcileOptions()
+        result = _reconcile_module.reconcile(spec, snapshot, options)
+        result = controlled(KIND, spec, spec.name, result, snapshot, options.control, total=spec.replicas)
         return with_adoption(result, snapshot, self.upstream)  # a fleet upstream created: drop its ownerReferences
 
     def budgets(self, spec: LeaderWorkerSet) -> dict[str, Budgets]:
         return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable())}
 
     def status(self, spec: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
-        return lws_status(spec, snapshot, stage)
+        return lws_status(spec, snapshot, stage)  # with the progress-deadline condition
+
+    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict:
+        """Rollback (:class:`pulumi_lws.core.rollback.Revertible`): the revision-covered values by path."""
+        from pulumi_lws.lws import rollback
+
+        return rollback.covered(spec)
+
+    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> list:
+        """Rollback: the revisions the cluster records (:mod:`pulumi_lws.lws.rollback`)."""
+        from pulumi_lws.lws import rollback
+
+        return rollback.recorded_revisions(spec, snapshot)
 
     def target_revision(self, spec: LeaderWorkerSet) -> str:
         return revision_key(spec)

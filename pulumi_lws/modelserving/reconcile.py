@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from pulumi_lws.core.control import Control
 from pulumi_lws.core.dependencies import check_dependency_order
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.snapshot import Snapshot
@@ -51,6 +52,8 @@ class ModelServingOptions:
     only; None = upstream's independent per-group behaviour."""
 
     max_groups_in_flight: int | None = None
+    #: pause / progress deadline (:mod:`pulumi_lws.core.control`), applied by ``Workload.reconcile``
+    control: Control | None = None
 
     def for_ms(self, ms: ModelServing) -> "ModelServingOptions":
         if self.max_groups_in_flight is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from pulumi_lws.core.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
@@ -48,7 +49,7 @@ class ModelServingWorkload:
         return spec.namespace, spec.name
 
     def options(self, **choices: Any) -> ModelServingOptions:
-        return ModelServingOptions(max_groups_in_flight=choices.get("max_groups_in_flight"))
+        return ModelServingOptions(max_groups_in_flight=choices.get("max_groups_in_flight"), control=control_choices(choices))
 
     def scope(self, spec: ModelServing, *, nodes: bool | None = None) -> Scope:
         base = modelserving_scope(spec.namespace, spec.name)
@@ -56,7 +57,9 @@ class ModelServingWorkload:
 
     def reconcile(self, spec: ModelServing, snapshot: Snapshot, options: ModelServingOptions | None = None) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.modelserving.reconcile.reconcile``
-        result = _reconcile_module.reconcile(spec, snapshot, options or ModelServingOptions())
+        options = options or ModelServingOptions()
+        result = _reconcile_module.reconcile(spec, snapshot, options)
+        result = controlled(KIND, spec, spec.name, result, snapshot, options.control, total=spec.replicas)
         return with_adoption(result, snapshot, self.upstream)  # a fleet upstream created: drop its ownerReferences
 
     def budgets(self, spec: ModelServing) -> dict[str, Budgets]:
@@ -71,7 +74,19 @@ class ModelServingWorkload:
         return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable())}
 
     def status(self, spec: ModelServing, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
-        return status_of(spec, snapshot)
+        return with_control_conditions(status_of(spec, snapshot), stage)
+
+    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict:
+        """Rollback (:class:`pulumi_lws.core.rollback.Revertible`): the revision-covered values by path."""
+        from pulumi_lws.modelserving import rollback
+
+        return rollback.covered(spec)
+
+    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> list:
+        """Rollback: the revisions the cluster records (:mod:`pulumi_lws.modelserving.rollback`)."""
+        from pulumi_lws.modelserving import rollback
+
+        return rollback.recorded_revisions(spec, snapshot)
 
     def target_revision(self, spec: ModelServing) -> str:
         return modelserving_revision(spec)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pulumi_lws.core.control import with_control_conditions
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.lws import labels as L
@@ -30,4 +31,4 @@ def lws_status(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[s
 
         status = ordinal_status(lws.name, stage.groups, lws.replicas, lws.user_partition(),
                                 snapshot.get("StatefulSet", lws.name))
-    return merge_failure_status(status, lws, snapshot)
+    return with_control_conditions(merge_failure_status(status, lws, snapshot), stage)

@@ -18,9 +18,9 @@ INTERNAL_ERROR = 3
 #: ``status``: the cluster could not be reached or read (no kubeconfig, unknown context, connection refused)
 UNREACHABLE = 4
 #: ``rollout``: a workload passed its progress deadline (``Progressing=False``, ``ProgressDeadlineExceeded``)
-DEADLINE_EXCEEDED = 4
+DEADLINE_EXCEEDED = 5
 #: ``rollout``: a workload is paused (``pulumi-lws.io/paused``): resume it, then run again
-PAUSED = 5
+PAUSED = 6
 #: 128 + SIGINT: interrupted (Ctrl-C)
 INTERRUPTED = 130
 #: 128 + SIGPIPE: the reader of standard output went away (``... | head -1``), as for cat or grep

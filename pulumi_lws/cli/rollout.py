@@ -12,8 +12,8 @@ runs the next ``up`` as soon as the fingerprint changes, at the latest after ``i
 Stop conditions, first match wins (exit status, README "Exit codes"):
 
 * every workload's ``stage.complete`` -> 0;
-* a workload reports ``ProgressDeadlineExceeded`` (its ``Progressing=False`` condition) -> 4;
-* a workload is paused (``pulumi-lws.io/paused``) -> 5: resume it, then run again;
+* a workload reports ``ProgressDeadlineExceeded`` (its ``Progressing=False`` condition) -> 5;
+* a workload is paused (``pulumi-lws.io/paused``) -> 6: resume it, then run again;
 * the same blocker ``patience`` times in a row -> 1;
 * ``max_stages`` runs (unless ``until_complete``) or ``timeout`` seconds elapsed -> 1.
 """
@@ -172,7 +172,7 @@ each run it shows the stage, groups updated/ready/total, the rollout's elapsed t
 seconds and runs the next stage as soon as something changed, at most --interval seconds later.
 Exit status: 0 complete; 1 blocked (--patience times), or --max-stages / --timeout reached;
 2 the Pulumi CLI is not on PATH (use pulumi-lws simulate to see a rollout without a cluster);
-4 a workload passed its progress deadline (ProgressDeadlineExceeded); 5 a workload is paused.
+5 a workload passed its progress deadline (ProgressDeadlineExceeded); 6 a workload is paused.
 """
 
 

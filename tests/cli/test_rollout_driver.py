@@ -98,7 +98,7 @@ def test_the_three_components_outputs_are_understood() -> None:
 
 def test_a_passed_progress_deadline_stops_with_its_exit_code_and_message() -> None:
     result, out, _, _ = run([lws_outputs(stage("ooUu", updated=2)), lws_outputs(stage("ooUu", exceeded=True))])
-    assert result.exit_code == X.DEADLINE_EXCEEDED == 4 and not result.complete
+    assert result.exit_code == X.DEADLINE_EXCEEDED == 5 and not result.complete
     assert "holding: waiting for groups 3" in result.reason and "ProgressDeadlineExceeded" in out
 
 
@@ -109,9 +109,9 @@ def test_a_deadline_in_the_status_conditions_alone_is_enough() -> None:
     assert result.exit_code == X.DEADLINE_EXCEEDED
 
 
-def test_a_paused_workload_stops_at_once_with_exit_5() -> None:
+def test_a_paused_workload_stops_at_once_with_exit_6() -> None:
     result, out, stack, _ = run([lws_outputs(stage("ooUU", paused=True), blocker="paused: rollout paused")])
-    assert result.exit_code == X.PAUSED == 5 and stack.ups == 1 and "PAUSED" in out
+    assert result.exit_code == X.PAUSED == 6 and stack.ups == 1 and "PAUSED" in out
 
 
 def test_a_persistent_blocker_stops_after_patience_runs() -> None:

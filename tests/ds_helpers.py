@@ -29,14 +29,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness import WorkloadHarness
+
 from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_running_and_ready
+from pulumi_lws.disaggregatedset import external
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.api import DisaggregatedSet
 from pulumi_lws.disaggregatedset.reconcile import role_targets
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.disaggregatedset.workload import WORKLOAD
 from pulumi_lws.lws import labels as L
-from harness import WorkloadHarness
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 from pulumi_lws.sim.runner import Runner, RunResult
@@ -254,6 +256,17 @@ def lanes(obs: Mapping[tuple[int, str], RoleObs], roles: list[str], target: str,
 
 
 # ---- the bounds, at every observed state ----------------------------------------------------------
+def scaler_values(cluster: SimCluster, spec: DisaggregatedSet) -> dict[str, int]:
+    """Each External role's ``DisaggregatedSetRoleScaler`` ``spec.replicas`` as the cluster shows it
+    (what the autoscaler last wrote): the role's target for the bounds."""
+    out = {}
+    for r in spec.roles:
+        obj = cluster.get(external.SCALER_KIND, f"{spec.name}-{r.name}", spec.namespace) if r.external else None
+        if obj is not None:
+            out[r.name] = int((obj.get("spec") or {}).get("replicas", 0))
+    return out
+
+
 def ratio_ok(ready: Mapping[str, int], targets: Mapping[str, int], steps: Mapping[str, int]) -> bool:
     """The ready counts are within one step (per role: its maxSurge + maxUnavailable, at least 1)
     of the target ratio: some lambda >= 0 has |ready_r - lambda * target_r| <= step_r for every role."""
@@ -293,6 +306,9 @@ class Bounds:
     max_running: dict = field(default_factory=dict)
     min_ready: dict = field(default_factory=dict)
     start_pods: list = field(default_factory=list)  # the pods right after the warm-up (``attach``)
+    external_targets: dict = field(default_factory=dict)  # External roles' targets at the previous state
+    ratio_wait: set = field(default_factory=set)  # slices whose ratio check waits for moved targets to settle
+    moved_floor: dict = field(default_factory=dict)  # (slice, role) -> its floor while an External target moves
 
     def disarm(self) -> None:
         self.armed.clear()
@@ -312,7 +328,8 @@ class Bounds:
         if self.keep_history:
             self.history.append((t, obs))
         target = compute_revision(spec)
-        targets = {rt.name: rt for rt in role_targets(spec)}
+        targets = {rt.name: rt for rt in role_targets(spec, scaler_values(cluster, spec))}
+        self._external_moves(spec, targets)
         for s in range(spec.slices):
             ready: dict[str, int] = {}
             for name, rt in targets.items():
@@ -338,15 +355,42 @@ class Bounds:
                 if key in self.armed and rdy < floor:
                     self.violations.append(f"t={t:g}: slice {s} role {name}: {rdy} ready groups < {rt.replicas} - "
                                            f"maxUnavailable {rt.config.max_unavailable} ({self._cells(obs, target)})")
-                if rdy >= rt.replicas:
+                if key in self.moved_floor and rdy < self.moved_floor[key]:
+                    self.violations.append(f"t={t:g}: slice {s} role {name}: {rdy} ready groups < "
+                                           f"{self.moved_floor[key]} (the floor while it moves to {rt.replicas})")
+                if rdy >= rt.replicas and s not in self.ratio_wait:
                     self.armed.add(key)
-            if self.ratio and all((s, n) in self.armed for n in targets):
+            if s in self.ratio_wait and all(ready[n] == (rt.replicas or 0) for n, rt in targets.items()):
+                self.ratio_wait.discard(s)  # every role settled at its (moved) target: floors re-arm
+                self.moved_floor = {k: v for k, v in self.moved_floor.items() if k[0] != s}
+                self.armed |= {(s, n) for n in targets}
+            if self.ratio and s not in self.ratio_wait and all((s, n) in self.armed for n in targets):
                 tg = {n: rt.replicas or 0 for n, rt in targets.items() if rt.replicas is not None}
                 steps = {n: rt.config.max_surge + rt.config.max_unavailable for n, rt in targets.items()}
                 if not ratio_ok(ready, tg, steps):
                     self.violations.append(f"t={t:g}: slice {s}: ready {ready} not within one step of the ratio {tg}")
         self._barrier(obs, target, list(targets), spec.slices, t)
         self.prev, self.prev_target = obs, target
+
+    def _external_moves(self, spec: DisaggregatedSet, targets: Mapping[str, Any]) -> None:
+        """An autoscaler moved an External role's target. Until every role of the slice is ready at
+        exactly its target (the ratio moved too; the ratio check waits as well) the role's floor is
+        ``min(previous, new) - maxUnavailable`` — the stage planner's floor for a role that grows
+        during a rollout is ``min(target, initialOld) - maxUnavailable`` — and after a lowering the
+        previous ceiling holds while it scales down."""
+        for name, rt in targets.items():
+            before = self.external_targets.get(name)
+            if rt.replicas is None or before is None or before.replicas == rt.replicas:
+                continue
+            for s in range(spec.slices):
+                if (s, name) in self.armed or (s, name) in self.moved_floor:
+                    floor = min(before.replicas, rt.replicas) - rt.config.max_unavailable
+                    self.moved_floor[(s, name)] = min(floor, self.moved_floor.get((s, name), floor))
+                self.armed.discard((s, name))
+                self.ratio_wait.add(s)
+                if rt.replicas < before.replicas:
+                    self.ceiling_held[(s, name)] = before.replicas + before.config.max_surge
+        self.external_targets = {n: rt for n, rt in targets.items() if rt.external}
 
     def _barrier(self, obs, target: str, roles: list[str], slices: int, t: float) -> None:
         if self.prev is None or self.prev_target != target:
@@ -412,22 +456,24 @@ def lane_sequence(bounds: Bounds, roles: list[str], target: str, slice_: int = 0
 
 
 def converged_on(cluster: SimCluster, spec: DisaggregatedSet) -> list[str]:
-    """Problems with the final state: every slice and role exactly ``replicas`` ready groups on the
-    target revision with the target images, no other child, nothing terminating."""
+    """Problems with the final state: every slice and role exactly ``replicas`` ready groups (an
+    External role: its scaler's ``spec.replicas``) on the target revision with the target images,
+    no other child, nothing terminating."""
     obs = read(cluster, spec.name, spec.namespace)
     target = compute_revision(spec)
     problems = []
     for s in range(spec.slices):
         for r in spec.roles:
             ro = obs.get((s, r.name))
-            if r.external:
+            replicas = scaler_values(cluster, spec).get(r.name) if r.external else r.replicas
+            if replicas is None:
                 continue
             if ro is None or set(ro.children) != {target}:
                 problems.append(f"{s}/{r.name}: children {sorted(ro.children) if ro else []} != [{target}]")
                 continue
             c = ro.children[target]
-            if c.spec_replicas != r.replicas or len(c.ready) != r.replicas or len(c.live) != r.replicas:
-                problems.append(f"{s}/{r.name}: spec {c.spec_replicas} live {len(c.live)} ready {len(c.ready)} != {r.replicas}")
+            if c.spec_replicas != replicas or len(c.ready) != replicas or len(c.live) != replicas:
+                problems.append(f"{s}/{r.name}: spec {c.spec_replicas} live {len(c.live)} ready {len(c.ready)} != {replicas}")
     extra = [k for k in obs if k[0] >= spec.slices or k[1] not in spec.role_names]
     if extra:
         problems.append(f"children outside the spec: {extra}")

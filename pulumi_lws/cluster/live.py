@@ -68,7 +68,13 @@ def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
         "PodGroup": VolcanoPodGroup if gang_provider == "volcano" else PodGroup,
         "PodGroup.scheduling.volcano.sh": VolcanoPodGroup, "PodGroup.scheduling.k8s.io": PodGroup,
         "Workload": Workload,
+        "DisaggregatedSetRoleScaler": DisaggregatedSetRoleScaler,
     }
+
+
+#: upstream's scale-subresource CRD of a DisaggregatedSet's External roles (LIST + ``patch-status``)
+DisaggregatedSetRoleScaler = create_namespaced_resource("disaggregatedset.x-k8s.io", "v1", "DisaggregatedSetRoleScaler",
+                                                        "disaggregatedsetrolescalers")
 
 
 def to_plain(obj: Any, kind: str) -> dict[str, Any]:
@@ -189,7 +195,7 @@ class LiveCluster:
         """verb -> handler(resource class, namespace, action) -> result line."""
         return {"label": self._label, "annotate": self._annotate, "ungate": self._ungate,
                 "set-condition": self._set_condition, "finalize": self._finalize,
-                "delete": self._delete, "disown": self._disown}
+                "delete": self._delete, "disown": self._disown, "patch-status": self._patch_status}
 
     def _effect_visible(self, res: Any, namespace: str, action: Action) -> bool:
         """Re-read the action's object: does it already show the action's effect?"""
@@ -240,6 +246,13 @@ class LiveCluster:
         patch = condition_patch((pod.get("status") or {}).get("conditions"), condition, action.uid)
         self.client.patch(res.Status, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
         return f"set-condition {action.kind}/{action.name}: {condition['type']}={condition.get('status')}"
+
+    def _patch_status(self, res: Any, namespace: str, action: Action) -> str:
+        obj = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
+        status = dict(action.params.get("status") or {})
+        patch = status_patch(obj.get("status"), status, action.uid)
+        self.client.patch(res.Status, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
+        return f"patch-status {action.kind}/{action.name}: " + ", ".join(f"{k}={v}" for k, v in sorted(status.items()))
 
     def _finalize(self, res: Any, namespace: str, action: Action) -> str:
         obj = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)

@@ -63,6 +63,9 @@ class Action:
     - ``finalize``: ``{"add": [name, ...]}`` and/or ``{"remove": [name, ...]}`` on
       ``metadata.finalizers`` (adding to an object being deleted is refused, as by the API server)
     - ``delete``: ``{"propagation": "Foreground" | "Background"}`` (default Background)
+    - ``patch-status``: ``{"status": {field: value, ...}}`` merged into the object's ``/status``
+      subresource (top-level keys replaced, the others kept; e.g. a DisaggregatedSetRoleScaler's
+      ``replicas``/``selector``, which its scale subresource serves to autoscalers)
 
     A ``label`` action with reason :data:`WEBHOOK_LABELS_REASON` only adds labels upstream's pod
     webhook would have set at admission (:mod:`pulumi_lws.lws.rollout.ordinal.pod_labels`): bookkeeping that
@@ -70,7 +73,7 @@ class Action:
     (:func:`is_webhook_labels`).
     """
 
-    verb: str  # "label" | "annotate" | "ungate" | "set-condition" | "finalize" | "delete"
+    verb: str  # "label" | "annotate" | "ungate" | "set-condition" | "finalize" | "delete" | "patch-status"
     kind: str
     name: str
     params: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=True)
@@ -124,6 +127,13 @@ class Lane:
         return f"{base} ({self.old_ready}|{self.new_ready} ready)"
 
 
+def lane_title(slice_index: int, role: str) -> str:
+    """The one rule naming a multi-role lane: ``<role>`` for slice 0, ``<slice>/<role>`` for any
+    other slice. It never depends on the slice count, so a lane keeps its title when ``slices``
+    changes mid-run (stage tables, narration, plots and the trace view all use it)."""
+    return role if slice_index == 0 else f"{slice_index}/{role}"
+
+
 @dataclass(frozen=True)
 class PredictedStage:
     """A future stage, assuming groups become ready in rollout order."""
@@ -141,26 +151,6 @@ class PredictedStage:
 
     def group_ids(self) -> tuple[str, ...]:
         return self.ids or tuple(str(i) for i in range(len(self.groups)))
-
-
-@dataclass(frozen=True)
-class RolloutControl:
-    """What :func:`pulumi_lws.core.control.govern` decided for one stage (times: epoch seconds,
-    read from observed cluster timestamps; ``now`` is the snapshot's observation time).
-
-    ``condition``: the ``Progressing`` condition to publish when the progress deadline passed
-    (``status: "False"``, reason ``ProgressDeadlineExceeded``), else None."""
-
-    paused: bool = False
-    deadline_seconds: float | None = None
-    now: float | None = None
-    last_progress: float | None = None
-    started: float | None = None
-    exceeded: bool = False
-    condition: Mapping[str, str] | None = None
-    ready: int = 0
-    updated: int = 0
-    total: int = 0
 
 
 @dataclass(frozen=True)
@@ -189,8 +179,6 @@ class Stage:
     kept_revisions: tuple[str, ...] = ()
     #: multi-role workloads: each role's old|new groups after this stage (stage tables show these)
     lanes: tuple[Lane, ...] = ()
-    #: the rollout-control verdict (paused, progress deadline): :mod:`pulumi_lws.core.control`
-    control: "RolloutControl | None" = None
 
     @property
     def group_chars(self) -> str:

@@ -29,16 +29,24 @@ Who owns what:
   rollout converges to the new value;
 * ``status.replicas`` (groups of the role over every revision) and ``status.selector`` (one pod
   per group: ``<name>,<role>,leaderworkerset.sigs.k8s.io/worker-index=0``) are what an HPA
-  reads; :func:`scaler_status` computes them. **Not written yet**: Pulumi cannot declare a
-  status subresource and no actuator has a status-patch verb (docs/component.md,
-  "DisaggregatedSet: External scaling").
+  reads; :func:`status_actions` writes them with the ``patch-status`` action (a merge of those
+  keys into the scaler's ``/status``, uid-guarded) whenever the observed status differs. Pulumi
+  cannot declare a status subresource, so this is an imperative action, previewable like the
+  others; a scaler created by this stage gets its status at the next reconcile.
 
-**Activation.** The read-back needs the scaler kind in the DisaggregatedSet's observation scope
-(``observe.ds_scope``) and a live-backend resource class for it. Until the scope lists
-:data:`SCALER_KIND`, ``reconcile.external_scaling_active`` is False and the reconcile ignores
-this module entirely
-(External roles keep upstream's "no scaler: keep what runs"), because declaring a scaler without
-reading it back would re-seed — i.e. overwrite — the autoscaler's value on every ``up``.
+**The CRD is a cluster prerequisite, never declared by a DisaggregatedSet.** It is cluster-scoped
+and shared by every namespace and stack: declared per DisaggregatedSet, two sets in one stack
+would register the same object twice, and deleting either would delete the CRD and with it every
+scaler of every set. It is installed once per cluster (upstream's lws install manifests already
+carry it): :func:`scaler_crd` / ``python -m pulumi_lws.disaggregatedset.external | kubectl apply
+-f -`` / ``pulumi_lws.components.disaggregatedset.role_scaler_crd()`` in one stack (docs/component.md,
+"DisaggregatedSet: External scaling").
+
+**Scope.** The read-back needs the scaler kind in the DisaggregatedSet's observation scope:
+``observe.ds_scope(..., scalers=True)`` whenever a role is External (the workload's ``scope``),
+so an External role's value is always read back before it is declared and never re-seeded. A
+cluster without the CRD serves no such API: the LIST reads nothing (404 skipped) and the apply of
+the scaler fails with the API server's "no matches for kind" until the CRD is installed.
 """
 from __future__ import annotations
 
@@ -46,6 +54,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pulumi_lws.core.snapshot import Snapshot, labels_of
+from pulumi_lws.core.stage import Action
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset import names
 from pulumi_lws.lws import labels as L
@@ -149,12 +158,43 @@ def targets(ds: DisaggregatedSet, snapshot: Snapshot, children: Iterable[Any]) -
     return {r.name: observed[r.name] if r.name in observed else seed(r.name, children) for r in ds.roles if r.external}
 
 
-def manifests(ds: DisaggregatedSet, values: Mapping[str, int]) -> tuple[tuple[dict[str, Any], ...], dict]:
-    """The CRD and one scaler per External role (``values``: :func:`targets`), with each scaler's
-    dependency on the CRD."""
-    if not values:
-        return (), {}
-    crd = scaler_crd()
-    scalers = [scaler(ds, role, n) for role, n in values.items()]
-    deps = {(SCALER_KIND, s["metadata"]["name"]): ((crd["kind"], CRD_NAME),) for s in scalers}
-    return (crd, *scalers), deps
+def manifests(ds: DisaggregatedSet, values: Mapping[str, int]) -> tuple[dict[str, Any], ...]:
+    """One scaler per External role (``values``: :func:`targets`); never the CRD (module doc)."""
+    return tuple(scaler(ds, role, n) for role, n in values.items())
+
+
+#: ``Action.reason`` of the scaler status writes
+STATUS_REASON = "scale subresource status (what an HPA reads)"
+
+
+def status_actions(ds: DisaggregatedSet, snapshot: Snapshot, children: Iterable[Any]) -> tuple[Action, ...]:
+    """A ``patch-status`` per observed scaler of an External role whose ``status.replicas`` /
+    ``status.selector`` (:func:`scaler_status`) or ``observedGeneration`` differ from what is
+    observed; uid-guarded, so a recreated scaler is never patched with a stale view."""
+    children = list(children)
+    external = {r.name for r in ds.roles if r.external}
+    out = []
+    for obj in snapshot.list(SCALER_KIND):
+        meta = obj.get("metadata") or {}
+        role = labels_of(obj).get(DL.ROLE)
+        if labels_of(obj).get(DL.NAME) != ds.name or role not in external or meta.get("name") != names.scaler(ds.name, role):
+            continue
+        want = scaler_status(ds, role, children)
+        if isinstance(meta.get("generation"), int):
+            want["observedGeneration"] = meta["generation"]
+        have = obj.get("status") or {}
+        if any(have.get(k) != v for k, v in want.items()):
+            out.append(Action("patch-status", SCALER_KIND, meta["name"], {"status": want}, uid=meta.get("uid"),
+                              reason=STATUS_REASON))
+    return tuple(out)
+
+
+def crd_yaml() -> str:
+    """The CRD as YAML (``python -m pulumi_lws.disaggregatedset.external | kubectl apply -f -``)."""
+    import yaml
+
+    return yaml.safe_dump(scaler_crd(), sort_keys=False)
+
+
+if __name__ == "__main__":  # pragma: no cover - exercised through crd_yaml
+    print(crd_yaml(), end="")

@@ -5,7 +5,8 @@
   (:data:`pulumi_lws.lws.observe.LWS_KINDS`) labelled ``disaggregatedset.x-k8s.io/name=<ds>``. The
   renderer stamps the four DS labels on the metadata of every object a child renders and on both
   pod templates, so one LIST per kind reads every child, whatever the number of roles, slices and
-  revisions (the DS's own ``<lws>-prv`` Services carry the name label too);
+  revisions (the DS's own ``<lws>-prv`` Services carry the name label too), plus the
+  ``DisaggregatedSetRoleScaler`` kind when a role is External (its scalers carry the label);
 * :func:`split_by_child`: the snapshot cut per child LWS by ``leaderworkerset.sigs.k8s.io/name``
   (Nodes in every part; objects without the label — the DS Services — in none), so each child is
   reconciled by the LWS pipeline against exactly what an LWS scope would have read;
@@ -26,6 +27,9 @@ Readings (pure; no planner, no LWS model needed):
   StatefulSet is ready, surge included; ``updated`` = groups on the leader workload's
   ``template-revision-hash``). ``lws_status`` would need the child's model and the stage of a
   reconcile; this reading needs neither, so the planner's inputs never depend on the renderer;
+* ``live``: the groups the child runs — its non-terminating leader pods, or the leader workload's
+  own ``spec.replicas`` when more (0 once it is being deleted): more than ``replicas`` while the
+  LWS controller keeps unready surge groups during a scale-down (the surge ceiling counts them);
 * ``initial_replicas``: the ``disaggregatedset.x-k8s.io/initial-replicas`` annotation, which the
   LWS renderer carries from the child LWS metadata onto the leader StatefulSet/Deployment
   (recorded in the cluster, not in a journal); None when absent or not a decimal integer
@@ -47,6 +51,7 @@ from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.api import DisaggregatedSet
+from pulumi_lws.disaggregatedset.external import SCALER_KIND
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import LWS_KINDS
 from pulumi_lws.lws.rollout.failure.restart_budget import parse_timestamp
@@ -56,10 +61,12 @@ NODE = "Node"
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
 
 
-def ds_scope(namespace: str, name: str, *, nodes: bool = False) -> Scope:
+def ds_scope(namespace: str, name: str, *, nodes: bool = False, scalers: bool = False) -> Scope:
     """Every object of :data:`LWS_KINDS` in ``namespace`` labelled ``disaggregatedset.x-k8s.io/name=<name>``
-    (plus every Node when ``nodes``: a child using group-level exclusive topology needs them)."""
-    return Scope(namespace, {DL.NAME: name}, LWS_KINDS, nodes)
+    (plus every Node when ``nodes``: a child using group-level exclusive topology needs them; plus
+    the ``DisaggregatedSetRoleScaler`` kind when ``scalers``: some role is External, its value is
+    read back — one more LIST, only then)."""
+    return Scope(namespace, {DL.NAME: name}, (*LWS_KINDS, SCALER_KIND) if scalers else LWS_KINDS, nodes)
 
 
 def child_name_of(obj: Mapping[str, Any]) -> str | None:
@@ -96,6 +103,7 @@ class ChildState:
     updated: int = 0  # groups on the leader workload's template-revision-hash
     hash_mode: bool = False  # the leader workload is a Deployment (groupIdentity Hash)
     workload: bool = True  # the leader StatefulSet / Deployment is observed
+    live: int | None = None  # groups running (module docstring); None: not read
 
     @property
     def key(self) -> str:
@@ -170,9 +178,11 @@ def observe_child(ds_name: str, name: str, part: Snapshot) -> ChildState | None:
     stamps = [t for t in (parse_timestamp((o.get("metadata") or {}).get("creationTimestamp")) for o in objs)
               if t is not None]
     deleting = is_deleting(workload) if workload is not None else all(is_deleting(o) for o in objs)
+    live = 0 if deleting else max(view.live, view.replicas)
     return ChildState(name=name, role=role, slice=slice_index, revision=revision, replicas=replicas,
                       ready=view.available, initial_replicas=initial, created=min(stamps) if stamps else None,
-                      being_deleted=deleting, updated=updated, hash_mode=hash_mode, workload=workload is not None)
+                      being_deleted=deleting, updated=updated, hash_mode=hash_mode, workload=workload is not None,
+                      live=live)
 
 
 def observe_children(ds: DisaggregatedSet, snapshot: Snapshot) -> list[ChildState]:

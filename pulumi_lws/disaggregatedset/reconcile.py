@@ -18,23 +18,30 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
-from pulumi_lws.core.control import Control
 from pulumi_lws.core.dependencies import check_dependency_order
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.workload import Reconciled
 from pulumi_lws.disaggregatedset import external
 from pulumi_lws.disaggregatedset import labels as DL
-from pulumi_lws.disaggregatedset import observe as _observe
 from pulumi_lws.disaggregatedset.api.disaggregatedset import DisaggregatedSet
-from pulumi_lws.disaggregatedset.observe import ChildState, observe_children, revisions_newest_first
+from pulumi_lws.disaggregatedset.observe import (
+    ChildState,
+    observe_children,
+    revisions_newest_first,
+)
 from pulumi_lws.disaggregatedset.planner import extract_rolling_update_config
 from pulumi_lws.disaggregatedset.render import render_children, services
 from pulumi_lws.disaggregatedset.revision import compute_revision
-from pulumi_lws.disaggregatedset.rollout.observation import (ChildObservation, RevisionObservation, RoleTarget,
-                                                           SliceObservation)
+from pulumi_lws.disaggregatedset.rollout.observation import (
+    ChildObservation,
+    RevisionObservation,
+    RoleTarget,
+    SliceObservation,
+)
 from pulumi_lws.disaggregatedset.rollout.predict import predict_remaining
 from pulumi_lws.disaggregatedset.rollout.stage import to_stage
 from pulumi_lws.disaggregatedset.rollout.stage_planner import DisaggregatedPlan, plan
@@ -54,9 +61,7 @@ class DisaggregatedSetOptions:
     and the options every child LeaderWorkerSet is reconciled with."""
 
     progress_deadline_seconds: float | None = None
-    children: ReconcileOptions = ReconcileOptions()
-    #: pause / progress-deadline report (:mod:`pulumi_lws.core.control`), applied by ``Workload.reconcile``
-    control: Control | None = None
+    children: ReconcileOptions = field(default_factory=ReconcileOptions)
 
 
 def progress_deadline(ds: DisaggregatedSet, options: DisaggregatedSetOptions) -> float | None:
@@ -69,9 +74,9 @@ def progress_deadline(ds: DisaggregatedSet, options: DisaggregatedSetOptions) ->
 
 
 def external_scaling_active(ds: DisaggregatedSet) -> bool:
-    """External scaling is wired (:mod:`~pulumi_lws.disaggregatedset.external`): some role is External
-    and the DS scope observes its scalers, so their values can be read back (never re-seeded)."""
-    return any(r.external for r in ds.roles) and external.SCALER_KIND in _observe.ds_scope(ds.namespace, ds.name).kinds
+    """External scaling is wired (:mod:`~pulumi_lws.disaggregatedset.external`): some role is
+    External, so the DS scope observes the scalers and their values are read back (never re-seeded)."""
+    return any(r.external for r in ds.roles)
 
 
 def role_targets(ds: DisaggregatedSet, scalers: Mapping[str, int] | None = None) -> tuple[RoleTarget, ...]:
@@ -94,7 +99,7 @@ def slice_observations(children: Sequence[ChildState]) -> tuple[SliceObservation
     for c in children:
         if c.being_deleted:
             continue
-        by_slice[c.slice][c.revision][c.role] = ChildObservation(c.replicas, c.ready, c.initial_replicas)
+        by_slice[c.slice][c.revision][c.role] = ChildObservation(c.replicas, c.ready, c.initial_replicas, c.live)
     out = []
     for s in sorted(by_slice):
         order = [r for r in revisions_newest_first(children, s) if r in by_slice[s]]
@@ -142,12 +147,13 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
     remaining = predict_remaining(p, observations, ds.slices, roles)
     rendered = render_children(ds, p.declared, snapshot, options=options.children)
     svc = services(ds, ready_on_all_roles(ds, children, p.declared), range(ds.slices))
-    scaler_objects, scaler_deps = external.manifests(ds, scalers)
-    manifests = (*rendered.manifests, *svc, *scaler_objects)
-    dependencies = {**rendered.dependencies, **scaler_deps}
+    manifests = (*rendered.manifests, *svc, *external.manifests(ds, scalers))
+    dependencies = dict(rendered.dependencies)
     check_dependency_order(manifests, dependencies)
     stage = to_stage(p, remaining)
     actions = tuple(a for name in sorted(rendered.stages) for a in rendered.stages[name].actions)
+    if scalers:
+        actions += external.status_actions(ds, snapshot, [c for c in children if not c.being_deleted])
     stage = dataclasses.replace(stage, actions=stage.actions + actions)
     return Reconciled(stage=stage, manifests=manifests, catalog=p, dependencies=dependencies)
 

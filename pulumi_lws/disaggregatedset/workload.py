@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.stage import Stage, lane_title
 from pulumi_lws.core.trace import GroupCell, GroupsView, Lane
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
 from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
@@ -61,18 +60,16 @@ class DisaggregatedSetWorkload:
     def options(self, **choices: Any) -> DisaggregatedSetOptions:
         children = {k: v for k, v in choices.items() if k in ("update_order", "gang_provider", "volcano_queue") and v}
         return DisaggregatedSetOptions(progress_deadline_seconds=choices.get("progress_deadline_seconds"),
-                                       children=ReconcileOptions(**children), control=control_choices(choices))
+                                       children=ReconcileOptions(**children))
 
     def scope(self, spec: DisaggregatedSet, *, nodes: bool | None = None) -> Scope:
         if nodes is None:
             nodes = spec.placement_type != "None" or any(needs_nodes(spec.role_spec_as_lws(r)) for r in spec.roles)
-        return ds_scope(spec.namespace, spec.name, nodes=nodes)
+        return ds_scope(spec.namespace, spec.name, nodes=nodes, scalers=any(r.external for r in spec.roles))
 
     def reconcile(self, spec: DisaggregatedSet, snapshot: Snapshot, options: DisaggregatedSetOptions | None = None) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.disaggregatedset.reconcile.reconcile``
-        options = options or DisaggregatedSetOptions()
-        result = _reconcile_module.reconcile(spec, snapshot, options)
-        return controlled(KIND, spec, spec.name, result, snapshot, options.control, total=self.budgets(spec)[""].replicas)
+        return _reconcile_module.reconcile(spec, snapshot, options or DisaggregatedSetOptions())
 
     def budgets(self, spec: DisaggregatedSet) -> dict[str, Budgets]:
         """Per role (every slice together) the ceiling ``target + maxSurge`` and the floor
@@ -86,19 +83,7 @@ class DisaggregatedSetWorkload:
         return out
 
     def status(self, spec: DisaggregatedSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
-        return with_control_conditions(status_of(spec, snapshot), stage)
-
-    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict:
-        """Rollback (:class:`pulumi_lws.core.rollback.Revertible`): the revision-covered values by path."""
-        from pulumi_lws.disaggregatedset import rollback
-
-        return rollback.covered(spec, snapshot)
-
-    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> list:
-        """Rollback: the revisions the cluster records (:mod:`pulumi_lws.disaggregatedset.rollback`)."""
-        from pulumi_lws.disaggregatedset import rollback
-
-        return rollback.recorded_revisions(spec, snapshot)
+        return status_of(spec, snapshot)
 
     def target_revision(self, spec: DisaggregatedSet) -> str:
         return compute_revision(spec)
@@ -115,7 +100,7 @@ class DisaggregatedSetWorkload:
         lanes: dict[str, list[int]] = {}
         for s in range(spec.slices):
             for role in spec.role_names:
-                lanes[role if spec.slices == 1 else f"{s}/{role}"] = [0, 0, 0, 0]
+                lanes[lane_title(s, role)] = [0, 0, 0, 0]
         for child in sorted(observe_children(spec, snapshot), key=lambda c: (c.slice, c.role, c.revision != target, c.name)):
             lws = spec.role_spec_as_lws(child.role) if child.role in spec.role_names else None
             size = lws.size if lws is not None else 1
@@ -131,7 +116,7 @@ class DisaggregatedSetWorkload:
             if lws is not None:  # a removed role's groups drain outside the spec's budgets
                 live += view.live
                 available += view.available
-            lane = lanes.setdefault(child.role if spec.slices == 1 else f"{child.slice}/{child.role}", [0, 0, 0, 0])
+            lane = lanes.setdefault(lane_title(child.slice, child.role), [0, 0, 0, 0])
             k = 1 if updated else 0
             lane[k] += view.live
             lane[k + 2] += view.available

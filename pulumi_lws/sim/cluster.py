@@ -72,6 +72,8 @@ class SimCluster:
                 raise NotFound(f"{action.kind} {namespace}/{action.name} not found")
             if action.uid and meta(obj)["uid"] != action.uid:
                 raise Conflict(f"uid precondition failed (have {meta(obj)['uid']}, want {action.uid})")
+            if action.verb == "patch-status":
+                return f"{head}: {self._patch_status(obj, action)}"
             handler = {"label": self._merge_meta, "annotate": self._merge_meta, "ungate": self._ungate,
                        "set-condition": self._set_condition, "finalize": self._finalize,
                        "disown": self._disown}.get(action.verb)
@@ -167,6 +169,13 @@ class SimCluster:
         p = action.params
         set_condition(obj, str(p["type"]), str(p.get("status", "True")), self.clock.timestamp(),
                       p.get("reason"), p.get("message"))
+        self.store.touch(obj)
+        return "ok"
+
+    def _patch_status(self, obj: dict[str, Any], action: Action) -> str:
+        """``{"status": {...}}`` merged into ``status`` (top-level keys replaced), as a merge patch
+        on the status subresource; spec and metadata untouched (no generation bump)."""
+        obj.setdefault("status", {}).update(dict(action.params.get("status") or {}))
         self.store.touch(obj)
         return "ok"
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
+from pulumi_lws.core.stage import lane_title
 from pulumi_lws.core.trace import Lane, TraceRow
 from pulumi_lws.core.workload import Budgets
 from pulumi_lws.sim.timeline import Budget, Timeline, stage_numbers
@@ -111,8 +112,8 @@ def lane_names(rows: Sequence[TraceRow]) -> list[str]:
 
 def lane_budgets(workload: Any, spec: Any) -> dict[str, Budgets]:
     """Per lane name the budgets its panel draws: ``workload.budgets(spec)[role]`` for a ``<role>``
-    lane (every slice together, as the trace view sums them); for ``<slice>/<role>`` lanes (several
-    slices, one lane each) the role's budgets per slice."""
+    lane (every slice together, as the trace view sums them); with several slices (one lane each,
+    titled by :func:`~pulumi_lws.core.stage.lane_title`) the role's budgets per slice."""
     budgets = dict(workload.budgets(spec))
     slices = max(1, int(getattr(spec, "slices", 1) or 1))
     out: dict[str, Budgets] = {}
@@ -123,7 +124,7 @@ def lane_budgets(workload: Any, spec: Any) -> dict[str, Budgets]:
             out[role] = b
         else:
             for s in range(slices):
-                out[f"{s}/{role}"] = Budgets(b.replicas // slices, b.max_surge // slices, b.max_unavailable // slices)
+                out[lane_title(s, role)] = Budgets(b.replicas // slices, b.max_surge // slices, b.max_unavailable // slices)
     return out
 
 

@@ -1,25 +1,22 @@
-"""External scaling (``scaling.mode: External``, pulumi_lws/disaggregatedset/external.py): the
-DisaggregatedSetRoleScaler CRD (scale subresource) and one scaler ``<ds>-<role>`` per External
-role, seeded once (1 fresh, current replicas on a Static -> External switch) and then echoed
-back as observed — never a value of pulumi-lws's own; the observed ``spec.replicas`` is the role's
-target at every reconcile, including mid-rollout (lws#1022), and the rollout converges to it.
-
-The read-back needs the scaler kind in the DisaggregatedSet scope. Until ``observe.ds_scope``
-lists it the module is inactive (no scaler declared: declaring one it cannot read back would
-re-seed the autoscaler's value every ``up``); the ``scalers_observed`` fixture adds the kind, as
-the one-line scope change would."""
+"""External scaling (``scaling.mode: External``, pulumi_lws/disaggregatedset/external.py): one
+DisaggregatedSetRoleScaler ``<ds>-<role>`` per External role (upstream's CRD, scale subresource),
+seeded once (1 fresh, current replicas on a Static -> External switch) and then echoed back as
+observed — never a value of pulumi-lws's own; the observed ``spec.replicas`` is the role's target
+at every reconcile, including mid-rollout (lws#1022), and the rollout converges to it; its
+``status.replicas``/``status.selector`` (what an HPA reads) are written with the ``patch-status``
+action. The DS scope lists the scaler kind exactly when a role is External; the CRD is a cluster
+prerequisite, never among a DisaggregatedSet's manifests (two sets in one stack never clash)."""
 from __future__ import annotations
 
 import copy
 
-import pytest
+import yaml
 
-from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import EMPTY, Snapshot
 from pulumi_lws.disaggregatedset import external
 from pulumi_lws.disaggregatedset import observe as ds_observe
-from pulumi_lws.disaggregatedset import workload as ds_workload
 from pulumi_lws.disaggregatedset.reconcile import external_scaling_active, role_targets
+from pulumi_lws.lws.observe import LWS_KINDS
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.workloads import workload_for
 
@@ -27,7 +24,7 @@ DS = workload_for("DisaggregatedSet")
 NS = "default"
 
 
-def manifest(image: str = "nginx:1", *, decode_external: bool = True, prefill: int = 3) -> dict:
+def manifest(image: str = "nginx:1", *, decode_external: bool = True, prefill: int = 3, name: str = "pd") -> dict:
     def role(name: str, replicas: int, external_: bool = False) -> dict:
         r = {"name": name, "spec": {"replicas": replicas, "leaderWorkerTemplate": {
             "size": 2, "workerTemplate": {"spec": {"containers": [{"name": "s", "image": image}]}}}}}
@@ -35,35 +32,26 @@ def manifest(image: str = "nginx:1", *, decode_external: bool = True, prefill: i
             r["scaling"] = {"mode": "External"}
         return r
 
-    return {"apiVersion": DS.api_version, "kind": "DisaggregatedSet", "metadata": {"name": "pd", "namespace": NS},
+    return {"apiVersion": DS.api_version, "kind": "DisaggregatedSet", "metadata": {"name": name, "namespace": NS},
             "spec": {"roles": [role("prefill", prefill), role("decode", 1, decode_external)]}}
-
-
-@pytest.fixture
-def scalers_observed(monkeypatch):
-    real = ds_observe.ds_scope
-
-    def with_scalers(namespace: str, name: str, *, nodes: bool = False) -> Scope:
-        scope = real(namespace, name, nodes=nodes)
-        return Scope(scope.namespace, scope.selector, (*scope.kinds, external.SCALER_KIND), scope.nodes)
-
-    monkeypatch.setattr(ds_observe, "ds_scope", with_scalers)
-    monkeypatch.setattr(ds_workload, "ds_scope", with_scalers)
 
 
 def kinds(result) -> list[str]:
     return [m["kind"] for m in result.manifests]
 
 
-def scaler_of(result, role: str = "decode") -> dict:
-    return next(m for m in result.manifests if m["kind"] == external.SCALER_KIND and m["metadata"]["name"] == f"pd-{role}")
+def scaler_of(result, role: str = "decode", ds: str = "pd") -> dict:
+    return next(m for m in result.manifests if m["kind"] == external.SCALER_KIND and m["metadata"]["name"] == f"{ds}-{role}")
 
 
-def test_inactive_until_the_scope_observes_scalers():
+def test_the_scope_lists_the_scaler_kind_exactly_when_a_role_is_external():
+    static = DS.parse(manifest(decode_external=False))
+    assert DS.scope(static).kinds == LWS_KINDS and not external_scaling_active(static)
     spec = DS.parse(manifest())
-    assert not external_scaling_active(spec)
-    result = DS.reconcile(spec, EMPTY)
-    assert external.SCALER_KIND not in kinds(result) and "CustomResourceDefinition" not in kinds(result)
+    assert DS.scope(spec).kinds == (*LWS_KINDS, external.SCALER_KIND) and external_scaling_active(spec)
+    assert DS.scope(spec).selector == {"disaggregatedset.x-k8s.io/name": "pd"}
+    result = DS.reconcile(static, EMPTY)
+    assert external.SCALER_KIND not in kinds(result)
     assert {t.name: t.replicas for t in role_targets(spec)} == {"prefill": 3, "decode": None}
 
 
@@ -77,20 +65,34 @@ def test_the_crd_carries_upstreams_scale_subresource():
     replicas = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"]
     assert replicas["default"] == 0 and replicas["minimum"] == 0
     assert crd["spec"]["names"]["kind"] == external.SCALER_KIND and crd["spec"]["scope"] == "Namespaced"
+    assert yaml.safe_load(external.crd_yaml()) == crd  # what `python -m ...external | kubectl apply -f -` applies
 
 
-def test_a_fresh_external_role_is_seeded_with_1(scalers_observed):
+def test_the_crd_is_never_declared_so_two_sets_in_one_stack_do_not_clash():
+    """Two DisaggregatedSets with External roles applied as one stack: each declares only its own
+    scaler (no CRD, no dependency on one); their objects never share a (kind, name)."""
+    a, b = DS.parse(manifest(name="pd")), DS.parse(manifest(name="pd2"))
+    ra, rb = DS.reconcile(a, EMPTY), DS.reconcile(b, EMPTY)
+    for r in (ra, rb):
+        assert "CustomResourceDefinition" not in kinds(r)
+        assert not [d for deps in r.dependencies.values() for d in deps if d[0] == "CustomResourceDefinition"]
+    keys = [(m["kind"], m["metadata"]["name"]) for m in (*ra.manifests, *rb.manifests)]
+    assert len(keys) == len(set(keys))
+    cluster = SimCluster(seed=1)
+    cluster.apply([*ra.manifests, *rb.manifests], stack_id="one-stack")
+    assert {o["metadata"]["name"] for o in cluster.list(external.SCALER_KIND)} == {"pd-decode", "pd2-decode"}
+
+
+def test_a_fresh_external_role_is_seeded_with_1():
     spec = DS.parse(manifest())
-    assert external_scaling_active(spec)
     result = DS.reconcile(spec, EMPTY)
     s = scaler_of(result)
     assert s["spec"] == {"replicas": 1} and s["metadata"]["labels"]["disaggregatedset.x-k8s.io/role"] == "decode"
-    assert kinds(result).index("CustomResourceDefinition") < kinds(result).index(external.SCALER_KIND)
-    assert result.dependencies[(external.SCALER_KIND, "pd-decode")] == (("CustomResourceDefinition", external.CRD_NAME),)
     assert not any(m["kind"] == external.SCALER_KIND and m["metadata"]["name"] == "pd-prefill" for m in result.manifests)
+    assert not [a for a in result.stage.actions if a.verb == "patch-status"]  # nothing observed to patch yet
 
 
-def test_the_observed_value_is_the_target_and_is_echoed_never_reseeded(scalers_observed):
+def test_the_observed_value_is_the_target_and_is_echoed_never_reseeded():
     spec = DS.parse(manifest())
     first = DS.reconcile(spec, EMPTY)
     objs = [copy.deepcopy(dict(m)) for m in first.manifests]
@@ -103,7 +105,7 @@ def test_the_observed_value_is_the_target_and_is_echoed_never_reseeded(scalers_o
     assert external.targets(spec, Snapshot.of(objs), []) == {"decode": 4}
 
 
-def test_a_static_to_external_switch_seeds_the_current_replicas(scalers_observed):
+def test_a_static_to_external_switch_seeds_the_current_replicas():
     static = DS.parse(manifest(decode_external=False, prefill=3))
     objs = [copy.deepcopy(dict(m)) for m in DS.reconcile(static, EMPTY).manifests]
     snap = Snapshot.of(objs)
@@ -121,6 +123,27 @@ def test_scaler_status_is_upstreams_selector_and_replicas_over_revisions():
     assert external.scaler_status(spec, "decode", children) == {
         "replicas": 5, "selector": "disaggregatedset.x-k8s.io/name=pd,disaggregatedset.x-k8s.io/role=decode,"
                                     "leaderworkerset.sigs.k8s.io/worker-index=0"}
+
+
+def test_status_is_written_by_a_uid_guarded_patch_status_and_then_left_alone():
+    cluster = SimCluster(seed=1)
+    spec = DS.parse(manifest())
+    for _ in range(2):  # create, then observe what was created
+        result = DS.reconcile(spec, cluster.observe(DS.scope(spec)))
+        cluster.apply(result.manifests, dependencies=result.dependencies)
+    obj = cluster.get(external.SCALER_KIND, "pd-decode")
+    (action,) = [a for a in result.stage.actions if a.verb == "patch-status"]
+    assert (action.kind, action.name, action.uid) == (external.SCALER_KIND, "pd-decode", obj["metadata"]["uid"])
+    assert action.params["status"]["replicas"] == 1 and action.params["status"]["selector"] == external.selector(spec, "decode")
+    assert "patch-status DisaggregatedSetRoleScaler/pd-decode" in action.describe()
+    assert cluster.execute(NS, [action]) == ["patch-status DisaggregatedSetRoleScaler/pd-decode: ok"]
+    obj = cluster.get(external.SCALER_KIND, "pd-decode")
+    assert obj["status"]["replicas"] == 1 and obj["status"]["selector"].endswith("worker-index=0")
+    assert obj["spec"] == {"replicas": 1}  # the status write never touches the spec
+    again = DS.reconcile(spec, cluster.observe(DS.scope(spec)))
+    assert not [a for a in again.stage.actions if a.verb == "patch-status"]  # in sync: nothing to write
+    stale = type(action)(action.verb, action.kind, action.name, action.params, uid="recreated-uid")
+    assert "uid precondition failed" in cluster.execute(NS, [stale])[0]
 
 
 def _roll(cluster: SimCluster, spec, *, max_steps: int = 60, hook=None) -> list:
@@ -150,7 +173,7 @@ def _decode(cluster: SimCluster, spec) -> tuple[int, int]:
     return (sum(c.replicas for c in kids if c.revision != target), sum(c.replicas for c in kids if c.revision == target))
 
 
-def test_scaling_mid_rollout_retargets_and_converges(scalers_observed):
+def test_scaling_mid_rollout_retargets_and_converges():
     """lws#1022: upstream blocks scaling for the whole rollout. Here the autoscaler's write in the
     middle of an image rollout becomes the new revision's target and the rollout ends there."""
     cluster = SimCluster(seed=1)

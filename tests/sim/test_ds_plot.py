@@ -90,5 +90,5 @@ def test_lane_budgets_per_slice_lanes():
            "spec": {"slices": 2, "roles": [
                {"name": n, "spec": {"replicas": r, "leaderWorkerTemplate": {"workerTemplate": {"spec": {
                    "containers": [{"name": "s", "image": "x"}]}}}}} for n, r in (("p", 3), ("d", 1))]}}
-    assert lane_budgets(ds, ds.parse(doc)) == {"0/p": Budgets(3, 1, 0), "1/p": Budgets(3, 1, 0),
-                                               "0/d": Budgets(1, 1, 0), "1/d": Budgets(1, 1, 0)}
+    assert lane_budgets(ds, ds.parse(doc)) == {"p": Budgets(3, 1, 0), "1/p": Budgets(3, 1, 0),
+                                               "d": Budgets(1, 1, 0), "1/d": Budgets(1, 1, 0)}

@@ -6,7 +6,7 @@ role). pulumi-lws keeps the planner's decision and changes only its application:
 
 * :func:`availability_floor` / :func:`surge_ceiling` — per role, the floor ``F = max(0,
   min(target, initialOld) - maxUnavailable)`` holds on **ready** replicas and the ceiling
-  ``C = target + maxSurge`` on declared replicas (old + new). A drain is applied only as far as
+  ``C = target + maxSurge`` on the groups the role runs (old + new: :func:`old_running`). A drain is applied only as far as
   ``min(readyOld, old') + readyNew >= F`` allows (the drain removes ready old replicas only after
   the unready ones — exact while the old replicas are all ready or all unready; a drain that
   lowers no ready count, ``old' >= readyOld``, is always allowed so a broken old revision can be
@@ -20,6 +20,13 @@ role). pulumi-lws keeps the planner's decision and changes only its application:
   (e.g. roles 1/3 with ``maxSurge 0, maxUnavailable 1``: ``[1,1]|[0,1] -> [1,1]|[1,1]``). When the
   ceiling would hold such a step entirely (nothing else moves), the raise is applied as upstream
   does — the floor still holds; the only alternatives are an orphaned old role or a stall;
+* :func:`old_running` — the old side of the ceiling counts what the old children will still *run*,
+  not only what they declare: an old child observed running more groups than its ``spec.replicas``
+  (the LWS controller's surge reclamation keeps up to maxSurge unready groups while the child
+  scales down, ``calculateRollingUpdateReplicas``; e.g. an A->B->C rollout draining an unready B)
+  counts those groups until they are gone, and a child drained part-way while it has unready
+  groups is assumed to keep them (it may: same rule). A child drained to 0 runs nothing (the
+  leader StatefulSet goes to 0); a fully ready child drained part-way runs exactly its new count.
 * :func:`keep_no_orphan` — holding one role's drain must not leave another role's old revision
   alone at 0 (the planner's own no-orphan rule, kept on the applied counts).
 * :func:`distribute_drain` — each role's drain is taken from the old revisions newest first,
@@ -31,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pulumi_lws.disaggregatedset.planner import RollingUpdateConfig
+from pulumi_lws.disaggregatedset.rollout.observation import ChildObservation
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ class RoleState:
     ready_old: int = 0
     ready_new: int = 0
     in_spec: bool = True
+    old_children: tuple[ChildObservation, ...] = ()  # the old children, newest first (old == Σ replicas)
 
     @property
     def floor(self) -> int:
@@ -80,13 +89,33 @@ def floor_limited_old(role: RoleState, asked: int) -> int:
     return min(role.old, max(asked, lowest))
 
 
+def kept_running(child: ChildObservation, after: int) -> int:
+    """Groups one old child runs once declared at ``after`` replicas (module doc, :func:`old_running`)."""
+    live = child.replicas if child.live is None else child.live
+    if after >= child.replicas:
+        return max(after, live)  # not drained: what runs now, held surge included
+    if after == 0:
+        return 0
+    return after if child.ready >= max(live, child.replicas) else max(after, live)
+
+
+def old_running(role: RoleState, old_applied: int) -> int:
+    """Groups the role's old children run once drained to ``old_applied`` in total (newest first,
+    :func:`distribute_drain`); ``old_applied`` itself when the children are not known."""
+    if not role.old_children:
+        return old_applied
+    after = distribute_drain(role.old - old_applied, [c.replicas for c in role.old_children])
+    return sum(kept_running(c, a) for c, a in zip(role.old_children, after))
+
+
 def ceiling_limited_new(role: RoleState, asked: int, old_applied: int) -> int:
-    """The highest new count in ``[new, asked]`` the ceiling allows with ``old_applied`` declared."""
+    """The highest new count in ``[new, asked]`` the ceiling allows with ``old_applied`` declared
+    (the old side counted as :func:`old_running`)."""
     if asked <= role.new:
         return role.new  # the planner never lowers new
     if role.target == 0:
         return asked  # upstream's surge check skips roles without a target (asked == 0 anyway)
-    return max(role.new, min(asked, role.ceiling - old_applied))
+    return max(role.new, min(asked, role.ceiling - old_running(role, old_applied)))
 
 
 def keep_no_orphan(roles: Sequence[RoleState], asked_old: Sequence[int], applied_old: Sequence[int]) -> tuple[int, ...]:

@@ -14,11 +14,14 @@ from pulumi_lws.disaggregatedset.planner import DEFAULT_CONFIG, RollingUpdateCon
 
 @dataclass(frozen=True)
 class ChildObservation:
-    """One child LWS as observed: ``spec.replicas``, ready replicas, ``initial-replicas`` (None when absent)."""
+    """One child LWS as observed: ``spec.replicas``, ready replicas, ``initial-replicas`` (None when
+    absent) and ``live``: the groups it runs (None: ``replicas``) — more than ``replicas`` while
+    the LWS controller keeps unready surge groups during a scale-down (the surge ceiling counts them)."""
 
     replicas: int
     ready: int = 0
     initial_replicas: int | None = None
+    live: int | None = None
 
 
 @dataclass(frozen=True)

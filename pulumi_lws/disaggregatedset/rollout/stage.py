@@ -26,11 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pulumi_lws.core.stage import GroupView, Lane, PredictedStage, Stage
+from pulumi_lws.core.stage import GroupView, Lane, PredictedStage, Stage, lane_title
 from pulumi_lws.disaggregatedset.rollout.predict import PredictedDsStage
 from pulumi_lws.disaggregatedset.rollout.stage_planner import (
     POLICY,
-    REMOVED_SLICE,
     STEADY,
     DisaggregatedPlan,
 )
@@ -62,21 +61,16 @@ def group_views(p: DisaggregatedPlan) -> tuple[GroupView, ...]:
     return tuple(views)
 
 
-def lane_name(slice_index: int, role: str, slices: int) -> str:
-    return role if slices == 1 else f"{slice_index}/{role}"
-
-
 def stage_lanes(p: DisaggregatedPlan) -> tuple[Lane, ...]:
-    """Each (slice, role)'s old|new after the stage; ready = what is ready now, capped by the new counts."""
-    slices = len([s for s in p.slices if s.mode != REMOVED_SLICE]) or 1
-    return tuple(Lane(lane_name(s.slice, line.role, slices), line.old_after, line.new_after,
+    """Each (slice, role)'s old|new after the stage (titled by :func:`~pulumi_lws.core.stage.lane_title`);
+    ready = what is ready now, capped by the new counts."""
+    return tuple(Lane(lane_title(s.slice, line.role), line.old_after, line.new_after,
                       min(line.old_ready, line.old_after), min(line.new_ready, line.new_after))
                  for s in p.slices for line in s.roles)
 
 
 def predicted_lanes(ps: PredictedDsStage) -> tuple[Lane, ...]:
-    slices = len({c.slice for c in ps.cells}) or 1
-    return tuple(Lane(lane_name(c.slice, c.role, slices), c.old, c.new, c.old, c.new) for c in ps.cells)
+    return tuple(Lane(lane_title(c.slice, c.role), c.old, c.new, c.old, c.new) for c in ps.cells)
 
 
 def predicted_stage(ps: PredictedDsStage) -> PredictedStage:

@@ -258,7 +258,7 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
         else:
             t, cfg = 0, DEFAULT_CONFIG
         states.append(RoleState(name, initial_old, old, new, t, cfg, ready_old, min(c.ready, c.replicas) if c else 0,
-                                in_spec))
+                                in_spec, tuple(rev.children[name] for rev in old_revs if name in rev.children)))
 
     if pending:
         blocker = _barrier_blocker(obs.slice, pending, progress_deadline_seconds, new_scaled_at, now)

@@ -234,3 +234,29 @@ def test_regression_progress_deadline_also_fires_once_every_old_replica_was_drai
     assert result.final_blocker.code == PROGRESS_DEADLINE_EXCEEDED
     assert "no old revision is left" in result.final_blocker.message
     assert not [c for o in read(result.cluster).values() for r, c in o.children.items() if r != target]
+
+
+# ---- lane titles ------------------------------------------------------------------------------------
+def test_lane_title_is_one_rule_independent_of_the_slice_count() -> None:
+    from pulumi_lws.core.stage import lane_title
+
+    assert [lane_title(s, "prefill") for s in range(3)] == ["prefill", "1/prefill", "2/prefill"]
+
+
+@pytest.mark.parametrize("before,after", [(1, 2), (2, 1)])
+def test_lane_titles_stay_stable_when_the_slice_count_changes_mid_run(before: int, after: int) -> None:
+    """Slice 0's lanes are ``prefill``/``decode`` in every row, stage and prediction of the run —
+    before and after the change — never ``0/prefill``; the other slices' are ``<slice>/<role>``;
+    the narration therefore never reports slice 0's lane as a new one."""
+    old = ds_manifest(role("prefill", 2), role("decode", 1), slices=before)
+    new = ds_manifest(role("prefill", 2), role("decode", 1), slices=after)
+    result, bounds = run(scenario(old, new, max_time=200))
+    _ok(result, bounds)
+    seen = {lane.name for row in result.trace.rows for lane in row.lanes}
+    seen |= {lane.name for st in result.stages for lane in st.lanes}
+    seen |= {lane.name for st in result.stages for p in st.remaining for lane in p.lanes}
+    expected = {"prefill", "decode"} | {f"{s}/{r}" for s in range(1, max(before, after)) for r in ("prefill", "decode")}
+    assert seen <= expected and {"prefill", "decode"} <= seen, seen
+    assert not any(name.startswith("0/") for name in seen)
+    notes = " ".join(row.note for row in result.trace.rows)
+    assert "0/prefill" not in notes and "0/decode" not in notes

@@ -154,6 +154,26 @@ class PredictedStage:
 
 
 @dataclass(frozen=True)
+class RolloutControl:
+    """What :func:`pulumi_lws.core.control.govern` decided for one stage (times: epoch seconds,
+    read from observed cluster timestamps; ``now`` is the snapshot's observation time).
+
+    ``condition``: the ``Progressing`` condition to publish when the progress deadline passed
+    (``status: "False"``, reason ``ProgressDeadlineExceeded``), else None."""
+
+    paused: bool = False
+    deadline_seconds: float | None = None
+    now: float | None = None
+    last_progress: float | None = None
+    started: float | None = None
+    exceeded: bool = False
+    condition: Mapping[str, str] | None = None
+    ready: int = 0
+    updated: int = 0
+    total: int = 0
+
+
+@dataclass(frozen=True)
 class Stage:
     """The single safe step one reconcile applies.
 
@@ -179,6 +199,8 @@ class Stage:
     kept_revisions: tuple[str, ...] = ()
     #: multi-role workloads: each role's old|new groups after this stage (stage tables show these)
     lanes: tuple[Lane, ...] = ()
+    #: the rollout-control verdict (paused, progress deadline): :mod:`pulumi_lws.core.control`
+    control: "RolloutControl | None" = None
 
     @property
     def group_chars(self) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pulumi_lws.core.control import Control
 from pulumi_lws.core.dependencies import check_dependency_order
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.workload import Reconciled
@@ -62,6 +63,8 @@ class DisaggregatedSetOptions:
 
     progress_deadline_seconds: float | None = None
     children: ReconcileOptions = field(default_factory=ReconcileOptions)
+    #: pause / progress-deadline report (:mod:`pulumi_lws.core.control`), applied by ``Workload.reconcile``
+    control: Control | None = None
 
 
 def progress_deadline(ds: DisaggregatedSet, options: DisaggregatedSetOptions) -> float | None:

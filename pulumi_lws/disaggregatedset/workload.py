@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pulumi_lws.core.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage, lane_title
@@ -60,7 +61,7 @@ class DisaggregatedSetWorkload:
     def options(self, **choices: Any) -> DisaggregatedSetOptions:
         children = {k: v for k, v in choices.items() if k in ("update_order", "gang_provider", "volcano_queue") and v}
         return DisaggregatedSetOptions(progress_deadline_seconds=choices.get("progress_deadline_seconds"),
-                                       children=ReconcileOptions(**children))
+                                       children=ReconcileOptions(**children), control=control_choices(choices))
 
     def scope(self, spec: DisaggregatedSet, *, nodes: bool | None = None) -> Scope:
         if nodes is None:
@@ -69,7 +70,9 @@ class DisaggregatedSetWorkload:
 
     def reconcile(self, spec: DisaggregatedSet, snapshot: Snapshot, options: DisaggregatedSetOptions | None = None) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.disaggregatedset.reconcile.reconcile``
-        return _reconcile_module.reconcile(spec, snapshot, options or DisaggregatedSetOptions())
+        options = options or DisaggregatedSetOptions()
+        result = _reconcile_module.reconcile(spec, snapshot, options)
+        return controlled(KIND, spec, spec.name, result, snapshot, options.control, total=self.budgets(spec)[""].replicas)
 
     def budgets(self, spec: DisaggregatedSet) -> dict[str, Budgets]:
         """Per role (every slice together) the ceiling ``target + maxSurge`` and the floor
@@ -83,7 +86,19 @@ class DisaggregatedSetWorkload:
         return out
 
     def status(self, spec: DisaggregatedSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
-        return status_of(spec, snapshot)
+        return with_control_conditions(status_of(spec, snapshot), stage)
+
+    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict:
+        """Rollback (:class:`pulumi_lws.core.rollback.Revertible`): the revision-covered values by path."""
+        from pulumi_lws.disaggregatedset import rollback
+
+        return rollback.covered(spec, snapshot)
+
+    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> list:
+        """Rollback: the revisions the cluster records (:mod:`pulumi_lws.disaggregatedset.rollback`)."""
+        from pulumi_lws.disaggregatedset import rollback
+
+        return rollback.recorded_revisions(spec, snapshot)
 
     def target_revision(self, spec: DisaggregatedSet) -> str:
         return compute_revision(spec)

@@ -19,7 +19,7 @@ import traceback
 
 from pulumi_lws.cli import exit_codes as X
 
-SUBCOMMANDS = ("render", "plan", "simulate", "rollout", "rollback")
+SUBCOMMANDS = ("render", "plan", "simulate", "rollout", "rollback", "status")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,12 +13,16 @@ registration's resolved dependency URNs (what ``depends_on`` became on the wire,
 manifests are listed in the order the program constructed them (a stack transformation records it;
 the mock engine's RPCs complete in thread-pool order, which is not deterministic).
 
+Resource ``transforms`` (on a resource or any of its ancestors) are run on the inputs as the
+engine runs them; the mock monitor alone ignores them.
+
 Each call installs fresh mocks, a fresh root stack and a fresh event loop, so it can be called any
 number of times in one process. ``.get()`` reads (registrations with an id) are not manifests.
 """
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import pathlib
 import runpy
@@ -41,7 +45,7 @@ from pulumi_lws.core.stage import Stage
 Program = Union[str, os.PathLike, Callable[[], Any]]
 #: A stand-in provider: the output properties of one registration, or None to echo its inputs
 #: (a test makes a computed output unknown in preview by leaving it out).
-ResourceOutputs = Callable[[pulumi.runtime.MockResourceArgs], "dict[str, Any] | None"]
+ResourceOutputs = Callable[[pulumi.runtime.MockResourceArgs], dict[str, Any] | None]
 
 
 Key = tuple[str, str, str]  # kind, namespace, name (sim.apply.Key)
@@ -59,7 +63,7 @@ class EngineResult:
     #: component name -> stage, for programs with several LeaderWorkerSets
     stages_by_component: dict[str, Stage] = field(default_factory=dict)
     #: URN -> what the program sent for that resource (every registration, components too)
-    registrations: dict[str, "Registration"] = field(default_factory=dict)
+    registrations: dict[str, Registration] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -83,7 +87,7 @@ class Registration:
 class _ManifestMocks(pulumi.runtime.Mocks):
     """Echo inputs back as outputs; keep managed ``kubernetes:*`` objects (not provider resources)."""
 
-    def __init__(self, resource_outputs: "ResourceOutputs | None" = None) -> None:
+    def __init__(self, resource_outputs: ResourceOutputs | None = None) -> None:
         self.manifests: dict[tuple[str, str], dict[str, Any]] = {}  # (type, logical name) -> manifest
         self.resource_outputs = resource_outputs
 
@@ -109,8 +113,46 @@ class _RecordingMonitor(MockMonitor):
         super().__init__(mocks)
         self.registrations: dict[str, tuple[tuple[str, str], tuple[str, ...]]] = {}  # urn -> ((type, name), deps)
         self.requests: dict[str, Registration] = {}
+        self.transforms: dict[str, tuple[list[Any], str]] = {}  # urn -> (its own transforms, parent urn)
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """URNs as the engine builds them: the parent's whole qualified type chain, the root Stack
+        left out (the mock monitor keeps only the parent's last type and prefixes the Stack's), so
+        parent chains and alias URNs read as in ``pulumi preview``."""
+        if parent:
+            parent_type = parent.split("::")[2]
+            if parent_type != "pulumi:pulumi:Stack":
+                type_ = f"{parent_type}${type_}"
+        return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
+
+    def _run_transforms(self, request) -> None:
+        """What the engine does and the mock monitor does not: run ``transforms`` (the resource's
+        own, then each ancestor's, nearest first, then the stack's) on the inputs before the
+        provider sees them. Options a transform returns are ignored (only props are emulated)."""
+        from pulumi.runtime import rpc
+        from pulumi.runtime.mocks import _resolve_callbacks
+
+        urn = self.make_urn(request.parent, request.type, request.name)
+        self.transforms[urn] = (_resolve_callbacks(request.transforms), request.parent)
+        chain, parent = list(self.transforms[urn][0]), request.parent
+        while parent in self.transforms:
+            chain += self.transforms[parent][0]
+            parent = self.transforms[parent][1]
+        chain += self._stack_transforms
+        if not chain or request.type == "pulumi:pulumi:Stack":
+            return
+        props = rpc.deserialize_properties(request.object)
+        for transform in chain:
+            result = transform(pulumi.ResourceTransformArgs(request.custom, request.type, request.name, props,
+                                                            pulumi.ResourceOptions()))
+            if inspect.isawaitable(result):
+                result = _sync_await(result)
+            if result is not None:
+                props = result.props
+        request.object.CopyFrom(_sync_await(rpc.serialize_properties(props, {})))
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC name)
+        self._run_transforms(request)
         response = super().RegisterResource(request)
         self.registrations[response.urn] = ((request.type, request.name), tuple(request.dependencies))
         self.requests[response.urn] = _registration(request)

@@ -78,7 +78,7 @@ def source_urns(result) -> set[str]:
               ("kubernetes:core/v1:Secret", "hf"), ("pulumi:pulumi:StackReference", "org/infra/prod")}
     registered = {u for u, r in result.registrations.items() if (r.type, r.name) in wanted}
     # a StackReference is read (ReadResource), not registered: its URN is the engine's
-    return registered | {"urn:pulumi:sim::lws::pulumi:pulumi:Stack$pulumi:pulumi:StackReference::org/infra/prod"}
+    return registered | {"urn:pulumi:sim::lws::pulumi:pulumi:StackReference::org/infra/prod"}
 
 
 def test_a_outputs_give_the_same_children_and_stage_as_plain_values_with_dependencies():

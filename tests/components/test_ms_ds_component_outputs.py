@@ -105,7 +105,7 @@ def test_a_outputs_give_the_same_children_and_stage_as_plain_values_with_depende
     sources = {u for u, r in outputs.registrations.items()
                if (r.type, r.name) in {("kubernetes:core/v1:Namespace", "serving"), ("test:index:Image", "vllm-image"),
                                        ("kubernetes:core/v1:Secret", "hf")}}
-    sources.add("urn:pulumi:sim::lws::pulumi:pulumi:Stack$pulumi:pulumi:StackReference::org/infra/prod")
+    sources.add("urn:pulumi:sim::lws::pulumi:pulumi:StackReference::org/infra/prod")
     children = children_of(outputs, APIS[kind][0])
     assert children and all(sources <= set(r.dependencies) for r in children.values())
 

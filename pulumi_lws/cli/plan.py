@@ -94,7 +94,23 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--update-order", choices=ORDERS, default=None,
                         help=f"LeaderWorkerSet: order for a template change combined with a scale-up (default: "
                              f"NEW's {UPDATE_ORDER_ANNOTATION} annotation, else ScaleFirst)")
+    parser.add_argument("--mode", choices=MODES, default="operator-free",
+                        help="operator-free (default: pulumi-lws rolls out) or controller (the upstream controller "
+                             "rolls out; the same stages, with a note on where the model is upstream-exact)")
     parser.set_defaults(handler=run)
+
+
+#: ``--mode`` values (pulumi_lws.components.controller.MODES)
+MODES = ("operator-free", "controller")
+
+
+def controller_mode_error(workload: Workload, args: argparse.Namespace) -> str | None:
+    """Why ``--mode controller`` cannot plan these flags (pulumi-lws-only choices), or None."""
+    if args.update_order == "RolloutFirst":
+        return "--update-order RolloutFirst is a pulumi-lws (operator-free) order the upstream controller does not implement"
+    if args.diff:
+        return "--diff shows the native objects of operator-free mode; in controller mode the next up changes only the CR"
+    return None
 
 
 def check_pair(old: LeaderWorkerSet, new: LeaderWorkerSet) -> None:
@@ -331,7 +347,11 @@ def run(args: argparse.Namespace) -> int:
     new_doc, new_workload, new = load(args.new, args.name)
     from pulumi_lws.sim.timeline import WarmUpBlocked
 
-    order = _update_order(workload, new, args.update_order)
+    controller = getattr(args, "mode", "operator-free") == "controller"
+    if controller and (why := controller_mode_error(workload, args)):
+        print(f"error: {why}", file=sys.stderr)
+        return X.BAD_INPUT
+    order = None if controller else _update_order(workload, new, args.update_order)  # upstream: ScaleFirst
     choices = {"update_order": order} if order else {}
     predictor = PREDICTORS.get(workload.kind, generic_trace)
     try:
@@ -360,8 +380,9 @@ def run(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return X.NOT_CONVERGED
     warnings = list(getattr(trace, "warnings", ()))
+    mode_note = {"mode": "controller", "model": workload.upstream.model} if controller else {}
     if args.format == "json":
-        data = {**trace.to_json(), "changes": True, **({"warnings": warnings} if warnings else {})}
+        data = {**trace.to_json(), "changes": True, **({"warnings": warnings} if warnings else {}), **mode_note}
         if diffs is not None:
             data["diff"] = [{"object": d.key, "change": d.change, "diff": d.text} for d in diffs]
         print(json.dumps(data, indent=2, ensure_ascii=False))
@@ -372,6 +393,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"blocked: {trace.blocked}")
         for warning in warnings:
             print(f"warning: {warning}")
+        if controller:
+            print(f"mode: controller: the {workload.kind} controller takes these stages; model: {workload.upstream.model}")
         if diffs is not None:
             print_diffs(diffs, markdown=args.format == "markdown")
     return X.OK if trace.converged else X.NOT_CONVERGED

@@ -8,6 +8,7 @@ fixture then builds it), and ``kmock.inject(Fault(...))`` in the test.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,6 +22,12 @@ from kmock import KubernetesEmulator, KubernetesError
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
+#: the client timeout of the fault tests (seconds): generous next to kmock's milliseconds, so a
+#: loaded machine does not time a normal request out; :data:`HANG` outlasts it
+CLIENT_TIMEOUT = 0.4
+#: a ``Fault.delay`` the client always times out on (the handler is released by the client's next
+#: request, so a test does not wait it out)
+HANG = 5.0
 #: what a real API server answers for a JSON patch whose ``test`` op failed (422, no causes)
 JSON_PATCH_REJECTED = "the server rejected our request due to an error in our request"
 
@@ -44,8 +51,9 @@ class Fault:
     """Answer the next ``times`` requests ``method path`` (exact URL path; ``path`` may also be a
     compiled regex) with ``status`` instead of serving them.
 
-    ``delay`` seconds pass before the answer (longer than the client's timeout: the client sees a
-    timeout). ``applied``: the request takes effect first (the write landed, its answer was lost:
+    ``delay`` seconds pass before the answer, or less: the handler is released as soon as the
+    client sends its next request (with ``delay`` > the client's timeout, e.g. :data:`HANG`, the
+    client sees a timeout, and the test does not wait the delay out). ``applied``: the request takes effect first (the write landed, its answer was lost:
     the outcome is unknown to the client). ``retry_after`` sets the ``Retry-After`` header.
     ``times=None``: every matching request fails.
     """
@@ -86,11 +94,15 @@ class FaultyEmulator(KubernetesEmulator):
     """
 
     faults: list[Fault] = attrs.field(factory=list)
+    _next_request: asyncio.Event | None = attrs.field(default=None, init=False)
 
     def inject(self, *faults: Fault) -> None:
         self.faults.extend(faults)
 
     async def _handle(self, request: Any) -> aiohttp.web.StreamResponse:
+        if self._next_request is not None:
+            self._next_request.set()  # releases a delayed fault waiting for the client's retry
+        self._next_request = released = asyncio.Event()
         method = str(getattr(request.method, "value", request.method)).upper()
         fault = next((f for f in self.faults if f.matches(method, request.url.path)), None)
         if fault is None:
@@ -99,7 +111,8 @@ class FaultyEmulator(KubernetesEmulator):
         if fault.applied:
             await self._serve_with_preconditions(request, method)
         if fault.delay:
-            await asyncio.sleep(fault.delay)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(released.wait(), fault.delay)
         return fault.response()
 
     async def _serve_with_preconditions(self, request: Any, method: str) -> aiohttp.web.StreamResponse:

@@ -114,7 +114,11 @@ def test_outputs_and_actions_on_update(mocks, backend):
         _, leader, service, selector, revision, stage, blocker, remaining, actions, status = values
         assert (leader, service, revision) == ("demo", "demo", "rev2")
         assert selector == f"{L.NAME}=demo,{L.WORKER_INDEX}=0"
-        assert stage == {"policy": "lws/ordinal", "replicas": 2, "partition": 1, "case": "3", "complete": False, "groups": "ou"}
+        control = stage.pop("control")  # rollout control (docs/rollout-control.md)
+        assert stage == {"policy": "lws/ordinal", "replicas": 2, "partition": 1, "case": "3", "complete": False, "groups": "ou",
+                         "paused": False}
+        assert control["paused"] is False and control["deadlineExceeded"] is False and control["progressing"] is None
+        assert (control["updatedGroups"], control["totalGroups"], control["progressDeadlineSeconds"]) == (1, 2, 600.0)
         assert blocker == "GroupNotReady: group 1 is not ready"
         assert remaining == [{"replicas": 2, "partition": 0, "groups": "Uu"}, {"replicas": 2, "partition": 0, "groups": "UU"}]
         assert actions == [f"done ungate Pod/demo-1 (gate={L.GROUP_REPLACEMENT_GATE})"]

@@ -27,7 +27,7 @@ def test_drive_until_complete():
     lines: list[str] = []
     result = drive(stack, interval=0, echo=lines.append, sleep=lambda s: None)
     assert result.complete and stack.ups == 4 and len(result.stages) == 4
-    assert lines[0].startswith("stage 1: replicas=4 partition=4 groups=oooo")
+    assert lines[0].startswith("stage 1 workload:") and "groups oooo" in lines[0]  # format: tests/cli/test_rollout_driver.py
 
 
 def test_drive_stops_on_persistent_blocker():

@@ -75,6 +75,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--gang-provider", choices=("kubernetes", "volcano"), default="kubernetes",
                         help="LeaderWorkerSet: gang-scheduling objects for spec.scheduling (default: kubernetes; "
                              "ModelServing follows spec.schedulerName)")
+    access = parser.add_argument_group("RBAC (docs/rbac.md)")
+    access.add_argument("--rbac", action="store_true", help="print instead the least-privilege Role/RoleBinding (and a "
+                        "ClusterRole only for Nodes) that `pulumi up` of FILE's workloads needs")
+    access.add_argument("--service-account", default="default/pulumi-lws", metavar="NAMESPACE/NAME",
+                        help="with --rbac: the ServiceAccount the bindings name (default: default/pulumi-lws)")
     pool = parser.add_argument_group("node pool for --stage steady (as simulate --from/--to)")
     pool.add_argument("--nodes", type=int, metavar="N", help="a pool of N nodes (cpu 64, memory 512Gi each); "
                       "default: one unbounded node, or one node per group with exclusive topology")
@@ -158,6 +163,19 @@ def run(args: argparse.Namespace) -> int:
         if given:
             print(f"render: {', '.join(given)} only with --stage steady (the first stage reads no Nodes)", file=sys.stderr)
             return X.BAD_INPUT
+    if args.rbac:  # pulumi_lws.rbac: every workload is validated before anything is printed
+        from pulumi_lws.rbac import parse_service_account, rbac_yaml
+
+        try:
+            parse_service_account(args.service_account)
+        except ValueError as exc:
+            print(f"render: {exc}", file=sys.stderr)
+            return X.BAD_INPUT
+        docs = D.read(args.file)
+        selected = D.named(docs, args.name, args.file) if args.name else docs
+        sys.stdout.write(rbac_yaml([d.data for d in selected], namespace=args.namespace, gang_provider=args.gang_provider,
+                                   service_account=args.service_account))
+        return X.OK
     rendered = render_documents(D.read(args.file), args)
     for item in rendered:  # one write per document: a closed pipe (`| head`) is noticed at the next one
         sys.stdout.write(to_yaml(item))

@@ -1,0 +1,96 @@
+"""``lws:index:ReconcilerRbac``: the least-privilege RBAC of the identity that runs ``pulumi up``.
+
+A Pulumi component registering what :mod:`pulumi_lws.rbac` computes for the given workload
+manifests: a Role + RoleBinding per workload namespace and, only when a workload reads Nodes
+(exclusive placement), a ClusterRole + ClusterRoleBinding — all bound to one ServiceAccount
+(optionally created here). It belongs in an admin's stack (whoever may grant RBAC), not in the
+workload stack it authorizes: the workload stack's identity cannot create its own grants.
+
+Invalid manifests raise ``SpecError`` before anything is registered (as every component here).
+"""
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+import pulumi
+
+from pulumi_lws import rbac
+
+TYPE = "lws:index:ReconcilerRbac"
+
+__all__ = ["TYPE", "Rbac", "ReconcilerRbac", "ReconcilerRbacArgs"]
+
+
+class ReconcilerRbacArgs(TypedDict, total=False):
+    """Which workloads the identity reconciles, and who the identity is."""
+
+    manifests: pulumi.Input[list[Any]]
+    """Upstream workload manifests (LeaderWorkerSet, ModelServing, DisaggregatedSet); others are ignored."""
+    service_account: pulumi.Input[str]
+    """``NAMESPACE/NAME`` of the ServiceAccount the bindings name (default ``default/pulumi-lws``)."""
+    create_service_account: pulumi.Input[bool]
+    """Also create that ServiceAccount (default false: e.g. the Pulumi Kubernetes Operator's Stack creates it)."""
+    gang_provider: pulumi.Input[str]
+    """LeaderWorkerSet gang objects: ``kubernetes`` (default) or ``volcano`` (ModelServing always Volcano's)."""
+    adoption: pulumi.Input[bool]
+    """Also allow ``disown`` on every observed kind (adopting a fleet from the upstream controller)."""
+
+
+class ReconcilerRbac(pulumi.ComponentResource):
+    """Least-privilege RBAC for ``pulumi up`` of pulumi-lws workloads (docs/rbac.md)."""
+
+    role_namespaces: pulumi.Output[list[str]]
+    """The namespaces that got a Role + RoleBinding."""
+    cluster_role: pulumi.Output[str | None]
+    """The ClusterRole's name when some workload reads Nodes, else null."""
+    rules: pulumi.Output[list[Any]]
+    """Every RBAC object registered (Role, RoleBinding, ClusterRole, ClusterRoleBinding) as plain manifests."""
+
+    def __init__(self, name: str, args: ReconcilerRbacArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        import pulumi_lws.workloads  # noqa: F401 - registers the three APIs
+        from pulumi_lws.components.args import reject_outputs
+        from pulumi_lws.core.workload import workload_of
+
+        args = dict(args or {})
+        reject_outputs(args, "ReconcilerRbac")
+        sa = str(args.get("service_account") or args.get("serviceAccount") or "default/pulumi-lws")
+        sa_namespace, sa_name = rbac.parse_service_account(sa)
+        workloads = [m for m in (args.get("manifests") or []) if workload_of(m) is not None]
+        gang = str(args.get("gang_provider") or args.get("gangProvider") or "kubernetes")
+        adoption = bool(args.get("adoption"))
+        # every manifest is validated (SpecError) before the first registration
+        policies = [rbac.policy_for_manifest(m, gang_provider=gang, adoption=adoption) for m in workloads]
+        docs = rbac.manifests(policies, name=name, subject_namespace=sa_namespace, subject_name=sa_name)
+        super().__init__(TYPE, name, {}, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        import pulumi_kubernetes as k8s
+
+        depends: list[pulumi.Resource] = []
+        #: every child registered (ServiceAccount, Roles, bindings), in registration order
+        self.resources: list[pulumi.Resource] = depends
+        if args.get("create_service_account") or args.get("createServiceAccount"):
+            depends.append(k8s.core.v1.ServiceAccount(f"{name}-sa", metadata={"name": sa_name, "namespace": sa_namespace},
+                                                      opts=child))
+        classes = {"Role": k8s.rbac.v1.Role, "ClusterRole": k8s.rbac.v1.ClusterRole,
+                   "RoleBinding": k8s.rbac.v1.RoleBinding, "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding}
+        roles: dict[tuple[str, str | None], pulumi.Resource] = {}
+        for doc in docs:
+            meta = doc["metadata"]
+            logical = f"{name}-{doc['kind'].lower()}" + (f"-{meta['namespace']}" if meta.get("namespace") else "")
+            if doc["kind"].endswith("Binding"):
+                role = roles[(doc["roleRef"]["kind"], meta.get("namespace"))]
+                self.resources.append(classes[doc["kind"]](
+                    logical, metadata=meta, role_ref=doc["roleRef"], subjects=doc["subjects"],
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[role, *depends])))
+            else:
+                role = classes[doc["kind"]](logical, metadata=meta, rules=doc["rules"], opts=child)
+                roles[(doc["kind"], meta.get("namespace"))] = role
+                self.resources.append(role)
+        self.role_namespaces = pulumi.Output.from_input([d["metadata"]["namespace"] for d in docs if d["kind"] == "Role"])
+        self.cluster_role = pulumi.Output.from_input(next((d["metadata"]["name"] for d in docs if d["kind"] == "ClusterRole"), None))
+        self.rules = pulumi.Output.from_input(docs)
+        self.register_outputs({"role_namespaces": self.role_namespaces, "cluster_role": self.cluster_role, "rules": self.rules})
+
+
+#: the short name the issue and docs use
+Rbac = ReconcilerRbac

@@ -1,0 +1,326 @@
+"""Least-privilege RBAC for the identity that runs ``pulumi up`` of a pulumi-lws program (pure).
+
+One ``pulumi up`` is one reconcile, done by one identity (a developer, CI, or the Pulumi Kubernetes
+Operator's workspace ServiceAccount). It needs exactly:
+
+* **observe** — ``list`` on every kind of the API's :class:`~pulumi_lws.core.ports.Scope` in the
+  workload's namespace (one LIST per kind, :mod:`pulumi_lws.cluster.live`), ``list`` on Nodes
+  (cluster-scoped) only when the scope reads them (exclusive topology / placement);
+* **act** — per planned :class:`~pulumi_lws.core.stage.Action` verb the requests the live
+  actuator sends (:data:`VERB_REQUESTS`: ``ungate`` = GET + PATCH of the pod, ``set-condition``
+  = GET of the pod + PATCH of ``pods/status``, ...) on the kinds that API acts on
+  (:data:`API_ACTIONS`); ``disown`` (adoption from the upstream controller) on every scope kind
+  only with ``adoption=True``;
+* **events** — the reconcile records its stage as Events (LIST of the workload's Events, CREATE,
+  GET + PATCH to bump a repeated one: :mod:`pulumi_lws.core.events`);
+* **pulumi-kubernetes** — for every kind it manages (the rendered kinds): ``get`` (read before
+  update / refresh), ``create`` (client-side apply) and ``patch`` (server-side apply, the v4
+  default, creates and updates), ``delete``, ``list``/``watch`` (its await logic watches the
+  object through an informer). Its built-in await logic also watches what an awaited kind owns
+  (:data:`AWAIT_WATCHES`: StatefulSet -> Pods, Deployment -> ReplicaSets, Pods, PVCs, Service ->
+  Endpoints; ``provider/pkg/await/{statefulset,deployment,service}.go``) — but not for objects
+  annotated ``pulumi.com/skipAwait: "true"`` (every rendered StatefulSet and Deployment:
+  ``metadata.ReadyCondition`` then returns an immediate condition), so only the Services' Endpoints
+  are watched — and every object's Events (``NewEventAggregator``, ``provider/pkg/await/watchers.go``,
+  observed whatever the condition).
+
+Everything is namespaced (a Role + RoleBinding per workload namespace) except what must be
+cluster-scoped (a ClusterRole): Nodes, read for exclusive placement. No CustomResourceDefinition
+is ever rendered (the DisaggregatedSetRoleScaler CRD is a cluster prerequisite installed once by an
+admin: :mod:`pulumi_lws.disaggregatedset.external`), so no grant on CRDs is needed.
+
+Invariants: :func:`policy` is a pure function of its arguments; every :class:`Grant` says who
+needs it and why; :meth:`Policy.allows` is the RBAC authorizer's rule match (group, resource
+incl. subresource, verb, namespaced-or-cluster, resourceNames).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+RECONCILE = "reconcile"
+PULUMI_KUBERNETES = "pulumi-kubernetes"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """Where a kind lives in the API: group, plural, and whether it is namespaced."""
+
+    group: str
+    plural: str
+    namespaced: bool = True
+
+
+#: every kind a reconcile reads, acts on or renders; ``PodGroup`` is resolved by gang provider
+KINDS: dict[str, Kind] = {
+    "StatefulSet": Kind("apps", "statefulsets"),
+    "Deployment": Kind("apps", "deployments"),
+    "ControllerRevision": Kind("apps", "controllerrevisions"),
+    "ReplicaSet": Kind("apps", "replicasets"),
+    "Pod": Kind("", "pods"),
+    "Service": Kind("", "services"),
+    "Endpoints": Kind("", "endpoints"),
+    "PersistentVolumeClaim": Kind("", "persistentvolumeclaims"),
+    "Event": Kind("", "events"),
+    "Node": Kind("", "nodes", namespaced=False),
+    "PodGroup.scheduling.k8s.io": Kind("scheduling.k8s.io", "podgroups"),
+    "PodGroup.scheduling.volcano.sh": Kind("scheduling.volcano.sh", "podgroups"),
+    "Workload": Kind("scheduling.k8s.io", "workloads"),
+    "DisaggregatedSetRoleScaler": Kind("disaggregatedset.x-k8s.io", "disaggregatedsetrolescalers"),
+}
+
+#: ``Action.verb`` -> the (RBAC verb, subresource) of each request the live actuator sends
+VERB_REQUESTS: dict[str, tuple[tuple[str, str], ...]] = {
+    "label": (("patch", ""),),
+    "annotate": (("patch", ""),),
+    "ungate": (("get", ""), ("patch", "")),
+    "set-condition": (("get", ""), ("patch", "status")),
+    "finalize": (("get", ""), ("patch", "")),
+    "disown": (("get", ""), ("patch", "")),
+    "patch-status": (("get", ""), ("patch", "status")),
+    "delete": (("delete", ""),),
+}
+
+_LWS_ACTIONS = frozenset({
+    ("label", "Pod"), ("annotate", "Pod"), ("ungate", "Pod"), ("set-condition", "Pod"), ("finalize", "Pod"),
+    ("delete", "Pod"), ("annotate", "StatefulSet"), ("annotate", "Deployment"),
+})
+#: API kind -> the (verb, kind) actions its planners can emit (checked against the planners'
+#: ``Action(...)`` literals by tests/rbac/test_rbac_rules.py); DisaggregatedSet nests LWS
+API_ACTIONS: dict[str, frozenset[tuple[str, str]]] = {
+    "LeaderWorkerSet": _LWS_ACTIONS,
+    "ModelServing": frozenset({("delete", "Pod")}),
+    "DisaggregatedSet": _LWS_ACTIONS | {("patch-status", "DisaggregatedSetRoleScaler")},
+}
+
+#: API kind -> every kind its renderer can emit (the kinds pulumi-kubernetes manages)
+API_RENDERS: dict[str, frozenset[str]] = {
+    "LeaderWorkerSet": frozenset({"StatefulSet", "Deployment", "Service", "ControllerRevision",
+                                  "PodGroup.scheduling.k8s.io", "PodGroup.scheduling.volcano.sh", "Workload"}),
+    "ModelServing": frozenset({"StatefulSet", "Service", "ControllerRevision", "PodGroup.scheduling.volcano.sh"}),
+}
+API_RENDERS["DisaggregatedSet"] = API_RENDERS["LeaderWorkerSet"] | {"DisaggregatedSetRoleScaler"}
+
+MANAGED_VERBS = ("get", "list", "watch", "create", "patch", "delete")
+#: awaited kind -> what pulumi-kubernetes' await logic also watches (list + watch)
+AWAIT_WATCHES: dict[str, tuple[str, ...]] = {
+    "StatefulSet": ("Pod",),
+    "Deployment": ("ReplicaSet", "Pod", "PersistentVolumeClaim"),
+    "Service": ("Endpoints",),
+}
+
+
+@dataclass(frozen=True)
+class Grant:
+    """One verb on one resource (``pods`` or ``pods/status``), for ``who``, because ``why``."""
+
+    group: str
+    resource: str
+    verb: str
+    who: str
+    why: str
+    cluster: bool = False
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The grants of one namespace's workloads (plus the cluster-scoped ones they need)."""
+
+    namespace: str
+    grants: tuple[Grant, ...]
+
+    def allows(self, group: str, resource: str, verb: str, *, cluster: bool) -> bool:
+        """Whether a request is authorized: some grant has its group, resource (with subresource),
+        verb and scope (RBAC's rule match; no grant here restricts resourceNames)."""
+        return any(g.group == group and g.resource == resource and g.verb == verb and g.cluster == cluster
+                   for g in self.grants)
+
+    def rules(self, *, cluster: bool) -> list[dict[str, Any]]:
+        """RBAC PolicyRules: one per (group, resource), verbs sorted."""
+        merged: dict[tuple[str, str], set[str]] = {}
+        for g in self.grants:
+            if g.cluster == cluster:
+                merged.setdefault((g.group, g.resource), set()).add(g.verb)
+        return [{"apiGroups": [group], "resources": [resource], "verbs": sorted(verbs)}
+                for (group, resource), verbs in sorted(merged.items())]
+
+
+def resolve(kind: str, gang_provider: str = "kubernetes") -> str:
+    """A scope/action kind name as a :data:`KINDS` key (bare ``PodGroup`` by gang provider)."""
+    if kind == "PodGroup":
+        return "PodGroup.scheduling.volcano.sh" if gang_provider == "volcano" else "PodGroup.scheduling.k8s.io"
+    if kind not in KINDS:
+        raise KeyError(f"no RBAC resource known for kind {kind!r}")
+    return kind
+
+
+def kind_of_manifest(manifest: Mapping[str, Any]) -> str:
+    """The :data:`KINDS` key of a rendered manifest (PodGroup by its apiVersion's group)."""
+    kind = str(manifest.get("kind"))
+    if kind == "PodGroup":
+        return f"PodGroup.{str(manifest.get('apiVersion', '')).rpartition('/')[0]}"
+    return resolve(kind)
+
+
+def _grant(kind: str, verb: str, who: str, why: str, subresource: str = "") -> Grant:
+    k = KINDS[kind]
+    resource = f"{k.plural}/{subresource}" if subresource else k.plural
+    return Grant(k.group, resource, verb, who, why, cluster=not k.namespaced)
+
+
+def adoption_kinds(scope_kinds: Iterable[str], rendered: Iterable[str], gang_provider: str = "kubernetes") -> list[str]:
+    """The scope kinds ``disown`` can meet: what the upstream controller creates (and owns) is what
+    pulumi-lws renders in its place; Pods belong to their StatefulSet/Deployment, never to the CR."""
+    made = set(rendered)
+    return sorted(k for k in scope_kinds if resolve(k, gang_provider) in made)
+
+
+def reconcile_grants(api: str, scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes",
+                     adoption: bool = False, rendered: Iterable[str] = ()) -> list[Grant]:
+    """What the reconcile itself sends: observe, act, Events (``rendered``: for adoption)."""
+    scope_kinds = list(scope_kinds)
+    kinds = [resolve(k, gang_provider) for k in scope_kinds]
+    out = [_grant(k, "list", RECONCILE, "observe: one LIST per scope kind") for k in kinds]
+    if nodes:
+        out.append(_grant("Node", "list", RECONCILE, "observe: Nodes for exclusive placement"))
+    # an action only touches an object the reconcile observed: kinds outside the scope get none
+    in_scope = set(scope_kinds)
+    actions = {(verb, kind) for verb, kind in API_ACTIONS[api] if kind in in_scope}
+    if adoption:
+        actions |= {("disown", k) for k in adoption_kinds(in_scope, rendered, gang_provider)}
+    for verb, kind in sorted(actions):
+        for http_verb, sub in VERB_REQUESTS[verb]:
+            out.append(_grant(resolve(kind, gang_provider), http_verb, RECONCILE, f"action {verb} {kind}", sub))
+    for verb, why in (("list", "read the workload's Events (dedup)"), ("create", "record the stage's Events"),
+                      ("get", "bump a repeated Event"), ("patch", "bump a repeated Event")):
+        out.append(_grant("Event", verb, RECONCILE, f"events: {why}"))
+    return out
+
+
+def managed_grants(rendered: Iterable[str], awaited: Iterable[str] | None = None) -> list[Grant]:
+    """What pulumi-kubernetes sends to create, update, await and delete the rendered kinds;
+    ``awaited``: the kinds some object of which runs the built-in await (None: all rendered)."""
+    rendered = sorted(set(rendered))
+    awaited = set(rendered if awaited is None else awaited)
+    out = []
+    for kind in rendered:
+        for verb in MANAGED_VERBS:
+            out.append(_grant(kind, verb, PULUMI_KUBERNETES, f"manage {kind}"))
+        for watched in AWAIT_WATCHES.get(kind, ()) if kind in awaited else ():
+            for verb in ("list", "watch"):
+                out.append(_grant(watched, verb, PULUMI_KUBERNETES, f"await {kind}: watch its {watched}s"))
+    if out:
+        for verb in ("list", "watch"):
+            out.append(_grant("Event", verb, PULUMI_KUBERNETES, "await: report the objects' warning Events"))
+    return out
+
+
+def policy(api: str, namespace: str, *, scope_kinds: Iterable[str], nodes: bool, rendered: Iterable[str],
+           gang_provider: str = "kubernetes", adoption: bool = False, awaited: Iterable[str] | None = None) -> Policy:
+    """The grants one workload of ``api`` needs in ``namespace`` (see the module docstring).
+
+    Raises ``ValueError`` for a rendered kind outside :data:`API_RENDERS` (a renderer that emits a
+    new kind must say so here, so its RBAC is reviewed rather than guessed)."""
+    rendered = set(rendered)
+    unknown = rendered - API_RENDERS[api]
+    if unknown:
+        raise ValueError(f"{api} rendered {sorted(unknown)}: add them to pulumi_lws.rbac.API_RENDERS")
+    grants = reconcile_grants(api, scope_kinds, nodes=nodes, gang_provider=gang_provider, adoption=adoption,
+                              rendered=rendered)
+    grants += managed_grants(rendered, awaited)
+    return Policy(namespace, tuple(dict.fromkeys(grants)))
+
+
+def merge(policies: Iterable[Policy]) -> list[Policy]:
+    """One policy per namespace (grants of every workload there), namespaces sorted."""
+    by_ns: dict[str, list[Grant]] = {}
+    for p in policies:
+        by_ns.setdefault(p.namespace, []).extend(p.grants)
+    return [Policy(ns, tuple(dict.fromkeys(gs))) for ns, gs in sorted(by_ns.items())]
+
+
+def manifests(policies: Iterable[Policy], *, name: str = "pulumi-lws", subject_namespace: str = "default",
+              subject_name: str = "pulumi-lws") -> list[dict[str, Any]]:
+    """Role + RoleBinding per namespace, and one ClusterRole + ClusterRoleBinding only when some
+    grant is cluster-scoped; every binding names the ServiceAccount ``subject_namespace/subject_name``."""
+    subject = [{"kind": "ServiceAccount", "name": subject_name, "namespace": subject_namespace}]
+    labels = {"app.kubernetes.io/managed-by": "pulumi-lws", "app.kubernetes.io/component": "rbac"}
+    out: list[dict[str, Any]] = []
+    cluster_rules: list[dict[str, Any]] = []
+    for p in merge(policies):
+        meta = {"name": name, "namespace": p.namespace, "labels": dict(labels)}
+        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta,
+                    "rules": p.rules(cluster=False)})
+        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": dict(meta),
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+                    "subjects": subject})
+        cluster_rules += [r for r in p.rules(cluster=True) if r not in cluster_rules]
+    if cluster_rules:
+        meta = {"name": name, "labels": dict(labels)}
+        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta,
+                    "rules": cluster_rules})
+        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": dict(meta),
+                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                    "subjects": subject})
+    return out
+
+
+#: the gang provider whose PodGroup a bare ``PodGroup`` of an API's scope means (the
+#: ModelServing component always observes Volcano's: :mod:`pulumi_lws.cluster.live`)
+FIXED_GANG_PROVIDER = {"ModelServing": "volcano"}
+
+
+def policy_for_manifest(manifest: Mapping[str, Any], *, namespace: str | None = None, gang_provider: str = "kubernetes",
+                        adoption: bool = False) -> Policy:
+    """The policy of one upstream workload manifest: its scope as the spec needs it (Nodes only
+    for exclusive placement) and the kinds its first and steady stages render. Raises
+    ``SpecError`` for an invalid manifest (nothing is computed from it)."""
+    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.core.workload import workload_of
+    from pulumi_lws.sim.expansion import steady_state
+
+    workload = workload_of(manifest)
+    if workload is None:
+        raise KeyError(f"not a workload this project models: kind {manifest.get('kind')!r}")
+    spec = workload.parse(manifest, namespace=namespace)
+    ns, _ = workload.identity(spec)
+    gang = FIXED_GANG_PROVIDER.get(workload.kind, gang_provider)
+    first = workload.reconcile(spec, EMPTY, workload.options(gang_provider=gang)).manifests
+    steady = steady_state(manifest, namespace=namespace, gang_provider=gang).reconciled.manifests
+    rendered = [*first, *steady]
+    scope = workload.scope(spec)
+    return policy(workload.kind, ns, scope_kinds=scope.kinds, nodes=scope.nodes,
+                  rendered={kind_of_manifest(m) for m in rendered}, gang_provider=gang, adoption=adoption,
+                  awaited={kind_of_manifest(m) for m in rendered if not skips_await(m)})
+
+
+def skips_await(manifest: Mapping[str, Any]) -> bool:
+    """``pulumi.com/skipAwait: "true"``: pulumi-kubernetes runs no built-in await for it."""
+    return ((manifest.get("metadata") or {}).get("annotations") or {}).get("pulumi.com/skipAwait") == "true"
+
+
+def parse_service_account(value: str) -> tuple[str, str]:
+    """``NAMESPACE/NAME`` -> ``(namespace, name)``; ``ValueError`` naming the expected form."""
+    namespace, sep, name = value.partition("/")
+    if not sep or not namespace or not name or "/" in name:
+        raise ValueError(f"--service-account must be NAMESPACE/NAME, got {value!r}")
+    return namespace, name
+
+
+def rbac_yaml(manifests_: Sequence[Mapping[str, Any]], *, namespace: str | None = None, gang_provider: str = "kubernetes",
+              service_account: str = "default/pulumi-lws", adoption: bool = False) -> str:
+    """The RBAC documents for every workload of ``manifests_`` (other documents ignored) as YAML,
+    with a header naming the workloads and the subject. Invalid input raises before any output."""
+    import yaml
+
+    from pulumi_lws.core.workload import workload_of
+
+    sa_namespace, sa_name = parse_service_account(service_account)
+    workloads = [m for m in manifests_ if workload_of(m) is not None]
+    policies = [policy_for_manifest(m, namespace=namespace, gang_provider=gang_provider, adoption=adoption) for m in workloads]
+    names = ", ".join(f"{m['kind']} {p.namespace}/{(m.get('metadata') or {}).get('name')}" for m, p in zip(workloads, policies))
+    header = (f"# least-privilege RBAC for `pulumi up` of {names or 'no workload'} "
+              f"(pulumi-lws reconcile + pulumi-kubernetes), bound to ServiceAccount {sa_namespace}/{sa_name}\n")
+    docs = manifests(policies, subject_namespace=sa_namespace, subject_name=sa_name)
+    return header + yaml.safe_dump_all(docs, sort_keys=False, explicit_start=True) if docs else header

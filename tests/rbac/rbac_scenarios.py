@@ -1,0 +1,76 @@
+"""Scenarios of the RBAC tests: per API, workload manifests covering every kind it renders and
+every action kind it plans (Ordinal and Hash LeaderWorkerSets, kubernetes and Volcano gangs,
+exclusive placement, adoption; ModelServing; DisaggregatedSet with an External role)."""
+from __future__ import annotations
+
+import copy
+import pathlib
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from conftest import REPO_ROOT
+
+EXAMPLES = REPO_ROOT / "examples"
+NS = "serving"
+
+
+def _load(path: pathlib.Path) -> dict[str, Any]:
+    doc = yaml.safe_load(path.read_text())
+    doc.setdefault("metadata", {})["namespace"] = NS
+    return doc
+
+
+def _with(doc: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    out["spec"].update(spec)
+    return out
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    manifest: dict[str, Any]
+    gang_provider: str = "kubernetes"
+    adoption: bool = False
+
+    @property
+    def api(self) -> str:
+        return self.manifest["kind"]
+
+
+def scenarios() -> list[Scenario]:
+    lws = _load(EXAMPLES / "quickstart" / "lws.yaml")
+    hash_lws = _load(EXAMPLES / "hash" / "lws.yaml")
+    exclusive = copy.deepcopy(lws)
+    exclusive["metadata"].setdefault("annotations", {})["leaderworkerset.sigs.k8s.io/exclusive-topology"] = \
+        "topology.kubernetes.io/zone"
+    ms = _load(EXAMPLES / "modelserving-pd" / "ms.yaml")
+    ds = _load(EXAMPLES / "disaggregated-pd" / "ds.yaml")
+    external = copy.deepcopy(ds)
+    external["spec"]["roles"][1]["scaling"] = {"mode": "External"}
+    volcano_ms = copy.deepcopy(ms)
+    del volcano_ms["spec"]["schedulerName"]  # upstream's default: volcano, one PodGroup per ServingGroup
+    ds_gang = copy.deepcopy(ds)
+    ds_gang["spec"]["roles"][0]["spec"]["scheduling"] = {}
+    ds_hash = copy.deepcopy(ds)
+    ds_hash["spec"]["roles"][0]["spec"]["groupIdentity"] = "Hash"
+    return [
+        Scenario("lws-ordinal", lws),
+        Scenario("lws-hash", hash_lws),
+        Scenario("lws-gang-kubernetes", _with(lws, scheduling={})),
+        Scenario("lws-gang-volcano", _with(lws, scheduling={}), gang_provider="volcano"),
+        Scenario("lws-exclusive-placement", exclusive),
+        Scenario("lws-adoption", lws, adoption=True),
+        Scenario("ms-pd", ms),
+        Scenario("ms-adoption", ms, adoption=True),
+        Scenario("ds-pd", ds),
+        Scenario("ms-volcano", volcano_ms),
+        Scenario("ds-external-scaling", external),
+        Scenario("ds-hash-role", ds_hash),
+        Scenario("ds-gang-kubernetes", ds_gang),
+        Scenario("ds-gang-volcano", ds_gang, gang_provider="volcano"),
+    ]
+
+
+APIS = ("LeaderWorkerSet", "ModelServing", "DisaggregatedSet")

@@ -31,6 +31,19 @@ from pulumi_lws.core.workload import UpstreamController
 DISOWN_REASON = "adopt from the upstream controller: drop its ownerReference (pulumi-lws manages this object)"
 
 
+def pruned(value: Any) -> Any:
+    """``value`` without nulls, empty objects and empty lists, recursively: what Go's omitempty
+    serialisation (``metadata: {creationTimestamp: null}``) and pulumi-lws's disagree on, never
+    meaning. Two revisions' data are the same content when their pruned forms are equal (the
+    role of upstream's ``SetMatchesRevision`` semantic comparison)."""
+    if isinstance(value, Mapping):
+        items = {k: pruned(v) for k, v in value.items()}
+        return {k: v for k, v in items.items() if v not in (None, {}, [])}
+    if isinstance(value, list):
+        return [pruned(v) for v in value]
+    return value
+
+
 def upstream_owners(obj: Mapping[str, Any], upstream: UpstreamController) -> list[str]:
     """uids of ``obj``'s ownerReferences to one of ``upstream``'s kinds in its API group."""
     out = []

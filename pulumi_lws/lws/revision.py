@@ -18,15 +18,9 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, LeaderWorkerSetSpec
+from pulumi_lws.core.adoption import pruned
 from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
-
-
-
-
-
-
-
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, LeaderWorkerSetSpec
 
 
 def revision_data(lws: LeaderWorkerSet) -> dict[str, Any]:
@@ -143,22 +137,13 @@ def matching_revision(lws: LeaderWorkerSet, observed: "Iterable[Revision]", key:
     its key is not ``key`` — one the upstream controller wrote with its own hash (Go's JSON
     bytes, not canonical JSON) — or None. Equality is upstream's ``SetMatchesRevision``: apply
     the stored data to the spec and compare the result (docs/modes.md, "Adoption")."""
-    want = _semantic(revision_data(lws))
+    want = pruned(revision_data(lws))
     for rev in sorted(observed, key=lambda r: -r.number):
         try:
-            if _semantic(revision_data(apply_revision(lws, rev.data))) == want:
+            if pruned(revision_data(apply_revision(lws, rev.data))) == want:
                 return rev
         except (ValueError, TypeError, KeyError):  # unreadable data (pydantic errors are ValueErrors)
             continue
     return None
 
 
-def _semantic(value: Any) -> Any:
-    """``value`` without nulls, empty objects and empty lists, recursively: what Go's omitempty
-    serialisation (``metadata: {creationTimestamp: null}``) and ours disagree on, never meaning."""
-    if isinstance(value, Mapping):
-        pruned = {k: _semantic(v) for k, v in value.items()}
-        return {k: v for k, v in pruned.items() if v not in (None, {}, [])}
-    if isinstance(value, list):
-        return [_semantic(v) for v in value]
-    return value

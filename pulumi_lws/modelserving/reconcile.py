@@ -34,7 +34,7 @@ from pulumi_lws.modelserving.groups import DELETING, GroupState
 from pulumi_lws.modelserving.observe import observe_groups
 from pulumi_lws.modelserving.recovery import plan_recovery
 from pulumi_lws.modelserving.render import DeclaredGroup, DeclaredRole, modelserving_dependencies, render_modelserving
-from pulumi_lws.modelserving.revision import RevisionCatalog, build_catalog, modelserving_revision, role_template_hash
+from pulumi_lws.modelserving.revision import RevisionCatalog, build_catalog, role_template_hash
 from pulumi_lws.modelserving.rollout.budgets import scale_role_budget, scale_servinggroup_budget
 from pulumi_lws.modelserving.rollout.role import RoleSpec
 from pulumi_lws.modelserving.rollout.role_planner import RolePlan, plan_role_rollout
@@ -88,7 +88,7 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
     groups = observe_groups(snapshot, ms, catalog)
     recovery = plan_recovery(ms, snapshot, groups)  # docs/modelserving.md "Recovery"
     groups = recovery.mark(groups)  # role replicas being recovered count as Creating
-    target = modelserving_revision(ms)
+    target = catalog.target  # the spec's revision, or the content-matched one it adopts
     current = current_revision(groups, target)
     if ms.strategy == ROLE_ROLLING_UPDATE:
         stage, declared = _role_stage(ms, groups, target, current, catalog, options, snapshot)
@@ -182,7 +182,7 @@ def status_of(ms: ModelServing, snapshot: Snapshot) -> dict[str, Any]:
     catalog = build_catalog(ms, snapshot.list("ControllerRevision", **{L.NAME: ms.name}))
     groups = observe_groups(snapshot, ms, catalog)
     groups = plan_recovery(ms, snapshot, groups).mark(groups)  # a recovering group is Creating, as upstream
-    target = modelserving_revision(ms)
+    target = catalog.target  # the spec's revision, or the content-matched one it adopts
     status = update_modelserving_status(groups, ms.replicas, target, current_revision(groups, target) or "",
                                         ms.partition(), partition_mode="ordinal",
                                         roles_must_be_ready=ms.strategy == ROLE_ROLLING_UPDATE)

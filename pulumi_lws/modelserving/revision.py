@@ -32,6 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from pulumi_lws.core.adoption import pruned
 from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.core.manifests import metadata
 from pulumi_lws.core.model import ints_back
@@ -156,7 +157,10 @@ def build_catalog(ms: ModelServing, observed: Iterable[Mapping[str, Any]] = ()) 
     """Catalog from the live spec and observed ControllerRevisions labelled ``{name: ms, revision}``.
 
     The ``revision`` label is the key (upstream-written revisions keep their upstream keys). The
-    live spec's revision always comes from the spec itself, so a stale object never shadows it.
+    live spec's revision always comes from the spec itself, so a stale object never shadows it —
+    except that when no observed revision has the spec's own key, one whose stored roles are the
+    spec's (content, :func:`pulumi_lws.core.adoption.pruned`) is the target under its observed key:
+    a fleet the Kthena controller (or another hash) created is adopted without a roll.
     """
     roles: dict[str, tuple[Mapping[str, Any], ...]] = {}
     unreadable: list[str] = []
@@ -177,5 +181,8 @@ def build_catalog(ms: ModelServing, observed: Iterable[Mapping[str, Any]] = ()) 
             continue
         roles[key] = tuple(role_data(r) for r in stored)
     target = modelserving_revision(ms)
-    roles[target] = tuple(revision_data(ms)["data"])
+    wanted = tuple(revision_data(ms)["data"])
+    if target not in roles:  # adoption: a revision upstream stored with its own key, same content
+        target = next((k for k in sorted(roles) if pruned(list(roles[k])) == pruned(list(wanted))), target)
+    roles.setdefault(target, wanted)
     return RevisionCatalog(target=target, roles=roles, unreadable=tuple(sorted(unreadable)))

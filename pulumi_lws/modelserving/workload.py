@@ -97,7 +97,7 @@ class ModelServingWorkload:
         them toward ``replicas + maxSurge``); available = Running groups."""
         catalog = build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name}))
         groups = observe_groups(snapshot, spec, catalog)
-        target = modelserving_revision(spec)
+        target = catalog.target  # an adopted fleet keeps upstream's revision key
         cells = []
         for g in groups:
             updated, ready = g.revision == target, g.status == RUNNING

@@ -130,9 +130,13 @@ class Unknown:
         """The "assumes" sentence of the stage table and the ``stage.assumptions`` output."""
         what = f"{field_label(self.path)} is unknown {self.origin}"
         if self.role == "template":
+            # a number field cannot carry the placeholder string: the children show the stand-in
+            shown = "" if isinstance(self.stand_in, str) else f" (the children show {self.stand_in!r} in its place)"
             if creating:
+                if shown:
+                    return f"{what}; planned with {self.stand_in!r} in its place (it cannot change this stage: every object is created)"
                 return f"{what}; passed through to the children (it cannot change this stage: every object is created)"
-            return f"{what}; this preview assumes the template changes"
+            return f"{what}; this preview assumes the template changes{shown}"
         if self.role == "identity":
             return f"{what}; this preview assumes nothing of this workload exists there yet (every object is created)"
         if self.role == "decision":

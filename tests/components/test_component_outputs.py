@@ -16,6 +16,8 @@ import json
 import pulumi
 import pytest
 from fakes_component import FakeActuator
+from hypothesis import given
+from hypothesis import strategies as st
 from outputs_stack import (
     ALL_UNKNOWN,
     API_KEY,
@@ -207,3 +209,58 @@ def test_whole_manifest_as_an_output_and_a_nested_output_in_it():
     assert component_manifests(a, NAMESPACE) == component_manifests(b, NAMESPACE) and a.stages == b.stages
     image_urn = next(u for u, r in a.registrations.items() if r.type == "test:index:Image")
     assert all(image_urn in r.dependencies for r in children_of(a, TYPE).values())
+
+
+def test_an_unknown_number_in_a_template_is_planned_with_1_and_says_so():
+    def prog():
+        from pulumi_lws import LeaderWorkerSet
+
+        src = OtherResources.declare()
+        port = src.image.apply(lambda _: 8080)  # unknown whenever the image is
+        template = {"spec": {"containers": [{"name": "vllm", "image": OLD_IMAGE, "ports": [{"containerPort": port}]}]}}
+        pulumi.export("stage", LeaderWorkerSet("llm", {"replicas": 1, "size": 1, "worker_template": template}).stage)
+
+    result = run(prog, preview=True, unknown=frozenset({"image"}))
+    assert result.outputs["stage"]["assumptions"] == [
+        ("worker_template.spec.containers[0].ports[0].containerPort is unknown until Image 'vllm-image' is created; "
+         "planned with 1 in its place (it cannot change this stage: every object is created)")]
+    update = run(prog)
+    sts = next(m for m in update.manifests if m["kind"] == "StatefulSet")
+    assert sts["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"] == 8080
+
+
+@pytest.mark.parametrize(("path", "role"), [
+    (("namespace",), "identity"), (("manifest", "metadata", "name"), "identity"),
+    (("worker_template", "spec", "containers", 0, "name"), "template"),
+    (("manifest", "spec", "template", "roles", 0, "entryTemplate", "spec", "containers", 0, "image"), "template"),
+    (("replicas",), "decision"), (("rollout", "max_unavailable"), "decision"),
+    (("manifest", "spec", "roles", 1, "spec", "replicas"), "decision"),
+    (("startup_policy",), "other"), (("manifest", "spec", "roles", 0, "name"), "other"),
+])
+def test_each_unknown_field_gets_the_stand_in_of_its_role(path, role):
+    from pulumi_lws.components.inputs import MOST_DISRUPTIVE, Unknown
+
+    unknown = Unknown(path, (), pulumi.Output.from_input(None))
+    assert unknown.role == role
+    if role == "decision":
+        key = {"max_unavailable": "maxUnavailable"}.get(path[-1], path[-1])
+        assert unknown.stand_in == MOST_DISRUPTIVE[key][0][0]
+    else:
+        assert unknown.stand_in.startswith("pulumi-unknown-") and len(unknown.stand_in) == len("pulumi-unknown-") + 8
+
+
+
+_SECRET = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=4, max_size=24)
+
+
+@given(secret=_SECRET, before=st.text(max_size=20), after=st.text(max_size=20))
+def test_redact_never_leaks_a_secret(secret, before, after):
+    from pulumi_lws.components.inputs import REDACTED, ResolvedInputs
+
+    inputs = ResolvedInputs(args=None, secrets=[secret])
+    text = before + secret + after
+    redacted = inputs.redact({"line": text, "nested": [text, 3]})
+    for line in (redacted["line"], redacted["nested"][0]):  # what is printed around the markers
+        assert REDACTED in line and all(secret not in piece for piece in line.split(REDACTED))
+    assert redacted["nested"][1] == 3
+    assert inputs._carries_secret(text)

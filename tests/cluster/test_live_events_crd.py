@@ -53,7 +53,9 @@ async def test_the_crd_check_of_controller_mode(kmock):
     kmock.resources[CRDS] = {}
     kmock.objects[(CRDS, None, "leaderworkersets.leaderworkerset.x-k8s.io")] = {
         "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "leaderworkersets.leaderworkerset.x-k8s.io"}}
+        "metadata": {"name": "leaderworkersets.leaderworkerset.x-k8s.io"},
+        "spec": {"group": "leaderworkerset.x-k8s.io", "scope": "Namespaced", "versions": [],
+                 "names": {"kind": "LeaderWorkerSet", "plural": "leaderworkersets"}}}
     live = LiveCluster(kmock_client(str(kmock.url)))
     assert await asyncio.to_thread(live.serves_crd, "leaderworkersets.leaderworkerset.x-k8s.io") is True
     assert await asyncio.to_thread(live.serves_crd, "modelservings.workload.serving.volcano.sh") is False
@@ -66,7 +68,9 @@ async def test_disown_removes_only_the_upstream_owner(kmock):
              "controller": True}]
     kmock.objects[("apps/v1/statefulsets", NS, "web-0")] = {
         "apiVersion": "apps/v1", "kind": "StatefulSet",
-        "metadata": {"name": "web-0", "namespace": NS, "uid": "sts-1", "ownerReferences": refs}, "spec": {}}
+        "metadata": {"name": "web-0", "namespace": NS, "uid": "sts-1", "ownerReferences": refs},
+        "spec": {"serviceName": "web", "selector": {"matchLabels": {"a": "b"}},
+                 "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
     live = LiveCluster(kmock_client(str(kmock.url)))
     [line] = await asyncio.to_thread(live.execute, NS, [Action("disown", "StatefulSet", "web-0", {"owners": ["cr-1"]},
                                                                uid="sts-1")])

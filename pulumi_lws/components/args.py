@@ -1,7 +1,9 @@
 """Argument plumbing every workload component shares (pure: nothing is registered here).
 
 Pulumi delivers numbers as floats and IntOrString fields from the provider as strings; component
-arguments may be snake_case or camelCase; an unresolved ``pulumi.Output`` cannot be planned.
+arguments may be snake_case or camelCase. The workload components resolve every ``pulumi.Output``
+before building (components/inputs.py); :func:`reject_outputs` guards the pure builders against
+one that slipped through.
 """
 from __future__ import annotations
 

@@ -210,9 +210,7 @@ BENCHES = [bench_plan, bench_plan_full, bench_render, bench_registration, bench_
            bench_memory, bench_ms_plan_render, bench_ms_render, bench_ms_api_calls, bench_ds_plan_render,
            bench_ds_api_calls]
 
-from bench_rollout import bench_rollout_control  # issue 17: rollout driver + govern overhead
-
-BENCHES.append(bench_rollout_control)
+BENCHES.append(__import__("bench_rollout").bench_rollout_control)  # issue 17: rollout driver + govern overhead
 
 
 def main(argv: list[str]) -> int:

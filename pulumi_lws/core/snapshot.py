@@ -8,14 +8,21 @@ and lets the simulator and a live API server be swapped freely.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Hashable, Iterable, Iterator, Mapping, Sequence
 
 
 
 
 @dataclass(frozen=True)
 class Snapshot:
-    """Objects observed at time ``now`` (seconds since the epoch)."""
+    """Objects observed at time ``now`` (seconds since the epoch).
+
+    Indexed on first use and shared by every reader of one reconcile: :meth:`list` answers from
+    per-kind lists (sorted by name once) and per ``(kind, label key)`` buckets built in one pass
+    over that kind, so a reader asking for N label values costs O(objects of the kind) once plus
+    O(answer) per call, never a scan per call. The indexes assume what the type promises: the
+    objects are not mutated after the snapshot is built (planners only read).
+    """
 
     objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     now: float = 0.0
@@ -31,21 +38,79 @@ class Snapshot:
         """Objects of ``kind`` whose labels contain every ``label_equals`` pair, sorted by name.
 
         Label keys with '/' or '-' can't be keyword names: pass them with ``**{key: value}``.
+        A new list each call (callers may sort or extend it).
         """
-        out = []
-        for (k, _), obj in self.objects.items():
-            if k != kind:
-                continue
-            lbl = labels_of(obj)
-            if all(lbl.get(key) == val for key, val in label_equals.items()):
-                out.append(obj)
-        return sorted(out, key=lambda o: o["metadata"]["name"])
+        if not label_equals:
+            return list(self._of_kind(kind))
+        (key, val), *rest = label_equals.items()
+        bucket = self._by_label(kind, key)
+        try:
+            found = bucket.get(val, ()) if bucket is not None else None
+        except TypeError:  # an unhashable query value: answer by scanning, as before the index
+            found = None
+        if found is None:
+            found, rest = self._of_kind(kind), list(label_equals.items())
+        if not rest:
+            return list(found)
+        return [o for o in found if all(labels_of(o).get(k) == v for k, v in rest)]
+
+    def by_label(self, kind: str, key: str) -> Mapping[Any, Sequence[Mapping[str, Any]]]:
+        """Objects of ``kind`` bucketed by the value of label ``key`` (None: label absent), each
+        bucket sorted by name. Built once per snapshot; do not mutate the buckets."""
+        bucket = self._by_label(kind, key)
+        if bucket is None:  # unhashable label values somewhere: build an equivalent mapping by scan
+            out: dict[Any, list[Mapping[str, Any]]] = {}
+            for o in self._of_kind(kind):
+                value = labels_of(o).get(key)
+                if isinstance(value, Hashable):
+                    out.setdefault(value, []).append(o)
+            return out
+        return bucket
+
+    # ---- indexes (built lazily, once) -----------------------------------------------------
+    def _cache(self) -> dict[Any, Any]:
+        cache = self.__dict__.get("_index")
+        if cache is None:
+            cache = {}
+            object.__setattr__(self, "_index", cache)  # frozen dataclass: a private memo, not a field
+        return cache
+
+    def _of_kind(self, kind: str) -> list[Mapping[str, Any]]:
+        cache = self._cache()
+        kinds = cache.get(None)
+        if kinds is None:
+            kinds = {}
+            for (k, _), obj in self.objects.items():
+                kinds.setdefault(k, []).append(obj)
+            for objs in kinds.values():
+                objs.sort(key=_name)
+            cache[None] = kinds
+        return kinds.get(kind, _NONE)
+
+    def _by_label(self, kind: str, key: str) -> dict[Any, list[Mapping[str, Any]]] | None:
+        cache = self._cache()
+        if (kind, key) not in cache:
+            bucket: dict[Any, list[Mapping[str, Any]]] | None = {}
+            try:
+                for obj in self._of_kind(kind):
+                    bucket.setdefault(labels_of(obj).get(key), []).append(obj)  # type: ignore[union-attr]
+            except TypeError:  # an unhashable label value (malformed input): no index for this key
+                bucket = None
+            cache[(kind, key)] = bucket
+        return cache[(kind, key)]
 
     def __iter__(self) -> Iterator[Mapping[str, Any]]:
         return iter(self.objects.values())
 
     def __len__(self) -> int:
         return len(self.objects)
+
+
+_NONE: list[Mapping[str, Any]] = []
+
+
+def _name(obj: Mapping[str, Any]) -> Any:
+    return obj["metadata"]["name"]
 
 
 EMPTY = Snapshot()

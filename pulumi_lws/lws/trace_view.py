@@ -22,8 +22,33 @@ from pulumi_lws.core.trace import GroupCell, GroupsView
 
 
 def read_groups(snapshot: Snapshot, name: str, replicas: int, size: int, target: str, hash_mode: bool = False) -> GroupsView:
-    """Cells for every leader pod and every ordinal the leader controller wants."""
+    """Cells for every leader pod and every ordinal the leader controller wants.
+
+    Linear in the pods of ``name``: the pods are listed once and every group's workers are found
+    through one name-prefix index (:class:`_Workers`), never by a scan per group."""
     return _hash(snapshot, name, replicas, size, target) if hash_mode else _ordinal(snapshot, name, replicas, size, target)
+
+
+class _Workers:
+    """Pods of one LWS by every name prefix that ends before a '-': ``of("<lws>-3")`` are the pods
+    whose name starts with ``"<lws>-3-"`` (the group's worker pods), in name order."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+        self._by_lws: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
+
+    def of(self, lws_name: str, worker_sts: str) -> list[Mapping[str, Any]]:
+        index = self._by_lws.get(lws_name)
+        if index is None:
+            index = {}
+            for pod in self.snap.list("Pod", **{L.NAME: lws_name}):
+                pod_name = pod["metadata"]["name"]
+                cut = pod_name.find("-")
+                while cut >= 0:
+                    index.setdefault(pod_name[:cut], []).append(pod)
+                    cut = pod_name.find("-", cut + 1)
+            self._by_lws[lws_name] = index
+        return index.get(worker_sts, [])
 
 
 def _ordinal(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> GroupsView:
@@ -35,7 +60,9 @@ def _ordinal(snap: Snapshot, name: str, replicas: int, size: int, target: str) -
         if m:
             leaders[int(m.group(1))] = pod
     wanted = range(sts_replicas(sts)) if sts is not None and not is_deleting(sts) else range(0)
-    cells = [_cell(snap, str(i), leaders.get(i), f"{name}-{i}", size, target, i >= replicas) for i in sorted(set(leaders) | set(wanted))]
+    workers = _Workers(snap)
+    cells = [_cell(snap, str(i), leaders.get(i), f"{name}-{i}", size, target, i >= replicas, workers)
+             for i in sorted(set(leaders) | set(wanted))]
     return GroupsView(sts_replicas(sts) if sts else 0, sts_partition(sts) if sts else None, tuple(cells),
                       sum(1 for p in leaders.values() if not is_deleting(p)), sum(1 for c in cells if c.state in "Uo"))
 
@@ -55,10 +82,11 @@ def _hash(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> G
     entries = [(_created(p), key, p) for key, p in keyed.items()]
     entries += [(min(_created(w) for w in ws), key, None) for key, ws in orphans.items()]
     cells = []
+    workers = _Workers(snap)
     for _, key, leader in sorted(entries, key=lambda e: (e[0], e[1])):
         worker_sts = f"{name}-{key[:8]}"
         if leader is not None:
-            cells.append(_cell(snap, key, leader, worker_sts, size, target, False))
+            cells.append(_cell(snap, key, leader, worker_sts, size, target, False, workers))
         else:
             rev = revision_of(orphans[key][0])
             cells.append(GroupCell(key, "u" if rev == target else "x", rev, False, "terminating"))
@@ -91,7 +119,8 @@ def _created(pod: Mapping[str, Any]) -> tuple[str, str]:
     return (str(meta.get("creationTimestamp", "")), str(meta.get("name", "")))
 
 
-def _cell(snap: Snapshot, gid: str, leader: Mapping[str, Any] | None, worker_name: str, size: int, target: str, surge: bool) -> GroupCell:
+def _cell(snap: Snapshot, gid: str, leader: Mapping[str, Any] | None, worker_name: str, size: int, target: str, surge: bool,
+          pods: _Workers) -> GroupCell:
     if leader is None:
         return GroupCell(gid, "-", None, surge, "")
     size = int(annotations_of(leader).get(L.SIZE, size))
@@ -100,16 +129,15 @@ def _cell(snap: Snapshot, gid: str, leader: Mapping[str, Any] | None, worker_nam
     rev = revision_of(leader)
     updated = rev == target and (size == 1 or revision_of(workers) == target)
     state = ("U" if ready else "u") if updated else ("o" if ready else "x")
-    return GroupCell(gid, state, rev, surge, _detail(snap, leader, worker_name))
+    return GroupCell(gid, state, rev, surge, _detail(leader, worker_name, pods))
 
 
-def _detail(snap: Snapshot, leader: Mapping[str, Any], worker_name: str) -> str:
+def _detail(leader: Mapping[str, Any], worker_name: str, pods: _Workers) -> str:
     if is_deleting(leader):
         return "terminating"
     if (leader.get("spec") or {}).get("schedulingGates"):
         return "gated"
-    workers = [p for p in snap.list("Pod", **{L.NAME: labels_of(leader).get(L.NAME, "")})
-               if p["metadata"]["name"].startswith(worker_name + "-")]
-    if pod_unschedulable(leader) or any(pod_unschedulable(p) for p in workers):
+    group_workers = pods.of(labels_of(leader).get(L.NAME, ""), worker_name)
+    if pod_unschedulable(leader) or any(pod_unschedulable(p) for p in group_workers):
         return "unschedulable"
     return ""

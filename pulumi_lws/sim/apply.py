@@ -27,13 +27,12 @@ state then records exactly the operations that happened.
 """
 from __future__ import annotations
 
-import copy
 import random
 from dataclasses import dataclass, field
 from typing import Any, Collection, Iterable, Mapping
 
 from pulumi_lws.sim.defaults import apply_defaults
-from pulumi_lws.sim.store import AlreadyExists, Conflict, NotFound, Store, meta
+from pulumi_lws.sim.store import AlreadyExists, Conflict, NotFound, Store, clone, meta
 
 PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy"
 Key = tuple[str, str, str]  # kind, namespace, name
@@ -183,7 +182,7 @@ class Applier:
         were all applied in this run; a deletion happened only if every upsert happened."""
         res = ApplyResult()
         previous = self.state.setdefault(stack_id, {})
-        desired = {key_of(m): copy.deepcopy(dict(m)) for m in manifests}
+        desired = {key_of(m): clone(dict(m)) for m in manifests}
         deps = resolve_dependencies(desired, dependencies or {})
         failed = set(matching_keys(crash, [*desired, *previous]))
         draw = lambda key: key not in failed and (keep >= 1.0 or (rng or random).random() < keep)  # noqa: E731
@@ -230,7 +229,11 @@ class Applier:
             self._create(key, manifest, res)
             state[key] = manifest
             return
-        want = copy.deepcopy(manifest)
+        # ``manifest`` is this run's private copy (``apply``): defaulted in place, no second copy.
+        # Defaulting is idempotent, so creating or replacing from it later stores the same object
+        # (a Service's clusterIP comes from ``live`` here only when the manifest names none, and a
+        # Service is replaced only when both name different IPs).
+        want = manifest
         apply_defaults(want, self.store, existing=live)
         changed = immutable_changes(key[0], live, want)
         if changed:

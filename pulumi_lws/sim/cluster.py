@@ -1,7 +1,8 @@
 """``SimCluster``: the embedded cluster behind one facade (Observer + Actuator + apply + time).
 
 Invariants:
-- ``observe`` returns deep copies (planners cannot mutate the cluster) selected exactly like a
+- ``observe`` returns copies (planners cannot mutate the cluster; a copy is shared by later
+  observations until the object is written: ``Store.observed``) selected exactly like a
   live observer: the scope's label selector over the scope's kinds in one namespace, plus every
   Node when asked (:class:`pulumi_lws.core.ports.Scope`); ``Snapshot.now`` is the simulated epoch time;
 - ``execute`` applies ``Action`` s with the API's semantics (uid preconditions, merge of
@@ -49,9 +50,10 @@ class SimCluster:
     # ---- Observer ------------------------------------------------------------------------
     def observe(self, scope: Scope) -> Snapshot:
         sel = {"matchLabels": dict(scope.selector)}
-        objs = [strip_internal(o) for kind in scope.kinds for o in self.store.list(kind, scope.namespace, sel)]
+        # copies re-made only for objects written since the last observe (Store.observed)
+        objs = [self.store.observed(o) for kind in scope.kinds for o in self.store.list(kind, scope.namespace, sel)]
         if scope.nodes:
-            objs += [strip_internal(n) for n in self.store.list("Node")]
+            objs += [self.store.observed(n) for n in self.store.list("Node")]
         return Snapshot.of(objs, now=self.clock.epoch)
 
     # ---- Actuator ------------------------------------------------------------------------

@@ -18,7 +18,6 @@ ready for less time first; more restarts first; newer first.
 """
 from __future__ import annotations
 
-import copy
 import math
 from typing import Any, Mapping
 
@@ -27,7 +26,7 @@ from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.kubelet import Kubelet, condition_true
 from pulumi_lws.sim.statefulset import template_hash
-from pulumi_lws.sim.store import Conflict, NotFound, Store, controller_uid, meta, owner_ref
+from pulumi_lws.sim.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 DESIRED_ANNOTATION = "deployment.kubernetes.io/desired-replicas"
@@ -94,7 +93,7 @@ class ReplicaSetController:
         return (assigned, phase, ready, cost, ready_for, -restarts, -created, meta(pod)["name"])  # type: ignore[arg-type]
 
     def _create_pod(self, rs: dict[str, Any]) -> None:
-        tmpl = copy.deepcopy(rs["spec"].get("template") or {})
+        tmpl = clone(rs["spec"].get("template") or {})
         tmeta = tmpl.get("metadata") or {}
         pod_meta = {"generateName": f"{meta(rs)['name']}-", "namespace": meta(rs)["namespace"],
                     "labels": dict(tmeta.get("labels") or {}), "ownerReferences": [owner_ref(rs)]}
@@ -159,9 +158,9 @@ class DeploymentController:
             return found
         h = self._hash(d)
         replicas, surge, _ = self._budgets(d)
-        tmpl = copy.deepcopy(d["spec"].get("template") or {})
+        tmpl = clone(d["spec"].get("template") or {})
         tmpl.setdefault("metadata", {}).setdefault("labels", {})[L.POD_TEMPLATE_HASH] = h
-        selector = copy.deepcopy(d["spec"].get("selector") or {})
+        selector = clone(d["spec"].get("selector") or {})
         selector.setdefault("matchLabels", {})[L.POD_TEMPLATE_HASH] = h
         number = 1 + max((int((meta(r).get("annotations") or {}).get(REVISION_ANNOTATION, 0)) for r in rss), default=0)
         return self.store.create({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {

@@ -131,6 +131,7 @@ class Kubelet:
         self.clock = clock
         self.config = config or KubeletConfig()
         self._ip = 0
+        self._quiet: dict[str, tuple] = {}  # pod uid -> (resourceVersion, time) of a sync that wrote nothing
         store.pod_terminated = self.terminated
         store.default_grace = self.config.termination_grace
 
@@ -141,8 +142,19 @@ class Kubelet:
         return self.clock.now >= float(pod.get("_sim_delete_at", 0.0)) or bool(pod.get("_sim_killed"))
 
     def sync_all(self) -> None:
+        """Sync every pod, skipping one unchanged (same resourceVersion) since a sync at this same
+        instant that wrote nothing: a pod's kubelet step depends only on the pod and the time."""
+        now = self.clock.now
+        quiet = self._quiet
         for pod in self.store.list("Pod"):
+            m = pod["metadata"]
+            inputs = (m.get("resourceVersion"), now)
+            if quiet.get(m["uid"]) == inputs:
+                continue
+            before = self.store.version
             self.sync(pod)
+            if self.store.version == before:
+                quiet[m["uid"]] = inputs
 
     def sync(self, pod: dict[str, Any]) -> None:
         if meta(pod).get("deletionTimestamp"):
@@ -151,9 +163,10 @@ class Kubelet:
         if not (pod.get("spec") or {}).get("nodeName") or pod["status"].get("phase") in ("Failed", "Succeeded"):
             return
         state = pod.setdefault("_sim_kubelet", {})
-        if "scheduled_at" not in state:
-            self._admit(pod, state)
-        changed = self._advance(pod, state)
+        admitted = "scheduled_at" not in state
+        if admitted:
+            self._admit(pod, state)  # writes podIP/hostIP: a write, whatever else changes
+        changed = self._advance(pod, state) | admitted
         changed |= self._sync_ready(pod)
         if changed:
             self.store.touch(pod)

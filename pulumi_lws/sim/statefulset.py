@@ -19,8 +19,6 @@ Semantics (Kubernetes ``defaultStatefulSetControl``, MaxUnavailableStatefulSet o
 """
 from __future__ import annotations
 
-import copy
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -29,7 +27,7 @@ from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.kubelet import Kubelet, condition_true
-from pulumi_lws.sim.store import Conflict, NotFound, Store, controller_uid, meta, owner_ref
+from pulumi_lws.sim.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
 
 REVISION_HASH_LABEL = "controller.kubernetes.io/hash"
 
@@ -46,8 +44,12 @@ def template_hash(template: Mapping[str, Any]) -> str:
 
 
 def ordinal_of(sts_name: str, pod_name: str) -> int | None:
-    m = re.fullmatch(re.escape(sts_name) + r"-(\d+)", pod_name)
-    return int(m.group(1)) if m else None
+    """``<sts>-<digits>`` -> the ordinal (the regex ``<sts>-(\\d+)`` without compiling one pattern
+    per StatefulSet name: thousands of names would thrash ``re``'s pattern cache)."""
+    if len(pod_name) <= len(sts_name) + 1 or not pod_name.startswith(sts_name) or pod_name[len(sts_name)] != "-":
+        return None
+    digits = pod_name[len(sts_name) + 1:]
+    return int(digits) if digits.isdecimal() else None
 
 
 def pod_revision(pod: Mapping[str, Any]) -> str | None:
@@ -61,11 +63,41 @@ class StatefulSetController:
         self.kubelet = kubelet
         self.history_objects = history_objects
         self._internal: dict[str, list[Rev]] = {}
+        self._hashes: dict[str, tuple[int, str]] = {}  # uid -> (generation, template hash)
+        self._quiet: dict[str, tuple] = {}  # uid -> inputs of its last sync that wrote nothing
 
     def sync_all(self) -> None:
+        """Sync every StatefulSet, skipping one whose inputs are exactly those of its previous sync
+        that wrote nothing (same result again: nothing). Inputs: its own resourceVersion, every
+        write to its dependents (pods, revisions, claims: ``Store.dependents_epoch``) and, with
+        ``minReadySeconds``, the time (availability depends on it)."""
         for sts in self.store.list("StatefulSet"):
-            if not meta(sts).get("deletionTimestamp"):
-                self.sync(sts)
+            m = sts["metadata"]
+            if m.get("deletionTimestamp"):
+                continue
+            uid = m["uid"]
+            inputs = (m.get("resourceVersion"), self.store.dependents_epoch(uid),
+                      self.clock.now if sts["spec"].get("minReadySeconds") else None)
+            if self._quiet.get(uid) == inputs:
+                continue
+            before = self.store.version
+            self.sync(sts)
+            if self.store.version == before:
+                self._quiet[uid] = inputs
+            else:
+                self._quiet.pop(uid, None)
+
+    def template_hash_of(self, sts: Mapping[str, Any]) -> str:
+        """:func:`template_hash` of the live template, memoised per (uid, generation): the template is
+        part of the spec and every spec write bumps the generation (``Store.replace``)."""
+        m = sts["metadata"]
+        generation = m.get("generation")
+        hit = self._hashes.get(m["uid"])
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+        value = template_hash(sts["spec"].get("template") or {})
+        self._hashes[m["uid"]] = (generation, value)
+        return value
 
     # ---- health ----------------------------------------------------------------------------
     def running_ready(self, pod: Mapping[str, Any]) -> bool:
@@ -97,7 +129,8 @@ class StatefulSetController:
 
     def _pods(self, sts: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
         out = {}
-        for dep in self.store.dependents(meta(sts)["uid"]):  # type: ignore[arg-type]
+        # unsorted: every consumer of this dict reads it by ordinal or order-free
+        for dep in self.store.dependents_unordered(meta(sts)["uid"]):  # type: ignore[arg-type]
             if dep["kind"] == "Pod" and controller_uid(dep) == meta(sts)["uid"]:  # type: ignore[arg-type]
                 ordinal = ordinal_of(meta(sts)["name"], meta(dep)["name"])  # type: ignore[arg-type]
                 if ordinal is not None:
@@ -189,7 +222,7 @@ class StatefulSetController:
     # ---- pods and claims -----------------------------------------------------------------
     def _create_pod(self, sts, ordinal: int, rev: Rev) -> None:
         name = f"{meta(sts)['name']}-{ordinal}"
-        tmpl = copy.deepcopy(dict(rev.template))
+        tmpl = clone(dict(rev.template))
         tmeta = tmpl.get("metadata") or {}
         labels = dict(tmeta.get("labels") or {})
         labels.update({L.CONTROLLER_REVISION_HASH: rev.name, L.STS_POD_NAME: name, L.POD_INDEX: str(ordinal)})
@@ -215,7 +248,7 @@ class StatefulSetController:
                 if retention.get("whenDeleted") == "Delete":
                     pvc_meta["ownerReferences"] = [owner_ref(sts, controller=False)]
                 self.store.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": pvc_meta,
-                                   "spec": copy.deepcopy(vct.get("spec") or {}), "status": {"phase": "Bound"}})
+                                   "spec": clone(vct.get("spec") or {}), "status": {"phase": "Bound"}})
             volumes = [v for v in volumes if v.get("name") != claim]
             volumes.append({"name": claim, "persistentVolumeClaim": {"claimName": pvc_name}})
         return volumes
@@ -256,13 +289,14 @@ class StatefulSetController:
     def _ensure_revision(self, sts) -> Rev:
         """The revision of the live template; an equal older revision is re-numbered to the top."""
         template = sts["spec"].get("template") or {}
-        name = f"{meta(sts)['name']}-{template_hash(template)}"
+        digest = self.template_hash_of(sts)
+        name = f"{meta(sts)['name']}-{digest}"
         revs = self._revisions(sts)
         top = max((r.number for r in revs), default=0)
         existing = next((r for r in revs if r.name == name), None)
         if existing is not None and existing.number == top:
             return existing
-        rev = Rev(name, top + 1, copy.deepcopy(template))
+        rev = Rev(name, top + 1, clone(template))
         if not self.history_objects:
             self._internal[meta(sts)["uid"]] = [r for r in revs if r.name != name] + [rev]
             return rev
@@ -272,11 +306,11 @@ class StatefulSetController:
             self.store.touch(cr)
             return rev
         labels = dict((template.get("metadata") or {}).get("labels") or {})
-        labels[REVISION_HASH_LABEL] = template_hash(template)
+        labels[REVISION_HASH_LABEL] = digest
         self.store.create({"apiVersion": "apps/v1", "kind": "ControllerRevision",
                            "metadata": {"name": name, "namespace": meta(sts)["namespace"], "labels": labels,
                                         "ownerReferences": [owner_ref(sts)]},
-                           "data": {"spec": {"template": {**copy.deepcopy(template), "$patch": "replace"}}},
+                           "data": {"spec": {"template": {**clone(template), "$patch": "replace"}}},
                            "revision": rev.number})
         return rev
 

@@ -8,6 +8,14 @@ Invariants:
   not finished terminating: it sets ``deletionTimestamp`` instead, like the API server;
 - a delete with a ``uid`` precondition never touches a recreated object of the same name;
 - :attr:`Store.version` changes on every write, so callers can run controllers to a fixpoint.
+
+Cost (docs/simulator.md "Performance"): reads are indexed, never a scan per call —
+:meth:`Store.list` of a kind answers from a per-kind list sorted once per create/remove of that
+kind; :meth:`Store.dependents` from an owner-uid index; :meth:`Store.observed` hands out a
+stripped copy of an object that is re-made only when its ``resourceVersion`` changed (every
+write goes through :meth:`Store.touch`, so an unchanged version is an unchanged object);
+:meth:`Store.dependents_epoch` counts writes to an owner's dependents, so a controller can skip an
+owner none of whose inputs changed.
 """
 from __future__ import annotations
 
@@ -15,6 +23,7 @@ import copy
 import uuid
 from typing import Any, Iterator, Mapping
 
+from pulumi_lws.core.copying import json_copy
 from pulumi_lws.sim.clock import Clock
 
 FOREGROUND = "foregroundDeletion"
@@ -41,6 +50,11 @@ class Conflict(SimError):
 
 
 Key = tuple[str, str]  # (namespace, name)
+
+
+def clone(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (:func:`pulumi_lws.core.copying.json_copy`)."""
+    return json_copy(value)
 
 
 def meta(obj: Mapping[str, Any]) -> dict[str, Any]:
@@ -103,6 +117,9 @@ class Store:
         self._objs: dict[str, dict[Key, dict[str, Any]]] = {}
         self._by_uid: dict[str, dict[str, Any]] = {}
         self._dependents: dict[str, set[str]] = {}
+        self._sorted: dict[str, list[dict[str, Any]]] = {}  # kind -> objects by (namespace, name)
+        self._observed: dict[str, tuple[str, dict[str, Any]]] = {}  # uid -> (resourceVersion, stripped copy)
+        self._epochs: dict[str, int] = {}  # owner uid -> writes to its dependents
         self._uid_counter = 0
         self._ip_counter = 10
         #: kubelet hook: is this (deleting) pod done terminating? Installed by the cluster.
@@ -117,9 +134,30 @@ class Store:
 
     def list(self, kind: str, namespace: str | None = None, selector: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Objects of ``kind`` (in ``namespace`` if given) matching ``selector``, sorted by name."""
-        out = [o for (ns, _), o in self._objs.get(kind, {}).items()
-               if (namespace is None or ns == namespace) and selector_matches(selector, meta(o).get("labels") or {})]
-        return sorted(out, key=lambda o: (meta(o).get("namespace", ""), meta(o)["name"]))
+        ordered = self._sorted.get(kind)
+        if ordered is None:  # names never change: re-sorted only after a create/remove of the kind
+            ordered = sorted(self._objs.get(kind, {}).values(), key=lambda o: (meta(o).get("namespace", ""), meta(o)["name"]))
+            self._sorted[kind] = ordered
+        if namespace is None and not selector:
+            return list(ordered)
+        return [o for o in ordered if (namespace is None or o["metadata"]["namespace"] == namespace)
+                and selector_matches(selector, o["metadata"].get("labels") or {})]
+
+    def observed(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """``strip_internal(obj)``, shared between observations while ``obj`` is unchanged (its
+        ``resourceVersion`` is the same). Observers hand these to planners, which only read."""
+        m = obj["metadata"]
+        uid, rv = m["uid"], m.get("resourceVersion")
+        hit = self._observed.get(uid)
+        if hit is not None and hit[0] == rv:
+            return hit[1]
+        stripped = strip_internal(obj)
+        self._observed[uid] = (rv, stripped)
+        return stripped
+
+    def dependents_epoch(self, uid: str) -> int:
+        """Changes whenever a dependent of ``uid`` is created, written, re-owned or removed."""
+        return self._epochs.get(uid, 0)
 
     def kinds(self) -> list[str]:
         return sorted(k for k, objs in self._objs.items() if objs)
@@ -128,6 +166,11 @@ class Store:
         """Objects whose ownerReferences name ``uid`` (sorted by kind, name)."""
         objs = [self._by_uid[d] for d in self._dependents.get(uid, ()) if d in self._by_uid]
         return sorted(objs, key=lambda o: (o["kind"], meta(o)["name"]))
+
+    def dependents_unordered(self, uid: str) -> list[dict[str, Any]]:
+        """:meth:`dependents` in no particular order (for order-free consumers: no sort)."""
+        objs = self._by_uid
+        return [objs[d] for d in self._dependents.get(uid, ()) if d in objs]
 
     def all(self) -> Iterator[dict[str, Any]]:
         for kind in sorted(self._objs):
@@ -138,12 +181,12 @@ class Store:
 
     @staticmethod
     def snapshot_copy(obj: Mapping[str, Any]) -> dict[str, Any]:
-        return copy.deepcopy(dict(obj))
+        return clone(dict(obj))
 
     # ---- writes --------------------------------------------------------------------------
     def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """Store a copy of ``obj`` with server-set metadata; ``generateName`` gets a random suffix."""
-        new = copy.deepcopy(dict(obj))
+        new = clone(dict(obj))
         m = meta(new)
         kind = new["kind"]
         if not m.get("name"):
@@ -165,6 +208,7 @@ class Store:
 
         apply_defaults(new, self)
         self._objs.setdefault(kind, {})[key] = new
+        self._sorted.pop(kind, None)
         self._by_uid[m["uid"]] = new
         self._index_owners(new)
         self.touch(new)
@@ -175,6 +219,7 @@ class Store:
         self.version += 1
         m = meta(obj)
         m["resourceVersion"] = str(self.version)
+        self._bump_owners(obj)
         if spec_changed:
             m["generation"] = int(m.get("generation") or 0) + 1
 
@@ -182,7 +227,7 @@ class Store:
         """Update spec and user metadata of ``stored`` from ``desired`` (status is never touched)."""
         from pulumi_lws.sim.defaults import apply_defaults
 
-        want = copy.deepcopy(dict(desired))
+        want = clone(dict(desired))
         want.setdefault("metadata", {})
         apply_defaults(want, self, existing=stored)
         spec_changed = want.get("spec") != stored.get("spec")
@@ -199,7 +244,7 @@ class Store:
                 m.pop(field, None)
         if "ownerReferences" in want["metadata"]:
             self._unindex_owners(stored)
-            m["ownerReferences"] = copy.deepcopy(want["metadata"]["ownerReferences"])
+            m["ownerReferences"] = clone(want["metadata"]["ownerReferences"])
             self._index_owners(stored)
         self.touch(stored, spec_changed=spec_changed)
         return stored
@@ -261,8 +306,10 @@ class Store:
 
     def _remove(self, obj: dict[str, Any]) -> None:
         m = meta(obj)
-        self._objs[obj["kind"]].pop((m["namespace"], m["name"]), None)
+        if self._objs[obj["kind"]].pop((m["namespace"], m["name"]), None) is not None:
+            self._sorted.pop(obj["kind"], None)
         self._by_uid.pop(m["uid"], None)
+        self._observed.pop(m["uid"], None)
         self._unindex_owners(obj)
         self.version += 1
 
@@ -291,11 +338,19 @@ class Store:
     def _ns(kind: str, namespace: str | None) -> str:
         return "" if kind in CLUSTER_SCOPED else (namespace or "default")
 
+    def _bump_owners(self, obj: Mapping[str, Any]) -> None:
+        for ref in obj["metadata"].get("ownerReferences") or ():
+            ou = ref.get("uid")
+            if ou:
+                self._epochs[ou] = self._epochs.get(ou, 0) + 1
+
     def _index_owners(self, obj: Mapping[str, Any]) -> None:
+        self._bump_owners(obj)
         for ou in owner_uids(obj):
             self._dependents.setdefault(ou, set()).add(obj["metadata"]["uid"])
 
     def _unindex_owners(self, obj: Mapping[str, Any]) -> None:
+        self._bump_owners(obj)
         for ou in owner_uids(obj):
             deps = self._dependents.get(ou)
             if deps is not None:
@@ -306,4 +361,4 @@ class Store:
 
 def strip_internal(obj: Mapping[str, Any]) -> dict[str, Any]:
     """A deep copy without simulator-private keys (those starting with ``_sim``)."""
-    return {k: copy.deepcopy(v) for k, v in obj.items() if not k.startswith("_sim")}
+    return {k: clone(v) for k, v in obj.items() if not k.startswith("_sim")}

@@ -13,10 +13,10 @@ Invariants:
 """
 from __future__ import annotations
 
-import copy
 from typing import Any, Iterable, Mapping
 
 from pulumi_lws.lws import labels as L
+from pulumi_lws.core.copying import json_copy
 from pulumi_lws.core.manifests import merged
 from pulumi_lws.lws.group_shape import container_requests_tpus
 
@@ -87,7 +87,7 @@ def prepend_env(spec: dict[str, Any], env: list[dict[str, Any]]) -> None:
     names = {e["name"] for e in env}
     for container in _containers(spec):
         user = [e for e in container.get("env") or [] if e.get("name") not in names]
-        container["env"] = copy.deepcopy(env) + user
+        container["env"] = [json_copy(e) for e in env] + user  # own copies: no dict shared by two containers
 
 
 # ---- TPU ------------------------------------------------------------------------------------
@@ -115,7 +115,8 @@ def add_tpu_env(spec: dict[str, Any], hosts: list[str], tpu_name: str, first_id:
     names = ",".join(h for h in hosts for _ in tpu)
     addresses = ",".join(f"{h}:{p}" for h in hosts for p in ports)
     for i, container in enumerate(tpu):
-        env = container.setdefault("env", [])
+        env = list(container.get("env") or [])  # a new list: the template's may be shared (decorated)
+        container["env"] = env
         env.append(value_env(TPU_WORKER_HOSTNAMES, names))
         if id_from_pod_index:
             env.append(pod_index_env(TPU_WORKER_ID))
@@ -140,8 +141,12 @@ def _user_port(container: Mapping[str, Any]) -> str | None:
 
 def decorated(template: Mapping[str, Any] | None, labels: Mapping[str, str],
               annotations: Mapping[str, str]) -> dict[str, Any]:
-    """Deep copy of a pod template with controller labels/annotations merged into its metadata."""
-    src = copy.deepcopy(dict(template or {}))
+    """A pod template with controller labels/annotations merged into its metadata, built fresh:
+    new metadata, spec and (init)container dicts; everything below them (resources, volumes,
+    affinity, user env entries...) is shared with ``template`` and must not be mutated in place —
+    the helpers here replace what they change (copy on write), so a fleet of N groups costs N
+    small dicts, not N deep copies (docs/performance.md)."""
+    src = dict(template or {})
     meta = dict(src.pop("metadata", None) or {})
     meta["labels"] = merged(meta.get("labels"), labels)
     ann = merged(meta.get("annotations"), annotations)
@@ -150,6 +155,9 @@ def decorated(template: Mapping[str, Any] | None, labels: Mapping[str, str],
     else:
         meta.pop("annotations", None)
     spec = dict(src.pop("spec", None) or {})
+    for key in ("initContainers", "containers"):
+        if isinstance(spec.get(key), list):
+            spec[key] = [dict(c) if isinstance(c, Mapping) else c for c in spec[key]]
     return {"metadata": meta, **src, "spec": spec}
 
 
@@ -178,11 +186,15 @@ def group_annotations(size: int, lws_annotations: Mapping[str, str], subgroup: A
 # ---- affinity / placement -------------------------------------------------------------------
 
 def _append_term(spec: dict[str, Any], kind: str, term: dict[str, Any]) -> None:
-    affinity = spec.setdefault("affinity", {})
-    section = affinity.setdefault(kind, {})
-    terms = section.setdefault("requiredDuringSchedulingIgnoredDuringExecution", [])
+    # copy on write: the affinity may be the (shared) user template's
+    affinity = dict(spec.get("affinity") or {})
+    section = dict(affinity.get(kind) or {})
+    terms = list(section.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
     if term not in terms:
-        terms.append(copy.deepcopy(term))
+        terms.append(json_copy(term))
+    section["requiredDuringSchedulingIgnoredDuringExecution"] = terms
+    affinity[kind] = section
+    spec["affinity"] = affinity
 
 
 def leader_exclusive_term(topology_key: str) -> dict[str, Any]:

@@ -280,13 +280,15 @@ def volcano_pod_group(lws: LeaderWorkerSet, at: LeaderWorkerSet, group: int, rev
 # ---- stamping pod templates -------------------------------------------------------------------
 
 def _stamp(sts: Mapping[str, Any], pod_group: str, provider: str, mode: str, workload: str) -> dict[str, Any]:
-    out = copy.deepcopy(dict(sts))
-    template = out["spec"]["template"]
-    annotations = template.setdefault("metadata", {}).setdefault("annotations", {})
+    # copy on write along the path that changes (the rest is shared with ``sts``, never mutated)
+    template = dict(sts["spec"]["template"])
+    out = {**sts, "spec": {**sts["spec"], "template": template}}
+    template["metadata"] = dict(template.get("metadata") or {})
+    annotations = template["metadata"]["annotations"] = dict(template["metadata"].get("annotations") or {})
     if provider == "volcano":
         annotations[VOLCANO_GROUP_NAME] = pod_group
     else:
-        template.setdefault("spec", {})["schedulingGroup"] = {"podGroupName": pod_group}
+        template["spec"] = {**(template.get("spec") or {}), "schedulingGroup": {"podGroupName": pod_group}}
         annotations[WAS_MODE_ANNOTATION] = mode
         annotations[WORKLOAD_NAME_ANNOTATION] = workload
     return out

@@ -19,11 +19,11 @@ Invariants:
 """
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
 from pulumi_lws.core import keys as K
+from pulumi_lws.core.copying import json_copy
 from pulumi_lws.core.manifests import merged
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
@@ -69,13 +69,15 @@ def with_env(spec: dict[str, Any], env: list[dict[str, Any]]) -> None:
     for key in ("initContainers", "containers"):
         for container in spec.get(key) or []:
             user = [e for e in container.get("env") or [] if e.get("name") not in own]
-            container["env"] = copy.deepcopy(env) + user
+            container["env"] = [json_copy(e) for e in env] + user  # own copies per container
 
 
 def pod_template(template: Mapping[str, Any] | None, *, labels: Mapping[str, str], annotations: Mapping[str, str],
                  env: list[dict[str, Any]], scheduler: str, entry: bool) -> dict[str, Any]:
-    """A deep copy of ``template`` ({metadata, spec}) decorated as the module invariants say."""
-    src = copy.deepcopy(dict(template or {}))
+    """``template`` ({metadata, spec}) decorated as the module invariants say, built fresh: new
+    metadata, spec and container dicts; what lies below them is shared with ``template`` and never
+    mutated in place (docs/performance.md)."""
+    src = dict(template or {})
     meta = dict(src.get("metadata") or {})
     user_labels = {k: v for k, v in (meta.get("labels") or {}).items() if entry or k != L.ENTRY}
     out_meta: dict[str, Any] = {"labels": merged(user_labels, labels)}

@@ -36,7 +36,7 @@ from pulumi_lws.lws.group_shape import requests_tpus
 from pulumi_lws.lws.revision import RevisionCatalog
 from pulumi_lws.lws.rollout.hash.admission import GATED_DELETION_COST, Admission, admission, creation_order, group_index, group_key, is_admitted, is_exhausted, is_gated, is_terminal, short_id, tearing_down_groups
 from pulumi_lws.lws.rollout.hash.blockers import hash_blocker
-from pulumi_lws.lws.rollout.hash.predict import remaining_stages
+from pulumi_lws.lws.rollout.hash.predict import MAX_MODEL_STEPS, remaining_stages
 from pulumi_lws.lws.status.hash import deployment_caught_up
 from pulumi_lws.core.stage import Action, GroupView, PredictedStage, Stage
 
@@ -220,7 +220,8 @@ def plan_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog
                            at_rest=at_rest(actions, snapshot.get("Deployment", lws.name), target))
     remaining, whole = ((), True) if complete else predicted_stages(lws, views)
     if not whole:
-        notes.append(f"prediction shows only the first {len(remaining)} remaining stages")
+        notes.append(f"prediction stopped after {len(remaining)} stages ({MAX_MODEL_STEPS} model steps, one event "
+                     f"each); the rollout continues past the last one shown")
     return Stage(
         policy=POLICY,
         target_revision=target,

@@ -33,7 +33,7 @@ from pulumi_lws.lws.rollout.ordinal.algo import (  # noqa: F401  (re-exported AP
     Decision, LeaderSts, RolloutInputs, calculate_rolling_update_replicas, continuous_ready_replicas, fixed_point, lws_unready_replicas, rolling_update_parameters, rolling_update_partition, scale_budgets,
 )
 from pulumi_lws.lws.rollout.ordinal.groups import group_chars, group_revisions, leader_current_revision, observe_ordinal_groups, observed_worker_revisions, revisions_in_use
-from pulumi_lws.lws.rollout.ordinal.predict import is_complete, is_settled, remaining_stages
+from pulumi_lws.lws.rollout.ordinal.predict import Prediction, is_complete, is_settled, prediction
 from pulumi_lws.core.stage import Blocker, GroupView, Stage
 
 POLICY = "lws/ordinal"
@@ -155,10 +155,9 @@ def plan_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCata
     if sts is not None and is_deleting(sts):
         blocker = Blocker(STS_TERMINATING, f"leader StatefulSet {lws.name} is being deleted; waiting for it to go")
         complete = False
-    remaining, whole = ((), True) if complete else remaining_stages(inp, order)
-    notes = stage_notes(inp, trace, order, target)
-    if not whole:
-        notes += (f"prediction shows only the first {len(remaining)} remaining stages",)
+    predicted = Prediction((), True) if complete else prediction(inp, order)
+    remaining = predicted.stages
+    notes = stage_notes(inp, trace, order, target) + predicted.notes()
     return Stage(
         policy=POLICY, target_revision=target, replicas=d.replicas, partition=d.partition,
         group_revisions=revisions, groups=groups, blocker=blocker, complete=complete, case=stage_case(trace),

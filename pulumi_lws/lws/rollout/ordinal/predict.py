@@ -11,6 +11,13 @@ The model is what ``pulumi-lws plan``, ``Stage.remaining`` and the property test
 * :func:`predict` -- alternate plan (fixed point of :func:`~pulumi_lws.lws.rollout.budget.rule_for`,
   the same rule ``plan_ordinal`` applies, surge hold included) and one readiness change until the
   rollout is complete, recording a :class:`ModelStep` per readiness change.
+* :func:`predict_waves` -- the same walk for fleets too large to walk group by group: after each
+  stage every group it waits for becomes ready at once (the groups that move together), so a
+  10,000-group rollout is a handful of stages, each one a fixed point of the same rule on an
+  observation the cluster can really show. :func:`prediction` picks the walk: per group when the
+  groups still to roll fit :data:`MAX_MODEL_STEPS`, else in waves; its work is bounded either way
+  (at most ``MAX_MODEL_STEPS`` fixed points), and when a walk is cut it says so
+  (:attr:`Prediction.finished`), never an empty "first 0 stages".
 
 Availability in this model (and in the property tests): ``available`` = ready groups among the
 live ordinals ``[0, S)``, surge ordinals included (they serve traffic), at most ``R``.
@@ -25,6 +32,7 @@ from pulumi_lws.core.stage import PredictedStage
 
 MAX_MODEL_STEPS = 400
 _ADMIT = str.maketrans({"-": "u", "o": "u", "x": "u"})
+_WAKE = str.maketrans({"u": "U", "x": "o"})
 
 
 @dataclass(frozen=True)
@@ -159,13 +167,77 @@ def finished(steps: list[ModelStep]) -> bool:
     return len(steps) < MAX_MODEL_STEPS or is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision)
 
 
-def remaining_stages(inp: RolloutInputs, update_order: str = "ScaleFirst") -> tuple[tuple[PredictedStage, ...], bool]:
-    """Future stages after the one planned for ``inp`` (one per change of (replicas, partition)),
-    and whether the prediction is complete (very large rollouts are cut at ``MAX_MODEL_STEPS``)."""
+def predict_waves(inp: RolloutInputs, update_order: str = "ScaleFirst", max_steps: int = MAX_MODEL_STEPS,
+                  first: Decision | None = None) -> list[ModelStep]:
+    """Stages from ``inp`` assuming every group a stage waits for becomes ready together (one
+    :class:`ModelStep` per stage). Same model as :func:`predict` otherwise; O(stages x groups) in C
+    string operations instead of O(groups) fixed points."""
+    rule = rule_for(update_order)
+    steps: list[ModelStep] = []
+    cur = inp
+    note = ""
+    for _ in range(max_steps):
+        d = first if first is not None and cur is inp else fixed_point(cur, rule)[0]
+        cur, states = apply_decision(cur, d)
+        steps.append(ModelStep(cur, d, states, note))
+        if is_complete(cur, d) or is_settled(cur, d):
+            break
+        woken = states.translate(_WAKE)
+        if woken == states:
+            break  # nothing can change any more: blocked
+        note = f"{states.count('u') + states.count('x')} groups ready"
+        cur = replace(cur, states=woken)
+    return steps
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The stages after the planned one and how they were predicted."""
+
+    stages: tuple[PredictedStage, ...]
+    finished: bool  # the walk reached the end of the rollout (or a state where nothing changes)
+    waves: bool = False  # predicted in waves (:func:`predict_waves`), not group by group
+    to_roll: int = 0  # groups not yet ready+updated when planning (why waves were chosen)
+
+    def notes(self) -> tuple[str, ...]:
+        """What a reader must know about this prediction (empty when it is exact and complete)."""
+        out = []
+        if self.waves:
+            out.append(f"prediction in waves: {self.to_roll:,} groups to roll exceed the group-by-group walk's "
+                       f"{MAX_MODEL_STEPS} steps, so the groups each stage waits for become ready together")
+        if not self.finished:
+            out.append(f"prediction stopped after {len(self.stages)} stages ({MAX_MODEL_STEPS} model steps); "
+                       f"the rollout continues past the last one shown")
+        return tuple(out)
+
+
+def groups_to_roll(inp: RolloutInputs) -> int:
+    """A lower bound on the readiness changes left: every group of ``[0, max(R, S))`` not yet
+    ready+updated becomes ready at least once before the rollout completes."""
+    live = max(inp.replicas, inp.sts.replicas if inp.sts else 0)
+    return live - inp.states.count("U", 0, live)
+
+
+def prediction(inp: RolloutInputs, update_order: str = "ScaleFirst") -> Prediction:
+    """Future stages after the one planned for ``inp`` (one per change of (replicas, partition)).
+
+    Group by group (:func:`predict`) while the groups still to roll fit ``MAX_MODEL_STEPS``; in
+    waves (:func:`predict_waves`) past that, or when the group-by-group walk was cut."""
     first, _trace = fixed_point(inp, rule_for(update_order))
     if at_rest_from_here(inp, first):
-        return (), True
-    steps = predict(inp, update_order, first=first)
+        return Prediction((), True)
+    to_roll = groups_to_roll(inp)
+    if to_roll <= MAX_MODEL_STEPS:
+        steps = predict(inp, update_order, first=first)
+        if finished(steps):
+            return Prediction(_stage_changes(steps), True, False, to_roll)
+    steps = predict_waves(inp, update_order, first=first)
+    done = len(steps) < MAX_MODEL_STEPS or is_complete(steps[-1].inputs, steps[-1].decision) \
+        or is_settled(steps[-1].inputs, steps[-1].decision)
+    return Prediction(_stage_changes(steps), done, True, to_roll)
+
+
+def _stage_changes(steps: list[ModelStep]) -> tuple[PredictedStage, ...]:
     out: list[PredictedStage] = []
     last = (steps[0].decision.replicas, steps[0].decision.partition) if steps else None
     for step in steps[1:]:
@@ -173,4 +245,10 @@ def remaining_stages(inp: RolloutInputs, update_order: str = "ScaleFirst") -> tu
         if key != last:
             out.append(PredictedStage(step.decision.replicas, step.decision.partition, step.states))
             last = key
-    return tuple(out), finished(steps)
+    return tuple(out)
+
+
+def remaining_stages(inp: RolloutInputs, update_order: str = "ScaleFirst") -> tuple[tuple[PredictedStage, ...], bool]:
+    """``prediction(inp)`` as ``(stages, finished)``."""
+    p = prediction(inp, update_order)
+    return p.stages, p.finished

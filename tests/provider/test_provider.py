@@ -70,7 +70,7 @@ def test_schema_serves_the_modelserving_component():
     assert resource["isComponent"] is True
     inputs = resource["inputProperties"]
     assert set(inputs) == {"manifest", "name", "namespace", "replicas", "schedulerName", "recoveryPolicy",
-                           "rolloutStrategy", "roles", "maxGroupsInFlight"}
+                           "rolloutStrategy", "roles", "maxGroupsInFlight", "mode"}
     assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["replicas"]["type"] == "integer"
     outputs = resource["properties"]
     for key in ("selector", "revision", "stage", "blocker", "remainingStages", "actions", "status"):
@@ -81,7 +81,8 @@ def test_schema_serves_the_disaggregatedset_component():
     resource = _schema()["resources"]["lws:index:DisaggregatedSet"]
     assert resource["isComponent"] is True
     inputs = resource["inputProperties"]
-    assert set(inputs) == {"manifest", "name", "namespace", "roles", "slices", "placementPolicy", "progressDeadlineSeconds"}
+    assert set(inputs) == {"manifest", "name", "namespace", "roles", "slices", "placementPolicy", "progressDeadlineSeconds",
+                           "mode"}
     assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["slices"]["type"] == "integer"
     outputs = resource["properties"]
     for key in ("revision", "stage", "blocker", "remainingStages", "actions", "status"):

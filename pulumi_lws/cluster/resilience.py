@@ -73,7 +73,9 @@ def _status(exc: BaseException) -> Mapping[str, Any]:
 
 def is_transient(exc: BaseException) -> bool:
     """Worth retrying: 429, 5xx but 501, a timeout or a lost connection."""
-    if isinstance(exc, httpx.TransportError):  # timeouts, refused/reset connections, protocol errors
+    if isinstance(exc, httpx.LocalProtocolError):  # the request itself is malformed: retrying cannot help
+        return False
+    if isinstance(exc, httpx.TransportError):  # timeouts, refused/reset connections, the server's protocol errors
         return True
     code = status_code(exc)
     return code is not None and (code == 429 or (500 <= code < 600 and code != 501))
@@ -81,7 +83,7 @@ def is_transient(exc: BaseException) -> bool:
 
 def outcome_unknown(exc: BaseException) -> bool:
     """A write that failed this way may still have been applied (see the module docstring)."""
-    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)):
+    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.LocalProtocolError)):
         return False  # never reached the server
     if isinstance(exc, httpx.TransportError):
         return True

@@ -51,6 +51,7 @@ def http_error(code: int, reason: str = "", message: str = "", *, causes=None, h
     (httpx.RemoteProtocolError("peer closed", request=REQUEST), True, True),
     (httpx.ConnectError("refused", request=REQUEST), True, False),
     (httpx.ConnectTimeout("timed out", request=REQUEST), True, False),
+    (httpx.LocalProtocolError("bad header"), False, False),
     (ValueError("a bug"), False, False),
 ], ids=lambda v: v if isinstance(v, bool) else None)
 def test_transient_and_unknown_outcome(exc, transient, unknown):

@@ -51,6 +51,7 @@ from typing import Any
 
 from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.cli.documents import one_workload
+from pulumi_lws.core.control import PAUSED_ANNOTATION
 from pulumi_lws.core.stage import PredictedStage, Stage
 from pulumi_lws.core.trace import GroupCell, Trace, TraceRow, format_table, rows_changed
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
@@ -342,6 +343,16 @@ def _update_order(workload: Workload, new: Any, flag: str | None) -> str | None:
     return value if value in ORDERS else None
 
 
+def control_note(workload: Workload, new: Any) -> dict[str, Any]:
+    """NEW's rollout control (docs/rollout-control.md): paused, and the progress deadline that
+    ``pulumi up`` / ``pulumi-lws status`` check against the cluster's timestamps (a plan has no
+    cluster clock: it reports the setting, never a verdict)."""
+    from pulumi_lws.core.control import annotations_of_spec, resolve
+
+    settings = resolve(workload.kind, getattr(new, "name", None), annotations_of_spec(new))
+    return {"paused": settings.paused, "progressDeadlineSeconds": settings.deadline}
+
+
 def run(args: argparse.Namespace) -> int:
     old_doc, workload, old = load(args.old, args.name)
     new_doc, new_workload, new = load(args.new, args.name)
@@ -352,7 +363,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {why}", file=sys.stderr)
         return X.BAD_INPUT
     order = None if controller else _update_order(workload, new, args.update_order)  # upstream: ScaleFirst
-    choices = {"update_order": order} if order else {}
+    choices: dict[str, Any] = {"update_order": order} if order else {}
+    choices["paused"] = False  # predict the rollout as resumed; a paused NEW is reported below (control_note)
     predictor = PREDICTORS.get(workload.kind, generic_trace)
     try:
         if new_workload is not workload:
@@ -379,10 +391,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"plan --diff: OLD never converges on the embedded cluster, no steady state to diff against: {exc}",
                   file=sys.stderr)
             return X.NOT_CONVERGED
-    warnings = list(getattr(trace, "warnings", ()))
+    warnings = [w for w in getattr(trace, "warnings", ()) if w != "paused"]
+    control = control_note(workload, new)
+    if control["paused"]:
+        warnings.append(f"paused ({PAUSED_ANNOTATION}): pulumi up holds the current stage; the stages above run after resume")
     mode_note = {"mode": "controller", "model": workload.upstream.model} if controller else {}
     if args.format == "json":
-        data = {**trace.to_json(), "changes": True, **({"warnings": warnings} if warnings else {}), **mode_note}
+        data = {**trace.to_json(), "changes": True, "control": control, **({"warnings": warnings} if warnings else {}),
+                **mode_note}
         if diffs is not None:
             data["diff"] = [{"object": d.key, "change": d.change, "diff": d.text} for d in diffs]
         print(json.dumps(data, indent=2, ensure_ascii=False))

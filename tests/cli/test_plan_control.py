@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
-import yaml
-
 import ds_helpers as DS
 import ms_helpers as MS
+import pytest
+import yaml
 from control_helpers import lws_manifest, paused, with_annotation
+
 from pulumi_lws.cli import main
 from pulumi_lws.core.control import PROGRESS_DEADLINE_ANNOTATION
 

@@ -276,6 +276,7 @@ def policy_for_manifest(manifest: Mapping[str, Any], *, namespace: str | None = 
     """The policy of one upstream workload manifest: its scope as the spec needs it (Nodes only
     for exclusive placement) and the kinds its first and steady stages render. Raises
     ``SpecError`` for an invalid manifest (nothing is computed from it)."""
+    import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
     from pulumi_lws.core.snapshot import EMPTY
     from pulumi_lws.core.workload import workload_of
     from pulumi_lws.sim.expansion import steady_state
@@ -314,6 +315,7 @@ def rbac_yaml(manifests_: Sequence[Mapping[str, Any]], *, namespace: str | None 
     with a header naming the workloads and the subject. Invalid input raises before any output."""
     import yaml
 
+    import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
     from pulumi_lws.core.workload import workload_of
 
     sa_namespace, sa_name = parse_service_account(service_account)

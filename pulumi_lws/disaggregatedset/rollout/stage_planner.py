@@ -50,6 +50,13 @@ from pulumi_lws.disaggregatedset.rollout.apply import (
     apply_step,
     distribute_drain,
 )
+from pulumi_lws.disaggregatedset.rollout.blockers import (
+    PROGRESS_DEADLINE_EXCEEDED,
+    WAITING,  # noqa: F401 - re-exported: a stage blocker code
+)
+from pulumi_lws.disaggregatedset.rollout.blockers import (
+    barrier_blocker as _barrier_blocker,
+)
 from pulumi_lws.disaggregatedset.rollout.observation import (
     ChildObservation,
     RoleTarget,
@@ -57,8 +64,6 @@ from pulumi_lws.disaggregatedset.rollout.observation import (
 )
 
 POLICY = "disaggregatedset"
-WAITING = "waiting-for-roles"
-PROGRESS_DEADLINE_EXCEEDED = "progress-deadline-exceeded"
 STALLED = "rollout-stalled"
 
 STEADY, INIT, ROLLOUT = "steady", "init", "rollout"
@@ -146,34 +151,6 @@ class SlicePlan:
     @property
     def changed(self) -> bool:
         return any(c.changed for c in self.children)
-
-
-def _short(revision: str) -> str:
-    return revision[:8]
-
-
-def _waiting_message(pending: Sequence[tuple[str, str, ChildObservation]]) -> str:
-    return "; ".join(f"waiting for role {role} of revision {_short(rev)} to have {c.replicas}/{c.replicas} ready "
-                     f"replicas ({c.ready} ready)" for role, rev, c in pending)
-
-
-def _barrier_blocker(slice_: int, pending: Sequence[tuple[str, str, ChildObservation]],
-                     progress_deadline_seconds: float | None, new_scaled_at: float | None,
-                     now: float | None, *, old_kept: bool = True) -> Blocker:
-    groups = tuple(f"{slice_}/{role}/{rev}" for role, rev, _ in pending)
-    if progress_deadline_seconds is not None and new_scaled_at is not None and now is not None:
-        waited = now - new_scaled_at
-        if waited > progress_deadline_seconds:
-            detail = ", ".join(f"role {role} of revision {_short(rev)} has {c.ready}/{c.replicas} ready replicas"
-                               for role, rev, c in pending)
-            return Blocker(PROGRESS_DEADLINE_EXCEEDED,
-                           f"slice {slice_}: {detail} {int(waited)}s after its last scale-up (progress deadline "
-                           f"{int(progress_deadline_seconds)}s)"
-                           + ("; the old revisions keep their capacity" if old_kept else "; no old revision is left"),
-                           groups,
-                           ("check the new revision's pods (image, scheduling, readiness probes)",
-                            "fix the template or roll back; the old revisions still serve"))
-    return Blocker(WAITING, _waiting_message(pending), groups)
 
 
 def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget], *,

@@ -1,0 +1,44 @@
+"""The blockers of a waiting stability barrier (:mod:`~pulumi_lws.disaggregatedset.rollout.stage_planner`).
+
+* :data:`WAITING` — some spec role's new child has unready replicas: the barrier holds, nothing
+  advances; the message names each role, revision and ready count;
+* :data:`PROGRESS_DEADLINE_EXCEEDED` — the same, once ``progress_deadline_seconds`` passed since
+  the new revision's replicas were last raised: named with remedies, old capacity kept.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pulumi_lws.core.stage import Blocker
+from pulumi_lws.disaggregatedset.rollout.observation import ChildObservation
+
+WAITING = "waiting-for-roles"
+PROGRESS_DEADLINE_EXCEEDED = "progress-deadline-exceeded"
+
+
+def _short(revision: str) -> str:
+    return revision[:8]
+
+
+def _waiting_message(pending: Sequence[tuple[str, str, ChildObservation]]) -> str:
+    return "; ".join(f"waiting for role {role} of revision {_short(rev)} to have {c.replicas}/{c.replicas} ready "
+                     f"replicas ({c.ready} ready)" for role, rev, c in pending)
+
+
+def barrier_blocker(slice_: int, pending: Sequence[tuple[str, str, ChildObservation]],
+                     progress_deadline_seconds: float | None, new_scaled_at: float | None,
+                     now: float | None, *, old_kept: bool = True) -> Blocker:
+    groups = tuple(f"{slice_}/{role}/{rev}" for role, rev, _ in pending)
+    if progress_deadline_seconds is not None and new_scaled_at is not None and now is not None:
+        waited = now - new_scaled_at
+        if waited > progress_deadline_seconds:
+            detail = ", ".join(f"role {role} of revision {_short(rev)} has {c.ready}/{c.replicas} ready replicas"
+                               for role, rev, c in pending)
+            return Blocker(PROGRESS_DEADLINE_EXCEEDED,
+                           f"slice {slice_}: {detail} {int(waited)}s after its last scale-up (progress deadline "
+                           f"{int(progress_deadline_seconds)}s)"
+                           + ("; the old revisions keep their capacity" if old_kept else "; no old revision is left"),
+                           groups,
+                           ("check the new revision's pods (image, scheduling, readiness probes)",
+                            "fix the template or roll back; the old revisions still serve"))
+    return Blocker(WAITING, _waiting_message(pending), groups)

@@ -152,3 +152,19 @@ class FaultyEmulator(KubernetesEmulator):
                     f'{request.resource.plural} "{request.name}" is invalid: metadata.uid: Invalid value: '
                     f'"{wanted}": field is immutable'), details={"causes": [
                         {"reason": "FieldValueInvalid", "message": "field is immutable", "field": "metadata.uid"}]})
+
+
+def http_error(code: int, reason: str = "", message: str = "", *, causes: list | None = None,
+               headers: Mapping[str, str] | None = None, retry_after_seconds: int | None = None,
+               json: bool = True, method: str = "PATCH") -> httpx2.HTTPStatusError:
+    """The error lightkube raises for an API-server answer ``code`` with a ``Status`` body (or a
+    plain-text body, ``json=False``, as a proxy in front of it would send), without a server."""
+    request = httpx2.Request(method, "https://k8s.example/api/v1/namespaces/ns/pods/p")
+    details: dict[str, Any] = {} if causes is None else {"causes": causes}
+    if retry_after_seconds is not None:
+        details["retryAfterSeconds"] = retry_after_seconds
+    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
+            "message": message, "details": details}
+    response = (httpx2.Response(code, json=body, headers=dict(headers or {}), request=request) if json else
+                httpx2.Response(code, text="upstream connect error", headers=dict(headers or {}), request=request))
+    return httpx2.HTTPStatusError(message, request=request, response=response)

@@ -189,6 +189,8 @@ class LiveCluster:
                         raise
         except Exception as exc:  # lightkube raises ApiError, httpx errors or timeouts
             code = status_code(exc)
+            if unknown is not None and is_transient(exc) and self._landed_after_all(res, namespace, action):
+                return f"{target}: done (settled by re-reading after {describe_failure(unknown)}; retries exhausted)"
             if code == 404:
                 return f"skipped {action.describe()}: HTTP 404, the object is gone (the next reconcile re-plans)"
             if is_stale_precondition(exc):
@@ -213,6 +215,14 @@ class LiveCluster:
                 raise
             obj = None
         return bool(settle.effect_visible(action, obj))
+
+    def _landed_after_all(self, res: Any, namespace: str, action: Action) -> bool:
+        """The retries are exhausted but an attempt's outcome was unknown: one last re-read
+        (best effort; a failing read means "not known to have landed")."""
+        try:
+            return self._effect_visible(res, namespace, action)
+        except Exception:  # noqa: BLE001 - the server is still failing: report the action's own failure
+            return False
 
     def _attempts_note(self, exc: BaseException) -> str:
         return f" (gave up after {self.retry.attempts} attempts)" if is_transient(exc) else ""

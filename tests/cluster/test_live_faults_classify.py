@@ -7,7 +7,7 @@ import email.utils
 
 import httpx2 as httpx
 import pytest
-from kmock_helpers import kmock_client
+from kmock_helpers import http_error, kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.cluster.resilience import (
@@ -23,18 +23,6 @@ from pulumi_lws.core.stage import Action
 from pulumi_lws.lws.observe import lws_scope
 
 REQUEST = httpx.Request("PATCH", "https://k8s.example/api/v1/namespaces/ns/pods/p")
-
-
-def http_error(code: int, reason: str = "", message: str = "", *, causes=None, headers=None,
-               retry_after_seconds=None, json: bool = True) -> httpx.HTTPStatusError:
-    details = {} if causes is None else {"causes": causes}
-    if retry_after_seconds is not None:
-        details["retryAfterSeconds"] = retry_after_seconds
-    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
-            "message": message, "details": details}
-    response = httpx.Response(code, json=body, headers=headers or {}, request=REQUEST) if json else \
-        httpx.Response(code, text="upstream connect error", headers=headers or {}, request=REQUEST)
-    return httpx.HTTPStatusError(message, request=REQUEST, response=response)
 
 
 @pytest.mark.parametrize("exc, transient, unknown", [

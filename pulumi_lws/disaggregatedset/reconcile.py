@@ -169,5 +169,6 @@ def status_of(ds: DisaggregatedSet, snapshot: Snapshot) -> dict[str, Any]:
     children = [c for c in observe_children(ds, snapshot) if not c.being_deleted]
     statuses = [ChildStatus(c.role, c.revision, c.replicas, c.ready, c.updated if c.revision == target else 0, c.slice)
                 for c in children]
-    roles = [(r.name, None if r.external else r.replicas) for r in ds.roles]
+    scalers = external.observed_replicas(ds, snapshot)  # an External role's target: its scaler (None: none yet)
+    roles = [(r.name, scalers.get(r.name) if r.external else r.replicas) for r in ds.roles]
     return update_status(roles, statuses, target, ds.slices).to_wire()

@@ -86,6 +86,10 @@ def test_autoscaler_raises_an_external_role_mid_rollout(mid_value: int) -> None:
     status = scaler(h)["status"]
     assert status["replicas"] == mid_value and status["selector"] == external.selector(h.spec, "decode")
     assert not [a for a in h.up()[0].stage.actions if a.verb == "patch-status"]
+    # the DS status reads the scaler as the External role's target: Available once converged on it
+    status = h.WORKLOAD.status(h.spec, h.snapshot(), h.last.stage)
+    assert {r["name"]: r["replicas"] for r in status["roleStatuses"]} == {"prefill": 3, "decode": mid_value}
+    assert [c["type"] for c in status["conditions"] if c["status"] == "True"] == ["Available"]
 
 
 def test_autoscaler_lowers_an_external_role_mid_rollout() -> None:

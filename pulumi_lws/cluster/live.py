@@ -237,7 +237,7 @@ class LiveCluster:
     def _metadata_patch(self, res: Any, namespace: str, action: Action, field: str) -> str:
         meta: dict[str, Any] = {field: dict(action.params.get(field) or {})}
         if action.uid:
-            meta["uid"] = action.uid  # merge patch with a mismatching uid fails with 409
+            meta["uid"] = action.uid  # a mismatching uid is refused (immutable: 422; resilience.is_stale_precondition)
         self.client.patch(res, action.name, {"metadata": meta}, namespace=namespace, patch_type=PatchType.MERGE)
         return f"{action.verb} {action.kind}/{action.name}: " + ", ".join(f"{k}={v}" for k, v in sorted(meta[field].items()))
 

@@ -153,6 +153,12 @@ def resolve(kind: str, name: str | None, annotations: Mapping[str, Any], control
     return Settings(paused=bool(paused), deadline=deadline or None)
 
 
+def is_paused(kind: str, spec: Any, control: Control | None) -> bool:
+    """Whether ``spec`` reconciles paused (argument > annotation). An API pipeline asks this to plan
+    its failure handling against the held state instead of the planned stage (docs/rollout-control.md)."""
+    return resolve(kind, getattr(spec, "name", None), annotations_of_spec(spec), control).paused
+
+
 # ---- observed timestamps ---------------------------------------------------------------------
 
 def timestamp(value: Any) -> float | None:

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pulumi_lws.core.control import Control
+from pulumi_lws.core.control import Control, is_paused
 from pulumi_lws.core.dependencies import check_dependency_order
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.workload import Reconciled
@@ -45,7 +45,7 @@ from pulumi_lws.disaggregatedset.rollout.observation import (
 )
 from pulumi_lws.disaggregatedset.rollout.predict import predict_remaining
 from pulumi_lws.disaggregatedset.rollout.stage import to_stage
-from pulumi_lws.disaggregatedset.rollout.stage_planner import DisaggregatedPlan, plan
+from pulumi_lws.disaggregatedset.rollout.stage_planner import ChildPlan, DisaggregatedPlan, plan
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.rollout.failure.restart_budget import parse_timestamp
 
@@ -136,6 +136,14 @@ def ready_on_all_roles(ds: DisaggregatedSet, children: Iterable[ChildState], dec
     return revs
 
 
+def held_children(p: DisaggregatedPlan) -> tuple[ChildPlan, ...]:
+    """Paused (:mod:`pulumi_lws.core.control`): every observed child at its observed replicas, none
+    created — what each child's LWS pipeline (its failure handling included) reconciles, so a
+    group the planned stage would drain but the pause keeps still recovers when it fails."""
+    return tuple(dataclasses.replace(c, replicas=c.observed.replicas, initial_replicas=c.observed.initial_replicas,
+                                     declared=True) for c in p.children if c.observed is not None)
+
+
 def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
               options: DisaggregatedSetOptions = DisaggregatedSetOptions()) -> Reconciled:
     """Plan one stage for ``ds`` against ``snapshot`` and render the objects it needs."""
@@ -148,7 +156,8 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
     p: DisaggregatedPlan = plan(observations, ds.slices, target, roles, progress_deadline_seconds=deadline,
                                 new_scaled_at=last_scale_up(snapshot, target) if deadline else None, now=snapshot.now)
     remaining = predict_remaining(p, observations, ds.slices, roles)
-    rendered = render_children(ds, p.declared, snapshot, options=options.children)
+    declared = held_children(p) if is_paused("DisaggregatedSet", ds, options.control) else p.declared
+    rendered = render_children(ds, declared, snapshot, options=options.children)
     svc = services(ds, ready_on_all_roles(ds, children, p.declared), range(ds.slices))
     manifests = (*rendered.manifests, *svc, *external.manifests(ds, scalers))
     dependencies = dict(rendered.dependencies)

@@ -19,7 +19,8 @@ from pulumi_lws.core.dependencies import Ref
 from pulumi_lws.lws.revision import RevisionCatalog, build_catalog
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled
-from pulumi_lws.core.control import Control
+from pulumi_lws.core.control import Control, is_paused
+from pulumi_lws.core.snapshot import sts_partition, sts_replicas
 from pulumi_lws.core.dependencies import check_dependency_order
 
 #: Annotation that opts one LWS into the budget-driven combined rollout (#1018) from YAML.
@@ -45,7 +46,7 @@ class ReconcileOptions:
     def for_lws(self, lws: LeaderWorkerSet) -> "ReconcileOptions":
         order = lws.metadata.annotations.get(UPDATE_ORDER_ANNOTATION)
         if order in ("ScaleFirst", "RolloutFirst"):
-            return ReconcileOptions(order, self.gang_provider, self.volcano_queue)  # type: ignore[arg-type]
+            return dataclasses.replace(self, update_order=order)  # type: ignore[arg-type]
         return self
 
 
@@ -88,6 +89,22 @@ def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str,
 
 
 
+def held_for_failure(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage, options: ReconcileOptions) -> Stage:
+    """The stage failure handling plans against. Paused (:mod:`pulumi_lws.core.control`): the
+    held state — the observed leader partition and replicas, each group on its observed revision,
+    no admission — so a group the planned stage would replace or scale away, but the pause keeps,
+    is still recreated when it fails. Otherwise ``stage`` itself."""
+    if stage.complete or not is_paused("LeaderWorkerSet", lws, options.control):
+        return stage
+    held = dataclasses.replace(stage, actions=tuple(a for a in stage.actions if a.verb != "ungate"))
+    sts = snapshot.get("StatefulSet", lws.name)
+    if lws.spec.group_identity == "Hash" or sts is None:
+        return held
+    observed = {g.id: g.revision for g in stage.groups if g.exists and g.revision}
+    return dataclasses.replace(held, partition=sts_partition(sts), replicas=sts_replicas(sts),
+                               group_revisions={**dict(stage.group_revisions), **observed})
+
+
 def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,
                        options: ReconcileOptions) -> tuple[Stage, list[Mapping[str, Any]]]:
     """Ordinal identity: rollout stage -> failure handling -> placement -> pod labels -> render
@@ -108,7 +125,7 @@ def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: Revisi
     from pulumi_lws.lws.rollout.ordinal.pod_labels import label_actions
 
     stage = plan_ordinal(lws, snapshot, catalog, options)
-    failure = plan_failure_actions(lws, snapshot, stage)
+    failure = plan_failure_actions(lws, snapshot, held_for_failure(lws, snapshot, stage, options))
     stage = failure.apply_to(stage)
     placement = place_groups(lws, snapshot, stage, catalog)
     stage = with_placement(stage, placement)
@@ -127,7 +144,7 @@ def _reconcile_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionC
     from pulumi_lws.lws.rollout.hash.planner import plan_hash
 
     stage = plan_hash(lws, snapshot, catalog, options)
-    failure = plan_hash_failure(lws, snapshot, stage)
+    failure = plan_hash_failure(lws, snapshot, held_for_failure(lws, snapshot, stage, options))
     stage = failure.apply_to(stage)
     manifests = render_hash(lws, stage, catalog, options)
     return stage, with_hash_failure_state(manifests, lws, failure)

@@ -18,7 +18,7 @@ Invariants:
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pulumi_lws.core.control import Control
@@ -58,7 +58,7 @@ class ModelServingOptions:
     def for_ms(self, ms: ModelServing) -> "ModelServingOptions":
         if self.max_groups_in_flight is not None:
             return self
-        return ModelServingOptions(max_groups_in_flight_annotation(ms))
+        return replace(self, max_groups_in_flight=max_groups_in_flight_annotation(ms))  # keeps ``control``
 
 
 def max_groups_in_flight_annotation(ms: ModelServing) -> int | None:

@@ -8,11 +8,16 @@ knows an API's kinds or labels.
 registers the objects it observed, as observed (:func:`hold`):
 
 * a planned object that exists keeps its observed ``spec`` (and every other top-level field but
-  ``status``) and metadata, so no group moves: partitions, replicas and templates stay;
-* a planned object that does not exist yet is not created (no surge, no new revision, no new group);
+  ``status``) and metadata, so no group moves: partitions, replicas and templates stay; a
+  Deployment (LeaderWorkerSet Hash identity) is also registered ``spec.paused: true``, as its own
+  controller would otherwise go on rolling its ReplicaSets towards the template;
+* a planned object that does not exist yet is not created (no surge, no new revision, no new
+  group), unless an observed pod owns it (a Hash group's worker StatefulSet and Service, owned
+  by its leader: creating them completes a group that exists, e.g. one recreated by recovery);
 * an object of ours (label ``pulumi-lws.io/managed: "true"``, not a Pod, not made by a built-in
   controller) that the plan dropped stays (no surge reclaimed, no old revision pruned);
-* actions are kept except ``ungate`` (admitting a group is a rollout move): failure handling —
+* actions are kept except ``ungate`` of a pod on the target revision (admitting a group is a
+  rollout move; a replacement on an old revision is recovery): failure handling —
   group recreation per restartPolicy, restart budgets, retention, termination policy — goes on.
   The values a kept ``annotate``/``label`` action writes on a held object are registered with it,
   so the next ``pulumi up`` does not revert them.
@@ -244,6 +249,9 @@ def frozen(observed: Mapping[str, Any], actions: Iterable[Action] = ()) -> dict[
         else:
             out_meta.pop(field_name, None)
     body = {k: v for k, v in observed.items() if k not in ("metadata", "status")}
+    if kind == "Deployment":
+        # its own controller would go on rolling ReplicaSets towards the template: pause it natively
+        body["spec"] = {**dict(body.get("spec") or {}), "paused": True}
     return {**body, "metadata": out_meta}
 
 
@@ -251,12 +259,31 @@ def _ref(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(obj.get("kind")), str((obj.get("metadata") or {}).get("name"))
 
 
+def _recovery_action(action: Action, snapshot: Snapshot, target: str) -> bool:
+    """Kept while paused: every verb but ``ungate``; an ``ungate`` only of a pod on an old revision
+    (a replacement its own controller made for a recreated group — never a rollout move)."""
+    if action.verb not in ROLLOUT_VERBS:
+        return True
+    pod = snapshot.get(action.kind, action.name)
+    return pod is not None and bool(target) and target not in labels_of(pod).values()
+
+
+def _completes_observed_group(manifest: Mapping[str, Any], live_uids: set[str]) -> bool:
+    """A planned object owned by an observed pod (a Hash group's worker StatefulSet and Service are
+    owned by its leader): creating it completes a group that exists, it moves none."""
+    owners = (manifest.get("metadata") or {}).get("ownerReferences") or []
+    return any(o.get("uid") in live_uids for o in owners)
+
+
 def hold(result: Reconciled, snapshot: Snapshot) -> Reconciled:
     """The paused reconcile of ``result`` (module docstring): observed objects as observed,
     failure-handling actions only, the stage marked paused."""
-    actions = tuple(a for a in result.stage.actions if a.verb not in ROLLOUT_VERBS)
+    target = result.stage.target_revision
+    actions = tuple(a for a in result.stage.actions if _recovery_action(a, snapshot, target))
     observed = {_ref(o): o for o in snapshot if ours(o)}
-    manifests = [frozen(observed[_ref(m)], actions) for m in result.manifests if _ref(m) in observed]
+    live_uids = {str(o["metadata"].get("uid")) for o in snapshot if o.get("kind") == "Pod" and not is_deleting(o)}
+    manifests = [frozen(observed[_ref(m)], actions) if _ref(m) in observed else dict(m) for m in result.manifests
+                 if _ref(m) in observed or _completes_observed_group(m, live_uids)]
     kept = {_ref(m) for m in manifests}
     manifests += [frozen(o, actions) for ref, o in sorted(observed.items()) if ref not in kept]
     refs = {_ref(m) for m in manifests}

@@ -6,7 +6,8 @@ ReplicaSet (``<deploy>-<pod-template-hash>``) scales up while the total of all R
 ``spec.replicas`` stays <= replicas + maxSurge; old ReplicaSets scale down (unhealthy replicas
 first, then oldest ReplicaSet first) while available pods stay >= replicas - maxUnavailable,
 counting the new ReplicaSet's unavailable pods against the budget. minReadySeconds is honoured.
-A ``spec.replicas`` change while several ReplicaSets are active is a scaling event
+``spec.paused``: no rollout step (no new ReplicaSet, no scaling of new/old ones) until unpaused;
+scaling events still resize the ReplicaSets. A ``spec.replicas`` change while several ReplicaSets are active is a scaling event
 (``isScalingEvent``: an active ReplicaSet's ``desired-replicas`` annotation differs): ``scale``
 resizes them proportionally (``max-replicas`` annotation; largest first, leftover to the first)
 so their total is replicas + maxSurge at once, before the rollout continues.
@@ -135,6 +136,12 @@ class DeploymentController:
             old = [r for r in rss if r is not new_rs]
             self._scale_event(d, new_rs, old)
             self._update_status(d, new_rs, old)
+            return
+        if d["spec"].get("paused"):
+            # ``spec.paused`` (Kubernetes ``sync`` of a paused Deployment): no new ReplicaSet, no
+            # rollout step; only scaling events (handled above) resize the ReplicaSets
+            new_rs = self._find_new_rs(d, rss)
+            self._update_status(d, new_rs, [r for r in rss if r is not new_rs])
             return
         new_rs = self._new_rs(d, rss)
         old = [r for r in rss if r is not new_rs]

@@ -54,8 +54,19 @@ def ds_case(seed: int = 0, overrides=None):
     return h, old, DS.with_image(old, "img:2")
 
 
+def hash_case(seed: int = 0, overrides=None):
+    def hashed(image: str) -> dict:
+        m = lws_manifest(4, image)
+        m["spec"]["groupIdentity"] = "Hash"
+        return m
+    return lws_harness(hashed("img:1"), seed=seed, overrides=overrides), hashed("img:1"), hashed("img:2")
+
+
 CASES = {"LeaderWorkerSet": lws_case, "ModelServing": ms_case, "DisaggregatedSet": ds_case}
 API = pytest.mark.parametrize("api", sorted(CASES))
+#: the same scenarios for a LeaderWorkerSet with Hash identity (leader Deployment, gated leaders)
+WITH_HASH = pytest.mark.parametrize("api", [*sorted(CASES), "LeaderWorkerSet-Hash"])
+CASES["LeaderWorkerSet-Hash"] = hash_case
 
 
 def images(h) -> dict[str, str]:
@@ -123,7 +134,7 @@ def test_pause_mid_rollout_holds_recovers_and_resumes_where_it_stopped(api):
     assert set(images(h).values()) == {"img:2"}
 
 
-@API
+@WITH_HASH
 def test_a_stuck_rollout_reaches_the_progress_deadline(api):
     h, _, new = CASES[api](overrides=[Override(after=0.5, never_ready=True)])
     h.change_spec(with_annotation(new, PROGRESS_DEADLINE_ANNOTATION, "30"))
@@ -149,7 +160,7 @@ def _rollback_doc(h) -> Document:
     return Document(0, h.desired, h.WORKLOAD)
 
 
-@API
+@WITH_HASH
 def test_rollback_half_way_moves_only_groups_that_left_the_old_revision(api):
     h, old, new = CASES[api]()
     roll_mid_way(h, new)
@@ -165,13 +176,15 @@ def test_rollback_half_way_moves_only_groups_that_left_the_old_revision(api):
     assert {n: after.get(n, (None,))[0] for n in on_old} == on_old, "a group still on the old revision moved"
 
 
-@API
+@WITH_HASH
 @pytest.mark.parametrize("seed", [1, 2])
 def test_crash_and_rerun_at_every_stage_while_paused_then_rolling_back(api, seed):
     rng = random.Random(seed)
     h, _old, new = CASES[api](seed=seed)
     roll_mid_way(h, new)
     h.change_spec(paused(new))
+    h.up()
+    h.advance(10.0)  # a group admitted before the pause completes (Hash: its workers), then all holds
     before = pods(h.cluster)
     for _ in range(6):  # a crash part-way through a paused apply leaves everything where it was
         h.up(keep=rng.random())
@@ -186,3 +199,33 @@ def test_crash_and_rerun_at_every_stage_while_paused_then_rolling_back(api, seed
     converge(h, ups=150, keep=lambda: rng.choice((1.0, rng.random())))
     assert set(images(h).values()) == {"img:1"}
     assert on_old <= set(pods(h.cluster))
+
+
+def test_hash_pause_holds_the_leader_deployment_natively_and_a_recreated_group_waits_for_resume():
+    """Hash identity: the held Deployment is registered ``spec.paused: true`` (its own controller
+    would go on rolling ReplicaSets). A group recreated by failure handling while paused comes back
+    as a gated leader that the Hash planner admits only after resume (docs/rollout-control.md)."""
+    h, _, new = hash_case()
+    roll_mid_way(h, new)
+    h.change_spec(paused(new))
+    h.up()
+    h.advance(10.0)
+    before = pods(h.cluster)
+    deployment = h.cluster.store.get("Deployment", "default", "ctl")
+    assert deployment["spec"]["paused"] is True
+    for _ in range(5):
+        h.up()
+        h.advance(2.0)
+        assert pods(h.cluster) == before
+    victim = max(n for n, (_, image) in before.items() if image == "img:1")
+    h.cluster.restart_container("default", victim)
+    h.bounds.disarm()
+    for _ in range(15):
+        h.up()
+        h.advance(1.0)
+    assert victim not in pods(h.cluster) or pods(h.cluster)[victim][0] != before[victim][0]  # the group was torn down
+    h.change_spec(new)
+    converge(h)
+    assert set(images(h).values()) == {"img:2"}
+    assert "paused" not in h.cluster.store.get("Deployment", "default", "ctl")["spec"] or \
+        not h.cluster.store.get("Deployment", "default", "ctl")["spec"]["paused"]

@@ -92,14 +92,16 @@ def backend_for(args: argparse.Namespace, gang_provider: str) -> Any:
     return backend
 
 
-def from_manifests(paths: list[str]) -> list[Target]:
+def from_manifests(paths: list[str], namespace: str) -> list[Target]:
+    """Every workload document of ``paths``; one without ``metadata.namespace`` is in ``namespace``."""
     from pulumi_lws.cli.documents import read, workloads
 
     out = []
     for path in paths:
         for doc in workloads(read(path)):
             assert doc.workload is not None
-            out.append(Target(doc.workload, doc.workload.parse(dict(doc.data)), f"manifest {path}"))
+            spec = doc.workload.parse(dict(doc.data), namespace=namespace)
+            out.append(Target(doc.workload, spec, f"manifest {path}"))
     return out
 
 
@@ -204,7 +206,7 @@ def _cluster_failure(exc: BaseException) -> bool:
 
 def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic) -> int:
-    manifest_targets = from_manifests(args.manifests) if args.manifests else None  # bad input: exit 2 first
+    manifest_targets = from_manifests(args.manifests, args.namespace) if args.manifests else None  # bad input: exit 2 first
 
     def targets() -> list[Target]:
         return manifest_targets if manifest_targets is not None else from_cluster(args)

@@ -41,7 +41,11 @@ class DisaggregatedSetArgs(TypedDict, total=False):
     DisaggregatedSet CR for an installed DisaggregatedSet controller; docs/modes.md)."""
     progress_deadline_seconds: pulumi.Input[float]
     """A new revision not ready this long after its last scale-up is reported as the blocker
-    ``progress-deadline-exceeded`` (old capacity kept). Default 600; 0 disables."""
+    ``progress-deadline-exceeded`` (old capacity kept), and as ``Progressing=False`` (reason
+    ``ProgressDeadlineExceeded``) once nothing progressed this long. Default 600; 0 disables."""
+    paused: pulumi.Input[bool]
+    """Hold the rollout at its current stage: register what the cluster shows, no group moves, failure
+    recovery goes on (the manifest annotation ``pulumi-lws.io/paused``; docs/rollout-control.md)."""
 
 
 class DisaggregatedSet(WorkloadComponent):
@@ -55,7 +59,7 @@ class DisaggregatedSet(WorkloadComponent):
     revision: pulumi.Output[str]
     """Target revision (upstream ``ComputeRevision``: role names and leaderWorkerTemplates)."""
     stage: pulumi.Output[dict[str, Any]]
-    """This stage: policy, replicas, complete, and per role ``old|new`` replicas."""
+    """This stage: policy, replicas, complete, and per role ``old|new`` replicas, ``paused``; ``control``: paused, progress deadline, updated/ready/total groups, startedAt/now (docs/rollout-control.md)."""
     blocker: pulumi.Output[Optional[str]]
     """Why the rollout cannot advance ("code: message"), or null."""
     remaining_stages: pulumi.Output[list[dict[str, Any]]]

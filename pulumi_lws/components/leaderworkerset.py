@@ -67,6 +67,13 @@ class LeaderWorkerSetArgs(TypedDict, total=False):
     """``ScaleFirst`` (upstream, default) or ``RolloutFirst`` for a template change combined with a scale-up."""
     gang_provider: pulumi.Input[str]
     """Gang scheduling objects for ``spec.scheduling``: ``kubernetes`` (default) or ``volcano``."""
+    paused: pulumi.Input[bool]
+    """Hold the rollout at its current stage: register what the cluster shows, no group moves, failure
+    recovery goes on (the manifest annotation ``pulumi-lws.io/paused``; docs/rollout-control.md)."""
+    progress_deadline_seconds: pulumi.Input[float]
+    """Report ``Progressing=False`` (reason ``ProgressDeadlineExceeded``) when no group became ready and
+    no stage advanced this long, from the cluster's timestamps (annotation
+    ``pulumi-lws.io/progress-deadline-seconds``). Default 600; 0 disables."""
     mode: pulumi.Input[str]
     """``operator-free`` (default: pulumi-lws expands and rolls out) or ``controller`` (register the upstream
     LeaderWorkerSet CR for an installed LWS controller; docs/modes.md)."""
@@ -89,7 +96,7 @@ class LeaderWorkerSet(WorkloadComponent):
     revision: pulumi.Output[str]
     """Target template revision key."""
     stage: pulumi.Output[dict[str, Any]]
-    """This stage: policy, replicas, partition, case, complete, groups (one char per group: U o u x -)."""
+    """This stage: policy, replicas, partition, case, complete, groups (one char per group: U o u x -), ``paused``; ``control``: paused, progress deadline, updated/ready/total groups, startedAt/now (docs/rollout-control.md)."""
     blocker: pulumi.Output[Optional[str]]
     """Why the rollout cannot advance ("code: message"), or null."""
     remaining_stages: pulumi.Output[list[dict[str, Any]]]

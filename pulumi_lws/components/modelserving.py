@@ -44,6 +44,13 @@ class ModelServingArgs(TypedDict, total=False):
     max_groups_in_flight: pulumi.Input[int]
     """RoleRollingUpdate only: at most this many ServingGroups have roles being replaced at once
     (default: unlimited, upstream's independent per-group behaviour)."""
+    paused: pulumi.Input[bool]
+    """Hold the rollout at its current stage: register what the cluster shows, no group moves, failure
+    recovery goes on (the manifest annotation ``pulumi-lws.io/paused``; docs/rollout-control.md)."""
+    progress_deadline_seconds: pulumi.Input[float]
+    """Report ``Progressing=False`` (reason ``ProgressDeadlineExceeded``) when no group became ready and
+    no stage advanced this long, from the cluster's timestamps (annotation
+    ``pulumi-lws.io/progress-deadline-seconds``). Default 600; 0 disables."""
 
 
 class ModelServing(WorkloadComponent):
@@ -59,7 +66,7 @@ class ModelServing(WorkloadComponent):
     revision: pulumi.Output[str]
     """Target revision (upstream ``ModelServingRevision``)."""
     stage: pulumi.Output[dict[str, Any]]
-    """This stage: policy, replicas, complete, groups (one char per ServingGroup: U o u x -)."""
+    """This stage: policy, replicas, complete, groups (one char per ServingGroup: U o u x -), ``paused``; ``control``: paused, progress deadline, updated/ready/total groups, startedAt/now (docs/rollout-control.md)."""
     blocker: pulumi.Output[Optional[str]]
     """Why the rollout cannot advance ("code: message"), or null."""
     remaining_stages: pulumi.Output[list[dict[str, Any]]]

@@ -70,7 +70,7 @@ def test_schema_serves_the_modelserving_component():
     assert resource["isComponent"] is True
     inputs = resource["inputProperties"]
     assert set(inputs) == {"manifest", "name", "namespace", "replicas", "schedulerName", "recoveryPolicy",
-                           "rolloutStrategy", "roles", "maxGroupsInFlight", "mode"}
+                           "rolloutStrategy", "roles", "maxGroupsInFlight", "mode", "paused", "progressDeadlineSeconds"}
     assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["replicas"]["type"] == "integer"
     outputs = resource["properties"]
     for key in ("selector", "revision", "stage", "blocker", "remainingStages", "actions", "status"):
@@ -82,7 +82,7 @@ def test_schema_serves_the_disaggregatedset_component():
     assert resource["isComponent"] is True
     inputs = resource["inputProperties"]
     assert set(inputs) == {"manifest", "name", "namespace", "roles", "slices", "placementPolicy", "progressDeadlineSeconds",
-                           "mode"}
+                           "mode", "paused"}
     assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["slices"]["type"] == "integer"
     outputs = resource["properties"]
     for key in ("revision", "stage", "blocker", "remainingStages", "actions", "status"):

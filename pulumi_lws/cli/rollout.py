@@ -151,17 +151,28 @@ class AutomationStack:
             return None
         try:
             from lightkube import Client
-            from lightkube.resources.core_v1 import Pod
 
-            client = Client()
-            return tuple(sorted((p.metadata.name, p.metadata.uid, str(p.status.phase if p.status else ""))
-                                for s in self._selectors for p in client.list(Pod, namespace="*", labels=_labels(s))))
+            return readiness_fingerprint(Client(), self._selectors)
         except Exception:  # noqa: BLE001 - no cluster access from here: fall back to the interval
             return None
 
 
 def _labels(selector: str) -> dict[str, str]:
     return dict(part.split("=", 1) for part in selector.split(",") if "=" in part)
+
+
+def readiness_fingerprint(client: Any, selectors: list[str], namespace: str = "*") -> Hashable:
+    """One LIST of pods per label selector (``k=v,...``): each pod's name, uid, phase and Ready
+    status. Any change — a pod created, deleted, started or ready — changes the fingerprint."""
+    from lightkube.resources.core_v1 import Pod
+
+    out = []
+    for selector in selectors:
+        for pod in client.list(Pod, namespace=namespace, labels=_labels(selector)):
+            status = pod.status
+            ready = next((c.status for c in (status.conditions or []) if c.type == "Ready"), "") if status else ""
+            out.append((pod.metadata.name, pod.metadata.uid, status.phase if status else "", ready))
+    return tuple(sorted(out))
 
 
 DESCRIPTION = """\

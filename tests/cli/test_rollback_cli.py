@@ -85,3 +85,25 @@ async def test_reads_the_controller_revisions_through_the_live_backend(kmock, tm
 
     assert await asyncio.to_thread(cli) == X.OK
     assert yaml.safe_load(path.read_text()) == lws_manifest(4, "img:1")
+
+
+@pytest.mark.asyncio
+async def test_the_rollout_poll_fingerprints_pod_readiness_over_the_api(kmock) -> None:
+    """``pulumi-lws rollout``'s bounded poll: one LIST per selector; readiness changes the fingerprint."""
+    from kmock_helpers import kmock_client
+    from pulumi_lws.cli.rollout import readiness_fingerprint
+
+    def pod(ready: str) -> dict:
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "default", "uid": "u1",
+                                                                  "labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": ready}]}}
+
+    kmock.objects[("v1/pods", "default", "web-0")] = pod("False")
+    client = kmock_client(str(kmock.url))
+    first = await asyncio.to_thread(readiness_fingerprint, client, ["app=web"], "default")
+    assert first == (("web-0", "u1", "Running", "False"),)
+    kmock.objects[("v1/pods", "default", "web-0")] = pod("True")
+    assert await asyncio.to_thread(readiness_fingerprint, client, ["app=web"], "default") != first
+    lists = [r for r in kmock if r.resource is not None and r.resource.plural == "pods"]
+    assert len(lists) == 2 and all(r.params.get("labelSelector") == "app=web" for r in lists)

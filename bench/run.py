@@ -14,6 +14,10 @@ role half rolled: 20 child LeaderWorkerSets), as a ratio against the same-run fl
 plan + render of 1,000 groups of the same shape on its mid-rollout snapshot), and LIST calls per
 reconcile at 2 roles x 3 groups and 10 roles x 100 groups (fixed: one per LWS kind).
 Latest figures and what each one measures: docs/reliability.md.
+
+Issue 16 (fleets of 10,000 groups, :mod:`bench_scale`) comes first: every figure a ratio against a
+floor measured in the same run, with its target and, when missed, why. ``--quick`` runs only that
+table at tiny sizes; ``--issue16`` only that table at full size.
 """
 from __future__ import annotations
 
@@ -222,7 +226,23 @@ def bench_rollout_control() -> dict:
 BENCHES.append(bench_rollout_control)
 
 
+def print_table(rows: list[dict]) -> None:
+    print("| figure | value | target | met |")
+    print("|---|---|---|---|")
+    for r in rows:
+        met = "yes" if r["ok"] else "NO" + (f" ({r['why']})" if r.get("why") else "")
+        print(f"| {r['figure']} | {r['value']} | {r['target']} | {met} |")
+
+
 def main(argv: list[str]) -> int:
+    from bench_scale import all_rows
+
+    scale = all_rows(quick="--quick" in argv)
+    print("## Fleets of 10,000 groups (issue 16): ratios against same-run floors\n")
+    print_table(scale)
+    if "--quick" in argv or "--issue16" in argv:
+        return 0
+    print("\n## Earlier figures\n", file=sys.stderr)
     rows = []
     for bench in BENCHES:
         try:
@@ -230,12 +250,10 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # a missing piece is reported, not hidden
             rows.append({"figure": bench.__name__, "value": f"error: {exc}", "target": "", "ok": False})
         print(f"  {rows[-1]['figure']}: {rows[-1]['value']}", file=sys.stderr)
-    print("| figure | value | target | met |")
-    print("|---|---|---|---|")
-    for r in rows:
-        print(f"| {r['figure']} | {r['value']} | {r['target']} | {'yes' if r['ok'] else 'NO'} |")
+    print("\n## Earlier figures\n")
+    print_table(rows)
     if "--json" in argv:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps(scale + rows, indent=2))
     return 0
 
 

@@ -17,15 +17,18 @@ class GarbageCollector:
         self.store = store
 
     def sync(self) -> None:
+        exists = self.store.by_uid
         for obj in list(self.store.all()):
-            if self.store.by_uid(meta(obj)["uid"]) is None:
+            m = obj["metadata"]
+            if exists(m["uid"]) is None:
                 continue  # removed earlier in this pass
-            if FOREGROUND in (meta(obj).get("finalizers") or []) and meta(obj).get("deletionTimestamp"):
-                self._foreground(obj)
-            elif self._orphaned(obj) and not meta(obj).get("deletionTimestamp"):
+            if m.get("deletionTimestamp"):
+                if FOREGROUND in (m.get("finalizers") or ()):
+                    self._foreground(obj)
+                else:
+                    self.store.remove_if_done(obj)
+            elif m.get("ownerReferences") and self._orphaned(obj):
                 self._delete(obj, "Background")
-            elif meta(obj).get("deletionTimestamp"):
-                self.store.remove_if_done(obj)
 
     def _orphaned(self, obj) -> bool:
         refs = owner_uids(obj)

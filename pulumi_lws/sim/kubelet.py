@@ -120,7 +120,10 @@ def _set_opt(d: dict[str, Any], key: str, value: str | None) -> None:
 
 
 def condition_true(pod: Mapping[str, Any], ctype: str) -> bool:
-    return any(c.get("type") == ctype and c.get("status") == "True" for c in (pod.get("status") or {}).get("conditions") or [])
+    for c in (pod.get("status") or {}).get("conditions") or ():  # a loop: hot in every controller pass
+        if c.get("type") == ctype and c.get("status") == "True":
+            return True
+    return False
 
 
 class Kubelet:

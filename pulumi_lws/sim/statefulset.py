@@ -101,7 +101,8 @@ class StatefulSetController:
 
     # ---- health ----------------------------------------------------------------------------
     def running_ready(self, pod: Mapping[str, Any]) -> bool:
-        return pod["status"].get("phase") == "Running" and condition_true(pod, "Ready")
+        status = pod["status"]
+        return status.get("phase") == "Running" and condition_true(pod, "Ready")
 
     def available(self, pod: Mapping[str, Any], min_ready: float) -> bool:
         since = self.kubelet.ready_since(pod)
@@ -116,6 +117,7 @@ class StatefulSetController:
         update_rev = self._ensure_revision(sts)
         current_rev = self._revision(sts, sts["status"].get("currentRevision")) or update_rev
         pods = self._pods(sts)
+        listed_at = self.store.version  # re-list the pods only after a write (same answer otherwise)
         start = int((spec.get("ordinals") or {}).get("start") or 0)
         replicas = int(spec.get("replicas", 1))
         wanted = range(start, start + replicas)
@@ -124,8 +126,12 @@ class StatefulSetController:
         proceed = proceed and self._process_condemned(sts, pods, wanted, monotonic)
         strategy = spec.get("updateStrategy") or {}
         if proceed and strategy.get("type", "RollingUpdate") == "RollingUpdate":
-            self._rolling_update(sts, self._pods(sts), wanted, update_rev)
-        self._update_status(sts, self._pods(sts), current_rev, update_rev)
+            if self.store.version != listed_at:
+                pods, listed_at = self._pods(sts), self.store.version
+            self._rolling_update(sts, pods, wanted, update_rev)
+        if self.store.version != listed_at:
+            pods = self._pods(sts)
+        self._update_status(sts, pods, current_rev, update_rev)
 
     def _pods(self, sts: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
         out = {}

@@ -19,7 +19,6 @@ owner none of whose inputs changed.
 """
 from __future__ import annotations
 
-import copy
 import uuid
 from typing import Any, Iterator, Mapping
 

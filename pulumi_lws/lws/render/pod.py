@@ -85,9 +85,13 @@ def prepend_env(spec: dict[str, Any], env: list[dict[str, Any]]) -> None:
     """Insert ``env`` first in every (init)container of ``spec`` (in place), dropping same-named
     user variables."""
     names = {e["name"] for e in env}
+    first = True
     for container in _containers(spec):
         user = [e for e in container.get("env") or [] if e.get("name") not in names]
-        container["env"] = [json_copy(e) for e in env] + user  # own copies: no dict shared by two containers
+        # the first container takes ``env`` itself (callers build it per call), later ones copies:
+        # no dict is shared by two containers of one manifest
+        container["env"] = (list(env) if first else [json_copy(e) for e in env]) + user
+        first = False
 
 
 # ---- TPU ------------------------------------------------------------------------------------

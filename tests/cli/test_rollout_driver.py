@@ -53,7 +53,7 @@ class FakeStack:
             self.clock.t += 5.0  # pulumi up takes time
         return out
 
-    def poll(self):  # noqa: F811 - replaced by None when the stack cannot poll
+    def poll(self):  # replaced by None on the instance when the stack cannot poll
         return self.fingerprints.pop(0) if self.fingerprints else "same"
 
 

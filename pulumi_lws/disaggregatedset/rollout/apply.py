@@ -27,6 +27,8 @@ role). pulumi-lws keeps the planner's decision and changes only its application:
   counts those groups until they are gone, and a child drained part-way while it has unready
   groups is assumed to keep them (it may: same rule). A child drained to 0 runs nothing (the
   leader StatefulSet goes to 0); a fully ready child drained part-way runs exactly its new count.
+  When only such groups hold a stage, the stage planner applies the raise on declared counts
+  (a held surge of an unready revision may never go: waiting would deadlock).
 * :func:`keep_no_orphan` — holding one role's drain must not leave another role's old revision
   alone at 0 (the planner's own no-orphan rule, kept on the applied counts).
 * :func:`distribute_drain` — each role's drain is taken from the old revisions newest first,

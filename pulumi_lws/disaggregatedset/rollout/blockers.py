@@ -1,15 +1,17 @@
-"""The blockers of a waiting stability barrier (:mod:`~pulumi_lws.disaggregatedset.rollout.stage_planner`).
+"""The blockers and notes of a stage (:mod:`~pulumi_lws.disaggregatedset.rollout.stage_planner`).
 
 * :data:`WAITING` — some spec role's new child has unready replicas: the barrier holds, nothing
   advances; the message names each role, revision and ready count;
 * :data:`PROGRESS_DEADLINE_EXCEEDED` — the same, once ``progress_deadline_seconds`` passed since
-  the new revision's replicas were last raised: named with remedies, old capacity kept.
+  the new revision's replicas were last raised: named with remedies, old capacity kept;
+* :func:`held_notes` — which roles' drain (floor) or raise (ceiling) waits this stage.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from pulumi_lws.core.stage import Blocker
+from pulumi_lws.disaggregatedset.rollout.apply import Applied
 from pulumi_lws.disaggregatedset.rollout.observation import ChildObservation
 
 WAITING = "waiting-for-roles"
@@ -42,3 +44,19 @@ def barrier_blocker(slice_: int, pending: Sequence[tuple[str, str, ChildObservat
                            ("check the new revision's pods (image, scheduling, readiness probes)",
                             "fix the template or roll back; the old revisions still serve"))
     return Blocker(WAITING, _waiting_message(pending), groups)
+
+
+#: note of a raise applied on declared counts while old groups still run beyond them (nothing else moves)
+OLD_GROUPS_NOTE = ("slice {slice}: raise of {roles} applied on declared counts: old groups still running beyond "
+                   "their declared replicas (held surge of an unready old revision) exceed the ceiling until gone")
+
+
+def held_notes(slice_: int, applied: Applied) -> list[str]:
+    notes = []
+    if applied.held_drain:
+        notes.append(f"slice {slice_}: drain of {', '.join(applied.held_drain)} waits for ready new replicas "
+                     "(availability floor on ready replicas)")
+    if applied.held_raise:
+        notes.append(f"slice {slice_}: raise of {', '.join(applied.held_raise)} waits for the old replicas to "
+                     "drain (surge ceiling)")
+    return notes

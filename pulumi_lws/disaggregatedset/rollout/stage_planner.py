@@ -51,12 +51,14 @@ from pulumi_lws.disaggregatedset.rollout.apply import (
     distribute_drain,
 )
 from pulumi_lws.disaggregatedset.rollout.blockers import (
+    OLD_GROUPS_NOTE,
     PROGRESS_DEADLINE_EXCEEDED,
     WAITING,  # noqa: F401 - re-exported: a stage blocker code
 )
 from pulumi_lws.disaggregatedset.rollout.blockers import (
     barrier_blocker as _barrier_blocker,
 )
+from pulumi_lws.disaggregatedset.rollout.blockers import held_notes as _held_notes
 from pulumi_lws.disaggregatedset.rollout.observation import (
     ChildObservation,
     RoleTarget,
@@ -274,28 +276,24 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
             if candidate.changed:
                 plan = candidate
                 break
-    if not plan.changed and applied.held_raise:
+    declared_only = apply_step([replace(st, old_children=()) for st in states], asked.old, asked.new)
+    if not plan.changed and applied.held_raise and not declared_only.held_raise:
+        # held only by old groups still running beyond their declared replicas (an unready old child
+        # whose LWS controller keeps its surge, e.g. a broken B in A -> B -> C: they may never go) and
+        # nothing else moves: waiting could last forever, so the raise is applied on declared counts
+        plan = build(declared_only, [OLD_GROUPS_NOTE.format(slice=obs.slice, roles=", ".join(applied.held_raise))],
+                     relaxed=True)
+    elif not plan.changed and applied.held_raise:
         # upstream's own step exceeds the surge ceiling (apply module doc): apply its raise as upstream
         relaxed = apply_step(states, asked.old, asked.new, ceiling=False)
         plan = build(relaxed, [n for n in _held_notes(obs.slice, relaxed) if "surge ceiling" not in n] + [
             (f"slice {obs.slice}: upstream's step {list(asked.old)}|{list(asked.new)} exceeds maxSurge (force drain "
              "undone by orphan prevention); its raise is applied as upstream does")], relaxed=True)
-    if not plan.changed:
+    if not plan.changed and plan.blocker is None:
         plan = _replace_blocker(plan, Blocker(STALLED, f"slice {obs.slice}: the planner's step "
                                               f"{list(asked.old)}|{list(asked.new)} cannot be applied within the "
                                               "availability floor and the surge ceiling"))
     return plan
-
-
-def _held_notes(slice_: int, applied: Applied) -> list[str]:
-    notes = []
-    if applied.held_drain:
-        notes.append(f"slice {slice_}: drain of {', '.join(applied.held_drain)} waits for ready new replicas "
-                     "(availability floor on ready replicas)")
-    if applied.held_raise:
-        notes.append(f"slice {slice_}: raise of {', '.join(applied.held_raise)} waits for the old replicas to "
-                     "drain (surge ceiling)")
-    return notes
 
 
 def _replace_blocker(plan: SlicePlan, blocker: Blocker) -> SlicePlan:

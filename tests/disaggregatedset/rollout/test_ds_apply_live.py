@@ -78,6 +78,24 @@ def test_stage_planner_reads_live_from_the_observation() -> None:
     assert [(line.role, line.old_after, line.new_after) for line in free.roles] == [("prefill", 2, 1), ("decode", 4, 1)]
 
 
+def test_a_stage_held_only_by_running_old_groups_is_not_a_deadlock() -> None:
+    """Every role's raise held only by surge groups an unready B still runs (they may never go: B
+    is why C exists): rather than wait forever, the raise is applied on declared counts, flagged
+    ``ceiling_relaxed`` with a note — the one other place the running ceiling can be exceeded."""
+    obs = SliceObservation(0, (
+        RevisionObservation("cccccccc", {"prefill": ChildObservation(0, 0), "decode": ChildObservation(0, 0)}),
+        RevisionObservation("bbbbbbbb", {"prefill": ChildObservation(1, 0, 2, live=2),
+                                         "decode": ChildObservation(1, 0, 2, live=2)}),
+        RevisionObservation("aaaaaaaa", {"prefill": ChildObservation(2, 2, 2), "decode": ChildObservation(3, 3, 3)}),
+    ))
+    roles = [RoleTarget("prefill", 2, CFG), RoleTarget("decode", 3, CFG)]
+    p = plan_slice(obs, "cccccccc", roles)
+    assert (p.step.old, p.step.new, p.step.branch) == ((3, 4), (1, 1), "scale-up")
+    assert [(line.role, line.old_after, line.new_after) for line in p.roles] == [("prefill", 3, 1), ("decode", 4, 1)]
+    assert p.ceiling_relaxed and p.blocker is None
+    assert any("applied on declared counts" in n for n in p.notes)
+
+
 @pytest.mark.parametrize("seed", [70343, 70376])
 def test_soak_regression_seeds(seed: int) -> None:
     from test_ds_crash_e2e import random_case, run_case

@@ -21,6 +21,8 @@ from control_helpers import (
     registered,
     with_annotation,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pulumi_lws.backend import use_backend
 from pulumi_lws.cli.documents import Document
@@ -229,3 +231,35 @@ def test_hash_pause_holds_the_leader_deployment_natively_and_a_recreated_group_w
     assert set(images(h).values()) == {"img:2"}
     assert "paused" not in h.cluster.store.get("Deployment", "default", "ctl")["spec"] or \
         not h.cluster.store.get("Deployment", "default", "ctl")["spec"]["paused"]
+
+
+@pytest.mark.slow
+@WITH_HASH
+@pytest.mark.parametrize("seed", range(3, 23))
+def test_soak_crash_and_rerun_while_paused_then_rolling_back(api, seed):
+    """``make soak``: the crash scenario above over 20 more seeds per API."""
+    test_crash_and_rerun_at_every_stage_while_paused_then_rolling_back(api, seed)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(api=st.sampled_from(sorted(CASES)), stages=st.integers(0, 6), keep=st.floats(0.0, 1.0), seed=st.integers(0, 50))
+def test_property_pausing_at_any_stage_holds_then_resumes_to_convergence(api, stages, keep, seed):
+    """Pause after any number of stages (a crash part-way through the first paused apply): while
+    paused no pod changes, after resume the rollout converges within the API's bounds."""
+    h, _, new = CASES[api](seed=seed)
+    h.change_spec(new)
+    for _ in range(stages):
+        h.up()
+        h.advance(1.0)
+    h.change_spec(paused(new))
+    h.up(keep=keep)
+    h.up()
+    h.advance(10.0)
+    before = pods(h.cluster)
+    for _ in range(3):
+        h.up()
+        h.advance(2.0)
+    assert pods(h.cluster) == before
+    h.change_spec(new)
+    converge(h, ups=120)
+    assert set(images(h).values()) == {"img:2"}

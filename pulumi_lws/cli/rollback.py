@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import pathlib
 import re
 import sys
@@ -63,6 +64,21 @@ def plan_rollback(doc: Document, observer: Any) -> tuple[RecordedRevision, dict[
     target = workload.target_revision(spec)
     previous = previous_revision(target, workload.recorded_revisions(spec, snapshot))
     return previous, rollback_manifest(doc.data, workload.covered(spec, snapshot), previous.covered), target
+
+
+def changed_leaves(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, Any]]:
+    """``(path, old, new)`` for every leaf that differs (``a.b[0].c``), in document order: the
+    same change for a program that passes arguments instead of a manifest."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        out: list[tuple[str, Any, Any]] = []
+        for key in [*old, *(k for k in new if k not in old)]:
+            sub = f"{path}.{key}" if path else str(key)
+            out += changed_leaves(old.get(key), new.get(key), sub) if key in old and key in new else (
+                [] if old.get(key) == new.get(key) else [(sub, old.get(key), new.get(key))])
+        return out
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [c for i, (a, b) in enumerate(zip(old, new)) for c in changed_leaves(a, b, f"{path}[{i}]")]
+    return [] if old == new else [(path, old, new)]
 
 
 def replace_document(text: str, index: int, original: Any, new_text: str, source: str) -> str:
@@ -118,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
         return X.NOT_CONVERGED
     old_text, new_text = dump(doc.data), dump(rolled_back)
     print(f"# {doc.kind}/{doc.name}: roll back from revision {target} to {previous.key} (recorded in {previous.source})")
+    for path, before, after in changed_leaves(doc.data, rolled_back):
+        print(f"# change {path}: {json.dumps(before)} -> {json.dumps(after)}")
     sys.stdout.writelines(difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True),
                                                f"a/{args.manifest}", f"b/{args.manifest}"))
     if args.apply:

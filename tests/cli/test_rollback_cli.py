@@ -36,6 +36,7 @@ def test_prints_the_patch_and_apply_rewrites_only_the_workload_document(tmp_path
         assert main(["rollback", str(path)]) == X.OK
         out = capsys.readouterr().out
         assert "-          image: img:2\n+          image: img:1\n" in out and "roll back from revision" in out
+        assert '# change spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image: "img:2" -> "img:1"' in out
         assert path.read_text() == SERVICE + "---\n" + lws_text + "---\n" + SERVICE  # printing never writes
         assert main(["rollback", str(path), "--apply"]) == X.OK
     text = path.read_text()

@@ -61,12 +61,15 @@ from pulumi_lws.lws.rollout.hash import predict as HP
 from pulumi_lws.lws.rollout.ordinal.cases import describe_case
 from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs
 from pulumi_lws.lws.rollout.ordinal.predict import (
+    MAX_MODEL_STEPS,
     ModelStep,
     available,
     finished,
+    groups_to_roll,
     is_complete,
     is_settled,
     predict,
+    predict_waves,
 )
 from pulumi_lws.workloads import Workload
 
@@ -179,7 +182,9 @@ def build_trace(old: LeaderWorkerSet, new: LeaderWorkerSet, order: str) -> Trace
         return build_hash_trace(old, new)
     inp = initial_inputs(old, new)
     key = revision_key(new)
-    steps = predict(inp, order)
+    steps = predict(inp, order) if groups_to_roll(inp) <= MAX_MODEL_STEPS else []
+    if not steps or not finished(steps):  # too many groups to walk one by one: waves (predict.prediction)
+        steps = predict_waves(inp, order)
     rows = [initial_row(inp, key)] + [step_row(n, s, key, n == 1, inp.template_changed) for n, s in enumerate(steps, 1)]
     last = steps[-1] if steps else None
     done = last is not None and (is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision))

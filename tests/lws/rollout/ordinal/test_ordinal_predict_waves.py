@@ -105,3 +105,14 @@ def test_groups_to_roll_counts_every_group_not_ready_and_updated() -> None:
     assert groups_to_roll(inp) == 3
     assert groups_to_roll(replace(inp, states="UUUUUU")) == 0
     assert MAX_MODEL_STEPS == 400
+
+
+def test_plan_of_a_large_fleet_is_a_handful_of_wave_rows_to_the_end() -> None:
+    from pulumi_lws.cli.plan import build_trace
+
+    old, new = fleet_lws(1_000, image="img:1"), fleet_lws(1_000, image="img:2")
+    trace = build_trace(old, new, "ScaleFirst")
+    assert trace.converged and not getattr(trace, "blocked", None)
+    assert len(trace.rows) < 30
+    assert trace.rows[-1].groups and all(c.state == "U" for c in trace.rows[-1].groups)
+    assert any("groups ready" in r.note for r in trace.rows[2:])

@@ -58,10 +58,19 @@ def render_ordinal(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCatalog,
     out = controller_revisions(lws, stage, catalog)
     out += services(lws, group_lws)
     out.append(leader_statefulset(lws, stage, catalog))
+    tpus = {key: template_tpus(at) for key, at in by_key.items()}  # once per revision, not per group
     for i, at in group_lws.items():
         if at.size > 1 and (worker_groups is None or i in worker_groups):
-            out.append(worker_statefulset(lws, at, i, keys[i], domains.get(i)))
+            out.append(worker_statefulset(lws, at, i, keys[i], domains.get(i), tpus=tpus[keys[i]]))
     return out
+
+
+def template_tpus(at: LeaderWorkerSet) -> tuple[bool, bool]:
+    """(leader template requests TPUs, worker template requests TPUs) of revision ``at``: what
+    :func:`worker_template` asks of every group (resources are never changed by rendering)."""
+    lwt = at.spec.leader_worker_template
+    leader = requests_tpus(lwt.leader_pod_template().get("spec") or {})
+    return leader, requests_tpus((lwt.worker_template or {}).get("spec") or {})
 
 
 def group_revision(stage: Stage, catalog: RevisionCatalog, group: int) -> str:
@@ -225,7 +234,7 @@ def ordinal_group_names(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int) 
 
 
 def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | GroupNames, key: str,
-                    domain: str | None = None) -> dict[str, Any]:
+                    domain: str | None = None, tpus: tuple[bool, bool] | None = None) -> dict[str, Any]:
     """Worker pod template of ``group`` (an ordinal, or its :class:`GroupNames`) from revision
     ``at`` (``live`` supplies metadata annotations such as exclusive topology, which revisions
     don't cover)."""
@@ -237,7 +246,7 @@ def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | Gro
     labels = {L.GROUP_INDEX: g.index, L.NAME: name, L.GROUP_KEY: g.key, L.TEMPLATE_REVISION_HASH: key}
     annotations = group_annotations(at.size, live.metadata.annotations, sgp)
     annotations[L.LEADER_NAME] = leader
-    leader_tpus = requests_tpus(lwt.leader_pod_template().get("spec") or {})
+    leader_tpus, worker_tpus = tpus if tpus is not None else template_tpus(at)
     if leader_tpus:
         annotations[L.LEADER_REQUESTS_TPUS] = "true"
     sg_index = static_worker_subgroup(at.size, sgp.sub_group_size) if sgp and sgp.sub_group_size else None
@@ -255,7 +264,7 @@ def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | Gro
         pin_to_domain(spec, topology, domain)
     elif topology and g.key_affinity:  # with the leader (it carries the group-key label), apart from other groups
         add_key_exclusive_affinity(spec, L.GROUP_KEY, g.key, topology)
-    if sgp is None and requests_tpus(spec):
+    if sgp is None and worker_tpus:
         hosts = [g.leader_host] if leader_tpus else []
         hosts += [names.pod_address(f"{g.worker_prefix}-{j}", g.subdomain) for j in range(1, at.size)]
         n_tpu = sum(1 for c in spec.get("containers") or [] if container_requests_tpus(c))
@@ -264,7 +273,7 @@ def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | Gro
 
 
 def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | GroupNames, key: str,
-                       domain: str | None = None) -> dict[str, Any]:
+                       domain: str | None = None, tpus: tuple[bool, bool] | None = None) -> dict[str, Any]:
     """§3.3 worker StatefulSet ``<lws>-<group>`` (Hash: ``<lws>-<key8>``) on revision ``key``
     (``at`` = LWS at that key).
 
@@ -280,7 +289,7 @@ def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | 
         "serviceName": g.subdomain,
         "podManagementPolicy": "Parallel",
         "selector": {"matchLabels": selector},
-        "template": worker_template(live, at, g, key, domain),
+        "template": worker_template(live, at, g, key, domain, tpus),
         "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}},
         **_volume_claims(at),
     }

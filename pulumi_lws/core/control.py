@@ -269,8 +269,9 @@ def _recovery_action(action: Action, snapshot: Snapshot, target: str) -> bool:
 
 
 def _completes_observed_group(manifest: Mapping[str, Any], live_uids: set[str]) -> bool:
-    """A planned object owned by an observed pod (a Hash group's worker StatefulSet and Service are
-    owned by its leader): creating it completes a group that exists, it moves none."""
+    """A planned object owned by an observed, admitted pod (a Hash group's worker StatefulSet and
+    Service are owned by its leader): creating it completes a group that exists, it moves none. A
+    gated leader's objects wait: its admission is held."""
     owners = (manifest.get("metadata") or {}).get("ownerReferences") or []
     return any(o.get("uid") in live_uids for o in owners)
 
@@ -281,7 +282,8 @@ def hold(result: Reconciled, snapshot: Snapshot) -> Reconciled:
     target = result.stage.target_revision
     actions = tuple(a for a in result.stage.actions if _recovery_action(a, snapshot, target))
     observed = {_ref(o): o for o in snapshot if ours(o)}
-    live_uids = {str(o["metadata"].get("uid")) for o in snapshot if o.get("kind") == "Pod" and not is_deleting(o)}
+    live_uids = {str(o["metadata"].get("uid")) for o in snapshot if o.get("kind") == "Pod" and not is_deleting(o)
+                 and not (o.get("spec") or {}).get("schedulingGates")}  # an admitted pod: no gate left
     manifests = [frozen(observed[_ref(m)], actions) if _ref(m) in observed else dict(m) for m in result.manifests
                  if _ref(m) in observed or _completes_observed_group(m, live_uids)]
     kept = {_ref(m) for m in manifests}

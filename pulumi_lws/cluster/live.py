@@ -55,7 +55,7 @@ from pulumi_lws.cluster.resilience import (
     outcome_unknown,
     status_code,
 )
-from pulumi_lws.core.ports import ActionError, ObserveError, Scope
+from pulumi_lws.core.ports import ActionError, ClusterError, ObserveError, Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Action
 from pulumi_lws.lws import labels as L
@@ -328,9 +328,9 @@ class LiveCluster:
                 self.client.create(from_dict(event.manifest(namespace, now)), namespace=namespace)
                 out.append(f"{head}: recorded")
                 continue
-            except Exception as exc:
+            except Exception as exc:  # lightkube raises ApiError, httpx errors or timeouts
                 if status_code(exc) != 409:
-                    raise
+                    raise ClusterError(f"{head} on cluster context {self.context!r}: {describe_failure(exc)}") from exc
             if not event.bump:
                 continue
             existing = to_plain(self.client.get(Event, event.name, namespace=namespace), "Event")

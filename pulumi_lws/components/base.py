@@ -33,7 +33,7 @@ from pulumi_lws.components.lifecycle import (
     with_dependencies,
 )
 from pulumi_lws.components.registration import register_children
-from pulumi_lws.core.ports import ActionError
+from pulumi_lws.core.ports import ActionError, ObserveError
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled, Workload
@@ -86,7 +86,10 @@ class WorkloadComponent(pulumi.ComponentResource):
         """Observe, plan one stage, register its objects and run (or, in preview, list) its actions."""
         self._backend: Backend = current_backend(**kubernetes_provider_settings(), gang_provider=gang_provider)
         scope = workload.scope(spec)
-        snapshot = self._backend.observer.observe(scope)
+        try:
+            snapshot = self._backend.observer.observe(scope)
+        except ObserveError as exc:  # nothing is planned from a partial read; one line, no traceback
+            raise pulumi.RunError(f"{name}: {exc}") from exc
         result = workload.reconcile(spec, snapshot, options)
         namespace, _ = workload.identity(spec)
         inputs = self._inputs

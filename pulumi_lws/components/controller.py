@@ -29,6 +29,7 @@ import pulumi
 
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.events import WorkloadRef, report_events
+from pulumi_lws.core.ports import ClusterError
 from pulumi_lws.core.workload import Workload
 
 OPERATOR_FREE, CONTROLLER = "operator-free", "controller"
@@ -174,7 +175,11 @@ def record_events(component: pulumi.ComponentResource, workload: Workload, spec:
     backend = getattr(component, "_backend", None)
     upstream = getattr(workload, "upstream", None)
     reasons = upstream.event_reasons if upstream is not None else {}
-    lines = report_events(getattr(backend, "actuator", None), ref, stage, reasons)
+    try:
+        lines = report_events(getattr(backend, "actuator", None), ref, stage, reasons)
+    except ClusterError as exc:  # Events inform; the stage's actions already ran, so `up` must not fail here
+        pulumi.log.warn(f"Events not recorded for {workload.kind} {namespace}/{name}: {exc}", resource=component)
+        return []
     for line in lines:
         pulumi.log.debug(line, resource=component)
     return lines

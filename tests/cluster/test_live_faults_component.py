@@ -62,3 +62,71 @@ def test_a_failed_action_fails_the_update_naming_it_and_logs_the_applied_ones(mo
     assert "[action 2 of 3; applied before it: label Pod/demo-0: step=pre; not run: 1 later action(s);" in message
     assert "label Pod/demo-0: step=pre" in logged  # logged on the component although the update failed
     assert not any("demo-2" in line for line in logged)
+
+
+class _Echo(pulumi.runtime.Mocks):
+    def new_resource(self, args):
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args):
+        return {}
+
+
+class FailingObserver:
+    """Fails the way the live observer does when a LIST still fails after its retries."""
+
+    def observe(self, scope):
+        from pulumi_lws.core.ports import ObserveError
+
+        raise ObserveError("observe failed: LIST StatefulSet in namespace 'serving' on cluster context 'prod': "
+                           "HTTP 503 ServiceUnavailable; nothing was planned from the partial read")
+
+
+def test_a_failed_observe_fails_the_update_in_one_line_before_anything_is_registered(monkeypatch):
+    from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
+
+    registered: list[str] = []
+
+    class Recording(_Echo):
+        def new_resource(self, args):
+            registered.append(args.typ)
+            return super().new_resource(args)
+
+    fresh_mock_runtime(Recording(), preview=False)
+    with use_backend(FailingObserver(), FailingSecondActuator()), pytest.raises(pulumi.RunError) as raised:
+        LeaderWorkerSet("demo", ARGS)
+    assert str(raised.value).startswith("demo: observe failed: LIST StatefulSet in namespace 'serving'")
+    assert "\n" not in str(raised.value)
+    assert not [t for t in registered if t.startswith("kubernetes:")]  # no child of a partial read
+
+
+class EventsDownActuator:
+    """Applies every action, but the Events API fails (after its retries)."""
+
+    def execute(self, namespace, actions):
+        return [a.describe() for a in actions]
+
+    def list_events(self, namespace, selector):
+        from pulumi_lws.core.ports import ObserveError
+
+        raise ObserveError("observe failed: LIST Event in namespace 'serving': HTTP 500")
+
+    def record_events(self, namespace, events):  # pragma: no cover - list_events fails first
+        raise AssertionError("not reached")
+
+
+def test_an_events_failure_after_the_actions_ran_warns_instead_of_failing_the_update(monkeypatch):
+    from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
+
+    def reconcile_with_an_action(lws, snapshot, options=None):
+        result = fake_reconcile(lws, snapshot, options)
+        return dataclasses.replace(result, stage=dataclasses.replace(result.stage, actions=(FIRST,)))
+
+    monkeypatch.setattr(reconcile_module, "reconcile", reconcile_with_an_action)
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda msg, resource=None, *a, **k: warned.append(msg))
+    fresh_mock_runtime(_Echo(), preview=False)
+    with use_backend(FakeObserver(), EventsDownActuator()):
+        component = LeaderWorkerSet("demo", ARGS)
+    assert component is not None
+    assert any(w.startswith("Events not recorded for LeaderWorkerSet serving/") and "HTTP 500" in w for w in warned)

@@ -119,7 +119,13 @@ async def test_execute_sends_precise_patches(kmock):
     assert pod["spec"]["schedulingGates"] == [{"name": "other.io/gate"}]  # only our gate removed
     types = [c["type"] for c in pod["status"]["conditions"]]
     assert types == ["Ready", L.GROUP_READY_CONDITION]
-    assert ("apps/v1/statefulsets", NS, "demo-2") not in kmock.objects or kmock.objects[("apps/v1/statefulsets", NS, "demo-2")].deleted
+    # read back over HTTP (`key in kmock.objects` is always False for string resource keys)
+    from lightkube.resources.apps_v1 import StatefulSet
+
+    from pulumi_lws.cluster.resilience import status_code
+    with pytest.raises(Exception) as gone:  # noqa: PT011 - kmock answers 404 without a JSON Status body
+        await asyncio.to_thread(live.client.get, StatefulSet, "demo-2", namespace=NS)
+    assert status_code(gone.value) == 404
 
     sent = {(r.method.value if hasattr(r.method, "value") else str(r.method), str(r.url.path)): r for r in kmock}
     status_patch = next(r for (m, p), r in sent.items() if p.endswith("/pods/demo-1/status"))

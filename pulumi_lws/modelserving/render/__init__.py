@@ -39,7 +39,11 @@ from pulumi_lws.modelserving.render.declared import (
 )
 from pulumi_lws.modelserving.render.podgroup import podgroup
 from pulumi_lws.modelserving.render.statefulsets import role_replica_objects
-from pulumi_lws.modelserving.revision import RevisionCatalog, controller_revision
+from pulumi_lws.modelserving.revision import (
+    RevisionCatalog,
+    controller_revision,
+    role_template_hash,
+)
 
 __all__ = ["DeclaredGroup", "DeclaredRole", "declare_all", "modelserving_dependencies", "render_modelserving",
            "revisions_in_use"]
@@ -63,6 +67,7 @@ def render_modelserving(ms: ModelServing, declared: Sequence[DeclaredGroup], cat
            for key in sorted({*revisions_in_use(ms, declared, catalog), *keep_revisions})
            if _known(catalog, key)]
     seen: set[int] = set()
+    hashes: dict[tuple[str, str], str] = {}  # (revision, role) -> role template hash: once, not per group
     for group in sorted(declared, key=lambda d: d.ordinal):
         if group.ordinal in seen:
             raise ValueError(f"ServingGroup {names.group_name(ms.name, group.ordinal)} is declared twice")
@@ -73,8 +78,12 @@ def render_modelserving(ms: ModelServing, declared: Sequence[DeclaredGroup], cat
                       for r in catalog.roles_of(group.revision)}
             out.append(podgroup(ms, ns, group.ordinal, catalog.roles_of(group.revision), counts))
         for d in replicas:
+            role = catalog.role(d.revision, d.role)
+            key = (d.revision, d.role)
+            if key not in hashes:
+                hashes[key] = role_template_hash(role)
             out += role_replica_objects(ms.name, ns, scheduler, group.ordinal, group.revision,
-                                        catalog.role(d.revision, d.role), d.ordinal, d.revision)
+                                        role, d.ordinal, d.revision, hashes[key])
     return out
 
 

@@ -44,13 +44,14 @@ def _sts(name: str, namespace: str, labels: dict[str, str], spec: dict[str, Any]
 
 
 def role_replica_objects(ms: str, namespace: str, scheduler: str, g: int, group_revision: str, role: Role, r: int,
-                         template_revision: str) -> list[dict[str, Any]]:
+                         template_revision: str, template_hash: str | None = None) -> list[dict[str, Any]]:
     """[Service?, entry StatefulSet, worker StatefulSet?] of role replica ``<role>-<r>`` of group ``g``.
 
-    ``role`` is the role as stored in ``template_revision`` (its templates and workerReplicas)."""
+    ``role`` is the role as stored in ``template_revision`` (its templates and workerReplicas);
+    ``template_hash``: ``role_template_hash(role)`` when the caller has it (one per revision and role)."""
     name = role.name
     ident = role_labels(ms, g, name, r)
-    template_hash = role_template_hash(role)
+    template_hash = template_hash or role_template_hash(role)
     sts_labels = {**ident, L.REVISION: group_revision, L.ROLE_TEMPLATE_HASH: template_hash}
     svc = names.service(ms, g, name, r)
     address = entry_address(ms, g, name, r, namespace)

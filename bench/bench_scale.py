@@ -153,8 +153,10 @@ def registration(groups: int = 1_000, repeat: int = 5) -> dict[str, Any]:
     from bench_registration import ratio
 
     r, comp, bare = ratio(groups, repeat=repeat)
-    return row(f"component vs bare registration, {groups:,} groups (median of {repeat})",
-               f"{r:.2f}x ({comp:.2f} s vs {bare:.2f} s)", "<= 1.10x", r <= 1.10)
+    return row(f"component vs bare registration, {groups:,} groups (median of {repeat}, CPU)",
+               f"{r:.2f}x ({comp:.2f} s vs {bare:.2f} s)", "<= 1.10x", r <= 1.10,
+               "" if r <= 1.10 else "the component registers every child with parent= and depends_on= (the SDK "
+               "resolves both per resource) and publishes outputs; its plan + render is ~1% of the time")
 
 
 # ---- ModelServing and DisaggregatedSet ---------------------------------------------------------

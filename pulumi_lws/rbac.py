@@ -1,7 +1,8 @@
 """Least-privilege RBAC for the identity that runs ``pulumi up`` of a pulumi-lws program (pure).
 
 One ``pulumi up`` is one reconcile, done by one identity (a developer, CI, or the Pulumi Kubernetes
-Operator's workspace ServiceAccount). It needs exactly:
+Operator's workspace ServiceAccount). What it needs depends on the component's ``mode``
+(docs/modes.md). **Operator-free** (default) needs exactly:
 
 * **observe** — ``list`` on every kind of the API's :class:`~pulumi_lws.core.ports.Scope` in the
   workload's namespace (one LIST per kind, :mod:`pulumi_lws.cluster.live`), ``list`` on Nodes
@@ -24,10 +25,19 @@ Operator's workspace ServiceAccount). It needs exactly:
   are watched — and every object's Events (``NewEventAggregator``, ``provider/pkg/await/watchers.go``,
   observed whatever the condition).
 
+**Controller** mode (:mod:`pulumi_lws.components.controller`) registers the upstream custom
+resource instead and lets the upstream controller act, so it needs exactly: the same **observe**
+LISTs (the component still plans against the controller's native objects, for the preview), a
+``get`` of the API's CustomResourceDefinition (cluster-scoped, ``resourceNames`` = that one CRD:
+the "controller not installed" check, ``LiveCluster.serves_crd``), and **pulumi-kubernetes**'
+management of the custom resource kind (group and plural from ``Workload.upstream``; its
+``pulumi.com/waitFor: condition=...`` await watches the CR itself — ``condition.NewCustom`` ->
+``NewObjectObserver`` — and its Events). No action, no Event is written, nothing is expanded.
+
 Everything is namespaced (a Role + RoleBinding per workload namespace) except what must be
-cluster-scoped (a ClusterRole): Nodes, read for exclusive placement. No CustomResourceDefinition
-is ever rendered (the DisaggregatedSetRoleScaler CRD is a cluster prerequisite installed once by an
-admin: :mod:`pulumi_lws.disaggregatedset.external`), so no grant on CRDs is needed.
+cluster-scoped (a ClusterRole): Nodes, read for exclusive placement, and, in controller mode, the
+one CRD read by name. No CustomResourceDefinition is ever written (the DisaggregatedSetRoleScaler
+CRD and the controllers' CRDs are cluster prerequisites an admin installs).
 
 Invariants: :func:`policy` is a pure function of its arguments; every :class:`Grant` says who
 needs it and why; :meth:`Policy.allows` is the RBAC authorizer's rule match (group, resource
@@ -39,8 +49,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pulumi_lws.core.errors import FieldError, SpecError
+
 RECONCILE = "reconcile"
 PULUMI_KUBERNETES = "pulumi-kubernetes"
+#: the components' ``mode`` values (:data:`pulumi_lws.components.controller.MODES`, checked by a test)
+OPERATOR_FREE, CONTROLLER = "operator-free", "controller"
+MODES = (OPERATOR_FREE, CONTROLLER)
 
 
 @dataclass(frozen=True)
@@ -69,6 +84,7 @@ KINDS: dict[str, Kind] = {
     "Workload": Kind("scheduling.k8s.io", "workloads"),
     "DisaggregatedSetRoleScaler": Kind("disaggregatedset.x-k8s.io", "disaggregatedsetrolescalers"),
 }
+CRD = Kind("apiextensions.k8s.io", "customresourcedefinitions", namespaced=False)
 
 #: ``Action.verb`` -> the (RBAC verb, subresource) of each request the live actuator sends
 VERB_REQUESTS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -113,7 +129,8 @@ AWAIT_WATCHES: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class Grant:
-    """One verb on one resource (``pods`` or ``pods/status``), for ``who``, because ``why``."""
+    """One verb on one resource (``pods`` or ``pods/status``), for ``who``, because ``why``;
+    ``resource_names``: only those objects (empty: any)."""
 
     group: str
     resource: str
@@ -121,6 +138,14 @@ class Grant:
     who: str
     why: str
     cluster: bool = False
+    resource_names: tuple[str, ...] = ()
+
+    def allows(self, group: str, resource: str, verb: str, *, cluster: bool, name: str | None = None) -> bool:
+        """RBAC's rule match for one request (``name``: the object a GET/PATCH/DELETE names; a
+        rule with resourceNames never matches a request without one, e.g. a LIST)."""
+        if (self.group, self.resource, self.verb, self.cluster) != (group, resource, verb, cluster):
+            return False
+        return not self.resource_names or name in self.resource_names
 
 
 @dataclass(frozen=True)
@@ -130,20 +155,18 @@ class Policy:
     namespace: str
     grants: tuple[Grant, ...]
 
-    def allows(self, group: str, resource: str, verb: str, *, cluster: bool) -> bool:
-        """Whether a request is authorized: some grant has its group, resource (with subresource),
-        verb and scope (RBAC's rule match; no grant here restricts resourceNames)."""
-        return any(g.group == group and g.resource == resource and g.verb == verb and g.cluster == cluster
-                   for g in self.grants)
+    def allows(self, group: str, resource: str, verb: str, *, cluster: bool, name: str | None = None) -> bool:
+        """Whether a request is authorized: some grant allows it (:meth:`Grant.allows`)."""
+        return any(g.allows(group, resource, verb, cluster=cluster, name=name) for g in self.grants)
 
     def rules(self, *, cluster: bool) -> list[dict[str, Any]]:
-        """RBAC PolicyRules: one per (group, resource), verbs sorted."""
-        merged: dict[tuple[str, str], set[str]] = {}
+        """RBAC PolicyRules: one per (group, resource, resourceNames), verbs sorted."""
+        merged: dict[tuple[str, str, tuple[str, ...]], set[str]] = {}
         for g in self.grants:
             if g.cluster == cluster:
-                merged.setdefault((g.group, g.resource), set()).add(g.verb)
-        return [{"apiGroups": [group], "resources": [resource], "verbs": sorted(verbs)}
-                for (group, resource), verbs in sorted(merged.items())]
+                merged.setdefault((g.group, g.resource, g.resource_names), set()).add(g.verb)
+        return [{"apiGroups": [group], "resources": [resource], **({"resourceNames": list(names)} if names else {}),
+                 "verbs": sorted(verbs)} for (group, resource, names), verbs in sorted(merged.items())]
 
 
 def resolve(kind: str, gang_provider: str = "kubernetes") -> str:
@@ -163,32 +186,48 @@ def kind_of_manifest(manifest: Mapping[str, Any]) -> str:
     return resolve(kind)
 
 
-def _grant(kind: str, verb: str, who: str, why: str, subresource: str = "") -> Grant:
-    k = KINDS[kind]
+def _grant(kind: str | Kind, verb: str, who: str, why: str, subresource: str = "",
+           names: tuple[str, ...] = ()) -> Grant:
+    k = KINDS[kind] if isinstance(kind, str) else kind
     resource = f"{k.plural}/{subresource}" if subresource else k.plural
-    return Grant(k.group, resource, verb, who, why, cluster=not k.namespaced)
+    return Grant(k.group, resource, verb, who, why, cluster=not k.namespaced, resource_names=names)
 
 
-def adoption_kinds(scope_kinds: Iterable[str], rendered: Iterable[str], gang_provider: str = "kubernetes") -> list[str]:
-    """The scope kinds ``disown`` can meet: what the upstream controller creates (and owns) is what
-    pulumi-lws renders in its place; Pods belong to their StatefulSet/Deployment, never to the CR."""
+#: API kind -> scope kinds its upstream controller owns directly that pulumi-lws does not render:
+#: Kthena creates the Pods itself, each with a controller ownerReference to the ModelServing
+#: (kthena-modelserving-behaviour.md section 2), and adoption disowns every such object
+UPSTREAM_OWNS_UNRENDERED: dict[str, frozenset[str]] = {"ModelServing": frozenset({"Pod"})}
+
+
+def adoption_kinds(scope_kinds: Iterable[str], rendered: Iterable[str], gang_provider: str = "kubernetes", *,
+                   api: str = "") -> list[str]:
+    """The scope kinds ``disown`` can meet (:func:`pulumi_lws.core.adoption.disown_actions`: every
+    observed object owned by the CR): what the upstream controller creates is what pulumi-lws
+    renders in its place, plus :data:`UPSTREAM_OWNS_UNRENDERED` (LWS Pods belong to their
+    StatefulSet, never to the CR; Kthena's Pods to the ModelServing)."""
     made = set(rendered)
-    return sorted(k for k in scope_kinds if resolve(k, gang_provider) in made)
+    extra = UPSTREAM_OWNS_UNRENDERED.get(api, frozenset())
+    return sorted(k for k in scope_kinds if resolve(k, gang_provider) in made or k in extra)
+
+
+def observe_grants(scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes") -> list[Grant]:
+    """One LIST per scope kind (and Nodes, cluster-scoped, when the scope reads them): both modes."""
+    out = [_grant(resolve(k, gang_provider), "list", RECONCILE, "observe: one LIST per scope kind") for k in scope_kinds]
+    if nodes:
+        out.append(_grant("Node", "list", RECONCILE, "observe: Nodes for exclusive placement"))
+    return out
 
 
 def reconcile_grants(api: str, scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes",
                      adoption: bool = False, rendered: Iterable[str] = ()) -> list[Grant]:
-    """What the reconcile itself sends: observe, act, Events (``rendered``: for adoption)."""
+    """What the operator-free reconcile itself sends: observe, act, Events (``rendered``: for adoption)."""
     scope_kinds = list(scope_kinds)
-    kinds = [resolve(k, gang_provider) for k in scope_kinds]
-    out = [_grant(k, "list", RECONCILE, "observe: one LIST per scope kind") for k in kinds]
-    if nodes:
-        out.append(_grant("Node", "list", RECONCILE, "observe: Nodes for exclusive placement"))
+    out = observe_grants(scope_kinds, nodes=nodes, gang_provider=gang_provider)
     # an action only touches an object the reconcile observed: kinds outside the scope get none
     in_scope = set(scope_kinds)
     actions = {(verb, kind) for verb, kind in API_ACTIONS[api] if kind in in_scope}
     if adoption:
-        actions |= {("disown", k) for k in adoption_kinds(in_scope, rendered, gang_provider)}
+        actions |= {("disown", k) for k in adoption_kinds(in_scope, rendered, gang_provider, api=api)}
     for verb, kind in sorted(actions):
         for http_verb, sub in VERB_REQUESTS[verb]:
             out.append(_grant(resolve(kind, gang_provider), http_verb, RECONCILE, f"action {verb} {kind}", sub))
@@ -198,16 +237,18 @@ def reconcile_grants(api: str, scope_kinds: Iterable[str], *, nodes: bool, gang_
     return out
 
 
-def managed_grants(rendered: Iterable[str], awaited: Iterable[str] | None = None) -> list[Grant]:
-    """What pulumi-kubernetes sends to create, update, await and delete the rendered kinds;
-    ``awaited``: the kinds some object of which runs the built-in await (None: all rendered)."""
-    rendered = sorted(set(rendered))
+def managed_grants(rendered: Iterable[str | Kind], awaited: Iterable[str | Kind] | None = None) -> list[Grant]:
+    """What pulumi-kubernetes sends to create, update, await and delete the rendered kinds (a
+    :data:`KINDS` key, or a :class:`Kind`: controller mode's custom resource); ``awaited``: the
+    kinds some object of which runs the built-in await (None: all rendered)."""
+    rendered = sorted(set(rendered), key=lambda k: (isinstance(k, Kind), str(k)))
     awaited = set(rendered if awaited is None else awaited)
     out = []
     for kind in rendered:
+        label = kind if isinstance(kind, str) else kind.plural
         for verb in MANAGED_VERBS:
-            out.append(_grant(kind, verb, PULUMI_KUBERNETES, f"manage {kind}"))
-        for watched in AWAIT_WATCHES.get(kind, ()) if kind in awaited else ():
+            out.append(_grant(kind, verb, PULUMI_KUBERNETES, f"manage {label}"))
+        for watched in AWAIT_WATCHES.get(kind, ()) if isinstance(kind, str) and kind in awaited else ():
             for verb in ("list", "watch"):
                 out.append(_grant(watched, verb, PULUMI_KUBERNETES, f"await {kind}: watch its {watched}s"))
     if out:
@@ -216,13 +257,57 @@ def managed_grants(rendered: Iterable[str], awaited: Iterable[str] | None = None
     return out
 
 
-def policy(api: str, namespace: str, *, scope_kinds: Iterable[str], nodes: bool, rendered: Iterable[str],
-           gang_provider: str = "kubernetes", adoption: bool = False, awaited: Iterable[str] | None = None) -> Policy:
-    """The grants one workload of ``api`` needs in ``namespace`` (see the module docstring).
+def controller_grants(upstream: Any, scope_kinds: Iterable[str], *, nodes: bool,
+                      gang_provider: str = "kubernetes") -> list[Grant]:
+    """Controller mode (module docstring): observe, the CRD GET by name, pulumi-kubernetes on the
+    CR. ``upstream``: the API's :class:`~pulumi_lws.core.workload.UpstreamController`."""
+    out = observe_grants(scope_kinds, nodes=nodes, gang_provider=gang_provider)
+    out.append(_grant(CRD, "get", RECONCILE, f"controller mode: is {upstream.crd_name} served (missing-controller "
+                                             "error)", names=(upstream.crd_name,)))
+    return out + managed_grants([Kind(upstream.group, upstream.plural)])
+
+
+def check_mode(mode: str, *, kind: str, adoption: bool = False, gang_provider: str = "kubernetes") -> None:
+    """``SpecError`` naming the field for an unknown ``mode``, and in controller mode for what only
+    operator-free mode has: adoption (operator-free taking over from the controller) and a gang
+    provider (the upstream controller's gang scheduling is its own configuration)."""
+    if mode not in MODES:
+        supported = ", ".join(f'"{m}"' for m in MODES)
+        raise SpecError(kind, None, [FieldError("mode", f"Unsupported value: supported values: {supported}", mode)])
+    problems = []
+    if mode == CONTROLLER and adoption:
+        problems.append(FieldError("adoption", "adoption is operator-free mode taking a fleet over from the controller; "
+                                               "in mode \"controller\" the controller keeps it", adoption))
+    if mode == CONTROLLER and gang_provider != "kubernetes" and kind not in FIXED_GANG_PROVIDER:
+        problems.append(FieldError("gangProvider", "is a pulumi-lws (operator-free) option the upstream controller "
+                                                   "does not implement; remove it or use mode \"operator-free\"",
+                                   gang_provider))
+    if problems:
+        raise SpecError(kind, None, problems)
+
+
+def policy(api: str, namespace: str, *, scope_kinds: Iterable[str], nodes: bool, rendered: Iterable[str] = (),
+           gang_provider: str = "kubernetes", adoption: bool = False, awaited: Iterable[str] | None = None,
+           mode: str = OPERATOR_FREE, upstream: Any = None) -> Policy:
+    """The grants one workload of ``api`` needs in ``namespace`` in ``mode`` (module docstring).
+    ``rendered``/``awaited``/``adoption``: operator-free only; ``upstream``: controller mode's
+    :class:`~pulumi_lws.core.workload.UpstreamController` (default: the registered API's).
 
     Raises ``ValueError`` for a rendered kind outside :data:`API_RENDERS` (a renderer that emits a
-    new kind must say so here, so its RBAC is reviewed rather than guessed)."""
+    new kind must say so here, so its RBAC is reviewed rather than guessed), ``SpecError`` for a
+    mode / option mismatch (:func:`check_mode`)."""
+    check_mode(mode, kind=api, adoption=adoption, gang_provider=gang_provider)
     rendered = set(rendered)
+    if mode == CONTROLLER:
+        if rendered:
+            raise ValueError(f"{api} in controller mode renders nothing (the controller does): got {sorted(rendered)}")
+        if upstream is None:
+            import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
+            from pulumi_lws.core.workload import workload_for
+
+            upstream = workload_for(api).upstream
+        return Policy(namespace, tuple(dict.fromkeys(
+            controller_grants(upstream, scope_kinds, nodes=nodes, gang_provider=gang_provider))))
     unknown = rendered - API_RENDERS[api]
     if unknown:
         raise ValueError(f"{api} rendered {sorted(unknown)}: add them to pulumi_lws.rbac.API_RENDERS")
@@ -272,10 +357,11 @@ FIXED_GANG_PROVIDER = {"ModelServing": "volcano"}
 
 
 def policy_for_manifest(manifest: Mapping[str, Any], *, namespace: str | None = None, gang_provider: str = "kubernetes",
-                        adoption: bool = False) -> Policy:
-    """The policy of one upstream workload manifest: its scope as the spec needs it (Nodes only
-    for exclusive placement) and the kinds its first and steady stages render. Raises
-    ``SpecError`` for an invalid manifest (nothing is computed from it)."""
+                        adoption: bool = False, mode: str = OPERATOR_FREE) -> Policy:
+    """The policy of one upstream workload manifest in ``mode``: its scope as the spec needs it
+    (Nodes only for exclusive placement) and, operator-free, the kinds its first and steady stages
+    render. Raises ``SpecError`` for an invalid manifest or a mode / option mismatch (nothing is
+    computed from it)."""
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
     from pulumi_lws.core.snapshot import EMPTY
     from pulumi_lws.core.workload import workload_of
@@ -284,13 +370,17 @@ def policy_for_manifest(manifest: Mapping[str, Any], *, namespace: str | None = 
     workload = workload_of(manifest)
     if workload is None:
         raise KeyError(f"not a workload this project models: kind {manifest.get('kind')!r}")
+    check_mode(mode, kind=workload.kind, adoption=adoption, gang_provider=gang_provider)
     spec = workload.parse(manifest, namespace=namespace)
     ns, _ = workload.identity(spec)
     gang = FIXED_GANG_PROVIDER.get(workload.kind, gang_provider)
+    scope = workload.scope(spec)
+    if mode == CONTROLLER:  # what controller.register_custom_resource observes; the CR is all it manages
+        return policy(workload.kind, ns, scope_kinds=scope.kinds, nodes=scope.nodes, gang_provider=gang, mode=mode,
+                      upstream=workload.upstream)
     first = workload.reconcile(spec, EMPTY, workload.options(gang_provider=gang)).manifests
     steady = steady_state(manifest, namespace=namespace, gang_provider=gang).reconciled.manifests
     rendered = [*first, *steady]
-    scope = workload.scope(spec)
     return policy(workload.kind, ns, scope_kinds=scope.kinds, nodes=scope.nodes,
                   rendered={kind_of_manifest(m) for m in rendered}, gang_provider=gang, adoption=adoption,
                   awaited={kind_of_manifest(m) for m in rendered if not skips_await(m)})
@@ -310,9 +400,10 @@ def parse_service_account(value: str) -> tuple[str, str]:
 
 
 def rbac_yaml(manifests_: Sequence[Mapping[str, Any]], *, namespace: str | None = None, gang_provider: str = "kubernetes",
-              service_account: str = "default/pulumi-lws", adoption: bool = False) -> str:
-    """The RBAC documents for every workload of ``manifests_`` (other documents ignored) as YAML,
-    with a header naming the workloads and the subject. Invalid input raises before any output."""
+              service_account: str = "default/pulumi-lws", adoption: bool = False, mode: str = OPERATOR_FREE) -> str:
+    """The RBAC documents for every workload of ``manifests_`` (other documents ignored) in
+    ``mode`` as YAML, with a header naming the workloads, the mode and the subject. Invalid input
+    raises before any output."""
     import yaml
 
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
@@ -320,9 +411,12 @@ def rbac_yaml(manifests_: Sequence[Mapping[str, Any]], *, namespace: str | None 
 
     sa_namespace, sa_name = parse_service_account(service_account)
     workloads = [m for m in manifests_ if workload_of(m) is not None]
-    policies = [policy_for_manifest(m, namespace=namespace, gang_provider=gang_provider, adoption=adoption) for m in workloads]
+    policies = [policy_for_manifest(m, namespace=namespace, gang_provider=gang_provider, adoption=adoption, mode=mode)
+                for m in workloads]
     names = ", ".join(f"{m['kind']} {p.namespace}/{(m.get('metadata') or {}).get('name')}" for m, p in zip(workloads, policies))
-    header = (f"# least-privilege RBAC for `pulumi up` of {names or 'no workload'} "
-              f"(pulumi-lws reconcile + pulumi-kubernetes), bound to ServiceAccount {sa_namespace}/{sa_name}\n")
+    jobs = ("pulumi-lws observe + CRD check, pulumi-kubernetes managing the custom resource" if mode == CONTROLLER
+            else "pulumi-lws reconcile + pulumi-kubernetes")
+    header = (f"# least-privilege RBAC for `pulumi up` of {names or 'no workload'} in mode {mode} ({jobs}), "
+              f"bound to ServiceAccount {sa_namespace}/{sa_name}\n")
     docs = manifests(policies, subject_namespace=sa_namespace, subject_name=sa_name)
     return header + yaml.safe_dump_all(docs, sort_keys=False, explicit_start=True) if docs else header

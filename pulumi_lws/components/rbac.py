@@ -3,10 +3,14 @@
 A Pulumi component registering what :mod:`pulumi_lws.rbac` computes for the given workload
 manifests: a Role + RoleBinding per workload namespace and, only when a workload reads Nodes
 (exclusive placement), a ClusterRole + ClusterRoleBinding — all bound to one ServiceAccount
-(optionally created here). It belongs in an admin's stack (whoever may grant RBAC), not in the
+(optionally created here), for the workload components' ``mode`` (operator-free: observe, act,
+Events, the expanded objects; controller: observe, the CRD check, the upstream custom resource).
+It belongs in an admin's stack (whoever may grant RBAC), not in the
 workload stack it authorizes: the workload stack's identity cannot create its own grants.
 
-Invalid manifests raise ``SpecError`` before anything is registered (as every component here).
+Invalid manifests, an unknown ``mode`` or an operator-free-only option in controller mode raise
+``SpecError`` before anything is registered (as every component here). One ``mode`` covers every
+manifest: workloads in different modes take one ReconcilerRbac each.
 """
 from __future__ import annotations
 
@@ -33,7 +37,9 @@ class ReconcilerRbacArgs(TypedDict, total=False):
     gang_provider: pulumi.Input[str]
     """LeaderWorkerSet gang objects: ``kubernetes`` (default) or ``volcano`` (ModelServing always Volcano's)."""
     adoption: pulumi.Input[bool]
-    """Also allow ``disown`` on every observed kind (adopting a fleet from the upstream controller)."""
+    """Also allow ``disown`` on every observed kind (adopting a fleet from the upstream controller; operator-free only)."""
+    mode: pulumi.Input[str]
+    """The workload components' ``mode``: ``operator-free`` (default) or ``controller`` (docs/rbac.md)."""
 
 
 class ReconcilerRbac(pulumi.ComponentResource):
@@ -42,7 +48,7 @@ class ReconcilerRbac(pulumi.ComponentResource):
     role_namespaces: pulumi.Output[list[str]]
     """The namespaces that got a Role + RoleBinding."""
     cluster_role: pulumi.Output[str | None]
-    """The ClusterRole's name when some workload reads Nodes, else null."""
+    """The ClusterRole's name when some workload reads Nodes (or, in controller mode, always: the CRD check), else null."""
     rules: pulumi.Output[list[Any]]
     """Every RBAC object registered (Role, RoleBinding, ClusterRole, ClusterRoleBinding) as plain manifests."""
 
@@ -58,8 +64,10 @@ class ReconcilerRbac(pulumi.ComponentResource):
         workloads = [m for m in (args.get("manifests") or []) if workload_of(m) is not None]
         gang = str(args.get("gang_provider") or args.get("gangProvider") or "kubernetes")
         adoption = bool(args.get("adoption"))
+        mode = str(args.get("mode") or rbac.OPERATOR_FREE)
+        rbac.check_mode(mode, kind="ReconcilerRbac", adoption=adoption, gang_provider=gang)  # even with no workload
         # every manifest is validated (SpecError) before the first registration
-        policies = [rbac.policy_for_manifest(m, gang_provider=gang, adoption=adoption) for m in workloads]
+        policies = [rbac.policy_for_manifest(m, gang_provider=gang, adoption=adoption, mode=mode) for m in workloads]
         docs = rbac.manifests(policies, name=name, subject_namespace=sa_namespace, subject_name=sa_name)
         super().__init__(TYPE, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)

@@ -1,6 +1,7 @@
 """Scenarios of the RBAC tests: per API, workload manifests covering every kind it renders and
 every action kind it plans (Ordinal and Hash LeaderWorkerSets, kubernetes and Volcano gangs,
-exclusive placement, adoption; ModelServing; DisaggregatedSet with an External role)."""
+exclusive placement, adoption; ModelServing; DisaggregatedSet with an External role), and, per
+API, controller mode (:func:`controller_scenarios`: every scope shape its observe can have)."""
 from __future__ import annotations
 
 import copy
@@ -33,6 +34,7 @@ class Scenario:
     manifest: dict[str, Any]
     gang_provider: str = "kubernetes"
     adoption: bool = False
+    mode: str = "operator-free"
 
     @property
     def api(self) -> str:
@@ -74,3 +76,14 @@ def scenarios() -> list[Scenario]:
 
 
 APIS = ("LeaderWorkerSet", "ModelServing", "DisaggregatedSet")
+
+
+def controller_scenarios() -> list[Scenario]:
+    """Controller mode per API: the plain sample, and what widens the observed scope (gang
+    objects, exclusive placement: Nodes, an External role: its scalers)."""
+    by_name = {s.name: s for s in scenarios()}
+    picks = {"lws-controller": "lws-ordinal", "lws-controller-hash": "lws-hash",
+             "lws-controller-gang": "lws-gang-kubernetes", "lws-controller-exclusive": "lws-exclusive-placement",
+             "ms-controller": "ms-pd", "ms-controller-volcano": "ms-volcano",
+             "ds-controller": "ds-pd", "ds-controller-external": "ds-external-scaling"}
+    return [Scenario(name, by_name[source].manifest, mode="controller") for name, source in picks.items()]

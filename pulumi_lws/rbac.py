@@ -14,16 +14,12 @@ Operator's workspace ServiceAccount). What it needs depends on the component's `
   only with ``adoption=True``;
 * **events** — the reconcile records its stage as Events (LIST of the workload's Events, CREATE,
   GET + PATCH to bump a repeated one: :mod:`pulumi_lws.core.events`);
-* **pulumi-kubernetes** — for every kind it manages (the rendered kinds): ``get`` (read before
-  update / refresh), ``create`` (client-side apply) and ``patch`` (server-side apply, the v4
-  default, creates and updates), ``delete``, ``list``/``watch`` (its await logic watches the
-  object through an informer). Its built-in await logic also watches what an awaited kind owns
-  (:data:`AWAIT_WATCHES`: StatefulSet -> Pods, Deployment -> ReplicaSets, Pods, PVCs, Service ->
-  Endpoints; ``provider/pkg/await/{statefulset,deployment,service}.go``) — but not for objects
-  annotated ``pulumi.com/skipAwait: "true"`` (every rendered StatefulSet and Deployment:
-  ``metadata.ReadyCondition`` then returns an immediate condition), so only the Services' Endpoints
-  are watched — and every object's Events (``NewEventAggregator``, ``provider/pkg/await/watchers.go``,
-  observed whatever the condition).
+* **pulumi-kubernetes** — for every rendered kind: ``get``, ``create``, ``patch`` (server-side
+  apply), ``delete``, ``list``/``watch`` (its await's informer on the object); what an awaited kind
+  owns (:data:`AWAIT_WATCHES`, ``provider/pkg/await/{statefulset,deployment,service}.go``) — not
+  for ``pulumi.com/skipAwait: "true"`` objects (every rendered StatefulSet and Deployment), so only
+  the Services' Endpoints — and every object's Events (``NewEventAggregator``,
+  ``provider/pkg/await/watchers.go``, observed whatever the condition).
 
 **Controller** mode (:mod:`pulumi_lws.components.controller`) registers the upstream custom
 resource instead and lets the upstream controller act, so it needs exactly: the same **observe**

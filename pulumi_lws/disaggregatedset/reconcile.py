@@ -26,7 +26,7 @@ from pulumi_lws.core.control import Control, is_paused
 from pulumi_lws.core.dependencies import check_dependency_order
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.workload import Reconciled
-from pulumi_lws.disaggregatedset import external
+from pulumi_lws.disaggregatedset import external, names
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.api.disaggregatedset import DisaggregatedSet
 from pulumi_lws.disaggregatedset.observe import (
@@ -45,7 +45,11 @@ from pulumi_lws.disaggregatedset.rollout.observation import (
 )
 from pulumi_lws.disaggregatedset.rollout.predict import predict_remaining
 from pulumi_lws.disaggregatedset.rollout.stage import to_stage
-from pulumi_lws.disaggregatedset.rollout.stage_planner import ChildPlan, DisaggregatedPlan, plan
+from pulumi_lws.disaggregatedset.rollout.stage_planner import (
+    ChildPlan,
+    DisaggregatedPlan,
+    plan,
+)
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.rollout.failure.restart_budget import parse_timestamp
 
@@ -144,6 +148,35 @@ def held_children(p: DisaggregatedPlan) -> tuple[ChildPlan, ...]:
                                      declared=True) for c in p.children if c.observed is not None)
 
 
+Key = tuple[str, str]
+
+
+def drain_before_raise(ds: DisaggregatedSet, target: str, declared: Sequence[ChildPlan],
+                       manifests: Sequence[Mapping[str, Any]],
+                       dependencies: Mapping[Key, Sequence[Key]]) -> dict[Key, tuple[Key, ...]]:
+    """``dependencies`` plus, per (slice, role), the target child's leader workload depending on the
+    leader workload of every declared old child of that role: an apply interrupted part-way (a
+    crash, a failed resource) never raises the new revision without the drain planned beside it,
+    so the surge ceiling holds through it (a drain alone is always safe: the floor never relies on
+    it). Dependencies must be declared earlier: the old children are rendered first."""
+    keys = {(m["kind"], m["metadata"]["name"]) for m in manifests}
+
+    def leader(c: ChildPlan) -> Key | None:
+        name = names.child_lws(ds.name, c.slice, c.revision, c.role)
+        return next(((kind, name) for kind in ("StatefulSet", "Deployment") if (kind, name) in keys), None)
+
+    out = {k: tuple(v) for k, v in dependencies.items()}
+    old: dict[tuple[int, str], list[Key]] = defaultdict(list)
+    for c in declared:
+        if c.revision != target and (key := leader(c)) is not None:
+            old[(c.slice, c.role)].append(key)
+    for c in declared:
+        new = leader(c) if c.revision == target else None
+        if new is not None and old.get((c.slice, c.role)):
+            out[new] = tuple(dict.fromkeys((*out.get(new, ()), *old[(c.slice, c.role)])))
+    return out
+
+
 def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
               options: DisaggregatedSetOptions = DisaggregatedSetOptions()) -> Reconciled:
     """Plan one stage for ``ds`` against ``snapshot`` and render the objects it needs."""
@@ -157,10 +190,11 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
                                 new_scaled_at=last_scale_up(snapshot, target) if deadline else None, now=snapshot.now)
     remaining = predict_remaining(p, observations, ds.slices, roles)
     declared = held_children(p) if is_paused("DisaggregatedSet", ds, options.control) else p.declared
+    declared = tuple(sorted(declared, key=lambda c: c.revision == target))  # old children first: see below
     rendered = render_children(ds, declared, snapshot, options=options.children)
     svc = services(ds, ready_on_all_roles(ds, children, p.declared), range(ds.slices))
     manifests = (*rendered.manifests, *svc, *external.manifests(ds, scalers))
-    dependencies = dict(rendered.dependencies)
+    dependencies = drain_before_raise(ds, target, declared, rendered.manifests, rendered.dependencies)
     check_dependency_order(manifests, dependencies)
     stage = to_stage(p, remaining)
     actions = tuple(a for name in sorted(rendered.stages) for a in rendered.stages[name].actions)

@@ -1,15 +1,20 @@
 """The surge ceiling counts what old children *run* (rollout/apply.py, ``old_running``), not only
 what they declare: an old child whose LWS controller keeps unready surge groups while it scales
 down (upstream ``calculateRollingUpdateReplicas``) holds the new revision's raise until those
-groups are gone. Regression of soak seeds 70343 / 70376 (A -> B -> C with B never ready)."""
+groups are gone. Regression of soak seeds 70343 / 70376 (A -> B -> C with B never ready); and of
+the LWS_SOAK=2 seeds: the barrier in the steady branch (71189) and a raise applied without the
+drain beside it by a partial apply (71302, 71996)."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
 import pytest
+from ds_helpers import Harness, ds_manifest, parse, role, with_image
 
 from pulumi_lws.disaggregatedset.planner import RollingUpdateConfig
+from pulumi_lws.disaggregatedset.reconcile import reconcile
+from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.disaggregatedset.rollout.apply import (
     RoleState,
     apply_step,
@@ -96,7 +101,52 @@ def test_a_stage_held_only_by_running_old_groups_is_not_a_deadlock() -> None:
     assert any("applied on declared counts" in n for n in p.notes)
 
 
-@pytest.mark.parametrize("seed", [70343, 70376])
+def test_a_rollout_that_drained_every_old_replica_first_still_rolls_in_lockstep() -> None:
+    """maxUnavailable let the planner drain every old replica before the new revision reached its
+    targets (soak seed 71189): the old children stay declared at 0 and the slice stays a rollout,
+    so the barrier holds and the new revision is raised by the planner, not jumped to its targets;
+    once it is at target the old children go. A steady set (no old child) scales at once."""
+    roles = [RoleTarget("prefill", 6, CFG), RoleTarget("decode", 3, CFG)]
+
+    def catching_up(prefill_ready: int) -> SliceObservation:
+        return SliceObservation(0, (
+            RevisionObservation("cccccccc", {"prefill": ChildObservation(4, prefill_ready), "decode": ChildObservation(2, 2)}),
+            RevisionObservation("aaaaaaaa", {"prefill": ChildObservation(0, 0, 6), "decode": ChildObservation(0, 0, 3)})))
+
+    held = plan_slice(catching_up(3), "cccccccc", roles)
+    assert held.mode != "steady" and held.blocker is not None and held.blocker.code == "waiting-for-roles"
+    assert {c.role: c.replicas for c in held.declared if c.revision == "cccccccc"} == {"prefill": 4, "decode": 2}
+    assert {c.key for c in held.declared if c.revision == "aaaaaaaa"} == {"0/prefill/aaaaaaaa", "0/decode/aaaaaaaa"}
+    moved = plan_slice(catching_up(4), "cccccccc", roles)
+    new = {c.role: c.replicas for c in moved.declared if c.revision == "cccccccc"}
+    assert moved.mode != "steady" and 4 <= new["prefill"] <= 6 and 2 <= new["decode"] <= 3 and new != {"prefill": 4, "decode": 2}
+    done = SliceObservation(0, (
+        RevisionObservation("cccccccc", {"prefill": ChildObservation(6, 6), "decode": ChildObservation(3, 3)}),
+        RevisionObservation("aaaaaaaa", {"prefill": ChildObservation(0, 0, 6), "decode": ChildObservation(0, 0, 3)})))
+    assert {c.key for c in plan_slice(done, "cccccccc", roles).deleted} == {"0/prefill/aaaaaaaa", "0/decode/aaaaaaaa"}
+    steady = SliceObservation(0, (RevisionObservation("cccccccc", {
+        "prefill": ChildObservation(4, 3), "decode": ChildObservation(2, 2)}),))
+    scaled = plan_slice(steady, "cccccccc", roles)
+    assert scaled.mode == "steady" and {c.role: c.replicas for c in scaled.declared} == {"prefill": 6, "decode": 3}
+
+
+def test_a_raise_depends_on_the_drain_beside_it() -> None:
+    """The target child's leader workload depends on each declared old child's of the same role,
+    so a crash part-way through the apply never raises without the drain (soak seeds 71302/71996:
+    maxSurge 0 decode at 3|1 after a partial apply)."""
+    old = ds_manifest(role("prefill", 3, 1), role("decode", 2, 1, surge=0, unavailable=1))
+    h = Harness.create(old)
+    new = with_image(old, "img:2")
+    h.change_spec(new)
+    result = reconcile(h.spec, h.snapshot())
+    a, b = compute_revision(parse(old)), compute_revision(h.spec)
+    for r in ("prefill", "decode"):
+        assert ("StatefulSet", f"pd-0-{a}-{r}") in result.dependencies[("StatefulSet", f"pd-0-{b}-{r}")]
+    keys = [(m["kind"], m["metadata"]["name"]) for m in result.manifests]
+    assert keys.index(("StatefulSet", f"pd-0-{a}-decode")) < keys.index(("StatefulSet", f"pd-0-{b}-decode"))
+
+
+@pytest.mark.parametrize("seed", [70343, 70376, 71189, 71302, 71996])
 def test_soak_regression_seeds(seed: int) -> None:
     from test_ds_crash_e2e import random_case, run_case
 

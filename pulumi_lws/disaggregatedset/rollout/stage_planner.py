@@ -3,11 +3,10 @@
 Upstream's ``reconcileSlice`` + executor as a pure function (reference §4.3; design in
 docs/disaggregatedset.md, "Rollout decisions"):
 
-1. **Steady** (no old revision has replicas, on any role — spec or removed — and no old child is
-   still declared while a spec role's new child is below its target): every spec role's child of
-   the target revision at its target replicas (``reconcileSimple``); old children are no longer
-   declared (deleted). A new slice therefore starts at its target directly and a slice change
-   never rolls (slices are planned independently; :func:`plan` deletes removed slices).
+1. **Steady** (no old revision has replicas, on any role — spec or removed): every spec role's
+   child of the target revision at its target replicas (``reconcileSimple``); old children are
+   no longer declared (deleted). A new slice therefore starts at its target directly and a slice
+   change never rolls (slices are planned independently; :func:`plan` deletes removed slices).
 2. **Rollout** (some old revision has replicas):
 
    * *init* (no child of the target revision yet): every old child is stamped ``initial-replicas``
@@ -189,16 +188,6 @@ def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget], *,
                      complete=not pending)
 
 
-def _catching_up(obs: SliceObservation, target: str, roles: Sequence[RoleTarget], old_revs) -> bool:
-    """Old children still declared (all at 0) while a spec role's new child is below its target: a
-    rollout whose maxUnavailable drained every old replica first is still a rollout — the planner
-    and the barrier raise the new revision in lockstep; the old children go once it is at target."""
-    new_rev = obs.revision(target)
-    have = new_rev.children if new_rev else {}
-    return any(rev.children for rev in old_revs) and any(
-        r.replicas is not None and (have[r.name].replicas if r.name in have else 0) < r.replicas for r in roles)
-
-
 def _role_order(obs: SliceObservation, target: str, roles: Sequence[RoleTarget]) -> list[tuple[str, bool]]:
     spec = [r.name for r in roles]
     removed = sorted({role for rev in obs.revisions if rev.revision != target for role in rev.children} - set(spec))
@@ -213,7 +202,7 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
     target = target_revision
     old_revs = [r for r in obs.revisions if r.revision != target]
     order = _role_order(obs, target, roles)
-    if sum(rev.total for rev in old_revs) == 0 and not _catching_up(obs, target, roles, old_revs):
+    if sum(rev.total for rev in old_revs) == 0:
         return _steady(obs, target, roles, progress_deadline_seconds=progress_deadline_seconds,
                        new_scaled_at=new_scaled_at, now=now)
 
@@ -317,7 +306,7 @@ def _build(obs: SliceObservation, target: str, mode: str, old_revs, states: Sequ
     for s, o in zip(states, old_after):
         per_role_old[s.name] = distribute_drain(s.old - o, [rev.children[s.name].replicas for rev in old_revs
                                                             if s.name in rev.children])
-    all_drained = sum(old_after) == 0 and all(n >= s.target for s, n in zip(states, new_after) if s.in_spec)
+    all_drained = sum(old_after) == 0
     for s, n in zip(states, new_after):
         if not s.in_spec:
             continue

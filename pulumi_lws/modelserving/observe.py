@@ -10,7 +10,8 @@ Invariants:
 * a role replica ``<role>-<r>`` (labels ``role``, ``role-id``) has the ``role-template-hash`` of
   its entry StatefulSet, else its worker StatefulSet, else a pod, else ``""`` (unknown). Status:
   ``Deleting`` when one of its StatefulSets has a deletionTimestamp or pods remain with no
-  StatefulSet; ``Running`` when its entry pod and the ``workerReplicas`` worker pods (1..W, W from
+  StatefulSet (unless it is *legacy*: bare pods Kthena created, :mod:`pulumi_lws.modelserving.legacy`,
+  Running when its upstream-named pods are Running+Ready); ``Running`` when its entry pod and the ``workerReplicas`` worker pods (1..W, W from
   its role template, resolved through the catalog by hash) are Running+Ready; else ``Creating``;
 * a group is ``Deleting`` when its PodGroup is being deleted or every role replica is
   ``Deleting``; ``Running`` when every role of its own revision has at least ``n`` ``Running``
@@ -27,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pulumi_lws.core import keys as K
+from pulumi_lws.core.adoption import pruned
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import (
     Snapshot,
@@ -47,7 +49,17 @@ from pulumi_lws.modelserving.groups import (
     by_ordinal,
     parse_ordinal,
 )
-from pulumi_lws.modelserving.revision import RevisionCatalog
+from pulumi_lws.modelserving.legacy import (
+    LegacyReplica,
+    is_legacy,
+    legacy_replicas,
+    upstream_pod_names,
+)
+from pulumi_lws.modelserving.revision import (
+    RevisionCatalog,
+    role_data,
+    role_template_hash,
+)
 
 KINDS = ("StatefulSet", "Pod", "Service", "ControllerRevision", "PodGroup")
 
@@ -109,12 +121,53 @@ def _role_state(ms: ModelServing, catalog: RevisionCatalog, g: int, role: str, r
     hashes += [labels_of(p).get(L.ROLE_TEMPLATE_HASH) for _, p in sorted(pods.items())]
     template_hash = next((h for h in hashes if h), "")
     cost = deletion_cost(pods.values())
+    if is_legacy(sts.values(), pods.values()):
+        return _legacy_state(ms, catalog, g, role, r, group_revision, pods, template_hash, cost)
     if any(is_deleting(o) for o in sts.values()) or not sts:
         return RoleReplicaState(role, r, template_hash, DELETING, cost)
     w = _worker_replicas(ms, catalog, role, template_hash, group_revision, worker)
     wanted = [names.entry_pod(ms.name, g, role, r)] + [names.worker_pod(ms.name, g, role, r, i) for i in range(1, w + 1)]
     ready = entry is not None and (w == 0 or worker is not None) and all(pod_running_and_ready(pods.get(p)) for p in wanted)
     return RoleReplicaState(role, r, template_hash, RUNNING if ready else CREATING, cost)
+
+
+def _legacy_state(ms: ModelServing, catalog: RevisionCatalog, g: int, role: str, r: int, group_revision: str,
+                  pods: Mapping[str, Obj], label_hash: str, cost: int) -> RoleReplicaState:
+    """A role replica of bare, Kthena-named pods (:mod:`pulumi_lws.modelserving.legacy`): its
+    template hash is its revision's stored role's (upstream computed the label with its own hash)."""
+    revision = LegacyReplica(g, role, r, tuple(pods.values())).revision
+    template_hash = _legacy_hash(ms, catalog, role, revision) or label_hash
+    if any(is_deleting(p) for p in pods.values()):
+        return RoleReplicaState(role, r, template_hash, DELETING, cost)
+    w = _worker_replicas(ms, catalog, role, template_hash, revision or group_revision, None)
+    ready = all(pod_running_and_ready(pods.get(p)) for p in upstream_pod_names(ms.name, g, role, r, w))
+    return RoleReplicaState(role, r, template_hash, RUNNING if ready else CREATING, cost)
+
+
+def _legacy_hash(ms: ModelServing, catalog: RevisionCatalog, role: str, revision: str) -> str | None:
+    """The pulumi-lws template hash of ``role`` in ``revision``: the live spec's role's when the
+    stored role is the same content (a Go-serialised template keeps ``creationTimestamp: null``),
+    else the stored role's; None when the revision or role is unknown."""
+    stored = next((r for r in catalog.roles.get(revision, ()) if r.get("name") == role), None)
+    if stored is None:
+        return None
+    try:
+        spec_role = ms.role(role)
+    except KeyError:
+        return catalog.role_hash(revision, role)
+    if pruned(dict(stored)) == pruned(role_data(spec_role)):
+        return role_template_hash(spec_role)
+    return catalog.role_hash(revision, role)
+
+
+def legacy_worker_replicas(ms: ModelServing, catalog: RevisionCatalog, snapshot: Snapshot) -> dict[tuple[int, str, int], int]:
+    """W of every legacy role replica of ``ms`` (its revision's role, as :func:`_legacy_state` reads it)."""
+    out = {}
+    for key, rep in legacy_replicas(ms.name, snapshot).items():
+        revision = rep.revision
+        h = _legacy_hash(ms, catalog, key[1], revision)
+        out[key] = _worker_replicas(ms, catalog, key[1], h or "", revision, None)
+    return out
 
 
 def _group_revision(sts: Iterable[Obj], pods: Iterable[Obj]) -> str:

@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pulumi_lws.core.adoption import pruned
 from pulumi_lws.core.control import Control
 from pulumi_lws.core.dependencies import check_dependency_order
 from pulumi_lws.core.errors import FieldError, SpecError
@@ -31,7 +32,8 @@ from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import KIND, ROLE_ROLLING_UPDATE, ModelServing
 from pulumi_lws.modelserving.groups import DELETING, GroupState
-from pulumi_lws.modelserving.observe import observe_groups
+from pulumi_lws.modelserving.legacy import adopt_legacy, legacy_replicas
+from pulumi_lws.modelserving.observe import legacy_worker_replicas, observe_groups
 from pulumi_lws.modelserving.recovery import plan_recovery
 from pulumi_lws.modelserving.render import DeclaredGroup, DeclaredRole, modelserving_dependencies, render_modelserving
 from pulumi_lws.modelserving.revision import RevisionCatalog, build_catalog, role_template_hash
@@ -97,9 +99,24 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
     stage = recovery.apply_to(stage)  # uid-guarded pod deletes appended to the stage's actions
     keep = (current,) if current is not None and current in catalog else ()
     manifests = render_modelserving(ms, declared, catalog, keep_revisions=keep)
+    # adopted Kthena pods: kept without StatefulSets, or deleted to be recreated (docs/modes.md)
+    manifests, stage = adopt_legacy(ms.name, snapshot, manifests, stage, legacy_worker_replicas(ms, catalog, snapshot))
+    manifests = [_as_observed(m, snapshot) for m in manifests]
     dependencies = modelserving_dependencies(manifests)
     check_dependency_order(manifests, dependencies)
     return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
+
+
+def _as_observed(manifest: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
+    """A ControllerRevision with the observed ``data`` when that is the same content in another
+    serialisation (Kthena's Go JSON keeps ``creationTimestamp: null``): an adopted revision is
+    re-declared as is, never replaced (its data is immutable)."""
+    if manifest.get("kind") != "ControllerRevision":
+        return manifest
+    seen = snapshot.get("ControllerRevision", manifest["metadata"]["name"])
+    if seen is None or seen.get("data") == manifest.get("data") or pruned(seen.get("data")) != pruned(manifest.get("data")):
+        return manifest
+    return {**manifest, "data": seen["data"]}
 
 
 def _servinggroup_stage(ms: ModelServing, groups: tuple[GroupState, ...], target: str, current: str | None,
@@ -142,14 +159,19 @@ def _template_revision(catalog: RevisionCatalog, role: str, template_hash: str, 
     """The revision to render a role replica's template from: one whose role has ``template_hash``
     (the revision its entry StatefulSet's pod template already carries first, then its group's
     revision, so an unchanged replica keeps its pods even when its group moves to the update
-    revision), else the target."""
+    revision), else the target; the running revision also when its role is the found one's content
+    in another serialisation (adopted from Kthena)."""
     prefer = (running, group_revision) if running else (group_revision,)
-    return catalog.revision_with_role_hash(role, template_hash, prefer=prefer) or target
+    found = catalog.revision_with_role_hash(role, template_hash, prefer=prefer) or target
+    if running and running != found and running in catalog and catalog.same_role(running, found, role):
+        return running  # an adopted revision: same template under upstream's serialisation (no pod change)
+    return found
 
 
 def _template_revisions(ms: ModelServing, snapshot: Snapshot) -> dict[tuple[int, str, int], str]:
     """``(group, role, ordinal)`` -> the ``revision`` label of its entry StatefulSet's pod template
-    (what its pods run), for every live entry StatefulSet of ``ms``."""
+    (what its pods run), for every live entry StatefulSet of ``ms``, and of every legacy (adopted)
+    replica's pods."""
     out: dict[tuple[int, str, int], str] = {}
     for sts in snapshot.list("StatefulSet", **{L.NAME: ms.name}):
         meta = sts.get("metadata") or {}
@@ -164,6 +186,9 @@ def _template_revisions(ms: ModelServing, snapshot: Snapshot) -> dict[tuple[int,
             continue
         if meta.get("name") == names.entry_statefulset(ms.name, *key) and tmpl.get(L.REVISION):
             out[key] = str(tmpl[L.REVISION])
+    for key, rep in legacy_replicas(ms.name, snapshot).items():  # adopted pods: the revision they run
+        if rep.revision:
+            out[key] = rep.revision
     return out
 
 

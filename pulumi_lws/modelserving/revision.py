@@ -146,6 +146,15 @@ class RevisionCatalog:
             self._memo[memo] = next((role_hash_of(r) for r in self.roles.get(key, ()) if r.get("name") == name), None)
         return self._memo[memo]
 
+    def same_role(self, a: str, b: str, name: str) -> bool:
+        """Whether role ``name`` is the same content in revisions ``a`` and ``b`` (pruned: an
+        adopted, Go-serialised revision differs from pulumi-lws's only in nulls and empty maps)."""
+        memo = ("same", a, b, name)
+        if memo not in self._memo:
+            pick = [next((r for r in self.roles.get(k, ()) if r.get("name") == name), None) for k in (a, b)]
+            self._memo[memo] = None not in pick and pruned(dict(pick[0])) == pruned(dict(pick[1]))
+        return self._memo[memo]
+
     def revision_with_role_hash(self, name: str, template_hash: str, prefer: Iterable[str] = ()) -> str | None:
         """A revision whose role ``name`` has ``template_hash``: the first of ``prefer`` that does,
         else the target, else the smallest such key (deterministic); None when no revision does."""

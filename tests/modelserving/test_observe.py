@@ -32,8 +32,11 @@ def pods_of(sts, ready=True, cost=None):
     start = (sts["spec"].get("ordinals") or {}).get("start", 0)
     out = []
     for i in range(start, start + sts["spec"]["replicas"]):
-        meta = {"name": f"{sts['metadata']['name']}-{i}", "namespace": sts["metadata"]["namespace"],
-                "labels": dict(sts["spec"]["template"]["metadata"]["labels"])}
+        name = f"{sts['metadata']['name']}-{i}"
+        meta = {"name": name, "namespace": sts["metadata"]["namespace"],
+                "labels": {**sts["spec"]["template"]["metadata"]["labels"], "statefulset.kubernetes.io/pod-name": name},
+                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": sts["metadata"]["name"],
+                                     "uid": f"uid-{sts['metadata']['name']}", "controller": True}]}
         if cost is not None:
             meta["annotations"] = {"controller.kubernetes.io/pod-deletion-cost": cost}
         status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}

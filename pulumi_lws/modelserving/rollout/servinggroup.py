@@ -40,6 +40,7 @@ from pulumi_lws.modelserving.rollout.deletion import (
     servinggroup_rolling_deletion,
     sync_servinggroup_replicas,
 )
+from pulumi_lws.modelserving.rollout.resync import ResyncIndex
 
 POLICY = "modelserving/servinggroup"
 SURGE_NOT_READY = "surge-not-ready"
@@ -134,7 +135,12 @@ def _names(ms: str, ordinals: Sequence[int]) -> str:
 def fixed_point(budget: ServingGroupBudget, update_revision: str, observed: Sequence[GroupState], *,
                 current_revision: str | None = None, known_revisions: Collection[str] | Mapping[str, object] = (),
                 choices: Choices = PULUMI_LWS) -> tuple[dict[int, PlannedGroup], str | None, list[str]]:
-    """Run sync -> rolling deletion until nothing changes; returns (groups by ordinal, error, trace)."""
+    """Run sync -> rolling deletion until nothing changes; returns (groups by ordinal, error, trace).
+
+    Each pass is O(n log n): one sync and one rolling deletion over the planned state, and for each
+    group the deletion picks, "would the sync recreate it?" answered by :class:`ResyncIndex` in
+    O(log n) instead of a sync over every other group (identical answers: tests/modelserving/rollout
+    compares this with the per-pick sync on random observations)."""
     state = {g.ordinal: PlannedGroup(g.ordinal, g.revision, g.status) for g in by_ordinal(observed)}
     stored = set(known_revisions) | {update_revision}
     trace: list[str] = []
@@ -159,17 +165,21 @@ def fixed_point(budget: ServingGroupBudget, update_revision: str, observed: Sequ
             trace.append(f"sync: error {r.error}")
             return state, r.error, trace
         d = servinggroup_rolling_deletion(snapshot(), budget, update_revision, choices)
+        resync = ResyncIndex({o: g.revision for o, g in state.items()}, budget, update_revision, current_revision,
+                             stored, choices) if d.deleted else None
         for o in d.deleted:
-            if state[o].status == DELETING:
+            prev = state[o]
+            if prev.status == DELETING:
                 continue
-            without = [g for g in snapshot() if g.ordinal != o]
-            again = {c.ordinal: c for c in sync(without).created}
-            if o in again:
-                c = again[o]
-                prev = state[o]
-                state[o] = PlannedGroup(o, c.revision, CREATING, CREATE if prev.change == CREATE else REPLACE, prev.observed)
-                trace.append(f"rolling update: replace {o}:{prev.revision} -> {c.revision}")
+            assert resync is not None
+            revision = resync.recreated_revision(o)  # = sync(state without o) recreates o, on this revision
+            if revision is not None:
+                state[o] = PlannedGroup(o, revision, CREATING, CREATE if prev.change == CREATE else REPLACE, prev.observed)
+                resync.set_revision(o, revision)
+                trace.append(f"rolling update: replace {o}:{prev.revision} -> {revision}")
             else:
+                if prev.change == CREATE:
+                    resync.remove(o)  # _delete forgets a group created this stage
                 _delete(state, o, trace, "rolling update: delete")
             changed = True
         if not changed:

@@ -64,12 +64,15 @@ def role_env(group_size: int, address: str, entry: bool) -> list[dict[str, Any]]
 
 def with_env(spec: dict[str, Any], env: list[dict[str, Any]]) -> None:
     """``env`` first in every init container and container of ``spec`` (in place), same-name user
-    variables dropped."""
+    variables dropped. ``env`` must be built for this call (:func:`role_env`): the first container
+    takes its dicts, later ones get copies, so no dict is shared by two containers."""
     own = {e["name"] for e in env}
+    first = True
     for key in ("initContainers", "containers"):
         for container in spec.get(key) or []:
             user = [e for e in container.get("env") or [] if e.get("name") not in own]
-            container["env"] = [json_copy(e) for e in env] + user  # own copies per container
+            container["env"] = (list(env) if first else [json_copy(e) for e in env]) + user
+            first = False
 
 
 def pod_template(template: Mapping[str, Any] | None, *, labels: Mapping[str, str], annotations: Mapping[str, str],

@@ -91,6 +91,13 @@ def to_plain(obj: Any, kind: str) -> dict[str, Any]:
     return data
 
 
+def _lightkube_labels(selector: Mapping[str, str | None]) -> dict[str, Any]:
+    """A :class:`~pulumi_lws.core.ports.Scope` selector as lightkube's ``labels`` (None: the key exists)."""
+    from lightkube import operators
+
+    return {k: operators.exists() if v is None else v for k, v in selector.items()}
+
+
 def load_kubeconfig(kubeconfig: str | None) -> KubeConfig:
     """A kubeconfig from a path or inline content (YAML or JSON); None: the environment's."""
     if not kubeconfig:
@@ -129,8 +136,9 @@ class LiveCluster:
         one for Nodes when the scope asks."""
         objs: list[dict[str, Any]] = []
         for kind in scope.kinds:
-            objs += [o for o in self._list(kind, self._res(kind), namespace=scope.namespace, labels=dict(scope.selector))
-                     if scope.selects(o)]
+            objs += [o for o in self._list(kind, self._res(kind), namespace=scope.namespace,
+                                           labels=_lightkube_labels(scope.selector_for(kind)))
+                     if scope.selects(o, kind)]
         if scope.nodes:
             objs += self._list("Node", Node)
         return Snapshot.of(objs, now=self._now())
@@ -140,7 +148,8 @@ class LiveCluster:
         fails raises :class:`ObserveError`, so nothing is planned from a partial read."""
         where = f"LIST {kind}" + (f" in namespace {kwargs['namespace']}" if kwargs.get("namespace") else "")
         if kwargs.get("labels"):
-            where += " selected by " + ",".join(f"{k}={v}" for k, v in sorted(kwargs["labels"].items()))
+            where += " selected by " + ",".join(k if not isinstance(v, str) else f"{k}={v}"
+                                                for k, v in sorted(kwargs["labels"].items()))
         try:
             for attempt in self.retry.retrying(f"{where} (context {self.context})"):
                 with attempt:

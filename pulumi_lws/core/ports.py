@@ -22,11 +22,24 @@ class Scope:
     selector: Mapping[str, str]
     kinds: tuple[str, ...]
     nodes: bool = False
+    #: kinds read with ANOTHER selector instead of ``selector``: ``((kind, ((key, value), ...)), ...)``,
+    #: a value None meaning "the key exists" (``labelSelector=key``). Still one LIST per kind: an API
+    #: whose objects of one kind are labelled differently (a DisaggregatedSet adopting upstream's
+    #: ControllerRevisions) narrows them client-side itself.
+    kind_selectors: tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...] = ()
 
-    def selects(self, obj: Mapping[str, object]) -> bool:
+    def selector_for(self, kind: str) -> Mapping[str, str | None]:
+        """The label selector ``kind`` is LISTed with (None value: the key exists)."""
+        for k, pairs in self.kind_selectors:
+            if k == kind:
+                return dict(pairs)
+        return dict(self.selector)
+
+    def selects(self, obj: Mapping[str, object], kind: str | None = None) -> bool:
         """Client-side check of the label selector (defensive: a server may ignore it)."""
         labels = labels_of(obj)  # type: ignore[arg-type]
-        return all(labels.get(k) == v for k, v in self.selector.items())
+        sel = self.selector_for(kind) if kind is not None else self.selector
+        return all((k in labels) if v is None else labels.get(k) == v for k, v in sel.items())
 
 
 class Observer(Protocol):

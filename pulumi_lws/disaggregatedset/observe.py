@@ -6,7 +6,11 @@
   renderer stamps the four DS labels on the metadata of every object a child renders and on both
   pod templates, so one LIST per kind reads every child, whatever the number of roles, slices and
   revisions (the DS's own ``<lws>-prv`` Services carry the name label too), plus the
-  ``DisaggregatedSetRoleScaler`` kind when a role is External (its scalers carry the label);
+  ``DisaggregatedSetRoleScaler`` kind when a role is External (its scalers carry the label).
+  ControllerRevisions are the exception: LISTed by ``leaderworkerset.sigs.k8s.io/name``'s
+  existence (still one LIST), since upstream's LWS controller labels an adopted child's revisions
+  with only that (:mod:`~pulumi_lws.disaggregatedset.adoption`); :func:`split_by_child` drops
+  the parts of other LeaderWorkerSets;
 * :func:`split_by_child`: the snapshot cut per child LWS by ``leaderworkerset.sigs.k8s.io/name``
   (Nodes in every part; objects without the label — the DS Services — in none), so each child is
   reconciled by the LWS pipeline against exactly what an LWS scope would have read;
@@ -58,6 +62,7 @@ from pulumi_lws.lws.rollout.failure.restart_budget import parse_timestamp
 from pulumi_lws.lws.trace_view import read_groups
 
 NODE = "Node"
+CONTROLLER_REVISION = "ControllerRevision"
 _DECIMAL = re.compile(r"[+-]?[0-9]+")
 
 
@@ -66,7 +71,11 @@ def ds_scope(namespace: str, name: str, *, nodes: bool = False, scalers: bool = 
     (plus every Node when ``nodes``: a child using group-level exclusive topology needs them; plus
     the ``DisaggregatedSetRoleScaler`` kind when ``scalers``: some role is External, its value is
     read back — one more LIST, only then)."""
-    return Scope(namespace, {DL.NAME: name}, (*LWS_KINDS, SCALER_KIND) if scalers else LWS_KINDS, nodes)
+    # ControllerRevisions by the LWS name label's existence (still one LIST): the upstream LWS
+    # controller labels a child's revisions with only its name and hash, so an adopted fleet's
+    # revisions carry no DS label; split_by_child keeps only the children this DS labels.
+    return Scope(namespace, {DL.NAME: name}, (*LWS_KINDS, SCALER_KIND) if scalers else LWS_KINDS, nodes,
+                 kind_selectors=((CONTROLLER_REVISION, ((L.NAME, None),)),))
 
 
 def child_name_of(obj: Mapping[str, Any]) -> str | None:
@@ -75,16 +84,28 @@ def child_name_of(obj: Mapping[str, Any]) -> str | None:
 
 
 def split_by_child(snapshot: Snapshot) -> dict[str, Snapshot]:
-    """``{child LWS name: its objects + every Node}``, children sorted by name; ``now`` kept."""
+    """``{child LWS name: its objects + every Node}``, children sorted by name; ``now`` kept.
+
+    Only children of this DisaggregatedSet: :func:`ds_scope` reads ControllerRevisions by the LWS
+    name label alone, so a child whose only objects are revisions forms a part only when one of
+    them carries the DS name the other (DS-selected) kinds carry — those of other LeaderWorkerSets
+    and DisaggregatedSets of the namespace form none."""
     nodes = {key: obj for key, obj in snapshot.objects.items() if key[0] == NODE}
     parts: dict[str, dict[tuple[str, str], Mapping[str, Any]]] = {}
+    selected = {labels_of(o).get(DL.NAME) for (kind, _), o in snapshot.objects.items()
+                if kind not in (NODE, CONTROLLER_REVISION)} - {None}
+    labelled: set[str] = set()
     for key, obj in snapshot.objects.items():
         if key[0] == NODE:
             continue
         child = child_name_of(obj)
         if child is not None:
             parts.setdefault(child, {})[key] = obj
-    return {child: Snapshot({**objs, **nodes}, snapshot.now) for child, objs in sorted(parts.items())}
+            ds_name = labels_of(obj).get(DL.NAME)
+            if key[0] != CONTROLLER_REVISION or (ds_name is not None and (ds_name in selected or not selected)):
+                labelled.add(child)
+    return {child: Snapshot({**objs, **nodes}, snapshot.now) for child, objs in sorted(parts.items())
+            if child in labelled}
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.workload import Reconciled
 from pulumi_lws.disaggregatedset import external, names
 from pulumi_lws.disaggregatedset import labels as DL
+from pulumi_lws.disaggregatedset.adoption import target_revision
 from pulumi_lws.disaggregatedset.api.disaggregatedset import DisaggregatedSet
 from pulumi_lws.disaggregatedset.observe import (
     ChildState,
@@ -126,7 +127,8 @@ def last_scale_up(snapshot: Snapshot, revision: str) -> dict[int, float]:
     return out
 
 
-def ready_on_all_roles(ds: DisaggregatedSet, children: Iterable[ChildState], declared: Iterable[Any]) -> list[str]:
+def ready_on_all_roles(ds: DisaggregatedSet, children: Iterable[ChildState], declared: Iterable[Any],
+                       target: str | None = None) -> list[str]:
     """Revisions with a ready group on every spec role and still declared: their Services exist
     (upstream creates them once the revision is ready on all roles, the target first)."""
     ready: dict[str, set[str]] = defaultdict(set)
@@ -135,7 +137,7 @@ def ready_on_all_roles(ds: DisaggregatedSet, children: Iterable[ChildState], dec
             ready[c.revision].add(c.role)
     still = {c.revision for c in declared}
     roles = set(ds.role_names)
-    target = compute_revision(ds)
+    target = target if target is not None else compute_revision(ds)
     revs = sorted((r for r, have in ready.items() if roles <= have and r in still), key=lambda r: (r != target, r))
     return revs
 
@@ -180,8 +182,8 @@ def drain_before_raise(ds: DisaggregatedSet, target: str, declared: Sequence[Chi
 def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
               options: DisaggregatedSetOptions = DisaggregatedSetOptions()) -> Reconciled:
     """Plan one stage for ``ds`` against ``snapshot`` and render the objects it needs."""
-    target = compute_revision(ds)
     children = observe_children(ds, snapshot)
+    target = target_revision(ds, children, snapshot)  # upstream's key when adopting its fleet
     observations = slice_observations(children)
     scalers = external.targets(ds, snapshot, children) if external_scaling_active(ds) else {}
     roles = role_targets(ds, scalers)
@@ -192,7 +194,7 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
     declared = held_children(p) if is_paused("DisaggregatedSet", ds, options.control) else p.declared
     declared = tuple(sorted(declared, key=lambda c: c.revision == target))  # old children first: see below
     rendered = render_children(ds, declared, snapshot, options=options.children)
-    svc = services(ds, ready_on_all_roles(ds, children, p.declared), range(ds.slices))
+    svc = services(ds, ready_on_all_roles(ds, children, p.declared, target), range(ds.slices))
     manifests = (*rendered.manifests, *svc, *external.manifests(ds, scalers))
     dependencies = drain_before_raise(ds, target, declared, rendered.manifests, rendered.dependencies)
     check_dependency_order(manifests, dependencies)
@@ -208,8 +210,9 @@ def status_of(ds: DisaggregatedSet, snapshot: Snapshot) -> dict[str, Any]:
     """Upstream ``updateStatus`` over what the cluster shows: roleStatuses and the condition."""
     from pulumi_lws.disaggregatedset.status import ChildStatus, update_status
 
-    target = compute_revision(ds)
-    children = [c for c in observe_children(ds, snapshot) if not c.being_deleted]
+    observed = observe_children(ds, snapshot)
+    target = target_revision(ds, observed, snapshot)
+    children = [c for c in observed if not c.being_deleted]
     statuses = [ChildStatus(c.role, c.revision, c.replicas, c.ready, c.updated if c.revision == target else 0, c.slice)
                 for c in children]
     scalers = external.observed_replicas(ds, snapshot)  # an External role's target: its scaler (None: none yet)

@@ -22,8 +22,9 @@ Invariants:
   integral floats as ints): the same spec gives the same key in every process, any
   ``PYTHONHASHSEED``, any dict key order. Go's ``encoding/json`` writes struct fields in
   declaration order and omits zero values by its own rules, which cannot be reproduced byte for
-  byte, so **the keys differ from upstream's** for the same spec: a DisaggregatedSet moved from
-  the upstream controller to pulumi-lws rolls once (its children get pulumi-lws names anyway).
+  byte, so **the keys differ from upstream's** for the same spec: a fleet moved from the upstream
+  controller keeps its observed key as long as its content matches the spec
+  (:mod:`pulumi_lws.disaggregatedset.adoption`), and rolls to pulumi-lws's key at the next change.
 """
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from pulumi_lws.core.stage import Stage, lane_title
 from pulumi_lws.core.trace import GroupCell, GroupsView, Lane
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
 from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
+from pulumi_lws.disaggregatedset.adoption import target_revision, with_disown
 from pulumi_lws.disaggregatedset.api.disaggregatedset import (
     API_VERSION,
     KIND,
@@ -71,7 +72,7 @@ class DisaggregatedSetWorkload:
     def reconcile(self, spec: DisaggregatedSet, snapshot: Snapshot, options: DisaggregatedSetOptions | None = None) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.disaggregatedset.reconcile.reconcile``
         options = options or DisaggregatedSetOptions()
-        result = _reconcile_module.reconcile(spec, snapshot, options)
+        result = with_disown(_reconcile_module.reconcile(spec, snapshot, options), snapshot, self.upstream)
         return controlled(KIND, spec, spec.name, result, snapshot, options.control, total=self.budgets(spec)[""].replicas)
 
     def budgets(self, spec: DisaggregatedSet) -> dict[str, Budgets]:
@@ -108,7 +109,7 @@ class DisaggregatedSetWorkload:
         revision, o/x on an old one. Live = groups of every child of a spec role; available = their
         ready groups. A role removed from the spec keeps its cells and lane while it drains, but its
         groups count in neither total: the budgets (``budgets``) are the spec roles' only."""
-        target = compute_revision(spec)
+        target = target_revision(spec, observe_children(spec, snapshot), snapshot)
         parts = split_by_child(snapshot)
         cells: list[GroupCell] = []
         live = available = 0

@@ -49,9 +49,12 @@ class SimCluster:
 
     # ---- Observer ------------------------------------------------------------------------
     def observe(self, scope: Scope) -> Snapshot:
-        sel = {"matchLabels": dict(scope.selector)}
+        def sel(kind: str) -> dict:
+            pairs = scope.selector_for(kind)
+            return {"matchLabels": {k: v for k, v in pairs.items() if v is not None},
+                    "matchExpressions": [{"key": k, "operator": "Exists"} for k, v in pairs.items() if v is None]}
         # copies re-made only for objects written since the last observe (Store.observed)
-        objs = [self.store.observed(o) for kind in scope.kinds for o in self.store.list(kind, scope.namespace, sel)]
+        objs = [self.store.observed(o) for kind in scope.kinds for o in self.store.list(kind, scope.namespace, sel(kind))]
         if scope.nodes:
             objs += [self.store.observed(n) for n in self.store.list("Node")]
         return Snapshot.of(objs, now=self.clock.epoch)

@@ -107,11 +107,18 @@ async def _lists(kmock, roles: int, slices: int, *, revisions: int = 1, placemen
     return requests, children
 
 
+def assert_selectors(requests) -> None:
+    """Every kind selected by the DS name, except ControllerRevisions: by the LWS name label's
+    existence (upstream's LWS controller labels an adopted child's revisions with only that)."""
+    selectors = sorted(r.params.get("labelSelector") for r in requests)
+    assert selectors == sorted([f"{DL.NAME}=pd"] * (len(LWS_KINDS) - 1) + ["leaderworkerset.sigs.k8s.io/name"])
+
+
 @pytest.mark.asyncio
 async def test_list_calls_for_2_roles_x_1_slice(kmock):
     requests, _ = await _lists(kmock, 2, 1)
     assert len(requests) == len(LWS_KINDS) == 7  # one LIST per kind, no Nodes
-    assert all(r.params.get("labelSelector") == f"{DL.NAME}=pd" for r in requests)
+    assert_selectors(requests)
 
 
 @pytest.mark.asyncio
@@ -119,7 +126,7 @@ async def test_list_calls_do_not_grow_with_roles_slices_and_revisions(kmock):
     requests, children = await _lists(kmock, 10, 2, revisions=2)
     assert len({c.revision for c in children}) == 2 and len({c.name for c in children}) == 40
     assert len(requests) == len(LWS_KINDS)  # 40 child LeaderWorkerSets, still one LIST per kind
-    assert all(r.params.get("labelSelector") == f"{DL.NAME}=pd" for r in requests)
+    assert_selectors(requests)
 
 
 @pytest.mark.asyncio

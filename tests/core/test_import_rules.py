@@ -28,7 +28,7 @@ CLIENT_LIBRARIES = ("pulumi", "pulumi_kubernetes", "lightkube", "httpx", "kubern
 #: layer of each top-level module/package inside an API package (missing = checked as layer 0)
 API_LAYERS = {"labels": 0, "names": 0, "group_shape": 0, "api": 1, "observe": 2, "revision": 2, "trace_view": 2,
               "recovery": 3,
-              "rollout": 3, "status": 3, "render": 4, "reconcile": 5, "rollback": 5, "workload": 5}
+              "rollout": 3, "status": 3, "render": 4, "adoption": 5, "reconcile": 5, "rollback": 5, "workload": 5}
 SIM_CLUSTER_SIDE = ("store", "clock", "defaults", "statefulset", "deployment", "kubelet", "scheduler", "gc",
                     "apply", "cluster")
 

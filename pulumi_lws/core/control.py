@@ -17,7 +17,9 @@ registers the objects it observed, as observed (:func:`hold`):
 * an object of ours (label ``pulumi-lws.io/managed: "true"``, not a Pod, not made by a built-in
   controller) that the plan dropped stays (no surge reclaimed, no old revision pruned);
 * actions are kept except ``ungate`` of a pod on the target revision (admitting a group is a
-  rollout move; a replacement on an old revision is recovery): failure handling —
+  rollout move; a replacement on an old revision is recovery) unless the API marks it recovery
+  (``params[RECOVERY_PARAM]``: LeaderWorkerSet Hash admits the replacement of a group recreated
+  while paused, :mod:`pulumi_lws.lws.rollout.failure.hash_paused`): failure handling —
   group recreation per restartPolicy, restart budgets, retention, termination policy — goes on.
   The values a kept ``annotate``/``label`` action writes on a held object are registered with it,
   so the next ``pulumi up`` does not revert them.
@@ -58,6 +60,8 @@ PAUSED = "paused"
 PROGRESS_DEADLINE_EXCEEDED = "ProgressDeadlineExceeded"
 #: verbs that move a rollout (held while paused); every other verb is failure handling or bookkeeping
 ROLLOUT_VERBS = frozenset({"ungate"})
+#: ``Action.params`` key an API sets on an ``ungate`` that restores a group the pause keeps (kept)
+RECOVERY_PARAM = "recovery"
 #: kinds made by built-in controllers: never registered by a held stage
 CONTROLLER_OWNERS = frozenset({"StatefulSet", "ReplicaSet", "Deployment", "Job", "DaemonSet"})
 #: metadata the API server or a controller writes: never registered back
@@ -260,9 +264,10 @@ def _ref(obj: Mapping[str, Any]) -> tuple[str, str]:
 
 
 def _recovery_action(action: Action, snapshot: Snapshot, target: str) -> bool:
-    """Kept while paused: every verb but ``ungate``; an ``ungate`` only of a pod on an old revision
-    (a replacement its own controller made for a recreated group — never a rollout move)."""
-    if action.verb not in ROLLOUT_VERBS:
+    """Kept while paused: every verb but ``ungate``; an ``ungate`` only when marked recovery
+    (:data:`RECOVERY_PARAM`) or of a pod on an old revision (a replacement its own controller made
+    for a recreated group — never a rollout move)."""
+    if action.verb not in ROLLOUT_VERBS or action.params.get(RECOVERY_PARAM) is True:
         return True
     pod = snapshot.get(action.kind, action.name)
     return pod is not None and bool(target) and target not in labels_of(pod).values()

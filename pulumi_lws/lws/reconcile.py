@@ -19,7 +19,7 @@ from pulumi_lws.core.dependencies import Ref
 from pulumi_lws.lws.revision import RevisionCatalog, build_catalog
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled
-from pulumi_lws.core.control import Control, is_paused
+from pulumi_lws.core.control import RECOVERY_PARAM, Control, is_paused
 from pulumi_lws.core.snapshot import sts_partition, sts_replicas
 from pulumi_lws.core.dependencies import check_dependency_order
 
@@ -96,7 +96,8 @@ def held_for_failure(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage, opt
     is still recreated when it fails. Otherwise ``stage`` itself."""
     if stage.complete or not is_paused("LeaderWorkerSet", lws, options.control):
         return stage
-    held = dataclasses.replace(stage, actions=tuple(a for a in stage.actions if a.verb != "ungate"))
+    held = dataclasses.replace(stage, actions=tuple(a for a in stage.actions  # recovery admissions stay
+                                                    if a.verb != "ungate" or a.params.get(RECOVERY_PARAM) is True))
     sts = snapshot.get("StatefulSet", lws.name)
     if lws.spec.group_identity == "Hash" or sts is None:
         return held
@@ -138,12 +139,15 @@ def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: Revisi
 
 def _reconcile_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,
                     options: ReconcileOptions) -> tuple[Stage, list[Mapping[str, Any]]]:
-    """Hash identity: admission stage -> failure handling -> render (counts on the Deployment)."""
+    """Hash identity: admission stage -> paused recovery admissions -> failure handling -> render
+    (counts on the Deployment)."""
     from pulumi_lws.lws.render.hash import render_hash
     from pulumi_lws.lws.rollout.failure.hash import plan_hash_failure, with_hash_failure_state
+    from pulumi_lws.lws.rollout.failure.hash_paused import with_paused_recovery
     from pulumi_lws.lws.rollout.hash.planner import plan_hash
 
     stage = plan_hash(lws, snapshot, catalog, options)
+    stage = with_paused_recovery(lws, snapshot, stage, is_paused("LeaderWorkerSet", lws, options.control))
     failure = plan_hash_failure(lws, snapshot, held_for_failure(lws, snapshot, stage, options))
     stage = failure.apply_to(stage)
     manifests = render_hash(lws, stage, catalog, options)

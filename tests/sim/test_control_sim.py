@@ -8,7 +8,9 @@ their independent cluster readers (ms_helpers.Bounds, ds_helpers.Bounds).
 """
 from __future__ import annotations
 
+import copy
 import random
+from collections import Counter
 
 import ds_helpers as DS
 import ms_helpers as MS
@@ -203,10 +205,10 @@ def test_crash_and_rerun_at_every_stage_while_paused_then_rolling_back(api, seed
     assert on_old <= set(pods(h.cluster))
 
 
-def test_hash_pause_holds_the_leader_deployment_natively_and_a_recreated_group_waits_for_resume():
+def test_hash_pause_holds_the_leader_deployment_natively_and_recreates_a_failed_group():
     """Hash identity: the held Deployment is registered ``spec.paused: true`` (its own controller
-    would go on rolling ReplicaSets). A group recreated by failure handling while paused comes back
-    as a gated leader that the Hash planner admits only after resume (docs/rollout-control.md)."""
+    would go on rolling ReplicaSets); a group failure handling recreates while paused is torn down
+    (its replacement's admission: the test below); resume converges."""
     h, _, new = hash_case()
     roll_mid_way(h, new)
     h.change_spec(paused(new))
@@ -262,4 +264,72 @@ def test_property_pausing_at_any_stage_holds_then_resumes_to_convergence(api, st
     assert pods(h.cluster) == before
     h.change_spec(new)
     converge(h, ups=120)
+    assert set(images(h).values()) == {"img:2"}
+
+
+def _hash_groups(h) -> Counter:
+    """Live pods per (image, gated, Ready): what a Hash pause must hold (pod names and uids change
+    when a group is recreated; the revision mix, the admitted groups and their readiness must not)."""
+    out = Counter()
+    for p in h.cluster.list("Pod"):
+        if p["metadata"].get("deletionTimestamp"):
+            continue
+        ready = any(c["type"] == "Ready" and c["status"] == "True" for c in p.get("status", {}).get("conditions", []))
+        out[(p["spec"]["containers"][0]["image"], bool(p["spec"].get("schedulingGates")), ready)] += 1
+    return out
+
+
+def _images_count(h) -> Counter:
+    return Counter(image for _, image in pods(h.cluster).values())
+
+
+def test_hash_pause_recreates_and_readmits_failed_groups_of_both_revisions_without_rollout_progress():
+    """Hash identity, paused mid-rollout: a failed pod of an old-revision group, then of a
+    new-revision group, is recreated AND its replacement leader admitted (the held-groups record on
+    the leader Deployment), both groups are ready again, the revision mix never changes (no
+    new-revision group admitted, no surge), and resume starts from the stage the pause held."""
+    h, _, new = hash_case()
+    roll_mid_way(h, new)
+    w = h.WORKLOAD
+    h.change_spec(paused(new))
+    h.up()
+    h.advance(10.0)
+    unpaused_next = w.reconcile(w.parse(new), h.snapshot(), w.options()).stage
+    for _ in range(5):  # settle: every admitted group ready; a gated surge leader stays gated
+        h.up()
+        h.advance(2.0)
+    groups = _hash_groups(h)
+    assert all(ready for (_, gated, ready) in groups if not gated), groups
+    images_before = _images_count(h)
+    deployment_spec = copy.deepcopy(h.cluster.store.get("Deployment", "default", "ctl")["spec"])
+    before = pods(h.cluster)
+    for image in ("img:1", "img:2"):
+        victim = max(n for n, (_, i) in before.items() if i == image
+                     and not h.cluster.store.get("Pod", "default", n)["spec"].get("schedulingGates"))
+        h.cluster.restart_container("default", victim)
+        h.bounds.disarm()
+        admitted = []
+        for _ in range(30):
+            result, _, _ = h.up()
+            admitted += [a for a in result.stage.actions if a.verb == "ungate"]
+            assert result.stage.blocker.code == PAUSED
+            assert _images_count(h) <= images_before, "a surge or new group while paused"
+            h.advance(1.0)
+        after = pods(h.cluster)
+        assert victim not in after or after[victim][0] != before[victim][0], f"the {image} group was not recreated"
+        assert admitted and all(a.params.get("recovery") for a in admitted), admitted
+        assert {h.cluster.store.get("Pod", "default", a.name)["spec"]["containers"][0]["image"] for a in admitted} == {image}
+        assert _hash_groups(h) == groups, f"after the {image} failure"
+        assert _images_count(h) == images_before
+        assert h.cluster.store.get("Deployment", "default", "ctl")["spec"] == deployment_spec
+        before = after
+    h.change_spec(new)
+    resumed, _, _ = h.up()
+    assert (resumed.stage.replicas, Counter(resumed.stage.group_revisions.values())) == \
+        (unpaused_next.replicas, Counter(unpaused_next.group_revisions.values()))
+    # the admission the pause held (the surge leader made before it) is the one resume makes
+    assert [a.name for a in resumed.stage.actions if a.verb == "ungate"] == \
+        [a.name for a in unpaused_next.actions if a.verb == "ungate"] != []
+    assert not any(a.params.get("recovery") for a in resumed.stage.actions)
+    converge(h)
     assert set(images(h).values()) == {"img:2"}

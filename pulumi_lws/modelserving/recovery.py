@@ -38,7 +38,6 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Any
 
 from pulumi_lws.core.snapshot import (
@@ -49,6 +48,7 @@ from pulumi_lws.core.snapshot import (
     pod_running_and_ready,
 )
 from pulumi_lws.core.stage import Action, Blocker, Stage
+from pulumi_lws.core.timestamps import parse_timestamp
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving.api.modelserving import (
     RECOVERY_NONE,
@@ -179,18 +179,6 @@ class RecoveryPlan:
 
 
 # ---- pod status ------------------------------------------------------------------------------
-
-def parse_timestamp(value: Any) -> float | None:
-    """RFC 3339 (``2026-01-01T00:00:00Z``, fractional seconds allowed) -> epoch seconds."""
-    if not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
 
 
 def created_at(pod: Pod) -> float | None:

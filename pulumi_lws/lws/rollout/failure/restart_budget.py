@@ -21,12 +21,12 @@ Invariants:
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
+from pulumi_lws.core.snapshot import Snapshot, annotations_of
+from pulumi_lws.core.timestamps import parse_timestamp  # noqa: F401 - re-exported
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot, annotations_of
 
 
 def count_key(revision: str | None, group: str) -> str:
@@ -86,20 +86,6 @@ def backoff_delay(lws: LeaderWorkerSet, count: int) -> float:
     if rb is None:
         return 0.0
     return float(min(int(rb.base_seconds) * (2 ** max(0, count)), int(rb.cap_seconds)))
-
-
-def parse_timestamp(value: Any) -> float | None:
-    """RFC 3339 (``2026-01-01T00:00:00Z``, fractional seconds allowed) -> epoch seconds."""
-    if not value:
-        return None
-    text = str(value).replace("Z", "+00:00")
-    try:
-        dt = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return dt.timestamp()
 
 
 def created_at(obj: Mapping[str, Any] | None) -> float | None:

@@ -101,7 +101,10 @@ def test_the_observed_value_is_the_target_and_is_echoed_never_reseeded():
     result = DS.reconcile(spec, Snapshot.of(objs))
     assert scaler_of(result)["spec"] == {"replicas": 4}  # echoed, not re-seeded to 1
     decode = [m for m in result.manifests if m["kind"] == "StatefulSet" and m["metadata"]["name"].endswith("-decode")]
-    assert [m["spec"]["replicas"] for m in decode] == [4]  # the role's target
+    assert {line.role: line.target for line in result.catalog.slices[0].roles}["decode"] == 4  # the role's target
+    # ... reached once the children's replicas are ready: no pod runs yet, so the raise waits
+    # (the barrier holds in the steady branch too: stage_planner module doc)
+    assert [m["spec"]["replicas"] for m in decode] == [1] and result.stage.blocker.code == "waiting-for-roles"
     assert external.targets(spec, Snapshot.of(objs), []) == {"decode": 4}
 
 

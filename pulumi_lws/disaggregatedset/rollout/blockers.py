@@ -4,11 +4,13 @@
   advances; the message names each role, revision and ready count;
 * :data:`PROGRESS_DEADLINE_EXCEEDED` — the same, once ``progress_deadline_seconds`` passed since
   the new revision's replicas were last raised: named with remedies, old capacity kept;
+* :func:`steady_unready` — the same barrier once no old revision is left (the steady branch holds
+  its raises while it lists a child);
 * :func:`held_notes` — which roles' drain (floor) or raise (ceiling) waits this stage.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from pulumi_lws.core.stage import Blocker
 from pulumi_lws.disaggregatedset.rollout.apply import Applied
@@ -49,6 +51,20 @@ def barrier_blocker(slice_: int, pending: Sequence[tuple[str, str, ChildObservat
 #: note of a raise applied on declared counts while old groups still run beyond them (nothing else moves)
 OLD_GROUPS_NOTE = ("slice {slice}: raise of {roles} applied on declared counts: old groups still running beyond "
                    "their declared replicas (held surge of an unready old revision) exceed the ceiling until gone")
+
+
+def steady_unready(target: str, children: Mapping[str, ChildObservation | None]) -> list[tuple[str, str, ChildObservation]]:
+    """The steady branch's barrier (no old revision left): the target children (by spec role; None:
+    none yet) with unready replicas (``ready < spec.replicas``, upstream's ``isRevisionStable``).
+    While any is listed no target child is raised: an early full drain (``maxUnavailable``) reaches
+    the steady branch before the target revision is at its targets, and raising every role to its
+    target then would move roles ahead of the others' readiness. Observed state only (pure)."""
+    return [(role, target, c) for role, c in children.items() if c is not None and c.ready < c.replicas]
+
+
+def steady_held_note(slice_: int, held: Sequence[str]) -> str:
+    return (f"slice {slice_}: raise of {', '.join(held)} waits for every role's new replicas to be ready "
+            "(barrier; no old revision left)")
 
 
 def held_notes(slice_: int, applied: Applied) -> list[str]:

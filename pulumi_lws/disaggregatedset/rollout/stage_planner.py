@@ -7,6 +7,8 @@ docs/disaggregatedset.md, "Rollout decisions"):
    child of the target revision at its target replicas (``reconcileSimple``); old children are
    no longer declared (deleted). A new slice therefore starts at its target directly and a slice
    change never rolls (slices are planned independently; :func:`plan` deletes removed slices).
+   The barrier still holds raises: none while a target child has unready replicas (a
+   :data:`WAITING` blocker; :func:`~.blockers.steady_unready`: an early full drain lands here).
 2. **Rollout** (some old revision has replicas):
 
    * *init* (no child of the target revision yet): every old child is stamped ``initial-replicas``
@@ -54,6 +56,8 @@ from pulumi_lws.disaggregatedset.rollout.blockers import (
     OLD_GROUPS_NOTE,
     PROGRESS_DEADLINE_EXCEEDED,
     WAITING,  # noqa: F401 - re-exported: a stage blocker code
+    steady_held_note,
+    steady_unready,
 )
 from pulumi_lws.disaggregatedset.rollout.blockers import (
     barrier_blocker as _barrier_blocker,
@@ -162,13 +166,19 @@ def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget], *,
     children: list[ChildPlan] = []
     lines = []
     pending = []
+    current = {r.name: new_rev.children.get(r.name) if new_rev else None for r in roles}
+    unready = steady_unready(target, current)
+    held: list[str] = []
     for r in roles:
-        c = new_rev.children.get(r.name) if new_rev else None
-        replicas = r.replicas if r.replicas is not None else (c.replicas if c else 0)
+        c = current[r.name]
+        now_at = c.replicas if c else 0
+        goal = r.replicas if r.replicas is not None else now_at
+        replicas = now_at if unready and goal > now_at else goal  # the barrier: a raise waits
+        held += [r.name] if replicas < goal else []
         children.append(ChildPlan(obs.slice, target, r.name, replicas, c))
-        lines.append(RoleLine(r.name, True, replicas, 0, c.replicas if c else 0, 0, c.ready if c else 0, 0, replicas))
-        if c is None or c.ready < replicas or c.replicas != replicas:
-            pending.append((r.name, target, ChildObservation(replicas, c.ready if c else 0)))
+        lines.append(RoleLine(r.name, True, goal, 0, c.replicas if c else 0, 0, c.ready if c else 0, 0, replicas))
+        if c is None or c.ready < goal or c.replicas != goal:
+            pending.append((r.name, target, ChildObservation(goal, c.ready if c else 0)))
     for rev in obs.revisions:
         if rev.revision == target:
             for role, c in rev.children.items():
@@ -179,13 +189,15 @@ def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget], *,
                         for role, c in rev.children.items())
     plan = SlicePlan(obs.slice, target, STEADY, tuple(children), tuple(lines))
     blocker = None
-    if pending and not plan.changed:
+    if held or (pending and not plan.changed):
         # the progress deadline also runs here: a rollout whose budgets let it drain every old
         # replica (maxUnavailable) leaves no old revision, and a new one that never becomes
         # ready must still be named (the same holds for a first deploy)
-        blocker = _barrier_blocker(obs.slice, pending, progress_deadline_seconds, new_scaled_at, now, old_kept=False)
-    return SlicePlan(obs.slice, target, STEADY, tuple(children), tuple(lines), blocker=blocker,
-                     complete=not pending)
+        blocker = _barrier_blocker(obs.slice, unready if held else pending, progress_deadline_seconds, new_scaled_at,
+                                   now, old_kept=False)
+    notes = (steady_held_note(obs.slice, held),) if held else ()
+    return SlicePlan(obs.slice, target, STEADY, tuple(children), tuple(lines), stable=not held,
+                     branch=BARRIER if held else "", blocker=blocker, complete=not pending, notes=notes)
 
 
 def _role_order(obs: SliceObservation, target: str, roles: Sequence[RoleTarget]) -> list[tuple[str, bool]]:

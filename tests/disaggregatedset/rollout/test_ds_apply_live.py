@@ -3,7 +3,7 @@ what they declare: an old child whose LWS controller keeps unready surge groups 
 down (upstream ``calculateRollingUpdateReplicas``) holds the new revision's raise until those
 groups are gone. Regression of soak seeds 70343 / 70376 (A -> B -> C with B never ready); and of
 the LWS_SOAK=2 seeds: a raise applied without the drain beside it by a partial apply (71302,
-71996); 71189 (the steady branch after an early full drain) is a pinned known gap."""
+71996); and 71189: the steady branch after an early full drain keeps the barrier."""
 from __future__ import annotations
 
 import sys
@@ -101,13 +101,15 @@ def test_a_stage_held_only_by_running_old_groups_is_not_a_deadlock() -> None:
     assert any("applied on declared counts" in n for n in p.notes)
 
 
-@pytest.mark.xfail(strict=True, reason="known gap (docs/disaggregatedset.md): once maxUnavailable drained every old "
-                   "replica before the new revision reached its targets, the steady branch raises every role to "
-                   "its target at once, unready replicas or not (upstream's reconcileSimple) - the barrier check fails")
-def test_known_gap_steady_jump_after_an_early_full_drain() -> None:
+def test_steady_after_an_early_full_drain_keeps_the_barrier() -> None:
+    """Seed 71189: maxUnavailable drains every old replica while the new revision is below its
+    targets; the steady branch then holds its raises until every role's new replicas are ready
+    (rollout/blockers.py ``steady_unready``) instead of jumping to the targets (reconcileSimple),
+    and the old children are still deleted at once (the next rollout's baseline: seed 70471)."""
     from test_ds_crash_e2e import random_case, run_case
 
     run_case(random_case(71189))
+    run_case(random_case(70471))
 
 
 def test_a_raise_depends_on_the_drain_beside_it() -> None:

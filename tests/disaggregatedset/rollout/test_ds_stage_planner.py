@@ -124,7 +124,7 @@ def drive(cluster: Cluster, target: str, roles: list[RoleTarget], slices: int = 
         p = plan(obs, slices, target, roles)
         for s in p.slices:
             moved = any(line.new_after > line.new_before or line.old_after < line.old_before for line in s.roles)
-            if moved and s.mode != STEADY and any(o.slice == s.slice for o in obs):
+            if moved and any(o.slice == s.slice for o in obs):  # steady too (early full drain)
                 assert barrier_ok(obs, target, s.slice), "a role advanced before the barrier"
         if p.complete and not p.changed:
             return plans
@@ -397,6 +397,49 @@ def test_steady_state_is_complete() -> None:
     fresh = plan((), 1, A, roles_of(SIX_TWO))
     assert {c.key: c.replicas for c in fresh.declared} == {"0/prefill/aaaaaaaa": 6, "0/decode/aaaaaaaa": 2}
     assert not fresh.complete and fresh.changed and fresh.blocker is None
+
+
+WAITS = "waits for every role's new replicas to be ready (barrier; no old revision left)"
+
+
+def _early_drain(decode_ready: int, prefill_target: int = 6) -> DisaggregatedPlan:
+    """maxUnavailable drained every old replica (A at 0, still observed) while B is at 4|2 of its
+    6|3 targets, decode 1 replica short of ready: the steady branch (no old replicas) is reached."""
+    obs = (SliceObservation(0, (
+        RevisionObservation(B, {"prefill": ChildObservation(4, 4), "decode": ChildObservation(2, decode_ready)}),
+        RevisionObservation(A, {"prefill": ChildObservation(0, 0, 6), "decode": ChildObservation(0, 0, 3)}),
+    )),)
+    return plan(obs, 1, B, roles_of({"prefill": prefill_target, "decode": 3}, surge=1, unavailable=2))
+
+
+def test_steady_after_an_early_full_drain_holds_the_barrier() -> None:
+    """Soak seed 71189: upstream's reconcileSimple raises every role to its target at once; here no
+    target child is raised while one has unready replicas (a WAITING blocker, the old revision
+    still deleted), and all of them jump to their targets once every new replica is ready."""
+    held = _early_drain(decode_ready=1)
+    s = held.slices[0]
+    assert s.mode == STEADY and s.branch == BARRIER and not s.stable and not s.complete
+    assert {c.key: c.replicas for c in s.declared} == {"0/prefill/bbbbbbbb": 4, "0/decode/bbbbbbbb": 2}
+    assert {c.key for c in s.deleted} == {"0/prefill/aaaaaaaa", "0/decode/aaaaaaaa"}
+    assert [(line.target, line.new_after) for line in s.roles] == [(6, 4), (3, 2)]
+    assert held.blocker.code == WAITING and held.blocker.groups == ("0/decode/bbbbbbbb",)
+    assert held.blocker.message == "waiting for role decode of revision bbbbbbbb to have 2/2 ready replicas (1 ready)"
+    assert held.notes == (f"slice 0: raise of prefill, decode {WAITS}",)
+    free = _early_drain(decode_ready=2)
+    assert {c.key: c.replicas for c in free.declared} == {"0/prefill/bbbbbbbb": 6, "0/decode/bbbbbbbb": 3}
+    assert free.slices[0].branch == "" and free.slices[0].stable and free.blocker is None and not free.notes
+    shrink = _early_drain(decode_ready=1, prefill_target=3)  # a lowering is not a raise: it goes at once
+    assert {c.key: c.replicas for c in shrink.declared} == {"0/prefill/bbbbbbbb": 3, "0/decode/bbbbbbbb": 2}
+    assert shrink.notes == (f"slice 0: raise of decode {WAITS}",)
+
+
+def test_steady_barrier_past_the_progress_deadline_names_no_old_capacity() -> None:
+    obs = (SliceObservation(0, (RevisionObservation(B, {"prefill": ChildObservation(4, 4),
+                                                        "decode": ChildObservation(2, 1)}),)),)
+    p = plan(obs, 1, B, roles_of({"prefill": 6, "decode": 3}), progress_deadline_seconds=600,
+             new_scaled_at={0: 1000.0}, now=1700.0)
+    assert not p.changed and p.blocker.code == PROGRESS_DEADLINE_EXCEEDED
+    assert "no old revision is left" in p.blocker.message and "decode" in p.blocker.message
 
 
 # ---- hypothesis: bounds and termination from random inputs -----------------------------------

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import WorkloadHarness
+from harness import WorkloadHarness, inline_scenario, kubelet  # noqa: F401 - kubelet re-exported
 
 from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_running_and_ready
 from pulumi_lws.disaggregatedset import external
@@ -40,9 +40,9 @@ from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.disaggregatedset.workload import WORKLOAD
 from pulumi_lws.lws import labels as L
 from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.sim.kubelet import Override
 from pulumi_lws.sim.runner import Runner, RunResult
-from pulumi_lws.sim.scenario import Scenario, Update
+from pulumi_lws.sim.scenario import Scenario
 
 NS, NAME = "default", "pd"
 STACK = f"{NS}/{NAME}"
@@ -124,22 +124,11 @@ def parse(manifest: Mapping[str, Any], namespace: str | None = None) -> Disaggre
     return DisaggregatedSet.from_manifest(copy.deepcopy(dict(manifest)), namespace=namespace)
 
 
-def kubelet(ready: float = 2.0, start: float = 1.0, overrides: list[Override] | None = None) -> KubeletConfig:
-    return KubeletConfig(default=Timing(start, ready), overrides=list(overrides or []), termination_grace=1.0)
 
 
-def scenario(old: Mapping[str, Any], new: Mapping[str, Any] | None = None, *, nodes: list | None = None,
-             kubelet: KubeletConfig | None = None, max_time: float = 400, interval: float = 5, name: str = "ds-e2e",
-             require_converged: bool = True, when_converged: bool = True, updates: list[Update] | None = None,
-             seed: int = 1) -> Scenario:
-    """Converged on ``old`` at t=0, ``new`` applied at t=0 (pure engine, inline manifests)."""
-    ups = list(updates or [])
-    if new is not None:
-        ups.insert(0, Update(at=0.0, manifest=copy.deepcopy(dict(new))))
-    return Scenario(name=name, engine="pure", start="converged", manifest=copy.deepcopy(dict(old)), updates=ups,
-                    nodes=list(nodes or []), kubelet=kubelet or KubeletConfig(default=Timing(1.0, 2.0)),
-                    interval=interval, tick=1.0, max_time=max_time, when_converged=when_converged,
-                    require_converged=require_converged, seed=seed)
+def scenario(old: Mapping[str, Any], new: Mapping[str, Any] | None = None, **options: Any) -> Scenario:
+    """:func:`harness.inline_scenario` named ``ds-e2e`` unless ``name`` is given."""
+    return inline_scenario(old, new, **{"name": "ds-e2e", **options})
 
 
 # ---- reading the cluster ---------------------------------------------------------------------

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
 from pulumi_lws.sim.cluster import SimCluster
+from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.sim.scenario import Scenario, Update
 
 
 @dataclass
@@ -73,3 +75,22 @@ class WorkloadHarness:
             t = min(end, t + tick)
             self.cluster.step(t)
             self.check()
+
+
+def kubelet(ready: float = 2.0, start: float = 1.0, overrides: list[Override] | None = None) -> KubeletConfig:
+    """Every pod starts after ``start`` s and is ready ``ready`` s later unless an override says otherwise."""
+    return KubeletConfig(default=Timing(start, ready), overrides=list(overrides or []), termination_grace=1.0)
+
+
+def inline_scenario(old: Mapping[str, Any], new: Mapping[str, Any] | None = None, *, name: str, nodes: list | None = None,
+                    kubelet: KubeletConfig | None = None, max_time: float = 400, interval: float = 5,
+                    require_converged: bool = True, when_converged: bool = True, updates: list[Update] | None = None,
+                    seed: int = 1) -> Scenario:
+    """Converged on ``old`` at t=0, ``new`` applied at t=0 (pure engine, inline manifests)."""
+    ups = list(updates or [])
+    if new is not None:
+        ups.insert(0, Update(at=0.0, manifest=copy.deepcopy(dict(new))))
+    return Scenario(name=name, engine="pure", start="converged", manifest=copy.deepcopy(dict(old)), updates=ups,
+                    nodes=list(nodes or []), kubelet=kubelet or KubeletConfig(default=Timing(1.0, 2.0)),
+                    interval=interval, tick=1.0, max_time=max_time, when_converged=when_converged,
+                    require_converged=require_converged, seed=seed)

@@ -21,17 +21,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness import WorkloadHarness, inline_scenario, kubelet  # noqa: F401 - kubelet re-exported
+
 from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_running_and_ready
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving.api.modelserving import ROLE_ROLLING_UPDATE, ModelServing
 from pulumi_lws.modelserving.reconcile import max_groups_in_flight_annotation
 from pulumi_lws.modelserving.revision import modelserving_revision
 from pulumi_lws.modelserving.workload import WORKLOAD
-from harness import WorkloadHarness
 from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.sim.kubelet import Override
 from pulumi_lws.sim.runner import Runner, RunResult
-from pulumi_lws.sim.scenario import Scenario, Update
+from pulumi_lws.sim.scenario import Scenario
 
 NS, NAME = "default", "ms"
 STACK = f"{NS}/{NAME}"
@@ -91,22 +92,11 @@ def parse(manifest: Mapping[str, Any]) -> ModelServing:
     return ModelServing.from_manifest(copy.deepcopy(dict(manifest)), namespace=NS)
 
 
-def scenario(old: Mapping[str, Any], new: Mapping[str, Any] | None = None, *, nodes: list | None = None,
-             kubelet: KubeletConfig | None = None, max_time: float = 400, interval: float = 5, name: str = "ms-e2e",
-             require_converged: bool = True, when_converged: bool = True, updates: list[Update] | None = None,
-             seed: int = 1) -> Scenario:
-    """Converged on ``old`` at t=0, ``new`` applied at t=0 (pure engine, inline manifests)."""
-    ups = list(updates or [])
-    if new is not None:
-        ups.insert(0, Update(at=0.0, manifest=copy.deepcopy(dict(new))))
-    return Scenario(name=name, engine="pure", start="converged", manifest=copy.deepcopy(dict(old)), updates=ups,
-                    nodes=list(nodes or []), kubelet=kubelet or KubeletConfig(default=Timing(1.0, 2.0)),
-                    interval=interval, tick=1.0, max_time=max_time, when_converged=when_converged,
-                    require_converged=require_converged, seed=seed)
+def scenario(old: Mapping[str, Any], new: Mapping[str, Any] | None = None, **options: Any) -> Scenario:
+    """:func:`harness.inline_scenario` named ``ms-e2e`` unless ``name`` is given."""
+    return inline_scenario(old, new, **{"name": "ms-e2e", **options})
 
 
-def kubelet(ready: float = 2.0, start: float = 1.0, overrides: list[Override] | None = None) -> KubeletConfig:
-    return KubeletConfig(default=Timing(start, ready), overrides=list(overrides or []), termination_grace=1.0)
 
 
 # ---- reading the cluster ---------------------------------------------------------------------

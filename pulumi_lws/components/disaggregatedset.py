@@ -13,7 +13,8 @@ from typing import Any, Optional, TypedDict
 import pulumi
 
 from pulumi_lws.components.base import WorkloadComponent, stage_outputs
-from pulumi_lws.components.controller import checked_backend, manifest_of, reconcile_in_mode, split_mode
+from pulumi_lws.components.controller import reconcile_in_mode
+from pulumi_lws.components.prepare import prepare
 from pulumi_lws.components.disaggregatedset_args import build_spec
 
 TYPE = "lws:index:DisaggregatedSet"
@@ -72,12 +73,9 @@ class DisaggregatedSet(WorkloadComponent):
     def __init__(self, name: str, args: DisaggregatedSetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         from pulumi_lws.disaggregatedset.workload import WORKLOAD
 
-        # resolves Output inputs, then raises SpecError before anything is registered
-        mode, args = split_mode(args, WORKLOAD.kind)  # mode "controller": components/controller.py
-        inputs, (built, manifest) = self._build(args, lambda plain: (build_spec(name, plain),
-                                                                     manifest_of(WORKLOAD.kind, name, plain)))
-        backend = checked_backend(mode, WORKLOAD, built.ds)  # a missing CRD raises before anything registers
-        super().__init__(TYPE, name, opts, inputs)
+        # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers
+        mode, built, manifest, backend = prepare(self, TYPE, name, args, opts, WORKLOAD, build_spec,
+                                                       lambda b: b.ds)
         options = WORKLOAD.options(progress_deadline_seconds=built.progress_deadline_seconds)
         snapshot, result, action_lines = reconcile_in_mode(self, mode, backend, name, WORKLOAD, built.ds, options,
                                                            manifest)

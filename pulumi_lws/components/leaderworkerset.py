@@ -11,7 +11,8 @@ from typing import Any, Optional, TypedDict
 import pulumi
 
 from pulumi_lws.components.base import WorkloadComponent, kubernetes_provider_settings, on_stage, stage_outputs
-from pulumi_lws.components.controller import checked_backend, manifest_of, reconcile_in_mode, split_mode
+from pulumi_lws.components.controller import reconcile_in_mode
+from pulumi_lws.components.prepare import prepare
 from pulumi_lws.components.lws_args import build_spec
 from pulumi_lws.lws.status.summary import hpa_selector, lws_status
 from pulumi_lws.lws.workload import WORKLOAD
@@ -107,12 +108,9 @@ class LeaderWorkerSet(WorkloadComponent):
     """replicas, readyReplicas, updatedReplicas, hpaPodSelector and LWS conditions."""
 
     def __init__(self, name: str, args: LeaderWorkerSetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        # resolves Output inputs, then raises SpecError before anything is registered
-        mode, args = split_mode(args, WORKLOAD.kind)  # mode "controller": components/controller.py
-        inputs, (built, manifest) = self._build(args, lambda plain: (build_spec(name, plain),
-                                                                     manifest_of(WORKLOAD.kind, name, plain)))
-        backend = checked_backend(mode, WORKLOAD, built.lws)  # a missing CRD raises before anything registers
-        super().__init__(TYPE, name, opts, inputs)
+        # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers
+        mode, built, manifest, backend = prepare(self, TYPE, name, args, opts, WORKLOAD, build_spec,
+                                                       lambda b: b.lws)
         lws = built.lws
         snapshot, result, action_lines = reconcile_in_mode(self, mode, backend, name, WORKLOAD, lws, built.options,
                                                            manifest, gang_provider=built.options.gang_provider)

@@ -11,7 +11,8 @@ from typing import Any, Optional, TypedDict
 import pulumi
 
 from pulumi_lws.components.base import WorkloadComponent, stage_outputs
-from pulumi_lws.components.controller import checked_backend, manifest_of, reconcile_in_mode, split_mode
+from pulumi_lws.components.controller import reconcile_in_mode
+from pulumi_lws.components.prepare import prepare
 from pulumi_lws.components.modelserving_args import build_spec
 
 TYPE = "lws:index:ModelServing"
@@ -79,12 +80,9 @@ class ModelServing(WorkloadComponent):
     def __init__(self, name: str, args: ModelServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         from pulumi_lws.modelserving.workload import WORKLOAD
 
-        # resolves Output inputs, then raises SpecError before anything is registered
-        mode, args = split_mode(args, WORKLOAD.kind)  # mode "controller": components/controller.py
-        inputs, (built, manifest) = self._build(args, lambda plain: (build_spec(name, plain),
-                                                                     manifest_of(WORKLOAD.kind, name, plain)))
-        backend = checked_backend(mode, WORKLOAD, built.ms, gang_provider="volcano")  # before anything registers
-        super().__init__(TYPE, name, opts, inputs)
+        # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers
+        mode, built, manifest, backend = prepare(self, TYPE, name, args, opts, WORKLOAD, build_spec,
+                                                       lambda b: b.ms, gang_provider="volcano")
         options = WORKLOAD.options(max_groups_in_flight=built.max_groups_in_flight)
         snapshot, result, action_lines = reconcile_in_mode(self, mode, backend, name, WORKLOAD, built.ms, options,
                                                            manifest, gang_provider="volcano")

@@ -73,7 +73,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--stage", choices=STAGES, default="first",
                         help="first: the first `pulumi up` on an empty cluster (default); steady: the converged fleet")
     parser.add_argument("--gang-provider", choices=("kubernetes", "volcano"), default="kubernetes",
-                        help="LeaderWorkerSet: gang-scheduling objects for spec.scheduling (default: kubernetes; "
+                        help="LeaderWorkerSet, and each DisaggregatedSet role's child LeaderWorkerSet: "
+                             "gang-scheduling objects for spec.scheduling (default: kubernetes; "
                              "ModelServing follows spec.schedulerName)")
     access = parser.add_argument_group("RBAC (docs/rbac.md)")
     access.add_argument("--rbac", action="store_true", help="print instead the least-privilege Role/RoleBinding (and a "

@@ -41,7 +41,7 @@ SKIP_AWAIT = "pulumi.com/skipAwait"
 OPERATOR_FREE_ONLY: Mapping[str, tuple[str, ...]] = {
     "LeaderWorkerSet": ("update_order", "gang_provider", "volcano_queue"),
     "ModelServing": ("max_groups_in_flight",),
-    "DisaggregatedSet": ("progress_deadline_seconds",),
+    "DisaggregatedSet": ("progress_deadline_seconds", "gang_provider", "volcano_queue"),
 }
 
 

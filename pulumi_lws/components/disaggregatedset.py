@@ -47,6 +47,12 @@ class DisaggregatedSetArgs(TypedDict, total=False):
     paused: pulumi.Input[bool]
     """Hold the rollout at its current stage: register what the cluster shows, no group moves, failure
     recovery goes on (the manifest annotation ``pulumi-lws.io/paused``; docs/rollout-control.md)."""
+    gang_provider: pulumi.Input[str]
+    """Gang scheduling objects for a role's ``spec.scheduling``, in every child LeaderWorkerSet:
+    ``kubernetes`` (default) or ``volcano`` (as the LeaderWorkerSet component's ``gang_provider``)."""
+    volcano_queue: pulumi.Input[str]
+    """``gang_provider: volcano``: the Volcano queue of every child's PodGroups (a role's
+    ``scheduling.volcano.sh/queue-name`` annotation wins)."""
 
 
 class DisaggregatedSet(WorkloadComponent):
@@ -76,9 +82,11 @@ class DisaggregatedSet(WorkloadComponent):
         # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers
         mode, built, manifest, backend = prepare(self, TYPE, name, args, opts, WORKLOAD, build_spec,
                                                        lambda b: b.ds)
-        options = WORKLOAD.options(progress_deadline_seconds=built.progress_deadline_seconds)
+        options = WORKLOAD.options(progress_deadline_seconds=built.progress_deadline_seconds,
+                                   gang_provider=built.gang_provider, volcano_queue=built.volcano_queue)
+        # the backend observes (and the live one LISTs) the PodGroup kind of the children's gang provider
         snapshot, result, action_lines = reconcile_in_mode(self, mode, backend, name, WORKLOAD, built.ds, options,
-                                                           manifest)
+                                                           manifest, gang_provider=built.gang_provider)
         outputs = stage_outputs(result.stage, action_lines)
         outputs["stage"] = {**outputs["stage"], "roles": [
             {"name": lane.name, "old": lane.old, "new": lane.new, "oldReady": lane.old_ready, "newReady": lane.new_ready}

@@ -68,6 +68,9 @@ class LeaderWorkerSetArgs(TypedDict, total=False):
     """``ScaleFirst`` (upstream, default) or ``RolloutFirst`` for a template change combined with a scale-up."""
     gang_provider: pulumi.Input[str]
     """Gang scheduling objects for ``spec.scheduling``: ``kubernetes`` (default) or ``volcano``."""
+    volcano_queue: pulumi.Input[str]
+    """``gang_provider: volcano``: the Volcano queue of the PodGroups (the manifest's
+    ``scheduling.volcano.sh/queue-name`` annotation wins)."""
     paused: pulumi.Input[bool]
     """Hold the rollout at its current stage: register what the cluster shows, no group moves, failure
     recovery goes on (the manifest annotation ``pulumi-lws.io/paused``; docs/rollout-control.md)."""

@@ -82,7 +82,8 @@ def test_schema_serves_the_disaggregatedset_component():
     assert resource["isComponent"] is True
     inputs = resource["inputProperties"]
     assert set(inputs) == {"manifest", "name", "namespace", "roles", "slices", "placementPolicy", "progressDeadlineSeconds",
-                           "mode", "paused"}
+                           "mode", "paused", "gangProvider", "volcanoQueue"}
+    assert inputs["gangProvider"]["type"] == inputs["volcanoQueue"]["type"] == "string"
     assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["slices"]["type"] == "integer"
     outputs = resource["properties"]
     for key in ("revision", "stage", "blocker", "remainingStages", "actions", "status"):

@@ -17,7 +17,7 @@ to the target by a re-run (issue #225).
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
@@ -66,42 +66,97 @@ def group_revision_observed(leader: Mapping | None, worker_sts: Mapping | None) 
     return (revision_of(leader) if leader is not None else None) or revision_of(worker_sts)
 
 
-def observe_group(lws: LeaderWorkerSet, snapshot: Snapshot, i: int, target_key: str, pods: list[Mapping]) -> GroupView:
-    name = f"{lws.name}-{i}"
-    leader = snapshot.get("Pod", name)
-    worker_sts = snapshot.get("StatefulSet", name)
-    size = group_size(lws, leader)
-    multi = size > 1
-    exists = leader is not None
-    complete = exists and (not multi or worker_sts is not None)
-    ready = complete and pod_running_and_ready(leader) and (not multi or statefulset_ready(worker_sts))
-    updated = complete and revision_of(leader) == target_key and (not multi or revision_of(worker_sts) == target_key)
-    revision = group_revision_observed(leader, worker_sts)
-    return GroupView(
-        id=str(i), revision=revision, ready=bool(ready), updated=bool(updated), exists=exists,
-        surge=i >= lws.replicas, index=i, phase=group_phase(leader, worker_sts, pods, bool(ready)),
-    )
+def _leader_conditions(status: Mapping) -> tuple[Mapping | None, Mapping | None]:
+    """The first ``Ready`` and the first ``PodScheduled`` condition of a pod status, in one pass
+    (what :func:`pod_running_and_ready` and :func:`pod_unschedulable` each look up)."""
+    ready = scheduled = None
+    for c in status.get("conditions") or ():
+        ctype = c.get("type")
+        if ctype == "Ready":
+            if ready is None:
+                ready = c
+                if scheduled is not None:
+                    break
+        elif ctype == "PodScheduled" and scheduled is None:
+            scheduled = c
+            if ready is not None:
+                break
+    return ready, scheduled
 
 
-def observe_ordinal_groups(lws: LeaderWorkerSet, snapshot: Snapshot, target_key: str) -> tuple[GroupView, ...]:
-    """One :class:`GroupView` per ordinal over ``[0, max(S, R))`` (S = observed leader STS replicas)."""
+def _unschedulable(scheduled: Mapping | None) -> bool:
+    return bool(scheduled and scheduled.get("status") == "False" and scheduled.get("reason") not in (None, "SchedulingGated"))
+
+
+def observe_group(i: int, leader: Mapping | None, worker_sts: Mapping | None, pods: Sequence[Mapping],
+                  spec_size: int, replicas: int, target_key: str) -> GroupView:
+    """Group ``i`` from its leader pod, worker StatefulSet and worker pods (the module legend).
+
+    Equal, field for field, to composing :func:`group_size`, :func:`pod_running_and_ready`,
+    :func:`statefulset_ready`, :func:`group_revision_observed` and :func:`group_phase` (a
+    hypothesis property checks it, tests/lws/rollout/ordinal/test_ordinal_observe.py), in the
+    same short-circuit order; the leader pod's metadata, status and conditions are read once
+    because this runs for every group of every reconcile.
+    """
+    surge = i >= replicas
+    if leader is None:
+        return GroupView(str(i), revision_of(worker_sts), False, False, False, surge, i, "")
+    meta = leader.get("metadata") or {}
+    revision = (meta.get("labels") or {}).get(L.TEMPLATE_REVISION_HASH)
+    raw = (meta.get("annotations") or {}).get(L.SIZE)
+    multi = (int(raw) if raw is not None and str(raw).isdigit() else spec_size) > 1
+    leader_deleting = bool(meta.get("deletionTimestamp"))
+    status = leader.get("status") or {}
+    ready_cond, scheduled = (None, None) if leader_deleting else _leader_conditions(status)
+    complete = not multi or worker_sts is not None
+    ready = (complete and not leader_deleting and status.get("phase") == "Running" and ready_cond is not None
+             and ready_cond.get("status") == "True" and (not multi or statefulset_ready(worker_sts)))
+    updated = complete and revision == target_key and (not multi or revision_of(worker_sts) == target_key)
+    if leader_deleting or (worker_sts is not None and is_deleting(worker_sts)):
+        phase = "terminating"
+    elif _unschedulable(scheduled) or any(pod_unschedulable(p) for p in pods):
+        phase = "unschedulable"
+    elif not ready and status.get("phase", "Pending") == "Pending":
+        phase = "pending"
+    else:
+        phase = ""
+    return GroupView(str(i), revision or revision_of(worker_sts), bool(ready), bool(updated), True, surge, i, phase)
+
+
+def observe_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot,
+                    target_key: str) -> tuple[tuple[GroupView, ...], dict[int, str | None]]:
+    """One :class:`GroupView` per ordinal over ``[0, max(S, R))`` (S = observed leader STS
+    replicas), and the revision label of each of those ordinals' worker StatefulSets (None =
+    absent; :func:`observed_worker_revisions`), read in the same lookups."""
     sts = snapshot.get("StatefulSet", lws.name)
     s = int((sts.get("spec") or {}).get("replicas", 1)) if sts else 0
     pods = _pods_by_group(lws, snapshot)
-    return tuple(observe_group(lws, snapshot, i, target_key, pods.get(i, [])) for i in range(max(s, lws.replicas)))
+    get, name, size, replicas, none = snapshot.get, lws.name, lws.size, lws.replicas, ()
+    groups, workers = [], {}
+    for i in range(max(s, replicas)):
+        worker_sts = get("StatefulSet", f"{name}-{i}")
+        workers[i] = revision_of(worker_sts)
+        groups.append(observe_group(i, get("Pod", f"{name}-{i}"), worker_sts, pods.get(i, none), size, replicas,
+                                    target_key))
+    return tuple(groups), workers
+
+
+def observe_ordinal_groups(lws: LeaderWorkerSet, snapshot: Snapshot, target_key: str) -> tuple[GroupView, ...]:
+    """The groups of :func:`observe_ordinal`."""
+    return observe_ordinal(lws, snapshot, target_key)[0]
 
 
 def group_chars(groups: tuple[GroupView, ...]) -> str:
     return "".join(g.char for g in groups)
 
 
-def observed_worker_revisions(lws: LeaderWorkerSet, snapshot: Snapshot, upto: int) -> dict[int, str | None]:
-    """The revision label of each observed worker StatefulSet ``<lws>-<i>``, ``i in [0, upto)`` (None = absent)."""
-    out: dict[int, str | None] = {}
-    for i in range(upto):
-        sts = snapshot.get("StatefulSet", f"{lws.name}-{i}")
-        out[i] = revision_of(sts) if sts is not None else None
-    return out
+def observed_worker_revisions(lws: LeaderWorkerSet, snapshot: Snapshot, upto: int,
+                              known: Mapping[int, str | None] | None = None) -> dict[int, str | None]:
+    """The revision label of each observed worker StatefulSet ``<lws>-<i>``, ``i in [0, upto)``
+    (None = absent); ``known``: ordinals already read (:func:`observe_ordinal`), not looked up again."""
+    known = known or {}
+    return {i: known[i] if i in known else revision_of(snapshot.get("StatefulSet", f"{lws.name}-{i}"))
+            for i in range(upto)}
 
 
 def leader_current_revision(snapshot: Snapshot, leader_sts: Mapping | None) -> str | None:
@@ -199,15 +254,21 @@ def group_revisions(
     old_anywhere = [(g.index, g.revision) for g in groups
                     if g.index is not None and g.revision != target and known(g.revision)]
     seen = set(old_anywhere)  # a set: this runs per reconcile over every group (10,000s)
-    old_anywhere += [(i, rev) for i, rev in sorted(workers.items())
-                     if rev != target and known(rev) and (i, rev) not in seen]
+    old_anywhere += [(i, workers[i]) for i in sorted(workers)  # ints sort in C; (int, str) pairs do not
+                     if workers[i] != target and known(workers[i]) and (i, workers[i]) not in seen]
     old_below = [(i, rev) for i, rev in old_anywhere if i < partition and by_index.get(i) is not None
                  and by_index[i].revision == rev]
     out: dict[str, str] = {}
+    get = catalog.get
     for i in range(replicas):
         if i >= partition:
             out[str(i)] = target
+            continue
+        g = by_index.get(i)
+        observed = g.revision if g is not None else None
+        if observed is not None and get(observed) is not None:
+            out[str(i)] = observed  # revision_below_partition's first rule, the common case, without the call
         else:
-            out[str(i)] = revision_below_partition(i, by_index.get(i), workers.get(i), catalog, old_below,
-                                                   old_anywhere, sts_revision)
+            out[str(i)] = revision_below_partition(i, g, workers.get(i), catalog, old_below, old_anywhere,
+                                                   sts_revision)
     return out

@@ -32,7 +32,7 @@ from pulumi_lws.lws.rollout.budget import DEADLOCK_717, REMEDIES_717, rollout_fi
 from pulumi_lws.lws.rollout.ordinal.algo import (  # noqa: F401  (re-exported API)
     Decision, LeaderSts, RolloutInputs, calculate_rolling_update_replicas, continuous_ready_replicas, fixed_point, lws_unready_replicas, rolling_update_parameters, rolling_update_partition, scale_budgets,
 )
-from pulumi_lws.lws.rollout.ordinal.groups import group_chars, group_revisions, leader_current_revision, observe_ordinal_groups, observed_worker_revisions, revisions_in_use
+from pulumi_lws.lws.rollout.ordinal.groups import group_chars, group_revisions, leader_current_revision, observe_ordinal, observed_worker_revisions, revisions_in_use
 from pulumi_lws.lws.rollout.ordinal.predict import Prediction, is_complete, is_settled, prediction
 from pulumi_lws.core.stage import Blocker, GroupView, Stage
 
@@ -144,10 +144,10 @@ def plan_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCata
     order = getattr(options, "update_order", "ScaleFirst") or "ScaleFirst"
     target = catalog.target.key
     sts = snapshot.get("StatefulSet", lws.name)
-    groups = observe_ordinal_groups(lws, snapshot, target)
+    groups, observed_workers = observe_ordinal(lws, snapshot, target)
     inp = ordinal_inputs(lws, sts, groups, target)
     d, trace = fixed_point(inp, rule_for(order))
-    workers = observed_worker_revisions(lws, snapshot, max(len(groups), d.replicas))
+    workers = observed_worker_revisions(lws, snapshot, max(len(groups), d.replicas), observed_workers)
     revisions = group_revisions(groups, d.replicas, d.partition, catalog, revision_of(sts), workers)
     kept = revisions_in_use(groups, workers, leader_current_revision(snapshot, sts), catalog)
     complete = inp.sts is not None and is_complete(inp, d)

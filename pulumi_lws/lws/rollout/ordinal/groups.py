@@ -21,7 +21,7 @@ from typing import Mapping, Sequence
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_running_and_ready, pod_unschedulable, statefulset_ready
+from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_unschedulable, statefulset_ready
 from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.revision import RevisionCatalog
 from pulumi_lws.core.stage import GroupView

@@ -37,6 +37,7 @@ from pulumi_lws.core.rollback import (
     previous_revision,
     rollback_manifest,
 )
+from pulumi_lws.core.workload import observed_target
 
 SEPARATOR = re.compile(r"^---(?:\s|$)", re.MULTILINE)
 
@@ -61,7 +62,7 @@ def plan_rollback(doc: Document, observer: Any) -> tuple[RecordedRevision, dict[
         raise SpecError(doc.kind, doc.name, [FieldError("kind", "this API records no revisions to roll back to")])
     spec = workload.parse(doc.data)
     snapshot = observer.observe(workload.scope(spec, nodes=False))
-    target = workload.target_revision(spec)
+    target = observed_target(workload, spec, snapshot)  # an adopted fleet: upstream's key, as the reconcile's
     previous = previous_revision(target, workload.recorded_revisions(spec, snapshot))
     return previous, rollback_manifest(doc.data, workload.covered(spec, snapshot), previous.covered), target
 

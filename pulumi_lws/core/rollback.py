@@ -8,7 +8,9 @@ implements :class:`Revertible`: ``covered(spec)`` is the current spec's covered 
 with the recorded values. :func:`previous_revision` picks the newest recorded revision other than
 the target, and :func:`rollback_manifest` rebases the difference onto the user's manifest
 (:func:`rebase`): only the leaves that differ between the current and the recorded values are
-written, so defaults the API filled in never appear in the user's file.
+written, so defaults the API filled in never appear in the user's file; both are compared
+without nulls and empty values (:func:`pulumi_lws.core.adoption.pruned`: an adopted revision
+upstream serialised carries ``creationTimestamp: null``).
 
 Invariants: ``rollback_manifest`` never changes a path outside the covered paths (replicas,
 budgets, metadata stay as the user wrote them); parsing its result gives a spec whose covered
@@ -22,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from pulumi_lws.core.adoption import pruned
 from pulumi_lws.core.snapshot import Snapshot
 
 Path = tuple[Any, ...]  # keys and list indices from the manifest's root
@@ -124,7 +127,9 @@ def rollback_manifest(manifest: Mapping[str, Any], current: Mapping[Path, Any],
     """``manifest`` with every covered path rebased from ``current`` to ``recorded``."""
     out = copy.deepcopy(dict(manifest))
     for path in sorted(set(current) | set(recorded), key=lambda p: tuple(map(str, p))):
-        cur, rec = without_patch_markers(current.get(path)), without_patch_markers(recorded.get(path))
+        # pruned: a revision upstream serialised (``metadata: {creationTimestamp: null}``, ``env: []``)
+        # differs from the spec's only in empty values that mean nothing, and must not be written
+        cur, rec = pruned(without_patch_markers(current.get(path))), pruned(without_patch_markers(recorded.get(path)))
         if cur == rec:
             continue
         _set(out, path, rebase(_get(out, path), cur, rec))

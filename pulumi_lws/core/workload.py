@@ -11,6 +11,12 @@ Invariants:
   dependency precedes its dependents there (:func:`pulumi_lws.core.dependencies.check_dependency_order`);
 * ``parse`` raises :class:`pulumi_lws.core.errors.SpecError` listing every problem, before
   anything is rendered.
+
+Optional capabilities (an API implements them or not; absent = the shells' generic behaviour,
+reached through the helper named after each, never by kind):
+* ``observed_target_revision(spec, snapshot) -> str`` (:func:`observed_target`): the revision the
+  groups converge to given what the cluster records — on an adopted fleet upstream's key, which
+  ``target_revision(spec)`` cannot reproduce. Absent: ``target_revision(spec)``.
 """
 from __future__ import annotations
 
@@ -127,6 +133,13 @@ class Workload(Protocol):
         """The groups of ``snapshot`` as a trace row shows them — an independent reading of the
         cluster (not the planner's), on which the simulator checks its invariants."""
         ...
+
+
+def observed_target(workload: Workload, spec: Any, snapshot: Snapshot) -> str:
+    """The revision ``spec`` converges to on ``snapshot``: the API's ``observed_target_revision``
+    when it has one (adoption keeps upstream's key), else ``target_revision(spec)``."""
+    observed = getattr(workload, "observed_target_revision", None)
+    return observed(spec, snapshot) if observed is not None else workload.target_revision(spec)
 
 
 _REGISTRY: dict[str, Workload] = {}

@@ -102,7 +102,13 @@ class DisaggregatedSetWorkload:
         return rollback.recorded_revisions(spec, snapshot)
 
     def target_revision(self, spec: DisaggregatedSet) -> str:
+        """The spec's own key; an adopted fleet converges to upstream's (:meth:`observed_target_revision`)."""
         return compute_revision(spec)
+
+    def observed_target_revision(self, spec: DisaggregatedSet, snapshot: Snapshot) -> str:
+        """The revision the reconcile converges to on ``snapshot``: :meth:`target_revision` unless
+        an adopted upstream revision's children match the spec (its ``rev8`` is kept; adoption.py)."""
+        return target_revision(spec, observe_children(spec, snapshot), snapshot)
 
     def trace_view(self, spec: DisaggregatedSet, snapshot: Snapshot) -> GroupsView:
         """One cell per group of every child, ``<slice>/<role>/<revision>/<i>``: U/u on the target

@@ -83,6 +83,10 @@ class LeaderWorkerSetWorkload:
     def target_revision(self, spec: LeaderWorkerSet) -> str:
         return revision_key(spec)
 
+    def observed_target_revision(self, spec: LeaderWorkerSet, snapshot: Snapshot) -> str:
+        """The catalog's target: an adopted fleet keeps the key of upstream's matching ControllerRevision."""
+        return build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name})).target.key
+
     def trace_view(self, spec: LeaderWorkerSet, snapshot: Snapshot) -> GroupsView:
         # the catalog's target, not revision_key(spec): an adopted fleet keeps upstream's key
         target = build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name})).target.key

@@ -34,6 +34,7 @@ from pulumi_lws.disaggregatedset.observe import (
     ChildState,
     observe_children,
     revisions_newest_first,
+    split_by_child,
 )
 from pulumi_lws.disaggregatedset.planner import extract_rolling_update_config
 from pulumi_lws.disaggregatedset.render import render_children, services
@@ -182,7 +183,8 @@ def drain_before_raise(ds: DisaggregatedSet, target: str, declared: Sequence[Chi
 def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
               options: DisaggregatedSetOptions = DisaggregatedSetOptions()) -> Reconciled:
     """Plan one stage for ``ds`` against ``snapshot`` and render the objects it needs."""
-    children = observe_children(ds, snapshot)
+    parts = split_by_child(snapshot)  # once: observation and rendering read the same parts
+    children = observe_children(ds, snapshot, parts)
     target = target_revision(ds, children, snapshot)  # upstream's key when adopting its fleet
     observations = slice_observations(children)
     scalers = external.targets(ds, snapshot, children) if external_scaling_active(ds) else {}
@@ -193,7 +195,7 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
     remaining = predict_remaining(p, observations, ds.slices, roles)
     declared = held_children(p) if is_paused("DisaggregatedSet", ds, options.control) else p.declared
     declared = tuple(sorted(declared, key=lambda c: c.revision == target))  # old children first: see below
-    rendered = render_children(ds, declared, snapshot, options=options.children)
+    rendered = render_children(ds, declared, snapshot, options=options.children, parts=parts)
     svc = services(ds, ready_on_all_roles(ds, children, p.declared, target), range(ds.slices))
     manifests = (*rendered.manifests, *svc, *external.manifests(ds, scalers))
     dependencies = drain_before_raise(ds, target, declared, rendered.manifests, rendered.dependencies)

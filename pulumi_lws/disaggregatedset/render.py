@@ -222,7 +222,12 @@ def recorded_child_lws(ds: DisaggregatedSet, role: str, slice_index: int, revisi
 
 # ---- children -> manifests -----------------------------------------------------------------
 
-def _stamped(manifest: Mapping[str, Any], labels: Mapping[str, str]) -> dict[str, Any]:
+def _stamped(manifest: Mapping[str, Any], labels: Mapping[str, str]) -> Mapping[str, Any]:
+    """``manifest`` with ``labels`` merged over its metadata labels (a copy; the manifest itself
+    when it carries them already — a child's workloads do, from the child LWS's labels)."""
+    present = labels_of(manifest)
+    if all(present.get(k) == v for k, v in labels.items()):
+        return manifest
     out = dict(manifest)
     meta = dict(out.get("metadata") or {})
     meta["labels"] = merged(meta.get("labels"), labels)
@@ -252,10 +257,12 @@ def reconcile_child(ds: DisaggregatedSet, child: ChildSpec, part: Snapshot, *, t
 
 
 def render_children(ds: DisaggregatedSet, children: Sequence[ChildSpec], snapshot: Snapshot, *,
-                    options: ReconcileOptions = DEFAULT_OPTIONS) -> RenderedChildren:
+                    options: ReconcileOptions = DEFAULT_OPTIONS,
+                    parts: Mapping[str, Snapshot] | None = None) -> RenderedChildren:
     """Every declared child (``declared`` not False) reconciled by the LWS pipeline against its
-    part of ``snapshot`` (a :func:`~pulumi_lws.disaggregatedset.observe.ds_scope` read)."""
-    parts = split_by_child(snapshot)
+    part of ``snapshot`` (a :func:`~pulumi_lws.disaggregatedset.observe.ds_scope` read).
+    ``parts``: ``split_by_child(snapshot)`` when the caller has it."""
+    parts = split_by_child(snapshot) if parts is None else parts
     empty = _nodes_only(snapshot)
     target = compute_revision(ds)
     manifests: list[Mapping[str, Any]] = []

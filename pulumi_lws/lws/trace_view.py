@@ -12,13 +12,23 @@ Ordinal groups are identified by ordinal (leader pod ``<lws>-<i>``, worker State
 from __future__ import annotations
 
 import hashlib
-import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
-from pulumi_lws.lws import labels as L
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_running_and_ready, pod_unschedulable, statefulset_ready, sts_partition, sts_replicas
-from pulumi_lws.lws.observe import revision_of
+from pulumi_lws.core.snapshot import (
+    Snapshot,
+    annotations_of,
+    is_deleting,
+    labels_of,
+    pod_running_and_ready,
+    pod_unschedulable,
+    statefulset_ready,
+    sts_partition,
+    sts_replicas,
+)
 from pulumi_lws.core.trace import GroupCell, GroupsView
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.observe import revision_of
 
 
 def read_groups(snapshot: Snapshot, name: str, replicas: int, size: int, target: str, hash_mode: bool = False) -> GroupsView:
@@ -51,14 +61,59 @@ class _Workers:
         return index.get(worker_sts, [])
 
 
-def _ordinal(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> GroupsView:
-    sts = snap.get("StatefulSet", name)
-    pattern = re.compile(re.escape(name) + r"-(\d+)")
+class GroupCounts(NamedTuple):
+    """The totals of :func:`read_groups`' view without its cells: ``replicas`` (the leader
+    workload's), ``live`` and ``available`` as in :class:`~pulumi_lws.core.trace.GroupsView`,
+    ``updated`` = cells in state ``U`` or ``u``."""
+
+    replicas: int
+    live: int
+    available: int
+    updated: int
+
+
+def count_groups(snapshot: Snapshot, name: str, size: int, target: str, hash_mode: bool = False) -> GroupCounts:
+    """The totals of ``read_groups(snapshot, name, replicas, size, target, hash_mode)`` (any
+    ``replicas``: it only marks surge cells), built without a cell or a detail: one state per
+    leader pod (plus, Hash, per group whose workers outlive their leader)."""
+    updated = available = 0
+    if hash_mode:
+        dep = snapshot.get("Deployment", name)
+        pods = snapshot.list("Pod", **{L.NAME: name})
+        leaders, keyed, orphans = _hash_groups(pods)
+        for key, leader in keyed.items():
+            state = _state(snapshot, leader, f"{name}-{key[:8]}", size, target)
+            updated += state in "Uu"
+            available += state in "Uo"
+        updated += sum(1 for ws in orphans.values() if revision_of(ws[0]) == target)
+        replicas = int(((dep or {}).get("spec") or {}).get("replicas", 0)) if dep else 0
+        return GroupCounts(replicas, sum(1 for p in leaders if not is_deleting(p)), available, updated)
+    sts = snapshot.get("StatefulSet", name)
+    leaders_by_ordinal = _ordinal_leaders(snapshot, name)
+    for i, leader in leaders_by_ordinal.items():
+        state = _state(snapshot, leader, f"{name}-{i}", size, target)
+        updated += state in "Uu"
+        available += state in "Uo"
+    return GroupCounts(sts_replicas(sts) if sts else 0, sum(1 for p in leaders_by_ordinal.values() if not is_deleting(p)),
+                       available, updated)
+
+
+def _ordinal_leaders(snap: Snapshot, name: str) -> dict[int, Mapping[str, Any]]:
+    """Leader pods of Ordinal LWS ``name`` by group ordinal: pods of the LWS named ``<name>-<i>``
+    (``i`` decimal digits: ``str.isdecimal`` is exactly the ``\\d`` of a ``str`` regex)."""
+    prefix = name + "-"
+    cut = len(prefix)
     leaders = {}
     for pod in snap.list("Pod", **{L.NAME: name}):
-        m = pattern.fullmatch(pod["metadata"]["name"])
-        if m:
-            leaders[int(m.group(1))] = pod
+        pod_name = pod["metadata"]["name"]
+        if pod_name.startswith(prefix) and pod_name[cut:].isdecimal():
+            leaders[int(pod_name[cut:])] = pod
+    return leaders
+
+
+def _ordinal(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> GroupsView:
+    sts = snap.get("StatefulSet", name)
+    leaders = _ordinal_leaders(snap, name)
     wanted = range(sts_replicas(sts)) if sts is not None and not is_deleting(sts) else range(0)
     workers = _Workers(snap)
     cells = [_cell(snap, str(i), leaders.get(i), f"{name}-{i}", size, target, i >= replicas, workers)
@@ -71,14 +126,7 @@ def _hash(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> G
     """One cell per group key: every leader pod, plus groups whose leader is gone but whose
     workers still terminate (PostTermination's "tearing down" groups), in creation order."""
     dep = snap.get("Deployment", name)
-    pods = snap.list("Pod", **{L.NAME: name})
-    leaders = [p for p in pods if is_hash_leader(p)]
-    keyed = {hash_group_key(p): p for p in leaders}
-    orphans: dict[str, list[Mapping[str, Any]]] = {}
-    for p in pods:
-        key = labels_of(p).get(L.GROUP_KEY) or labels_of(p).get(L.GROUP_INDEX)
-        if not is_hash_leader(p) and key and key not in keyed:
-            orphans.setdefault(key, []).append(p)
+    leaders, keyed, orphans = _hash_groups(snap.list("Pod", **{L.NAME: name}))
     entries = [(_created(p), key, p) for key, p in keyed.items()]
     entries += [(min(_created(w) for w in ws), key, None) for key, ws in orphans.items()]
     cells = []
@@ -93,6 +141,20 @@ def _hash(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> G
     spec_replicas = int(((dep or {}).get("spec") or {}).get("replicas", 0)) if dep else 0
     return GroupsView(spec_replicas, None, tuple(cells), sum(1 for p in leaders if not is_deleting(p)),
                       sum(1 for c in cells if c.state in "Uo"))
+
+
+def _hash_groups(pods: list[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], dict[str, Mapping[str, Any]],
+                                                         dict[str, list[Mapping[str, Any]]]]:
+    """Hash groups among ``pods``: every leader pod, the leaders by group key (the last of a key),
+    and the workers of groups whose leader is not among them, by group key (else group index)."""
+    leaders = [p for p in pods if is_hash_leader(p)]
+    keyed = {hash_group_key(p): p for p in leaders}
+    orphans: dict[str, list[Mapping[str, Any]]] = {}
+    for p in pods:
+        key = labels_of(p).get(L.GROUP_KEY) or labels_of(p).get(L.GROUP_INDEX)
+        if not is_hash_leader(p) and key and key not in keyed:
+            orphans.setdefault(key, []).append(p)
+    return leaders, keyed, orphans
 
 
 def is_hash_leader(pod: Mapping[str, Any]) -> bool:
@@ -123,13 +185,17 @@ def _cell(snap: Snapshot, gid: str, leader: Mapping[str, Any] | None, worker_nam
           pods: _Workers) -> GroupCell:
     if leader is None:
         return GroupCell(gid, "-", None, surge, "")
+    return GroupCell(gid, _state(snap, leader, worker_name, size, target), revision_of(leader), surge,
+                     _detail(leader, worker_name, pods))
+
+
+def _state(snap: Snapshot, leader: Mapping[str, Any], worker_name: str, size: int, target: str) -> str:
+    """The legend state (U u o x) of the group whose leader pod is ``leader``."""
     size = int(annotations_of(leader).get(L.SIZE, size))
     workers = snap.get("StatefulSet", worker_name) if size > 1 else None
     ready = pod_running_and_ready(leader) and (size == 1 or statefulset_ready(workers))
-    rev = revision_of(leader)
-    updated = rev == target and (size == 1 or revision_of(workers) == target)
-    state = ("U" if ready else "u") if updated else ("o" if ready else "x")
-    return GroupCell(gid, state, rev, surge, _detail(leader, worker_name, pods))
+    updated = revision_of(leader) == target and (size == 1 or revision_of(workers) == target)
+    return ("U" if ready else "u") if updated else ("o" if ready else "x")
 
 
 def _detail(leader: Mapping[str, Any], worker_name: str, pods: _Workers) -> str:

@@ -25,6 +25,7 @@ Encoding (docs/disaggregatedset.md, "Rollout decisions"):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 from pulumi_lws.core.stage import GroupView, Lane, PredictedStage, Stage, lane_title
 from pulumi_lws.disaggregatedset.rollout.predict import PredictedDsStage
@@ -73,18 +74,37 @@ def predicted_lanes(ps: PredictedDsStage) -> tuple[Lane, ...]:
     return tuple(Lane(lane_title(c.slice, c.role), c.old, c.new, c.old, c.new) for c in ps.cells)
 
 
-def predicted_stage(ps: PredictedDsStage) -> PredictedStage:
-    ids = tuple(f"{c.slice}/{c.role}/{kind}/{i}" for c in ps.cells
-                for kind, n in (("old", c.old), ("new", c.new)) for i in range(n))
+class _ReplicaIds:
+    """The ``"<slice>/<role>/old|new/<i>"`` ids of every predicted stage, each string made once:
+    a stage's ids are prefixes of one tuple per (slice, role, old|new), so a prediction of S stages
+    over R replicas builds max-R strings, not S x R (a 500-stage prediction of 10,000 replicas made
+    five million)."""
+
+    def __init__(self, stages: Sequence[PredictedDsStage]) -> None:
+        longest: dict[tuple[int, str, str], int] = {}
+        for ps in stages:
+            for c in ps.cells:
+                for kind, n in (("old", c.old), ("new", c.new)):
+                    key = (c.slice, c.role, kind)
+                    longest[key] = max(longest.get(key, 0), n)
+        self._ids = {key: tuple(f"{key[0]}/{key[1]}/{key[2]}/{i}" for i in range(n)) for key, n in longest.items()}
+
+    def of(self, ps: PredictedDsStage) -> tuple[str, ...]:
+        return tuple(chain.from_iterable(self._ids[(c.slice, c.role, kind)][:n] for c in ps.cells
+                                         for kind, n in (("old", c.old), ("new", c.new))))
+
+
+def predicted_stage(ps: PredictedDsStage, ids: _ReplicaIds | None = None) -> PredictedStage:
     return PredictedStage(replicas=sum(c.old + c.new for c in ps.cells), partition=None,
-                          groups="".join("o" * c.old + "U" * c.new for c in ps.cells), ids=ids, complete=ps.complete,
-                          lanes=predicted_lanes(ps))
+                          groups="".join("o" * c.old + "U" * c.new for c in ps.cells),
+                          ids=(ids or _ReplicaIds((ps,))).of(ps), complete=ps.complete, lanes=predicted_lanes(ps))
 
 
 def to_stage(p: DisaggregatedPlan, remaining: Sequence[PredictedDsStage] = ()) -> Stage:
     first = p.slices[0] if p.slices else None
     case = None if first is None else (STEADY if first.mode == STEADY else first.branch)
+    ids = _ReplicaIds(remaining)
     return Stage(policy=POLICY, target_revision=p.target_revision, replicas=sum(c.replicas for c in p.declared),
                  partition=None, group_revisions=group_revisions(p), groups=group_views(p), blocker=p.blocker,
-                 complete=p.complete, case=case, remaining=tuple(predicted_stage(r) for r in remaining),
+                 complete=p.complete, case=case, remaining=tuple(predicted_stage(r, ids) for r in remaining),
                  notes=p.notes, lanes=stage_lanes(p))

@@ -179,10 +179,14 @@ class Applier:
               crash: Collection[tuple] = ()) -> ApplyResult:
         """Apply ``manifests`` as one ``pulumi up`` of ``stack_id`` (module docstring: order,
         ``dependencies``, ``keep`` and ``crash``). Invariant: an applied dependent's dependencies
-        were all applied in this run; a deletion happened only if every upsert happened."""
+        were all applied in this run; a deletion happened only if every upsert happened.
+        The stack state shares everything below the top level (and the defaulted fields) with
+        ``manifests``: callers treat what they applied as read-only, as ``Reconciled.manifests`` are."""
         res = ApplyResult()
         previous = self.state.setdefault(stack_id, {})
-        desired = {key_of(m): clone(dict(m)) for m in manifests}
+        # shallow copies: defaulting copies what it writes (sim/defaults.py), the store copies what it
+        # keeps, and the state only reads them (a replacement waiting in ``pending`` gets its own copy)
+        desired = {key_of(m): dict(m) for m in manifests}
         deps = resolve_dependencies(desired, dependencies or {})
         failed = set(matching_keys(crash, [*desired, *previous]))
         draw = lambda key: key not in failed and (keep >= 1.0 or (rng or random).random() < keep)  # noqa: E731
@@ -221,7 +225,7 @@ class Applier:
         state = self.state[stack_id]
         live = self.store.get(*key)
         if key in self.pending or (live is not None and meta(live).get("deletionTimestamp")):
-            self.pending[key] = (stack_id, manifest)  # recreate once the old object is gone
+            self.pending[key] = (stack_id, clone(manifest))  # recreate once the old object is gone
             state[key] = manifest
             res.replaced.append(_label(key))
             return
@@ -229,7 +233,7 @@ class Applier:
             self._create(key, manifest, res)
             state[key] = manifest
             return
-        # ``manifest`` is this run's private copy (``apply``): defaulted in place, no second copy.
+        # ``manifest`` is this run's shallow copy (``apply``): defaulted in place, copy on write.
         # Defaulting is idempotent, so creating or replacing from it later stores the same object
         # (a Service's clusterIP comes from ``live`` here only when the manifest names none, and a
         # Service is replaced only when both name different IPs).
@@ -238,7 +242,7 @@ class Applier:
         changed = immutable_changes(key[0], live, want)
         if changed:
             self._delete(key, manifest)
-            self.pending[key] = (stack_id, manifest)
+            self.pending[key] = (stack_id, clone(manifest))
             self.flush_pending()
             res.replaced.append(f"{_label(key)} ({', '.join(changed)})")
         elif _differs(live, want):

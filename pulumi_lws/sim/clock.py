@@ -37,6 +37,7 @@ class Clock:
         self.rng = random.Random(seed)
         self._queue: list[_Event] = []
         self._seq = 0
+        self._stamp: tuple[float | None, str] = (None, "")
 
     @property
     def epoch(self) -> float:
@@ -44,7 +45,10 @@ class Clock:
         return EPOCH + self.now
 
     def timestamp(self) -> str:
-        return rfc3339(self.epoch)
+        """:func:`rfc3339` of now, formatted once per instant (every controller stamps its writes)."""
+        if self._stamp[0] != self.now:
+            self._stamp = (self.now, rfc3339(self.epoch))
+        return self._stamp[1]
 
     def schedule(self, at: float, label: str, fn: Callable[[], None]) -> None:
         """Run ``fn`` when the clock reaches ``at`` (never in the past: clamped to now)."""

@@ -126,6 +126,16 @@ def condition_true(pod: Mapping[str, Any], ctype: str) -> bool:
     return False
 
 
+def _next_deadline(pod: Mapping[str, Any], now: float) -> float:
+    """The earliest instant after ``now`` at which :meth:`Kubelet.sync` of this unchanged pod could
+    act: it compares the time only with ``running_at`` and ``ready_at`` (its kubelet state) and
+    the deletion deadline ``_sim_delete_at`` (``>=``), so it acts no sooner than the first of
+    them still ahead. An irrelevant deadline only wakes the pod early (a sync that writes nothing)."""
+    state = pod.get("_sim_kubelet") or {}
+    times = (state.get("running_at"), state.get("ready_at"), pod.get("_sim_delete_at"))
+    return min((float(t) for t in times if t is not None and float(t) > now), default=float("inf"))
+
+
 class Kubelet:
     """One kubelet for every node (the simulator does not model node-local agents separately)."""
 
@@ -134,7 +144,7 @@ class Kubelet:
         self.clock = clock
         self.config = config or KubeletConfig()
         self._ip = 0
-        self._quiet: dict[str, tuple] = {}  # pod uid -> (resourceVersion, time) of a sync that wrote nothing
+        self._quiet: dict[str, tuple] = {}  # pod uid -> (resourceVersion, next deadline) after a sync that wrote nothing
         store.pod_terminated = self.terminated
         store.default_grace = self.config.termination_grace
 
@@ -145,19 +155,22 @@ class Kubelet:
         return self.clock.now >= float(pod.get("_sim_delete_at", 0.0)) or bool(pod.get("_sim_killed"))
 
     def sync_all(self) -> None:
-        """Sync every pod, skipping one unchanged (same resourceVersion) since a sync at this same
-        instant that wrote nothing: a pod's kubelet step depends only on the pod and the time."""
+        """Sync every pod, skipping one unchanged (same resourceVersion) since a sync that wrote
+        nothing, until its next deadline: a pod's kubelet step depends only on the pod and on
+        whether the time has reached one of its deadlines (:func:`_next_deadline`), so before
+        that instant it would write nothing again."""
         now = self.clock.now
         quiet = self._quiet
         for pod in self.store.list("Pod"):
             m = pod["metadata"]
-            inputs = (m.get("resourceVersion"), now)
-            if quiet.get(m["uid"]) == inputs:
+            rv = m.get("resourceVersion")
+            hit = quiet.get(m["uid"])
+            if hit is not None and hit[0] == rv and now < hit[1]:
                 continue
             before = self.store.version
             self.sync(pod)
             if self.store.version == before:
-                quiet[m["uid"]] = inputs
+                quiet[m["uid"]] = (rv, _next_deadline(pod, now))
 
     def sync(self, pod: dict[str, Any]) -> None:
         if meta(pod).get("deletionTimestamp"):

@@ -31,7 +31,6 @@ is legacy and :func:`adopt_legacy` returns its inputs unchanged.
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +41,7 @@ from pulumi_lws.core.stage import Action, Stage
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.groups import parse_ordinal
+from pulumi_lws.modelserving.replicas import ObservedReplicas, observed_replicas
 
 Obj = Mapping[str, Any]
 Key = tuple[int, str, int]  # (group ordinal, role, role replica ordinal)
@@ -92,17 +92,19 @@ def _name(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("name"))
 
 
-def legacy_replicas(ms: str, snapshot: Snapshot) -> dict[Key, LegacyReplica]:
-    """Every legacy role replica of ModelServing ``ms`` in ``snapshot`` (module doc)."""
-    sts: dict[Key, list[Obj]] = defaultdict(list)
-    pods: dict[Key, list[Obj]] = defaultdict(list)
-    for kind, into in (("StatefulSet", sts), ("Pod", pods)):
-        for obj in snapshot.list(kind, **{L.NAME: ms}):
-            key = _key(ms, obj)
-            if key is not None:
-                into[key].append(obj)
-    return {k: LegacyReplica(*k, tuple(sorted(p, key=_name))) for k, p in sorted(pods.items())
-            if is_legacy(sts.get(k, ()), p)}
+def legacy_replicas(ms: str, snapshot: Snapshot, replicas: ObservedReplicas | None = None) -> dict[Key, LegacyReplica]:
+    """Every legacy role replica of ModelServing ``ms`` in ``snapshot`` (module doc); ``replicas``:
+    the reconcile's index of ``snapshot`` when the caller has it (same answer)."""
+    return (replicas or observed_replicas(ms, snapshot)).legacy()
+
+
+def legacy_of(replicas: ObservedReplicas) -> dict[Key, LegacyReplica]:
+    """The legacy replicas of an index (:func:`legacy_replicas`), ascending key."""
+    out = {}
+    for key, pods in replicas.pods.items():
+        if key not in replicas.statefulsets and not any(_statefulset_made(p) for p in pods):
+            out[key] = LegacyReplica(*key, tuple(sorted(pods, key=_name)))
+    return dict(sorted(out.items())) if out else out
 
 
 def _key(ms: str, obj: Obj) -> Key | None:
@@ -128,11 +130,13 @@ def _rendered_replicas(ms: str, manifests: Sequence[Obj]) -> dict[Key, str]:
 
 
 def adopt_legacy(ms: str, snapshot: Snapshot, manifests: Sequence[dict[str, Any]], stage: Stage,
-                 worker_replicas: Mapping[Key, int]) -> tuple[list[dict[str, Any]], Stage]:
+                 worker_replicas: Mapping[Key, int],
+                 legacy: Mapping[Key, LegacyReplica] | None = None) -> tuple[list[dict[str, Any]], Stage]:
     """``manifests`` without the StatefulSets of legacy replicas, and ``stage`` with the deletes
     that replace legacy replicas (module doc). ``worker_replicas[key]``: W of each legacy replica
-    (from its revision), to tell a whole replica from one missing a pod."""
-    legacy = legacy_replicas(ms, snapshot)
+    (from its revision), to tell a whole replica from one missing a pod; ``legacy``: the
+    reconcile's :func:`legacy_replicas` of ``snapshot`` when the caller has them."""
+    legacy = legacy_replicas(ms, snapshot) if legacy is None else legacy
     if not legacy:
         return list(manifests), stage
     rendered = _rendered_replicas(ms, manifests)

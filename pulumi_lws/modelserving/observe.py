@@ -23,8 +23,7 @@ Invariants:
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_lws.core import keys as K
@@ -46,8 +45,6 @@ from pulumi_lws.modelserving.groups import (
     RUNNING,
     GroupState,
     RoleReplicaState,
-    by_ordinal,
-    parse_ordinal,
 )
 from pulumi_lws.modelserving.legacy import (
     LegacyReplica,
@@ -55,6 +52,7 @@ from pulumi_lws.modelserving.legacy import (
     legacy_replicas,
     upstream_pod_names,
 )
+from pulumi_lws.modelserving.replicas import ObservedReplicas, observed_replicas
 from pulumi_lws.modelserving.revision import (
     RevisionCatalog,
     role_data,
@@ -81,25 +79,18 @@ def deletion_cost(pods: Iterable[Obj]) -> int:
     return total
 
 
-def _identity(ms: str, obj: Obj) -> tuple[int, str, int] | None:
-    """(group ordinal, role, role ordinal) from an object's labels; None if not ours."""
-    lbl = labels_of(obj)
-    prefix, g = parse_ordinal(str(lbl.get(L.GROUP_NAME, "")))
-    role = lbl.get(L.ROLE)
-    role_prefix, r = parse_ordinal(str(lbl.get(L.ROLE_ID, "")))
-    if prefix != ms or g < 0 or not role or role_prefix != role or r < 0:
-        return None
-    return g, role, r
-
-
-def _by_name(objs: Iterable[Obj]) -> dict[str, Obj]:
-    return {o["metadata"]["name"]: o for o in objs}
-
-
 def _worker_replicas(ms: ModelServing, catalog: RevisionCatalog, role: str, template_hash: str, group_revision: str,
                      worker_sts: Obj | None) -> int:
     """W of a role replica: its template's (by hash), else its group revision's role, else the live
     spec's, else what its worker StatefulSet declares."""
+    w = _catalog_worker_replicas(ms, catalog, role, template_hash, group_revision)
+    return int(((worker_sts or {}).get("spec") or {}).get("replicas") or 0) if w is None else w
+
+
+def _catalog_worker_replicas(ms: ModelServing, catalog: RevisionCatalog, role: str, template_hash: str,
+                             group_revision: str) -> int | None:
+    """:func:`_worker_replicas` from the catalog and the spec alone; None: only the worker
+    StatefulSet can say (a role neither knows)."""
     rev = catalog.revision_with_role_hash(role, template_hash, prefer=[group_revision]) if template_hash else None
     for key in (rev, group_revision):
         if key and key in catalog:
@@ -110,25 +101,69 @@ def _worker_replicas(ms: ModelServing, catalog: RevisionCatalog, role: str, temp
     try:
         return ms.role(role).worker_replicas
     except KeyError:
-        return int(((worker_sts or {}).get("spec") or {}).get("replicas") or 0)
+        return None
 
 
-def _role_state(ms: ModelServing, catalog: RevisionCatalog, g: int, role: str, r: int, group_revision: str,
-                sts: Mapping[str, Obj], pods: Mapping[str, Obj]) -> RoleReplicaState:
-    entry = sts.get(names.entry_statefulset(ms.name, g, role, r))
-    worker = sts.get(names.worker_statefulset(ms.name, g, role, r))
-    hashes = [labels_of(o).get(L.ROLE_TEMPLATE_HASH) for o in (entry, worker) if o is not None]
-    hashes += [labels_of(p).get(L.ROLE_TEMPLATE_HASH) for _, p in sorted(pods.items())]
-    template_hash = next((h for h in hashes if h), "")
-    cost = deletion_cost(pods.values())
-    if is_legacy(sts.values(), pods.values()):
-        return _legacy_state(ms, catalog, g, role, r, group_revision, pods, template_hash, cost)
-    if any(is_deleting(o) for o in sts.values()) or not sts:
-        return RoleReplicaState(role, r, template_hash, DELETING, cost)
-    w = _worker_replicas(ms, catalog, role, template_hash, group_revision, worker)
-    wanted = [names.entry_pod(ms.name, g, role, r)] + [names.worker_pod(ms.name, g, role, r, i) for i in range(1, w + 1)]
-    ready = entry is not None and (w == 0 or worker is not None) and all(pod_running_and_ready(pods.get(p)) for p in wanted)
-    return RoleReplicaState(role, r, template_hash, RUNNING if ready else CREATING, cost)
+def _named(objs: Sequence[Obj], name: str) -> Obj | None:
+    """The object called ``name`` (the last one, as a name-keyed map keeps it)."""
+    found = None
+    for o in objs:
+        if o["metadata"]["name"] == name:
+            found = o
+    return found
+
+
+class _Observer:
+    """One observation's constants and memos (the catalog's answers per role, template hash and
+    group revision: asked once per role replica, the same for most of them)."""
+
+    def __init__(self, ms: ModelServing, catalog: RevisionCatalog) -> None:
+        self.ms, self.catalog = ms, catalog
+        self.workers: dict[tuple[str, str, str], int | None] = {}
+
+    def role_state(self, g: int, role: str, r: int, group_revision: str, sts: Sequence[Obj],
+                   pods: Sequence[Obj]) -> tuple[RoleReplicaState, int]:
+        """A role replica's state and its pods' deletion cost (module invariants); ``sts`` and
+        ``pods`` are its objects in name order."""
+        ms = self.ms
+        cost = deletion_cost(pods)
+        if not sts and is_legacy(sts, pods):
+            template_hash = _first_hash(sts, pods)
+            return _legacy_state(ms, self.catalog, g, role, r, group_revision,
+                                 {p["metadata"]["name"]: p for p in pods}, template_hash, cost), cost
+        base = names.entry_statefulset(ms.name, g, role, r)
+        entry = _named(sts, base)
+        worker = _named(sts, f"{base}-{names.WORKER_SUFFIX}")
+        template_hash = _first_hash([o for o in (entry, worker) if o is not None], pods)
+        if not sts or any(is_deleting(o) for o in sts):
+            return RoleReplicaState(role, r, template_hash, DELETING, cost), cost
+        memo = (role, template_hash, group_revision)
+        if memo not in self.workers:
+            self.workers[memo] = _catalog_worker_replicas(ms, self.catalog, role, template_hash, group_revision)
+        w = self.workers[memo]
+        if w is None:
+            w = _worker_replicas(ms, self.catalog, role, template_hash, group_revision, worker)
+        ready = entry is not None and (w == 0 or worker is not None) and _all_ready(base, w, pods)
+        return RoleReplicaState(role, r, template_hash, RUNNING if ready else CREATING, cost), cost
+
+
+def _first_hash(sts: Iterable[Obj], pods: Iterable[Obj]) -> str:
+    """The first ``role-template-hash`` among ``sts`` (entry, worker), then ``pods`` (name order)."""
+    for objs in (sts, pods):
+        for o in objs:
+            h = labels_of(o).get(L.ROLE_TEMPLATE_HASH)
+            if h:
+                return h
+    return ""
+
+
+def _all_ready(base: str, w: int, pods: Sequence[Obj]) -> bool:
+    """Whether the entry pod ``<base>-0`` and the worker pods ``<base>-w-1..W`` are all Running+Ready."""
+    by_name = {p["metadata"]["name"]: p for p in pods}
+    if not pod_running_and_ready(by_name.get(f"{base}-0")):
+        return False
+    prefix = f"{base}-{names.WORKER_SUFFIX}-"
+    return all(pod_running_and_ready(by_name.get(f"{prefix}{i}")) for i in range(1, w + 1))
 
 
 def _legacy_state(ms: ModelServing, catalog: RevisionCatalog, g: int, role: str, r: int, group_revision: str,
@@ -160,10 +195,11 @@ def _legacy_hash(ms: ModelServing, catalog: RevisionCatalog, role: str, revision
     return catalog.role_hash(revision, role)
 
 
-def legacy_worker_replicas(ms: ModelServing, catalog: RevisionCatalog, snapshot: Snapshot) -> dict[tuple[int, str, int], int]:
+def legacy_worker_replicas(ms: ModelServing, catalog: RevisionCatalog, snapshot: Snapshot,
+                           replicas: ObservedReplicas | None = None) -> dict[tuple[int, str, int], int]:
     """W of every legacy role replica of ``ms`` (its revision's role, as :func:`_legacy_state` reads it)."""
     out = {}
-    for key, rep in legacy_replicas(ms.name, snapshot).items():
+    for key, rep in legacy_replicas(ms.name, snapshot, replicas).items():
         revision = rep.revision
         h = _legacy_hash(ms, catalog, key[1], revision)
         out[key] = _worker_replicas(ms, catalog, key[1], h or "", revision, None)
@@ -172,55 +208,75 @@ def legacy_worker_replicas(ms: ModelServing, catalog: RevisionCatalog, snapshot:
 
 def _group_revision(sts: Iterable[Obj], pods: Iterable[Obj]) -> str:
     for objs in (sts, pods):
-        counts = Counter(labels_of(o).get(L.REVISION) for o in objs)
-        counts.pop(None, None)
-        counts.pop("", None)
+        counts: dict[Any, int] = {}
+        for o in objs:
+            rev = labels_of(o).get(L.REVISION)
+            if rev is not None and rev != "":
+                counts[rev] = counts.get(rev, 0) + 1
+        if len(counts) == 1:
+            return next(iter(counts))
         if counts:
             return min(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0]
     return ""
 
 
-def _group_running(ms: ModelServing, catalog: RevisionCatalog, revision: str, roles: Iterable[RoleReplicaState]) -> bool:
+def spec_replicas_by_role(ms: ModelServing) -> dict[str, int]:
+    """The live spec's ``replicas`` per role name (the first role of a name, as ``ms.role`` finds it)."""
+    out: dict[str, int] = {}
+    for r in ms.roles:
+        out.setdefault(r.name, r.replicas)
+    return out
+
+
+def _group_running(ms: ModelServing, catalog: RevisionCatalog, revision: str, roles: Iterable[RoleReplicaState],
+                   wanted_of: Mapping[str, int] | None = None) -> bool:
+    """Every role of the group's revision has its spec's count of Running replicas (by count, not
+    by ordinal: a surge rollout can leave sparse role ordinals {1, 2}); a role the spec no longer
+    has: every observed replica Running. ``wanted_of``: the spec's replicas per role, when known."""
     roles = tuple(roles)
+    wanted_of = spec_replicas_by_role(ms) if wanted_of is None else wanted_of
     spec_roles = catalog.roles_of(revision) if revision in catalog else tuple(ms.roles)
     for role in spec_roles:
-        mine = [r for r in roles if r.role == role.name]
-        try:
-            wanted = ms.role(role.name).replicas
-        except KeyError:  # a role the spec no longer has: every observed replica
-            wanted = len(mine)
-            if any(r.status != RUNNING for r in mine):
+        name = role.name
+        running = total = 0
+        for r in roles:
+            if r.role == name:
+                total += 1
+                running += r.status == RUNNING
+        wanted = wanted_of.get(name)
+        if wanted is None:  # a role the spec no longer has: every observed replica
+            if running < total:
                 return False
-        # by count, not by ordinal: a surge rollout can leave sparse role ordinals ({1, 2})
-        if sum(1 for r in mine if r.status == RUNNING) < wanted:
+            wanted = total
+        if running < wanted:
             return False
     return True
 
 
-def observe_groups(snapshot: Snapshot, ms: ModelServing, catalog: RevisionCatalog) -> tuple[GroupState, ...]:
-    """The ServingGroups of ``ms`` in ``snapshot`` (module invariants), ascending ordinal."""
-    sts_of: dict[int, dict[tuple[str, int], list[Obj]]] = defaultdict(lambda: defaultdict(list))
-    pods_of: dict[int, dict[tuple[str, int], list[Obj]]] = defaultdict(lambda: defaultdict(list))
-    for kind, into in (("StatefulSet", sts_of), ("Pod", pods_of)):
-        for obj in snapshot.list(kind, **{L.NAME: ms.name}):
-            ident = _identity(ms.name, obj)
-            if ident is not None:
-                into[ident[0]][(ident[1], ident[2])].append(obj)
+def observe_groups(snapshot: Snapshot, ms: ModelServing, catalog: RevisionCatalog,
+                   replicas: ObservedReplicas | None = None) -> tuple[GroupState, ...]:
+    """The ServingGroups of ``ms`` in ``snapshot`` (module invariants), ascending ordinal.
+    ``replicas``: the reconcile's index of ``snapshot`` when the caller has it (same answer)."""
+    replicas = replicas or observed_replicas(ms.name, snapshot)
+    observer = _Observer(ms, catalog)
+    wanted_of = spec_replicas_by_role(ms)
     out = []
-    for g in sorted(set(sts_of) | set(pods_of)):
-        group_sts = [o for objs in sts_of[g].values() for o in objs]
-        group_pods = [o for objs in pods_of[g].values() for o in objs]
-        revision = _group_revision(group_sts, group_pods)
-        roles = tuple(
-            _role_state(ms, catalog, g, role, r, revision, _by_name(sts_of[g].get((role, r), ())),
-                        _by_name(pods_of[g].get((role, r), ())))
-            for role, r in sorted(set(sts_of[g]) | set(pods_of[g])))
+    for g, keys in replicas.by_group():
+        sts_lists = [replicas.statefulsets_of(k) for k in keys]
+        pod_lists = [replicas.pods_of(k) for k in keys]
+        revision = _group_revision((o for objs in sts_lists for o in objs), (p for objs in pod_lists for p in objs))
+        roles = []
+        cost = 0
+        for (_, role, r), sts, pods in zip(keys, sts_lists, pod_lists):
+            state, replica_cost = observer.role_state(g, role, r, revision, sts, pods)
+            roles.append(state)
+            cost += replica_cost
         pg = snapshot.get("PodGroup", names.podgroup(ms.name, g))
         if (pg is not None and is_deleting(pg)) or all(r.status == DELETING for r in roles):
             status = DELETING
-        elif _group_running(ms, catalog, revision, roles):
+        elif _group_running(ms, catalog, revision, roles, wanted_of):
             status = RUNNING
         else:
             status = CREATING
-        out.append(GroupState(g, revision, status, deletion_cost(group_pods), roles))
-    return by_ordinal(out)
+        out.append(GroupState(g, revision, status, cost, tuple(roles)))
+    return tuple(out)

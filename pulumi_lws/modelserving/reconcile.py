@@ -36,6 +36,7 @@ from pulumi_lws.modelserving.legacy import adopt_legacy, legacy_replicas
 from pulumi_lws.modelserving.observe import legacy_worker_replicas, observe_groups
 from pulumi_lws.modelserving.recovery import plan_recovery
 from pulumi_lws.modelserving.render import DeclaredGroup, DeclaredRole, modelserving_dependencies, render_modelserving
+from pulumi_lws.modelserving.replicas import ObservedReplicas, observed_replicas
 from pulumi_lws.modelserving.revision import RevisionCatalog, build_catalog, role_template_hash
 from pulumi_lws.modelserving.rollout.budgets import scale_role_budget, scale_servinggroup_budget
 from pulumi_lws.modelserving.rollout.role import RoleSpec
@@ -87,21 +88,25 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
     """Plan one stage for ``ms`` against ``snapshot`` and render the objects it needs."""
     options = options.for_ms(ms)
     catalog = build_catalog(ms, snapshot.list("ControllerRevision", **{L.NAME: ms.name}))
-    groups = observe_groups(snapshot, ms, catalog)
-    recovery = plan_recovery(ms, snapshot, groups)  # docs/modelserving.md "Recovery"
+    replicas = observed_replicas(ms.name, snapshot)  # every pod and StatefulSet by role replica, read once
+    groups = observe_groups(snapshot, ms, catalog, replicas)
+    recovery = plan_recovery(ms, snapshot, groups, replicas)  # docs/modelserving.md "Recovery"
     groups = recovery.mark(groups)  # role replicas being recovered count as Creating
     target = catalog.target  # the spec's revision, or the content-matched one it adopts
     current = current_revision(groups, target)
     if ms.strategy == ROLE_ROLLING_UPDATE:
-        stage, declared = _role_stage(ms, groups, target, current, catalog, options, snapshot)
+        stage, declared = _role_stage(ms, groups, target, current, catalog, options, snapshot, replicas)
     else:
         stage, declared = _servinggroup_stage(ms, groups, target, current, catalog)
     stage = recovery.apply_to(stage)  # uid-guarded pod deletes appended to the stage's actions
     keep = (current,) if current is not None and current in catalog else ()
     manifests = render_modelserving(ms, declared, catalog, keep_revisions=keep)
     # adopted Kthena pods: kept without StatefulSets, or deleted to be recreated (docs/modes.md)
-    manifests, stage = adopt_legacy(ms.name, snapshot, manifests, stage, legacy_worker_replicas(ms, catalog, snapshot))
-    manifests = [_as_observed(m, snapshot) for m in manifests]
+    legacy = replicas.legacy()
+    if legacy:
+        manifests, stage = adopt_legacy(ms.name, snapshot, manifests, stage,
+                                        legacy_worker_replicas(ms, catalog, snapshot, replicas), legacy)
+    manifests = [_as_observed(m, snapshot) if m.get("kind") == "ControllerRevision" else m for m in manifests]
     dependencies = modelserving_dependencies(manifests)
     check_dependency_order(manifests, dependencies)
     return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
@@ -137,14 +142,14 @@ def role_specs(ms: ModelServing) -> tuple[RoleSpec, ...]:
 
 def _role_stage(ms: ModelServing, groups: tuple[GroupState, ...], target: str, current: str | None,
                 catalog: RevisionCatalog, options: ModelServingOptions,
-                snapshot: Snapshot | None = None) -> tuple[Stage, list[DeclaredGroup]]:
+                snapshot: Snapshot | None = None, replicas: ObservedReplicas | None = None) -> tuple[Stage, list[DeclaredGroup]]:
     legacy = {g.ordinal: {r.name: h for r in ms.roles if (h := catalog.role_hash(g.revision, r.name)) is not None}
               for g in groups}
     current_hashes = {r.name: h for r in ms.roles if current and (h := catalog.role_hash(current, r.name))}
     plan: RolePlan = plan_role_rollout(role_specs(ms), target, groups, replicas=ms.replicas, legacy_hashes=legacy,
                                        current_revision=current, current_role_hashes=current_hashes,
                                        max_groups_in_flight=options.max_groups_in_flight, ms=ms.name)
-    running = _template_revisions(ms, snapshot) if snapshot is not None else {}
+    running = _template_revisions(ms, snapshot, replicas) if snapshot is not None else {}
     declared = []
     for g, revision in sorted(plan.group_revisions.items()):
         roles = tuple(DeclaredRole(r.role, r.ordinal, _template_revision(catalog, r.role, r.template_hash, revision, target,
@@ -168,7 +173,8 @@ def _template_revision(catalog: RevisionCatalog, role: str, template_hash: str, 
     return found
 
 
-def _template_revisions(ms: ModelServing, snapshot: Snapshot) -> dict[tuple[int, str, int], str]:
+def _template_revisions(ms: ModelServing, snapshot: Snapshot,
+                        replicas: ObservedReplicas | None = None) -> dict[tuple[int, str, int], str]:
     """``(group, role, ordinal)`` -> the ``revision`` label of its entry StatefulSet's pod template
     (what its pods run), for every live entry StatefulSet of ``ms``, and of every legacy (adopted)
     replica's pods."""
@@ -186,7 +192,7 @@ def _template_revisions(ms: ModelServing, snapshot: Snapshot) -> dict[tuple[int,
             continue
         if meta.get("name") == names.entry_statefulset(ms.name, *key) and tmpl.get(L.REVISION):
             out[key] = str(tmpl[L.REVISION])
-    for key, rep in legacy_replicas(ms.name, snapshot).items():  # adopted pods: the revision they run
+    for key, rep in legacy_replicas(ms.name, snapshot, replicas).items():  # adopted pods: the revision they run
         if rep.revision:
             out[key] = rep.revision
     return out
@@ -205,8 +211,9 @@ def status_of(ms: ModelServing, snapshot: Snapshot) -> dict[str, Any]:
     from pulumi_lws.modelserving.status import update_modelserving_status
 
     catalog = build_catalog(ms, snapshot.list("ControllerRevision", **{L.NAME: ms.name}))
-    groups = observe_groups(snapshot, ms, catalog)
-    groups = plan_recovery(ms, snapshot, groups).mark(groups)  # a recovering group is Creating, as upstream
+    replicas = observed_replicas(ms.name, snapshot)
+    groups = observe_groups(snapshot, ms, catalog, replicas)
+    groups = plan_recovery(ms, snapshot, groups, replicas).mark(groups)  # a recovering group is Creating, as upstream
     target = catalog.target  # the spec's revision, or the content-matched one it adopts
     status = update_modelserving_status(groups, ms.replicas, target, current_revision(groups, target) or "",
                                         ms.partition(), partition_mode="ordinal",

@@ -60,9 +60,9 @@ from pulumi_lws.modelserving.groups import (
     DELETING,
     GroupState,
     group_name,
-    parse_ordinal,
     role_id,
 )
+from pulumi_lws.modelserving.replicas import ObservedReplicas, observed_replicas
 
 Pod = Mapping[str, Any]
 
@@ -264,16 +264,12 @@ def mixed_generations(pods: Iterable[Pod]) -> str | None:
 
 # ---- the plan --------------------------------------------------------------------------------
 
-def _pods_by_replica(ms: ModelServing, snapshot: Snapshot) -> dict[int, dict[tuple[str, int], list[Pod]]]:
-    out: dict[int, dict[tuple[str, int], list[Pod]]] = defaultdict(lambda: defaultdict(list))
-    for pod in snapshot.list("Pod", **{L.NAME: ms.name}):
-        lbl = labels_of(pod)
-        prefix, g = parse_ordinal(str(lbl.get(L.GROUP_NAME, "")))
-        role = str(lbl.get(L.ROLE) or "")
-        role_prefix, r = parse_ordinal(str(lbl.get(L.ROLE_ID, "")))
-        if prefix == ms.name and g >= 0 and role and role_prefix == role and r >= 0:
-            out[g][(role, r)].append(pod)
-    return out
+def _needs_a_look(pods: Sequence[Pod], policy: str) -> bool:
+    """Whether a live replica's ``pods`` can make :func:`plan_recovery` act or wait: a pod that
+    failed (:func:`pod_failure`) or, unless the policy is None, two generations."""
+    if any(pod_failure(p) is not None for p in pods):
+        return True
+    return policy != RECOVERY_NONE and mixed_generations(pods) is not None
 
 
 def _delete(pods: Iterable[Pod], reason: str) -> tuple[Action, ...]:
@@ -281,23 +277,26 @@ def _delete(pods: Iterable[Pod], reason: str) -> tuple[Action, ...]:
                  for p in sorted(pods, key=name_of) if not is_deleting(p))
 
 
-def plan_recovery(ms: ModelServing, snapshot: Snapshot, groups: Sequence[GroupState]) -> RecoveryPlan:
-    """Recovery for every live role replica of ``groups`` (observed, not yet marked)."""
+def plan_recovery(ms: ModelServing, snapshot: Snapshot, groups: Sequence[GroupState],
+                  observed: ObservedReplicas | None = None) -> RecoveryPlan:
+    """Recovery for every live role replica of ``groups`` (observed, not yet marked). ``observed``:
+    the reconcile's index of ``snapshot`` when the caller has it (same answer)."""
     policy = ms.spec.recovery_policy
     grace = int(ms.spec.template.restart_grace_period_seconds or 0)
-    pods_of = _pods_by_replica(ms, snapshot)
+    observed = observed or observed_replicas(ms.name, snapshot)
     recoveries: list[Recovery] = []
     waits: list[Wait] = []
     replicas: set[tuple[int, str, int]] = set()
     for g in sorted(groups, key=lambda x: x.ordinal):
-        if g.status == DELETING:
-            continue
+        if g.status == DELETING or not any(_needs_a_look(observed.pods_of((g.ordinal, r.role, r.ordinal)), policy)
+                                           for r in g.roles if r.status != DELETING):
+            continue  # no pod of a live replica failed or is of another generation: nothing to do
         gname = group_name(ms.name, g.ordinal)
         live = [r for r in sorted(g.roles, key=lambda r: (r.role, r.ordinal)) if r.status != DELETING]
         group_causes: list[str] = []
         group_waits: list[Wait] = []
         for rep in live:
-            pods = pods_of.get(g.ordinal, {}).get((rep.role, rep.ordinal), [])
+            pods = observed.pods_of((g.ordinal, rep.role, rep.ordinal))
             rid = role_id(rep.role, rep.ordinal)
             due: list[tuple[Pod, str]] = []
             pending: list[tuple[Pod, int]] = []
@@ -339,7 +338,7 @@ def plan_recovery(ms: ModelServing, snapshot: Snapshot, groups: Sequence[GroupSt
                 replicas.add(key)
         if group_causes:
             msg = f"{'; '.join(group_causes)}; ServingGroupRecreate: recreating ServingGroup {gname}"
-            pods = [p for reps in pods_of.get(g.ordinal, {}).values() for p in reps]
+            pods = observed.group_pods(g.ordinal)
             recoveries.append(Recovery(g.ordinal, None, None, GROUP, msg, _delete(pods, msg)))
             replicas |= {(g.ordinal, r.role, r.ordinal) for r in live}
         elif group_waits:

@@ -8,7 +8,7 @@ are ignored; a file with several workloads needs ``--name``. NEW must be a valid
 podTerminationPolicy, groupIdentity, scheduling), as for ``simulate`` and the component. When the
 two workload documents are equal the plan is "no changes" (exit 0).
 
-How the rows are predicted (:data:`PREDICTORS`, by the workload's kind):
+How the rows are predicted (the workload's optional ``predict_trace`` capability, else generic):
 
 * **generic** (every API, ModelServing included: :func:`generic_trace`): OLD is converged on the
   embedded cluster (the warm-up of ``simulate --from OLD --to NEW``); the first row is that
@@ -20,7 +20,8 @@ How the rows are predicted (:data:`PREDICTORS`, by the workload's kind):
   number the groups by position: exact while the ordinals stay dense (an image change at a fixed
   replica count, the seed's tables); after a surge is reclaimed the positions are the remaining
   groups in ordinal order.
-* **LeaderWorkerSet** keeps its exact models (below).
+* **LeaderWorkerSet** keeps its exact models (below; ``LeaderWorkerSetWorkload.predict_trace``,
+  :mod:`pulumi_lws.lws.rollout.plan_trace`).
 Row descriptions are plain words (:mod:`pulumi_lws.lws.rollout.ordinal.cases`); the JSON keeps
 the planner's ``case`` id. ``--diff`` then prints the per-object diff of the next ``pulumi up``
 (:mod:`pulumi_lws.cli.diff`).
@@ -46,39 +47,32 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.cli.documents import one_workload
 from pulumi_lws.core.control import PAUSED_ANNOTATION
 from pulumi_lws.core.stage import PredictedStage, Stage
-from pulumi_lws.core.trace import GroupCell, Trace, TraceRow, format_table, rows_changed
+from pulumi_lws.core.trace import (
+    GroupCell,
+    PlanInputError,
+    Trace,
+    TraceRow,
+    format_table,
+    rows_changed,
+)
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import UPDATE_ORDER_ANNOTATION
-from pulumi_lws.lws.revision import revision_key
-from pulumi_lws.lws.rollout.hash import predict as HP
-from pulumi_lws.lws.rollout.ordinal.cases import describe_case
-from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs
-from pulumi_lws.lws.rollout.ordinal.predict import (
-    MAX_MODEL_STEPS,
-    ModelStep,
-    available,
-    finished,
-    groups_to_roll,
-    is_complete,
-    is_settled,
-    predict,
-    predict_waves,
+from pulumi_lws.lws.rollout.plan_trace import (  # noqa: F401  (LeaderWorkerSet's exact models, importable here as before)
+    build_hash_trace,
+    build_trace,
+    check_pair,
+    initial_inputs,
 )
 from pulumi_lws.workloads import Workload
 
 FORMATS = ("table", "markdown", "json")
 ORDERS = ("ScaleFirst", "RolloutFirst")
-
-
-class PlanInputError(ValueError):
-    """OLD/NEW are valid workloads but cannot be planned together."""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -117,112 +111,11 @@ def controller_mode_error(workload: Workload, args: argparse.Namespace) -> str |
     return None
 
 
-def check_pair(old: LeaderWorkerSet, new: LeaderWorkerSet) -> None:
-    """OLD and NEW must be the same LWS, NEW a valid update of OLD (the API server's update rules:
-    immutable fields; :class:`SpecError` naming the field), with budgets that scale."""
-    if old.name != new.name:
-        raise PlanInputError(f"OLD and NEW name different LeaderWorkerSets ({old.name!r} vs {new.name!r})")
-    new.validate(old)
-    try:
-        for lws in (old, new):
-            lws.max_unavailable(), lws.max_surge()
-    except ValueError as exc:
-        raise PlanInputError(f"invalid rollout budget: {exc}") from None
-
-
-def initial_inputs(old: LeaderWorkerSet, new: LeaderWorkerSet) -> RolloutInputs:
-    """Everything on OLD and ready; the leader StatefulSet at rest for OLD; NEW's budgets."""
-    check_pair(old, new)
-    if new.spec.group_identity != "Ordinal":
-        raise PlanInputError(f"groupIdentity {new.spec.group_identity}: use build_hash_trace")
-    mu, ms = new.max_unavailable(), new.max_surge()
-    r0 = old.replicas
-    changed = revision_key(old) != revision_key(new)
-    return RolloutInputs(
-        replicas=new.replicas, max_unavailable=mu, max_surge=ms, user_partition=new.user_partition(),
-        sts=LeaderSts(r0, min(old.user_partition(), r0), r0), template_changed=changed,
-        states=("o" if changed else "U") * r0,
-    )
-
-
 def update_order(new: LeaderWorkerSet, flag: str | None) -> str:
     if flag:
         return flag
     value = new.metadata.annotations.get(UPDATE_ORDER_ANNOTATION)
     return value if value in ORDERS else "ScaleFirst"
-
-
-def cells(states: str, replicas: int) -> tuple[GroupCell, ...]:
-    return tuple(GroupCell(id=str(i), state=c, surge=i >= replicas) for i, c in enumerate(states))
-
-
-def initial_row(inp: RolloutInputs, key: str) -> TraceRow:
-    s = inp.sts.replicas if inp.sts else 0
-    return TraceRow(time=0, replicas=s, partition=inp.sts.partition if inp.sts else None,
-                    groups=cells(inp.states, inp.replicas), live=s, available=available(inp.states, s, inp.replicas),
-                    revision=key, note="before: every OLD group ready")
-
-
-def step_row(n: int, step: ModelStep, key: str, first: bool, template_changed: bool) -> TraceRow:
-    d, r = step.decision, step.inputs.replicas
-    what = describe_case("2" if first and template_changed else d.case)
-    note = ("apply NEW" if first else step.note) + (f": {what}" if what else "")
-    if is_complete(step.inputs, d):
-        note += "; rollout complete"
-    elif is_settled(step.inputs, d):
-        note += "; settled: user partition keeps the surge"
-    return TraceRow(time=n, replicas=d.replicas, partition=d.partition, groups=cells(step.states, r), live=d.replicas,
-                    available=available(step.states, d.replicas, r), revision=key, note=note, case=d.case)
-
-
-def build_trace(old: LeaderWorkerSet, new: LeaderWorkerSet, order: str) -> Trace:
-    """The predicted rows for OLD -> NEW with ``order`` (ignored in Hash mode)."""
-    check_pair(old, new)
-    if new.spec.group_identity == "Hash":
-        return build_hash_trace(old, new)
-    inp = initial_inputs(old, new)
-    key = revision_key(new)
-    steps = predict(inp, order) if groups_to_roll(inp) <= MAX_MODEL_STEPS else []
-    if not steps or not finished(steps):  # too many groups to walk one by one: waves (predict.prediction)
-        steps = predict_waves(inp, order)
-    rows = [initial_row(inp, key)] + [step_row(n, s, key, n == 1, inp.template_changed) for n, s in enumerate(steps, 1)]
-    last = steps[-1] if steps else None
-    done = last is not None and (is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision))
-    trace = Trace(rows=rows, converged=done)
-    if not done:
-        trace.blocked = "prediction cut short" if not finished(steps) else "no group left to become ready"
-    return trace
-
-
-def hash_start(old: LeaderWorkerSet, new: LeaderWorkerSet) -> HP.ModelState:
-    """OLD's groups ``#1``..``#R0``, all admitted and ready, on NEW's revision only when the
-    template did not change; the Deployment at rest; NEW's replicas, budgets and policy."""
-    same = revision_key(old) == revision_key(new)
-    groups = [HP.ModelGroup(id=f"#{n}", new=same, ready=True, gated=False) for n in range(1, old.replicas + 1)]
-    cfg = new.spec.rollout_strategy.rolling_update_configuration
-    return HP.initial_state(groups, new.replicas, cfg.max_surge, cfg.max_unavailable, new.spec.group_replacement_policy)
-
-
-def hash_row(n: int, state: HP.ModelState, key: str, note: str) -> TraceRow:
-    cells = tuple(GroupCell(id=g.id, state=g.char, detail=g.detail) for g in state.groups)
-    return TraceRow(time=n, replicas=state.replicas, partition=None, groups=cells, live=len(state.live()),
-                    available=min(state.replicas, state.available), revision=key, note=note)
-
-
-def build_hash_trace(old: LeaderWorkerSet, new: LeaderWorkerSet) -> Trace:
-    """Predicted rows for a Hash-mode OLD -> NEW: the before row, then one row per model stage."""
-    start, key = hash_start(old, new), revision_key(new)
-    steps = HP.predict(start, next_id=old.replicas + 1)
-    changed = revision_key(old) != key
-    rows = [replace(hash_row(0, start, key, "before: every OLD group ready"), replicas=old.replicas)]
-    for n, state in enumerate(steps, 1):
-        note = ("apply NEW" + (": template changed: groups replaced on the new revision" if changed else "")) if n == 1 else state.note
-        rows.append(hash_row(n, state, key, note + ("; rollout complete" if HP.is_done(state) else "")))
-    done = bool(steps) and HP.is_done(steps[-1])
-    trace = Trace(rows=rows, converged=done)
-    if not done:
-        trace.blocked = "no group left to become ready" if HP.finished(steps) else "prediction cut short"
-    return trace
 
 
 def load(path: str, name: str | None = None) -> tuple[Mapping[str, Any], Workload, Any]:
@@ -328,18 +221,6 @@ def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mappi
     return trace
 
 
-def lws_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mapping[str, Any], old: LeaderWorkerSet,
-              new: LeaderWorkerSet, choices: Mapping[str, Any] | None = None) -> Trace:
-    """LeaderWorkerSet's exact models (Ordinal predict, Hash model)."""
-    check_pair(old, new)
-    return build_trace(old, new, (choices or {}).get("update_order") or "ScaleFirst")
-
-
-#: kind -> the row predictor ``plan`` uses; every other kind: :func:`generic_trace`. (The contract
-#: has no ``predict`` capability: a LeaderWorkerSet keeps its exact, readiness-ordered models.)
-PREDICTORS = {"LeaderWorkerSet": lws_trace}
-
-
 def _update_order(workload: Workload, new: Any, flag: str | None) -> str | None:
     if flag:
         return flag
@@ -370,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
     order = None if controller else _update_order(workload, new, args.update_order)  # upstream: ScaleFirst
     choices: dict[str, Any] = {"update_order": order} if order else {}
     choices["paused"] = False  # predict the rollout as resumed; a paused NEW is reported below (control_note)
-    predictor = PREDICTORS.get(workload.kind, generic_trace)
+    exact = getattr(workload, "predict_trace", None)  # an API's own model (LeaderWorkerSet), else generic
     try:
         if new_workload is not workload:
             raise PlanInputError(f"OLD and NEW are different kinds ({workload.kind} vs {new_workload.kind})")
@@ -379,7 +260,8 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps({**Trace(rows=[], converged=True).to_json(), "changes": False}) if args.format == "json"
                   else "no changes")
             return X.OK
-        trace = predictor(workload, old_doc, new_doc, old, new, choices)
+        trace = (exact(old, new, choices) if exact is not None
+                 else generic_trace(workload, old_doc, new_doc, old, new, choices))
     except PlanInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return X.BAD_INPUT

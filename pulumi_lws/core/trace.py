@@ -16,6 +16,10 @@ from pulumi_lws.core.stage import Lane
 GLYPHS = {"U": "✅", "o": "❎", "u": "⏳", "x": "⏳", "-": "  "}
 
 
+class PlanInputError(ValueError):
+    """OLD/NEW are valid workloads but cannot be planned together (``pulumi-lws plan`` exits 2)."""
+
+
 @dataclass(frozen=True)
 class GroupCell:
     id: str

@@ -17,6 +17,15 @@ reached through the helper named after each, never by kind):
 * ``observed_target_revision(spec, snapshot) -> str`` (:func:`observed_target`): the revision the
   groups converge to given what the cluster records — on an adopted fleet upstream's key, which
   ``target_revision(spec)`` cannot reproduce. Absent: ``target_revision(spec)``.
+* ``predict_trace(old, new, choices) -> Trace``: ``pulumi-lws plan``'s rows from an exact model of
+  the API (LeaderWorkerSet's). Absent: the generic prediction (converge OLD, reconcile NEW once,
+  then the planner's ``Stage.remaining``; ``cli.plan.generic_trace``).
+* ``first_render_header(spec, result) -> str`` / ``steady_render_header(spec, expansion) -> str``:
+  the API's own words above ``pulumi-lws render``'s objects. Absent: the generic line
+  (``cli.render_headers``).
+* ``exclusive_topology(spec) -> str | None``: the node label whose domains each group takes
+  exclusively; the simulator then assumes one domain per group when no pool is given
+  (``sim.expansion.ASSUMED_POOLS``). Absent: one unbounded node.
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from pulumi_lws.core.control import control_choices, controlled
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
-from pulumi_lws.core.trace import GroupsView
+from pulumi_lws.core.trace import GroupsView, Trace
 from pulumi_lws.core.adoption import with_adoption
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
 from pulumi_lws.lws import labels as L
@@ -86,6 +86,34 @@ class LeaderWorkerSetWorkload:
     def observed_target_revision(self, spec: LeaderWorkerSet, snapshot: Snapshot) -> str:
         """The catalog's target: an adopted fleet keeps the key of upstream's matching ControllerRevision."""
         return build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name})).target.key
+
+    def exclusive_topology(self, spec: LeaderWorkerSet) -> str | None:
+        """The node label whose topology domains each group takes exclusively (the
+        ``leaderworkerset.sigs.k8s.io/exclusive-topology`` annotation), or None: the simulator
+        assumes one such domain per group when no node pool is given (``sim.expansion``)."""
+        from pulumi_lws.lws.rollout.placement import exclusive_topology
+
+        return exclusive_topology(spec)
+
+    def first_render_header(self, spec: LeaderWorkerSet, result: Reconciled) -> str:
+        """``pulumi-lws render``'s line above the first stage's objects (:mod:`pulumi_lws.lws.render.headers`)."""
+        from pulumi_lws.lws.render.headers import lws_first_header
+
+        return lws_first_header(spec, result)
+
+    def steady_render_header(self, spec: LeaderWorkerSet, expansion: Any) -> str:
+        """``pulumi-lws render --stage steady``'s line above the converged fleet's objects."""
+        from pulumi_lws.lws.render.headers import lws_steady_header
+
+        return lws_steady_header(spec, expansion)
+
+    def predict_trace(self, old: LeaderWorkerSet, new: LeaderWorkerSet, choices: Mapping[str, Any] | None = None) -> Trace:
+        """``pulumi-lws plan``'s rows for OLD -> NEW from the exact models (Ordinal readiness order,
+        Hash gate model; ``choices["update_order"]``, default ScaleFirst): :mod:`pulumi_lws.lws.rollout.plan_trace`."""
+        from pulumi_lws.lws.rollout.plan_trace import build_trace, check_pair
+
+        check_pair(old, new)
+        return build_trace(old, new, (choices or {}).get("update_order") or "ScaleFirst")
 
     def trace_view(self, spec: LeaderWorkerSet, snapshot: Snapshot) -> GroupsView:
         # the catalog's target, not revision_key(spec): an adopted fleet keeps upstream's key

@@ -135,7 +135,7 @@ def node_pool(spec: Any, nodes: int | None, gpus_per_node: float | None, zones: 
     from pulumi_lws.workloads import workload_for
 
     workload = workload or workload_for(spec.kind)
-    assumed = ASSUMED_POOLS.get(workload.kind)
+    assumed = next((build for capability, build in ASSUMED_POOLS.items() if hasattr(workload, capability)), None)
     if nodes:
         out = pool(nodes, gpus_per_node, zones or 1)
         what = f"{nodes} node{'s' if nodes > 1 else ''}" + (f" in {zones} zones" if zones and zones > 1 else "")
@@ -226,6 +226,6 @@ def _base_units(value: Any) -> float:
         return 0.0
 
 
-#: kind -> the pool assumed for a spec that needs Nodes when none are given (the contract has no
-#: "assumed placement pool" capability yet; APIs without an entry run on one unbounded node).
-ASSUMED_POOLS: dict[str, Any] = {"LeaderWorkerSet": _lws_assumed_pool}
+#: optional Workload capability -> the pool assumed for a spec that needs Nodes when none are given
+#: (``exclusive_topology``: one domain per group; APIs without one run on one unbounded node).
+ASSUMED_POOLS: dict[str, Any] = {"exclusive_topology": _lws_assumed_pool}

@@ -1,0 +1,133 @@
+"""LeaderWorkerSet's exact ``pulumi-lws plan`` rows (pure): the readiness-ordered Ordinal model
+(:mod:`pulumi_lws.lws.rollout.ordinal.predict`) and the Deployment + group-replacement-gate Hash
+model (:mod:`pulumi_lws.lws.rollout.hash.predict`), as a :class:`~pulumi_lws.core.trace.Trace`.
+
+Reached by the shells through the workload's optional ``predict_trace`` capability
+(``LeaderWorkerSetWorkload.predict_trace``); ``pulumi-lws plan`` documents the row semantics
+(:mod:`pulumi_lws.cli.plan`). Every other API gets the generic prediction.
+
+Invariant: OLD and NEW are checked first (:func:`check_pair`: same LWS, NEW a valid update of OLD,
+budgets that resolve); :class:`~pulumi_lws.core.trace.PlanInputError` or ``SpecError`` otherwise.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from pulumi_lws.core.trace import GroupCell, PlanInputError, Trace, TraceRow
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.revision import revision_key
+from pulumi_lws.lws.rollout.hash import predict as HP
+from pulumi_lws.lws.rollout.ordinal.cases import describe_case
+from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs
+from pulumi_lws.lws.rollout.ordinal.predict import (
+    MAX_MODEL_STEPS,
+    ModelStep,
+    available,
+    finished,
+    groups_to_roll,
+    is_complete,
+    is_settled,
+    predict,
+    predict_waves,
+)
+
+
+def check_pair(old: LeaderWorkerSet, new: LeaderWorkerSet) -> None:
+    """OLD and NEW must be the same LWS, NEW a valid update of OLD (the API server's update rules:
+    immutable fields; :class:`SpecError` naming the field), with budgets that scale."""
+    if old.name != new.name:
+        raise PlanInputError(f"OLD and NEW name different LeaderWorkerSets ({old.name!r} vs {new.name!r})")
+    new.validate(old)
+    try:
+        for lws in (old, new):
+            lws.max_unavailable(), lws.max_surge()
+    except ValueError as exc:
+        raise PlanInputError(f"invalid rollout budget: {exc}") from None
+
+
+def initial_inputs(old: LeaderWorkerSet, new: LeaderWorkerSet) -> RolloutInputs:
+    """Everything on OLD and ready; the leader StatefulSet at rest for OLD; NEW's budgets."""
+    check_pair(old, new)
+    if new.spec.group_identity != "Ordinal":
+        raise PlanInputError(f"groupIdentity {new.spec.group_identity}: use build_hash_trace")
+    mu, ms = new.max_unavailable(), new.max_surge()
+    r0 = old.replicas
+    changed = revision_key(old) != revision_key(new)
+    return RolloutInputs(
+        replicas=new.replicas, max_unavailable=mu, max_surge=ms, user_partition=new.user_partition(),
+        sts=LeaderSts(r0, min(old.user_partition(), r0), r0), template_changed=changed,
+        states=("o" if changed else "U") * r0,
+    )
+
+
+def cells(states: str, replicas: int) -> tuple[GroupCell, ...]:
+    return tuple(GroupCell(id=str(i), state=c, surge=i >= replicas) for i, c in enumerate(states))
+
+
+def initial_row(inp: RolloutInputs, key: str) -> TraceRow:
+    s = inp.sts.replicas if inp.sts else 0
+    return TraceRow(time=0, replicas=s, partition=inp.sts.partition if inp.sts else None,
+                    groups=cells(inp.states, inp.replicas), live=s, available=available(inp.states, s, inp.replicas),
+                    revision=key, note="before: every OLD group ready")
+
+
+def step_row(n: int, step: ModelStep, key: str, first: bool, template_changed: bool) -> TraceRow:
+    d, r = step.decision, step.inputs.replicas
+    what = describe_case("2" if first and template_changed else d.case)
+    note = ("apply NEW" if first else step.note) + (f": {what}" if what else "")
+    if is_complete(step.inputs, d):
+        note += "; rollout complete"
+    elif is_settled(step.inputs, d):
+        note += "; settled: user partition keeps the surge"
+    return TraceRow(time=n, replicas=d.replicas, partition=d.partition, groups=cells(step.states, r), live=d.replicas,
+                    available=available(step.states, d.replicas, r), revision=key, note=note, case=d.case)
+
+
+def build_trace(old: LeaderWorkerSet, new: LeaderWorkerSet, order: str) -> Trace:
+    """The predicted rows for OLD -> NEW with ``order`` (ignored in Hash mode)."""
+    check_pair(old, new)
+    if new.spec.group_identity == "Hash":
+        return build_hash_trace(old, new)
+    inp = initial_inputs(old, new)
+    key = revision_key(new)
+    steps = predict(inp, order) if groups_to_roll(inp) <= MAX_MODEL_STEPS else []
+    if not steps or not finished(steps):  # too many groups to walk one by one: waves (predict.prediction)
+        steps = predict_waves(inp, order)
+    rows = [initial_row(inp, key)] + [step_row(n, s, key, n == 1, inp.template_changed) for n, s in enumerate(steps, 1)]
+    last = steps[-1] if steps else None
+    done = last is not None and (is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision))
+    trace = Trace(rows=rows, converged=done)
+    if not done:
+        trace.blocked = "prediction cut short" if not finished(steps) else "no group left to become ready"
+    return trace
+
+
+def hash_start(old: LeaderWorkerSet, new: LeaderWorkerSet) -> HP.ModelState:
+    """OLD's groups ``#1``..``#R0``, all admitted and ready, on NEW's revision only when the
+    template did not change; the Deployment at rest; NEW's replicas, budgets and policy."""
+    same = revision_key(old) == revision_key(new)
+    groups = [HP.ModelGroup(id=f"#{n}", new=same, ready=True, gated=False) for n in range(1, old.replicas + 1)]
+    cfg = new.spec.rollout_strategy.rolling_update_configuration
+    return HP.initial_state(groups, new.replicas, cfg.max_surge, cfg.max_unavailable, new.spec.group_replacement_policy)
+
+
+def hash_row(n: int, state: HP.ModelState, key: str, note: str) -> TraceRow:
+    cells = tuple(GroupCell(id=g.id, state=g.char, detail=g.detail) for g in state.groups)
+    return TraceRow(time=n, replicas=state.replicas, partition=None, groups=cells, live=len(state.live()),
+                    available=min(state.replicas, state.available), revision=key, note=note)
+
+
+def build_hash_trace(old: LeaderWorkerSet, new: LeaderWorkerSet) -> Trace:
+    """Predicted rows for a Hash-mode OLD -> NEW: the before row, then one row per model stage."""
+    start, key = hash_start(old, new), revision_key(new)
+    steps = HP.predict(start, next_id=old.replicas + 1)
+    changed = revision_key(old) != key
+    rows = [replace(hash_row(0, start, key, "before: every OLD group ready"), replicas=old.replicas)]
+    for n, state in enumerate(steps, 1):
+        note = ("apply NEW" + (": template changed: groups replaced on the new revision" if changed else "")) if n == 1 else state.note
+        rows.append(hash_row(n, state, key, note + ("; rollout complete" if HP.is_done(state) else "")))
+    done = bool(steps) and HP.is_done(steps[-1])
+    trace = Trace(rows=rows, converged=done)
+    if not done:
+        trace.blocked = "no group left to become ready" if HP.finished(steps) else "prediction cut short"
+    return trace

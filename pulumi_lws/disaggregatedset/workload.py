@@ -115,15 +115,16 @@ class DisaggregatedSetWorkload:
         revision, o/x on an old one. Live = groups of every child of a spec role; available = their
         ready groups. A role removed from the spec keeps its cells and lane while it drains, but its
         groups count in neither total: the budgets (``budgets``) are the spec roles' only."""
-        target = target_revision(spec, observe_children(spec, snapshot), snapshot)
         parts = split_by_child(snapshot)
+        children = observe_children(spec, snapshot, parts)
+        target = target_revision(spec, children, snapshot)
         cells: list[GroupCell] = []
         live = available = 0
         lanes: dict[str, list[int]] = {}
         for s in range(spec.slices):
             for role in spec.role_names:
                 lanes[lane_title(s, role)] = [0, 0, 0, 0]
-        for child in sorted(observe_children(spec, snapshot), key=lambda c: (c.slice, c.role, c.revision != target, c.name)):
+        for child in sorted(children, key=lambda c: (c.slice, c.role, c.revision != target, c.name)):
             lws = spec.role_spec_as_lws(child.role) if child.role in spec.role_names else None
             size = lws.size if lws is not None else 1
             view = read_groups(parts.get(child.name, snapshot), child.name, child.replicas, size, "", child.hash_mode)

@@ -25,7 +25,6 @@ Encoding (docs/disaggregatedset.md, "Rollout decisions"):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 
 from pulumi_lws.core.stage import GroupView, Lane, PredictedStage, Stage, lane_title
 from pulumi_lws.disaggregatedset.rollout.predict import PredictedDsStage
@@ -90,8 +89,11 @@ class _ReplicaIds:
         self._ids = {key: tuple(f"{key[0]}/{key[1]}/{key[2]}/{i}" for i in range(n)) for key, n in longest.items()}
 
     def of(self, ps: PredictedDsStage) -> tuple[str, ...]:
-        return tuple(chain.from_iterable(self._ids[(c.slice, c.role, kind)][:n] for c in ps.cells
-                                         for kind, n in (("old", c.old), ("new", c.new))))
+        out: list[str] = []
+        for c in ps.cells:  # list += tuple slice: pointer copies in C (a chain() iterates per id)
+            out += self._ids[(c.slice, c.role, "old")][:c.old]
+            out += self._ids[(c.slice, c.role, "new")][:c.new]
+        return tuple(out)
 
 
 def predicted_stage(ps: PredictedDsStage, ids: _ReplicaIds | None = None) -> PredictedStage:

@@ -288,19 +288,21 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
             if candidate.changed:
                 plan = candidate
                 break
-    declared_only = apply_step([replace(st, old_children=()) for st in states], asked.old, asked.new)
-    if not plan.changed and applied.held_raise and not declared_only.held_raise:
-        # held only by old groups still running beyond their declared replicas (an unready old child
-        # whose LWS controller keeps its surge, e.g. a broken B in A -> B -> C: they may never go) and
-        # nothing else moves: waiting could last forever, so the raise is applied on declared counts
-        plan = build(declared_only, [OLD_GROUPS_NOTE.format(slice=obs.slice, roles=", ".join(applied.held_raise))],
-                     relaxed=True)
-    elif not plan.changed and applied.held_raise:
-        # upstream's own step exceeds the surge ceiling (apply module doc): apply its raise as upstream
-        relaxed = apply_step(states, asked.old, asked.new, ceiling=False)
-        plan = build(relaxed, [n for n in _held_notes(obs.slice, relaxed) if "surge ceiling" not in n] + [
-            (f"slice {obs.slice}: upstream's step {list(asked.old)}|{list(asked.new)} exceeds maxSurge (force drain "
-             "undone by orphan prevention); its raise is applied as upstream does")], relaxed=True)
+    if not plan.changed and applied.held_raise:
+        declared_only = apply_step([replace(st, old_children=()) for st in states], asked.old, asked.new)
+        if not declared_only.held_raise:
+            # held only by old groups still running beyond their declared replicas (an unready old
+            # child whose LWS controller keeps its surge, e.g. a broken B in A -> B -> C: they may
+            # never go) and nothing else moves: waiting could last forever, so the raise is applied
+            # on declared counts
+            plan = build(declared_only, [OLD_GROUPS_NOTE.format(slice=obs.slice, roles=", ".join(applied.held_raise))],
+                         relaxed=True)
+        else:
+            # upstream's own step exceeds the surge ceiling (apply module doc): apply its raise as upstream
+            relaxed = apply_step(states, asked.old, asked.new, ceiling=False)
+            plan = build(relaxed, [n for n in _held_notes(obs.slice, relaxed) if "surge ceiling" not in n] + [
+                (f"slice {obs.slice}: upstream's step {list(asked.old)}|{list(asked.new)} exceeds maxSurge (force "
+                 "drain undone by orphan prevention); its raise is applied as upstream does")], relaxed=True)
     if not plan.changed and plan.blocker is None:
         plan = replace(plan, blocker=Blocker(STALLED, f"slice {obs.slice}: the planner's step "
                                               f"{list(asked.old)}|{list(asked.new)} cannot be applied within the "

@@ -150,7 +150,7 @@ class Store:
         hit = self._observed.get(uid)
         if hit is not None and hit[0] == rv:
             return hit[1]
-        stripped = strip_internal(obj)
+        stripped = strip_internal(obj) if hit is None else _refreshed(hit[1], obj)
         self._observed[uid] = (rv, stripped)
         return stripped
 
@@ -356,6 +356,34 @@ class Store:
                 deps.discard(obj["metadata"]["uid"])
                 if not deps:
                     del self._dependents[ou]
+
+
+_ATOMIC = (str, int, float, bool, type(None))
+_MISSING = object()
+
+
+def _refreshed(previous: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, Any]:
+    """``strip_internal(obj)`` sharing with ``previous`` (the stripped copy of an earlier version
+    of ``obj``) every part, down to the second level, that is still equal: a write usually changes
+    the status and the resourceVersion, not the spec, the labels or the owner references. Read-only
+    consumers cannot tell (equal values; a field keeps its JSON type across writes, which
+    tests/sim/test_sim_linear.py checks on every example), and a copy shares nothing with ``obj``."""
+    out = {}
+    for k, v in obj.items():
+        if k.startswith("_sim"):
+            continue
+        if type(v) in _ATOMIC:
+            out[k] = v
+            continue
+        old = previous.get(k, _MISSING)
+        if old == v:
+            out[k] = old
+        elif type(v) is dict and type(old) is dict:
+            out[k] = {kk: vv if type(vv) in _ATOMIC else (ov if (ov := old.get(kk, _MISSING)) == vv else clone(vv))
+                      for kk, vv in v.items()}
+        else:
+            out[k] = clone(v)
+    return out
 
 
 def strip_internal(obj: Mapping[str, Any]) -> dict[str, Any]:

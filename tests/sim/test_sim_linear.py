@@ -1,9 +1,10 @@
 """The simulator's indexes and skips change its cost, never its results.
 
 * ``Store.observed`` shares a stripped copy between observations while the object's
-  resourceVersion is unchanged: after every tick of every example scenario each shared copy
-  still equals a fresh copy of the stored object (every write goes through ``Store.touch``, and no
-  planner mutated what it observed);
+  resourceVersion is unchanged, and a new copy shares its unchanged parts with the previous one:
+  after every tick of every example scenario each shared copy still equals a fresh copy of the
+  stored object, JSON types included (every write goes through ``Store.touch``, and no planner
+  mutated what it observed);
 * the StatefulSet controller and the kubelet skip objects whose inputs did not change since a
   sync that wrote nothing: a run with the skips disabled gives the same trace and the same final
   store, resourceVersions included;
@@ -27,6 +28,10 @@ SCENARIOS = ["quickstart/scenario.yaml", "hash/scenario.yaml", "modelserving-pd/
              "disaggregated-pd/scenario.yaml", "gpu-717/scenario-scalefirst.yaml"]
 
 
+def _dump(obj) -> str:
+    return json.dumps(obj, sort_keys=True, default=repr)
+
+
 def _store_dump(store: Store) -> list[str]:
     return sorted(json.dumps(strip_internal(o), sort_keys=True, default=str) for o in store.all())
 
@@ -40,7 +45,10 @@ def test_shared_observed_copies_always_equal_the_stored_objects(name: str) -> No
             obj = cluster.store.by_uid(uid)
             assert obj is not None, f"t={t}: a removed object's copy is kept"
             if obj["metadata"].get("resourceVersion") == rv:
-                assert copy == strip_internal(obj), f"t={t}: {obj['kind']}/{obj['metadata']['name']} changed without touch"
+                fresh = strip_internal(obj)
+                assert copy == fresh, f"t={t}: {obj['kind']}/{obj['metadata']['name']} changed without touch"
+                # parts shared with an earlier copy keep their JSON types (True is not 1, 1 is not 1.0)
+                assert _dump(copy) == _dump(fresh), f"t={t}: {obj['kind']}/{obj['metadata']['name']}"
                 checked.append(uid)
 
     result = simulate(load_scenario(ROOT / "examples" / name), "pure", probe=probe)
@@ -106,3 +114,24 @@ def test_dependents_epoch_moves_on_every_write_to_a_dependent() -> None:
     store.delete("Secret", "default", "d")
     seen.append(store.dependents_epoch(uid))
     assert seen == sorted(set(seen)), seen  # strictly increasing
+
+
+def test_a_new_observed_copy_shares_only_the_unchanged_parts() -> None:
+    store = Store(Clock(0))
+    pod = store.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}},
+                        "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    first = store.observed(pod)
+    assert store.observed(pod) is first  # unchanged: the same copy
+    pod["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    pod["_sim_private"] = {"x": 1}
+    store.touch(pod)
+    second = store.observed(pod)
+    assert second == strip_internal(pod) and "_sim_private" not in second
+    assert second["spec"] is first["spec"] and second["metadata"]["labels"] is first["metadata"]["labels"]
+    assert second["status"] is not first["status"] and second["metadata"] is not first["metadata"]
+    assert second["metadata"]["resourceVersion"] != first["metadata"]["resourceVersion"]
+    pod["spec"]["containers"][0]["image"] = "j"  # an in-place write of a nested part
+    store.touch(pod, spec_changed=True)
+    third = store.observed(pod)
+    assert third["spec"]["containers"][0]["image"] == "j" and first["spec"]["containers"][0]["image"] == "i"
+    assert third["spec"]["containers"] is not pod["spec"]["containers"]  # never shared with the store

@@ -112,7 +112,9 @@ def with_disown(reconciled: Any, snapshot: Snapshot, upstream: UpstreamControlle
     child LeaderWorkerSet owns, after the planner's actions (they change no group)."""
     import dataclasses
 
-    extra = disown_actions(snapshot, upstream) + disown_actions(snapshot, CHILD_UPSTREAM)
+    # only objects with an ownerReference can be disowned: one pass to find them, then both owners
+    owned = [o for o in snapshot if (o.get("metadata") or {}).get("ownerReferences")]
+    extra = disown_actions(owned, upstream) + disown_actions(owned, CHILD_UPSTREAM)
     if not extra:
         return reconciled
     extra = tuple(sorted(extra, key=lambda a: (a.kind, a.name)))

@@ -120,8 +120,17 @@ def last_scale_up(snapshot: Snapshot, revision: str) -> dict[int, float]:
     """Per slice, the newest creationTimestamp of a pod of ``revision``: when its replicas were last
     increased (read from the cluster; the progress deadline counts from there)."""
     out: dict[int, float] = {}
+    parsed: dict[str, float | None] = {}  # pods share creation seconds: each distinct stamp parsed once
     for pod in snapshot.list("Pod", **{DL.REVISION: revision}):
-        ts = parse_timestamp((pod.get("metadata") or {}).get("creationTimestamp"))
+        raw = (pod.get("metadata") or {}).get("creationTimestamp")
+        if not raw:
+            continue
+        if isinstance(raw, str):
+            if raw not in parsed:
+                parsed[raw] = parse_timestamp(raw)
+            ts = parsed[raw]
+        else:
+            ts = parse_timestamp(raw)
         slice_label = labels_of(pod).get(DL.SLICE, "0")
         if ts is not None and slice_label.isdigit():
             out[int(slice_label)] = max(out.get(int(slice_label), ts), ts)

@@ -26,7 +26,7 @@ from pulumi_lws.lws import labels as L
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.sim.clock import Clock
-from pulumi_lws.sim.kubelet import Kubelet, condition_true
+from pulumi_lws.sim.kubelet import Kubelet
 from pulumi_lws.sim.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
 
 REVISION_HASH_LABEL = "controller.kubernetes.io/hash"
@@ -54,6 +54,18 @@ def ordinal_of(sts_name: str, pod_name: str) -> int | None:
 
 def pod_revision(pod: Mapping[str, Any]) -> str | None:
     return (meta(pod).get("labels") or {}).get(L.CONTROLLER_REVISION_HASH)  # type: ignore[arg-type]
+
+
+def _running_ready(pod: Mapping[str, Any]) -> bool:
+    """Phase Running and condition Ready True (``condition_true`` inlined: the leader StatefulSet
+    asks it of every group's leader pod in every sync)."""
+    status = pod["status"]
+    if status.get("phase") != "Running":
+        return False
+    for c in status.get("conditions") or ():
+        if c.get("type") == "Ready" and c.get("status") == "True":
+            return True
+    return False
 
 
 class StatefulSetController:
@@ -101,8 +113,7 @@ class StatefulSetController:
 
     # ---- health ----------------------------------------------------------------------------
     def running_ready(self, pod: Mapping[str, Any]) -> bool:
-        status = pod["status"]
-        return status.get("phase") == "Running" and condition_true(pod, "Ready")
+        return _running_ready(pod)
 
     def available(self, pod: Mapping[str, Any], min_ready: float) -> bool:
         since = self.kubelet.ready_since(pod)
@@ -134,13 +145,26 @@ class StatefulSetController:
         self._update_status(sts, pods, current_rev, update_rev)
 
     def _pods(self, sts: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
+        """The pods it controls by ordinal (``controller_uid`` and ``ordinal_of`` inlined: the
+        leader StatefulSet lists every group's leader pod)."""
         out = {}
+        m = sts["metadata"]
+        uid, prefix = m["uid"], m["name"] + "-"
         # unsorted: every consumer of this dict reads it by ordinal or order-free
-        for dep in self.store.dependents_unordered(meta(sts)["uid"]):  # type: ignore[arg-type]
-            if dep["kind"] == "Pod" and controller_uid(dep) == meta(sts)["uid"]:  # type: ignore[arg-type]
-                ordinal = ordinal_of(meta(sts)["name"], meta(dep)["name"])  # type: ignore[arg-type]
-                if ordinal is not None:
-                    out[ordinal] = dep
+        for dep in self.store.dependents_unordered(uid):
+            if dep["kind"] != "Pod":
+                continue
+            dm = dep["metadata"]
+            controller = None
+            for ref in dm.get("ownerReferences") or ():
+                if ref.get("controller"):
+                    controller = ref.get("uid")
+                    break
+            name = dm["name"]
+            if controller == uid and len(name) > len(prefix) and name.startswith(prefix):
+                digits = name[len(prefix):]
+                if digits.isdecimal():
+                    out[int(digits)] = dep
         return out
 
     def _process_replicas(self, sts, pods, wanted, current_rev: Rev, update_rev: Rev, monotonic: bool) -> bool:
@@ -191,7 +215,7 @@ class StatefulSetController:
         replicas = int(spec.get("replicas", 1))
         max_unavailable = max(1, scaled_value(ru.get("maxUnavailable", 1), replicas, round_up=True))
         min_ready = float(spec.get("minReadySeconds") or 0)
-        unavailable = sum(1 for o in wanted if not self.healthy(pods.get(o), min_ready))
+        unavailable = self._unhealthy(pods, wanted, min_ready)
         budget = max_unavailable - unavailable
         low = wanted.start + int(ru.get("partition") or 0)
         for ordinal in reversed(wanted):
@@ -202,19 +226,40 @@ class StatefulSetController:
                 self._delete(pod)
                 budget -= 1
 
+    def _unhealthy(self, pods: Mapping[int, Mapping[str, Any]], wanted: range, min_ready: float) -> int:
+        """How many ``wanted`` ordinals are not :meth:`healthy` (inlined: one loop per sync)."""
+        now, ready_since = self.clock.now, self.kubelet.ready_since
+        unhealthy = 0
+        for ordinal in wanted:
+            pod = pods.get(ordinal)
+            if pod is None or pod["metadata"].get("deletionTimestamp") or not _running_ready(pod):
+                unhealthy += 1
+                continue
+            since = ready_since(pod)
+            if since is None or now - since < min_ready:
+                unhealthy += 1
+        return unhealthy
+
     def _update_status(self, sts, pods, current_rev: Rev, update_rev: Rev) -> None:
         min_ready = float(sts["spec"].get("minReadySeconds") or 0)
-        st = {"observedGeneration": meta(sts)["generation"], "replicas": 0, "readyReplicas": 0, "availableReplicas": 0,
-              "currentReplicas": 0, "updatedReplicas": 0, "currentRevision": current_rev.name,
-              "updateRevision": update_rev.name, "collisionCount": 0}
-        for pod in pods.values():
-            st["replicas"] += 1
-            if self.running_ready(pod):
-                st["readyReplicas"] += 1
-                st["availableReplicas"] += int(self.available(pod, min_ready))
-            if not meta(pod).get("deletionTimestamp"):
-                st["currentReplicas"] += int(pod_revision(pod) == current_rev.name)
-                st["updatedReplicas"] += int(pod_revision(pod) == update_rev.name)
+        now, ready_since = self.clock.now, self.kubelet.ready_since
+        current_name, update_name = current_rev.name, update_rev.name
+        replicas = ready = available = current = updated = 0
+        for pod in pods.values():  # running_ready, available and pod_revision inlined
+            replicas += 1
+            if _running_ready(pod):
+                ready += 1
+                since = ready_since(pod)
+                if since is not None and now - since >= min_ready:
+                    available += 1
+            pm = pod["metadata"]
+            if not pm.get("deletionTimestamp"):
+                revision = (pm.get("labels") or {}).get(L.CONTROLLER_REVISION_HASH)
+                current += revision == current_name
+                updated += revision == update_name
+        st = {"observedGeneration": meta(sts)["generation"], "replicas": replicas, "readyReplicas": ready,
+              "availableReplicas": available, "currentReplicas": current, "updatedReplicas": updated,
+              "currentRevision": current_name, "updateRevision": update_name, "collisionCount": 0}
         rolling = (sts["spec"].get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate"
         if rolling and st["updatedReplicas"] == st["replicas"] and st["readyReplicas"] == st["replicas"]:
             st["currentReplicas"] = st["updatedReplicas"]

@@ -93,3 +93,12 @@ def count_calls(roles: int, groups: int, slices: int = 1) -> int:
     assert len(observed.list("Pod")) == len(snap.list("Pod")), "the counting client must serve every pod"
     DS.reconcile(spec, observed)
     return client.calls
+
+
+def children_pipeline(spec: Any, snap: Snapshot, declared: Any) -> Any:
+    """A call rendering ``declared`` (the plan's children) through the LWS pipeline against a
+    fresh copy of ``snap`` — what one reconcile spends in its children alone (a lower bound of
+    the DisaggregatedSet reconcile: observation, planner and prediction excluded)."""
+    from pulumi_lws.disaggregatedset.render import render_children
+
+    return lambda: render_children(spec, declared, Snapshot(snap.objects, snap.now))

@@ -121,7 +121,11 @@ def last_scale_up(snapshot: Snapshot, revision: str) -> dict[int, float]:
     increased (read from the cluster; the progress deadline counts from there)."""
     out: dict[int, float] = {}
     parsed: dict[str, float | None] = {}  # pods share creation seconds: each distinct stamp parsed once
-    for pod in snapshot.list("Pod", **{DL.REVISION: revision}):
+    # a scan in any order (the max does not care): no reader of the whole snapshot needs its sorted
+    # kind index, which a snapshot.list would build just for this
+    for (kind, _), pod in snapshot.objects.items():
+        if kind != "Pod" or labels_of(pod).get(DL.REVISION) != revision:
+            continue
         raw = (pod.get("metadata") or {}).get("creationTimestamp")
         if not raw:
             continue

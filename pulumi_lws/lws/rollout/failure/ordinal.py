@@ -332,7 +332,7 @@ def plan_failure_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage)
         actions += outcomes[i].actions
     actions += released_groups(members, stage.replicas, "is scaled away")
     seen = {(a.verb, a.name) for a in actions}
-    actions += [a for a in plan_termination_actions(lws, snapshot, stage) if (a.verb, a.name) not in seen]
+    actions += [a for a in plan_termination_actions(lws, snapshot, stage, members) if (a.verb, a.name) not in seen]
     return FailurePlan(
         actions=tuple(actions), events=tuple(e for i in sorted(outcomes) for e in outcomes[i].events),
         degraded_groups=tuple(str(i) for i in sorted(outcomes) if outcomes[i].halted),

@@ -132,9 +132,12 @@ def ordinal_members(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[int, tuple
     return out
 
 
-def plan_termination_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> tuple[Action, ...]:
-    """Termination actions for every Ordinal group observed in ``snapshot``."""
+def plan_termination_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage,
+                             members: Mapping[int, tuple[Pod | None, list[Pod]]] | None = None) -> tuple[Action, ...]:
+    """Termination actions for every Ordinal group observed in ``snapshot`` (``members``:
+    ``ordinal_members(lws, snapshot)`` when the caller has it)."""
     actions: list[Action] = []
-    for i, (leader, workers) in sorted(ordinal_members(lws, snapshot).items()):
+    members = ordinal_members(lws, snapshot) if members is None else members
+    for i, (leader, workers) in sorted(members.items()):
         actions += group_termination_actions(lws, leader, workers, stage.target_revision, removed=i >= stage.replicas)
     return tuple(actions)

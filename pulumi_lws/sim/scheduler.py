@@ -70,11 +70,15 @@ class Scheduler:
         self.clock = clock
 
     def sync(self) -> None:
-        pending = [p for p in self.store.list("Pod") if self._wants_scheduling(p)]
+        """Schedule the Pods that want it (``Store.unbound_pods``: exactly those ``_wants_scheduling``
+        accepts), by priority, then creation time, then name (then namespace: the order in which
+        a scan of the pod list, sorted by namespace and name, would meet ties)."""
+        pending = [self.store.by_uid(uid) for uid in self.store.unbound_pods]
         if not pending:
             return
         nodes = self.store.list("Node")
-        pending.sort(key=lambda p: (-int((p.get("spec") or {}).get("priority") or 0), p["_sim_created_at"], meta(p)["name"]))
+        pending.sort(key=lambda p: (-int((p.get("spec") or {}).get("priority") or 0), p["_sim_created_at"], meta(p)["name"],
+                                    meta(p)["namespace"]))
         for pod in pending:
             self._schedule(pod, nodes)
 

@@ -15,7 +15,10 @@ kind; :meth:`Store.dependents` from an owner-uid index; :meth:`Store.observed` h
 stripped copy of an object that is re-made only when its ``resourceVersion`` changed (every
 write goes through :meth:`Store.touch`, so an unchanged version is an unchanged object);
 :meth:`Store.dependents_epoch` counts writes to an owner's dependents, so a controller can skip an
-owner none of whose inputs changed.
+owner none of whose inputs changed. Two more indexes follow every write (``touch``) and removal,
+so the garbage collector and the scheduler visit what may need them, not the whole store:
+:attr:`Store.gc_candidates` (deleting objects, and objects whose owners may all be gone) and
+:attr:`Store.unbound_pods` (Pending pods without a node, not deleting).
 """
 from __future__ import annotations
 
@@ -24,6 +27,8 @@ from typing import Any, Iterator, Mapping
 
 from pulumi_lws.core.copying import json_copy
 from pulumi_lws.sim.clock import Clock
+from pulumi_lws.sim.copies import refreshed, strip_internal  # re-exported
+from pulumi_lws.sim.selectors import match_expression, selector_matches  # re-exported
 
 FOREGROUND = "foregroundDeletion"
 CLUSTER_SCOPED = frozenset({"Node", "Namespace", "PersistentVolume", "ClusterRole", "ClusterRoleBinding"})
@@ -77,35 +82,6 @@ def owner_ref(owner: Mapping[str, Any], *, controller: bool = True, block: bool 
             "uid": m["uid"], "controller": controller, "blockOwnerDeletion": block}
 
 
-def match_expression(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
-    """One ``matchExpressions`` / node-selector requirement (In, NotIn, Exists, DoesNotExist, Gt, Lt)."""
-    key, op, values = expr["key"], expr["operator"], [str(v) for v in expr.get("values") or []]
-    if op == "In":
-        return key in labels and labels[key] in values
-    if op == "NotIn":
-        return key not in labels or labels[key] not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    if op in ("Gt", "Lt") and key in labels:
-        try:
-            have, want = int(labels[key]), int(values[0])
-        except (ValueError, IndexError):
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
-def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
-    """A LabelSelector (matchLabels AND matchExpressions). An empty selector matches everything."""
-    if not selector:
-        return True
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    return all(match_expression(e, labels) for e in selector.get("matchExpressions") or [])
-
-
 class Store:
     """Objects by kind, then (namespace, name). Controllers mutate stored dicts in place and call
     :meth:`touch`; everything handed outside goes through :meth:`snapshot_copy`."""
@@ -120,6 +96,14 @@ class Store:
         self._observed: dict[str, tuple[str, dict[str, Any]]] = {}  # uid -> (resourceVersion, stripped copy)
         self._epochs: dict[str, int] = {}  # owner uid -> writes to its dependents
         self._uid_counter = 0
+        self._seq: dict[str, int] = {}  # uid -> creation counter (the order of a kind's objects)
+        #: uids the garbage collector must look at: every deleting object, and every object whose
+        #: owners may all be gone (written with only missing owners, or an owner was removed).
+        #: A superset is harmless (the collector re-checks); ``gc_added`` lists additions in order.
+        self.gc_candidates: set[str] = set()
+        self.gc_added: list[str] = []
+        #: uids of Pods the scheduler must look at (``Scheduler._wants_scheduling``, exactly)
+        self.unbound_pods: set[str] = set()
         self._ip_counter = 10
         #: kubelet hook: is this (deleting) pod done terminating? Installed by the cluster.
         self.pod_terminated = lambda pod: not (pod.get("spec") or {}).get("nodeName")
@@ -150,7 +134,7 @@ class Store:
         hit = self._observed.get(uid)
         if hit is not None and hit[0] == rv:
             return hit[1]
-        stripped = strip_internal(obj) if hit is None else _refreshed(hit[1], obj)
+        stripped = strip_internal(obj) if hit is None else refreshed(hit[1], obj)
         self._observed[uid] = (rv, stripped)
         return stripped
 
@@ -209,6 +193,7 @@ class Store:
         self._objs.setdefault(kind, {})[key] = new
         self._sorted.pop(kind, None)
         self._by_uid[m["uid"]] = new
+        self._seq[m["uid"]] = self._uid_counter
         self._index_owners(new)
         self.touch(new)
         return new
@@ -221,6 +206,29 @@ class Store:
         self._bump_owners(obj)
         if spec_changed:
             m["generation"] = int(m.get("generation") or 0) + 1
+        uid = m["uid"]
+        if m.get("deletionTimestamp") or (m.get("ownerReferences") and self.all_owners_gone(obj)):
+            self._gc_candidate(uid)
+        if obj["kind"] == "Pod":
+            if (not (obj.get("spec") or {}).get("nodeName") and not m.get("deletionTimestamp")
+                    and obj["status"].get("phase") == "Pending"):
+                self.unbound_pods.add(uid)
+            else:
+                self.unbound_pods.discard(uid)
+
+    def all_owners_gone(self, obj: Mapping[str, Any]) -> bool:
+        """It names owners by uid and none of them exists (the garbage collector deletes it)."""
+        refs = owner_uids(obj)
+        return bool(refs) and all(self.by_uid(u) is None for u in refs)
+
+    def creation_order(self, uid: str) -> int:
+        """The object's place among its kind in :meth:`all` (creation order)."""
+        return self._seq[uid]
+
+    def _gc_candidate(self, uid: str) -> None:
+        if uid not in self.gc_candidates:
+            self.gc_candidates.add(uid)
+            self.gc_added.append(uid)
 
     def replace(self, stored: dict[str, Any], desired: Mapping[str, Any]) -> dict[str, Any]:
         """Update spec and user metadata of ``stored`` from ``desired`` (status is never touched)."""
@@ -309,8 +317,14 @@ class Store:
             self._sorted.pop(obj["kind"], None)
         self._by_uid.pop(m["uid"], None)
         self._observed.pop(m["uid"], None)
+        self._seq.pop(m["uid"], None)
+        self.gc_candidates.discard(m["uid"])
+        self.unbound_pods.discard(m["uid"])
         self._unindex_owners(obj)
         self.version += 1
+        for dependent in self._dependents.get(m["uid"], ()):  # their last owner may be gone now
+            if dependent in self._by_uid:
+                self._gc_candidate(dependent)
 
     def _drop_owner(self, obj: dict[str, Any], owner_uid: str) -> None:
         self._unindex_owners(obj)
@@ -356,36 +370,3 @@ class Store:
                 deps.discard(obj["metadata"]["uid"])
                 if not deps:
                     del self._dependents[ou]
-
-
-_ATOMIC = (str, int, float, bool, type(None))
-_MISSING = object()
-
-
-def _refreshed(previous: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, Any]:
-    """``strip_internal(obj)`` sharing with ``previous`` (the stripped copy of an earlier version
-    of ``obj``) every part, down to the second level, that is still equal: a write usually changes
-    the status and the resourceVersion, not the spec, the labels or the owner references. Read-only
-    consumers cannot tell (equal values; a field keeps its JSON type across writes, which
-    tests/sim/test_sim_linear.py checks on every example), and a copy shares nothing with ``obj``."""
-    out = {}
-    for k, v in obj.items():
-        if k.startswith("_sim"):
-            continue
-        if type(v) in _ATOMIC:
-            out[k] = v
-            continue
-        old = previous.get(k, _MISSING)
-        if old == v:
-            out[k] = old
-        elif type(v) is dict and type(old) is dict:
-            out[k] = {kk: vv if type(vv) in _ATOMIC else (ov if (ov := old.get(kk, _MISSING)) == vv else clone(vv))
-                      for kk, vv in v.items()}
-        else:
-            out[k] = clone(v)
-    return out
-
-
-def strip_internal(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """A deep copy without simulator-private keys (those starting with ``_sim``)."""
-    return {k: clone(v) for k, v in obj.items() if not k.startswith("_sim")}

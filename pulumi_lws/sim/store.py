@@ -28,7 +28,7 @@ from typing import Any, Iterator, Mapping
 from pulumi_lws.core.copying import json_copy
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.copies import refreshed, strip_internal  # re-exported
-from pulumi_lws.sim.selectors import match_expression, selector_matches  # re-exported
+from pulumi_lws.sim.selectors import match_expression, selector_matches  # noqa: F401  (re-exported)
 
 FOREGROUND = "foregroundDeletion"
 CLUSTER_SCOPED = frozenset({"Node", "Namespace", "PersistentVolume", "ClusterRole", "ClusterRoleBinding"})

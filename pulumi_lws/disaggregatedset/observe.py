@@ -26,7 +26,8 @@ Readings (pure; no planner, no LWS model needed):
   ``leaderworkerset.sigs.k8s.io/replicas`` annotation (its ``spec.replicas`` may hold surge), the
   leader Deployment's ``spec.replicas`` in Hash mode, 0 when no leader workload exists;
 * ``ready`` / ``updated``: counted from the child's part of the snapshot with
-  :func:`pulumi_lws.lws.trace_view.read_groups` — the same legend as the LWS status
+  :func:`pulumi_lws.lws.trace_view.count_groups` (the totals of ``read_groups``, no cell or
+  detail built: one state per leader pod) — the same legend as the LWS status
   (``readyReplicas`` = groups whose leader pod is Running+Ready and, for size > 1, whose worker
   StatefulSet is ready, surge included; ``updated`` = groups on the leader workload's
   ``template-revision-hash``). ``lws_status`` would need the child's model and the stage of a

@@ -200,6 +200,40 @@ def last_progress(snapshot: Snapshot) -> float | None:
     return max((t for obj in snapshot for t in progress_times(obj)), default=None)
 
 
+def progress_and_start(snapshot: Snapshot, target_revision: str) -> tuple[float | None, float | None]:
+    """``(last_progress(snapshot), rollout_started(snapshot, target_revision))`` in one pass over
+    the snapshot, each distinct timestamp text parsed once (objects created together share it)."""
+    parsed: dict[Any, float | None] = {}
+
+    def seconds(value: Any) -> float | None:
+        if not value:
+            return None
+        if type(value) is not str:  # malformed: parsed as before, without the memo
+            return timestamp(value)
+        t = parsed.get(value, parsed)
+        if t is parsed:
+            t = parsed[value] = timestamp(value)
+        return t  # type: ignore[return-value]
+
+    last: float | None = None
+    started: float | None = None
+    for obj in snapshot:
+        meta = obj.get("metadata") or {}
+        created = seconds(meta.get("creationTimestamp"))
+        times = [created, seconds(meta.get("deletionTimestamp"))]
+        if obj.get("kind") == "Pod":
+            ready = pod_condition(obj, "Ready")
+            if ready is not None and ready.get("status") == "True":
+                times.append(seconds(ready.get("lastTransitionTime")))
+        for t in times:
+            if t is not None and (last is None or t > last):
+                last = t
+        if created is not None and target_revision and (started is None or created < started) and (
+                target_revision in str(meta.get("name") or "") or target_revision in (meta.get("labels") or {}).values()):
+            started = created
+    return last, started
+
+
 def rollout_started(snapshot: Snapshot, target_revision: str) -> float | None:
     """The earliest creation of an object of the target revision: one whose name or a label value
     carries the revision key (every API names or labels its revision objects with it)."""
@@ -331,12 +365,12 @@ def govern(result: Reconciled, snapshot: Snapshot, settings: Settings, *, total:
     """Apply pause and the progress deadline to one reconcile's ``result`` (module docstring)."""
     stage = result.stage
     paused = settings.paused and not stage.complete
-    creates = {_ref(m) for m in result.manifests} - {_ref(o) for o in snapshot}
+    creates = any(snapshot.get(*_ref(m)) is None for m in result.manifests)  # snapshots are keyed by (kind, name)
     if paused:
         result = hold(result, snapshot)
         stage = result.stage
     clock = snapshot.now if now is None else now
-    last = last_progress(snapshot)
+    last, started = progress_and_start(snapshot, stage.target_revision)
     exceeded = bool(settings.deadline is not None and not paused and not stage.complete and not creates
                     and last is not None and clock - last > settings.deadline)
     condition = None
@@ -346,7 +380,7 @@ def govern(result: Reconciled, snapshot: Snapshot, settings: Settings, *, total:
                                 f"(progress deadline {int(settings.deadline or 0)}s); holding: {holding(stage)}"}
     ready, updated, total = counts(stage, total)
     verdict = RolloutControl(paused=paused, deadline_seconds=settings.deadline, now=clock, last_progress=last,
-                             started=rollout_started(snapshot, stage.target_revision), exceeded=exceeded,
+                             started=started, exceeded=exceeded,
                              condition=condition, ready=ready, updated=updated, total=total)
     return dataclasses.replace(result, stage=dataclasses.replace(stage, control=verdict))
 

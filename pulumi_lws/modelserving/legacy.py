@@ -95,7 +95,10 @@ def _name(obj: Obj) -> str:
 def legacy_replicas(ms: str, snapshot: Snapshot, replicas: ObservedReplicas | None = None) -> dict[Key, LegacyReplica]:
     """Every legacy role replica of ModelServing ``ms`` in ``snapshot`` (module doc); ``replicas``:
     the reconcile's index of ``snapshot`` when the caller has it (same answer)."""
-    return (replicas or observed_replicas(ms, snapshot)).legacy()
+    replicas = replicas or observed_replicas(ms, snapshot)
+    if "legacy" not in replicas.memo:
+        replicas.memo["legacy"] = legacy_of(replicas)
+    return replicas.memo["legacy"]
 
 
 def legacy_of(replicas: ObservedReplicas) -> dict[Key, LegacyReplica]:

@@ -23,7 +23,6 @@ from typing import Any
 
 from pulumi_lws.core.adoption import pruned
 from pulumi_lws.core.control import Control
-from pulumi_lws.core.dependencies import check_dependency_order
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
@@ -102,13 +101,12 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
     keep = (current,) if current is not None and current in catalog else ()
     manifests = render_modelserving(ms, declared, catalog, keep_revisions=keep)
     # adopted Kthena pods: kept without StatefulSets, or deleted to be recreated (docs/modes.md)
-    legacy = replicas.legacy()
+    legacy = legacy_replicas(ms.name, snapshot, replicas)
     if legacy:
         manifests, stage = adopt_legacy(ms.name, snapshot, manifests, stage,
                                         legacy_worker_replicas(ms, catalog, snapshot, replicas), legacy)
     manifests = [_as_observed(m, snapshot) if m.get("kind") == "ControllerRevision" else m for m in manifests]
-    dependencies = modelserving_dependencies(manifests)
-    check_dependency_order(manifests, dependencies)
+    dependencies = modelserving_dependencies(manifests, check_order=True)  # raises if one comes after its dependent
     return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
 
 

@@ -31,15 +31,16 @@ _EMPTY: tuple[Obj, ...] = ()
 
 class ObservedReplicas:
     """The StatefulSets and Pods of ModelServing ``ms`` by role replica (module invariants).
-    Read-only after construction; the legacy replicas are derived once, on first use."""
+    Read-only after construction (``memo`` holds what readers derive from it, once)."""
 
-    __slots__ = ("_groups", "_legacy", "ms", "pods", "statefulsets")
+    __slots__ = ("_groups", "memo", "ms", "pods", "statefulsets")
 
     def __init__(self, ms: str, statefulsets: dict[Key, list[Obj]], pods: dict[Key, list[Obj]]) -> None:
         self.ms = ms
         self.statefulsets = statefulsets
         self.pods = pods
-        self._legacy: Any = None
+        #: views derived from the index by its readers (e.g. the legacy replicas), computed once
+        self.memo: dict[str, Any] = {}
         self._groups: dict[int, list[Key]] | None = None
 
     def statefulsets_of(self, key: Key) -> Sequence[Obj]:
@@ -68,14 +69,6 @@ class ObservedReplicas:
             for key in self.pods:
                 self._groups.setdefault(key[0], []).append(key)
         return [p for key in self._groups.get(g, ()) for p in self.pods[key]]
-
-    def legacy(self) -> Any:
-        """The legacy (Kthena-created) replicas (:func:`pulumi_lws.modelserving.legacy.legacy_replicas`)."""
-        if self._legacy is None:
-            from pulumi_lws.modelserving.legacy import legacy_of
-
-            self._legacy = legacy_of(self)
-        return self._legacy
 
 
 def observed_replicas(ms: str, snapshot: Snapshot) -> ObservedReplicas:

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core.dependencies import Ref, merge_dependencies, ref_of
+from pulumi_lws.core.dependencies import Ref
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import ModelServing
@@ -93,19 +93,47 @@ def _known(catalog: RevisionCatalog, key: str) -> bool:
     return True
 
 
-def modelserving_dependencies(manifests: Sequence[Mapping[str, Any]]) -> dict[Ref, tuple[Ref, ...]]:
+def modelserving_dependencies(manifests: Sequence[Mapping[str, Any]], *, check_order: bool = False) -> dict[Ref, tuple[Ref, ...]]:
     """Apply order: each StatefulSet after its revisions' ControllerRevisions, its Service and its
-    PodGroup (read back from the manifests' labels and pod annotations, so any subset works)."""
-    rules: dict[Ref, list[Ref]] = {}
-    for m in manifests:
+    PodGroup (read back from the manifests' labels and pod annotations, so any subset works).
+
+    Same contract as :func:`~pulumi_lws.core.dependencies.merge_dependencies` of those rules:
+    declared objects only, none on itself, first-seen order, StatefulSets with no dependency left
+    out. ``check_order``: also raise ``ValueError`` as
+    :func:`~pulumi_lws.core.dependencies.check_dependency_order` does when a dependency comes
+    after its dependent (one pass for both)."""
+    position: dict[Ref, int] = {}
+    shared: dict[Ref, Ref] = {}  # one tuple per dependency, shared by every StatefulSet naming it
+    for n, m in enumerate(manifests):
+        ref = (m["kind"], m["metadata"]["name"])
+        position[ref] = n
+        if ref[0] != "StatefulSet":
+            shared[ref] = ref
+    out: dict[Ref, tuple[Ref, ...]] = {}
+    last: tuple[Any, ...] = ()  # (inputs, deps) of the previous StatefulSet: a replica's two share them
+    for n, m in enumerate(manifests):
         if m.get("kind") != "StatefulSet":
             continue
         meta = m["metadata"]
-        ms = meta["labels"][L.NAME]
-        template = m["spec"]["template"]
-        revisions = dict.fromkeys([meta["labels"].get(L.REVISION), template["metadata"]["labels"].get(L.REVISION)])
-        deps = [("ControllerRevision", names.controller_revision(ms, rev)) for rev in revisions if rev]
-        deps.append(("Service", m["spec"]["serviceName"]))
-        deps.append(("PodGroup", meta["labels"][L.GROUP_NAME]))  # the PodGroup is named like its group
-        rules[ref_of(m)] = deps
-    return merge_dependencies(manifests, rules)
+        labels = meta["labels"]
+        ms = labels[L.NAME]
+        inputs = (ms, labels.get(L.REVISION), m["spec"]["template"]["metadata"]["labels"].get(L.REVISION),
+                  m["spec"]["serviceName"], labels[L.GROUP_NAME])
+        ref = ("StatefulSet", meta["name"])
+        if last and last[0] == inputs:
+            deps = last[1]
+        else:
+            wanted = [("ControllerRevision", names.controller_revision(ms, rev)) for rev in dict.fromkeys(inputs[1:3]) if rev]
+            wanted += [("Service", inputs[3]), ("PodGroup", inputs[4])]  # the PodGroup is named like its group
+            deps = tuple(dict.fromkeys(shared[d] for d in wanted if d in shared))
+            last = (inputs, deps)
+        # never on itself: every dependency is of another kind than StatefulSet
+        if not deps:
+            out.pop(ref, None)
+            continue
+        if check_order:
+            late = [d for d in deps if position[d] >= position[ref]]
+            if late:
+                raise ValueError(f"{ref} is declared before its dependencies {late}")
+        out[ref] = deps
+    return out

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import ClassVar
 
 from pulumi_lws.core.stage import Blocker, PredictedStage
 from pulumi_lws.modelserving.groups import (
@@ -63,6 +65,10 @@ class PlannedGroup:
     status: str  # observed status, CREATING for created/replaced, DELETING for removed
     change: str = ""  # "" | "create" | "replace" | "delete"
     observed: bool = True  # the group exists in the observation
+    #: read by the decision functions, which take a PlannedGroup as the GroupState it models
+    #: (ordinal, revision, status; no deletion cost, no roles): no copy per group and pass
+    deletion_cost: ClassVar[int] = 0
+    roles: ClassVar[tuple[()]] = ()
 
     @property
     def declared(self) -> bool:
@@ -91,9 +97,9 @@ class ServingGroupPlan:
     trace: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
 
-    @property
+    @cached_property
     def desired(self) -> dict[int, str]:
-        """ordinal -> revision of every group declared this stage."""
+        """ordinal -> revision of every group declared this stage (computed once: do not mutate)."""
         return {g.ordinal: g.revision for g in self.groups if g.declared}
 
     @property
@@ -141,12 +147,13 @@ def fixed_point(budget: ServingGroupBudget, update_revision: str, observed: Sequ
     group the deletion picks, "would the sync recreate it?" answered by :class:`ResyncIndex` in
     O(log n) instead of a sync over every other group (identical answers: tests/modelserving/rollout
     compares this with the per-pick sync on random observations)."""
-    state = {g.ordinal: PlannedGroup(g.ordinal, g.revision, g.status) for g in by_ordinal(observed)}
+    state = {g.ordinal: g if type(g) is PlannedGroup and not g.change and g.observed
+             else PlannedGroup(g.ordinal, g.revision, g.status) for g in by_ordinal(observed)}
     stored = set(known_revisions) | {update_revision}
     trace: list[str] = []
 
-    def snapshot() -> list[GroupState]:
-        return [state[o].state() for o in sorted(state)]
+    def snapshot() -> list[PlannedGroup]:  # each as the GroupState (ordinal, revision, status) it models
+        return [state[o] for o in sorted(state)]
 
     def sync(groups: list[GroupState]):
         return sync_servinggroup_replicas(groups, budget, update_revision, current_revision=current_revision,
@@ -258,12 +265,18 @@ def settle(groups: Sequence[PlannedGroup]) -> list[GroupState]:
     return [GroupState(g.ordinal, g.revision, RUNNING) for g in groups if g.declared]
 
 
+def _settled(groups: Sequence[PlannedGroup]) -> list[PlannedGroup]:
+    """:func:`settle` as the unchanged, observed PlannedGroups the next fixed point starts from
+    (it takes them as they are: one object per group and predicted stage, not three)."""
+    return [PlannedGroup(g.ordinal, g.revision, RUNNING) for g in groups if g.declared]
+
+
 def predict_remaining(plan: ServingGroupPlan, *, current_revision: str | None = None,
                       known_revisions: Collection[str] | Mapping[str, object] = (),
                       choices: Choices = PULUMI_LWS) -> tuple[PredictedStage, ...]:
     """Future stages assuming the groups this stage waits for become ready together, in order."""
     out: list[PredictedStage] = []
-    obs = settle(plan.groups)
+    obs = _settled(plan.groups)
     for _ in range(MAX_PREDICTED):
         nxt = plan_servinggroup_rollout(plan.budget, plan.update_revision, obs, current_revision=current_revision,
                                         known_revisions=known_revisions, choices=choices, predict=False)
@@ -271,7 +284,7 @@ def predict_remaining(plan: ServingGroupPlan, *, current_revision: str | None = 
                                   ids=tuple(str(o) for o in sorted(nxt.desired)), complete=nxt.complete))
         if nxt.complete or nxt.error or nxt.blocker is not None:
             break
-        nobs = settle(nxt.groups)
+        nobs = _settled(nxt.groups)
         if nobs == obs:
             break
         obs = nobs

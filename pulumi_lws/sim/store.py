@@ -123,8 +123,22 @@ class Store:
             self._sorted[kind] = ordered
         if namespace is None and not selector:
             return list(ordered)
-        return [o for o in ordered if (namespace is None or o["metadata"]["namespace"] == namespace)
-                and selector_matches(selector, o["metadata"].get("labels") or {})]
+        # ``selector_matches`` unrolled: the selector is read once, not once per object
+        wanted = tuple(((selector or {}).get("matchLabels") or {}).items())
+        expressions = (selector or {}).get("matchExpressions") or ()
+        out = []
+        for o in ordered:
+            m = o["metadata"]
+            if namespace is not None and m["namespace"] != namespace:
+                continue
+            labels = m.get("labels") or {}
+            for key, value in wanted:
+                if labels.get(key) != value:
+                    break
+            else:
+                if not expressions or all(match_expression(e, labels) for e in expressions):
+                    out.append(o)
+        return out
 
     def observed(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """``strip_internal(obj)``, shared between observations while ``obj`` is unchanged (its

@@ -37,7 +37,7 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from pulumi_lws.core.dependencies import Ref, check_dependency_order, ref_of
+from pulumi_lws.core.dependencies import Ref, ref_of
 from pulumi_lws.core.manifests import merged, metadata
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.stage import Stage
@@ -284,7 +284,9 @@ def render_children(ds: DisaggregatedSet, children: Sequence[ChildSpec], snapsho
         manifests.extend(rec.manifests)
         dependencies.update(rec.dependencies)
         stages[name] = rec.stage
-    check_dependency_order(manifests, dependencies)
+    # no order check of the whole here: each child's LWS reconcile checked its own order, its
+    # dependencies name only its own manifests (merge_dependencies) and the children's refs are
+    # disjoint (above), so every dependency still precedes its dependent in the concatenation
     return RenderedChildren(tuple(manifests), dependencies, stages)
 
 

@@ -268,12 +268,12 @@ class StatefulSetController:
             sts["status"] = st
             self.store.touch(sts)
             if st["currentRevision"] == st["updateRevision"]:
-                self._truncate_history(sts)
+                self._truncate_history(sts, pods)
 
     # ---- pods and claims -----------------------------------------------------------------
     def _create_pod(self, sts, ordinal: int, rev: Rev) -> None:
         name = f"{meta(sts)['name']}-{ordinal}"
-        tmpl = clone(dict(rev.template))
+        tmpl = rev.template  # read only: the dicts built here are new, and the store copies the pod
         tmeta = tmpl.get("metadata") or {}
         labels = dict(tmeta.get("labels") or {})
         labels.update({L.CONTROLLER_REVISION_HASH: rev.name, L.STS_POD_NAME: name, L.POD_INDEX: str(ordinal)})
@@ -365,10 +365,11 @@ class StatefulSetController:
                            "revision": rev.number})
         return rev
 
-    def _truncate_history(self, sts) -> None:
+    def _truncate_history(self, sts, pods: Mapping[int, Mapping[str, Any]]) -> None:
+        """``pods``: its pods as listed after its last write (a status write leaves them as they are)."""
         limit = int(sts["spec"].get("revisionHistoryLimit", 10))
         live = {sts["status"].get("currentRevision"), sts["status"].get("updateRevision")}
-        live |= {pod_revision(p) for p in self._pods(sts).values()}
+        live |= {pod_revision(p) for p in pods.values()}
         old = [r for r in self._revisions(sts) if r.name not in live]
         for rev in old[: max(0, len(old) - limit)]:
             if self.history_objects:

@@ -37,7 +37,7 @@ from pulumi_lws.modelserving.render.declared import (
     role_replicas,
     spec_replicas,
 )
-from pulumi_lws.modelserving.render.podgroup import podgroup
+from pulumi_lws.modelserving.render.podgroup import min_resources, podgroup
 from pulumi_lws.modelserving.render.statefulsets import role_replica_objects
 from pulumi_lws.modelserving.revision import (
     RevisionCatalog,
@@ -68,15 +68,19 @@ def render_modelserving(ms: ModelServing, declared: Sequence[DeclaredGroup], cat
            if _known(catalog, key)]
     seen: set[int] = set()
     hashes: dict[tuple[str, str], str] = {}  # (revision, role) -> role template hash: once, not per group
+    resources: dict[tuple[Any, ...], dict[str, str]] = {}  # (revision, counts) -> PodGroup minResources
     for group in sorted(declared, key=lambda d: d.ordinal):
         if group.ordinal in seen:
             raise ValueError(f"ServingGroup {names.group_name(ms.name, group.ordinal)} is declared twice")
         seen.add(group.ordinal)
         replicas = role_replicas(ms, group, catalog)
         if scheduler == L.VOLCANO_SCHEDULER:
-            counts = {r.name: spec_replicas(ms, r.name, sum(1 for d in replicas if d.role == r.name))
-                      for r in catalog.roles_of(group.revision)}
-            out.append(podgroup(ms, ns, group.ordinal, catalog.roles_of(group.revision), counts))
+            roles = catalog.roles_of(group.revision)
+            counts = {r.name: spec_replicas(ms, r.name, sum(1 for d in replicas if d.role == r.name)) for r in roles}
+            memo = (group.revision, *counts.items())
+            if memo not in resources:
+                resources[memo] = min_resources(ms, roles, counts)
+            out.append(podgroup(ms, ns, group.ordinal, roles, counts, resources[memo]))
         for d in replicas:
             role = catalog.role(d.revision, d.role)
             key = (d.revision, d.role)

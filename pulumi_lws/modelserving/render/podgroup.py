@@ -37,17 +37,27 @@ def min_role_replicas(ms: ModelServing, role: str, replicas: int) -> int:
     return min(replicas if wanted is None else wanted, replicas)
 
 
+def min_resources(ms: ModelServing, roles: Sequence[Role], replicas: Mapping[str, int]) -> dict[str, str]:
+    """``spec.minResources`` of a PodGroup of ``roles`` (module invariants): a function of the
+    group's revision and ``replicas`` only, so a renderer computes it once per pair."""
+    parts = []
+    for role in roles:
+        m = min_role_replicas(ms, role.name, replicas.get(role.name, 0))
+        parts += [(role.entry_template, m), (role.worker_template, m * role.worker_replicas)]
+    return sum_requests(parts)
+
+
 def podgroup(ms: ModelServing, namespace: str, g: int, roles: Sequence[Role],
-             replicas: Mapping[str, int]) -> dict[str, Any]:
-    """PodGroup of group ``g``; ``replicas[role]`` = n(role) (module invariants)."""
+             replicas: Mapping[str, int], resources: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """PodGroup of group ``g``; ``replicas[role]`` = n(role) (module invariants). ``resources``:
+    :func:`min_resources` of the same arguments when the caller has it (copied, never shared)."""
     topology = ms.spec.template.network_topology
     role_policy = topology.role_policy.to_wire() if topology is not None and topology.role_policy else None
     group_policy = topology.group_policy.to_wire() if topology is not None and topology.group_policy else None
-    min_member, parts, sub_groups = 0, [], []
+    min_member, sub_groups = 0, []
     for role in roles:
         m = min_role_replicas(ms, role.name, replicas.get(role.name, 0))
         min_member += (1 + role.worker_replicas) * m
-        parts += [(role.entry_template, m), (role.worker_template, m * role.worker_replicas)]
         entry: dict[str, Any] = {
             "name": role.name,
             "labelSelector": {"matchLabels": {L.NAME: ms.name, L.ROLE: role.name}},
@@ -58,7 +68,8 @@ def podgroup(ms: ModelServing, namespace: str, g: int, roles: Sequence[Role],
         if role_policy:
             entry["networkTopology"] = dict(role_policy)
         sub_groups.append(entry)
-    spec: dict[str, Any] = {"minMember": min_member, "minResources": sum_requests(parts)}
+    spec: dict[str, Any] = {"minMember": min_member,
+                            "minResources": dict(resources) if resources is not None else min_resources(ms, roles, replicas)}
     queue = ms.metadata.annotations.get(L.QUEUE_NAME_ANNOTATION)
     if queue:
         spec["queue"] = queue

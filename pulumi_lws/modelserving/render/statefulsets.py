@@ -28,7 +28,6 @@ from pulumi_lws.modelserving.api.modelserving import Role
 from pulumi_lws.modelserving.render.pods import (
     entry_address,
     pod_annotations,
-    pod_labels,
     pod_template,
     role_env,
     role_labels,
@@ -53,6 +52,9 @@ def role_replica_objects(ms: str, namespace: str, scheduler: str, g: int, group_
     ident = role_labels(ms, g, name, r)
     template_hash = template_hash or role_template_hash(role)
     sts_labels = {**ident, L.REVISION: group_revision, L.ROLE_TEMPLATE_HASH: template_hash}
+    # the pod labels (pods.pod_labels) from the identity labels built once: same keys, same order
+    worker_pod_labels = {**ident, L.REVISION: template_revision, L.ROLE_TEMPLATE_HASH: template_hash}
+    entry_pod_labels = {**worker_pod_labels, L.ENTRY: L.ENTRY_VALUE}
     svc = names.service(ms, g, name, r)
     address = entry_address(ms, g, name, r, namespace)
     annotations = pod_annotations(ms, g, name, r, scheduler)
@@ -61,9 +63,10 @@ def role_replica_objects(ms: str, namespace: str, scheduler: str, g: int, group_
     if role.worker_template is not None:
         out.append(headless_service(svc, namespace, ident, {
             L.GROUP_NAME: ident[L.GROUP_NAME], L.ROLE: name, L.ROLE_ID: ident[L.ROLE_ID], L.ENTRY: L.ENTRY_VALUE}))
-    entry = pod_template(role.entry_template, labels=pod_labels(ms, g, name, r, template_revision, template_hash, True),
+    entry = pod_template(role.entry_template, labels=entry_pod_labels,
                          annotations=annotations, env=role_env(size, address, True), scheduler=scheduler, entry=True)
-    out.append(_sts(names.entry_statefulset(ms, g, name, r), namespace, sts_labels, {
+    entry_name = names.entry_statefulset(ms, g, name, r)
+    out.append(_sts(entry_name, namespace, sts_labels, {
         "replicas": 1,
         "serviceName": svc,
         "podManagementPolicy": "Parallel",
@@ -72,8 +75,7 @@ def role_replica_objects(ms: str, namespace: str, scheduler: str, g: int, group_
         "updateStrategy": {"type": "RollingUpdate"},
     }))
     if role.worker_replicas > 0:
-        worker = pod_template(role.worker_template,
-                              labels=pod_labels(ms, g, name, r, template_revision, template_hash, False),
+        worker = pod_template(role.worker_template, labels=worker_pod_labels,
                               annotations=annotations, env=role_env(size, address, False), scheduler=scheduler,
                               entry=False)
         out.append(_sts(names.worker_statefulset(ms, g, name, r), namespace, sts_labels, {

@@ -12,6 +12,7 @@ Invariants:
 from __future__ import annotations
 
 import fnmatch
+import heapq
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
@@ -144,7 +145,8 @@ class Kubelet:
         self.clock = clock
         self.config = config or KubeletConfig()
         self._ip = 0
-        self._quiet: dict[str, tuple] = {}  # pod uid -> (resourceVersion, next deadline) after a sync that wrote nothing
+        self._quiet: dict[str, tuple] = {}  # pod uid -> (resourceVersion, next deadline) when left quiet
+        self._deadlines: list[tuple[float, str]] = []  # (deadline, pod uid) of quiet pods
         store.pod_terminated = self.terminated
         store.default_grace = self.config.termination_grace
 
@@ -155,22 +157,45 @@ class Kubelet:
         return self.clock.now >= float(pod.get("_sim_delete_at", 0.0)) or bool(pod.get("_sim_killed"))
 
     def sync_all(self) -> None:
-        """Sync every pod, skipping one unchanged (same resourceVersion) since a sync that wrote
-        nothing, until its next deadline: a pod's kubelet step depends only on the pod and on
-        whether the time has reached one of its deadlines (:func:`_next_deadline`), so before
-        that instant it would write nothing again."""
-        now = self.clock.now
-        quiet = self._quiet
-        for pod in self.store.list("Pod"):
+        """Sync every pod in pod-list order (namespace, name), skipping one that is unchanged
+        (same resourceVersion) since it was last left quiet, until its next deadline.
+
+        A pod's kubelet step depends only on the pod and on whether the time has reached one of
+        its deadlines (:func:`_next_deadline`), and it is idempotent at one instant (a second
+        sync right after it writes nothing: each step it takes is the last one possible at that
+        time). So a pod is left quiet after a sync that wrote nothing, or wrote only the pod
+        itself once; it is visited again when written (``Store.pods_written``) or when its
+        deadline comes (a heap of deadlines), never because other pods changed.
+        """
+        now, store, quiet = self.clock.now, self.store, self._quiet
+        due = store.pods_written
+        while self._deadlines and self._deadlines[0][0] <= now:
+            due.add(heapq.heappop(self._deadlines)[1])
+        if not due:
+            return
+        pods = [p for p in map(store.by_uid, due) if p is not None]
+        due.clear()  # writes from here on (this pass's included) are the next pass's
+        pods.sort(key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]))
+        for pod in pods:
             m = pod["metadata"]
-            rv = m.get("resourceVersion")
-            hit = quiet.get(m["uid"])
+            uid, rv = m["uid"], m.get("resourceVersion")
+            hit = quiet.get(uid)
             if hit is not None and hit[0] == rv and now < hit[1]:
                 continue
-            before = self.store.version
+            before = store.version
             self.sync(pod)
-            if self.store.version == before:
-                quiet[m["uid"]] = (rv, _next_deadline(pod, now))
+            if store.version == before:
+                self._leave_quiet(uid, rv, pod, now)
+            elif store.version == before + 1 and m.get("resourceVersion") == str(store.version) \
+                    and store.by_uid(uid) is pod:
+                due.discard(uid)  # its own single write: a sync now would write nothing
+                self._leave_quiet(uid, m["resourceVersion"], pod, now)
+
+    def _leave_quiet(self, uid: str, rv: str | None, pod: Mapping[str, Any], now: float) -> None:
+        deadline = _next_deadline(pod, now)
+        self._quiet[uid] = (rv, deadline)
+        if deadline != float("inf"):
+            heapq.heappush(self._deadlines, (deadline, uid))
 
     def sync(self, pod: dict[str, Any]) -> None:
         if meta(pod).get("deletionTimestamp"):

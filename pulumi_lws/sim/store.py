@@ -18,7 +18,8 @@ write goes through :meth:`Store.touch`, so an unchanged version is an unchanged 
 owner none of whose inputs changed. Two more indexes follow every write (``touch``) and removal,
 so the garbage collector and the scheduler visit what may need them, not the whole store:
 :attr:`Store.gc_candidates` (deleting objects, and objects whose owners may all be gone) and
-:attr:`Store.unbound_pods` (Pending pods without a node, not deleting).
+:attr:`Store.unbound_pods` (Pending pods without a node, not deleting); and
+:attr:`Store.pods_written` tells the kubelet which pods were written since it last looked.
 """
 from __future__ import annotations
 
@@ -104,6 +105,8 @@ class Store:
         self.gc_added: list[str] = []
         #: uids of Pods the scheduler must look at (``Scheduler._wants_scheduling``, exactly)
         self.unbound_pods: set[str] = set()
+        #: uids of Pods written (or created) since the kubelet took this set (``Kubelet.sync_all``)
+        self.pods_written: set[str] = set()
         self._ip_counter = 10
         #: kubelet hook: is this (deleting) pod done terminating? Installed by the cluster.
         self.pod_terminated = lambda pod: not (pod.get("spec") or {}).get("nodeName")
@@ -224,6 +227,7 @@ class Store:
         if m.get("deletionTimestamp") or (m.get("ownerReferences") and self.all_owners_gone(obj)):
             self._gc_candidate(uid)
         if obj["kind"] == "Pod":
+            self.pods_written.add(uid)
             if (not (obj.get("spec") or {}).get("nodeName") and not m.get("deletionTimestamp")
                     and obj["status"].get("phase") == "Pending"):
                 self.unbound_pods.add(uid)
@@ -334,6 +338,7 @@ class Store:
         self._seq.pop(m["uid"], None)
         self.gc_candidates.discard(m["uid"])
         self.unbound_pods.discard(m["uid"])
+        self.pods_written.discard(m["uid"])
         self._unindex_owners(obj)
         self.version += 1
         for dependent in self._dependents.get(m["uid"], ()):  # their last owner may be gone now

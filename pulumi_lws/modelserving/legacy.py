@@ -104,8 +104,9 @@ def legacy_replicas(ms: str, snapshot: Snapshot, replicas: ObservedReplicas | No
 def legacy_of(replicas: ObservedReplicas) -> dict[Key, LegacyReplica]:
     """The legacy replicas of an index (:func:`legacy_replicas`), ascending key."""
     out = {}
-    for key, pods in replicas.pods.items():
-        if key not in replicas.statefulsets and not any(_statefulset_made(p) for p in pods):
+    for key in replicas.pod_keys():
+        pods = replicas.pods_of(key)
+        if not replicas.has_statefulsets(key) and not any(_statefulset_made(p) for p in pods):
             out[key] = LegacyReplica(*key, tuple(sorted(pods, key=_name)))
     return dict(sorted(out.items())) if out else out
 

@@ -120,6 +120,16 @@ class _Observer:
     def __init__(self, ms: ModelServing, catalog: RevisionCatalog) -> None:
         self.ms, self.catalog = ms, catalog
         self.workers: dict[tuple[str, str, str], int | None] = {}
+        #: equal frozen states, one instance each (most replicas of a fleet are alike): fewer
+        #: objects for the collector to track and traverse, the same values
+        self.shared: dict[Any, Any] = {}
+
+    def share(self, value: Any) -> Any:
+        """``value``, or the equal instance met before (frozen values only)."""
+        try:
+            return self.shared.setdefault(value, value)
+        except TypeError:  # an unhashable label value inside (malformed input): not shared
+            return value
 
     def role_state(self, g: int, role: str, r: int, group_revision: str, sts: Sequence[Obj],
                    pods: Sequence[Obj]) -> tuple[RoleReplicaState, int]:
@@ -269,7 +279,7 @@ def observe_groups(snapshot: Snapshot, ms: ModelServing, catalog: RevisionCatalo
         cost = 0
         for (_, role, r), sts, pods in zip(keys, sts_lists, pod_lists):
             state, replica_cost = observer.role_state(g, role, r, revision, sts, pods)
-            roles.append(state)
+            roles.append(observer.share(state))
             cost += replica_cost
         pg = snapshot.get("PodGroup", names.podgroup(ms.name, g))
         if (pg is not None and is_deleting(pg)) or all(r.status == DELETING for r in roles):
@@ -278,5 +288,5 @@ def observe_groups(snapshot: Snapshot, ms: ModelServing, catalog: RevisionCatalo
             status = RUNNING
         else:
             status = CREATING
-        out.append(GroupState(g, revision, status, cost, tuple(roles)))
+        out.append(GroupState(g, revision, status, cost, observer.share(tuple(roles))))
     return tuple(out)

@@ -17,7 +17,7 @@ Invariants:
 """
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pulumi_lws.core.snapshot import Snapshot
@@ -31,27 +31,41 @@ _EMPTY: tuple[Obj, ...] = ()
 
 class ObservedReplicas:
     """The StatefulSets and Pods of ModelServing ``ms`` by role replica (module invariants).
-    Read-only after construction (``memo`` holds what readers derive from it, once)."""
+    Read-only after construction (``memo`` holds what readers derive from it, once).
 
-    __slots__ = ("_groups", "memo", "ms", "pods", "statefulsets")
+    Each kind is one flat list, grouped by replica, plus ``key -> (start, stop)``: no list per
+    replica (tens of thousands of them, all long-lived enough for the cyclic collector to track
+    and traverse), a slice when a reader asks."""
 
-    def __init__(self, ms: str, statefulsets: dict[Key, list[Obj]], pods: dict[Key, list[Obj]]) -> None:
+    __slots__ = ("_groups", "_pod_ranges", "_pods", "_sts", "_sts_ranges", "memo", "ms")
+
+    def __init__(self, ms: str, statefulsets: tuple[list[Obj], dict[Key, tuple[int, int]]],
+                 pods: tuple[list[Obj], dict[Key, tuple[int, int]]]) -> None:
         self.ms = ms
-        self.statefulsets = statefulsets
-        self.pods = pods
+        self._sts, self._sts_ranges = statefulsets
+        self._pods, self._pod_ranges = pods
         #: views derived from the index by its readers (e.g. the legacy replicas), computed once
         self.memo: dict[str, Any] = {}
         self._groups: dict[int, list[Key]] | None = None
 
     def statefulsets_of(self, key: Key) -> Sequence[Obj]:
-        return self.statefulsets.get(key, _EMPTY)
+        span = self._sts_ranges.get(key)
+        return self._sts[span[0]:span[1]] if span is not None else _EMPTY
 
     def pods_of(self, key: Key) -> Sequence[Obj]:
-        return self.pods.get(key, _EMPTY)
+        span = self._pod_ranges.get(key)
+        return self._pods[span[0]:span[1]] if span is not None else _EMPTY
+
+    def has_statefulsets(self, key: Key) -> bool:
+        return key in self._sts_ranges
+
+    def pod_keys(self) -> Iterable[Key]:
+        """The replicas that have a Pod."""
+        return self._pod_ranges.keys()
 
     def keys(self) -> list[Key]:
         """Every replica with a StatefulSet or a Pod, ascending ``(g, role, r)``."""
-        return sorted(self.statefulsets.keys() | self.pods.keys())
+        return sorted(self._sts_ranges.keys() | self._pod_ranges.keys())
 
     def by_group(self) -> Iterator[tuple[int, list[Key]]]:
         """``(g, replica keys of g)`` by ascending ``g``; keys sorted by ``(role, r)``."""
@@ -66,34 +80,50 @@ class ObservedReplicas:
         """Every Pod of group ``g`` (any replica)."""
         if self._groups is None:
             self._groups = {}
-            for key in self.pods:
+            for key in self._pod_ranges:
                 self._groups.setdefault(key[0], []).append(key)
-        return [p for key in self._groups.get(g, ()) for p in self.pods[key]]
+        return [p for key in self._groups.get(g, ()) for p in self.pods_of(key)]
 
 
 def observed_replicas(ms: str, snapshot: Snapshot) -> ObservedReplicas:
     """Index the StatefulSets and Pods of ModelServing ``ms`` in ``snapshot`` (one pass per kind)."""
-    keys: dict[tuple[Any, Any, Any], Key | None] = {}  # the label triple -> its key (parsed once per value)
-    out: list[dict[Key, list[Obj]]] = []
-    for kind in ("StatefulSet", "Pod"):
-        into: dict[Key, list[Obj]] = {}
-        for obj in snapshot.list(kind, **{L.NAME: ms}):
-            lbl = (obj.get("metadata") or {}).get("labels") or {}
-            triple = (lbl.get(L.GROUP_NAME), lbl.get(L.ROLE), lbl.get(L.ROLE_ID))
-            try:
-                key = keys[triple]
-            except KeyError:
-                key = keys[triple] = replica_key(ms, *triple)
-            except TypeError:  # an unhashable label value (malformed input): not ours
-                continue
-            if key is not None:
-                objs = into.get(key)
-                if objs is None:
-                    into[key] = [obj]
-                else:
-                    objs.append(obj)
-        out.append(into)
-    return ObservedReplicas(ms, out[0], out[1])
+    memo: dict[tuple[Any, Any, Any], Key | None] = {}  # the label triple -> its key (parsed once per value)
+    return ObservedReplicas(ms, _grouped(ms, snapshot.list("StatefulSet", **{L.NAME: ms}), memo),
+                            _grouped(ms, snapshot.list("Pod", **{L.NAME: ms}), memo))
+
+
+def _grouped(ms: str, objs: list[Obj], memo: dict[tuple[Any, Any, Any], Key | None]
+             ) -> tuple[list[Obj], dict[Key, tuple[int, int]]]:
+    """``objs`` of ``ms``'s replicas as one list grouped by replica (name order within each, the
+    replicas in first-seen order) and each replica's span in it."""
+    keys: list[Key | None] = []
+    counts: dict[Key, int] = {}
+    for obj in objs:
+        lbl = (obj.get("metadata") or {}).get("labels") or {}
+        triple = (lbl.get(L.GROUP_NAME), lbl.get(L.ROLE), lbl.get(L.ROLE_ID))
+        try:
+            key = memo[triple]
+        except KeyError:
+            key = memo[triple] = replica_key(ms, *triple)
+        except TypeError:  # an unhashable label value (malformed input): not ours
+            key = None
+        keys.append(key)
+        if key is not None:
+            counts[key] = counts.get(key, 0) + 1
+    spans: dict[Key, tuple[int, int]] = {}
+    free: dict[Key, int] = {}
+    end = 0
+    for key, n in counts.items():
+        spans[key] = (end, end + n)
+        free[key] = end
+        end += n
+    flat: list[Any] = [None] * end
+    for obj, key in zip(objs, keys):
+        if key is not None:
+            i = free[key]
+            flat[i] = obj
+            free[key] = i + 1
+    return flat, spans
 
 
 def replica_key(ms: str, group_label: Any, role: Any, role_id_label: Any) -> Key | None:

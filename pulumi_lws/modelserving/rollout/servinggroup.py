@@ -268,7 +268,8 @@ def settle(groups: Sequence[PlannedGroup]) -> list[GroupState]:
 def _settled(groups: Sequence[PlannedGroup]) -> list[PlannedGroup]:
     """:func:`settle` as the unchanged, observed PlannedGroups the next fixed point starts from
     (it takes them as they are: one object per group and predicted stage, not three)."""
-    return [PlannedGroup(g.ordinal, g.revision, RUNNING) for g in groups if g.declared]
+    return [g if g.status == RUNNING and not g.change and g.observed else PlannedGroup(g.ordinal, g.revision, RUNNING)
+            for g in groups if g.declared]  # an unchanged Running group is already its settled self (frozen)
 
 
 def predict_remaining(plan: ServingGroupPlan, *, current_revision: str | None = None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 RUNNING = "Running"
 CREATING = "Creating"
@@ -83,6 +84,9 @@ def role_id(role: str, ordinal: int) -> str:
     return f"{role}-{ordinal}"
 
 
+_ORDINAL = attrgetter("ordinal")
+
+
 def by_ordinal(items: Iterable[GroupState]) -> tuple[GroupState, ...]:
     """Upstream's datastore order: ascending ordinal."""
-    return tuple(sorted(items, key=lambda g: g.ordinal))
+    return tuple(sorted(items, key=_ORDINAL))

@@ -49,13 +49,27 @@ __all__ = ["DeclaredGroup", "DeclaredRole", "declare_all", "modelserving_depende
            "revisions_in_use"]
 
 
-def revisions_in_use(ms: ModelServing, declared: Sequence[DeclaredGroup], catalog: RevisionCatalog) -> list[str]:
-    """Group revisions and role template revisions of ``declared``, plus the target; sorted."""
+def revisions_in_use(ms: ModelServing, declared: Sequence[DeclaredGroup], catalog: RevisionCatalog,
+                     expanded: dict[str, tuple[DeclaredRole, ...]] | None = None) -> list[str]:
+    """Group revisions and role template revisions of ``declared``, plus the target; sorted.
+    ``expanded``: a memo of :func:`_role_replicas` to share with the caller."""
     keys = {catalog.target}
+    expanded = {} if expanded is None else expanded
     for group in declared:
         keys.add(group.revision)
-        keys.update(d.revision for d in role_replicas(ms, group, catalog))
+        keys.update(d.revision for d in _role_replicas(ms, group, catalog, expanded))
     return sorted(keys)
+
+
+def _role_replicas(ms: ModelServing, group: DeclaredGroup, catalog: RevisionCatalog,
+                   expanded: dict[str, tuple[DeclaredRole, ...]]) -> tuple[DeclaredRole, ...]:
+    """:func:`role_replicas`; a group declared without roles expands from its revision alone, so
+    that expansion (frozen values) is computed once per revision and shared."""
+    if group.roles is not None:
+        return role_replicas(ms, group, catalog)
+    if group.revision not in expanded:
+        expanded[group.revision] = role_replicas(ms, group, catalog)
+    return expanded[group.revision]
 
 
 def render_modelserving(ms: ModelServing, declared: Sequence[DeclaredGroup], catalog: RevisionCatalog,
@@ -63,8 +77,9 @@ def render_modelserving(ms: ModelServing, declared: Sequence[DeclaredGroup], cat
     """Every object the declaration needs (module invariants). ``namespace`` defaults to the spec's."""
     ns = namespace or ms.namespace
     scheduler = ms.spec.scheduler_name
+    expanded: dict[str, tuple[DeclaredRole, ...]] = {}  # revision -> the role replicas of a group declared without roles
     out = [controller_revision(ms.name, ns, key, catalog.roles[key])
-           for key in sorted({*revisions_in_use(ms, declared, catalog), *keep_revisions})
+           for key in sorted({*revisions_in_use(ms, declared, catalog, expanded), *keep_revisions})
            if _known(catalog, key)]
     seen: set[int] = set()
     hashes: dict[tuple[str, str], str] = {}  # (revision, role) -> role template hash: once, not per group
@@ -73,7 +88,7 @@ def render_modelserving(ms: ModelServing, declared: Sequence[DeclaredGroup], cat
         if group.ordinal in seen:
             raise ValueError(f"ServingGroup {names.group_name(ms.name, group.ordinal)} is declared twice")
         seen.add(group.ordinal)
-        replicas = role_replicas(ms, group, catalog)
+        replicas = _role_replicas(ms, group, catalog, expanded)
         if scheduler == L.VOLCANO_SCHEDULER:
             roles = catalog.roles_of(group.revision)
             counts = {r.name: spec_replicas(ms, r.name, sum(1 for d in replicas if d.role == r.name)) for r in roles}

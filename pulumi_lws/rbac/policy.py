@@ -1,47 +1,8 @@
-"""Least-privilege RBAC for the identity that runs ``pulumi up`` of a pulumi-lws program (pure).
-
-One ``pulumi up`` is one reconcile, done by one identity (a developer, CI, or the Pulumi Kubernetes
-Operator's workspace ServiceAccount). What it needs depends on the component's ``mode``
-(docs/modes.md). **Operator-free** (default) needs exactly:
-
-* **observe** — ``list`` on every kind of the API's :class:`~pulumi_lws.core.ports.Scope` in the
-  workload's namespace (one LIST per kind, :mod:`pulumi_lws.cluster.live`), ``list`` on Nodes
-  (cluster-scoped) only when the scope reads them (exclusive topology / placement);
-* **act** — per planned :class:`~pulumi_lws.core.stage.Action` verb the requests the live
-  actuator sends (:data:`VERB_REQUESTS`: ``ungate`` = GET + PATCH of the pod, ``set-condition``
-  = GET of the pod + PATCH of ``pods/status``, ...) on the kinds that API acts on
-  (:data:`API_ACTIONS`); ``disown`` (adoption from the upstream controller) on every scope kind
-  only with ``adoption=True``;
-* **events** — the reconcile records its stage as Events (LIST of the workload's Events, CREATE,
-  GET + PATCH to bump a repeated one: :mod:`pulumi_lws.core.events`);
-* **pulumi-kubernetes** — for every rendered kind: ``get``, ``create``, ``patch`` (server-side
-  apply), ``delete``, ``list``/``watch`` (its await's informer on the object); what an awaited kind
-  owns (:data:`AWAIT_WATCHES`, ``provider/pkg/await/{statefulset,deployment,service}.go``) — not
-  for ``pulumi.com/skipAwait: "true"`` objects (every rendered StatefulSet and Deployment), so only
-  the Services' Endpoints — and every object's Events (``NewEventAggregator``,
-  ``provider/pkg/await/watchers.go``, observed whatever the condition).
-
-**Controller** mode (:mod:`pulumi_lws.components.controller`) registers the upstream custom
-resource instead and lets the upstream controller act, so it needs exactly: the same **observe**
-LISTs (the component still plans against the controller's native objects, for the preview), a
-``get`` of the API's CustomResourceDefinition (cluster-scoped, ``resourceNames`` = that one CRD:
-the "controller not installed" check, ``LiveCluster.serves_crd``), and **pulumi-kubernetes**'
-management of the custom resource kind (group and plural from ``Workload.upstream``; its
-``pulumi.com/waitFor: condition=...`` await watches the CR itself — ``condition.NewCustom`` ->
-``NewObjectObserver`` — and its Events). No action, no Event is written, nothing is expanded.
-
-Everything is namespaced (a Role + RoleBinding per workload namespace) except what must be
-cluster-scoped (a ClusterRole): Nodes, read for exclusive placement, and, in controller mode, the
-one CRD read by name. No CustomResourceDefinition is ever written (the DisaggregatedSetRoleScaler
-CRD and the controllers' CRDs are cluster prerequisites an admin installs).
-
-Invariants: :func:`policy` is a pure function of its arguments; every :class:`Grant` says who
-needs it and why; :meth:`Policy.allows` is the RBAC authorizer's rule match (group, resource
-incl. subresource, verb, namespaced-or-cluster, resourceNames).
-"""
+"""The rules: kinds, grants, per-mode grant sets and :func:`policy` (pure; :mod:`pulumi_lws.rbac`
+says what each mode needs and why)."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +13,10 @@ PULUMI_KUBERNETES = "pulumi-kubernetes"
 #: the components' ``mode`` values (:data:`pulumi_lws.components.controller.MODES`, checked by a test)
 OPERATOR_FREE, CONTROLLER = "operator-free", "controller"
 MODES = (OPERATOR_FREE, CONTROLLER)
+
+#: the gang provider whose PodGroup a bare ``PodGroup`` of an API's scope means (the
+#: ModelServing component always observes Volcano's: :mod:`pulumi_lws.cluster.live`)
+FIXED_GANG_PROVIDER = {"ModelServing": "volcano"}
 
 
 @dataclass(frozen=True)
@@ -311,108 +276,3 @@ def policy(api: str, namespace: str, *, scope_kinds: Iterable[str], nodes: bool,
                               rendered=rendered)
     grants += managed_grants(rendered, awaited)
     return Policy(namespace, tuple(dict.fromkeys(grants)))
-
-
-def merge(policies: Iterable[Policy]) -> list[Policy]:
-    """One policy per namespace (grants of every workload there), namespaces sorted."""
-    by_ns: dict[str, list[Grant]] = {}
-    for p in policies:
-        by_ns.setdefault(p.namespace, []).extend(p.grants)
-    return [Policy(ns, tuple(dict.fromkeys(gs))) for ns, gs in sorted(by_ns.items())]
-
-
-def manifests(policies: Iterable[Policy], *, name: str = "pulumi-lws", subject_namespace: str = "default",
-              subject_name: str = "pulumi-lws") -> list[dict[str, Any]]:
-    """Role + RoleBinding per namespace, and one ClusterRole + ClusterRoleBinding only when some
-    grant is cluster-scoped; every binding names the ServiceAccount ``subject_namespace/subject_name``."""
-    subject = [{"kind": "ServiceAccount", "name": subject_name, "namespace": subject_namespace}]
-    labels = {"app.kubernetes.io/managed-by": "pulumi-lws", "app.kubernetes.io/component": "rbac"}
-    out: list[dict[str, Any]] = []
-    cluster_rules: list[dict[str, Any]] = []
-    for p in merge(policies):
-        meta = {"name": name, "namespace": p.namespace, "labels": dict(labels)}
-        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta,
-                    "rules": p.rules(cluster=False)})
-        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": dict(meta),
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-                    "subjects": subject})
-        cluster_rules += [r for r in p.rules(cluster=True) if r not in cluster_rules]
-    if cluster_rules:
-        meta = {"name": name, "labels": dict(labels)}
-        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta,
-                    "rules": cluster_rules})
-        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": dict(meta),
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-                    "subjects": subject})
-    return out
-
-
-#: the gang provider whose PodGroup a bare ``PodGroup`` of an API's scope means (the
-#: ModelServing component always observes Volcano's: :mod:`pulumi_lws.cluster.live`)
-FIXED_GANG_PROVIDER = {"ModelServing": "volcano"}
-
-
-def policy_for_manifest(manifest: Mapping[str, Any], *, namespace: str | None = None, gang_provider: str = "kubernetes",
-                        adoption: bool = False, mode: str = OPERATOR_FREE) -> Policy:
-    """The policy of one upstream workload manifest in ``mode``: its scope as the spec needs it
-    (Nodes only for exclusive placement) and, operator-free, the kinds its first and steady stages
-    render. Raises ``SpecError`` for an invalid manifest or a mode / option mismatch (nothing is
-    computed from it)."""
-    import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
-    from pulumi_lws.core.snapshot import EMPTY
-    from pulumi_lws.core.workload import workload_of
-    from pulumi_lws.sim.expansion import steady_state
-
-    workload = workload_of(manifest)
-    if workload is None:
-        raise KeyError(f"not a workload this project models: kind {manifest.get('kind')!r}")
-    check_mode(mode, kind=workload.kind, adoption=adoption, gang_provider=gang_provider)
-    spec = workload.parse(manifest, namespace=namespace)
-    ns, _ = workload.identity(spec)
-    gang = FIXED_GANG_PROVIDER.get(workload.kind, gang_provider)
-    scope = workload.scope(spec)
-    if mode == CONTROLLER:  # what controller.register_custom_resource observes; the CR is all it manages
-        return policy(workload.kind, ns, scope_kinds=scope.kinds, nodes=scope.nodes, gang_provider=gang, mode=mode,
-                      upstream=workload.upstream)
-    first = workload.reconcile(spec, EMPTY, workload.options(gang_provider=gang)).manifests
-    steady = steady_state(manifest, namespace=namespace, gang_provider=gang).reconciled.manifests
-    rendered = [*first, *steady]
-    return policy(workload.kind, ns, scope_kinds=scope.kinds, nodes=scope.nodes,
-                  rendered={kind_of_manifest(m) for m in rendered}, gang_provider=gang, adoption=adoption,
-                  awaited={kind_of_manifest(m) for m in rendered if not skips_await(m)})
-
-
-def skips_await(manifest: Mapping[str, Any]) -> bool:
-    """``pulumi.com/skipAwait: "true"``: pulumi-kubernetes runs no built-in await for it."""
-    return ((manifest.get("metadata") or {}).get("annotations") or {}).get("pulumi.com/skipAwait") == "true"
-
-
-def parse_service_account(value: str) -> tuple[str, str]:
-    """``NAMESPACE/NAME`` -> ``(namespace, name)``; ``ValueError`` naming the expected form."""
-    namespace, sep, name = value.partition("/")
-    if not sep or not namespace or not name or "/" in name:
-        raise ValueError(f"--service-account must be NAMESPACE/NAME, got {value!r}")
-    return namespace, name
-
-
-def rbac_yaml(manifests_: Sequence[Mapping[str, Any]], *, namespace: str | None = None, gang_provider: str = "kubernetes",
-              service_account: str = "default/pulumi-lws", adoption: bool = False, mode: str = OPERATOR_FREE) -> str:
-    """The RBAC documents for every workload of ``manifests_`` (other documents ignored) in
-    ``mode`` as YAML, with a header naming the workloads, the mode and the subject. Invalid input
-    raises before any output."""
-    import yaml
-
-    import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
-    from pulumi_lws.core.workload import workload_of
-
-    sa_namespace, sa_name = parse_service_account(service_account)
-    workloads = [m for m in manifests_ if workload_of(m) is not None]
-    policies = [policy_for_manifest(m, namespace=namespace, gang_provider=gang_provider, adoption=adoption, mode=mode)
-                for m in workloads]
-    names = ", ".join(f"{m['kind']} {p.namespace}/{(m.get('metadata') or {}).get('name')}" for m, p in zip(workloads, policies))
-    jobs = ("pulumi-lws observe + CRD check, pulumi-kubernetes managing the custom resource" if mode == CONTROLLER
-            else "pulumi-lws reconcile + pulumi-kubernetes")
-    header = (f"# least-privilege RBAC for `pulumi up` of {names or 'no workload'} in mode {mode} ({jobs}), "
-              f"bound to ServiceAccount {sa_namespace}/{sa_name}\n")
-    docs = manifests(policies, subject_namespace=sa_namespace, subject_name=sa_name)
-    return header + yaml.safe_dump_all(docs, sort_keys=False, explicit_start=True) if docs else header

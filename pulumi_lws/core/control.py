@@ -220,12 +220,13 @@ def progress_and_start(snapshot: Snapshot, target_revision: str) -> tuple[float 
     for obj in snapshot:
         meta = obj.get("metadata") or {}
         created = seconds(meta.get("creationTimestamp"))
-        times = [created, seconds(meta.get("deletionTimestamp"))]
+        deleted = seconds(meta.get("deletionTimestamp")) if "deletionTimestamp" in meta else None
+        became_ready = None
         if obj.get("kind") == "Pod":
             ready = pod_condition(obj, "Ready")
             if ready is not None and ready.get("status") == "True":
-                times.append(seconds(ready.get("lastTransitionTime")))
-        for t in times:
+                became_ready = seconds(ready.get("lastTransitionTime"))
+        for t in (created, deleted, became_ready):
             if t is not None and (last is None or t > last):
                 last = t
         if created is not None and target_revision and (started is None or created < started) and (

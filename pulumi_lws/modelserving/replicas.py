@@ -63,13 +63,13 @@ class ObservedReplicas:
         """The replicas that have a Pod."""
         return self._pod_ranges.keys()
 
-    def keys(self) -> list[Key]:
+    def replica_keys(self) -> list[Key]:
         """Every replica with a StatefulSet or a Pod, ascending ``(g, role, r)``."""
         return sorted(self._sts_ranges.keys() | self._pod_ranges.keys())
 
     def by_group(self) -> Iterator[tuple[int, list[Key]]]:
         """``(g, replica keys of g)`` by ascending ``g``; keys sorted by ``(role, r)``."""
-        keys = self.keys()
+        keys = self.replica_keys()
         start = 0
         for n in range(1, len(keys) + 1):
             if n == len(keys) or keys[n][0] != keys[start][0]:

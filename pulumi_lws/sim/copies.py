@@ -16,9 +16,12 @@ _MISSING = object()
 def refreshed(previous: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, Any]:
     """``strip_internal(obj)`` sharing with ``previous`` (the stripped copy of an earlier version
     of ``obj``) every part, down to the second level, that is still equal: a write usually changes
-    the status and the resourceVersion, not the spec, the labels or the owner references. Read-only
-    consumers cannot tell (equal values; a field keeps its JSON type across writes, which
-    tests/sim/test_sim_linear.py checks on every example), and a copy shares nothing with ``obj``."""
+    the status and the resourceVersion, not the spec, the labels or the owner references. A copy
+    shares nothing with ``obj``, and read-only consumers cannot tell it from a fresh copy as long
+    as no write replaces a value by an equal one of another form (``1`` by ``True`` or ``1.0``, a
+    dict by the same items in another order): ``==`` keeps the earlier form then. No controller,
+    action or apply does (tests/sim/test_sim_linear.py compares every shared copy with a fresh
+    one, types and key order included, after every tick of every example)."""
     out = {}
     for k, v in obj.items():
         if k.startswith("_sim"):

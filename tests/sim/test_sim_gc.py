@@ -15,6 +15,8 @@ import json
 import pathlib
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pulumi_lws.sim import gc as gc_mod
 from pulumi_lws.sim import scheduler as scheduler_mod
@@ -145,3 +147,61 @@ def test_an_owner_removed_during_a_pass_orphans_later_objects_in_that_pass_earli
         runs.append((seen, _dump(store), store.version))
     assert runs[0] == runs[1]
     assert runs[0][0][:2] == [["AConfig"], []]  # ZConfig in the pass that removed the pod, AConfig in the next
+
+
+# ---- hypothesis: the indexed collector against the scan on random ownership graphs ------------
+
+_KINDS = ("AConfig", "Pod", "ZConfig")
+
+
+@st.composite
+def _graphs(draw):
+    """Objects of three kinds created in order, each owned by up to two earlier ones (or by a uid
+    that never existed), some with a finalizer; then a sequence of deletions (any propagation),
+    finalizer removals and pod terminations between collector passes."""
+    n = draw(st.integers(2, 9))
+    objs = []
+    for i in range(n):
+        owners = draw(st.lists(st.integers(-1, i - 1), max_size=2, unique=True)) if i else []
+        objs.append((draw(st.sampled_from(_KINDS)), f"o{i}", owners, draw(st.booleans()), draw(st.booleans())))
+    steps = draw(st.lists(st.tuples(st.sampled_from(("delete-bg", "delete-fg", "delete-orphan", "unfinalize", "terminate")),
+                                    st.integers(0, n - 1)), max_size=6))
+    return objs, steps
+
+
+def _build(objs) -> Store:
+    store = Store(Clock(0))
+    made = {}
+    for kind, name, owners, finalized, on_node in objs:
+        refs = [owner_ref(made[o]) if o >= 0 else {"apiVersion": "v1", "kind": "Gone", "name": "x",
+                                                    "uid": "never", "controller": False} for o in owners]
+        m = {"name": name, **({"ownerReferences": refs} if refs else {}), **({"finalizers": ["keep"]} if finalized else {})}
+        made[int(name[1:])] = store.create({"apiVersion": "v1", "kind": kind, "metadata": m,
+                                            **({"spec": {"nodeName": "n"}} if kind == "Pod" and on_node else {})})
+    return store
+
+
+def _run(sync, objs, steps) -> list:
+    store = _build(objs)
+    collector = GarbageCollector(store)
+    seen = []
+    for verb, i in [*steps, ("pass", 0), ("pass", 0)]:
+        obj = next((o for o in store.all() if o["metadata"]["name"] == f"o{i}"), None)
+        if obj is not None and verb.startswith("delete"):
+            propagation = {"bg": "Background", "fg": "Foreground", "orphan": "Orphan"}[verb.split("-")[1]]
+            store.delete(obj["kind"], "default", obj["metadata"]["name"], propagation=propagation)
+        elif obj is not None and verb == "unfinalize":
+            store.remove_finalizer(obj, "keep")
+        elif obj is not None and verb == "terminate" and obj["kind"] == "Pod" and obj.get("spec", {}).get("nodeName"):
+            obj["spec"]["nodeName"] = None
+            store.touch(obj)
+        sync(collector)
+        seen.append((_dump(store), store.version))
+    return seen
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_graphs())
+def test_the_indexed_collector_is_the_scan_pass_by_pass(graph) -> None:
+    objs, steps = graph
+    assert _run(GarbageCollector.sync, objs, steps) == _run(reference_gc_sync, objs, steps)

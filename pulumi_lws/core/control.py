@@ -181,28 +181,22 @@ def timestamp(value: Any) -> float | None:
     return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).timestamp()
 
 
-def progress_times(obj: Mapping[str, Any]) -> Iterable[float]:
-    """Observed instants at which ``obj`` progressed: created, started terminating, became Ready."""
-    meta = obj.get("metadata") or {}
-    for value in (meta.get("creationTimestamp"), meta.get("deletionTimestamp")):
-        t = timestamp(value)
-        if t is not None:
-            yield t
-    ready = pod_condition(obj, "Ready") if obj.get("kind") == "Pod" else None
-    if ready is not None and ready.get("status") == "True":
-        t = timestamp(ready.get("lastTransitionTime"))
-        if t is not None:
-            yield t
-
-
 def last_progress(snapshot: Snapshot) -> float | None:
-    """The newest progress instant of any object in ``snapshot`` (None: nothing observed)."""
-    return max((t for obj in snapshot for t in progress_times(obj)), default=None)
+    """The newest progress instant of any object in ``snapshot`` (None: nothing observed):
+    created, started terminating, or (a Pod) became Ready."""
+    return progress_and_start(snapshot, "")[0]
+
+
+def rollout_started(snapshot: Snapshot, target_revision: str) -> float | None:
+    """The earliest creation of an object of the target revision: one whose name or a label value
+    carries the revision key (every API names or labels its revision objects with it)."""
+    return progress_and_start(snapshot, target_revision)[1]
 
 
 def progress_and_start(snapshot: Snapshot, target_revision: str) -> tuple[float | None, float | None]:
     """``(last_progress(snapshot), rollout_started(snapshot, target_revision))`` in one pass over
-    the snapshot, each distinct timestamp text parsed once (objects created together share it)."""
+    the snapshot (``govern`` needs both), each distinct timestamp text parsed once (objects
+    created together share it)."""
     parsed: dict[Any, float | None] = {}
 
     def seconds(value: Any) -> float | None:
@@ -233,21 +227,6 @@ def progress_and_start(snapshot: Snapshot, target_revision: str) -> tuple[float 
                 target_revision in str(meta.get("name") or "") or target_revision in (meta.get("labels") or {}).values()):
             started = created
     return last, started
-
-
-def rollout_started(snapshot: Snapshot, target_revision: str) -> float | None:
-    """The earliest creation of an object of the target revision: one whose name or a label value
-    carries the revision key (every API names or labels its revision objects with it)."""
-    if not target_revision:
-        return None
-    times = []
-    for obj in snapshot:
-        meta = obj.get("metadata") or {}
-        if target_revision in str(meta.get("name") or "") or target_revision in labels_of(obj).values():
-            t = timestamp(meta.get("creationTimestamp"))
-            if t is not None:
-                times.append(t)
-    return min(times, default=None)
 
 
 # ---- pause -----------------------------------------------------------------------------------

@@ -184,9 +184,10 @@ class Applier:
         ``manifests``: callers treat what they applied as read-only, as ``Reconciled.manifests`` are."""
         res = ApplyResult()
         previous = self.state.setdefault(stack_id, {})
-        # shallow copies: defaulting copies what it writes (sim/defaults.py), the store copies what it
-        # keeps, and the state only reads them (a replacement waiting in ``pending`` gets its own copy)
-        desired = {key_of(m): dict(m) for m in manifests}
+        # not copied: defaulting works on a shallow copy and copies what it writes (sim/defaults.py),
+        # the store copies what it keeps, and the state only reads them (a replacement waiting in
+        # ``pending`` gets its own copy)
+        desired = {key_of(m): m if type(m) is dict else dict(m) for m in manifests}
         deps = resolve_dependencies(desired, dependencies or {})
         failed = set(matching_keys(crash, [*desired, *previous]))
         draw = lambda key: key not in failed and (keep >= 1.0 or (rng or random).random() < keep)  # noqa: E731
@@ -233,20 +234,21 @@ class Applier:
             self._create(key, manifest, res)
             state[key] = manifest
             return
-        # ``manifest`` is this run's shallow copy (``apply``): defaulted in place, copy on write.
-        # Defaulting is idempotent, so creating or replacing from it later stores the same object
-        # (a Service's clusterIP comes from ``live`` here only when the manifest names none, and a
+        # ``want``: the manifest as the API server would default it (a shallow copy: defaulting copies
+        # what it writes), short-lived — the state keeps the manifest as registered. Defaulting is
+        # idempotent, so creating or replacing from ``want`` later stores the same object (a
+        # Service's clusterIP comes from ``live`` here only when the manifest names none, and a
         # Service is replaced only when both name different IPs).
-        want = manifest
+        want = dict(manifest)
         apply_defaults(want, self.store, existing=live)
         changed = immutable_changes(key[0], live, want)
         if changed:
             self._delete(key, manifest)
-            self.pending[key] = (stack_id, clone(manifest))
+            self.pending[key] = (stack_id, clone(want))
             self.flush_pending()
             res.replaced.append(f"{_label(key)} ({', '.join(changed)})")
         elif _differs(live, want):
-            self.store.replace(live, manifest)
+            self.store.replace(live, want)
             res.updated.append(_label(key))
         else:
             res.unchanged.append(_label(key))

@@ -88,25 +88,31 @@ class ObservedReplicas:
 def observed_replicas(ms: str, snapshot: Snapshot) -> ObservedReplicas:
     """Index the StatefulSets and Pods of ModelServing ``ms`` in ``snapshot`` (one pass per kind)."""
     memo: dict[tuple[Any, Any, Any], Key | None] = {}  # the label triple -> its key (parsed once per value)
-    return ObservedReplicas(ms, _grouped(ms, snapshot.list("StatefulSet", **{L.NAME: ms}), memo),
-                            _grouped(ms, snapshot.list("Pod", **{L.NAME: ms}), memo))
+    # every object of the kind, the ``name`` label checked here (where the labels are read anyway):
+    # the same objects as ``snapshot.list(kind, name=ms)``, without a label index built for one reader
+    return ObservedReplicas(ms, _grouped(ms, snapshot.list("StatefulSet"), memo),
+                            _grouped(ms, snapshot.list("Pod"), memo))
 
 
 def _grouped(ms: str, objs: list[Obj], memo: dict[tuple[Any, Any, Any], Key | None]
              ) -> tuple[list[Obj], dict[Key, tuple[int, int]]]:
-    """``objs`` of ``ms``'s replicas as one list grouped by replica (name order within each, the
-    replicas in first-seen order) and each replica's span in it."""
+    """The objects of ``objs`` labelled ``name=<ms>`` that belong to one of its replicas, as one list
+    grouped by replica (name order within each, the replicas in first-seen order), and each
+    replica's span in it."""
     keys: list[Key | None] = []
     counts: dict[Key, int] = {}
     for obj in objs:
         lbl = (obj.get("metadata") or {}).get("labels") or {}
-        triple = (lbl.get(L.GROUP_NAME), lbl.get(L.ROLE), lbl.get(L.ROLE_ID))
-        try:
-            key = memo[triple]
-        except KeyError:
-            key = memo[triple] = replica_key(ms, *triple)
-        except TypeError:  # an unhashable label value (malformed input): not ours
+        if lbl.get(L.NAME) != ms:
             key = None
+        else:
+            triple = (lbl.get(L.GROUP_NAME), lbl.get(L.ROLE), lbl.get(L.ROLE_ID))
+            try:
+                key = memo[triple]
+            except KeyError:
+                key = memo[triple] = replica_key(ms, *triple)
+            except TypeError:  # an unhashable label value (malformed input): not ours
+                key = None
         keys.append(key)
         if key is not None:
             counts[key] = counts.get(key, 0) + 1

@@ -6,7 +6,8 @@ and Ready, and every StatefulSet ready.
 Mid-rollout: an image change half done on every role — per role the old revision's child runs
 ``groups - groups // 2`` groups (annotated ``initial-replicas: <groups>``) and the new revision's
 child ``groups // 2``, all ready, so the barrier is passed and the reconcile computes a real
-proportional step (and renders every child of both revisions).
+proportional step (and renders every child of both revisions). Pods carry the labels upstream's
+pod webhook sets (the reconcile's label actions, applied once), so no reconcile of it labels pods.
 """
 from __future__ import annotations
 
@@ -48,11 +49,12 @@ def fleet_ds(roles: int, groups: int, image: str = "vllm/vllm-openai:v2", slices
 def _pods(sts: dict[str, Any]) -> list[dict[str, Any]]:
     template = sts["spec"]["template"]
     name = sts["metadata"]["name"]
+    start = (sts["spec"].get("ordinals") or {}).get("start", 0)  # worker StatefulSets start at 1
     return [{"apiVersion": "v1", "kind": "Pod",
              "metadata": {"name": f"{name}-{i}", "namespace": NS, "uid": f"uid-{name}-{i}",
                           "labels": dict(template["metadata"]["labels"])},
              "spec": {}, "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
-            for i in range(sts["spec"]["replicas"])]
+            for i in range(start, start + sts["spec"]["replicas"])]
 
 
 def _objects(manifests) -> list[dict[str, Any]]:
@@ -79,6 +81,11 @@ def mid_rollout_snapshot(roles: int, groups: int, slices: int = 1) -> Snapshot:
         first = _objects(render_children(ds, children, EMPTY).manifests)  # leader workloads, then their pods
         for o in first + _objects(render_children(ds, children, Snapshot.of(first)).manifests):  # + workers
             objs.setdefault((o["kind"], o["metadata"]["name"]), o)
+    # the labels upstream's pod webhook sets at admission (pulumi-lws: the label actions of the
+    # reconcile after the pods appear), so the measured reconcile sees a fleet as it runs
+    for action in DS.reconcile(new_ds, Snapshot.of(list(objs.values()))).stage.actions:
+        if action.verb == "label":
+            objs[(action.kind, action.name)]["metadata"]["labels"].update(action.params["labels"])
     return Snapshot.of(list(objs.values()))
 
 

@@ -122,14 +122,28 @@ class _Observer:
         self.workers: dict[tuple[str, str, str], int | None] = {}
         #: equal frozen states, one instance each (most replicas of a fleet are alike): fewer
         #: objects for the collector to track and traverse, the same values
-        self.shared: dict[Any, Any] = {}
+        self.shared: dict[tuple[Any, ...], RoleReplicaState] = {}
+        self.shared_roles: dict[tuple[int, ...], tuple[RoleReplicaState, ...]] = {}
 
-    def share(self, value: Any) -> Any:
-        """``value``, or the equal instance met before (frozen values only)."""
+    def state(self, role: str, r: int, template_hash: str, status: str, cost: int) -> RoleReplicaState:
+        """``RoleReplicaState(role, r, template_hash, status, cost)``, one instance per value."""
+        key = (role, r, template_hash, status, cost)
         try:
-            return self.shared.setdefault(value, value)
-        except TypeError:  # an unhashable label value inside (malformed input): not shared
-            return value
+            found = self.shared.get(key)
+        except TypeError:  # an unhashable label value (malformed input): not shared
+            return RoleReplicaState(*key)
+        if found is None:
+            found = self.shared[key] = RoleReplicaState(*key)
+        return found
+
+    def roles(self, states: list[RoleReplicaState]) -> tuple[RoleReplicaState, ...]:
+        """``tuple(states)``, one instance per sequence of states, keyed by identity: equality for
+        shared states, and no identity is reused while the memo's tuple keeps its states alive."""
+        key = tuple(map(id, states))
+        found = self.shared_roles.get(key)
+        if found is None:
+            found = self.shared_roles[key] = tuple(states)
+        return found
 
     def role_state(self, g: int, role: str, r: int, group_revision: str, sts: Sequence[Obj],
                    pods: Sequence[Obj]) -> tuple[RoleReplicaState, int]:
@@ -146,7 +160,7 @@ class _Observer:
         worker = _named(sts, f"{base}-{names.WORKER_SUFFIX}")
         template_hash = _first_hash([o for o in (entry, worker) if o is not None], pods)
         if not sts or any(is_deleting(o) for o in sts):
-            return RoleReplicaState(role, r, template_hash, DELETING, cost), cost
+            return self.state(role, r, template_hash, DELETING, cost), cost
         memo = (role, template_hash, group_revision)
         if memo not in self.workers:
             self.workers[memo] = _catalog_worker_replicas(ms, self.catalog, role, template_hash, group_revision)
@@ -154,7 +168,7 @@ class _Observer:
         if w is None:
             w = _worker_replicas(ms, self.catalog, role, template_hash, group_revision, worker)
         ready = entry is not None and (w == 0 or worker is not None) and _all_ready(base, w, pods)
-        return RoleReplicaState(role, r, template_hash, RUNNING if ready else CREATING, cost), cost
+        return self.state(role, r, template_hash, RUNNING if ready else CREATING, cost), cost
 
 
 def _first_hash(sts: Iterable[Obj], pods: Iterable[Obj]) -> str:
@@ -279,7 +293,7 @@ def observe_groups(snapshot: Snapshot, ms: ModelServing, catalog: RevisionCatalo
         cost = 0
         for (_, role, r), sts, pods in zip(keys, sts_lists, pod_lists):
             state, replica_cost = observer.role_state(g, role, r, revision, sts, pods)
-            roles.append(observer.share(state))
+            roles.append(state)
             cost += replica_cost
         pg = snapshot.get("PodGroup", names.podgroup(ms.name, g))
         if (pg is not None and is_deleting(pg)) or all(r.status == DELETING for r in roles):
@@ -288,5 +302,5 @@ def observe_groups(snapshot: Snapshot, ms: ModelServing, catalog: RevisionCatalo
             status = RUNNING
         else:
             status = CREATING
-        out.append(GroupState(g, revision, status, cost, observer.share(tuple(roles))))
+        out.append(GroupState(g, revision, status, cost, observer.roles(roles)))
     return tuple(out)

@@ -52,10 +52,8 @@ from pulumi_lws.lws.status.failure import BUDGET_EXCEEDED, UNSCHEDULABLE, is_exh
 from pulumi_lws.lws.status.failure import failure_conditions, merge_failure_status  # noqa: F401  (re-exported)
 from pulumi_lws.lws.rollout.failure.retention import release_actions, retain_actions
 from pulumi_lws.core.stage import Action, Stage
-from pulumi_lws.lws.rollout.failure.termination import FOREGROUND, name_of, of_incarnation, ordinal_members, plan_termination_actions, uid_of, worker_teardown_actions
-
-#: Leader annotation: a failure seen while recreation is deferred by backoff (value: what failed).
-RESTART_PENDING = "pulumi-lws.io/group-restart-pending"
+from pulumi_lws.lws.rollout.failure.termination import FOREGROUND, name_of, of_incarnation, plan_termination_actions, uid_of, worker_teardown_actions
+from pulumi_lws.lws.rollout.failure.quiet import RESTART_PENDING, leader_count_keys, loud_members
 RECREATE_GROUP, BACKOFF, RECOVER_GROUP = "RecreateGroup", "GroupRestartBackoff", "RecoverGroup"
 
 Pod = Mapping[str, Any]
@@ -304,16 +302,22 @@ def plan_failure_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage)
     sts = snapshot.get("StatefulSet", lws.name)
     if sts is None:
         return FailurePlan()
-    members = ordinal_members(lws, snapshot)
+    # only groups with a pod that is not quiet can get anything (failure/quiet.py): nothing
+    # failed -> no group is read; every per-group rule below is unchanged for the others
+    members = loud_members(lws, snapshot)
     if is_deleting(sts):  # the LWS is being deleted: retained pods are cleaned up
         return FailurePlan(actions=released_groups(members, 0, "is deleted with the LeaderWorkerSet"))
     raw = B.observed_counts_raw(lws, snapshot)
     counts = B.parse_counts(raw)
     outcomes: dict[int, GroupOutcome] = {}
     keys: dict[int, str] = {}
-    live_keys = {B.count_key(rev, i) for i, rev in stage.group_revisions.items()}
-    for i in range(stage.replicas):
-        leader, workers = members.get(i, (None, []))
+    # the live keys only prune observed counts (consumed keys are live): read every leader only then
+    live_keys = ({B.count_key(rev, i) for i, rev in stage.group_revisions.items()}
+                 | leader_count_keys(lws, snapshot, stage.replicas)) if counts else set()
+    for i in sorted(members):
+        if i >= stage.replicas:
+            break
+        leader, workers = members[i]
         if leader is None:
             continue
         keys[i] = B.count_key(revision_of(leader), str(i))

@@ -122,14 +122,20 @@ def ordinal_members(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[int, tuple
         idx = lbl.get(L.GROUP_INDEX)
         if lbl.get(L.WORKER_INDEX) != "0" and idx is not None and str(idx).isdigit():  # no webhook: label may be absent
             workers.setdefault(int(idx), []).append(pod)
+    leaders = ordinal_leaders(lws, snapshot)
+    for i in sorted(set(workers) | set(leaders)):
+        out[i] = (leaders.get(i), workers.get(i, []))
+    return out
+
+
+def ordinal_leaders(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[int, Pod]:
+    """``{ordinal: leader pod}``: pods ``worker-index: "0"`` named ``<lws>-<ordinal>``."""
     leaders = {}
     for pod in snapshot.list("Pod", **{L.NAME: lws.name, L.WORKER_INDEX: "0"}):
         suffix = name_of(pod)[len(lws.name) + 1:]
         if name_of(pod).startswith(lws.name + "-") and suffix.isdigit():
             leaders[int(suffix)] = pod
-    for i in sorted(set(workers) | set(leaders)):
-        out[i] = (leaders.get(i), workers.get(i, []))
-    return out
+    return leaders
 
 
 def plan_termination_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage,

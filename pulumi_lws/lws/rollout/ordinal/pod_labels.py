@@ -149,6 +149,39 @@ def missing_labels(pod: Pod, wanted: Mapping[str, str], taken: frozenset[str] = 
     return {k: v for k, v in wanted.items() if k not in have and k not in taken}
 
 
+def carries_every_label(pod: Pod) -> bool:
+    """The pod carries every key :func:`wanted_labels` could give it, so :func:`missing_labels`
+    is empty for it (whatever ``wanted_labels`` returns) and it needs no action. Reads the
+    annotations :func:`leader_labels` / :func:`worker_labels` choose the key set with, none of
+    their validity checks (those only ever drop labels); never raises (anything unexpected:
+    False, and the full rules decide)."""
+    meta = pod.get("metadata") or {}
+    have = meta.get("labels") or {}
+    ann = meta.get("annotations") or {}
+    if type(ann) is not dict:
+        return False
+    sg_size = _size(ann.get(L.SUBGROUP_SIZE))
+    if have.get(L.WORKER_INDEX) == "0":
+        if L.GROUP_INDEX not in have or L.GROUP_KEY not in have or sg_size is None:
+            return False
+        subgroup = sg_size and ann.get(L.SUBGROUP_POLICY_TYPE) != LEADER_EXCLUDED
+    else:
+        size = _size(ann.get(L.SIZE))
+        if L.WORKER_INDEX not in have or sg_size is None or size is None:
+            return False
+        subgroup = sg_size and size
+    return not subgroup or (L.SUBGROUP_INDEX in have and L.SUBGROUP_KEY in have)
+
+
+def _size(raw: Any) -> bool | None:
+    """Whether ``_int_annotation`` reads ``raw`` as a size (a positive decimal); None for a digit
+    string ``int`` cannot parse (``_int_annotation`` raises on it: the full rules decide)."""
+    text = None if raw is None else str(raw)
+    if text is None or not text.isdigit():
+        return False
+    return int(text) > 0 if text.isdecimal() else None
+
+
 # ---- the actions ------------------------------------------------------------------------------
 
 def _known_revisions(stage: Stage) -> frozenset[str]:
@@ -186,6 +219,8 @@ def label_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> tup
     known, deleted, labelled = _known_revisions(stage), _deleted_pods(stage), _labelled_keys(stage)
     out: list[Action] = []
     for pod in snapshot.list("Pod", **{L.NAME: lws.name}):  # sorted by name
+        if carries_every_label(pod):  # a running fleet: every pod, nothing to add whatever else holds
+            continue
         name = str(_meta(pod).get("name") or "")
         if is_deleting(pod) or name in deleted or revision_of(pod) not in known:
             continue

@@ -5,6 +5,13 @@ hashing (replicas and the role budgets: :data:`~pulumi_lws.modelserving.revision
 so a rollback never changes replicas or budgets. Revisions are ordered by creation time (every
 ModelServing ControllerRevision has ``revision: 1``, as upstream). Roles are matched by position:
 a rollback across a change of the number of roles replaces the whole list (then check replicas).
+
+Rollback starts from the revision the reconcile converges to (``observed_target_revision``, the
+catalog's target): on an adopted fleet Kthena's key. Unlike a DisaggregatedSet's children, a
+ControllerRevision records the user's roles as they are (no renderer labels or env: those go
+onto the StatefulSets and pods), so the recorded roles need no user-form stripping — only the
+nulls and empty values of Go's serialisation (``creationTimestamp: null``, ``resources: {}``),
+which :func:`pulumi_lws.core.rollback.rollback_manifest` prunes on both sides.
 """
 from __future__ import annotations
 

@@ -4,21 +4,31 @@ Registered on import; the shells reach it through :func:`pulumi_lws.core.workloa
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from pulumi_lws.core.adoption import with_adoption
 from pulumi_lws.core.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.trace import GroupCell, GroupsView
-from pulumi_lws.core.adoption import with_adoption
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import reconcile as _reconcile_module
-from pulumi_lws.modelserving.api.modelserving import API_VERSION, KIND, ROLE_ROLLING_UPDATE, ModelServing
+from pulumi_lws.modelserving.api.modelserving import (
+    API_VERSION,
+    KIND,
+    ROLE_ROLLING_UPDATE,
+    ModelServing,
+)
 from pulumi_lws.modelserving.groups import DELETING, RUNNING
 from pulumi_lws.modelserving.observe import modelserving_scope, observe_groups
-from pulumi_lws.modelserving.reconcile import ModelServingOptions, max_groups_in_flight_annotation, status_of
+from pulumi_lws.modelserving.reconcile import (
+    ModelServingOptions,
+    max_groups_in_flight_annotation,
+    status_of,
+)
 from pulumi_lws.modelserving.revision import build_catalog, modelserving_revision
 
 
@@ -89,7 +99,14 @@ class ModelServingWorkload:
         return rollback.recorded_revisions(spec, snapshot)
 
     def target_revision(self, spec: ModelServing) -> str:
+        """The spec's own key; an adopted fleet converges to upstream's (:meth:`observed_target_revision`)."""
         return modelserving_revision(spec)
+
+    def observed_target_revision(self, spec: ModelServing, snapshot: Snapshot) -> str:
+        """The revision the reconcile converges to on ``snapshot`` (the catalog's target): an observed
+        ControllerRevision whose roles are the spec's (pruned) keeps upstream's key when none has the
+        spec's own, so ``rollback`` never offers an adopted revision as its own predecessor."""
+        return build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name})).target
 
     def trace_view(self, spec: ModelServing, snapshot: Snapshot) -> GroupsView:
         """One cell per observed ServingGroup (ordinal order): U/u on the target revision, o/x on

@@ -57,12 +57,12 @@ def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOption
     catalog = build_catalog(lws, revisions)
     pipeline = _reconcile_hash if lws.spec.group_identity == "Hash" else _reconcile_ordinal
     stage, manifests = pipeline(lws, snapshot, catalog, options)
-    dependencies = manifest_dependencies(lws, manifests)
-    check_dependency_order(manifests, dependencies)
+    dependencies = manifest_dependencies(lws, manifests, check_order=True)
     return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
 
 
-def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]]) -> dict[Ref, tuple[Ref, ...]]:
+def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]], *,
+                          check_order: bool = False) -> dict[Ref, tuple[Ref, ...]]:
     """The apply order of one reconcile's manifests (pure; docs/leaderworkerset.md "Apply order").
 
     * every workload after its Service and its revision's ControllerRevision
@@ -76,7 +76,63 @@ def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str,
       rendered on its observed leader pod's revision (it is owned by that pod), never on the
       Deployment's template, so no apply order can put workers ahead of their leader, and a failing
       Deployment update must not hold back the workers of leaders already admitted.
+
+    The result is ``merge_dependencies(manifests, workload, gang, ordinal)`` of those three rules,
+    built in one pass over the manifests (the rules are per manifest); ``check_order``: also
+    ``check_dependency_order`` on it, in the same pass.
     """
+    from pulumi_lws.lws.render.ordinal import POD_BEARING_KINDS
+    from pulumi_lws.lws.render.scheduling import gang_dependencies
+
+    refs = [(m["kind"], m["metadata"]["name"]) for m in manifests]  # ref_of
+    position = {ref: n for n, ref in enumerate(refs)}
+    if len(position) != len(refs):  # the same object twice: the general merge decides (and the check)
+        return _merged_dependencies(lws, manifests, check_order)
+    crs = {(m["metadata"].get("labels") or {}).get(L.TEMPLATE_REVISION_HASH): ref
+           for m, ref in zip(manifests, refs) if ref[0] == "ControllerRevision"}
+    gang = gang_dependencies(manifests)  # {} without gang objects (one scan of the kinds)
+    leader: Ref | None = ("StatefulSet", lws.name)
+    if lws.spec.group_identity == "Hash" or leader not in position:
+        leader = None
+    out: dict[Ref, tuple[Ref, ...]] = {}
+    first_late: ValueError | None = None
+    for n, (m, ref) in enumerate(zip(manifests, refs)):
+        deps: list[Ref] = []
+        if ref[0] in POD_BEARING_KINDS:  # workload_dependencies: its Service, its revision's CR
+            spec = m.get("spec") or {}
+            template = spec.get("template") or {}
+            if template:
+                service = spec.get("serviceName") or (template.get("spec") or {}).get("subdomain")
+                if service:
+                    deps.append(("Service", service))
+                key = ((template.get("metadata") or {}).get("labels") or {}).get(L.TEMPLATE_REVISION_HASH)
+                if key in crs:
+                    deps.append(crs[key])
+        if gang and ref in gang:
+            deps += gang[ref]
+        # ordinal_dependencies: a worker StatefulSet (group-index label, not the leader's) after the leader
+        if leader is not None and ref[0] == "StatefulSet" and ref != leader and \
+                L.GROUP_INDEX in (m["metadata"].get("labels") or {}):
+            deps.append(leader)
+        kept: list[Ref] = []
+        for d in deps:  # merge_dependencies: declared, not itself, first seen
+            if d != ref and d in position and d not in kept:
+                kept.append(d)
+        if not kept:
+            continue
+        if check_order and first_late is None:
+            late = [d for d in kept if position[d] >= n]
+            if late:
+                first_late = ValueError(f"{ref} is declared before its dependencies {late}")
+        out[ref] = tuple(kept)
+    if first_late is not None:  # raised once every rule ran, as the check after the merge did
+        raise first_late
+    return out
+
+
+def _merged_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]],
+                         check_order: bool) -> dict[Ref, tuple[Ref, ...]]:
+    """:func:`manifest_dependencies` by the general merge of the three rules' results."""
     from pulumi_lws.core.dependencies import merge_dependencies
     from pulumi_lws.lws.render.ordinal import ordinal_dependencies, workload_dependencies
     from pulumi_lws.lws.render.scheduling import gang_dependencies
@@ -84,9 +140,10 @@ def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str,
     parts = [workload_dependencies(manifests), gang_dependencies(manifests)]
     if lws.spec.group_identity != "Hash":
         parts.append(ordinal_dependencies(lws.name, manifests))
-    return merge_dependencies(manifests, *parts)
-
-
+    out = merge_dependencies(manifests, *parts)
+    if check_order:
+        check_dependency_order(manifests, out)
+    return out
 
 
 def held_for_failure(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage, options: ReconcileOptions) -> Stage:

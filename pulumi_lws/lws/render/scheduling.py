@@ -311,7 +311,8 @@ def with_gang_scheduling(manifests: Iterable[Mapping[str, Any]], lws: LeaderWork
                          volcano_queue: str | None = None) -> list[dict[str, Any]]:
     """``manifests`` (from ``render_ordinal``) plus the gang objects, with pod templates naming
     their PodGroup. Never mutates its inputs."""
-    out = [dict(m) for m in manifests]
+    # no copy of a manifest dict: nothing below changes one in place (_stamp copies on write)
+    out = [m if type(m) is dict else dict(m) for m in manifests]
     if lws.spec.scheduling is None:
         return out
     target = catalog.target.key

@@ -364,5 +364,5 @@ def with_failure_state(manifests: Sequence[Mapping[str, Any]], lws: LeaderWorker
             meta = dict(m.get("metadata") or {})
             meta["annotations"] = {**(meta.get("annotations") or {}), L.GROUP_RESTART_COUNTS: plan.restart_counts}
             m = {**m, "metadata": meta}
-        out.append(dict(m))
+        out.append(m if type(m) is dict else dict(m))  # a dict is passed on as it is: nothing changes it
     return out

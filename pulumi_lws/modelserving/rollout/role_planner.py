@@ -59,6 +59,9 @@ class PlannedReplica:
     status: str
     change: str = ""
     observed: bool = True
+    #: Σ pod-deletion-cost of the observed replica's pods (kept while they are); 0 once created or
+    #: replaced (new pods). ``scaleDownRoles`` deletes the cheapest Running replica first
+    deletion_cost: int = 0
 
     @property
     def declared(self) -> bool:
@@ -70,7 +73,7 @@ class PlannedReplica:
         return f"{self.group}/{self.role}/{self.ordinal}"
 
     def state(self) -> RoleReplicaState:
-        return RoleReplicaState(self.role, self.ordinal, self.template_hash, self.status)
+        return RoleReplicaState(self.role, self.ordinal, self.template_hash, self.status, self.deletion_cost)
 
 
 @dataclass(frozen=True)
@@ -224,8 +227,8 @@ def plan_role_rollout(specs: Sequence[RoleSpec], update_revision: str, observed:
         if g.ordinal in gone:
             continue
         legacy = legacy_hashes.get(g.ordinal, {})
-        obs_roles = [PlannedReplica(g.ordinal, r.role, r.ordinal, r.template_hash or legacy.get(r.role, ""), r.status)
-                     for r in g.roles]
+        obs_roles = [PlannedReplica(g.ordinal, r.role, r.ordinal, r.template_hash or legacy.get(r.role, ""), r.status,
+                                    deletion_cost=r.deletion_cost) for r in g.roles]
         if g.ordinal not in admitted:
             roles += obs_roles
             group_revisions[g.ordinal] = g.revision
@@ -302,9 +305,9 @@ def settle(plan: RolePlan) -> list[GroupState]:
     """The next observation if every declared replica becomes ready and every deletion finishes."""
     out = []
     for g, rev in plan.group_revisions.items():
-        reps = tuple(RoleReplicaState(r.role, r.ordinal, r.template_hash, RUNNING) for r in plan.roles
+        reps = tuple(RoleReplicaState(r.role, r.ordinal, r.template_hash, RUNNING, r.deletion_cost) for r in plan.roles
                      if r.group == g and r.declared)
-        out.append(GroupState(g, rev, RUNNING, 0, reps))
+        out.append(GroupState(g, rev, RUNNING, sum(r.deletion_cost for r in reps), reps))  # the same pods, ready
     return out
 
 

@@ -65,9 +65,13 @@ class PlannedGroup:
     status: str  # observed status, CREATING for created/replaced, DELETING for removed
     change: str = ""  # "" | "create" | "replace" | "delete"
     observed: bool = True  # the group exists in the observation
+    #: Σ pod-deletion-cost of the observed group's pods, kept while its pods are (unchanged or being
+    #: deleted); 0 for a group this stage creates or replaces (new pods carry no cost). The binpack
+    #: scale-down orders Running groups by it: dropping it would delete the highest ordinal where
+    #: Kthena deletes the cheapest (tests/modelserving/rollout/test_ms_deletion_cost.py)
+    deletion_cost: int = 0
     #: read by the decision functions, which take a PlannedGroup as the GroupState it models
-    #: (ordinal, revision, status; no deletion cost, no roles): no copy per group and pass
-    deletion_cost: ClassVar[int] = 0
+    #: (ordinal, revision, status, deletion cost; no roles): no copy per group and pass
     roles: ClassVar[tuple[()]] = ()
 
     @property
@@ -78,7 +82,7 @@ class PlannedGroup:
         """As the decision functions take it (cached: the fixed point reads it on every pass)."""
         cached = self.__dict__.get("_state")
         if cached is None:
-            cached = GroupState(self.ordinal, self.revision, self.status)
+            cached = GroupState(self.ordinal, self.revision, self.status, self.deletion_cost)
             object.__setattr__(self, "_state", cached)
         return cached
 
@@ -148,11 +152,11 @@ def fixed_point(budget: ServingGroupBudget, update_revision: str, observed: Sequ
     O(log n) instead of a sync over every other group (identical answers: tests/modelserving/rollout
     compares this with the per-pick sync on random observations)."""
     state = {g.ordinal: g if type(g) is PlannedGroup and not g.change and g.observed
-             else PlannedGroup(g.ordinal, g.revision, g.status) for g in by_ordinal(observed)}
+             else PlannedGroup(g.ordinal, g.revision, g.status, deletion_cost=g.deletion_cost) for g in by_ordinal(observed)}
     stored = set(known_revisions) | {update_revision}
     trace: list[str] = []
 
-    def snapshot() -> list[PlannedGroup]:  # each as the GroupState (ordinal, revision, status) it models
+    def snapshot() -> list[PlannedGroup]:  # each as the GroupState (ordinal, revision, status, cost) it models
         return [state[o] for o in sorted(state)]
 
     def sync(groups: list[GroupState]):
@@ -262,13 +266,14 @@ def plan_servinggroup_rollout(budget: ServingGroupBudget, update_revision: str, 
 
 def settle(groups: Sequence[PlannedGroup]) -> list[GroupState]:
     """The next observation if every declared group becomes ready and every deletion finishes."""
-    return [GroupState(g.ordinal, g.revision, RUNNING) for g in groups if g.declared]
+    return [GroupState(g.ordinal, g.revision, RUNNING, g.deletion_cost) for g in groups if g.declared]
 
 
 def _settled(groups: Sequence[PlannedGroup]) -> list[PlannedGroup]:
     """:func:`settle` as the unchanged, observed PlannedGroups the next fixed point starts from
     (it takes them as they are: one object per group and predicted stage, not three)."""
-    return [g if g.status == RUNNING and not g.change and g.observed else PlannedGroup(g.ordinal, g.revision, RUNNING)
+    return [g if g.status == RUNNING and not g.change and g.observed
+            else PlannedGroup(g.ordinal, g.revision, RUNNING, deletion_cost=g.deletion_cost)
             for g in groups if g.declared]  # an unchanged Running group is already its settled self (frozen)
 
 

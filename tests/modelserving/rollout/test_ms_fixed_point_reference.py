@@ -44,8 +44,10 @@ REVISIONS = ("old", "new", "older", "gone")
 
 def reference_fixed_point(budget, update_revision, observed, *, current_revision=None, known_revisions=(),
                           choices=PULUMI_LWS):
-    """The fixed point before indexing, verbatim: the per-pick sync over the state without the pick."""
-    state = {g.ordinal: PlannedGroup(g.ordinal, g.revision, g.status) for g in by_ordinal(observed)}
+    """The fixed point before indexing, verbatim (but for the observed deletion cost, carried since:
+    test_ms_deletion_cost.py): the per-pick sync over the state without the pick."""
+    state = {g.ordinal: PlannedGroup(g.ordinal, g.revision, g.status, deletion_cost=g.deletion_cost)
+             for g in by_ordinal(observed)}
     stored = set(known_revisions) | {update_revision}
     trace: list[str] = []
 
@@ -87,8 +89,9 @@ def reference_fixed_point(budget, update_revision, observed, *, current_revision
     raise RuntimeError("ServingGroup fixed point did not converge")
 
 
-observations = st.dictionaries(st.integers(0, 14), st.tuples(st.sampled_from(REVISIONS[:3]), st.sampled_from(GROUP_STATUSES)),
-                               max_size=12).map(lambda d: [GroupState(o, r, s) for o, (r, s) in d.items()])
+observations = st.dictionaries(st.integers(0, 14), st.tuples(st.sampled_from(REVISIONS[:3]), st.sampled_from(GROUP_STATUSES),
+                                                           st.sampled_from((0, 0, -1, 3))),
+                               max_size=12).map(lambda d: [GroupState(o, r, s, c) for o, (r, s, c) in d.items()])
 budgets = st.builds(ServingGroupBudget, replicas=st.integers(0, 10), partition=st.integers(0, 12),
                     max_unavailable=st.integers(-1, 5), max_surge=st.integers(0, 4))
 all_choices = st.sampled_from([PULUMI_LWS, UPSTREAM, Choices(partition="position"),
@@ -123,7 +126,7 @@ def test_plans_and_predictions_unchanged_along_a_rollout(budget, observed, curre
         _same(budget, obs, current, {"old"}, choices)
         plan = plan_servinggroup_rollout(budget, "new", obs, current_revision=current, known_revisions={"old"},
                                          choices=choices, predict=False)
-        obs = [GroupState(g.ordinal, g.revision, "Running") for g in plan.groups if g.declared]
+        obs = [GroupState(g.ordinal, g.revision, "Running", g.deletion_cost) for g in plan.groups if g.declared]
 
 
 def test_index_answers_protected_failures_at_the_lowest_missing_ordinal():

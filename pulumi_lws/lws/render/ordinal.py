@@ -30,7 +30,6 @@ from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws import names
 from pulumi_lws.lws.render.common import controller_revision, workload_annotations
 from pulumi_lws.core.manifests import headless_service, metadata
-from pulumi_lws.lws.render.pod import LWS_LEADER_ADDRESS, value_env
 from pulumi_lws.lws.render.pod import LEADER_NAME_REF, add_key_exclusive_affinity, add_leader_exclusive_affinity, add_tpu_env, decorated, group_annotations, leader_lws_env, pin_to_domain, prepend_env, worker_lws_env
 from pulumi_lws.lws.group_shape import container_requests_tpus, requests_tpus, static_worker_subgroup
 from pulumi_lws.core.manifests import merged
@@ -60,40 +59,10 @@ def render_ordinal(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCatalog,
     out += services(lws, group_lws)
     out.append(leader_statefulset(lws, stage, catalog))
     tpus = {key: template_tpus(at) for key, at in by_key.items()}  # once per revision, not per group
-    shared = {key: WorkerConstants.of(at) for key, at in by_key.items()}
     for i, at in group_lws.items():
         if at.size > 1 and (worker_groups is None or i in worker_groups):
-            out.append(worker_statefulset(lws, at, i, keys[i], domains.get(i), tpus=tpus[keys[i]],
-                                          constants=shared[keys[i]]))
+            out.append(worker_statefulset(lws, at, i, keys[i], domains.get(i), tpus=tpus[keys[i]]))
     return out
-
-
-@dataclass(frozen=True)
-class WorkerConstants:
-    """The parts of a worker StatefulSet equal for every group of one revision, built once per
-    render and shared by those groups' manifests (read-only, like the template parts
-    :func:`decorated` shares; each appears once per manifest, so no manifest aliases itself):
-    ``spec.ordinals``, ``spec.updateStrategy``, and the ``LWS_GROUP_SIZE`` / ``LWS_WORKER_INDEX``
-    env entries of the first container (later containers get copies, :func:`prepend_env`)."""
-
-    ordinals: Mapping[str, Any]
-    update_strategy: Mapping[str, Any]
-    size_env: Mapping[str, Any]
-    index_env: Mapping[str, Any]
-
-    @staticmethod
-    def of(at: LeaderWorkerSet) -> "WorkerConstants":
-        _, size_env, index_env = worker_lws_env("", at.size)
-        return WorkerConstants(ordinals=_worker_ordinals(), update_strategy=_worker_update_strategy(),
-                               size_env=size_env, index_env=index_env)
-
-
-def _worker_ordinals() -> dict[str, Any]:
-    return {"start": 1}
-
-
-def _worker_update_strategy() -> dict[str, Any]:
-    return {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}}
 
 
 def template_tpus(at: LeaderWorkerSet) -> tuple[bool, bool]:
@@ -265,11 +234,10 @@ def ordinal_group_names(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int) 
 
 
 def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | GroupNames, key: str,
-                    domain: str | None = None, tpus: tuple[bool, bool] | None = None,
-                    constants: WorkerConstants | None = None) -> dict[str, Any]:
+                    domain: str | None = None, tpus: tuple[bool, bool] | None = None) -> dict[str, Any]:
     """Worker pod template of ``group`` (an ordinal, or its :class:`GroupNames`) from revision
     ``at`` (``live`` supplies metadata annotations such as exclusive topology, which revisions
-    don't cover); ``constants``: the revision's shared parts (:class:`WorkerConstants`)."""
+    don't cover)."""
     g = group if isinstance(group, GroupNames) else ordinal_group_names(live, at, group)
     name = live.name
     lwt = at.spec.leader_worker_template
@@ -287,11 +255,7 @@ def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | Gro
         labels[L.SUBGROUP_KEY] = names.subgroup_key(leader, sg_index)
     template = decorated(lwt.worker_template, labels, annotations)
     spec = template["spec"]
-    if constants is None:
-        env = worker_lws_env(g.leader_address, at.size)
-    else:
-        env = [value_env(LWS_LEADER_ADDRESS, g.leader_address), constants.size_env, constants.index_env]
-    prepend_env(spec, env)
+    prepend_env(spec, worker_lws_env(g.leader_address, at.size))
     sg_topology = live.metadata.annotations.get(L.SUBGROUP_EXCLUSIVE_TOPOLOGY)
     if sg_index is not None and sg_topology:
         add_key_exclusive_affinity(spec, L.SUBGROUP_KEY, labels[L.SUBGROUP_KEY], sg_topology)
@@ -309,8 +273,7 @@ def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | Gro
 
 
 def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | GroupNames, key: str,
-                       domain: str | None = None, tpus: tuple[bool, bool] | None = None,
-                       constants: WorkerConstants | None = None) -> dict[str, Any]:
+                       domain: str | None = None, tpus: tuple[bool, bool] | None = None) -> dict[str, Any]:
     """§3.3 worker StatefulSet ``<lws>-<group>`` (Hash: ``<lws>-<key8>``) on revision ``key``
     (``at`` = LWS at that key).
 
@@ -322,12 +285,12 @@ def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | 
     selector = {L.GROUP_INDEX: g.index, L.NAME: name, L.GROUP_KEY: g.key}
     spec: dict[str, Any] = {
         "replicas": at.size - 1,
-        "ordinals": _worker_ordinals() if constants is None else constants.ordinals,
+        "ordinals": {"start": 1},
         "serviceName": g.subdomain,
         "podManagementPolicy": "Parallel",
         "selector": {"matchLabels": selector},
-        "template": worker_template(live, at, g, key, domain, tpus, constants),
-        "updateStrategy": _worker_update_strategy() if constants is None else constants.update_strategy,
+        "template": worker_template(live, at, g, key, domain, tpus),
+        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}},
         **_volume_claims(at),
     }
     return {
@@ -344,6 +307,10 @@ def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | 
 
 
 POD_BEARING_KINDS = ("StatefulSet", "Deployment")
+
+
+
+
 
 
 def _pod_template(manifest: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -354,6 +354,8 @@ def with_failure_state(manifests: Sequence[Mapping[str, Any]], lws: LeaderWorker
     recreate a worker whose retained object is gone before ``recover``. In the reconcile that
     exhausts a group the StatefulSet is still declared, so its pods carry the finalizer before
     anything deletes them."""
+    if not plan.halted_groups and plan.restart_counts is None:  # nothing to adjust (nothing failed)
+        return [m if type(m) is dict else dict(m) for m in manifests]
     halted = {f"{lws.name}-{i}" for i in plan.halted_groups}
     out: list[dict[str, Any]] = []
     for m in manifests:

@@ -160,7 +160,8 @@ def carries_every_label(pod: Pod) -> bool:
     ann = meta.get("annotations") or {}
     if type(ann) is not dict:
         return False
-    sg_size = _size(ann.get(L.SUBGROUP_SIZE))
+    raw = ann.get(L.SUBGROUP_SIZE)
+    sg_size = False if raw is None else _size(raw)
     if have.get(L.WORKER_INDEX) == "0":
         if L.GROUP_INDEX not in have or L.GROUP_KEY not in have or sg_size is None:
             return False

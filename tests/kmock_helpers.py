@@ -24,7 +24,7 @@ from lightkube.config.kubeconfig import KubeConfig
 
 #: the client timeout of the fault tests (seconds): generous next to kmock's milliseconds, so a
 #: loaded machine does not time a normal request out; :data:`HANG` outlasts it
-CLIENT_TIMEOUT = 0.4
+CLIENT_TIMEOUT = 1.0
 #: a ``Fault.delay`` the client always times out on (the handler is released by the client's next
 #: request, so a test does not wait it out)
 HANG = 5.0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import yaml
 from adoption_helpers import ADOPTING_STACK
-from test_ds_adoption_e2e import ds_pods, manifest, upstream_ds_fleet
+from ds_adoption_helpers import ds_pods, manifest, upstream_ds_fleet
 
 from pulumi_lws.backend import use_backend
 from pulumi_lws.cli import exit_codes as X

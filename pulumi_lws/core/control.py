@@ -42,7 +42,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from pulumi_lws.core import keys as K
@@ -50,6 +49,7 @@ from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.snapshot import Snapshot, is_deleting, labels_of, pod_condition
 from pulumi_lws.core.stage import Action, Blocker, RolloutControl, Stage
 from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.core.timestamps import parse_timestamp as timestamp  # the one RFC 3339 parser
 
 PAUSED_ANNOTATION = "pulumi-lws.io/paused"
 PROGRESS_DEADLINE_ANNOTATION = "pulumi-lws.io/progress-deadline-seconds"
@@ -169,17 +169,6 @@ def is_paused(kind: str, spec: Any, control: Control | None) -> bool:
 
 
 # ---- observed timestamps ---------------------------------------------------------------------
-
-def timestamp(value: Any) -> float | None:
-    """RFC 3339 (``2026-01-01T00:00:00Z``, fractional seconds allowed) -> epoch seconds."""
-    if not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return (dt if dt.tzinfo else dt.replace(tzinfo=timezone.utc)).timestamp()
-
 
 def last_progress(snapshot: Snapshot) -> float | None:
     """The newest progress instant of any object in ``snapshot`` (None: nothing observed):

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.core.control import timestamp
+from pulumi_lws.core.timestamps import parse_timestamp as timestamp
 from pulumi_lws.core.rollback import Path, RecordedRevision
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.modelserving import labels as L

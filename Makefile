@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench soak clean schema
+.PHONY: demo test check bench soak clean schema
 
 # The install log is kept in .venv/install.log and shown only when the install fails.
 $(STAMP): pyproject.toml
@@ -19,6 +19,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	@$(BIN)/python -m pytest -q -n 2 -m "not slow"
+
+# Lint, format and types (configured in pyproject.toml); .ci/run runs it before `make test`.
+check: $(STAMP)
+	@$(BIN)/ruff check .
+	@$(BIN)/ruff format --check .
+	@$(BIN)/mypy
 
 # Regenerate the component provider's committed schema.json (tests/provider/test_schema_drift.py fails when stale).
 schema: $(STAMP)

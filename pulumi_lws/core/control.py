@@ -345,7 +345,7 @@ def govern(result: Reconciled, snapshot: Snapshot, settings: Settings, *, total:
     condition = None
     if exceeded:
         condition = {"type": "Progressing", "status": "False", "reason": PROGRESS_DEADLINE_EXCEEDED,
-                     "message": f"no group became ready and no stage advanced for {int(clock - last)}s "
+                     "message": f"no group became ready and no stage advanced for {int(clock - (last or clock))}s "
                                 f"(progress deadline {int(settings.deadline or 0)}s); holding: {holding(stage)}"}
     ready, updated, total = counts(stage, total)
     verdict = RolloutControl(paused=paused, deadline_seconds=settings.deadline, now=clock, last_progress=last,

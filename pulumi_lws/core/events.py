@@ -205,7 +205,9 @@ def open_blockers(previous: Sequence[Mapping[str, Any]]) -> set[str]:
 def state_events(ref: WorkloadRef, stage: Stage, previous: Sequence[Mapping[str, Any]]) -> list[EventRecord]:
     """Rollout started/completed and blocker entered/cleared, each only on a change against ``previous``."""
     obj, target, out = _workload_object(ref), stage.target_revision, []
-    recorded = lambda state: _latest(previous, **{STATE_ANNOTATION: state, TARGET_ANNOTATION: target}) is not None
+    def recorded(state: str) -> bool:
+        return _latest(previous, **{STATE_ANNOTATION: state, TARGET_ANNOTATION: target}) is not None
+
     rolling = any(g.exists and not g.updated for g in stage.groups) or any(lane.old for lane in stage.lanes)
     if not stage.complete and rolling and not recorded("started"):
         out.append(_record(ref, obj, STARTED, f"rolling update to revision {target} started", ["started", target],
@@ -220,7 +222,7 @@ def state_events(ref: WorkloadRef, stage: Stage, previous: Sequence[Mapping[str,
         out.append(_record(ref, obj, BLOCKER_CLEARED, f"blocker {code} cleared", ["cleared", code], bump=True,
                            annotations={STATE_ANNOTATION: "cleared", BLOCKER_ANNOTATION: code}))
     if stage.blocker is not None and current not in was_open:
-        out.append(_record(ref, obj, BLOCKER_REASONS.get(current, BLOCKER_ENTERED),
+        out.append(_record(ref, obj, BLOCKER_REASONS.get(str(current), BLOCKER_ENTERED),
                            f"{current}: {stage.blocker.message}", ["entered", current], type_="Warning", bump=True,
                            annotations={STATE_ANNOTATION: "entered", BLOCKER_ANNOTATION: str(current)}))
     for g in stage.groups:  # Ordinal surge groups above the stage's replicas: the StatefulSet scales them away

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 import typing
-from typing import Annotated, Any, Mapping, Union
+from typing import Annotated, Any, Callable, Mapping, Union
 from pulumi_lws.core.errors import FieldError, format_value
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
@@ -21,7 +21,7 @@ from pydantic_core import PydanticCustomError
 
 
 
-def _no_bool(kind: str):
+def _no_bool(kind: str) -> Callable[[Any], Any]:
     def check(v: Any) -> Any:
         if isinstance(v, bool):
             raise PydanticCustomError("k8s_type", "must be of type {type}", {"type": kind})
@@ -165,7 +165,7 @@ def pydantic_field_errors(exc: ValidationError, root: "type[BaseModel] | None" =
     <integer|string|object|array|boolean>`` (Invalid, with the value). One error per path+message
     (an IntOrString reports once, not once per union branch).
     """
-    by_path: dict[str, list[dict[str, Any]]] = {}
+    by_path: dict[str, list[Any]] = {}  # pydantic ErrorDetails, some rewritten below
     for err in exc.errors():
         by_path.setdefault(wire_path(err["loc"], root), []).append(err)
     errors: list[FieldError] = []

@@ -18,7 +18,7 @@ import functools
 import importlib.resources
 import json
 import re
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping, cast
 
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
@@ -74,7 +74,7 @@ def _check_quantity(value: Any) -> bool:
     return True
 
 
-def _int_checker(fmt: str):
+def _int_checker(fmt: str) -> Callable[[Any], bool]:
     low, high = _INT_RANGES[fmt]
 
     def check(value: Any) -> bool:
@@ -92,7 +92,8 @@ for _fmt in _INT_RANGES:
 def definitions() -> Mapping[str, Any]:
     """The vendored Kubernetes 1.35 definitions (``$defs``), read once."""
     text = importlib.resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
-    return json.loads(text)["$defs"]
+    defs: Mapping[str, Any] = json.loads(text)["$defs"]
+    return defs
 
 
 @functools.lru_cache(maxsize=None)
@@ -138,9 +139,11 @@ def _type_words(expected: Any) -> str:
 
 
 def _translate(err: ValidationError, path: str) -> list[FieldError]:
+    # jsonschema types these as ``X | Unset`` (unset only on errors built by hand, never here)
     kind, value, instance = err.validator, err.validator_value, err.instance
+    value = cast(Any, value)
     if kind == "additionalProperties" and isinstance(instance, Mapping):
-        known = err.schema.get("properties") or {}
+        known = cast(Mapping[str, Any], err.schema).get("properties") or {}
         return [FieldError(f"{path}.{k}", f'unknown field "{path}.{k}"', None, "Unknown") for k in instance if k not in known]
     if kind == "required" and isinstance(instance, Mapping):
         return [FieldError(f"{path}.{k}", "Required value", None, "Required") for k in value if k not in instance]

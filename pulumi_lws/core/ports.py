@@ -37,7 +37,7 @@ class Scope:
 
     def selects(self, obj: Mapping[str, object], kind: str | None = None) -> bool:
         """Client-side check of the label selector (defensive: a server may ignore it)."""
-        labels = labels_of(obj)  # type: ignore[arg-type]
+        labels = labels_of(obj)
         sel = self.selector_for(kind) if kind is not None else self.selector
         return all((k in labels) if v is None else labels.get(k) == v for k, v in sel.items())
 

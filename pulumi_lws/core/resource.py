@@ -88,7 +88,8 @@ class ManifestResource(K8sModel):
         """Every problem with this object (and, given ``old``, with the update from ``old``)."""
         raise NotImplementedError
 
-    def validate(self: R, old: Any = None) -> R:
+    # the name shadows pydantic v1's deprecated classmethod ``BaseModel.validate`` (unused here)
+    def validate(self: R, old: Any = None) -> R:  # type: ignore[override]
         """Run every rule (with ``old`` also the update rules); raise one SpecError listing them all."""
         errors = self.validation_errors(old)
         if errors:

@@ -7,6 +7,7 @@ and lets the simulator and a live API server be swapped freely.
 """
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from typing import Any, Hashable, Iterable, Iterator, Mapping, Sequence
 
@@ -34,7 +35,7 @@ class Snapshot:
     def get(self, kind: str, name: str) -> Mapping[str, Any] | None:
         return self.objects.get((kind, name))
 
-    def list(self, kind: str, **label_equals: str) -> list[Mapping[str, Any]]:
+    def list(self, kind: str, **label_equals: str) -> builtins.list[Mapping[str, Any]]:
         """Objects of ``kind`` whose labels contain every ``label_equals`` pair, sorted by name.
 
         Label keys with '/' or '-' can't be keyword names: pass them with ``**{key: value}``.
@@ -59,7 +60,7 @@ class Snapshot:
         bucket sorted by name. Built once per snapshot; do not mutate the buckets."""
         bucket = self._by_label(kind, key)
         if bucket is None:  # unhashable label values somewhere: build an equivalent mapping by scan
-            out: dict[Any, list[Mapping[str, Any]]] = {}
+            out: dict[Any, builtins.list[Mapping[str, Any]]] = {}
             for o in self._of_kind(kind):
                 value = labels_of(o).get(key)
                 if isinstance(value, Hashable):
@@ -75,13 +76,13 @@ class Snapshot:
             object.__setattr__(self, "_index", cache)  # frozen dataclass: a private memo, not a field
         return cache
 
-    def _of_kind(self, kind: str) -> list[Mapping[str, Any]]:
+    def _of_kind(self, kind: str) -> builtins.list[Mapping[str, Any]]:
         cache = self._cache()
         kinds = cache.get(None)
         if kinds is None:
             # sort each kind's keys (plain string compares in C), not its objects by a key function:
             # a third faster at 10,000s of objects; the key's name is the object's metadata.name
-            names: dict[str, list[str]] = {}
+            names: dict[str, builtins.list[str]] = {}
             for k, n in self.objects:
                 names.setdefault(k, []).append(n)
             objects = self.objects
@@ -94,12 +95,13 @@ class Snapshot:
                     continue
                 kinds[k] = [objects[(k, n)] for n in ns]
             cache[None] = kinds
-        return kinds.get(kind, _NONE)
+        found: builtins.list[Mapping[str, Any]] = kinds.get(kind, _NONE)
+        return found
 
-    def _by_label(self, kind: str, key: str) -> dict[Any, list[Mapping[str, Any]]] | None:
+    def _by_label(self, kind: str, key: str) -> dict[Any, builtins.list[Mapping[str, Any]]] | None:
         cache = self._cache()
         if (kind, key) not in cache:
-            bucket: dict[Any, list[Mapping[str, Any]]] | None = {}
+            bucket: dict[Any, builtins.list[Mapping[str, Any]]] | None = {}
             try:
                 for obj in self._of_kind(kind):  # labels_of, inlined: once per object of the kind
                     bucket.setdefault(((obj.get("metadata") or {}).get("labels") or {}).get(key),  # type: ignore[union-attr]
@@ -107,7 +109,8 @@ class Snapshot:
             except TypeError:  # an unhashable label value (malformed input): no index for this key
                 bucket = None
             cache[(kind, key)] = bucket
-        return cache[(kind, key)]
+        built: dict[Any, builtins.list[Mapping[str, Any]]] | None = cache[(kind, key)]
+        return built
 
     def __iter__(self) -> Iterator[Mapping[str, Any]]:
         return iter(self.objects.values())
@@ -149,7 +152,8 @@ def is_deleting(obj: Mapping[str, Any]) -> bool:
 def pod_condition(pod: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
     for c in (pod.get("status") or {}).get("conditions") or []:
         if c.get("type") == ctype:
-            return c
+            found: Mapping[str, Any] = c
+            return found
     return None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, replace
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from pulumi_lws.core.stage import Lane
 
@@ -71,7 +71,7 @@ class TraceRow:
     labelled: tuple[str, ...] = ()
     lanes: tuple[Lane, ...] = ()  # see GroupsView.lanes
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["groups"] = [asdict(g) for g in self.groups]
         d["lanes"] = [asdict(lane) for lane in self.lanes]
@@ -91,7 +91,7 @@ class Trace:
     blocked: str | None = None
     converged: bool = False
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "rows": [r.to_json() for r in self.rows],
             "violations": list(self.violations),
@@ -113,7 +113,7 @@ def _columns(rows: Sequence[TraceRow]) -> list[tuple[str, bool]]:
         for g in row.groups:
             seen[g.id] = seen.get(g.id, False) or g.surge
     first = {gid: n for n, gid in enumerate(seen)}
-    def order(item: tuple[str, bool]):
+    def order(item: tuple[str, bool]) -> tuple[int, int]:
         gid = item[0]
         return (0, int(gid)) if gid.isdigit() else (1, first[gid])
     return sorted(seen.items(), key=order)

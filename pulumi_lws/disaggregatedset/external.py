@@ -177,7 +177,7 @@ def status_actions(ds: DisaggregatedSet, snapshot: Snapshot, children: Iterable[
     for obj in snapshot.list(SCALER_KIND):
         meta = obj.get("metadata") or {}
         role = labels_of(obj).get(DL.ROLE)
-        if labels_of(obj).get(DL.NAME) != ds.name or role not in external or meta.get("name") != names.scaler(ds.name, role):
+        if role is None or labels_of(obj).get(DL.NAME) != ds.name or role not in external or meta.get("name") != names.scaler(ds.name, role):
             continue
         want = scaler_status(ds, role, children)
         if isinstance(meta.get("generation"), int):

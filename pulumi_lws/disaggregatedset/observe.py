@@ -59,7 +59,7 @@ from pulumi_lws.disaggregatedset.api import DisaggregatedSet
 from pulumi_lws.disaggregatedset.external import SCALER_KIND
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import LWS_KINDS
-from pulumi_lws.lws.rollout.failure.restart_budget import parse_timestamp
+from pulumi_lws.core.timestamps import parse_timestamp
 from pulumi_lws.lws.trace_view import count_groups
 
 NODE = "Node"
@@ -172,7 +172,7 @@ def _identity(ds_name: str, candidates: Iterable[Mapping[str, Any]]) -> tuple[st
         if lbl.get(DL.NAME) != ds_name or not lbl.get(DL.ROLE) or not lbl.get(DL.REVISION):
             continue
         raw = lbl.get(DL.SLICE)
-        if raw in (None, ""):
+        if raw is None or raw == "":
             slice_index = 0  # a legacy (pre-slices) object is slice 0 (upstream SliceLabelMatches)
         elif _DECIMAL.fullmatch(raw) and int(raw) >= 0:
             slice_index = int(raw)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pulumi_lws.core.model import IntOrString
 from pulumi_lws.core.scaling import scaled_value
@@ -67,7 +68,7 @@ class UpdateStep:
     new: Vector
     branch: str = ""
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"old": list(self.old), "new": list(self.new)}
 
 

@@ -53,7 +53,7 @@ from pulumi_lws.disaggregatedset.rollout.stage_planner import (
     plan,
 )
 from pulumi_lws.lws.reconcile import ReconcileOptions
-from pulumi_lws.lws.rollout.failure.restart_budget import parse_timestamp
+from pulumi_lws.core.timestamps import parse_timestamp
 
 #: A new revision whose replicas have not all become ready this long after its last scale-up is
 #: reported as the blocker ``progress-deadline-exceeded`` (old capacity kept). Annotation to

@@ -190,7 +190,8 @@ def recorded_revision_data(part: Snapshot, name: str) -> Mapping[str, Any] | Non
     pool = keyed or crs
     if not pool:
         return None
-    return max(pool, key=lambda cr: int(cr.get("revision") or 0))["data"]
+    data: Mapping[str, Any] = max(pool, key=lambda cr: int(cr.get("revision") or 0))["data"]
+    return data
 
 
 def recorded_child_lws(ds: DisaggregatedSet, role: str, slice_index: int, revision: str, replicas: int,

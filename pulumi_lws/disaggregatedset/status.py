@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 AVAILABLE = "Available"
 PROGRESSING = "Progressing"
@@ -46,7 +47,7 @@ class RoleStatus:
     ready_replicas: int = 0
     updated_replicas: int = 0
 
-    def to_wire(self) -> dict:
+    def to_wire(self) -> dict[str, Any]:
         return {"name": self.name, "replicas": self.replicas, "readyReplicas": self.ready_replicas,
                 "updatedReplicas": self.updated_replicas}
 
@@ -60,8 +61,8 @@ class Condition:
     observed_generation: int | None = None
     last_transition_time: str | None = None
 
-    def to_wire(self) -> dict:
-        out = {"type": self.type, "status": self.status, "reason": self.reason, "message": self.message}
+    def to_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.type, "status": self.status, "reason": self.reason, "message": self.message}
         if self.observed_generation is not None:
             out["observedGeneration"] = self.observed_generation
         if self.last_transition_time is not None:
@@ -76,8 +77,8 @@ class DisaggregatedSetStatus:
     available: bool
     observed_generation: int | None = None
 
-    def to_wire(self) -> dict:
-        out: dict = {"roleStatuses": [r.to_wire() for r in self.role_statuses],
+    def to_wire(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"roleStatuses": [r.to_wire() for r in self.role_statuses],
                      "conditions": [c.to_wire() for c in self.conditions]}
         if self.observed_generation is not None:
             out["observedGeneration"] = self.observed_generation

@@ -191,7 +191,7 @@ def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: Revisi
     manifests = render_ordinal(lws, stage, catalog, options, group_domains=placement.group_domains,
                                worker_groups=placement.worker_groups)
     manifests = with_gang_scheduling(manifests, lws, stage, catalog, options.gang_provider, options.volcano_queue)
-    return stage, with_failure_state(manifests, lws, failure)
+    return stage, list(with_failure_state(manifests, lws, failure))
 
 
 def _reconcile_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,
@@ -208,4 +208,4 @@ def _reconcile_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionC
     failure = plan_hash_failure(lws, snapshot, held_for_failure(lws, snapshot, stage, options))
     stage = failure.apply_to(stage)
     manifests = render_hash(lws, stage, catalog, options)
-    return stage, with_hash_failure_state(manifests, lws, failure)
+    return stage, list(with_hash_failure_state(manifests, lws, failure))

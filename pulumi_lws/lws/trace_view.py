@@ -127,7 +127,7 @@ def _hash(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> G
     workers still terminate (PostTermination's "tearing down" groups), in creation order."""
     dep = snap.get("Deployment", name)
     leaders, keyed, orphans = _hash_groups(snap.list("Pod", **{L.NAME: name}))
-    entries = [(_created(p), key, p) for key, p in keyed.items()]
+    entries: list[tuple[tuple[str, str], str, Mapping[str, Any] | None]] = [(_created(p), key, p) for key, p in keyed.items()]
     entries += [(min(_created(w) for w in ws), key, None) for key, ws in orphans.items()]
     cells = []
     workers = _Workers(snap)

@@ -98,7 +98,8 @@ def legacy_replicas(ms: str, snapshot: Snapshot, replicas: ObservedReplicas | No
     replicas = replicas or observed_replicas(ms, snapshot)
     if "legacy" not in replicas.memo:
         replicas.memo["legacy"] = legacy_of(replicas)
-    return replicas.memo["legacy"]
+    found: dict[Key, LegacyReplica] = replicas.memo["legacy"]
+    return found
 
 
 def legacy_of(replicas: ObservedReplicas) -> dict[Key, LegacyReplica]:

@@ -232,7 +232,7 @@ def legacy_worker_replicas(ms: ModelServing, catalog: RevisionCatalog, snapshot:
 
 def _group_revision(sts: Iterable[Obj], pods: Iterable[Obj]) -> str:
     for objs in (sts, pods):
-        counts: dict[Any, int] = {}
+        counts: dict[str, int] = {}
         for o in objs:
             rev = labels_of(o).get(L.REVISION)
             if rev is not None and rev != "":

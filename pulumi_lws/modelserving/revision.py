@@ -48,7 +48,8 @@ CLEARED_ROLE_FIELDS = ("replicas", "maxUnavailable", "maxSurge", "partition")
 def role_data(role: Role | Mapping[str, Any]) -> dict[str, Any]:
     """One role as hashed and stored: wire (camelCase) form, cleared fields removed, normalised."""
     wire = role.to_wire() if isinstance(role, Role) else dict(role)
-    return ints_back(without_nulls({k: v for k, v in wire.items() if k not in CLEARED_ROLE_FIELDS}))
+    data: dict[str, Any] = ints_back(without_nulls({k: v for k, v in wire.items() if k not in CLEARED_ROLE_FIELDS}))
+    return data
 
 
 def _key(value: Any) -> str:
@@ -130,7 +131,8 @@ class RevisionCatalog:
         memo = ("roles", key)
         if memo not in self._memo:
             self._memo[memo] = tuple(Role.model_validate(dict(r)) for r in self.roles[key])
-        return self._memo[memo]
+        roles: tuple[Role, ...] = self._memo[memo]
+        return roles
 
     def role(self, key: str, name: str) -> Role:
         """Role ``name`` of revision ``key``; KeyError when the revision or the role is unknown."""
@@ -144,16 +146,18 @@ class RevisionCatalog:
         memo = ("hash", key, name)
         if memo not in self._memo:
             self._memo[memo] = next((role_hash_of(r) for r in self.roles.get(key, ()) if r.get("name") == name), None)
-        return self._memo[memo]
+        found: str | None = self._memo[memo]
+        return found
 
     def same_role(self, a: str, b: str, name: str) -> bool:
         """Whether role ``name`` is the same content in revisions ``a`` and ``b`` (pruned: an
         adopted, Go-serialised revision differs from pulumi-lws's only in nulls and empty maps)."""
         memo = ("same", a, b, name)
         if memo not in self._memo:
-            pick = [next((r for r in self.roles.get(k, ()) if r.get("name") == name), None) for k in (a, b)]
-            self._memo[memo] = None not in pick and pruned(dict(pick[0])) == pruned(dict(pick[1]))
-        return self._memo[memo]
+            first, second = (next((r for r in self.roles.get(k, ()) if r.get("name") == name), None) for k in (a, b))
+            self._memo[memo] = (first is not None and second is not None
+                                and pruned(dict(first)) == pruned(dict(second)))
+        return bool(self._memo[memo])
 
     def revision_with_role_hash(self, name: str, template_hash: str, prefer: Iterable[str] = ()) -> str | None:
         """A revision whose role ``name`` has ``template_hash``: the first of ``prefer`` that does,

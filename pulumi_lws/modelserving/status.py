@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pulumi_lws.modelserving.groups import DELETING, GroupState, by_ordinal, is_running
 
@@ -61,7 +62,7 @@ class ModelServingStatus:
         true = [c for c in self.conditions if c.status == "True"]
         return true[-1].type if true else None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"replicas": self.replicas, "availableReplicas": self.available_replicas,
                 "updatedReplicas": self.updated_replicas, "currentReplicas": self.current_replicas,
                 "currentRevision": self.current_revision, "updateRevision": self.update_revision,
@@ -122,6 +123,7 @@ def update_modelserving_status(groups: Sequence[GroupState], replicas: int, upda
     available = sum(1 for g in ordered if group_available(g, roles_must_be_ready))
     updated = [g for g in live if g.revision == update_revision]
     old = [g for g in live if g.revision != update_revision]
+    eligible: Sequence[GroupState]
     if partition_mode == "position":
         eligible = ordered[partition:]
     else:

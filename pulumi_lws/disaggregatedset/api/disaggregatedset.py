@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal, Optional
+from typing import Any, ClassVar, Final, Literal, Optional
 
 from pydantic import Field, PrivateAttr, model_validator
 
@@ -47,8 +47,8 @@ from pulumi_lws.lws.api.leaderworkerset import (
     ObjectMeta,
 )
 
-API_VERSION = "disaggregatedset.x-k8s.io/v1"
-KIND = "DisaggregatedSet"
+API_VERSION: Final = "disaggregatedset.x-k8s.io/v1"
+KIND: Final = "DisaggregatedSet"
 
 STATIC, EXTERNAL = "Static", "External"
 PLACEMENT_NONE, EXCLUSIVE_SLICE, EXCLUSIVE_TOPOLOGY = "None", "ExclusiveSlice", "ExclusiveTopology"

@@ -34,6 +34,7 @@ from pulumi_lws.disaggregatedset.api.webhook_rules import (
     WEBHOOK_RULES,
     external_replicas_warnings,
 )
+from pulumi_lws.lws.api import template_rules as lws_template_rules
 from pulumi_lws.lws.api import validation as lws_rules
 
 if TYPE_CHECKING:  # annotations only: the model runs these rules, so it imports this module
@@ -44,8 +45,8 @@ CreateRule = Callable[["DisaggregatedSet"], list[FieldError]]
 #: LWS rules that do not apply to a role's embedded spec: the child's name is generated (checked
 #: by :mod:`.name_rules`) and its namespace is the DisaggregatedSet's.
 NOT_FOR_CHILDREN = frozenset({lws_rules.name_is_dns1035_label, lws_rules.name_fits_length_budget,
-                              lws_rules.metadata_is_valid})
-EMBEDDED_LWS_RULES: tuple[Callable, ...] = tuple(
+                              lws_template_rules.metadata_is_valid})
+EMBEDDED_LWS_RULES: tuple[Callable[..., list[FieldError]], ...] = tuple(
     r for r in lws_rules.STRUCTURE_RULES + lws_rules.CREATE_RULES if r not in NOT_FOR_CHILDREN)
 
 

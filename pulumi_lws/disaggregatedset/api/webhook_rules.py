@@ -9,7 +9,7 @@ The admission warning (External role with ``spec.replicas > 1``) is in :func:`ex
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pulumi_lws.core.rules import validate_int_or_percent
 from pulumi_lws.core.scaling import percent_scaling_fails, scaled_value
@@ -102,7 +102,7 @@ def generated_service_names(ds: DisaggregatedSet) -> Errors:
     return errs
 
 
-def _annotations(template: object) -> dict:
+def _annotations(template: object) -> dict[str, Any]:
     meta = template.get("metadata") if isinstance(template, dict) else None
     ann = meta.get("annotations") if isinstance(meta, dict) else None
     return ann if isinstance(ann, dict) else {}

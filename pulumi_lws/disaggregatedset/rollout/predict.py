@@ -17,8 +17,8 @@ from pulumi_lws.disaggregatedset.rollout.observation import (
     RoleTarget,
     SliceObservation,
 )
+from pulumi_lws.disaggregatedset.rollout.blockers import WAITING
 from pulumi_lws.disaggregatedset.rollout.stage_planner import (
-    WAITING,
     DisaggregatedPlan,
     plan,
 )

@@ -65,6 +65,7 @@ from pulumi_lws.disaggregatedset.rollout.blockers import (
 from pulumi_lws.disaggregatedset.rollout.blockers import held_notes as _held_notes
 from pulumi_lws.disaggregatedset.rollout.observation import (
     ChildObservation,
+    RevisionObservation,
     RoleTarget,
     SliceObservation,
 )
@@ -227,18 +228,20 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
     # initial-replicas: stamped at init (every old child) or when missing (rollback)
     stamps: dict[tuple[str, str], int] = {}
     for rev in old_revs:
-        for role, c in rev.children.items():
-            stamps[(rev.revision, role)] = c.replicas if (init or c.initial_replicas is None) else c.initial_replicas
+        for role, child in rev.children.items():
+            stamps[(rev.revision, role)] = (child.replicas if (init or child.initial_replicas is None)
+                                            else child.initial_replicas)
 
     # barrier (a missing new child is created at 0: trivially stable)
-    pending = [(name, target, c) for name, c in new_children.items() if c is not None and c.ready < c.replicas]
+    pending = [(name, target, child) for name, child in new_children.items()
+               if child is not None and child.ready < child.replicas]
     states = []
     for name, in_spec in order:
         initial_old = sum(stamps[(rev.revision, name)] for rev in old_revs if name in rev.children)
         old = sum(rev.children[name].replicas for rev in old_revs if name in rev.children)
         ready_old = sum(min(rev.children[name].ready, rev.children[name].replicas)
                         for rev in old_revs if name in rev.children)
-        c = new_children.get(name)
+        c: ChildObservation | None = new_children.get(name)
         new = c.replicas if c else 0
         if in_spec:
             r = by_name[name]
@@ -261,8 +264,8 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
     cur_old = tuple(s.old for s in states)
     cur_new = tuple(s.new for s in states)
     targets = tuple(s.target for s in states)
-    cfg = tuple(s.config for s in states)
-    step = compute_next_step(initial, cur_old, cur_new, targets, cfg)
+    configs = tuple(s.config for s in states)
+    step = compute_next_step(initial, cur_old, cur_new, targets, configs)
     branch = step.branch if step else PLANNER_DONE
     asked = step if step is not None else UpdateStep((0,) * len(states), cur_new, PLANNER_DONE)
     mode = INIT if init else ROLLOUT
@@ -277,9 +280,9 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
         # upstream's step would break the floor and nothing else moves: raise new first, to the
         # planner's next new point within the ceiling (apply module doc)
         # planner's next new point within the ceiling (lockstep kept), else one batch per role
-        nxt = compute_next_new(targets, cur_new, total_steps(initial, targets, cfg))
+        nxt = compute_next_new(targets, cur_new, total_steps(initial, targets, configs))
         batch = tuple(max(n, min(t, n + batch_size(c.max_surge, c.max_unavailable)))
-                      for n, t, c in zip(cur_new, targets, cfg))
+                      for n, t, c in zip(cur_new, targets, configs))
         for raise_to in (nxt, batch):
             raised = apply_step(states, cur_old, raise_to)
             candidate = build(raised, [(f"slice {obs.slice}: upstream's step {list(asked.old)}|{list(asked.new)} "
@@ -310,7 +313,7 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
     return plan
 
 
-def _build(obs: SliceObservation, target: str, mode: str, old_revs, states: Sequence[RoleState],
+def _build(obs: SliceObservation, target: str, mode: str, old_revs: Sequence[RevisionObservation], states: Sequence[RoleState],
            stamps: Mapping[tuple[str, str], int], old_after: Sequence[int], new_after: Sequence[int], *,
            stable: bool, step: UpdateStep | None, applied: Applied | None, branch: str,
            blocker: Blocker | None = None, notes: tuple[str, ...] = (), ceiling_relaxed: bool = False) -> SlicePlan:

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pathlib
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Union, Literal, Mapping, Optional
+from typing import Annotated, Any, ClassVar, Final, Literal, Mapping, Optional, Union
 
-from pydantic import BeforeValidator, Field, PrivateAttr, field_validator, model_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from pulumi_lws.core.errors import FieldError
@@ -24,8 +24,8 @@ from pulumi_lws.core.resource import ManifestResource, load_manifest as load_res
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.lws.api.validation import validate_leaderworkerset
 
-API_VERSION = "leaderworkerset.x-k8s.io/v1"
-KIND = "LeaderWorkerSet"
+API_VERSION: Final = "leaderworkerset.x-k8s.io/v1"
+KIND: Final = "LeaderWorkerSet"
 
 RestartPolicy = Literal["RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None"]
 StartupPolicy = Literal["LeaderCreated", "LeaderReady"]
@@ -255,14 +255,14 @@ class LeaderWorkerSetSpec(K8sModel):
 
     @field_validator("group_identity", "group_replacement_policy", "startup_policy", "pod_termination_policy", mode="before")
     @classmethod
-    def _empty_is_default(cls, v: Any, info) -> Any:
+    def _empty_is_default(cls, v: Any, info: ValidationInfo) -> Any:
         defaults = {
             "group_identity": "Ordinal",
             "group_replacement_policy": "PostTermination",
             "startup_policy": "LeaderCreated",
             "pod_termination_policy": "Sequential",
         }
-        return defaults[info.field_name] if v in (None, "") else v
+        return defaults[str(info.field_name)] if v in (None, "") else v
 
 
 class LeaderWorkerSet(ManifestResource):

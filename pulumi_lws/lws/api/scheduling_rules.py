@@ -132,7 +132,8 @@ def _without_min_count(v: Any) -> Any:
 def scheduling_fields_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
     """Policy, constraints, disruptionMode, resourceClaims are frozen; only gang.minCount may change."""
     new_s, old_s = _sched(lws), _sched(old)
-    if new_s is None or old_s is None or lws.spec.scheduling.levels() != old.spec.scheduling.levels():
+    if new_s is None or old_s is None or lws.spec.scheduling is None or old.spec.scheduling is None \
+            or lws.spec.scheduling.levels() != old.spec.scheduling.levels():
         return []
     if _without_min_count(new_s) != _without_min_count(old_s):
         return _err(SCHED, "schedulingPolicy, schedulingConstraints, disruptionMode and resourceClaims are immutable "

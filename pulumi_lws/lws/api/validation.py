@@ -29,13 +29,13 @@ from pulumi_lws.lws.api.scheduling_rules import (
 from pulumi_lws.lws.api.template_rules import metadata_is_valid, pod_templates_are_valid, worker_template_required
 
 if TYPE_CHECKING:  # annotations only: the model runs these rules, so it imports this module
-    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, RollingUpdateConfiguration
 
 CreateRule = Callable[["LeaderWorkerSet"], Errors]
 UpdateRule = Callable[["LeaderWorkerSet", "LeaderWorkerSet"], Errors]
 
 
-def _ruc(lws: LeaderWorkerSet):
+def _ruc(lws: LeaderWorkerSet) -> RollingUpdateConfiguration:
     return lws.spec.rollout_strategy.rolling_update_configuration
 
 

@@ -18,7 +18,7 @@ from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.rollout.hash import predict as HP
 from pulumi_lws.lws.rollout.ordinal.cases import describe_case
-from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs
+from pulumi_lws.lws.rollout.ordinal.algo import LeaderSts, RolloutInputs
 from pulumi_lws.lws.rollout.ordinal.predict import (
     MAX_MODEL_STEPS,
     ModelStep,

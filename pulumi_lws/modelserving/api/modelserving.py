@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal, Optional
+from typing import Any, ClassVar, Final, Literal, Optional
 
 from pydantic import Field
 
@@ -33,8 +33,8 @@ from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.core.resource import ManifestResource, load_manifest as load_resource_manifest
 from pulumi_lws.modelserving.api.validation import validate_modelserving
 
-API_VERSION = "workload.serving.volcano.sh/v1alpha1"
-KIND = "ModelServing"
+API_VERSION: Final = "workload.serving.volcano.sh/v1alpha1"
+KIND: Final = "ModelServing"
 
 SERVING_GROUP_ROLLING_UPDATE = "ServingGroupRollingUpdate"
 ROLE_ROLLING_UPDATE = "RoleRollingUpdate"

@@ -35,7 +35,8 @@ def known_hash(r: RoleReplicaState, legacy_hash: str | None = None) -> str:
     return r.template_hash or legacy_hash or ""
 
 
-def _split(replicas: Sequence[RoleReplicaState], partition: int, mode: str):
+def _split(replicas: Sequence[RoleReplicaState], partition: int, mode: str
+           ) -> tuple[list[RoleReplicaState], list[RoleReplicaState], list[RoleReplicaState]]:
     ordered = sorted(replicas, key=lambda r: r.ordinal)
     prot, rest = split_protected(ordered, [r.ordinal for r in ordered], partition, mode)
     return ordered, prot, rest

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from pulumi_lws.core.stage import Blocker, PredictedStage
 from pulumi_lws.modelserving.groups import (
@@ -35,6 +36,7 @@ from pulumi_lws.modelserving.rollout.budgets import (
 )
 from pulumi_lws.modelserving.rollout.deletion import sync_servinggroup_replicas
 from pulumi_lws.modelserving.rollout.role import (
+    RoleReplicaSync,
     RoleSpec,
     known_hash,
     manage_role_replicas_per_group,
@@ -132,7 +134,7 @@ def _role_fixed_point(g: int, reps: dict[int, PlannedReplica], spec: RoleSpec, u
     def snap() -> list[RoleReplicaState]:
         return [reps[o].state() for o in sorted(reps)]
 
-    def sync(states):
+    def sync(states: Sequence[RoleReplicaState]) -> RoleReplicaSync:
         return manage_role_replicas_per_group(states, spec, update_revision, legacy_hash=legacy, choices=choices,
                                               protected_revision=protected_revision, protected_hash=protected_hash)
 
@@ -248,7 +250,7 @@ def plan_role_rollout(specs: Sequence[RoleSpec], update_revision: str, observed:
                     {g.ordinal: g.revision for g in observed}, tuple(roles), deferred=tuple(deferred),
                     new_groups=new_groups, deleted_groups=deleted_groups)
     complete = _complete(plan, observed)
-    warnings = ()
+    warnings: tuple[str, ...] = ()
     if plan.changed and plan.group_revisions and not any(plan.group_ready(g) for g in plan.group_revisions) and any(
             not _below_ready(g, specs) for g in observed):
         n = len(plan.group_revisions)
@@ -330,7 +332,7 @@ def observe_after(plan: RolePlan, ready: bool | set[str] = True, gone: bool = Tr
     return out
 
 
-def predict_remaining(plan: RolePlan, **kw) -> tuple[PredictedStage, ...]:
+def predict_remaining(plan: RolePlan, **kw: Any) -> tuple[PredictedStage, ...]:
     out: list[PredictedStage] = []
     obs = settle(plan)
     for _ in range(MAX_PREDICTED):

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import ClassVar
+from typing import Any, ClassVar, cast
 
 from pulumi_lws.core.stage import Blocker, PredictedStage
 from pulumi_lws.modelserving.groups import (
@@ -39,6 +39,7 @@ from pulumi_lws.modelserving.rollout.budgets import (
     split_protected,
 )
 from pulumi_lws.modelserving.rollout.deletion import (
+    SyncResult,
     servinggroup_rolling_deletion,
     sync_servinggroup_replicas,
 )
@@ -151,15 +152,17 @@ def fixed_point(budget: ServingGroupBudget, update_revision: str, observed: Sequ
     group the deletion picks, "would the sync recreate it?" answered by :class:`ResyncIndex` in
     O(log n) instead of a sync over every other group (identical answers: tests/modelserving/rollout
     compares this with the per-pick sync on random observations)."""
-    state = {g.ordinal: g if type(g) is PlannedGroup and not g.change and g.observed
+    state = {g.ordinal: g if isinstance(g, PlannedGroup) and not g.change and g.observed
              else PlannedGroup(g.ordinal, g.revision, g.status, deletion_cost=g.deletion_cost) for g in by_ordinal(observed)}
     stored = set(known_revisions) | {update_revision}
     trace: list[str] = []
 
-    def snapshot() -> list[PlannedGroup]:  # each as the GroupState (ordinal, revision, status, cost) it models
-        return [state[o] for o in sorted(state)]
+    def snapshot() -> list[GroupState]:
+        # each PlannedGroup stands in for the GroupState (ordinal, revision, status, cost; no roles)
+        # it models: duck-typed, no copy per group and pass
+        return cast("list[GroupState]", [state[o] for o in sorted(state)])
 
-    def sync(groups: list[GroupState]):
+    def sync(groups: list[GroupState]) -> SyncResult:
         return sync_servinggroup_replicas(groups, budget, update_revision, current_revision=current_revision,
                                           controller_revisions=stored, choices=choices)
 
@@ -284,7 +287,8 @@ def predict_remaining(plan: ServingGroupPlan, *, current_revision: str | None = 
     out: list[PredictedStage] = []
     obs = _settled(plan.groups)
     for _ in range(MAX_PREDICTED):
-        nxt = plan_servinggroup_rollout(plan.budget, plan.update_revision, obs, current_revision=current_revision,
+        nxt = plan_servinggroup_rollout(plan.budget, plan.update_revision, cast("list[GroupState]", obs),
+                                        current_revision=current_revision,
                                         known_revisions=known_revisions, choices=choices, predict=False)
         out.append(PredictedStage(len(nxt.desired), plan.budget.partition, nxt.chars(),
                                   ids=tuple(str(o) for o in sorted(nxt.desired)), complete=nxt.complete))

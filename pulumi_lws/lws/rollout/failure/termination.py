@@ -29,7 +29,8 @@ from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
 from pulumi_lws.lws.observe import revision_of
-from pulumi_lws.lws.rollout.failure.restart_budget import created_at, parse_timestamp
+from pulumi_lws.core.timestamps import parse_timestamp
+from pulumi_lws.lws.rollout.failure.restart_budget import created_at
 from pulumi_lws.core.stage import Action, Stage
 
 #: Marks a worker whose leader (this uid) is being deleted; the worker follows once it is gone.

@@ -112,7 +112,8 @@ class _Sizes:
     :meth:`at` is the LWS at a revision (the live spec when the revision is not stored)."""
 
     def __init__(self, lws: LeaderWorkerSet, catalog: RevisionCatalog):
-        self.lws, self.catalog, self.cache = lws, catalog, {}
+        self.lws, self.catalog = lws, catalog
+        self.cache: dict[str, LeaderWorkerSet] = {}
 
     def at(self, rev: str | None) -> LeaderWorkerSet:
         if rev is None or self.catalog.get(rev) is None:
@@ -245,7 +246,8 @@ def _plan_leader(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCata
     key, rev = group_key(ns, pod), revision_of(pod)
     sts_name = group_host(lws.name, key)
     sts = snapshot.get("StatefulSet", sts_name)
-    base = dict(id=short_id(key), revision=rev, updated=rev == target, key=key, leader=_name(pod), leader_uid=_uid(pod))
+    base: dict[str, Any] = dict(id=short_id(key), revision=rev, updated=rev == target, key=key, leader=_name(pod),
+                                leader_uid=_uid(pod))
     if is_exhausted(pod):  # failure handling: checked first, a retained exhausted leader is deleting
         return GroupView(ready=False, phase="exhausted", **base), [], None
     if is_deleting(pod) or is_terminal(pod):  # a terminal leader is torn down by failure handling

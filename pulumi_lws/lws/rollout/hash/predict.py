@@ -138,7 +138,7 @@ def groups_from_views(views: Sequence[GroupView]) -> list[ModelGroup]:
 
 # ---- the Deployment and its ReplicaSets -------------------------------------------------------
 
-def _victim_order(g: ModelGroup, position: int) -> tuple:
+def _victim_order(g: ModelGroup, position: int) -> tuple[bool, bool, int]:
     """Deleted first: gated (unscheduled, cost −100), then not ready, then ready; newest first."""
     return (not g.gated, g.ready, -position)
 
@@ -153,8 +153,9 @@ def scale_pool(state: ModelState, new: bool, target: int, next_id: int) -> tuple
             next_id += 1
     for i, g in sorted(live, key=lambda p: _victim_order(p[1], p[0]))[:max(0, len(live) - target)]:
         groups[i] = replace(g, terminating=True, ready=False)
-    field = "new_replicas" if new else "old_replicas"
-    return replace(state, groups=tuple(groups), **{field: target}), next_id
+    if new:
+        return replace(state, groups=tuple(groups), new_replicas=target), next_id
+    return replace(state, groups=tuple(groups), old_replicas=target), next_id
 
 
 def new_rs_target(state: ModelState) -> int:
@@ -284,5 +285,5 @@ def remaining_stages(views: Sequence[GroupView], replicas: int, max_surge: Any, 
     return tuple(PredictedStage(replicas, None, s.chars) for s in shown), finished(steps)
 
 
-def _signature(state: ModelState) -> tuple:
+def _signature(state: ModelState) -> tuple[tuple[str, str, str], ...]:
     return tuple((g.id, g.char, g.detail) for g in state.groups)

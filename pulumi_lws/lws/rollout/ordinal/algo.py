@@ -20,7 +20,7 @@ Invariants (tested against every conformance vector and with hypothesis):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Any, Callable
 
 from pulumi_lws.core.model import IntOrString
 from pulumi_lws.core.scaling import scaled_value
@@ -84,7 +84,7 @@ class Decision:
     replicas: int
     case: str
 
-    def as_trace(self) -> dict:
+    def as_trace(self) -> dict[str, Any]:
         return {"case": self.case, "partition": self.partition, "replicas": self.replicas}
 
 

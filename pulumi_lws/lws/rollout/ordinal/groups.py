@@ -17,7 +17,7 @@ to the target by a re-run (issue #225).
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
@@ -27,7 +27,7 @@ from pulumi_lws.lws.revision import RevisionCatalog
 from pulumi_lws.core.stage import GroupView
 
 
-def group_size(lws: LeaderWorkerSet, leader: Mapping | None) -> int:
+def group_size(lws: LeaderWorkerSet, leader: Mapping[str, Any] | None) -> int:
     """The group's size: the leader pod's ``size`` annotation, else the spec's."""
     if leader is not None:
         raw = annotations_of(leader).get(L.SIZE)
@@ -36,9 +36,9 @@ def group_size(lws: LeaderWorkerSet, leader: Mapping | None) -> int:
     return lws.size
 
 
-def _pods_by_group(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[int, list[Mapping]]:
+def _pods_by_group(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[int, list[Mapping[str, Any]]]:
     """Every pod of the LWS indexed by its ``group-index`` label (one pass over the snapshot)."""
-    out: dict[int, list[Mapping]] = {}
+    out: dict[int, list[Mapping[str, Any]]] = {}
     for pod in snapshot.list("Pod", **{L.NAME: lws.name}):
         idx = labels_of(pod).get(L.GROUP_INDEX)
         if idx is not None and str(idx).isdigit():
@@ -46,7 +46,7 @@ def _pods_by_group(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[int, list[M
     return out
 
 
-def group_phase(leader: Mapping | None, worker_sts: Mapping | None, pods: list[Mapping], ready: bool) -> str:
+def group_phase(leader: Mapping[str, Any] | None, worker_sts: Mapping[str, Any] | None, pods: list[Mapping[str, Any]], ready: bool) -> str:
     """Detail for tables and blockers: terminating, unschedulable, pending, or ""."""
     if leader is None:
         return ""
@@ -59,14 +59,14 @@ def group_phase(leader: Mapping | None, worker_sts: Mapping | None, pods: list[M
     return ""
 
 
-def group_revision_observed(leader: Mapping | None, worker_sts: Mapping | None) -> str | None:
+def group_revision_observed(leader: Mapping[str, Any] | None, worker_sts: Mapping[str, Any] | None) -> str | None:
     """The revision a group is observed on: its leader pod's when the leader pod exists (workers
     follow their leader: upstream derives the worker StatefulSet from the leader pod's revision),
     else its worker StatefulSet's label, else None."""
     return (revision_of(leader) if leader is not None else None) or revision_of(worker_sts)
 
 
-def _leader_conditions(status: Mapping) -> tuple[Mapping | None, Mapping | None]:
+def _leader_conditions(status: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
     """The first ``Ready`` and the first ``PodScheduled`` condition of a pod status, in one pass
     (what :func:`pod_running_and_ready` and :func:`pod_unschedulable` each look up)."""
     ready = scheduled = None
@@ -84,11 +84,11 @@ def _leader_conditions(status: Mapping) -> tuple[Mapping | None, Mapping | None]
     return ready, scheduled
 
 
-def _unschedulable(scheduled: Mapping | None) -> bool:
+def _unschedulable(scheduled: Mapping[str, Any] | None) -> bool:
     return bool(scheduled and scheduled.get("status") == "False" and scheduled.get("reason") not in (None, "SchedulingGated"))
 
 
-def observe_group(i: int, leader: Mapping | None, worker_sts: Mapping | None, pods: Sequence[Mapping],
+def observe_group(i: int, leader: Mapping[str, Any] | None, worker_sts: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]],
                   spec_size: int, replicas: int, target_key: str) -> GroupView:
     """Group ``i`` from its leader pod, worker StatefulSet and worker pods (the module legend).
 
@@ -159,7 +159,7 @@ def observed_worker_revisions(lws: LeaderWorkerSet, snapshot: Snapshot, upto: in
             for i in range(upto)}
 
 
-def leader_current_revision(snapshot: Snapshot, leader_sts: Mapping | None) -> str | None:
+def leader_current_revision(snapshot: Snapshot, leader_sts: Mapping[str, Any] | None) -> str | None:
     """The LWS revision key the leader StatefulSet recreates pods below its partition from.
 
     Kubernetes recreates a missing pod below the partition from ``status.currentRevision``, which
@@ -211,7 +211,9 @@ def revision_below_partition(i: int, g: GroupView | None, worker_revision: str |
     as upstream does, rather than put workers ahead of their leader.
     """
     target = catalog.target.key
-    known = lambda key: key is not None and catalog.get(key) is not None  # noqa: E731
+    def known(key: str | None) -> bool:
+        return key is not None and catalog.get(key) is not None
+
     observed = g.revision if g is not None else None
     if known(observed):
         return observed  # type: ignore[return-value]  # workers follow their leader pod
@@ -250,12 +252,15 @@ def group_revisions(
     target = catalog.target.key
     workers = worker_revisions or {}
     by_index = {g.index: g for g in groups}
-    known = lambda key: key is not None and catalog.get(key) is not None  # noqa: E731
-    old_anywhere = [(g.index, g.revision) for g in groups
-                    if g.index is not None and g.revision != target and known(g.revision)]
+    def known(key: str | None) -> bool:
+        return key is not None and catalog.get(key) is not None
+
+    old_anywhere: list[tuple[int, str]] = [(g.index, g.revision) for g in groups
+                                           if g.index is not None and g.revision is not None
+                                           and g.revision != target and known(g.revision)]
     seen = set(old_anywhere)  # a set: this runs per reconcile over every group (10,000s)
-    old_anywhere += [(i, workers[i]) for i in sorted(workers)  # ints sort in C; (int, str) pairs do not
-                     if workers[i] != target and known(workers[i]) and (i, workers[i]) not in seen]
+    old_anywhere += [(i, rev) for i in sorted(workers)  # ints sort in C; (int, str) pairs do not
+                     if (rev := workers[i]) is not None and rev != target and known(rev) and (i, rev) not in seen]
     old_below = [(i, rev) for i, rev in old_anywhere if i < partition and by_index.get(i) is not None
                  and by_index[i].revision == rev]
     out: dict[str, str] = {}

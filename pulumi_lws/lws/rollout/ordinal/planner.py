@@ -21,7 +21,7 @@ applied is :func:`pulumi_lws.lws.rollout.budget.rule_for` (upstream + surge hold
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
@@ -64,7 +64,7 @@ def ordinal_inputs(lws: LeaderWorkerSet, sts: Mapping[str, Any] | None, groups: 
     )
 
 
-def _ids(ordinals) -> str:
+def _ids(ordinals: Iterable[int | None]) -> str:
     return ",".join(str(i) for i in ordinals)
 
 

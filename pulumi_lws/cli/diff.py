@@ -25,9 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 
 from pulumi_lws.workloads import workload_of
+from pulumi_lws.core.yamlio import dump_document
 
 NULL = "/dev/null"
 
@@ -58,7 +58,7 @@ def dump(obj: Mapping[str, Any] | None) -> list[str]:
     """The lines of ``obj`` as YAML with sorted keys (no lines for None: /dev/null)."""
     if obj is None:
         return []
-    return yaml.safe_dump(_plain(obj), sort_keys=True, default_flow_style=False).splitlines(keepends=True)
+    return dump_document(_plain(obj), sort_keys=True).splitlines(keepends=True)
 
 
 def object_diffs(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]], context: int = 3) -> list[ObjectDiff]:

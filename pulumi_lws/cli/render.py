@@ -24,7 +24,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
 
 from pulumi_lws.cli import documents as D
 from pulumi_lws.cli import exit_codes as X
@@ -33,6 +32,7 @@ from pulumi_lws.cli.render_headers import (
     passthrough_header,
     steady_header,
 )
+from pulumi_lws.core.yamlio import dump_documents
 
 STAGES = ("first", "steady")
 POOL_FLAGS = ("nodes", "zones", "gpus_per_node")
@@ -113,7 +113,7 @@ def _plain(value: Any) -> Any:
 
 def to_yaml(item: Rendered) -> str:
     """The header line, then the objects as YAML documents (each starting with ``---``)."""
-    body = yaml.safe_dump_all([_plain(m) for m in item.objects], sort_keys=False, explicit_start=True)
+    body = dump_documents([_plain(m) for m in item.objects])
     return f"# {item.header}\n" + body
 
 

@@ -38,6 +38,7 @@ from pulumi_lws.core.rollback import (
     rollback_manifest,
 )
 from pulumi_lws.core.workload import observed_target
+from pulumi_lws.core.yamlio import dump_document
 
 SEPARATOR = re.compile(r"^---(?:\s|$)", re.MULTILINE)
 
@@ -51,7 +52,7 @@ From a Pulumi program, make the same change to the manifest or arguments the pro
 
 
 def dump(doc: Mapping[str, Any]) -> str:
-    return yaml.safe_dump(dict(doc), sort_keys=False, default_flow_style=False)
+    return dump_document(dict(doc))
 
 
 def plan_rollback(doc: Document, observer: Any) -> tuple[RecordedRevision, dict[str, Any], str]:

@@ -58,6 +58,7 @@ from pulumi_lws.core.stage import Action
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset import names
 from pulumi_lws.lws import labels as L
+from pulumi_lws.core.yamlio import dump_document
 
 #: the DisaggregatedSet model (``api.DisaggregatedSet``); this module sits in layer 0 (labels,
 #: names: it imports neither the API model nor the observer), so it is typed structurally
@@ -191,9 +192,7 @@ def status_actions(ds: DisaggregatedSet, snapshot: Snapshot, children: Iterable[
 
 def crd_yaml() -> str:
     """The CRD as YAML (``python -m pulumi_lws.disaggregatedset.external | kubectl apply -f -``)."""
-    import yaml
-
-    return yaml.safe_dump(scaler_crd(), sort_keys=False)
+    return dump_document(scaler_crd())
 
 
 if __name__ == "__main__":  # pragma: no cover - exercised through crd_yaml

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_lws.rbac.policy import CONTROLLER, FIXED_GANG_PROVIDER, OPERATOR_FREE, Grant, Policy, check_mode, kind_of_manifest, policy
+from pulumi_lws.core.yamlio import dump_documents
+
 
 def merge(policies: Iterable[Policy]) -> list[Policy]:
     """One policy per namespace (grants of every workload there), namespaces sorted."""
@@ -89,8 +91,7 @@ def rbac_yaml(manifests_: Sequence[Mapping[str, Any]], *, namespace: str | None 
     """The RBAC documents for every workload of ``manifests_`` (other documents ignored) in
     ``mode`` as YAML, with a header naming the workloads, the mode and the subject. Invalid input
     raises before any output."""
-    import yaml
-
+    
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
     from pulumi_lws.core.workload import workload_of
 
@@ -104,4 +105,4 @@ def rbac_yaml(manifests_: Sequence[Mapping[str, Any]], *, namespace: str | None 
     header = (f"# least-privilege RBAC for `pulumi up` of {names or 'no workload'} in mode {mode} ({jobs}), "
               f"bound to ServiceAccount {sa_namespace}/{sa_name}\n")
     docs = manifests(policies, subject_namespace=sa_namespace, subject_name=sa_name)
-    return header + yaml.safe_dump_all(docs, sort_keys=False, explicit_start=True) if docs else header
+    return header + dump_documents(docs) if docs else header

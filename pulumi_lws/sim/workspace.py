@@ -20,9 +20,9 @@ import shutil
 import tempfile
 from typing import Any, Mapping
 
-import yaml
 
 from pulumi_lws.lws.api.leaderworkerset import load_manifest
+from pulumi_lws.core.yamlio import dump_document
 
 #: not copied: caches and virtualenvs that never influence a program run.
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".venv", "venv", ".pytest_cache")
@@ -67,7 +67,7 @@ class Workspace:
         return load_manifest(self.path(relative))
 
     def write(self, relative: str | pathlib.Path, document: Mapping[str, Any]) -> None:
-        self.path(relative).write_text(yaml.safe_dump(dict(document), sort_keys=False))
+        self.path(relative).write_text(dump_document(dict(document)))
 
     def patch(self, relative: str | pathlib.Path, patch: Mapping[str, Any]) -> None:
         """Merge-patch the file's first document (comments are not preserved)."""

@@ -16,8 +16,10 @@ reconcile at 2 roles x 3 groups and 10 roles x 100 groups (fixed: one per LWS ki
 Latest figures and what each one measures: docs/reliability.md.
 
 Issue 16 (fleets of 10,000 groups, :mod:`bench_scale`) comes first: every figure a ratio against a
-floor measured in the same run, with its target and, when missed, why. ``--quick`` runs only that
-table at tiny sizes; ``--issue16`` only that table at full size.
+floor measured in the same run, with its target and, when missed, why; then the CLI commands end
+to end (issue 27, :mod:`bench_cli`), then the earlier figures. ``--help`` lists the options:
+``--quick`` (every row at small sizes), ``--only NAME`` (one row or section; ``--list``), ``--json
+PATH`` (a report) and ``--compare PREVIOUS.json`` (exit 1 when a target met before is missed now).
 """
 from __future__ import annotations
 
@@ -234,27 +236,139 @@ def print_table(rows: list[dict]) -> None:
         print(f"| {r['figure']} | {r['value']} | {r['target']} | {met} |")
 
 
-def main(argv: list[str]) -> int:
-    from bench_scale import all_rows
+# ---- the rows, by name --------------------------------------------------------------------------
 
-    scale = all_rows(quick="--quick" in argv)
-    print("## Fleets of 10,000 groups (issue 16): ratios against same-run floors\n")
-    print_table(scale)
-    if "--quick" in argv or "--issue16" in argv:
+Row = Callable[[bool], list[dict]]
+
+
+def _scale_rows() -> dict[str, Row]:
+    import bench_scale as S
+
+    return {
+        "lws-observe-plan-predict": lambda q: [S.lws_observe_plan_predict(50 if q else 10_000)],
+        "lws-plan-render": lambda q: [S.lws_plan_render(50 if q else 10_000)],
+        "lws-reconcile": lambda q: [S.lws_reconcile(50 if q else 10_000)],
+        "lws-memory": lambda q: [S.memory_per_group(50 if q else 10_000)],
+        "simulate-lws": lambda q: S.simulate_sizes((5, 10, 20) if q else (100, 1_000, 10_000)),
+        "component-vs-bare": lambda q: [S.registration(5 if q else 1_000, repeat=1 if q else 5)],
+        "ms-reconcile": lambda q: S.ms_reconcile(10 if q else 10_000),
+        "simulate-ms": lambda q: S.simulate_sizes((10, 20) if q else (100, 1_000), kind="ModelServing"),
+        "ds-reconcile": lambda q: S.ds_reconcile(2 if q else 10, 5 if q else 1_000),
+        "simulate-ds": lambda q: S.simulate_sizes((5, 10) if q else (100, 1_000), kind="DisaggregatedSet"),
+    }
+
+
+def _cli_rows() -> dict[str, Row]:
+    import bench_cli as C
+
+    def rows(kind: str) -> Row:
+        return lambda q: [r for n in ((20,) if q else (1_000, 10_000))
+                          for r in C.command_rows(kind, n, repeat=1 if q or n >= 10_000 else 3)]
+
+    return {"cli-lws": rows("LeaderWorkerSet"), "cli-ms": rows("ModelServing"), "cli-ds": rows("DisaggregatedSet")}
+
+
+#: the small arguments ``--quick`` gives the earlier benches (each takes its sizes as keywords)
+QUICK_ARGS = {"groups": 20, "large": 20, "roles": 2}
+
+
+def _earlier_rows() -> dict[str, Row]:
+    import inspect
+
+    def call(bench: Callable[..., dict]) -> Row:
+        params = inspect.signature(bench).parameters
+        return lambda q: [bench(**{k: v for k, v in QUICK_ARGS.items() if k in params} if q else {})]
+
+    return {bench.__name__.removeprefix("bench_").replace("_", "-"): call(bench) for bench in BENCHES}
+
+
+#: (section key, title, rows by name), in the order they print
+def sections() -> list[tuple[str, str, dict[str, Row]]]:
+    return [("scale", "Fleets of 10,000 groups (issue 16): ratios against same-run floors", _scale_rows()),
+            ("cli", "CLI commands end to end (issue 27): ratios against the same run's I/O floor", _cli_rows()),
+            ("earlier", "Earlier figures", _earlier_rows())]
+
+
+def _run_row(name: str, fn: Row, quick: bool) -> list[dict]:
+    try:
+        out = fn(quick)
+    except Exception as exc:  # noqa: BLE001 - a failing row is reported, not hidden
+        out = [{"figure": name, "value": f"error: {type(exc).__name__}: {exc}", "target": "", "ok": False}]
+    for r in out:
+        r["row"] = name
+        print(f"  {name}: {r['figure']}: {r['value']}", file=sys.stderr)
+    return out
+
+
+def compare(current: list[dict], previous_path: str) -> int:
+    """Rows met before and missed now (by figure text); exit status 1 when there is one."""
+    try:
+        previous = json.loads(pathlib.Path(previous_path).read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"error: --compare {previous_path}: not a bench report ({exc})", file=sys.stderr)
+        return 2
+    before = {r["figure"]: r for r in previous}
+    regressions = [r for r in current if r["figure"] in before and before[r["figure"]]["ok"] and not r["ok"]]
+    print(f"\n## Against {previous_path}\n")
+    for r in current:
+        old = before.get(r["figure"])
+        if old is not None and old["value"] != r["value"]:
+            mark = "REGRESSION" if r in regressions else ("fixed" if r["ok"] and not old["ok"] else "changed")
+            print(f"- {mark}: {r['figure']}: {old['value']} -> {r['value']}")
+    if not regressions:
+        print("no target that was met is missed now")
+    return 1 if regressions else 0
+
+
+def parse_args(argv: list[str]):
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="bench/run.py", description="pulumi-lws speed and size figures: every row a ratio against a floor "
+        "measured in the same run (or a count), with its target. Prints Markdown tables; progress on stderr.")
+    parser.add_argument("--quick", action="store_true", help="every row at small sizes (a smoke test, under a minute)")
+    parser.add_argument("--only", action="append", metavar="NAME", default=[],
+                        help="run only the row NAME, or every row of section NAME (repeatable; see --list)")
+    parser.add_argument("--issue16", action="store_true", help="only the fleet-scale section (as --only scale)")
+    parser.add_argument("--list", action="store_true", help="list the sections and rows, run nothing")
+    parser.add_argument("--json", metavar="PATH", help="also write the rows as a JSON report to PATH ('-': stdout)")
+    parser.add_argument("--compare", metavar="PREVIOUS.json",
+                        help="compare with an earlier --json report: exit 1 if a target met there is missed now")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    chosen = set(args.only) | ({"scale"} if args.issue16 else set())
+    secs = sections()
+    known = {key for key, _, rows in secs} | {name for _, _, rows in secs for name in rows}
+    unknown = sorted(chosen - known)
+    if unknown:
+        print(f"error: unknown row or section: {', '.join(unknown)} (see --list)", file=sys.stderr)
+        return 2
+    if args.list:
+        for key, title, rows in secs:
+            print(f"{key}: {title}")
+            for name in rows:
+                print(f"  {name}")
         return 0
-    print("\n## Earlier figures\n", file=sys.stderr)
-    rows = []
-    for bench in BENCHES:
-        try:
-            rows.append(bench())
-        except Exception as exc:  # a missing piece is reported, not hidden
-            rows.append({"figure": bench.__name__, "value": f"error: {exc}", "target": "", "ok": False})
-        print(f"  {rows[-1]['figure']}: {rows[-1]['value']}", file=sys.stderr)
-    print("\n## Earlier figures\n")
-    print_table(rows)
-    if "--json" in argv:
-        print(json.dumps(scale + rows, indent=2))
-    return 0
+    report: list[dict] = []
+    for key, title, rows in secs:
+        picked = {n: fn for n, fn in rows.items() if not chosen or key in chosen or n in chosen}
+        if not picked:
+            continue
+        print(f"\n## {title}\n", file=sys.stderr)
+        out = [r for name, fn in picked.items() for r in _run_row(name, fn, args.quick)]
+        print(f"\n## {title}\n")
+        print_table(out)
+        report += out
+    if args.json:
+        text = json.dumps({"format": 1, "quick": args.quick, "rows": report}, indent=2)
+        if args.json == "-":
+            print(text)
+        else:
+            pathlib.Path(args.json).write_text(text + "\n", encoding="utf-8")
+    return compare(report, args.compare) if args.compare else 0
 
 
 if __name__ == "__main__":

@@ -249,6 +249,7 @@ def _scale_rows() -> dict[str, Row]:
         "lws-plan-render": lambda q: [S.lws_plan_render(50 if q else 10_000)],
         "lws-reconcile": lambda q: [S.lws_reconcile(50 if q else 10_000)],
         "lws-memory": lambda q: [S.memory_per_group(50 if q else 10_000)],
+        "ms-ds-memory": lambda q: S.memory_per_api(20 if q else 10_000),
         "simulate-lws": lambda q: S.simulate_sizes((5, 10, 20) if q else (100, 1_000, 10_000)),
         "component-vs-bare": lambda q: [S.registration(5 if q else 1_000, repeat=1 if q else 5)],
         "ms-reconcile": lambda q: S.ms_reconcile(10 if q else 10_000),

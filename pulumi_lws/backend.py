@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pulumi_lws.core.ports import Actuator, Observer
+from pulumi_lws.core.ports import Actuator, ClusterError, Observer
 
 NO_CLUSTER_HELP = (
     "For tests and the simulator, install a backend first: `with pulumi_lws.backend.use_backend(observer, actuator):` "
@@ -18,11 +18,13 @@ NO_CLUSTER_HELP = (
     "or set the stack config kubernetes:kubeconfig / kubernetes:context")
 
 
-class NoClusterError(RuntimeError):
-    """No backend is installed and no live cluster can be configured (no kubeconfig, unknown context).
+class NoClusterError(ClusterError):
+    """No backend is installed and no live cluster can be configured (no kubeconfig, an empty or
+    invalid one, unknown context).
 
     Raised by :func:`current_backend` instead of the Kubernetes client's own configuration error,
-    with what to do in either case (``use_backend`` for tests/simulator, a kubeconfig for a cluster).
+    with what to do in either case (``use_backend`` for tests/simulator, a kubeconfig for a cluster);
+    ``__cause__`` is the :class:`~pulumi_lws.cluster.kubeconfig.KubeconfigError` naming the file.
     """
 
 
@@ -53,7 +55,9 @@ def current_backend(*, context: str | None = None, kubeconfig: str | None = None
     The live backend targets the cluster the default pulumi-kubernetes provider would: the
     ``kubeconfig`` (a path or the file's content, like the provider's ``kubernetes:kubeconfig``
     config) or ``KUBECONFIG``/``~/.kube/config``/in-cluster, at ``context`` or the current context.
-    Raises :class:`NoClusterError` (naming what to do) when no such configuration exists.
+    A ``kubeconfig`` without a newline that is not a JSON object is a path, read as a path
+    (:mod:`pulumi_lws.cluster.kubeconfig`). Raises :class:`NoClusterError` (naming the file, the
+    cause and what to do) when no such configuration exists or it cannot be used.
     """
     if _installed:
         return _installed[-1]
@@ -63,7 +67,7 @@ def current_backend(*, context: str | None = None, kubeconfig: str | None = None
 
     try:
         live = LiveCluster.from_kubeconfig(context, kubeconfig=kubeconfig, gang_provider=gang_provider)
-    except (ConfigError, OSError) as exc:
+    except (ClusterError, ConfigError, OSError) as exc:
         where = f" (context {context!r})" if context else ""
         raise NoClusterError(f"pulumi-lws has no cluster to observe{where}: {exc}. {NO_CLUSTER_HELP}") from exc
     return Backend(live, live)

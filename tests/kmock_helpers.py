@@ -55,7 +55,8 @@ class Fault:
     client sends its next request (with ``delay`` > the client's timeout, e.g. :data:`HANG`, the
     client sees a timeout, and the test does not wait the delay out). ``applied``: the request takes effect first (the write landed, its answer was lost:
     the outcome is unknown to the client). ``retry_after`` sets the ``Retry-After`` header.
-    ``times=None``: every matching request fails.
+    ``times=None``: every matching request fails. ``body``: answer that text (``content_type``)
+    instead of a ``Status`` object — a proxy's page or garbage where the API server's JSON belongs.
     """
 
     method: str
@@ -67,6 +68,8 @@ class Fault:
     delay: float = 0.0
     applied: bool = False
     times: int | None = 1
+    body: str | None = None
+    content_type: str = "text/html"
     hits: int = field(default=0, init=False)
 
     def matches(self, method: str, path: str) -> bool:
@@ -76,6 +79,8 @@ class Fault:
 
     def response(self) -> aiohttp.web.Response:
         headers = {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
+        if self.body is not None:
+            return aiohttp.web.Response(text=self.body, status=self.status, content_type=self.content_type, headers=headers)
         details: dict[str, Any] = {"retryAfterSeconds": self.retry_after} if self.retry_after is not None else {}
         return aiohttp.web.json_response({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
                                           "code": self.status, "reason": self.reason, "message": self.message,

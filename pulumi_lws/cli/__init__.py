@@ -5,7 +5,9 @@ process exit status (:mod:`pulumi_lws.cli.exit_codes`).
 
 Invariant: :func:`main` never lets a traceback reach the user. Errors in user input
 (:class:`SpecError`, unreadable files, YAML errors) exit 2 with one ``error:`` line on stderr;
-argparse usage errors exit 2 as argparse does; a closed standard output (``| head``) exits 141
+argparse usage errors exit 2 as argparse does; a cluster that cannot be reached, read or
+written (:class:`~pulumi_lws.core.ports.ClusterError`: kubeconfig, connection, TLS, HTTP error,
+malformed answer, timeout) exits 4 with one line naming the server or file; a closed standard output (``| head``) exits 141
 silently; Ctrl-C exits 130 with one line; any other exception is an internal error: exit 3 with
 one line, and the traceback only when ``PULUMI_LWS_DEBUG`` is set.
 """
@@ -57,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: --help/--version (0) and usage errors (2)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else X.BAD_INPUT)
     except Exception as exc:  # noqa: BLE001 - the one place that turns any exception into an exit status
+        from pulumi_lws.core.ports import ClusterError
+
+        if isinstance(exc, ClusterError):  # the message names the server or the kubeconfig file and the cause
+            print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+            return X.UNREACHABLE
         known = user_error(exc)
         if known is not None:
             print(f"error: {known}", file=sys.stderr)

@@ -15,7 +15,10 @@ NOT_CONVERGED = 1
 BAD_INPUT = 2
 #: an unexpected exception inside pulumi-lws (one line on stderr; PULUMI_LWS_DEBUG=1 adds the traceback)
 INTERNAL_ERROR = 3
-#: ``status``: the cluster could not be reached or read (no kubeconfig, unknown context, connection refused)
+#: any command that talks to a cluster (``status``, ``rollback``, ``rollout``): it could not be reached,
+#: read or written — a missing/empty/invalid kubeconfig, unknown context, refused connection, TLS
+#: error, HTTP error (401, 403, 5xx after retries), malformed response, timeout — one line naming
+#: the server or the file and the cause
 UNREACHABLE = 4
 #: ``rollout``: a workload passed its progress deadline (``Progressing=False``, ``ProgressDeadlineExceeded``)
 DEADLINE_EXCEEDED = 5
@@ -34,7 +37,7 @@ TABLE = (
     (NOT_CONVERGED, "rollout blocked, invariant violated, or not converged"),
     (BAD_INPUT, "bad input (manifest, scenario, file, command-line usage)"),
     (INTERNAL_ERROR, "internal error (please report)"),
-    (UNREACHABLE, "status: the cluster could not be reached or read"),
+    (UNREACHABLE, "the cluster could not be reached, read or written (kubeconfig, connection, TLS, HTTP, timeout)"),
     (DEADLINE_EXCEEDED, "rollout: a workload passed its progress deadline (ProgressDeadlineExceeded)"),
     (PAUSED, "rollout: a workload is paused (pulumi-lws.io/paused)"),
     (INTERRUPTED, "interrupted (Ctrl-C)"),

@@ -12,7 +12,9 @@ change, so mid-rollout only the groups that had already left the old revision mo
 the same budgets (docs/rollout-control.md).
 
 Exit status: 0 printed (or written); 1 nothing to roll back to (no other revision recorded);
-2 bad input (file, manifest, a document that cannot be located for ``--apply``).
+2 bad input (file, manifest, a document that cannot be located for ``--apply``); 4 the cluster
+could not be used (kubeconfig, connection, TLS, HTTP error, malformed answer, timeout: one line
+naming the server or the file and the cause, :func:`pulumi_lws.cli.main`).
 """
 from __future__ import annotations
 
@@ -117,7 +119,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--name", help="the workload's metadata.name when the file holds several")
     p.add_argument("--apply", action="store_true", help="write the change into the manifest file")
     p.add_argument("--context", help="kube context (default: the current one)")
-    p.add_argument("--kubeconfig", help="kubeconfig path or content (default: KUBECONFIG / ~/.kube/config)")
+    p.add_argument("--kubeconfig", help="kubeconfig file path (default: KUBECONFIG / ~/.kube/config)")
+    p.add_argument("--attempts", type=int, default=3, help="tries per API request before the cluster counts as "
+                                                           "unreachable (default 3)")
     p.set_defaults(handler=run)
 
 
@@ -129,6 +133,10 @@ def run(args: argparse.Namespace) -> int:
         raise SpecError("manifest", None, [FieldError("--apply", "needs a manifest file, not standard input")])
     gang = "volcano" if doc.kind == "ModelServing" else "kubernetes"
     backend = current_backend(context=args.context, kubeconfig=args.kubeconfig, gang_provider=gang)
+    if hasattr(backend.observer, "retry"):  # the live backend (an installed test backend has none)
+        from pulumi_lws.cluster.resilience import RetryPolicy
+
+        backend.observer.retry = RetryPolicy(attempts=max(1, args.attempts))
     try:
         previous, rolled_back, target = plan_rollback(doc, backend.observer)
     except NoPreviousRevision as exc:

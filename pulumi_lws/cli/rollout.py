@@ -15,7 +15,9 @@ Stop conditions, first match wins (exit status, README "Exit codes"):
 * a workload reports ``ProgressDeadlineExceeded`` (its ``Progressing=False`` condition) -> 5;
 * a workload is paused (``pulumi-lws.io/paused``) -> 6: resume it, then run again;
 * the same blocker ``patience`` times in a row -> 1;
-* ``max_stages`` runs (unless ``until_complete``) or ``timeout`` seconds elapsed -> 1.
+* ``max_stages`` runs (unless ``until_complete``) or ``timeout`` seconds elapsed -> 1;
+* an ``up`` fails on a cluster fault (a component's ``cluster error:``: kubeconfig, connection,
+  TLS, HTTP error, malformed answer, timeout) -> 4, one line naming the server or the file.
 """
 from __future__ import annotations
 
@@ -183,7 +185,9 @@ each run it shows the stage, groups updated/ready/total, the rollout's elapsed t
 seconds and runs the next stage as soon as something changed, at most --interval seconds later.
 Exit status: 0 complete; 1 blocked (--patience times), or --max-stages / --timeout reached;
 2 the Pulumi CLI is not on PATH (use pulumi-lws simulate to see a rollout without a cluster);
-5 a workload passed its progress deadline (ProgressDeadlineExceeded); 6 a workload is paused.
+4 a pulumi up failed on a cluster fault (kubeconfig, connection, TLS, HTTP error, malformed
+answer, timeout); 5 a workload passed its progress deadline (ProgressDeadlineExceeded); 6 a
+workload is paused.
 """
 
 
@@ -206,15 +210,40 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
     """Defaults shown after every option; the description's paragraphs kept as written."""
 
 
-def run(args: argparse.Namespace) -> int:
-    if shutil.which("pulumi") is None:
+def cluster_fault(exc: BaseException) -> str | None:
+    """The one-line cluster fault a failed ``pulumi up`` reports, or None (another failure).
+
+    A component fails ``up`` with ``NAME: cluster error: MESSAGE`` (:data:`~pulumi_lws.core.ports.CLUSTER_ERROR`);
+    the Automation API's ``CommandError`` carries the engine's output, where that line appears
+    after ``error:`` (and may be repeated by the engine's summary): the first one is returned."""
+    from pulumi_lws.core.ports import CLUSTER_ERROR, ClusterError
+
+    if isinstance(exc, ClusterError):
+        return " ".join(str(exc).split())
+    for line in str(exc).splitlines():
+        if CLUSTER_ERROR in line:
+            text = line.strip()
+            text = text[len("error:"):].strip() if text.startswith("error:") else text
+            return " ".join(text.split())
+    return None
+
+
+def run(args: argparse.Namespace, *, stack_factory: Callable[[str, str], StackLike] | None = None) -> int:
+    if stack_factory is None and shutil.which("pulumi") is None:
         print("error: `pulumi-lws rollout` drives `pulumi up` through the Automation API and needs the Pulumi CLI "
               "on PATH (https://www.pulumi.com/docs/install/). Without it, run `pulumi-lws simulate` instead.",
               file=sys.stderr)
         return X.BAD_INPUT
-    stack = AutomationStack(args.stack, args.cwd)
+    stack = (stack_factory or AutomationStack)(args.stack, args.cwd)
     display = Display(sys.stdout)
-    result = drive(stack, max_stages=args.max_stages, interval=args.interval, patience=args.patience,
-                   until_complete=args.until_complete, timeout=args.timeout, poll=args.poll, display=display)
+    try:
+        result = drive(stack, max_stages=args.max_stages, interval=args.interval, patience=args.patience,
+                       until_complete=args.until_complete, timeout=args.timeout, poll=args.poll, display=display)
+    except Exception as exc:  # a failed `pulumi up`: a cluster fault is exit 4 with its one line
+        fault = cluster_fault(exc)
+        if fault is None:
+            raise
+        print(f"error: {fault}", file=sys.stderr)
+        return X.UNREACHABLE
     display.line(result.reason + (f": {result.blocker}" if result.blocker else ""))
     return result.exit_code

@@ -1,7 +1,8 @@
 """``pulumi-lws status [-n NS] [MANIFEST ...] [--watch] [--format table|markdown|json]``.
 
 Reads the live cluster — the same rules as the component's default provider: ``--kubeconfig``
-(a path or the file's content, like ``kubernetes:kubeconfig``) and ``--context`` (like
+(a path, read as a path; text with a newline or a JSON object is the file's content, like
+``kubernetes:kubeconfig``) and ``--context`` (like
 ``kubernetes:context``), else ``KUBECONFIG`` / ``~/.kube/config`` / in-cluster at the current
 context (:func:`pulumi_lws.backend.current_backend`) — and prints, for each modelled workload of
 the namespace, the current stage table, the blocker and what the next ``pulumi up`` would do.
@@ -21,7 +22,8 @@ until every workload is complete or ``--timeout`` seconds passed.
 
 Exit status: 0 printed (every workload complete or progressing), 1 a workload is blocked (or
 ``--watch`` timed out before completion), 2 bad input (manifest, arguments), 4 the cluster could
-not be reached or read (one ``error:`` line naming the context).
+not be reached or read (one ``error:`` line naming the context and server, or the kubeconfig
+file, and the cause).
 """
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                     "`pulumi up` would do. Needs no Pulumi CLI.")
     parser.add_argument("manifests", nargs="*", metavar="MANIFEST", help="workload manifest files (the spec source)")
     parser.add_argument("-n", "--namespace", default="default", help="namespace (default: default)")
-    parser.add_argument("--kubeconfig", help="kubeconfig path or content (default: KUBECONFIG, ~/.kube/config, in-cluster)")
+    parser.add_argument("--kubeconfig", help="kubeconfig file path (default: KUBECONFIG, ~/.kube/config, in-cluster)")
     parser.add_argument("--context", help="kube context (default: the current one)")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--watch", action="store_true", help="refresh on change until complete or --timeout")
@@ -73,13 +75,8 @@ class Unreachable(RuntimeError):
 
 def backend_for(args: argparse.Namespace, gang_provider: str) -> Any:
     """The component's backend for these flags (an installed test backend wins, as for the component)."""
-    import os
-
     from pulumi_lws.backend import NoClusterError, current_backend
 
-    path = args.kubeconfig
-    if path and "\n" not in path and not path.lstrip().startswith("{") and not os.path.exists(os.path.expanduser(path)):
-        raise Unreachable(f"--kubeconfig {path}: no such file (pass a kubeconfig path or its content)")
     try:
         backend = current_backend(context=args.context, kubeconfig=args.kubeconfig, gang_provider=gang_provider)
     except NoClusterError as exc:
@@ -110,16 +107,9 @@ def custom_resources(observer: Any, workload: Workload, namespace: str) -> list[
     if hasattr(observer, "client"):  # live: one LIST through the generic resource
         from lightkube.generic_resource import create_namespaced_resource
 
-        from pulumi_lws.cluster.live import status_code, to_plain
-
         group, version = workload.api_version.split("/")
         res = create_namespaced_resource(group, version, workload.kind, workload.upstream.plural)
-        try:
-            return [to_plain(o, workload.kind) for o in observer.client.list(res, namespace=namespace)]
-        except Exception as exc:
-            if status_code(exc) == 404:
-                return []
-            raise
+        return observer.list_resource(workload.kind, res, namespace)
     if hasattr(observer, "store"):  # the embedded cluster
         return observer.list(workload.kind, namespace)
     return []
@@ -189,6 +179,10 @@ def snapshot_views(args: argparse.Namespace, targets: Callable[[], list[Target]]
     except Unreachable:
         raise
     except Exception as exc:
+        from pulumi_lws.core.ports import ClusterError
+
+        if isinstance(exc, ClusterError):  # its message names the server or the kubeconfig file
+            raise Unreachable(str(exc)) from exc
         if _cluster_failure(exc):
             raise Unreachable(f"cannot read the cluster (context {args.context or 'the current one'}): {exc}") from exc
         raise

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import datetime
 import logging
-import os
 from typing import Any, Callable, Mapping, Sequence
 
-import yaml
+import httpx2 as httpx
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.generic_resource import create_namespaced_resource
@@ -39,6 +38,7 @@ from lightkube.resources.core_v1 import Node, Pod, Service
 from lightkube.resources.scheduling_v1beta1 import PodGroup, Workload
 from lightkube.types import PatchType
 
+from pulumi_lws.cluster import kubeconfig as kubeconfig_source
 from pulumi_lws.cluster import settle
 from pulumi_lws.cluster.patches import (  # also imported from here by callers and tests
     condition_patch,
@@ -99,12 +99,14 @@ def _lightkube_labels(selector: Mapping[str, str | None]) -> dict[str, Any]:
 
 
 def load_kubeconfig(kubeconfig: str | None) -> KubeConfig:
-    """A kubeconfig from a path or inline content (YAML or JSON); None: the environment's."""
-    if not kubeconfig:
-        return KubeConfig.from_env()
-    if "\n" not in kubeconfig and os.path.exists(os.path.expanduser(kubeconfig)):
-        return KubeConfig.from_file(os.path.expanduser(kubeconfig))
-    return KubeConfig.from_dict(yaml.safe_load(kubeconfig))
+    """A kubeconfig from a path or inline content (YAML or JSON); None: the environment's
+    (:func:`pulumi_lws.cluster.kubeconfig.load`; raises its KubeconfigError)."""
+    return kubeconfig_source.load(kubeconfig)[0]
+
+
+#: seconds every request of a client built by :meth:`LiveCluster.from_kubeconfig` may take (a
+#: slow or hung API server is then a timeout, retried, then one error; lightkube's default is 10)
+REQUEST_TIMEOUT = 10.0
 
 
 class LiveCluster:
@@ -119,6 +121,13 @@ class LiveCluster:
         self.retry = retry or RetryPolicy()
         #: the kube context every error names (default: the client's configured context)
         self.context = context or getattr(getattr(client, "config", None), "context_name", None) or "?"
+        #: the API server URL every error names with the context
+        self.server = kubeconfig_source.server_of(getattr(client, "config", None))
+
+    @property
+    def where(self) -> str:
+        """``cluster context 'NAME' at URL``: the cluster every error message names."""
+        return f"cluster context {self.context!r}" + (f" at {self.server}" if self.server != "?" else "")
 
     @classmethod
     def from_kubeconfig(cls, context: str | None = None, *, kubeconfig: str | None = None,
@@ -126,9 +135,14 @@ class LiveCluster:
         """The cluster of ``context`` (default: the current one) in ``kubeconfig`` (a path or the
         file's YAML/JSON content, as the provider's ``kubernetes:kubeconfig`` accepts), else in
         ``KUBECONFIG`` / ``~/.kube/config`` / the in-cluster config."""
-        config = load_kubeconfig(kubeconfig)
-        single = config.get(context_name=context) if context else config
-        return cls(Client(config=single, field_manager=FIELD_MANAGER), gang_provider=gang_provider)
+        config, source = kubeconfig_source.load(kubeconfig)
+        single = kubeconfig_source.select(config, source, context)
+        try:  # the client loads certificates and keys now: a bad one is the kubeconfig's fault
+            client = Client(config=single, field_manager=FIELD_MANAGER, timeout=httpx.Timeout(REQUEST_TIMEOUT))
+        except Exception as exc:  # noqa: BLE001 - lightkube/ssl raise many types; one message names the file
+            raise kubeconfig_source.KubeconfigError(
+                source, f"context {single.context_name!r} cannot be used ({type(exc).__name__}: {exc})") from exc
+        return cls(client, gang_provider=gang_provider)
 
     # ---- Observer --------------------------------------------------------------------------
     def observe(self, scope: Scope) -> Snapshot:
@@ -142,6 +156,11 @@ class LiveCluster:
         if scope.nodes:
             objs += self._list("Node", Node)
         return Snapshot.of(objs, now=self._now())
+
+    def list_resource(self, kind: str, res: Any, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Every object of ``res`` (a lightkube resource class, e.g. a generic CR) in
+        ``namespace``, with the observer's retries and errors ([] when the API is not served)."""
+        return self._list(kind, res, **({"namespace": namespace} if namespace else {}))
 
     def _list(self, kind: str, res: Any, **kwargs: Any) -> list[dict[str, Any]]:
         """Every object of one LIST (all pages), retried on transient failures; a LIST that still
@@ -157,7 +176,7 @@ class LiveCluster:
         except Exception as exc:  # lightkube raises ApiError, httpx errors or timeouts
             if status_code(exc) == 404:  # API not served by this cluster: nothing of this kind
                 return []
-            raise ObserveError(f"observe failed: {where} on cluster context {self.context!r}: {describe_failure(exc)}"
+            raise ObserveError(f"observe failed: {where} on {self.where}: {describe_failure(exc)}"
                                f"{self._attempts_note(exc)}; nothing was planned from the partial read "
                                "(the next `pulumi up` observes again)") from exc
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
@@ -205,7 +224,7 @@ class LiveCluster:
             if is_stale_precondition(exc):
                 return (f"skipped {action.describe()}: HTTP {code}, the object changed since it was observed "
                         "(uid/resourceVersion/test precondition; the next reconcile re-plans)")
-            raise ActionError(f"{target} failed on cluster context {self.context!r}: {describe_failure(exc)}"
+            raise ActionError(f"{target} failed on {self.where}: {describe_failure(exc)}"
                               f"{self._attempts_note(exc)}", action=action, status=code) from exc
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
@@ -314,7 +333,7 @@ class LiveCluster:
                 return False
             if code in (401, 403):
                 return None
-            raise
+            raise ClusterError(f"GET CustomResourceDefinition {name} on {self.where}: {describe_failure(exc)}") from exc
 
     # ---- Events (pulumi_lws.core.events.EventSink) -------------------------------------------
     def list_events(self, namespace: str, selector: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -339,7 +358,7 @@ class LiveCluster:
                 continue
             except Exception as exc:  # lightkube raises ApiError, httpx errors or timeouts
                 if status_code(exc) != 409:
-                    raise ClusterError(f"{head} on cluster context {self.context!r}: {describe_failure(exc)}") from exc
+                    raise ClusterError(f"{head} on {self.where}: {describe_failure(exc)}") from exc
             if not event.bump:
                 continue
             existing = to_plain(self.client.get(Event, event.name, namespace=namespace), "Event")

@@ -140,9 +140,29 @@ def describe_failure(exc: BaseException) -> str:
         return f"HTTP {code}" + (f" {reason}" if reason else "") + (f": {message}" if message else "")
     if isinstance(exc, httpx.TimeoutException):
         return f"timed out ({type(exc).__name__}; no HTTP status)"
+    if isinstance(exc, httpx.ConnectError) and _is_tls(exc):
+        return f"TLS handshake failed ({type(exc).__name__}: {exc}; no HTTP status)"
     if isinstance(exc, httpx.TransportError):
         return f"connection failed ({type(exc).__name__}: {exc}; no HTTP status)"
-    return f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, (ValueError, TypeError, KeyError, AttributeError)):  # a body that is no Kubernetes object
+        return f"malformed response ({type(exc).__name__}: {_one_line(exc)})"
+    return f"{type(exc).__name__}: {_one_line(exc)}"
+
+
+def _is_tls(exc: BaseException) -> bool:
+    """A connection refused by TLS (handshake, certificate), by the message or the cause's type."""
+    import ssl
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError) or "SSL" in str(seen) or "CERTIFICATE" in str(seen).upper():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]
 
 
 class _wait_for_server(wait_base):

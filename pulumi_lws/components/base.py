@@ -33,7 +33,7 @@ from pulumi_lws.components.lifecycle import (
     with_dependencies,
 )
 from pulumi_lws.components.registration import register_children
-from pulumi_lws.core.ports import ActionError, ObserveError
+from pulumi_lws.core.ports import CLUSTER_ERROR, ActionError, ClusterError
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled, Workload
@@ -84,12 +84,12 @@ class WorkloadComponent(pulumi.ComponentResource):
     def _reconcile(self, name: str, workload: Workload, spec: Any, options: Any, *,
                    gang_provider: str = "kubernetes") -> tuple[Snapshot, Reconciled, list[str]]:
         """Observe, plan one stage, register its objects and run (or, in preview, list) its actions."""
-        self._backend: Backend = current_backend(**kubernetes_provider_settings(), gang_provider=gang_provider)
         scope = workload.scope(spec)
-        try:
+        try:  # no kubeconfig, or nothing is planned from a partial read: one line, no traceback
+            self._backend: Backend = current_backend(**kubernetes_provider_settings(), gang_provider=gang_provider)
             snapshot = self._backend.observer.observe(scope)
-        except ObserveError as exc:  # nothing is planned from a partial read; one line, no traceback
-            raise pulumi.RunError(f"{name}: {exc}") from exc
+        except ClusterError as exc:
+            raise pulumi.RunError(f"{name}: {CLUSTER_ERROR}{exc}") from exc
         result = workload.reconcile(spec, snapshot, options)
         namespace, _ = workload.identity(spec)
         inputs = self._inputs
@@ -125,7 +125,7 @@ class WorkloadComponent(pulumi.ComponentResource):
         except ActionError as exc:  # the applied ones are logged, the error names the failed one and lists them
             for line in exc.applied:
                 pulumi.log.info(redact(line), resource=self)
-            raise pulumi.RunError(redact(f"{self._name}: {exc}")) from exc
+            raise pulumi.RunError(redact(f"{self._name}: {CLUSTER_ERROR}{exc}")) from exc
         results = [redact(line) for line in executed]
         for line in results:
             pulumi.log.info(line, resource=self)

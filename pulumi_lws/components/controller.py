@@ -29,7 +29,7 @@ import pulumi
 
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.events import WorkloadRef, report_events
-from pulumi_lws.core.ports import ClusterError
+from pulumi_lws.core.ports import CLUSTER_ERROR, ClusterError
 from pulumi_lws.core.workload import Workload
 
 OPERATOR_FREE, CONTROLLER = "operator-free", "controller"
@@ -151,7 +151,10 @@ def register_custom_resource(component: pulumi.ComponentResource, name: str, wor
     from pulumi_lws.components.base import _stage_listeners
     from pulumi_lws.components.registration import register_manifest
 
-    snapshot = backend.observer.observe(workload.scope(spec))
+    try:
+        snapshot = backend.observer.observe(workload.scope(spec))
+    except ClusterError as exc:  # nothing is planned from a partial read
+        raise pulumi.RunError(f"{name}: {CLUSTER_ERROR}{exc}") from exc
     result = workload.reconcile(spec, snapshot, options)
     inputs = getattr(component, "_inputs", None)  # what the base's reconcile also records
     component.assumptions = inputs.notes(creating=len(snapshot) == 0) if inputs is not None else []
@@ -190,8 +193,11 @@ def checked_backend(mode: str, workload: Workload, spec: Any, *, gang_provider: 
     :class:`ControllerNotInstalledError` before anything is registered). Operator-free: None."""
     if mode != CONTROLLER:
         return None
-    backend = controller_backend(gang_provider)
-    check_controller(workload, spec, backend.observer)
+    try:  # no kubeconfig, an unreachable or failing server: one line, no traceback
+        backend = controller_backend(gang_provider)
+        check_controller(workload, spec, backend.observer)
+    except ClusterError as exc:
+        raise pulumi.RunError(f"{workload.identity(spec)[1]}: {CLUSTER_ERROR}{exc}") from exc
     return backend
 
 

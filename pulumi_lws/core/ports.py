@@ -66,7 +66,14 @@ class Actuator(Protocol):
 
 class ClusterError(RuntimeError):
     """A backend could not read or change the cluster. The message names the resource or the
-    action, the cluster (context) and the HTTP status when there was one."""
+    action, the cluster (context and server) or the kubeconfig file, and the cause (the HTTP
+    status when there was one). The CLI exits 4 on it; a component fails ``pulumi up`` with
+    ``NAME: cluster error: MESSAGE`` (:data:`CLUSTER_ERROR`), one line."""
+
+
+#: the words a component's ``pulumi up`` failure puts before a ClusterError's message, so a
+#: driver reading only the engine's output (``pulumi-lws rollout``) can tell a cluster fault
+CLUSTER_ERROR = "cluster error: "
 
 
 class ObserveError(ClusterError):

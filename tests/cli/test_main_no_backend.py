@@ -3,6 +3,7 @@ one clear error naming what to do (``use_backend`` for tests/simulator, a kubeco
 ``kubernetes:context`` for a real cluster), not the Kubernetes client's raw ``ConfigError``."""
 from __future__ import annotations
 
+import pulumi
 import pytest
 
 from pulumi_lws.backend import NoClusterError, current_backend
@@ -20,12 +21,14 @@ def no_kubeconfig(monkeypatch, tmp_path):
 def test_component_without_backend_names_what_to_do(mocks, no_kubeconfig) -> None:
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
 
-    with pytest.raises(NoClusterError) as caught:
+    with pytest.raises(pulumi.RunError) as caught:  # one line for the engine, no traceback
         LeaderWorkerSet("llm", {"replicas": 1, "size": 2, "worker_template": WORKER})
     message = str(caught.value)
-    assert "no cluster to observe" in message and "missing-kubeconfig" in message
+    assert message.startswith("llm: cluster error: pulumi-lws has no cluster to observe")
+    assert "missing-kubeconfig: no such file" in message and "\n" not in message
     assert "use_backend" in message and "kubernetes:kubeconfig" in message and "kubernetes:context" in message
-    assert type(caught.value.__cause__).__name__ == "ConfigError"  # the client's error stays reachable
+    assert isinstance(caught.value.__cause__, NoClusterError)
+    assert type(caught.value.__cause__.__cause__).__name__ == "KubeconfigError"  # names the file and the cause
     assert not [a for a in mocks.registered if a.typ.startswith("kubernetes:")]  # nothing declared
 
 

@@ -243,7 +243,7 @@ async def test_an_error_names_the_action_context_status_and_the_applied_actions(
 
     err = raised.value
     message = str(err)
-    assert message.startswith(f"{verb} {case.action.kind}/{NS}/{case.action.name} failed on cluster context 'kmock': ")
+    assert message.startswith(f"{verb} {case.action.kind}/{NS}/{case.action.name} failed on {cluster.where}: ")
     assert shown in message and "action 2 of 3" in message and "not run: 1 later action(s)" in message
     assert err.action == case.action and err.status == fault["status"]
     assert len(err.applied) == 1 and err.applied[0].startswith("label Pod/demo-0") and err.applied[0] in message
@@ -275,5 +275,5 @@ async def test_an_action_on_a_recreated_object_is_skipped_by_its_uid_guard(kmock
 async def test_a_validation_422_is_an_error_not_a_skip(kmock):
     seed(kmock)
     kmock.inject(Fault("PATCH", POD, 422, reason="Invalid", message='Pod "demo-1" is invalid: metadata.labels: Invalid value'))
-    with pytest.raises(ActionError, match=r"label Pod/serving/demo-1 failed on cluster context 'kmock': HTTP 422 Invalid"):
+    with pytest.raises(ActionError, match=r"label Pod/serving/demo-1 failed on cluster context 'kmock' at http://127.0.0.1:\d+: HTTP 422 Invalid"):
         await asyncio.to_thread(live(kmock, []).execute, NS, [VERBS["label"].action])

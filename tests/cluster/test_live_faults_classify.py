@@ -103,12 +103,12 @@ def _unreachable() -> LiveCluster:
 
 def test_an_unreachable_api_server_fails_the_observe_naming_the_list_and_context():
     with pytest.raises(ObserveError, match=r"^observe failed: LIST StatefulSet in namespace ns selected by "
-                                           r"leaderworkerset.sigs.k8s.io/name=demo on cluster context 'kmock': "
+                                           r"leaderworkerset.sigs.k8s.io/name=demo on cluster context 'kmock' at http://127.0.0.1:9: "
                                            r"connection failed \(ConnectError.*\(gave up after 5 attempts\)"):
         _unreachable().observe(lws_scope("ns", "demo"))
 
 
 def test_an_unreachable_api_server_fails_the_action_naming_it():
-    with pytest.raises(ActionError, match=r"^label Pod/ns/p failed on cluster context 'kmock': connection failed") as raised:
+    with pytest.raises(ActionError, match=r"^label Pod/ns/p failed on cluster context 'kmock' at http://127.0.0.1:9: connection failed") as raised:
         _unreachable().execute("ns", [Action("label", "Pod", "p", {"labels": {"a": "b"}})])
     assert raised.value.applied == () and raised.value.status is None

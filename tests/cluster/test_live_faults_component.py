@@ -58,7 +58,7 @@ def test_a_failed_action_fails_the_update_naming_it_and_logs_the_applied_ones(mo
         LeaderWorkerSet("demo", ARGS)
 
     message = str(raised.value)
-    assert message.startswith("demo: delete Pod/serving/demo-1 failed on cluster context 'prod': HTTP 500")
+    assert message.startswith("demo: cluster error: delete Pod/serving/demo-1 failed on cluster context 'prod': HTTP 500")
     assert "[action 2 of 3; applied before it: label Pod/demo-0: step=pre; not run: 1 later action(s);" in message
     assert "label Pod/demo-0: step=pre" in logged  # logged on the component although the update failed
     assert not any("demo-2" in line for line in logged)
@@ -95,7 +95,7 @@ def test_a_failed_observe_fails_the_update_in_one_line_before_anything_is_regist
     fresh_mock_runtime(Recording(), preview=False)
     with use_backend(FailingObserver(), FailingSecondActuator()), pytest.raises(pulumi.RunError) as raised:
         LeaderWorkerSet("demo", ARGS)
-    assert str(raised.value).startswith("demo: observe failed: LIST StatefulSet in namespace 'serving'")
+    assert str(raised.value).startswith("demo: cluster error: observe failed: LIST StatefulSet in namespace 'serving'")
     assert "\n" not in str(raised.value)
     assert not [t for t in registered if t.startswith("kubernetes:")]  # no child of a partial read
 

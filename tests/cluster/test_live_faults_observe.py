@@ -173,6 +173,6 @@ async def test_a_failed_list_fails_the_observe_naming_the_list_and_context(kmock
     message = str(raised.value)
     selector = ",".join(k if v is None else f"{k}={v}" for k, v in sorted(scope.selector_for(kind).items()))
     where = "LIST Node" if kind == "Node" else f"LIST {kind} in namespace {NS} selected by {selector}"
-    assert message.startswith(f"observe failed: {where} on cluster context 'kmock': {shown}"), message
+    assert message.startswith(f"observe failed: {where} on cluster context 'kmock' at {str(kmock.url).rstrip('/')}: {shown}"), message
     assert "nothing was planned from the partial read" in message
     await _next_reconcile_converges(kmock, api, spec, objects, summary)

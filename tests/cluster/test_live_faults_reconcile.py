@@ -78,7 +78,7 @@ async def test_after_a_failed_action_the_next_reconcile_plans_only_what_is_missi
 
     with pytest.raises(ActionError) as raised:
         await asyncio.to_thread(reconcile, cluster)
-    assert str(raised.value).startswith(f"label Pod/{NS}/lws-0-1 failed on cluster context 'kmock': HTTP 503")
+    assert str(raised.value).startswith(f"label Pod/{NS}/lws-0-1 failed on cluster context 'kmock' at {cluster.server}: HTTP 503")
     applied = raised.value.applied
     assert len(applied) == 1 and applied[0].startswith("label Pod/lws-0: ") and applied[0] in str(raised.value)
 

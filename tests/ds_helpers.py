@@ -145,6 +145,7 @@ class ChildObs:
     ready: set = field(default_factory=set)     # group keys ready (module docstring)
     images: set = field(default_factory=set)
     nodes: dict = field(default_factory=dict)   # group index -> node names of its pods
+    replaces: str | None = None  # the leader workload's replaces-revisions annotation (still rolling)
 
 
 @dataclass
@@ -201,6 +202,7 @@ def read(cluster: SimCluster, name: str = NAME, namespace: str = NS) -> dict[tup
         meta = sts["metadata"]
         if meta["name"] == c.name:  # the leader StatefulSet
             c.leader_terminating = is_deleting(sts)
+            c.replaces = (meta.get("annotations") or {}).get(DL.REPLACES)
             if not c.leader_terminating:
                 c.spec_replicas = int((meta.get("annotations") or {}).get(REPLICAS_ANNOTATION, sts["spec"].get("replicas", 0)))
         else:
@@ -213,6 +215,7 @@ def read(cluster: SimCluster, name: str = NAME, namespace: str = NS) -> dict[tup
         c = child(dep)
         if c is not None and dep["metadata"]["name"] == c.name:
             c.leader_terminating = is_deleting(dep)
+            c.replaces = (dep["metadata"].get("annotations") or {}).get(DL.REPLACES)
             c.spec_replicas = 0 if c.leader_terminating else int(dep["spec"].get("replicas") or 0)
     for pod in cluster.list("Pod", namespace, {DL.NAME: name}):
         c, gk = child(pod), _group(pod)
@@ -392,7 +395,15 @@ class Bounds:
             c = o[(s, r)].children.get(target) if (s, r) in o else None
             return len(c.ready) if c else 0
 
+        def rolling(o, s) -> bool:
+            """An old revision still runs, or the target children still replace one (the
+            barrier holds only then: a scale-up outside a rollout is immediate, as upstream)."""
+            return any((rev != target and (c.spec_replicas or c.live)) or (rev == target and c.replaces)
+                       for r in roles if (s, r) in o for rev, c in o[(s, r)].children.items())
+
         for s in range(slices):
+            if not rolling(self.prev, s):
+                continue
             grew = [r for r in roles if new_spec(obs, s, r) > new_spec(self.prev, s, r)]
             # a role whose new child was just created (0 before) has nothing to wait for
             short = [r for r in roles if new_ready(obs, s, r) < new_spec(self.prev, s, r)]

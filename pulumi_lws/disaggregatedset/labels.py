@@ -19,6 +19,11 @@ APP = "app"
 
 # annotations
 INITIAL_REPLICAS = f"{PREFIX}/initial-replicas"
+#: pulumi-lws's (upstream has none): on the target revision's children while they replace older
+#: revisions of the slice, naming them (comma-separated, sorted); removed once every role's
+#: target child is at its target and ready. It tells a rollout's catch-up after an early full
+#: drain (the barrier holds) from a scale-up outside a rollout (applied at once, as upstream)
+REPLACES = "pulumi-lws.io/replaces-revisions"
 
 # env (pulumi-lws)
 ENV_NAME = "DISAGGREGATEDSET_NAME"

@@ -39,6 +39,8 @@ Readings (pure; no planner, no LWS model needed):
   LWS renderer carries from the child LWS metadata onto the leader StatefulSet/Deployment
   (recorded in the cluster, not in a journal); None when absent or not a decimal integer
   (upstream ``strconv.Atoi`` fails: no baseline);
+* ``replaces``: pulumi-lws's ``pulumi-lws.io/replaces-revisions`` annotation, carried the same
+  way: the target child is catching up on a rollout from those revisions (None when absent);
 * ``created``: the earliest ``creationTimestamp`` of the child's objects (epoch seconds; None when
   none carries one) — upstream orders revisions by their children's creation (newest first) and
   the progress deadline runs from it;
@@ -142,6 +144,7 @@ class ChildState:
     hash_mode: bool = False  # the leader workload is a Deployment (groupIdentity Hash)
     workload: bool = True  # the leader StatefulSet / Deployment is observed
     live: int | None = None  # groups running (module docstring); None: not read
+    replaces: str | None = None  # the replaces-revisions annotation (module docstring); None: absent
 
     @property
     def key(self) -> str:
@@ -213,12 +216,13 @@ def observe_child(ds_name: str, name: str, part: Snapshot) -> ChildState | None:
     target = labels_of(workload).get(L.TEMPLATE_REVISION_HASH, "") if workload is not None else ""
     counts = count_groups(part, name, _template_size(workload), target, hash_mode)
     initial = parse_initial_replicas(annotations_of(workload).get(DL.INITIAL_REPLICAS)) if workload is not None else None
+    replaces = (annotations_of(workload).get(DL.REPLACES) or None) if workload is not None else None
     deleting = is_deleting(workload) if workload is not None else all(is_deleting(o) for o in objs)
     live = 0 if deleting else max(counts.live, counts.replicas)
     return ChildState(name=name, role=role, slice=slice_index, revision=revision, replicas=replicas,
                       ready=counts.available, initial_replicas=initial, created=_earliest_creation(objs),
                       being_deleted=deleting, updated=counts.updated, hash_mode=hash_mode,
-                      workload=workload is not None, live=live)
+                      workload=workload is not None, live=live, replaces=replaces)
 
 
 def _earliest_creation(objs: Iterable[Mapping[str, Any]]) -> float | None:

@@ -108,7 +108,8 @@ def slice_observations(children: Sequence[ChildState]) -> tuple[SliceObservation
     for c in children:
         if c.being_deleted:
             continue
-        by_slice[c.slice][c.revision][c.role] = ChildObservation(c.replicas, c.ready, c.initial_replicas, c.live)
+        by_slice[c.slice][c.revision][c.role] = ChildObservation(c.replicas, c.ready, c.initial_replicas, c.live,
+                                                                    c.replaces)
     out = []
     for s in sorted(by_slice):
         order = [r for r in revisions_newest_first(children, s) if r in by_slice[s]]
@@ -161,6 +162,7 @@ def held_children(p: DisaggregatedPlan) -> tuple[ChildPlan, ...]:
     created — what each child's LWS pipeline (its failure handling included) reconciles, so a
     group the planned stage would drain but the pause keeps still recovers when it fails."""
     return tuple(dataclasses.replace(c, replicas=c.observed.replicas, initial_replicas=c.observed.initial_replicas,
+                                     replaces=c.observed.replaces,
                                      declared=True) for c in p.children if c.observed is not None)
 
 

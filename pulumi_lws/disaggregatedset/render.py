@@ -75,6 +75,8 @@ class ChildSpec(Protocol):
     def replicas(self) -> int: ...
     @property
     def initial_replicas(self) -> int | None: ...
+    @property
+    def replaces(self) -> str | None: ...
 
 
 class RenderedChildren(NamedTuple):
@@ -156,22 +158,25 @@ def _role(ds: DisaggregatedSet, role: DisaggregatedRole | str) -> DisaggregatedR
     return ds.role(role) if isinstance(role, str) else role
 
 
-def _with_child_metadata(lws: LeaderWorkerSet, labels: Mapping[str, str], initial_replicas: int | None) -> None:
+def _with_child_metadata(lws: LeaderWorkerSet, labels: Mapping[str, str], initial_replicas: int | None,
+                         replaces: str | None = None) -> None:
     lws.metadata.labels = merged(lws.metadata.labels, labels)
-    annotations = {k: v for k, v in lws.metadata.annotations.items() if k != DL.INITIAL_REPLICAS}
+    annotations = {k: v for k, v in lws.metadata.annotations.items() if k not in (DL.INITIAL_REPLICAS, DL.REPLACES)}
     if initial_replicas is not None:
         annotations[DL.INITIAL_REPLICAS] = str(int(initial_replicas))
+    if replaces:
+        annotations[DL.REPLACES] = replaces
     lws.metadata.annotations = annotations
 
 
 def child_lws(ds: DisaggregatedSet, role: DisaggregatedRole | str, slice_index: int, revision: str, replicas: int,
-              *, initial_replicas: int | None = None) -> LeaderWorkerSet:
+              *, initial_replicas: int | None = None, replaces: str | None = None) -> LeaderWorkerSet:
     """The child LeaderWorkerSet of ``role`` in ``slice_index`` at DS ``revision`` (module docstring)."""
     r = _role(ds, role)
     lws = ds.role_spec_as_lws(r, name=names.child_lws(ds.name, slice_index, revision, r.name))
     lws.spec.replicas = int(replicas)
     labels = child_labels(ds.name, slice_index, revision, r.name)
-    _with_child_metadata(lws, labels, initial_replicas)
+    _with_child_metadata(lws, labels, initial_replicas, replaces)
     env = ds_env(ds.name, slice_index, revision, r.name)
     lwt = lws.spec.leader_worker_template
     lwt.worker_template = _decorate_template(lwt.worker_template, labels, env, ds, slice_index)
@@ -247,7 +252,7 @@ def reconcile_child(ds: DisaggregatedSet, child: ChildSpec, part: Snapshot, *, t
     target = target_revision if target_revision is not None else compute_revision(ds)
     if child.revision == target and child.role in ds.role_names:
         lws = child_lws(ds, child.role, child.slice, child.revision, child.replicas,
-                        initial_replicas=child.initial_replicas)
+                        initial_replicas=child.initial_replicas, replaces=getattr(child, "replaces", None))
     else:
         lws = recorded_child_lws(ds, child.role, child.slice, child.revision, child.replicas, part,
                                  initial_replicas=child.initial_replicas)

@@ -102,9 +102,9 @@ def test_the_observed_value_is_the_target_and_is_echoed_never_reseeded():
     assert scaler_of(result)["spec"] == {"replicas": 4}  # echoed, not re-seeded to 1
     decode = [m for m in result.manifests if m["kind"] == "StatefulSet" and m["metadata"]["name"].endswith("-decode")]
     assert {line.role: line.target for line in result.catalog.slices[0].roles}["decode"] == 4  # the role's target
-    # ... reached once the children's replicas are ready: no pod runs yet, so the raise waits
-    # (the barrier holds in the steady branch too: stage_planner module doc)
-    assert [m["spec"]["replicas"] for m in decode] == [1] and result.stage.blocker.code == "waiting-for-roles"
+    # ... applied in this reconcile although no pod runs yet: outside a rollout a scale-up does
+    # not wait for any role's readiness (issue 24; upstream reconcileSimple; stage_planner module doc)
+    assert [m["spec"]["replicas"] for m in decode] == [4] and result.stage.blocker is None
     assert external.targets(spec, Snapshot.of(objs), []) == {"decode": 4}
 
 

@@ -22,6 +22,9 @@ class ChildObservation:
     ready: int = 0
     initial_replicas: int | None = None
     live: int | None = None
+    #: the ``pulumi-lws.io/replaces-revisions`` annotation (None: absent): this target child is
+    #: still catching up on a rollout from those revisions (labels.REPLACES)
+    replaces: str | None = None
 
 
 @dataclass(frozen=True)

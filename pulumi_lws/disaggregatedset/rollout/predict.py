@@ -64,7 +64,8 @@ def observed_after(p: DisaggregatedPlan, observations: Sequence[SliceObservation
     for s in p.slices:
         revs: dict[str, dict[str, ChildObservation]] = {}
         for c in s.declared:
-            revs.setdefault(c.revision, {})[c.role] = ChildObservation(c.replicas, c.replicas, c.initial_replicas)
+            revs.setdefault(c.revision, {})[c.role] = ChildObservation(c.replicas, c.replicas, c.initial_replicas,
+                                                                         replaces=c.replaces)
         if not revs:
             continue
         known = [r for r in order.get(s.slice, []) if r in revs and r != p.target_revision]

@@ -7,8 +7,13 @@ docs/disaggregatedset.md, "Rollout decisions"):
    child of the target revision at its target replicas (``reconcileSimple``); old children are
    no longer declared (deleted). A new slice therefore starts at its target directly and a slice
    change never rolls (slices are planned independently; :func:`plan` deletes removed slices).
-   The barrier still holds raises: none while a target child has unready replicas (a
-   :data:`WAITING` blocker; :func:`~.blockers.steady_unready`: an early full drain lands here).
+   While the target children still *replace* older revisions (their ``replaces-revisions``
+   annotation, set by every rollout stage: an early full drain, ``maxUnavailable``, lands here
+   before the new revision reached its targets) the barrier holds raises: none while a target
+   child has unready replicas (a :data:`WAITING` blocker; :func:`~.blockers.steady_unready`);
+   the annotation is dropped in the stage that leaves every role at its target. Without it (a
+   scale-up outside a rollout: a replicas edit, an External role's autoscaler) every role goes to
+   its target at once, unready replicas elsewhere or not, as upstream's ``reconcileSimple``.
 2. **Rollout** (some old revision has replicas):
 
    * *init* (no child of the target revision yet): every old child is stamped ``initial-replicas``
@@ -91,6 +96,9 @@ class ChildPlan:
     observed: ChildObservation | None  # None: created by this stage
     initial_replicas: int | None = None  # the annotation to render (None: none)
     declared: bool = True
+    #: the replaces-revisions annotation to render on a target child (None: none; labels.REPLACES).
+    #: Not part of :attr:`changed`: it records the rollout, it moves no replica
+    replaces: str | None = None
 
     @property
     def key(self) -> str:
@@ -168,15 +176,21 @@ def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget], *,
     lines = []
     pending = []
     current = {r.name: new_rev.children.get(r.name) if new_rev else None for r in roles}
-    unready = steady_unready(target, current)
+    replaces = next((c.replaces for c in current.values() if c is not None and c.replaces), None)
+    unready = steady_unready(target, current) if replaces else []  # the barrier: only while rolling
     held: list[str] = []
+    planned: list[tuple[RoleTarget, ChildObservation | None, int]] = []
     for r in roles:
         c = current[r.name]
         now_at = c.replicas if c else 0
         goal = r.replicas if r.replicas is not None else now_at
         replicas = now_at if unready and goal > now_at else goal  # the barrier: a raise waits
         held += [r.name] if replicas < goal else []
-        children.append(ChildPlan(obs.slice, target, r.name, replicas, c))
+        planned.append((r, c, replicas))
+    for r, c, replicas in planned:  # still catching up while a raise is held; at the targets the rollout is over
+        children.append(ChildPlan(obs.slice, target, r.name, replicas, c, replaces=replaces if held else None))
+    for r, c, replicas in planned:
+        goal = r.replicas if r.replicas is not None else (c.replicas if c else 0)
         lines.append(RoleLine(r.name, True, goal, 0, c.replicas if c else 0, 0, c.ready if c else 0, 0, replicas))
         if c is None or c.ready < goal or c.replicas != goal:
             pending.append((r.name, target, ChildObservation(goal, c.ready if c else 0)))
@@ -324,11 +338,15 @@ def _build(obs: SliceObservation, target: str, mode: str, old_revs: Sequence[Rev
         per_role_old[s.name] = distribute_drain(s.old - o, [rev.children[s.name].replicas for rev in old_revs
                                                             if s.name in rev.children])
     all_drained = sum(old_after) == 0
+    # the target children name the revisions they replace until the rollout leaves them at their
+    # targets (an early full drain keeps it: the steady branch's barrier then knows it is catching up)
+    at_targets = all(n >= s.target for s, n in zip(states, new_after) if s.in_spec)
+    replaces = None if all_drained and at_targets else ",".join(sorted(rev.revision for rev in old_revs)) or None
     for s, n in zip(states, new_after):
         if not s.in_spec:
             continue
         c = new_rev.children.get(s.name) if new_rev else None
-        children.append(ChildPlan(obs.slice, target, s.name, n, c))
+        children.append(ChildPlan(obs.slice, target, s.name, n, c, replaces=replaces))
     if new_rev:  # a target child of a role no longer in the spec cannot exist (the revision covers role names)
         spec = {s.name for s in states if s.in_spec}
         children.extend(ChildPlan(obs.slice, target, role, 0, c, declared=False)

@@ -42,6 +42,7 @@ class Child:
     replicas: int
     ready: int
     initial: int | None = None
+    replaces: str | None = None  # the replaces-revisions annotation the last stage declared
 
 
 @dataclass
@@ -56,7 +57,8 @@ class Cluster:
 
     def observe(self) -> tuple[SliceObservation, ...]:
         return tuple(SliceObservation(s, tuple(RevisionObservation(rev, {r: ChildObservation(c.replicas, c.ready,
-                                                                                             c.initial)
+                                                                                             c.initial,
+                                                                                             replaces=c.replaces)
                                                                         for r, c in kids.items()})
                                                for rev, kids in revs))
                      for s, revs in sorted(self.slices.items()) if revs)
@@ -76,6 +78,7 @@ class Cluster:
             child.replicas = c.replicas
             child.ready = min(child.ready, c.replicas)  # scale-down removes replicas at once
             child.initial = c.initial_replicas
+            child.replaces = c.replaces
         for s in self.slices:
             self.slices[s] = [(rev, kids) for rev, kids in self.slices[s] if kids]
 
@@ -402,11 +405,13 @@ def test_steady_state_is_complete() -> None:
 WAITS = "waits for every role's new replicas to be ready (barrier; no old revision left)"
 
 
-def _early_drain(decode_ready: int, prefill_target: int = 6) -> DisaggregatedPlan:
+def _early_drain(decode_ready: int, prefill_target: int = 6, replaces: str | None = A) -> DisaggregatedPlan:
     """maxUnavailable drained every old replica (A at 0, still observed) while B is at 4|2 of its
-    6|3 targets, decode 1 replica short of ready: the steady branch (no old replicas) is reached."""
+    6|3 targets, decode 1 replica short of ready: the steady branch (no old replicas) is reached.
+    ``replaces``: the annotation every rollout stage put on B's children (None: B is not rolling)."""
     obs = (SliceObservation(0, (
-        RevisionObservation(B, {"prefill": ChildObservation(4, 4), "decode": ChildObservation(2, decode_ready)}),
+        RevisionObservation(B, {"prefill": ChildObservation(4, 4, replaces=replaces),
+                                "decode": ChildObservation(2, decode_ready, replaces=replaces)}),
         RevisionObservation(A, {"prefill": ChildObservation(0, 0, 6), "decode": ChildObservation(0, 0, 3)}),
     )),)
     return plan(obs, 1, B, roles_of({"prefill": prefill_target, "decode": 3}, surge=1, unavailable=2))
@@ -425,17 +430,48 @@ def test_steady_after_an_early_full_drain_holds_the_barrier() -> None:
     assert held.blocker.code == WAITING and held.blocker.groups == ("0/decode/bbbbbbbb",)
     assert held.blocker.message == "waiting for role decode of revision bbbbbbbb to have 2/2 ready replicas (1 ready)"
     assert held.notes == (f"slice 0: raise of prefill, decode {WAITS}",)
+    assert {c.replaces for c in s.declared} == {A}  # still catching up: the annotation stays
     free = _early_drain(decode_ready=2)
     assert {c.key: c.replicas for c in free.declared} == {"0/prefill/bbbbbbbb": 6, "0/decode/bbbbbbbb": 3}
     assert free.slices[0].branch == "" and free.slices[0].stable and free.blocker is None and not free.notes
+    assert {c.replaces for c in free.declared} == {None}  # at the targets: the rollout is over
     shrink = _early_drain(decode_ready=1, prefill_target=3)  # a lowering is not a raise: it goes at once
     assert {c.key: c.replicas for c in shrink.declared} == {"0/prefill/bbbbbbbb": 3, "0/decode/bbbbbbbb": 2}
     assert shrink.notes == (f"slice 0: raise of decode {WAITS}",)
 
 
+def test_a_scale_up_outside_a_rollout_is_applied_at_once_whatever_another_role_s_readiness() -> None:
+    """Issue 24 item 2 (upstream reconcileSimple): no old revision and no replaces-revisions
+    annotation — a replicas edit or an External autoscaler's raise — every role goes to its target
+    in this reconcile although decode has an unready replica; no barrier, no blocker."""
+    p = _early_drain(decode_ready=1, replaces=None)
+    s = p.slices[0]
+    assert {c.key: c.replicas for c in s.declared} == {"0/prefill/bbbbbbbb": 6, "0/decode/bbbbbbbb": 3}
+    assert s.branch == "" and s.stable and p.blocker is None and not p.notes
+    assert {c.replaces for c in s.declared} == {None}
+    steady = (SliceObservation(0, (RevisionObservation(B, {"prefill": ChildObservation(4, 4),
+                                                           "decode": ChildObservation(2, 1)}),)),)
+    external = plan(steady, 1, B, [RoleTarget("prefill", 8, external=True), RoleTarget("decode", 2)])
+    assert {c.key: c.replicas for c in external.declared} == {"0/prefill/bbbbbbbb": 8, "0/decode/bbbbbbbb": 2}
+
+
+def test_every_rollout_stage_names_the_replaced_revisions_on_the_target_children() -> None:
+    """The record the steady branch reads: every rollout stage declares the target children with
+    ``replaces-revisions`` = the old revisions of the slice, and the stage that drains the last
+    old replica with every role at its target declares them without it (no extra stage)."""
+    cluster = Cluster.converged(A, SIX_TWO)
+    plans = drive(cluster, B, roles_of(SIX_TWO), ready_per_tick=None)
+    rolling = [p for p in plans if any(s.mode != STEADY for s in p.slices)]
+    assert rolling, "the drive rolls"
+    for p in rolling[:-1]:
+        assert {c.replaces for c in p.declared if c.revision == B} == {A}
+    assert {c.replaces for c in rolling[-1].declared if c.revision == B} == {None}
+    assert all(c.replaces is None for p in plans for c in p.declared if c.revision == A)
+
+
 def test_steady_barrier_past_the_progress_deadline_names_no_old_capacity() -> None:
-    obs = (SliceObservation(0, (RevisionObservation(B, {"prefill": ChildObservation(4, 4),
-                                                        "decode": ChildObservation(2, 1)}),)),)
+    obs = (SliceObservation(0, (RevisionObservation(B, {"prefill": ChildObservation(4, 4, replaces=A),
+                                                        "decode": ChildObservation(2, 1, replaces=A)}),)),)
     p = plan(obs, 1, B, roles_of({"prefill": 6, "decode": 3}), progress_deadline_seconds=600,
              new_scaled_at={0: 1000.0}, now=1700.0)
     assert not p.changed and p.blocker.code == PROGRESS_DEADLINE_EXCEEDED

@@ -8,7 +8,9 @@ stage: (a) planning twice on one snapshot is identical; (b) with the case's cras
 the stage is first applied only partly (a random subset of its object changes, closed under the
 dependencies, no actions) and then re-run; (c) `pulumi up` is re-run at the same instant until a
 run changes nothing (several planner steps may pass in one instant when their new replicas are
-already ready); (d) sometimes the image changes again mid-rollout (A -> B -> C). After every
+already ready); (d) sometimes the image changes again mid-rollout (A -> B -> C); (e) in half
+the cases, once converged, a scale outside the rollout (:func:`scale_outside_rollout`: one
+role's replicas edited while another role's pod restarts), crashed and re-run the same way. After every
 run and every simulated second ``ds_helpers.Bounds`` holds (per slice and role: ready >= target -
 maxUnavailable, running <= target + maxSurge, the ready ratio within one step, the barrier, old
 revisions never grow; read from the cluster); at the end every role has exactly its target of
@@ -17,6 +19,7 @@ soak (``-m slow``, ``LWS_SOAK`` scales it) runs 1,000 cases per unit of LWS_SOAK
 """
 from __future__ import annotations
 
+import copy
 import os
 import random
 from dataclasses import dataclass
@@ -24,6 +27,7 @@ from typing import Any
 
 import pytest
 from ds_helpers import (
+    NS,
     Harness,
     Override,
     converged_on,
@@ -39,8 +43,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.reconcile import reconcile
 from pulumi_lws.disaggregatedset.revision import compute_revision
+from pulumi_lws.lws import labels as L
+from pulumi_lws.sim.kubelet import Timing
 
 #: re-runs at one instant until a run changes nothing: a DisaggregatedSet stage whose new replicas
 #: are already ready is followed by the planner's next step at once, so a whole run of steps may
@@ -124,12 +131,43 @@ def _overrides(case: Case) -> list[Override]:
     return [Override(pod=f"{glob}*", ready=s) for glob, s in case.slow.items()]
 
 
+def scale_outside_rollout(case: Case, h: Harness) -> dict[str, Any] | None:
+    """Half the cases, once the rollout converged: one role's ``replicas`` edited (+-1..2) while
+    a leader pod of another role restarts (ready 6 s later) — a scale outside a rollout, applied
+    at once (issue 24; no barrier), with the case's crash probability at every stage after it.
+    Its own RNG, so the rollout part of every seeded case stays as it was. None: no such phase."""
+    rng = random.Random(7_919 * case.seed + 3)
+    if rng.random() < 0.5:
+        return None
+    edited = copy.deepcopy(h.desired)
+    roles = edited["spec"]["roles"]
+    chosen = rng.randrange(len(roles))
+    spec = roles[chosen]["spec"]
+    n = max(1, spec["replicas"] + rng.choice((-2, -1, 1, 2)))
+    budget = (spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")
+    if budget is not None and excepted(scaled_value(budget.get("maxSurge", 0), n, round_up=True),
+                                       scaled_value(budget.get("maxUnavailable", 1), n, round_up=False), n):
+        return None
+    spec["replicas"] = n
+    other = roles[(chosen + 1) % len(roles)]["name"]
+    leaders = sorted(p["metadata"]["name"] for p in h.cluster.list("Pod", NS)
+                     if p["metadata"]["labels"].get(DL.ROLE) == other
+                     and p["metadata"]["labels"].get(L.WORKER_INDEX) == "0" and not p["metadata"].get("deletionTimestamp"))
+    if leaders:
+        victim = leaders[rng.randrange(len(leaders))]
+        h.cluster.store.get("Pod", NS, victim)["_sim_kubelet"]["timing"] = Timing(start=0.0, ready=6.0)
+        h.cluster.restart_container(NS, victim)
+    h.bounds.spec_changed(h.spec)  # a lowered target: the previous ceiling while it scales down; floors re-arm
+    return edited
+
+
 def run_case(case: Case, *, interval: float = 2.0, max_stages: int = 150) -> int:
     h = Harness.create(case.start, seed=case.seed, ready=case.ready, overrides=_overrides(case))
     rng = random.Random(1_000_003 * case.seed + 17)
     pending = list(case.changes)
     h.change_spec(pending.pop(0))
     crashes = 0
+    scaled = False
     for stage in range(max_stages):
         if pending and stage > 0 and rng.random() < case.p_change:
             h.change_spec(pending.pop(0))
@@ -142,7 +180,12 @@ def run_case(case: Case, *, interval: float = 2.0, max_stages: int = 150) -> int
         if not pending and h.converged():
             problems = converged_on(h.cluster, h.spec)
             assert not problems, f"{case.describe()}: {problems}\n" + "\n".join(h.log[-6:])
-            return crashes
+            edited = None if scaled else scale_outside_rollout(case, h)
+            scaled = True
+            if edited is None:
+                return crashes
+            h.change_spec(edited)
+            continue
         if pending and h.converged():
             h.change_spec(pending.pop(0))
             continue

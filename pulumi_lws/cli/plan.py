@@ -50,6 +50,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pulumi_lws.cli import exit_codes as X
+from pulumi_lws.core.capacity import demand_text, ordered
 from pulumi_lws.cli.documents import one_workload
 from pulumi_lws.core.control import PAUSED_ANNOTATION
 from pulumi_lws.core.stage import PredictedStage, Stage
@@ -191,13 +192,27 @@ def predicted_complete(p: PredictedStage, replicas: int) -> bool:
             and all(c == "U" for c in p.groups[part:]))
 
 
+_CONVERGED: dict[str, Any] = {}
+
+
+def _converged(old_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Any:
+    """``sim.change.converged_snapshot`` once per (OLD, NEW) of this process: the generic trace
+    and the stage demand read the same warm-up."""
+    from pulumi_lws.sim.change import converged_snapshot
+
+    key = json.dumps([old_doc, new_doc], sort_keys=True, default=str)
+    if key not in _CONVERGED:
+        _CONVERGED.clear()  # one plan at a time: keep only the latest
+        _CONVERGED[key] = converged_snapshot(old_doc, new_doc)
+    return _CONVERGED[key]
+
+
 def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mapping[str, Any], old: Any, new: Any,
                   choices: Mapping[str, Any] | None = None) -> Trace:
     """Rows for OLD -> NEW through the Workload contract only (module doc, "generic")."""
-    from pulumi_lws.sim.change import converged_snapshot
     from pulumi_lws.sim.narrate import narrate
 
-    snapshot = converged_snapshot(old_doc, new_doc)
+    snapshot = _converged(old_doc, new_doc)
     before = workload.trace_view(old, snapshot)
     replicas = workload.budgets(new)[""].replicas
     stage = workload.reconcile(new, snapshot, workload.options(**dict(choices or {}))).stage
@@ -219,6 +234,18 @@ def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mappi
             trace.blocked = "the prediction ends before the rollout completes (a later stage waits or is blocked)"
     trace.warnings = list(stage.notes)  # type: ignore[attr-defined]  (e.g. RoleRollingUpdate: every group below ready)
     return trace
+
+
+def stage_demand(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mapping[str, Any], old: Any, new: Any,
+                 choices: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """What OLD's converged objects and the next ``pulumi up``'s declared objects request
+    (:mod:`pulumi_lws.core.capacity`, from the rendered manifests of every API)."""
+    from pulumi_lws.core.capacity import manifest_demand
+
+    snapshot = _converged(old_doc, new_doc)
+    before = manifest_demand(workload.reconcile(old, snapshot, workload.options()).manifests)
+    after = manifest_demand(workload.reconcile(new, snapshot, workload.options(**dict(choices or {}))).manifests)
+    return {"before": before, "next": after}
 
 
 def _update_order(workload: Workload, new: Any, flag: str | None) -> str | None:
@@ -278,6 +305,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"plan --diff: OLD never converges on the embedded cluster, no steady state to diff against: {exc}",
                   file=sys.stderr)
             return X.NOT_CONVERGED
+    try:
+        demand = stage_demand(workload, old_doc, new_doc, old, new, choices)
+    except WarmUpBlocked:  # OLD never converges: there is no "before" to measure (the trace said so)
+        demand = {"before": {}, "next": {}}
     warnings = [w for w in getattr(trace, "warnings", ()) if w != "paused"]
     control = control_note(workload, new)
     if control["paused"]:
@@ -285,13 +316,16 @@ def run(args: argparse.Namespace) -> int:
     mode_note = {"mode": "controller", "model": workload.upstream.model} if controller else {}
     if args.format == "json":
         data = {**trace.to_json(), "changes": True, "control": control, **({"warnings": warnings} if warnings else {}),
-                **mode_note}
+                **mode_note, "demand": {k: dict(ordered(v)) for k, v in demand.items()}}
         if diffs is not None:
             data["diff"] = [{"object": d.key, "change": d.change, "diff": d.text} for d in diffs]
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(format_table(trace.rows, markdown=args.format == "markdown",
                            show_partition=any(r.partition is not None for r in trace.rows)))
+        if any(demand.values()):
+            print(f"demand (pod requests x pods declared): before {demand_text(demand['before'])}; "
+                  f"the next pulumi up declares {demand_text(demand['next'])}")
         if trace.blocked:
             print(f"blocked: {trace.blocked}")
         for warning in warnings:

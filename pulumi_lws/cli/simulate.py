@@ -97,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
                            show_partition=any(r.partition is not None for r in rows)))
         print()
         print(_summary(result))
+        demand = demand_line(result)
+        if demand:
+            print(demand)
         for line in _blocker_lines(result):
             print(line)
     if args.plot:
@@ -231,6 +234,18 @@ def _blocker_lines(result) -> list[str]:
         lines.append("remedies:")
         lines += [f"  {i}. {r}" for i, r in enumerate(blocker.remedies, 1)]
     return lines
+
+
+def demand_line(result) -> str:
+    """``peak demand per stage (pod requests x live pods): Stage 1: ...; Stage 2: ...`` (core.capacity);
+    empty when no pod requests anything (the quickstart's nginx: ``make demo`` prints no line)."""
+    from pulumi_lws.core.capacity import demand_text
+
+    stages = result.stage_demand()
+    if not any(d for _, d in stages):
+        return ""
+    return "peak demand per stage (pod requests x live pods): " + "; ".join(
+        f"{label}: {demand_text(d)}" for label, d in stages)
 
 
 def _summary(result) -> str:

@@ -33,6 +33,7 @@ from pulumi_lws.components.lifecycle import (
     with_dependencies,
 )
 from pulumi_lws.components.registration import register_children
+from pulumi_lws.core.capacity import demand_text, manifest_demand
 from pulumi_lws.core.ports import CLUSTER_ERROR, ActionError, ClusterError
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
@@ -101,6 +102,7 @@ class WorkloadComponent(pulumi.ComponentResource):
         self.child_resources = register_children(
             name, result.manifests, result.dependencies, self, substitute=inputs.pass_through,
             options=child_options(self._component_opts, inputs.resources, hook))
+        self._stage_demand = manifest_demand(result.manifests)  # every API's workloads, no kind branch
         action_lines = self._run_actions(namespace, result.stage)
         for listener in list(_stage_listeners):
             listener(name, result.stage)
@@ -114,6 +116,8 @@ class WorkloadComponent(pulumi.ComponentResource):
         if pulumi.runtime.is_dry_run():
             notes = "".join(f"\nassumes: {n}" for n in self.assumptions)
             pulumi.log.info(redact(f"{stage.summary()}\n{_outputs.stage_table(stage)}{notes}"), resource=self)
+            pulumi.log.info(f"demand of this stage (pod requests x pods declared): "
+                            f"{demand_text(getattr(self, '_stage_demand', {}))}", resource=self)
             for line in planned:
                 pulumi.log.info(f"would {line}", resource=self)
             return planned

@@ -50,6 +50,23 @@ class RunResult:
     reason: str | None = None  # why the run failed (None = success)
     raw_rows: list[TraceRow] = field(default_factory=list, repr=False)
     engine: str = ""
+    #: (time, what the workload's non-terminal pods request then) at every raw row (core.capacity)
+    demand: list[tuple[float, dict]] = field(default_factory=list, repr=False)
+
+    def stage_demand(self) -> list[tuple[str, dict]]:
+        """Each stage row's peak demand: per resource, the most its pods requested at once between
+        that stage's time and the next stage's (``(label, Demand)``, in stage order)."""
+        from pulumi_lws.core.capacity import peak
+
+        rows = self.trace.rows
+        out = []
+        for i, row in enumerate(rows):
+            end = rows[i + 1].time if i + 1 < len(rows) else float("inf")
+            window = [d for t, d in self.demand if row.time <= t < end]
+            # a stage that ends at the instant it starts (the state before a reconcile at t=0) is
+            # the first observation at its time
+            out.append((f"Stage {i + 1}", peak(window or [d for t, d in self.demand if t == row.time][:1])))
+        return out
 
     @property
     def final_blocker(self):
@@ -106,6 +123,7 @@ class Runner:
         self._seen: dict[str, int] = {}
         self.stages: list[Stage] = []
         self.rows: list[TraceRow] = []
+        self.demand: list[tuple[float, dict]] = []
         self.violations: list[str] = []
         self._updates = sorted(scenario.updates, key=lambda u: u.at)
         self._faults = sorted(scenario.faults, key=lambda f: f.at)
@@ -147,8 +165,21 @@ class Runner:
             return None
         workload = self.spec.workload
         snap = self.cluster.observe(workload.scope(spec, nodes=False))
+        self._last_snapshot = snap  # the row's demand reads the same observation
         view = workload.trace_view(spec, snap)
         return replace(view, cells=self._stable(view.cells))
+
+    def _demand(self) -> dict:
+        """What the workload's pods request now: every pod of the row's observation (its scope)
+        not Succeeded/Failed."""
+        from pulumi_lws.core.capacity import manifest_demand
+
+        snap = getattr(self, "_last_snapshot", None)
+        if snap is None:
+            return {}
+        pods = [o for o in snap if o.get("kind") == "Pod"
+                and (o.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        return manifest_demand(pods)
 
     def _stable(self, cells: tuple) -> tuple:
         """Hash groups in first-seen order for the whole run (a group keeps its place when its
@@ -171,6 +202,7 @@ class Runner:
                        case=stage.case if stage else None, blocker_code=blocker.code if blocker else None,
                        labelled=labelled, lanes=view.lanes)
         self.rows.append(row)
+        self.demand.append((row.time, self._demand()))
         self.violations += self.budget.check(row)
         return row
 
@@ -227,6 +259,7 @@ class Runner:
         finally:
             self.cluster.kubelet.config.instant = False
             self.rows.clear()
+            self.demand.clear()
             self.violations.clear()
             self.stages.clear()
 
@@ -277,7 +310,8 @@ class Runner:
             reason = f"rollout ended blocked: {trace.blocked}"
         elif not converged and self.sc.require_converged:
             reason = f"did not converge by t={t:g}s"
-        return RunResult(self.sc, trace, self.stages, self.cluster, t, reason, self.rows, self.engine.name)
+        return RunResult(self.sc, trace, self.stages, self.cluster, t, reason, self.rows, self.engine.name,
+                         demand=list(self.demand))
 
 
 def split_executed(step: EngineStep | None) -> tuple[tuple[str, ...], tuple[str, ...]]:

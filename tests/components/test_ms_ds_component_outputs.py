@@ -174,3 +174,13 @@ def test_c_secrets_stay_secret(kind):
         assert carriers and all(any("env" in p and p.endswith(".value") for p in r.secret_paths) for r in carriers)
         published = json.dumps(result.outputs) + "\n".join(logs)
         assert TOKEN not in published and API_KEY not in published and logs
+
+
+@pytest.mark.parametrize("kind", sorted(APIS))
+def test_d_the_preview_logs_the_stage_s_demand(kind):
+    """Issue 24 item 5: the preview names what the stage's declared pods request (every API,
+    from its rendered manifests: core.capacity)."""
+    with recorded_logs() as logs:
+        run(program(kind, from_outputs=False), preview=True)
+    lines = [line for line in logs if line.startswith("info: demand of this stage (pod requests x pods declared): ")]
+    assert len(lines) == 1, logs

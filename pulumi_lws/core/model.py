@@ -29,10 +29,47 @@ def _no_bool(kind: str) -> Callable[[Any], Any]:
     return check
 
 
-#: ``intstr.IntOrString``: an int or a string (percent strings are checked by validation).
-IntOrString = Annotated[Union[int, str], BeforeValidator(_no_bool("integer or string"))]
-#: An int field that rejects booleans (pydantic would otherwise read ``true`` as 1).
-K8sInt = Annotated[int, BeforeValidator(_no_bool("integer"))]
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _integer_in(low: int, high: int):
+    """An integer as the API server decodes a schema ``type: integer``: no booleans, no strings
+    (pydantic's lax mode would read ``"3"`` as 3; the apiserver answers ``must be of type
+    integer``), integral floats accepted (Pulumi delivers every number as a float), and the
+    ``low..high`` range of the field's Go type."""
+    def check(v: Any) -> Any:
+        if isinstance(v, (bool, str)):
+            raise PydanticCustomError("k8s_type", "must be of type integer")
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if isinstance(v, int):
+            if v > high:
+                raise PydanticCustomError("k8s_range", "less than or equal to {limit}", {"limit": high})
+            if v < low:
+                raise PydanticCustomError("k8s_range", "greater than or equal to {limit}", {"limit": low})
+        return v
+    return check
+
+
+def _int_or_string(v: Any) -> Any:
+    if isinstance(v, bool):
+        raise PydanticCustomError("k8s_type", "must be of type integer or string")
+    return v if isinstance(v, str) else _integer_in(INT32_MIN, INT32_MAX)(v)
+
+
+#: ``intstr.IntOrString``: a string (percent strings are checked by validation) or an int32 (its
+#: Go ``IntVal``), never a boolean.
+IntOrString = Annotated[Union[int, str], BeforeValidator(_int_or_string)]
+#: A schema ``type: integer`` with ``format: int64`` (or no format: Go decodes it into an int64):
+#: no booleans, no strings, the int64 range (``<path> in body should be less than or equal to
+#: 9223372036854775807``).
+K8sInt = Annotated[int, BeforeValidator(_integer_in(INT64_MIN, INT64_MAX))]
+#: A schema ``type: integer, format: int32`` (an ``int32`` Go field): as :data:`K8sInt`, within
+#: the int32 range. The apiserver does not enforce the format (it stores the object and the
+#: controller then fails to decode it); pulumi-lws refuses the value up front, in the words of
+#: the schema's ``maximum`` (``spec.replicas in body should be less than or equal to 2147483647``).
+Int32 = Annotated[int, BeforeValidator(_integer_in(INT32_MIN, INT32_MAX))]
 
 
 def ints_back(value: Any) -> Any:
@@ -193,6 +230,8 @@ def _one_error(path: str, err: dict[str, Any]) -> FieldError:
         return FieldError(path, "Required value", None, "Required")
     if typ == "k8s_type":
         return FieldError(path, err["msg"], value)
+    if typ == "k8s_range":  # the apiserver's schema minimum/maximum message
+        return FieldError(path, f"{path} in body should be {err['msg']}", value)
     head = typ.split("_")[0]
     if head in _TYPE_NAMES and typ.endswith(("_type", "_parsing", "_from_float", "_attributes_type")):
         return FieldError(path, f"must be of type {_TYPE_NAMES[head]}", value)

@@ -1,6 +1,7 @@
-"""ObjectMeta rules of apimachinery, with its exact messages: label keys and values, annotation
-keys and total size, namespace names (``IsQualifiedName``, ``IsValidLabelValue``,
-``IsDNS1123Label``, ``IsDNS1123Subdomain``, ``ValidateLabels``, ``ValidateAnnotations``).
+"""The one ObjectMeta of every API's object (:class:`ObjectMeta`) and apimachinery's rules for it,
+with their exact messages: label keys and values, annotation keys and total size, namespace
+names (``IsQualifiedName``, ``IsValidLabelValue``, ``IsDNS1123Label``, ``IsDNS1123Subdomain``,
+``ValidateLabels``, ``ValidateAnnotations``).
 
 Paths are Kubernetes': a bad label key or value is reported on ``<meta>.labels`` with the key or
 value as the invalid value, as the API server does. Non-string keys or values are skipped here
@@ -9,9 +10,12 @@ value as the invalid value, as the API server does. Non-string keys or values ar
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
+
+from pydantic import Field
 
 from pulumi_lws.core.errors import FieldError
+from pulumi_lws.core.model import K8sModel
 
 QUALIFIED_NAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
 QUALIFIED_NAME_MSG = ("must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
@@ -122,3 +126,25 @@ def validate_meta(meta: Any, path: str, *, namespace: bool = True) -> list[Field
     return ((validate_namespace(meta.get("namespace"), f"{path}.namespace") if namespace else [])
             + validate_labels(meta.get("labels"), f"{path}.labels")
             + validate_annotations(meta.get("annotations"), f"{path}.annotations"))
+
+
+class ObjectMeta(K8sModel):
+    """The ObjectMeta a manifest carries (LeaderWorkerSet, ModelServing, DisaggregatedSet and a
+    DisaggregatedSet role's template); server-set fields are accepted and ignored. Types are
+    checked at parse time (labels and annotations map strings to strings); the syntax rules run
+    in :meth:`validation_errors`."""
+
+    model_config = K8sModel.model_config | {"extra": "ignore"}
+
+    name: Optional[str] = None  # noqa: UP045  (core.model.wire_path maps Optional, not PEP 604 unions)
+    namespace: Optional[str] = None  # noqa: UP045
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+    def validation_errors(self, path: str = "metadata", *, namespace: bool = True) -> list[FieldError]:
+        """apimachinery's checks of this metadata at ``path``: the namespace (a DNS-1123 label;
+        skipped with ``namespace=False`` where the API ignores it), label keys and values,
+        annotation keys and total size. The name is each API's own rule (DNS-1035 for LWS, ...)."""
+        return ((validate_namespace(self.namespace, f"{path}.namespace") if namespace else [])
+                + validate_labels(self.labels, f"{path}.labels")
+                + validate_annotations(self.annotations, f"{path}.annotations"))

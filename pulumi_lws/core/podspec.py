@@ -138,10 +138,12 @@ def _type_words(expected: Any) -> str:
     return " or ".join(_TYPE_WORDS.get(n, n) for n in names)
 
 
-def _translate(err: ValidationError, path: str) -> list[FieldError]:
+def _translate(err: ValidationError, path: str, makes_pods: bool = True) -> list[FieldError]:
     # jsonschema types these as ``X | Unset`` (unset only on errors built by hand, never here)
     kind, value, instance = err.validator, err.validator_value, err.instance
     value = cast(Any, value)
+    if kind in ("minLength", "minItems") and not makes_pods:
+        return []  # the API server's pod checks (``containers: []``), not the embedding CRD's schema
     if kind == "additionalProperties" and isinstance(instance, Mapping):
         known = cast(Mapping[str, Any], err.schema).get("properties") or {}
         return [FieldError(f"{path}.{k}", f'unknown field "{path}.{k}"', None, "Unknown") for k in instance if k not in known]
@@ -173,23 +175,26 @@ def _key_errors(value: Any, parts: list[Any], definition: str, path: str) -> Ite
             yield from _key_errors(v, parts + [i], definition, path)
 
 
-def schema_errors(value: Any, definition: str, path: str) -> list[FieldError]:
+def schema_errors(value: Any, definition: str, path: str, *, makes_pods: bool = True) -> list[FieldError]:
     """Every structural problem of ``value`` against Kubernetes 1.35's ``definition``, in document
-    order, each once."""
+    order, each once. ``makes_pods=False``: a template no pod is made from (a ModelServing role's
+    ``workerTemplate`` with ``workerReplicas: 0``) is held to its CRD's schema only — types,
+    unknown and required fields — not to the pod checks an empty ``containers`` list fails."""
     errors = list(_key_errors(value, [], definition, path))
     if errors:  # the schema validator cannot walk such a document meaningfully
         return errors
     found: dict[tuple[str, str], FieldError] = {}
     for err in sorted(validator(definition).iter_errors(value), key=lambda e: [str(p) for p in e.absolute_path]):
-        for fe in _translate(err, path + _wire(list(err.absolute_path), definition)):
+        for fe in _translate(err, path + _wire(list(err.absolute_path), definition), makes_pods):
             found.setdefault((fe.path, fe.message), fe)
     return list(found.values())
 
 
 # ---- entry points ---------------------------------------------------------------------------
-def validate_pod_template(template: Any, path: str) -> list[FieldError]:
-    """A ``PodTemplateSpec`` (a StatefulSet's ``spec.template``) as the API server checks it."""
-    errors = schema_errors(template, POD_TEMPLATE_SPEC, path)
+def validate_pod_template(template: Any, path: str, *, makes_pods: bool = True) -> list[FieldError]:
+    """A ``PodTemplateSpec`` (a StatefulSet's ``spec.template``) as the API server checks it
+    (``makes_pods=False``: see :func:`schema_errors`)."""
+    errors = schema_errors(template, POD_TEMPLATE_SPEC, path, makes_pods=makes_pods)
     if isinstance(template, Mapping):
         errors += validate_meta(template.get("metadata"), f"{path}.metadata", namespace=False)
     return errors

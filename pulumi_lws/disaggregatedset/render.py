@@ -52,7 +52,8 @@ from pulumi_lws.disaggregatedset.api.disaggregatedset import (
 from pulumi_lws.disaggregatedset.observe import NODE, split_by_child
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, ObjectMeta
+from pulumi_lws.core.objectmeta import ObjectMeta
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import ReconcileOptions, reconcile
 from pulumi_lws.lws.render.pod import prepend_env, value_env
 from pulumi_lws.lws.revision import apply_revision, is_lws_revision_data

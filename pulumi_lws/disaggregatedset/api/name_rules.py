@@ -12,11 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pulumi_lws.core.objectmeta import (
-    validate_annotations,
-    validate_labels,
-    validate_namespace,
-)
 from pulumi_lws.core.rules import DNS1035_MSG, DNS1035_RE
 from pulumi_lws.disaggregatedset import names as N
 from pulumi_lws.disaggregatedset.api.fields import Errors, err, role_path
@@ -28,9 +23,7 @@ if TYPE_CHECKING:
 
 def metadata_is_valid(ds: DisaggregatedSet) -> Errors:
     """The DisaggregatedSet's namespace, label keys/values and annotation keys (apimachinery)."""
-    meta = ds.metadata
-    return (validate_namespace(meta.namespace, "metadata.namespace") + validate_labels(meta.labels, "metadata.labels")
-            + validate_annotations(meta.annotations, "metadata.annotations"))
+    return ds.metadata.validation_errors("metadata")
 
 
 def _worst_child(ds: DisaggregatedSet, role_name: str) -> str:

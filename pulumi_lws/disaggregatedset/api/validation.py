@@ -26,7 +26,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.objectmeta import validate_annotations, validate_labels
 from pulumi_lws.disaggregatedset.api.crd_rules import CRD_RULES
 from pulumi_lws.disaggregatedset.api.fields import Errors, role_path
 from pulumi_lws.disaggregatedset.api.name_rules import NAME_RULES
@@ -59,8 +58,7 @@ def embedded_lws_specs(ds: DisaggregatedSet) -> Errors:
     errs: Errors = []
     for i, role in enumerate(ds.spec.roles):
         lws = ds.role_spec_as_lws(role)
-        found = validate_labels(role.metadata.labels, "metadata.labels") + validate_annotations(
-            role.metadata.annotations, "metadata.annotations")
+        found = role.metadata.validation_errors("metadata", namespace=False)  # the child's is the DS's
         for rule in EMBEDDED_LWS_RULES:
             found += rule(lws)
         errs += _prefixed(found, role_path(i))

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import pathlib
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Final, Literal, Mapping, Optional, Union
+from typing import Any, ClassVar, Final, Literal, Mapping, Optional, Union
 
-from pydantic import BeforeValidator, Field, PrivateAttr, ValidationInfo, field_validator, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
 from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.model import IntOrString, K8sInt as _LaxInt, K8sModel
+from pulumi_lws.core.model import Int32, IntOrString, K8sInt, K8sModel  # noqa: F401  (K8sInt re-exported)
+from pulumi_lws.core.objectmeta import ObjectMeta
 from pulumi_lws.core.podspec import without_nulls
 from pulumi_lws.core.resource import ManifestResource, load_manifest as load_resource_manifest
 from pulumi_lws.core.scaling import scaled_value
@@ -36,33 +36,11 @@ GroupReplacementPolicy = Literal["PostTermination", "Immediate"]
 PodTerminationPolicy = Literal["Sequential", "Parallel"]
 
 
-def _no_string(v: Any) -> Any:
-    if isinstance(v, str):  # pydantic's lax mode would read "4" as 4; the API server refuses it
-        raise PydanticCustomError("k8s_type", "must be of type integer")
-    return v
-
-
-#: An integer field as the API server decodes it: no booleans, no strings (integral floats, as
-#: Pulumi delivers numbers, are accepted).
-K8sInt = Annotated[_LaxInt, BeforeValidator(_no_string)]
-
-
-class ObjectMeta(K8sModel):
-    """The subset of ObjectMeta an LWS manifest carries; server-set fields are accepted and ignored."""
-
-    model_config = K8sModel.model_config | {"extra": "ignore"}
-
-    name: Optional[str] = None
-    namespace: Optional[str] = None
-    labels: dict[str, str] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
-
-
 class SubGroupPolicy(K8sModel):
     """``subGroupPolicy``: type defaults to LeaderWorker; ``subGroupSize`` is checked by validation."""
 
     sub_group_policy_type: SubGroupPolicyType = "LeaderWorker"
-    sub_group_size: Optional[K8sInt] = None
+    sub_group_size: Optional[Int32] = None
 
     @field_validator("sub_group_policy_type", mode="before")
     @classmethod
@@ -73,21 +51,21 @@ class SubGroupPolicy(K8sModel):
 class RestartBackoff(K8sModel):
     """Group recreation backoff: ``min(base_seconds * 2**count, cap_seconds)`` from leader creation."""
 
-    base_seconds: K8sInt = 10
-    cap_seconds: K8sInt = 300
+    base_seconds: Int32 = 10
+    cap_seconds: Int32 = 300
 
 
 class LeaderWorkerTemplate(K8sModel):
     """``spec.leaderWorkerTemplate``: everything here is covered by the revision key."""
 
-    size: K8sInt = 1
+    size: Int32 = 1
     leader_template: Optional[dict[str, Any]] = None
     worker_template: dict[str, Any] = Field(default_factory=dict)
     restart_policy: RestartPolicy = "RecreateGroupOnPodRestart"
     sub_group_policy: Optional[SubGroupPolicy] = None
     volume_claim_templates: Optional[list[dict[str, Any]]] = None
     persistent_volume_claim_retention_policy: Optional[dict[str, str]] = None
-    max_group_restarts: Optional[K8sInt] = None
+    max_group_restarts: Optional[Int32] = None
     restart_backoff: Optional[RestartBackoff] = None
 
     @field_validator("leader_template", "worker_template", "volume_claim_templates",
@@ -117,7 +95,7 @@ class RollingUpdateConfiguration(K8sModel):
 
     max_unavailable: IntOrString = 1
     max_surge: IntOrString = 0
-    partition: K8sInt = 0
+    partition: Int32 = 0
 
 
 class RolloutStrategy(K8sModel):
@@ -243,7 +221,7 @@ class Scheduling(K8sModel):
 class LeaderWorkerSetSpec(K8sModel):
     """``spec`` with upstream defaults; ``""`` enum values mean "unset" like upstream's webhook."""
 
-    replicas: K8sInt = 1
+    replicas: Int32 = 1
     leader_worker_template: LeaderWorkerTemplate = Field(default_factory=LeaderWorkerTemplate)
     startup_policy: StartupPolicy = "LeaderCreated"
     rollout_strategy: RolloutStrategy = Field(default_factory=RolloutStrategy)

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.objectmeta import validate_annotations, validate_labels, validate_namespace
 from pulumi_lws.core.podspec import validate_pod_template, validate_pvc_retention_policy, validate_volume_claim_template
 
 if TYPE_CHECKING:
@@ -31,9 +30,7 @@ def worker_template_required(lws: LeaderWorkerSet) -> Errors:
 
 def metadata_is_valid(lws: LeaderWorkerSet) -> Errors:
     """The LWS's namespace (DNS-1123 label), label keys/values and annotation keys (apimachinery)."""
-    meta = lws.metadata
-    return (validate_namespace(meta.namespace, "metadata.namespace") + validate_labels(meta.labels, "metadata.labels")
-            + validate_annotations(meta.annotations, "metadata.annotations"))
+    return lws.metadata.validation_errors("metadata")
 
 
 def pod_templates_are_valid(lws: LeaderWorkerSet) -> Errors:

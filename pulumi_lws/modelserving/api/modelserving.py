@@ -25,10 +25,12 @@ import pathlib
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final, Literal, Optional
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.model import IntOrString, K8sInt, K8sModel
+from pulumi_lws.core.model import Int32, IntOrString, K8sInt, K8sModel
+from pulumi_lws.core.objectmeta import ObjectMeta
+from pulumi_lws.core.podspec import without_nulls
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.core.resource import ManifestResource, load_manifest as load_resource_manifest
 from pulumi_lws.modelserving.api.validation import validate_modelserving
@@ -44,17 +46,6 @@ RolloutStrategyType = Literal["ServingGroupRollingUpdate", "RoleRollingUpdate"]
 RecoveryPolicy = Literal["ServingGroupRecreate", "RoleRecreate", "None"]
 PluginType = Literal["BuiltIn"]
 NetworkTopologyMode = Literal["hard", "soft"]
-
-
-class ObjectMeta(K8sModel):
-    """The ObjectMeta a manifest carries; server-set fields are accepted and ignored."""
-
-    model_config = K8sModel.model_config | {"extra": "ignore"}
-
-    name: Optional[str] = None
-    namespace: Optional[str] = None
-    labels: dict[str, str] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
 
 
 class PluginScope(K8sModel):
@@ -91,7 +82,7 @@ class NetworkTopology(K8sModel):
 class GangPolicy(K8sModel):
     """``template.gangPolicy``; ``minRoleReplicas`` is immutable once set (CRD CEL)."""
 
-    min_role_replicas: Optional[dict[str, K8sInt]] = None
+    min_role_replicas: Optional[dict[str, Int32]] = None
 
 
 class Role(K8sModel):
@@ -102,13 +93,19 @@ class Role(K8sModel):
     """
 
     name: str
-    replicas: K8sInt = 1
+    replicas: Int32 = 1
     entry_template: dict[str, Any]
-    worker_replicas: K8sInt
+    worker_replicas: Int32
     worker_template: Optional[dict[str, Any]] = None
     max_unavailable: IntOrString = 1
     max_surge: Optional[IntOrString] = None
     partition: Optional[IntOrString] = None
+
+    @field_validator("entry_template", "worker_template", mode="before")
+    @classmethod
+    def _drop_nulls(cls, v: Any) -> Any:
+        # Kubernetes JSON: `field: null` anywhere in an embedded object means "unset".
+        return without_nulls(v)
 
 
 class RollingUpdateConfiguration(K8sModel):
@@ -134,7 +131,7 @@ class ServingGroupTemplate(K8sModel):
 
 
 class ModelServingSpec(K8sModel):
-    replicas: K8sInt = 1
+    replicas: Int32 = 1
     scheduler_name: str = "volcano"
     plugins: Optional[list[PluginSpec]] = None
     template: ServingGroupTemplate

@@ -67,7 +67,9 @@ CASES: list[tuple[str, dict, list[tuple[str, str]]]] = [
                                                                                {"name": "d", "image": "\t"}]}})),
      [(f"{R0}.workerTemplate.spec.containers[1].image",
        "invalid container image reference: image cannot be empty or whitespace only")]),
-    ("3-image-empty-accepted", roles(role(entryTemplate={"spec": {"containers": [{"name": "c", "image": ""}]}})), []),
+    # the webhook skips an empty image (test_the_webhook_skips_an_empty_image); the pod schema requires one
+    ("3-image-empty-pod-schema", roles(role(entryTemplate={"spec": {"containers": [{"name": "c", "image": ""}]}})),
+     [(f"{R0}.entryTemplate.spec.containers[0].image", "Required value")]),
     ("4-replicas-negative", spec(replicas=-1), [("spec.replicas", "replicas must be a non-negative integer")]),
     ("6-role-replicas-negative", roles(role(replicas=-1)),
      [(f"{R0}.replicas", "role replicas must be a non-negative integer")]),
@@ -171,8 +173,18 @@ def test_all_errors_at_once_in_rule_order() -> None:
     assert len(exc.value.errors) == 14 and "14 problems" in str(exc.value)
 
 
+def test_the_webhook_skips_an_empty_image() -> None:
+    """Upstream's image rule accepts ``image: ""``; the entry pod kthena creates from it would not
+    pass the API server, so the pod-template schema (run first) reports it."""
+    from pulumi_lws.modelserving.api.webhook_rules import worker_images
+
+    assert worker_images(ms(roles(role(entryTemplate={"spec": {"containers": [{"name": "c", "image": ""}]}})))) == []
+
+
 def test_rule_tables_are_named_functions() -> None:
     names = [r.__name__ for r in V.CREATE_RULES]
+    assert names[:2] == ["metadata_is_valid", "pod_templates_are_valid"]  # the embedded Kubernetes schema first
+    names = names[2:]
     assert names[:5] == ["name_required", "roles_count", "role_name_schema", "role_names_unique",
                          "network_topology_bounds"]
     assert names[5:14] == ["generated_name_length", "role_names", "worker_images", "replicas",

@@ -10,6 +10,7 @@ Invariants:
 from __future__ import annotations
 
 import json
+import math
 import re
 import typing
 from typing import Annotated, Any, Callable, Mapping, Union
@@ -39,7 +40,7 @@ def _integer_in(low: int, high: int):
     integer``), integral floats accepted (Pulumi delivers every number as a float), and the
     ``low..high`` range of the field's Go type."""
     def check(v: Any) -> Any:
-        if isinstance(v, (bool, str)):
+        if isinstance(v, (bool, str)) or (isinstance(v, float) and not math.isfinite(v)):
             raise PydanticCustomError("k8s_type", "must be of type integer")
         if isinstance(v, float) and v.is_integer():
             v = int(v)

@@ -17,13 +17,13 @@ from __future__ import annotations
 import functools
 import importlib.resources
 import json
-import re
 from typing import Any, Callable, Iterator, Mapping, cast
 
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 
 from pulumi_lws.core.errors import FieldError, format_value
+from pulumi_lws.core.quantity import QUANTITY_FORMAT_MSG, QUANTITY_SUFFIX_MSG, quantity_error  # noqa: F401  (re-exported)
 from pulumi_lws.core.objectmeta import validate_meta
 
 KUBERNETES_VERSION = "1.35"
@@ -33,22 +33,9 @@ PERSISTENT_VOLUME_CLAIM = "io.k8s.api.core.v1.PersistentVolumeClaim"
 PVC_RETENTION_POLICY = "io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy"
 _DEF = "#/$defs/"
 
-#: ``resource.ErrFormatWrong`` / ``ErrSuffix`` (apimachinery ``pkg/api/resource``)
-QUANTITY_FORMAT_MSG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-QUANTITY_SUFFIX_MSG = "unable to parse quantity's suffix"
-_QUANTITY = re.compile(r"^[+-]?[0-9]*(?:\.[0-9]*)?(?P<suffix>[eEinumkKMGTP]*[-+]?[0-9]*)$")
-_SUFFIX = re.compile(r"^(?:|[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)$")
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 _TYPE_WORDS = {"array": "array", "boolean": "boolean", "integer": "integer", "number": "number",
                "object": "object", "string": "string"}
-
-
-def quantity_error(value: str) -> str | None:
-    """``resource.ParseQuantity``'s error for ``value``, or ``None`` when it parses."""
-    match = _QUANTITY.match(value) if value else None
-    if match is None:
-        return QUANTITY_FORMAT_MSG
-    return None if _SUFFIX.match(match["suffix"]) else QUANTITY_SUFFIX_MSG
 
 
 def without_nulls(value: Any) -> Any:
@@ -68,7 +55,7 @@ _FORMATS = FormatChecker(formats=())
 
 @_FORMATS.checks("quantity", raises=ValueError)
 def _check_quantity(value: Any) -> bool:
-    msg = quantity_error(value) if isinstance(value, str) else None
+    msg = quantity_error(value) if isinstance(value, (str, int, float)) and not isinstance(value, bool) else None
     if msg:
         raise ValueError(msg)
     return True

@@ -1,6 +1,8 @@
 """Bad DisaggregatedSet input through every entry point: ``render``, ``plan``, ``simulate --from/--to``
 and the Pulumi component. Each row of the validation table (tests/disaggregatedset/api/
-test_ds_validation.BAD) exits 2 naming the field, prints no traceback, and registers nothing."""
+test_ds_validation.BAD) and of the families every API is fed alike (malformed.family_rows: pod
+templates, ObjectMeta, int32 fields) exits 2 naming the field, prints no traceback, and registers
+nothing."""
 from __future__ import annotations
 
 import sys
@@ -9,7 +11,7 @@ from typing import Any
 import pulumi
 import pytest
 from conftest import TESTS_DIR, fresh_mock_runtime
-from malformed import assert_rejected, recording_mocks, write_manifest
+from malformed import assert_rejected, family_rows, put, recording_mocks, write_manifest
 from fakes_component import FakeActuator
 
 sys.path.insert(0, str(TESTS_DIR / "disaggregatedset" / "api"))
@@ -22,7 +24,11 @@ from pulumi_lws.core.snapshot import Snapshot
 
 GOOD = ds()
 pulumi_test = pulumi.runtime.test
-ROWS = [(cid, manifest, path) for cid, manifest, path, _message, _kind in BAD]
+R0 = "spec.roles[0]"
+ROWS = ([(cid, manifest, path) for cid, manifest, path, _message, _kind in BAD]
+        + family_rows(GOOD, [f"{R0}.spec.leaderWorkerTemplate.workerTemplate"],
+                      ["spec.slices", f"{R0}.spec.replicas", f"{R0}.spec.leaderWorkerTemplate.size"])
+        + [("role-label-value", put(GOOD, f"{R0}.metadata", {"labels": {"a": "b c"}}), f"{R0}.metadata.labels")])
 #: the component names an unnamed manifest after its Pulumi resource, so a missing name is valid there
 COMPONENT_ROWS = [r for r in ROWS if r[0] != "name-required"]
 

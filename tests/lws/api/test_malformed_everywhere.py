@@ -2,9 +2,10 @@
 Pulumi component. Each malformed LeaderWorkerSet exits 2 (the documented "bad input" code) with
 a message naming the field, prints no traceback, and registers nothing.
 
-The rows are the strict pod-template table (test_podspec_validation.CASES) and the upstream
-validation table (test_api_validation.CREATE_CASES, rows that expect an error): one manifest per
-row, fed unchanged to every entry point.
+The rows are the strict pod-template table (test_podspec_validation.CASES), the upstream
+validation table (test_api_validation.CREATE_CASES, rows that expect an error) and the families
+every API is fed alike (malformed.family_rows): one manifest per row, fed unchanged to every
+entry point.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import fresh_mock_runtime
-from malformed import assert_rejected, recording_mocks, write_manifest
+from malformed import assert_rejected, family_rows, recording_mocks, write_manifest
 from fakes_component import FakeActuator, FakeObserver
 from pulumi_lws.backend import use_backend
 from pulumi_lws.core.errors import SpecError
@@ -24,6 +25,7 @@ from test_podspec_validation import CASES as TEMPLATE_CASES, GOOD, put
 ROWS: list[tuple[str, dict[str, Any], str]] = (
     [(f"template-{rid}", put(GOOD, path, value), expected[0][0]) for rid, path, value, expected in TEMPLATE_CASES]
     + [(f"rule-{rid}", merge(BASE, patch), expected[0][0]) for rid, patch, expected in CREATE_CASES if expected]
+    + family_rows(GOOD, ["spec.leaderWorkerTemplate.workerTemplate"], ["spec.replicas", "spec.leaderWorkerTemplate.size"])
 )
 
 

@@ -1,6 +1,7 @@
 """Bad ModelServing input through every entry point: ``render``, ``plan``, ``simulate --from/--to``
-and the Pulumi component. Each row of the validation table (test_ms_validation.CASES) exits 2
-naming the field, prints no traceback, and registers nothing."""
+and the Pulumi component. Each row of the validation table (test_ms_validation.CASES) and of the
+families every API is fed alike (malformed.family_rows: pod templates, ObjectMeta, int32 fields)
+exits 2 naming the field, prints no traceback, and registers nothing."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,20 +9,23 @@ from typing import Any
 import pytest
 
 from conftest import fresh_mock_runtime
-from malformed import assert_rejected, recording_mocks, write_manifest
+from malformed import assert_rejected, family_rows, recording_mocks, write_manifest
 from fakes_component import FakeActuator, FakeObserver
 from ms_base import BASE, merge
 from pulumi_lws.backend import use_backend
 from pulumi_lws.core.errors import SpecError
 from test_ms_validation import CASES
 
-ROWS = [(cid, merge(BASE, patch), expected[0][0]) for cid, patch, expected in CASES if expected]
+R0, R1 = "spec.template.roles[0]", "spec.template.roles[1]"
+ROWS = ([(cid, merge(BASE, patch), expected[0][0]) for cid, patch, expected in CASES if expected]
+        + family_rows(BASE, [f"{R0}.entryTemplate", f"{R1}.workerTemplate"],
+                      ["spec.replicas", f"{R0}.replicas", f"{R0}.workerReplicas"]))
 #: the component names an unnamed manifest after its Pulumi resource, so a missing name is valid there
 COMPONENT_ROWS = [r for r in ROWS if r[0] != "crd-name-required"]
 
 
 def test_the_table_is_big() -> None:
-    assert len(ROWS) >= 30
+    assert len(ROWS) >= 60 and len({r[0] for r in ROWS}) == len(ROWS)
 
 
 @pytest.mark.parametrize("manifest,field", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])

@@ -10,13 +10,15 @@ non-finite floats, percent strings, label-breaking strings, empty and nested con
 validate, reconcile on an empty cluster and on the seed's rendered fleet, and the update rules
 both ways — so the only exception it may raise is :class:`SpecError`.
 """
+
 from __future__ import annotations
 
 import copy
 import functools
 import math
 import pathlib
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 import yaml
 
@@ -31,17 +33,82 @@ KINDS = ("LeaderWorkerSet", "ModelServing", "DisaggregatedSet")
 
 #: values that broke a parser, a planner or a renderer before (issue 23's fuzz)
 VALUES: tuple[Any, ...] = (
-    None, 0, 1, -1, 2, 3, 7, 100, 2**31 - 1, 2**31, -(2**31) - 1, 2**40, 2**63, -(2**63) - 1, 1.5, 2.0,
-    math.inf, -math.inf, math.nan, 1e300, True, False, "", "x", "3", "-1", "50%", "100%", "200%", "-1%", "%",
-    "1e3", "1Gi", "500m", ".", "+", "1e999999999", "a b", "Bad_NS", "UPPER", "-dash", "x" * 70, "a/b/c",
-    [], [1], [None], ["x"], [{}], {}, {"a": 1}, {"bogusField": 1}, {"": ""}, {"a b": "c d"}, {"x/y": "z"},
-    {"name": "c", "image": "img:1"}, {"containers": []},
+    None,
+    0,
+    1,
+    -1,
+    2,
+    3,
+    7,
+    100,
+    2**31 - 1,
+    2**31,
+    -(2**31) - 1,
+    2**40,
+    2**63,
+    -(2**63) - 1,
+    1.5,
+    2.0,
+    math.inf,
+    -math.inf,
+    math.nan,
+    1e300,
+    True,
+    False,
+    "",
+    "x",
+    "3",
+    "-1",
+    "50%",
+    "100%",
+    "200%",
+    "-1%",
+    "%",
+    "1e3",
+    "1Gi",
+    "500m",
+    ".",
+    "+",
+    "1e999999999",
+    "a b",
+    "Bad_NS",
+    "UPPER",
+    "-dash",
+    "x" * 70,
+    "a/b/c",
+    [],
+    [1],
+    [None],
+    ["x"],
+    [{}],
+    {},
+    {"a": 1},
+    {"bogusField": 1},
+    {"": ""},
+    {"a b": "c d"},
+    {"x/y": "z"},
+    {"name": "c", "image": "img:1"},
+    {"containers": []},
 )
-KEYS = ("bogusField", "name", "replicas", "spec", "metadata", "containers", "resources", "requests",
-        "labels", "annotations", "workerTemplate", "leaderTemplate", "maxSurge", "partition")
+KEYS = (
+    "bogusField",
+    "name",
+    "replicas",
+    "spec",
+    "metadata",
+    "containers",
+    "resources",
+    "requests",
+    "labels",
+    "annotations",
+    "workerTemplate",
+    "leaderTemplate",
+    "maxSurge",
+    "partition",
+)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def seeds(kind: str) -> tuple[Mapping[str, Any], ...]:
     """Every valid ``kind`` document of the seed folders (file order; the list is never empty)."""
     workload, out = workload_for(kind), []

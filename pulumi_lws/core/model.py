@@ -34,7 +34,7 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _integer_in(low: int, high: int):
+def _integer_in(low: int, high: int) -> Callable[[Any], Any]:
     """An integer as the API server decodes a schema ``type: integer``: no booleans, no strings
     (pydantic's lax mode would read ``"3"`` as 3; the apiserver answers ``must be of type
     integer``), integral floats accepted (Pulumi delivers every number as a float), and the

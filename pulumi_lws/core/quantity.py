@@ -15,12 +15,14 @@ in exponent form (``12e40``), so writing it never builds a huge integer. An unpa
 raises :class:`QuantityError` (a ``ValueError``) with apimachinery's message; validation rejects
 those before rendering.
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable, Mapping
 from decimal import ROUND_CEILING, ROUND_UP, Context, Decimal, localcontext
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 #: ``resource.ErrFormatWrong`` / ``ErrSuffix`` (apimachinery ``pkg/api/resource``)
 QUANTITY_FORMAT_MSG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -86,14 +88,16 @@ def parse_quantity(value: Any) -> Amount:
         return Decimal(0), scale[0] == 2
     base, exponent = scale
     with localcontext(_EXACT):
-        amount = Decimal(number).scaleb(exponent) if base == 10 else Decimal(number) * (2 ** exponent)
+        amount = Decimal(number).scaleb(exponent) if base == 10 else Decimal(number) * (2**exponent)
     return _rounded(amount, binary=base == 2), base == 2
 
 
 def _rounded(amount: Decimal, *, binary: bool) -> Decimal:
     """``ParseQuantity``: non-zero values rounded up (away from zero) to 1n; binary capped."""
     with localcontext(_EXACT):
-        if amount != 0 and amount.as_tuple().exponent < -9:  # type: ignore[operator]  (finite here)
+        exponent = amount.as_tuple().exponent
+        # below 1n: round up; a value of 90+ digits keeps its digits (1n is beyond the precision)
+        if isinstance(exponent, int) and exponent < -9 and amount.adjusted() < 90:
             amount = amount.quantize(_NANO, rounding=ROUND_UP)
         if binary and abs(amount) > _MAX_BINARY:
             amount = _MAX_BINARY.copy_sign(amount)

@@ -6,6 +6,7 @@ parse -> reconcile -> render -> update validation raise nothing but :class:`Spec
 ``make soak`` (``-m slow``) runs thousands per API from a seeded generator, the counts it prints
 being the figures docs/api.md quotes.
 """
+
 from __future__ import annotations
 
 import random
@@ -14,10 +15,10 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from spec_fuzz import KINDS, mutate, run_pipeline, seeds
 
 from pulumi_lws.cli import main
 from pulumi_lws.cli.exit_codes import BAD_INPUT, OK
-from spec_fuzz import KINDS, mutate, run_pipeline, seeds
 
 FAST_EXAMPLES = 250
 SOAK_EXAMPLES = 3000
@@ -29,6 +30,7 @@ def _case(kind: str):
         seed = draw(st.sampled_from(seeds(kind)))
         n = draw(st.integers(1, 3))
         return seed, mutate(seed, lambda k: draw(st.integers(0, k - 1)), n)
+
     return case()
 
 
@@ -40,8 +42,13 @@ def test_every_seed_is_accepted_and_renders(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_mutated_specs_raise_only_spec_errors(kind: str) -> None:
-    @settings(max_examples=FAST_EXAMPLES, derandomize=True, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=FAST_EXAMPLES,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(_case(kind))
     def check(case) -> None:
         seed, doc = case
@@ -62,6 +69,7 @@ def test_render_of_a_mutated_spec_exits_0_or_2(kind: str, tmp_path, capsys) -> N
         out, err = capsys.readouterr()
         assert code in (OK, BAD_INPUT), err
         assert "internal error" not in err and "Traceback" not in err
+        assert ("apiVersion" in out) == (code == OK)  # objects printed exactly when accepted
         codes.append(code)
     assert BAD_INPUT in codes  # the mutations do reach validation
 
@@ -74,4 +82,6 @@ def test_soak_thousands_of_mutations_per_api(kind: str) -> None:
     for _ in range(SOAK_EXAMPLES):
         seed = rng.choice(seeds(kind))
         accepted += run_pipeline(kind, mutate(seed, rng.randrange, rng.randint(1, 3)), seed)
-    print(f"{kind}: {SOAK_EXAMPLES} mutations, {accepted} accepted, {SOAK_EXAMPLES - accepted} refused, 0 raw exceptions")
+    print(
+        f"{kind}: {SOAK_EXAMPLES} mutations, {accepted} accepted, {SOAK_EXAMPLES - accepted} refused, 0 raw exceptions"
+    )

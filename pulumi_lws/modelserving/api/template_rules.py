@@ -9,6 +9,7 @@ so the webhook rules and the renderer only ever see well-formed templates; each 
 the ModelServing field (``spec.template.roles[0].entryTemplate.spec.containers[0].bogusField``),
 not a derived StatefulSet's.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -33,8 +34,9 @@ def pod_templates_are_valid(ms: ModelServing) -> Errors:
     for i, role in enumerate(ms.spec.template.roles):
         errs += validate_pod_template(role.entry_template, f"{role_path(i)}.entryTemplate")
         if role.worker_template is not None:  # with workerReplicas 0 no worker pod is made from it
-            errs += validate_pod_template(role.worker_template, f"{role_path(i)}.workerTemplate",
-                                          makes_pods=role.worker_replicas > 0)
+            errs += validate_pod_template(
+                role.worker_template, f"{role_path(i)}.workerTemplate", makes_pods=role.worker_replicas > 0
+            )
     return errs
 
 

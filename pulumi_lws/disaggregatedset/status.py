@@ -18,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pulumi_lws.core.conditions import FALSE, TRUE, Condition
+
 AVAILABLE = "Available"
 PROGRESSING = "Progressing"
 ALL_ROLES_READY = "AllRolesReady"
@@ -25,7 +27,6 @@ ROLLOUT_IN_PROGRESS = "RolloutInProgress"
 AVAILABLE_MESSAGE = "All roles have reached their desired replica count, ready and updated to the current revision"
 PROGRESSING_MESSAGE = ("Not all roles have reached their desired replica count, ready and updated to the current "
                        "revision")
-TRUE, FALSE = "True", "False"
 
 
 @dataclass(frozen=True)
@@ -50,24 +51,6 @@ class RoleStatus:
     def to_wire(self) -> dict[str, Any]:
         return {"name": self.name, "replicas": self.replicas, "readyReplicas": self.ready_replicas,
                 "updatedReplicas": self.updated_replicas}
-
-
-@dataclass(frozen=True)
-class Condition:
-    type: str
-    status: str
-    reason: str
-    message: str
-    observed_generation: int | None = None
-    last_transition_time: str | None = None
-
-    def to_wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"type": self.type, "status": self.status, "reason": self.reason, "message": self.message}
-        if self.observed_generation is not None:
-            out["observedGeneration"] = self.observed_generation
-        if self.last_transition_time is not None:
-            out["lastTransitionTime"] = self.last_transition_time
-        return out
 
 
 @dataclass(frozen=True)

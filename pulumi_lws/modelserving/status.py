@@ -26,6 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from pulumi_lws.core.conditions import Condition
 from pulumi_lws.modelserving.groups import DELETING, GroupState, by_ordinal, is_running
 
 AVAILABLE = "Available"
@@ -35,14 +36,6 @@ REASONS = {AVAILABLE: "AllGroupsReady", PROGRESSING: "GroupProgressing", UPDATE_
 ALL_GROUPS_READY = "All Serving groups are ready"
 SOME_GROUPS_PROGRESSING = "Some groups is progressing"
 SOME_GROUPS_UPDATED = "Updated Groups are"
-
-
-@dataclass(frozen=True)
-class Condition:
-    type: str
-    status: str
-    reason: str
-    message: str
 
 
 @dataclass(frozen=True)
@@ -66,7 +59,7 @@ class ModelServingStatus:
         return {"replicas": self.replicas, "availableReplicas": self.available_replicas,
                 "updatedReplicas": self.updated_replicas, "currentReplicas": self.current_replicas,
                 "currentRevision": self.current_revision, "updateRevision": self.update_revision,
-                "conditions": [c.__dict__.copy() for c in self.conditions]}
+                "conditions": [c.to_wire() for c in self.conditions]}
 
 
 def go_ints(values: Iterable[int]) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from pulumi_lws.lws import labels as L
+from pulumi_lws.core.conditions import condition as _wire_condition
 from pulumi_lws.core.stage import GroupView
 
 AVAILABLE, PROGRESSING, UPDATE_IN_PROGRESS = "Available", "Progressing", "UpdateInProgress"
@@ -25,10 +26,6 @@ AVAILABLE, PROGRESSING, UPDATE_IN_PROGRESS = "Available", "Progressing", "Update
 def group_counts(chars: str) -> tuple[int, int]:
     """(readyReplicas, updatedReplicas) from legend characters: ``U``+``o`` and ``U``+``u``."""
     return sum(c in "Uo" for c in chars), sum(c in "Uu" for c in chars)
-
-
-def _condition(ctype: str, status: bool, reason: str, message: str) -> dict[str, str]:
-    return {"type": ctype, "status": "True" if status else "False", "reason": reason, "message": message}
 
 
 def condition_state(groups: Sequence[GroupView], replicas: int, user_partition: int) -> str:
@@ -44,23 +41,23 @@ def condition_state(groups: Sequence[GroupView], replicas: int, user_partition: 
     return AVAILABLE if all_ready and all_done else PROGRESSING
 
 
-def conditions(state: str) -> list[dict[str, str]]:
+def conditions(state: str) -> list[dict[str, Any]]:
     if state == UPDATE_IN_PROGRESS:
         return [
-            _condition(AVAILABLE, False, "GroupsUpdating", "Rolling Upgrade is in progress"),
-            _condition(PROGRESSING, True, "GroupsUpdating", "Rolling Upgrade is in progress"),
-            _condition(UPDATE_IN_PROGRESS, True, "GroupsUpdating", "Rolling Upgrade is in progress"),
+            _wire_condition(AVAILABLE, False, "GroupsUpdating", "Rolling Upgrade is in progress"),
+            _wire_condition(PROGRESSING, True, "GroupsUpdating", "Rolling Upgrade is in progress"),
+            _wire_condition(UPDATE_IN_PROGRESS, True, "GroupsUpdating", "Rolling Upgrade is in progress"),
         ]
     if state == AVAILABLE:
         return [
-            _condition(AVAILABLE, True, "AllGroupsReady", "All replicas are ready"),
-            _condition(PROGRESSING, False, "AllGroupsReady", "All replicas are ready"),
-            _condition(UPDATE_IN_PROGRESS, False, "AllGroupsReady", "All replicas are ready"),
+            _wire_condition(AVAILABLE, True, "AllGroupsReady", "All replicas are ready"),
+            _wire_condition(PROGRESSING, False, "AllGroupsReady", "All replicas are ready"),
+            _wire_condition(UPDATE_IN_PROGRESS, False, "AllGroupsReady", "All replicas are ready"),
         ]
     return [
-        _condition(AVAILABLE, False, "GroupsProgressing", "Replicas are progressing"),
-        _condition(PROGRESSING, True, "GroupsProgressing", "Replicas are progressing"),
-        _condition(UPDATE_IN_PROGRESS, False, "GroupsProgressing", "Replicas are progressing"),
+        _wire_condition(AVAILABLE, False, "GroupsProgressing", "Replicas are progressing"),
+        _wire_condition(PROGRESSING, True, "GroupsProgressing", "Replicas are progressing"),
+        _wire_condition(UPDATE_IN_PROGRESS, False, "GroupsProgressing", "Replicas are progressing"),
     ]
 
 

@@ -31,7 +31,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 SEED_DIRS = ("tests/manifests_upstream", "tests/manifests_upstream_kthena", "tests/manifests_upstream_ds", "examples")
 KINDS = ("LeaderWorkerSet", "ModelServing", "DisaggregatedSet")
 
-#: values that broke a parser, a planner or a renderer before (issue 23's fuzz)
+#: values that broke a parser, a planner or a renderer before (issue 23's fuzz). Counts stay at
+#: most 100 or beyond the int32 range: a count of 2**31 - 1 is a valid spec of two billion objects
+#: (accepted, rendered in time proportional to it), which no fuzz can wait for.
 VALUES: tuple[Any, ...] = (
     None,
     0,
@@ -41,7 +43,6 @@ VALUES: tuple[Any, ...] = (
     3,
     7,
     100,
-    2**31 - 1,
     2**31,
     -(2**31) - 1,
     2**40,

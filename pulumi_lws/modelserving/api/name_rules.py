@@ -33,6 +33,31 @@ def largest_role_ordinal(ms: ModelServing, role: Role) -> int:
     return max(role.replicas + max(surge, 0) - 1, 0)
 
 
+MAX_INT32 = 2**31 - 1
+
+
+def largest_fleet_pods(ms: ModelServing) -> int:
+    """Pods of the largest fleet a rollout reaches: ``(replicas + maxSurge)`` ServingGroups, each
+    with ``Σ_roles (role.replicas + role maxSurge) × (1 + workerReplicas)`` pods."""
+    per_group = sum((largest_role_ordinal(ms, r) + 1) * (1 + max(r.worker_replicas, 0)) for r in ms.spec.template.roles)
+    return (largest_group_ordinal(ms) + 1) * per_group
+
+
+def fleet_fits_int32(ms: ModelServing) -> Errors:
+    """pulumi-lws (as LeaderWorkerSet's ``replicas × size``): the pods of the largest fleet a
+    rollout reaches fit an int32 — a ServingGroup's PodGroup counts its pods in the int32
+    ``minMember``, and a fleet no int32 can count is refused at once instead of being rendered
+    group by group (``maxSurge: 2147483647`` would ask for two billion surge groups)."""
+    if any(r.replicas < 0 or r.worker_replicas < 0 for r in ms.spec.template.roles) or ms.replicas < 0:
+        return []  # the webhook reports negative counts
+    pods = largest_fleet_pods(ms)
+    if pods <= MAX_INT32:
+        return []
+    return err("spec.replicas", f"the pods of the largest fleet a rollout reaches ((replicas + maxSurge) x "
+               f"Σ roles (replicas + maxSurge) x (workerReplicas + 1) = {pods}) must not exceed {MAX_INT32} "
+               "(pulumi-lws)", ms.replicas)
+
+
 def _sts_message(what: str, sts: str, where: str) -> str:
     label_len = len(sts) + 1 + N.REVISION_HASH_MAX
     return (f'{what} "{sts}" ({where}) is {len(sts)} characters: its pods get the label controller-revision-hash '

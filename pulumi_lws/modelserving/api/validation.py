@@ -4,7 +4,7 @@ Each rule is a small named function returning ``list[FieldError]`` (modules:
 :mod:`.template_rules`, :mod:`.crd_rules`, :mod:`.webhook_rules`, :mod:`.name_rules`).
 :data:`CREATE_RULES` run on every validation, in the apiserver's order: the CRD schema first
 (the embedded ObjectMeta and pod templates against Kubernetes 1.35, then the CRD's own bounds),
-then the webhook's validators in upstream order, then the name budgets; :data:`UPDATE_RULES`
+then the webhook's validators in upstream order, then pulumi-lws's fleet size and name budgets; :data:`UPDATE_RULES`
 (the CRD's CEL transition rules) run when the previous object ``old`` is given.
 :func:`validate_modelserving` returns every problem at once; it never raises and never mutates
 its input. The rule table with messages and paths is in docs/modelserving.md ("API").
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from pulumi_lws.core.errors import FieldError
 from pulumi_lws.modelserving.api.crd_rules import CRD_RULES, CRD_UPDATE_RULES
-from pulumi_lws.modelserving.api.name_rules import name_budgets
+from pulumi_lws.modelserving.api.name_rules import fleet_fits_int32, name_budgets
 from pulumi_lws.modelserving.api.template_rules import STRUCTURE_RULES
 from pulumi_lws.modelserving.api.webhook_rules import WEBHOOK_RULES
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # annotations only: the model runs these rules, so it imports
 CreateRule = Callable[["ModelServing"], list[FieldError]]
 UpdateRule = Callable[["ModelServing", "ModelServing"], list[FieldError]]
 
-CREATE_RULES: tuple[CreateRule, ...] = (*STRUCTURE_RULES, *CRD_RULES, *WEBHOOK_RULES, name_budgets)
+CREATE_RULES: tuple[CreateRule, ...] = (*STRUCTURE_RULES, *CRD_RULES, *WEBHOOK_RULES, fleet_fits_int32, name_budgets)
 UPDATE_RULES: tuple[UpdateRule, ...] = CRD_UPDATE_RULES
 
 

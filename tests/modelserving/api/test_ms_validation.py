@@ -190,7 +190,7 @@ def test_rule_tables_are_named_functions() -> None:
     assert names[5:14] == ["generated_name_length", "role_names", "worker_images", "replicas",
                            "rolling_update_configuration", "role_rolling_budgets", "gang_policy", "worker_replicas",
                            "recovery_policy_and_rollout_strategy"]
-    assert names[-1] == "name_budgets"
+    assert names[-2:] == ["fleet_fits_int32", "name_budgets"]
     assert [r.__name__ for r in V.UPDATE_RULES] == ["gang_policy_required_once_set", "min_role_replicas_immutable"]
 
 
@@ -219,3 +219,14 @@ def test_validate_with_old_raises() -> None:
     with pytest.raises(SpecError) as exc:
         ms({}).validate(old=ms(GANG))
     assert str(exc.value.errors[0]) == 'spec.template: Invalid value: "object": gangPolicy is required once set'
+
+
+def test_a_fleet_no_int32_can_count_is_refused_at_once() -> None:
+    """pulumi-lws, as LeaderWorkerSet's ``replicas x size``: (replicas + maxSurge) ServingGroups of
+    Σ (role replicas + role maxSurge) x (workerReplicas + 1) pods must fit an int32 (the PodGroup's
+    ``minMember``); otherwise ``maxSurge: 2147483647`` would render two billion surge groups."""
+    ok = ms(sg(maxSurge=2**29 - 3))  # (2 + 2**29 - 3 + ...) groups x 4 pods < 2**31
+    assert [e for e in validate_modelserving(ok) if e.path == "spec.replicas"] == []
+    bad = validate_modelserving(ms(sg(maxSurge=2**31 - 1)))
+    assert [(e.path, e.value) for e in bad] == [("spec.replicas", 2)]
+    assert "= 8589934596) must not exceed 2147483647" in bad[0].message

@@ -36,6 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     change.add_argument("--zones", type=int, metavar="Z",
                         help="spread the pool round-robin over Z zones (label topology.kubernetes.io/zone); default 1")
     change.add_argument("--ready-seconds", type=float, metavar="S", help="seconds from Running to Ready for every pod")
+    change.add_argument("--fail-image", dest="fail_images", action="append", metavar="IMAGE",
+                        help="pods with a container on IMAGE crash-loop (Running, never Ready, restart every 10 s; "
+                             "kubelet.failImages); repeatable")
     change.add_argument("--name", metavar="NAME", help="the workload to simulate when a file holds several")
     change.add_argument("--update-order", choices=("ScaleFirst", "RolloutFirst"),
                         help="LeaderWorkerSet: order for a template change combined with a scale-up (default "
@@ -115,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-CHANGE_ONLY = ("nodes", "gpus_per_node", "zones", "ready_seconds", "update_order", "name")
+CHANGE_ONLY = ("nodes", "gpus_per_node", "zones", "ready_seconds", "update_order", "name", "fail_images")
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
@@ -157,7 +160,7 @@ def _change_scenario(args: argparse.Namespace):
     try:
         return change_scenario(docs["--from"], docs["--to"], nodes=args.nodes, gpus_per_node=args.gpus_per_node,
                                     zones=args.zones, ready_seconds=args.ready_seconds, update_order=args.update_order,
-                                    description=f"{args.old} -> {args.new}")
+                                    fail_images=args.fail_images, description=f"{args.old} -> {args.new}")
     except SpecError as exc:
         if exc.kind == OPTIONS:
             for e in exc.errors:

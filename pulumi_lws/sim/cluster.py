@@ -12,6 +12,8 @@ Invariants:
 """
 from __future__ import annotations
 
+import fnmatch
+import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from pulumi_lws.core.ports import Scope
@@ -240,6 +242,65 @@ class SimCluster:
                 pod["_sim_killed"] = True
                 self.kubelet.fail_pod(pod, "NodeLost")
                 self.store.delete("Pod", meta(pod)["namespace"], meta(pod)["name"], grace=0)
+        self.settle()
+
+    # ---- timed events (scenario ``events:``) -----------------------------------------------
+    def _pods_matching(self, namespace: str, glob: str) -> list[dict[str, Any]]:
+        return [p for p in self.store.list("Pod", namespace) if fnmatch.fnmatchcase(meta(p)["name"], glob)]
+
+    def annotate_pods(self, namespace: str, glob: str, annotations: Mapping[str, Any]) -> list[str]:
+        """Merge ``annotations`` (``None`` deletes a key) into every pod whose name matches ``glob``
+        (as ``kubectl annotate --overwrite``); the names of the pods written."""
+        names = []
+        for pod in self._pods_matching(namespace, glob):
+            self._merge_meta(pod, Action("annotate", "Pod", meta(pod)["name"], params={"annotations": annotations}))
+            names.append(meta(pod)["name"])
+        self.settle()
+        return names
+
+    def delete_pods(self, namespace: str, glob: str) -> list[str]:
+        """Delete (gracefully, as ``kubectl delete pod``) every pod whose name matches ``glob`` and
+        that is not already being deleted; their controllers recreate them."""
+        names = []
+        for pod in self._pods_matching(namespace, glob):
+            if meta(pod).get("deletionTimestamp"):
+                continue
+            self.store.delete("Pod", namespace, meta(pod)["name"], uid=meta(pod)["uid"])
+            names.append(meta(pod)["name"])
+        self.settle()
+        return names
+
+    def add_nodes(self, count: int, gpus_per_node: float | None = None) -> list[str]:
+        """``count`` new Ready nodes ``node-<i>`` (numbered after the highest existing ``node-<i>``),
+        cpu 64, memory 512Gi and ``gpus_per_node`` nvidia.com/gpu each (the ``--nodes`` pool's shape)."""
+        taken = [int(m.group(1)) for n in self.store.list("Node")
+                 if (m := re.fullmatch(r"node-(\d+)", meta(n)["name"]))]
+        first = max(taken, default=-1) + 1
+        names = []
+        for i in range(first, first + count):
+            name = f"node-{i}"
+            capacity: dict[str, Any] = {"cpu": 64, "memory": "512Gi"}
+            if gpus_per_node:
+                capacity["nvidia.com/gpu"] = int(gpus_per_node) if float(gpus_per_node).is_integer() else gpus_per_node
+            self.add_node({"name": name, "labels": {"kubernetes.io/hostname": name}, "capacity": capacity})
+            names.append(name)
+        self.settle()
+        return names
+
+    def remove_node(self, name: str) -> None:
+        """The Node object is deleted (scale-in): its pods are force-deleted, as the pod garbage
+        collector does with pods bound to a node that no longer exists."""
+        self.lose_node(name)
+        self.store.delete("Node", "", name)
+        self.settle()
+
+    def cordon(self, name: str) -> None:
+        """``kubectl cordon``: the node takes no new pods; the pods on it keep running."""
+        node = self.store.get("Node", "", name)
+        if node is None:
+            raise NotFound(f"Node {name} not found")
+        node.setdefault("spec", {})["unschedulable"] = True
+        self.store.touch(node)
         self.settle()
 
     def restart_container(self, namespace: str, pod_name: str) -> None:

@@ -7,7 +7,12 @@ Invariants:
   (``terminationGracePeriodSeconds``, else the simulator default) once it has no finalizers;
   a pod whose grace period is over but whose finalizers keep the object has its containers
   stopped and turns ``Failed`` (Kubernetes 1.27+), so the scheduler no longer counts it;
-- timings come only from :class:`KubeletConfig` and the simulated clock (deterministic).
+- timings come only from :class:`KubeletConfig` and the simulated clock (deterministic);
+- image faults (``KubeletConfig.fail_images`` / ``pull_errors``, matched per container by exact
+  image or glob when the pod is admitted) keep a pod from ever being Ready: a failing image's
+  container runs ``CRASH_RUN_SECONDS``, exits and waits in ``CrashLoopBackOff`` until its restart
+  ``CRASH_PERIOD_SECONDS`` after the previous start (``restartCount`` = exits so far); a pull
+  error leaves the pod ``Pending`` with the container waiting in ``ImagePullBackOff``.
 """
 from __future__ import annotations
 
@@ -22,6 +27,12 @@ from pulumi_lws.modelserving.labels import GROUP_NAME as MS_GROUP_NAME, NAME as 
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.store import Store, meta
 
+#: a crash-looping container restarts this long after its previous start (CrashLoopBackOff, flat)
+CRASH_PERIOD_SECONDS = 10.0
+#: ... and runs this long before it exits
+CRASH_RUN_SECONDS = 1.0
+
+
 @dataclass(frozen=True)
 class Timing:
     """Seconds from scheduling to Running (``start``) and from Running to ready (``ready``)."""
@@ -34,9 +45,11 @@ class Timing:
 @dataclass(frozen=True)
 class Override:
     """Timing for pods matching every given selector: name glob, group ordinal (LWS group or
-    ModelServing ServingGroup), owning workload name (``lws:``), creation time."""
+    ModelServing ServingGroup), owning workload name (``lws:``), a container image (exact or
+    glob: e.g. a new image whose readiness probe never passes), creation time."""
 
     pod: str | None = None
+    image: str | None = None
     group: str | None = None
     lws: str | None = None
     after: float | None = None
@@ -49,6 +62,9 @@ class Override:
         if self.pod is not None and not fnmatch.fnmatchcase(name, self.pod):
             return False
         if self.after is not None and created_at < self.after:
+            return False
+        if self.image is not None and not any(fnmatch.fnmatchcase(str(c.get("image", "")), self.image)
+                                              for c in (pod.get("spec") or {}).get("containers") or []):
             return False
         labels = meta(pod).get("labels") or {}  # type: ignore[arg-type]
         owner = labels.get(L.NAME) or labels.get(MS_NAME)
@@ -67,6 +83,24 @@ class KubeletConfig:
     overrides: list[Override] = field(default_factory=list)
     termination_grace: float = 1.0  # used when a pod does not set terminationGracePeriodSeconds
     instant: bool = False  # warm-up: every scheduled pod is Running and ready at once
+    #: images (exact or glob) whose containers crash-loop: Running, never ready, restart every 10 s
+    fail_images: tuple[str, ...] = ()
+    #: images (exact or glob) that cannot be pulled: the pod stays Pending, ImagePullBackOff
+    pull_errors: tuple[str, ...] = ()
+
+    def image_faults(self, pod: Mapping[str, Any]) -> dict[str, str]:
+        """``{container name: "crash" | "pull"}`` for the pod's containers on a faulty image
+        (a pull error wins over a crash loop: a container that is never pulled never runs)."""
+        out: dict[str, str] = {}
+        if not (self.fail_images or self.pull_errors):
+            return out
+        for i, c in enumerate((pod.get("spec") or {}).get("containers") or []):
+            image = str(c.get("image", ""))
+            if any(fnmatch.fnmatchcase(image, g) for g in self.pull_errors):
+                out[c.get("name", f"c{i}")] = "pull"
+            elif any(fnmatch.fnmatchcase(image, g) for g in self.fail_images):
+                out[c.get("name", f"c{i}")] = "crash"
+        return out
 
     def timing_for(self, pod: Mapping[str, Any], created_at: float) -> Timing:
         """The first matching override applied over the default."""
@@ -133,7 +167,7 @@ def _next_deadline(pod: Mapping[str, Any], now: float) -> float:
     the deletion deadline ``_sim_delete_at`` (``>=``), so it acts no sooner than the first of
     them still ahead. An irrelevant deadline only wakes the pod early (a sync that writes nothing)."""
     state = pod.get("_sim_kubelet") or {}
-    times = (state.get("running_at"), state.get("ready_at"), pod.get("_sim_delete_at"))
+    times = (state.get("running_at"), state.get("ready_at"), pod.get("_sim_delete_at"), state.get("crash_next"))
     return min((float(t) for t in times if t is not None and float(t) > now), default=float("inf"))
 
 
@@ -218,6 +252,9 @@ class Kubelet:
         timing = Timing(0.0, 0.0) if self.config.instant else self.config.timing_for(pod, created)
         state.update(scheduled_at=self.clock.now, timing=timing,
                      running_at=self.clock.now + timing.start, ready_at=self.clock.now + timing.start + timing.ready)
+        faults = self.config.image_faults(pod)
+        if faults:
+            state["image_faults"] = faults
         self._ip += 1
         pod["status"]["podIP"] = f"10.244.{self._ip // 250}.{self._ip % 250 + 1}"
         pod["status"]["hostIP"] = "10.0.0.1"
@@ -226,6 +263,11 @@ class Kubelet:
         now, ts = self.clock.now, self.clock.timestamp()
         status = pod["status"]
         changed = False
+        faults = state.get("image_faults") or {}
+        if "pull" in faults.values():
+            changed |= self._pull_backoff(pod, faults)
+            changed |= set_condition(pod, "ContainersReady", "False", ts, "ContainersNotReady")
+            return changed
         if status.get("phase") == "Pending" and now >= state["running_at"]:
             status["phase"] = "Running"
             status["startTime"] = ts
@@ -234,7 +276,11 @@ class Kubelet:
             changed |= set_condition(pod, "ContainersReady", "False", ts, "ContainersNotReady")
             return changed
         containers_ready = not state["timing"].never_ready and now >= state["ready_at"]
-        changed |= self._container_statuses(pod, containers_ready, state.get("restarts", 0))
+        if faults:
+            changed |= self._crash_loop(pod, state, faults, containers_ready)
+            containers_ready = False
+        else:
+            changed |= self._container_statuses(pod, containers_ready, state.get("restarts", 0))
         changed |= set_condition(pod, "ContainersReady", "True" if containers_ready else "False", ts,
                                  None if containers_ready else "ContainersNotReady")
         return changed
@@ -243,6 +289,54 @@ class Kubelet:
         want = [{"name": c.get("name", f"c{i}"), "image": c.get("image", ""), "ready": ready, "started": True,
                  "restartCount": restarts, "state": {"running": {}}}
                 for i, c in enumerate((pod.get("spec") or {}).get("containers") or [])]
+        if pod["status"].get("containerStatuses") == want:
+            return False
+        pod["status"]["containerStatuses"] = want
+        return True
+
+    def _pull_backoff(self, pod: dict[str, Any], faults: Mapping[str, str]) -> bool:
+        """Pending for ever: the unpullable containers wait in ImagePullBackOff, the others in
+        ContainerCreating (the kubelet starts none of them: the pod's images are not all there)."""
+        want = []
+        for i, c in enumerate((pod.get("spec") or {}).get("containers") or []):
+            name, image = c.get("name", f"c{i}"), c.get("image", "")
+            waiting = ({"reason": "ImagePullBackOff", "message": f'Back-off pulling image "{image}"'}
+                       if faults.get(name) == "pull" else {"reason": "ContainerCreating"})
+            want.append({"name": name, "image": image, "ready": False, "started": False, "restartCount": 0,
+                         "state": {"waiting": waiting}})
+        if pod["status"].get("containerStatuses") == want:
+            return False
+        pod["status"]["containerStatuses"] = want
+        return True
+
+    def _crash_loop(self, pod: dict[str, Any], state: dict[str, Any], faults: Mapping[str, str],
+                    others_ready: bool) -> bool:
+        """The failing containers at this instant of their cycle (a pure function of the time
+        since ``running_at``): running for ``CRASH_RUN_SECONDS`` after each start, then waiting in
+        CrashLoopBackOff until the next start; ``state["crash_next"]`` is the next change."""
+        since = self.clock.now - state["running_at"]
+        cycle = int(since // CRASH_PERIOD_SECONDS)
+        within = since - cycle * CRASH_PERIOD_SECONDS
+        running = within < CRASH_RUN_SECONDS
+        exits = cycle + (0 if running else 1)
+        start = state["running_at"] + cycle * CRASH_PERIOD_SECONDS
+        state["crash_next"] = start + (CRASH_RUN_SECONDS if running else CRASH_PERIOD_SECONDS)
+        base = state.get("restarts", 0)
+        want = []
+        for i, c in enumerate((pod.get("spec") or {}).get("containers") or []):
+            name, image = c.get("name", f"c{i}"), c.get("image", "")
+            if faults.get(name) != "crash":
+                want.append({"name": name, "image": image, "ready": others_ready, "started": True,
+                             "restartCount": base, "state": {"running": {}}})
+                continue
+            entry: dict[str, Any] = {"name": name, "image": image, "ready": False, "started": running,
+                                     "restartCount": base + exits,
+                                     "state": {"running": {}} if running else {"waiting": {
+                                         "reason": "CrashLoopBackOff",
+                                         "message": f"back-off {CRASH_PERIOD_SECONDS:g}s restarting failed container={name}"}}}
+            if exits:
+                entry["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error"}}
+            want.append(entry)
         if pod["status"].get("containerStatuses") == want:
             return False
         pod["status"]["containerStatuses"] = want

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import string
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
@@ -34,14 +34,15 @@ def scenario_from_change(old: Mapping[str, Any], new: Mapping[str, Any], *, node
                          gpus_per_node: float | None = None, zones: int | None = None,
                          ready_seconds: float | None = None, update_order: str | None = None,
                          name: str | None = None, description: str | None = None,
-                         max_time: float | None = None) -> Scenario:
+                         max_time: float | None = None, fail_images: Sequence[str] | None = None) -> Scenario:
     """The scenario "converged on ``old``, ``new`` applied at t=0" (pure engine).
 
     ``nodes``: a pool of that many nodes ``node-<i>`` (cpu 64, memory 512Gi, plus ``gpus_per_node``
     ``nvidia.com/gpu`` when given), spread round-robin over ``zones`` zones ``zone-a``, ``zone-b``, ...
     (label ``topology.kubernetes.io/zone``; one zone by default); without ``nodes`` the cluster is
     one unbounded node. ``ready_seconds``: Running → Ready for every pod (default: the kubelet's
-    default). ``update_order``: ScaleFirst (upstream, default) or RolloutFirst.
+    default). ``update_order``: ScaleFirst (upstream, default) or RolloutFirst. ``fail_images``:
+    images whose containers crash-loop (``kubelet.failImages``: "what if my new image crash-loops").
 
     Raises :class:`SpecError` when the pool options are inconsistent (kind ``Options``, paths are
     the CLI flags: ``--zones``), when either manifest is not a valid workload, when the two
@@ -50,6 +51,8 @@ def scenario_from_change(old: Mapping[str, Any], new: Mapping[str, Any], *, node
     Neither argument is modified.
     """
     errors = _pool_errors(nodes, gpus_per_node, zones, ready_seconds, update_order)
+    errors += [FieldError("--fail-image", "must be a non-empty image name", image)
+               for image in fail_images or () if not str(image).strip()]
     if errors:
         raise SpecError(OPTIONS, None, errors)
     workload, old_spec = _valid(old, "old")
@@ -73,8 +76,9 @@ def scenario_from_change(old: Mapping[str, Any], new: Mapping[str, Any], *, node
                   manifest=copy.deepcopy(dict(old)), updates=[Update(at=0.0, manifest=copy.deepcopy(dict(new)))],
                   nodes=pool(nodes or 0, gpus_per_node, zones or 1),
                   update_order=update_order)
-    if ready_seconds is not None:
-        sc.kubelet = KubeletConfig(default=Timing(ready=float(ready_seconds)))
+    if ready_seconds is not None or fail_images:
+        sc.kubelet = KubeletConfig(default=Timing() if ready_seconds is None else Timing(ready=float(ready_seconds)),
+                                   fail_images=tuple(str(i).strip() for i in fail_images or ()))
     if max_time is not None:
         sc.max_time = float(max_time)
     return sc

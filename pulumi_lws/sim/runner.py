@@ -127,6 +127,7 @@ class Runner:
         self.violations: list[str] = []
         self._updates = sorted(scenario.updates, key=lambda u: u.at)
         self._faults = sorted(scenario.faults, key=lambda f: f.at)
+        self._events = sorted(scenario.events, key=lambda e: e.at)
 
     def _engine(self, engine: str | Engine | None) -> Engine:
         if engine is not None and not isinstance(engine, str):
@@ -211,7 +212,8 @@ class Runner:
         spec = self._parsed()
         if row is None or spec is None:
             return False
-        if t is not None and (any(u.at > t for u in self._updates) or any(f.at > t for f in self._faults)):
+        if t is not None and (any(u.at > t for u in self._updates) or any(f.at > t for f in self._faults)
+                              or any(e.at > t for e in self._events)):
             return False
         last = self.stages[-1] if self.stages else None
         if last is not None and (not last.complete or last.blocker is not None):
@@ -242,6 +244,32 @@ class Runner:
             except Exception as exc:  # a fault on a missing target is reported, not fatal
                 notes.append(f"fault {f.type} {f.target} skipped: {exc}")
             self.budget.armed = False
+        return notes
+
+    def _due_events(self, t: float) -> list[str]:
+        """Timed cluster events (``events:``); one on a missing node is reported, not fatal. An
+        event that can take a pod down (delete, node removal) re-arms the availability floor,
+        as a fault does."""
+        notes = []
+        while self._events and self._events[0].at <= t:
+            e = self._events.pop(0)
+            ns, c = self.sc.namespace, self.cluster
+            try:
+                if e.verb == "annotate":
+                    c.annotate_pods(ns, str(e.target), e.annotations or {})
+                elif e.verb == "deletePods":
+                    if c.delete_pods(ns, str(e.target)):
+                        self.budget.armed = False
+                elif e.verb == "addNodes":
+                    c.add_nodes(int(e.target), e.gpus_per_node)
+                elif e.verb == "removeNode":
+                    c.remove_node(str(e.target))
+                    self.budget.armed = False
+                else:
+                    c.cordon(str(e.target))
+                notes.append(e.describe())
+            except Exception as exc:
+                notes.append(f"{e.describe()} skipped: {exc}")
         return notes
 
     # ---- the loop ------------------------------------------------------------------------
@@ -282,7 +310,7 @@ class Runner:
             self.cluster.step(t)
             if k == 0:
                 self._row()  # before anything of the scenario happens (the seeds' "before the rolling update")
-            notes = self._due_updates(t) + self._due_faults(t)
+            notes = self._due_updates(t) + self._due_faults(t) + self._due_events(t)
             step = self._reconcile() if k % ticks_per_reconcile == 0 else None
             row = self._row("; ".join(notes), step)
             if self.probe is not None:

@@ -20,8 +20,10 @@ from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 from pulumi_lws.sim.workspace import merge_patch  # noqa: F401  (re-exported API)
 
 TOP_KEYS = {"name", "description", "seed", "engine", "namespace", "manifest", "objects", "program", "start",
-            "updates", "nodes", "kubelet", "faults", "reconcile", "stop", "cluster", "apply"}
+            "updates", "nodes", "kubelet", "faults", "events", "reconcile", "stop", "cluster", "apply"}
 FAULT_TYPES = ("pod-crash", "container-restart", "node-loss")
+#: the verb keys of a timed ``events:`` entry (exactly one per entry)
+EVENT_VERBS = ("annotate", "deletePods", "addNodes", "removeNode", "cordon")
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,29 @@ class Fault:
     target: str  # pod name (pod faults) or node name (node-loss)
 
 
+@dataclass(frozen=True)
+class Event:
+    """A timed cluster event (``events:``): ``verb`` one of :data:`EVENT_VERBS`; ``target`` the
+    pod-name glob (annotate, deletePods), the node name (removeNode, cordon) or the node count
+    (addNodes); ``annotations`` for annotate (``None`` deletes a key); ``gpus_per_node`` for addNodes."""
+
+    at: float
+    verb: str
+    target: str | int
+    annotations: Mapping[str, Any] | None = None
+    gpus_per_node: float | None = None
+
+    def describe(self) -> str:
+        if self.verb == "annotate":
+            return f"event: annotate pods {self.target} {dict(self.annotations or {})}"
+        if self.verb == "deletePods":
+            return f"event: delete pods {self.target}"
+        if self.verb == "addNodes":
+            gpus = f" ({self.gpus_per_node:g} nvidia.com/gpu each)" if self.gpus_per_node else ""
+            return f"event: add {self.target} node{'s' if self.target != 1 else ''}{gpus}"
+        return f"event: {'remove node' if self.verb == 'removeNode' else 'cordon'} {self.target}"
+
+
 @dataclass
 class Scenario:
     name: str = "scenario"
@@ -76,6 +101,7 @@ class Scenario:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     kubelet: KubeletConfig = field(default_factory=KubeletConfig)
     faults: list[Fault] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     interval: float = 10.0
     tick: float = 1.0
     update_order: str | None = None
@@ -148,6 +174,7 @@ def load_scenario(source: str | pathlib.Path | Mapping[str, Any], base: pathlib.
     sc.nodes = _nodes(data.get("nodes") or [], err)
     sc.kubelet = _kubelet(data.get("kubelet") or {}, err)
     sc.faults = [_fault(f, i, err) for i, f in enumerate(data.get("faults") or [])]
+    sc.events = _events(data.get("events"), err)
     _reconcile(sc, data.get("reconcile") or {}, err)
     _stop(sc, data.get("stop") or {}, err)
     cluster = data.get("cluster") or {}
@@ -230,17 +257,110 @@ def _nodes(nodes: list[Mapping[str, Any]], err: _Errors) -> list[dict[str, Any]]
 _TIMING_KEYS = {"startSeconds": "start", "readySeconds": "ready", "neverReady": "never_ready"}
 
 
+def _images(k: Mapping[str, Any], key: str, err: _Errors) -> tuple[str, ...]:
+    """``kubelet.failImages`` / ``kubelet.pullErrors``: a list of non-empty image names (or globs)."""
+    value = k.get(key)
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        err.add(f"kubelet.{key}", "expected a list of images", value)
+        return ()
+    out = []
+    for i, image in enumerate(value):
+        if not isinstance(image, str) or not image.strip():
+            err.add(f"kubelet.{key}[{i}]", "expected an image name (a non-empty string)", image)
+        else:
+            out.append(image.strip())
+    return tuple(out)
+
+
 def _kubelet(k: Mapping[str, Any], err: _Errors) -> KubeletConfig:
-    err.unknown("kubelet.", k, set(_TIMING_KEYS) | {"terminationGracePeriodSeconds", "overrides"})
+    if not isinstance(k, Mapping):
+        err.add("kubelet", "expected a mapping", k)
+        return KubeletConfig()
+    err.unknown("kubelet.", k, set(_TIMING_KEYS) | {"terminationGracePeriodSeconds", "overrides", "failImages",
+                                                    "pullErrors"})
     default = Timing(**{v: (bool(k[key]) if v == "never_ready" else float(k[key])) for key, v in _TIMING_KEYS.items() if key in k})
     overrides = []
     for i, o in enumerate(k.get("overrides") or []):
-        err.unknown(f"kubelet.overrides[{i}].", o, set(_TIMING_KEYS) | {"pod", "group", "lws", "after"})
+        err.unknown(f"kubelet.overrides[{i}].", o, set(_TIMING_KEYS) | {"pod", "group", "lws", "after", "image"})
         timing = {v: (bool(o[key]) if v == "never_ready" else float(o[key])) for key, v in _TIMING_KEYS.items() if key in o}
-        overrides.append(Override(pod=o.get("pod"), group=None if o.get("group") is None else str(o["group"]),
+        overrides.append(Override(pod=o.get("pod"), image=None if o.get("image") is None else str(o["image"]), group=None if o.get("group") is None else str(o["group"]),
                                   lws=o.get("lws"), after=None if o.get("after") is None else float(o["after"]), **timing))
     return KubeletConfig(default=default, overrides=overrides,
-                         termination_grace=float(k.get("terminationGracePeriodSeconds", 1.0)))
+                         termination_grace=float(k.get("terminationGracePeriodSeconds", 1.0)),
+                         fail_images=_images(k, "failImages", err), pull_errors=_images(k, "pullErrors", err))
+
+
+def _time(value: Any, path: str, err: _Errors) -> float:
+    """A simulated time in seconds (>= 0); an error at ``path`` otherwise (0.0 returned)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        err.add(path, "expected a time in seconds >= 0", value)
+        return 0.0
+    return float(value)
+
+
+def _events(events: Any, err: _Errors) -> list[Event]:
+    """``events:``: a list of ``{at: T, <verb>: ...}`` with exactly one verb of :data:`EVENT_VERBS`."""
+    if events is None:
+        return []
+    if not isinstance(events, list):
+        err.add("events", "expected a list of {at: T, <event>: ...}", events)
+        return []
+    out = []
+    for i, e in enumerate(events):
+        where = f"events[{i}]"
+        if not isinstance(e, Mapping):
+            err.add(where, "expected a mapping {at: T, <event>: ...}", e)
+            continue
+        err.unknown(f"{where}.", e, {"at", "gpusPerNode", *EVENT_VERBS})
+        verbs = [v for v in EVENT_VERBS if v in e]
+        if len(verbs) != 1:
+            err.add(where, f"exactly one of {', '.join(EVENT_VERBS)} is required", sorted(verbs) or None)
+            continue
+        verb, value = verbs[0], e[verbs[0]]
+        at = _time(e.get("at", 0), f"{where}.at", err)
+        if "gpusPerNode" in e and verb != "addNodes":
+            err.add(f"{where}.gpusPerNode", "only with addNodes")
+        event = _event(verb, value, at, e, f"{where}.{verb}", err)
+        if event is not None:
+            out.append(event)
+    return out
+
+
+def _event(verb: str, value: Any, at: float, e: Mapping[str, Any], path: str, err: _Errors) -> Event | None:
+    if verb == "annotate":
+        if not isinstance(value, Mapping):
+            err.add(path, "expected {pods: GLOB, annotations: {...}}", value)
+            return None
+        err.unknown(f"{path}.", value, {"pods", "annotations"})
+        glob, annotations = value.get("pods"), value.get("annotations")
+        ok = True
+        if not isinstance(glob, str) or not glob:
+            err.add(f"{path}.pods", "Required value: a pod-name glob", glob)
+            ok = False
+        if not isinstance(annotations, Mapping) or not annotations:
+            err.add(f"{path}.annotations", "Required value: a mapping of annotations (null deletes one)", annotations)
+            ok = False
+        elif any(not isinstance(k, str) or not (v is None or isinstance(v, (str, int, float, bool)))
+                 for k, v in annotations.items()):
+            err.add(f"{path}.annotations", "keys must be strings, values strings (or null)", dict(annotations))
+            ok = False
+        return Event(at, verb, glob, annotations=dict(annotations)) if ok else None
+    if verb == "addNodes":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            err.add(path, "expected a node count >= 1", value)
+            return None
+        gpus = e.get("gpusPerNode")
+        if gpus is not None and (isinstance(gpus, bool) or not isinstance(gpus, (int, float)) or gpus <= 0):
+            err.add(path.rsplit(".", 1)[0] + ".gpusPerNode", "expected a number > 0", gpus)
+            return None
+        return Event(at, verb, value, gpus_per_node=None if gpus is None else float(gpus))
+    if not isinstance(value, str) or not value:
+        what = "a pod-name glob" if verb == "deletePods" else "a node name"
+        err.add(path, f"expected {what}", value)
+        return None
+    return Event(at, verb, value)
 
 
 def _fault(f: Mapping[str, Any], i: int, err: _Errors) -> Fault:

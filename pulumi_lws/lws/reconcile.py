@@ -57,6 +57,7 @@ def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOption
     catalog = build_catalog(lws, revisions)
     pipeline = _reconcile_hash if lws.spec.group_identity == "Hash" else _reconcile_ordinal
     stage, manifests = pipeline(lws, snapshot, catalog, options)
+    stage = forced_rollback(lws, snapshot, stage)
     dependencies = manifest_dependencies(lws, manifests, check_order=True)
     return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
 
@@ -144,6 +145,22 @@ def _merged_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, 
     if check_order:
         check_dependency_order(manifests, out)
     return out
+
+
+def forced_rollback(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> Stage:
+    """``stage`` plus a uid-guarded delete of every outdated, unready pod its StatefulSet will not
+    replace (:mod:`pulumi_lws.core.forced_rollback`: a bad template fixed mid-rollout), leader pods
+    (which own their group's workers) in the foreground as failure handling deletes them. Pods
+    another action already deletes are skipped; a leader pod below the leader partition is never
+    touched (the partition is the rollout's budget)."""
+    from pulumi_lws.core.forced_rollback import with_forced_rollback
+
+    statefulsets = snapshot.list("StatefulSet", **{L.NAME: lws.name})
+    if not statefulsets:
+        return stage
+    actions = with_forced_rollback(stage.actions, statefulsets, snapshot.list("Pod", **{L.NAME: lws.name}),
+                                   now=snapshot.now, propagation={lws.name: "Foreground"})
+    return stage if len(actions) == len(stage.actions) else dataclasses.replace(stage, actions=actions)
 
 
 def held_for_failure(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage, options: ReconcileOptions) -> Stage:

@@ -98,6 +98,7 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
     else:
         stage, declared = _servinggroup_stage(ms, groups, target, current, catalog)
     stage = recovery.apply_to(stage)  # uid-guarded pod deletes appended to the stage's actions
+    stage = forced_rollback(ms, snapshot, stage)
     keep = (current,) if current is not None and current in catalog else ()
     manifests = render_modelserving(ms, declared, catalog, keep_revisions=keep)
     # adopted Kthena pods: kept without StatefulSets, or deleted to be recreated (docs/modes.md)
@@ -108,6 +109,21 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
     manifests = [_as_observed(m, snapshot) if m.get("kind") == "ControllerRevision" else m for m in manifests]
     dependencies = modelserving_dependencies(manifests, check_order=True)  # raises if one comes after its dependent
     return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
+
+
+def forced_rollback(ms: ModelServing, snapshot: Snapshot, stage: Stage) -> Stage:
+    """``stage`` plus a uid-guarded delete of every outdated, unready pod its StatefulSet will not
+    replace (:mod:`pulumi_lws.core.forced_rollback`): a group relabelled to a newer revision after a
+    bad one gets its pods replaced, as Kthena's delete-and-recreate of the ServingGroup does. Pods
+    recovery already deletes are skipped."""
+    from pulumi_lws.core.forced_rollback import with_forced_rollback
+
+    statefulsets = snapshot.list("StatefulSet", **{L.NAME: ms.name})
+    if not statefulsets:
+        return stage
+    actions = with_forced_rollback(stage.actions, statefulsets, snapshot.list("Pod", **{L.NAME: ms.name}),
+                                   now=snapshot.now)
+    return stage if len(actions) == len(stage.actions) else replace(stage, actions=actions)
 
 
 def _as_observed(manifest: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:

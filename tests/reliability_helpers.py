@@ -27,17 +27,16 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from pulumi_lws.core.snapshot import is_deleting, labels_of, sts_partition
+from pulumi_lws.core.trace import GroupsView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import is_deleting, labels_of, sts_partition
-from pulumi_lws.lws.observe import revision_of
-from pulumi_lws.lws.reconcile import ReconcileOptions, Reconciled, reconcile
+from pulumi_lws.lws.observe import lws_scope, revision_of
+from pulumi_lws.lws.reconcile import Reconciled, ReconcileOptions, reconcile
 from pulumi_lws.lws.revision import revision_key
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.core.trace import GroupsView
 from pulumi_lws.lws.trace_view import read_groups
+from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
-from pulumi_lws.lws.observe import lws_scope
 
 NS, NAME = "default", "rel"
 STACK = f"{NS}/{NAME}"
@@ -79,6 +78,8 @@ class Case:
     slow_groups: dict[str, float]
     p_crash: float
     p_change: float
+    #: issue 24: the first change is a bad image failing this way (crash, pull, probe), then a fix
+    bad_image: str | None = None
 
     @property
     def hash_mode(self) -> bool:
@@ -94,7 +95,8 @@ class Case:
         tgt = [(c["spec"]["replicas"], c["spec"]["leaderWorkerTemplate"]["size"]) for c in self.changes]
         return (f"seed={self.seed} {self.policy} R0={s['replicas']} size={s['leaderWorkerTemplate']['size']} "
                 f"MU={ruc['maxUnavailable']!r} MS={ruc['maxSurge']!r} P={ruc['partition']} -> (R,size)={tgt} "
-                f"ready={self.ready_seconds} slow={self.slow_groups}")
+                f"ready={self.ready_seconds} slow={self.slow_groups}"
+                + (f" bad-image={self.bad_image}" if self.bad_image else ""))
 
 
 def _budgets(rng: random.Random, replicas: int) -> tuple[Any, Any]:
@@ -107,8 +109,17 @@ def _budgets(rng: random.Random, replicas: int) -> tuple[Any, Any]:
     return 1, 0
 
 
-def random_case(seed: int, policy: str | None = None) -> Case:
-    """A seeded random rollout: every knob is drawn from ``random.Random(seed)``."""
+#: fraction of soak cases (seeds >= SOAK_SEEDS) whose first change is a bad image, then a fix
+BAD_IMAGE_FRACTION = 0.2
+SOAK_SEEDS = 10_000
+
+
+def random_case(seed: int, policy: str | None = None, bad_image: str | None = None) -> Case:
+    """A seeded random rollout: every knob is drawn from ``random.Random(seed)``. ``bad_image``
+    (crash, pull, probe; drawn for ``BAD_IMAGE_FRACTION`` of soak seeds): the rollout first goes
+    to a bad image (``fault_helpers.BAD``) on the first change's shape, then to the drawn changes."""
+    from fault_helpers import BAD, bad_image_draw, with_all_images
+
     rng = random.Random(seed)
     policy = policy or POLICIES[seed % len(POLICIES)]
     hash_mode = policy.startswith("hash")
@@ -131,8 +142,12 @@ def random_case(seed: int, policy: str | None = None) -> Case:
             sz = rng.choice((1, 2, 3))
         changes.append(spec(version, r, sz))
     slow = {str(g): float(rng.choice((5, 8, 13))) for g in range(6) if rng.random() < 0.2}
+    if bad_image is None and seed >= SOAK_SEEDS:
+        bad_image = bad_image_draw(seed, BAD_IMAGE_FRACTION)
+    if bad_image:
+        changes.insert(0, with_all_images(changes[0], BAD))
     return Case(seed, policy, start, changes, float(rng.choice((0, 1, 2, 3))), slow,
-                p_crash=rng.choice((0.0, 0.3, 0.6)), p_change=0.15)
+                p_crash=rng.choice((0.0, 0.3, 0.6)), p_change=0.15, bad_image=bad_image)
 
 
 # ---- the harness --------------------------------------------------------------------------
@@ -177,9 +192,13 @@ class Harness:
     @classmethod
     def create(cls, manifest: Mapping[str, Any], *, seed: int = 0, ready: float = 1.0, slow: Mapping[str, float] = {},
                nodes: list[dict[str, Any]] = (), options: ReconcileOptions = ReconcileOptions(),
-               converged: bool = True) -> "Harness":
+               converged: bool = True, bad_image: str | None = None) -> "Harness":
         overrides = [Override(group=g, ready=s) for g, s in slow.items()]
         kubelet = KubeletConfig(default=Timing(1.0, ready), overrides=overrides, termination_grace=1.0)
+        if bad_image:
+            from fault_helpers import arm
+
+            arm(kubelet, bad_image)
         h = cls(SimCluster(seed=seed, nodes=nodes, kubelet=kubelet), copy.deepcopy(dict(manifest)), options)
         if converged:
             h.warm_up()

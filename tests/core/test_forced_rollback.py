@@ -6,7 +6,11 @@ from __future__ import annotations
 import pytest
 from sim_helpers import sts
 
-from pulumi_lws.core.forced_rollback import FORCED_ROLLBACK_REASON, forced_rollback_actions, stalled_pods
+from pulumi_lws.core.forced_rollback import (
+    FORCED_ROLLBACK_REASON,
+    forced_rollback_actions,
+    stalled_pods,
+)
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
 

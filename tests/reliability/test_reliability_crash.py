@@ -14,20 +14,33 @@ object.
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 from dataclasses import dataclass
 
 import pytest
+from fault_helpers import BAD, FAULTS
+from reliability_helpers import (
+    NAME,
+    NS,
+    POLICIES,
+    STACK,
+    Case,
+    Harness,
+    final_state_problems,
+    follower_violations,
+    lws_manifest,
+    random_case,
+)
 
+from pulumi_lws.lws.observe import lws_scope
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.sim.apply import key_of
-from pulumi_lws.lws.observe import lws_scope
-from reliability_helpers import (NAME, NS, POLICIES, STACK, Case, Harness, final_state_problems, follower_violations,
-                                 lws_manifest, random_case)
 
 # ---- crash at every stage -------------------------------------------------------------------
 MAX_SAME_INSTANT_RUNS = 4
+BAD_IMAGE_STAGES = 5
 
 
 def rerun_until_idle(h: Harness) -> int:
@@ -71,14 +84,17 @@ class CaseResult:
 
 def run_case(case: Case, *, interval: float = 2.0, max_stages: int = 120) -> CaseResult:
     """Roll ``case`` out, crashing/re-running/changing the spec at random stages; assert the promise."""
-    h = Harness.create(case.start, seed=case.seed, ready=case.ready_seconds, slow=case.slow_groups, options=case.options)
+    h = Harness.create(case.start, seed=case.seed, ready=case.ready_seconds, slow=case.slow_groups, options=case.options,
+                       bad_image=case.bad_image)
     rng = random.Random(1_000_003 * case.seed + 17)
     pending = list(case.changes)
     h.change_spec(pending.pop(0))
     crashes = changes = 0
+    on_bad = 0  # stages spent on the bad image (issue 24): the fix comes after BAD_IMAGE_STAGES
     reruns: list[int] = []
     for stage in range(max_stages):
-        if pending and stage > 0 and rng.random() < case.p_change:  # (c) a new spec mid-rollout
+        on_bad = on_bad + 1 if BAD in json.dumps(h.desired) else 0
+        if pending and (on_bad > BAD_IMAGE_STAGES or (stage > 0 and rng.random() < case.p_change)):  # (c) a new spec
             h.change_spec(pending.pop(0))
             changes += 1
         same_snapshot_is_deterministic(h)
@@ -128,6 +144,27 @@ def _run(seeds) -> dict[str, int]:
 def test_crash_rerun_and_change_at_every_stage(first: int) -> None:
     stats = _run(range(first, first + CHUNK))
     assert stats["cases"] == CHUNK and stats["reconciles"] > 3 * CHUNK
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_bad_image_then_a_fix_with_crashes_at_every_stage(fault: str) -> None:
+    """Issue 24: a bad image first (crash loop, pull error, failing probe), the fix after a few
+    stages; crashes and re-runs at every stage; every policy; must converge with no person."""
+    for seed in range(4):
+        case = random_case(seed + 4 * FAULTS.index(fault), bad_image=fault)
+        case.p_crash = max(case.p_crash, 0.3)
+        run_case(case)
+
+
+def test_soak_cases_include_a_bad_image_in_a_fraction() -> None:
+    from reliability_helpers import BAD_IMAGE_FRACTION, SOAK_SEEDS
+
+    cases = [random_case(s) for s in range(SOAK_SEEDS, SOAK_SEEDS + 200)]
+    bad = [c for c in cases if c.bad_image]
+    assert 0.5 * BAD_IMAGE_FRACTION * 200 < len(bad) < 2 * BAD_IMAGE_FRACTION * 200
+    assert {c.bad_image for c in bad} == set(FAULTS)
+    assert all(BAD in json.dumps(c.changes[0]) and BAD not in json.dumps(c.changes[-1]) for c in bad)
+    assert not any(random_case(s).bad_image for s in FAST_SEEDS)  # the fast cases are as they were
 
 
 def test_fast_seeds_cover_every_policy_and_every_fault_kind() -> None:

@@ -20,6 +20,7 @@ soak (``-m slow``, ``LWS_SOAK`` scales it) runs 1,000 cases per unit of LWS_SOAK
 from __future__ import annotations
 
 import copy
+import json
 import os
 import random
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from ds_helpers import (
     scenario,
     with_image,
 )
+from fault_helpers import BAD, arm, bad_image_draw
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -65,13 +67,16 @@ class Case:
     slow: dict[str, float]
     p_crash: float
     p_change: float = 0.15
+    #: issue 24: the first change is a bad image failing this way (crash, pull, probe), then a fix
+    bad_image: str | None = None
 
     def describe(self) -> str:
         s = self.start["spec"]
         roles = [(r["name"], r["spec"]["replicas"], r["spec"]["leaderWorkerTemplate"]["size"],
                   (r["spec"].get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")) for r in s["roles"]]
         return (f"seed={self.seed} slices={s.get('slices', 1)} roles={roles} ready={self.ready} slow={self.slow} "
-                f"p_crash={self.p_crash} changes={len(self.changes)}")
+                f"p_crash={self.p_crash} changes={len(self.changes)}"
+                + (f" bad-image={self.bad_image}" if self.bad_image else ""))
 
 
 def _budget(rng: random.Random, n: int) -> tuple[Any, Any] | tuple[None, None]:
@@ -93,7 +98,15 @@ def excepted(surge: int, unavailable: int, replicas: int) -> bool:
     return surge == 0 and unavailable >= replicas
 
 
-def random_case(seed: int) -> Case:
+#: fraction of soak cases (seeds >= SOAK_SEEDS) whose first change is a bad image, then a fix
+BAD_IMAGE_FRACTION = 0.2
+SOAK_SEEDS = 70_000
+BAD_IMAGE_STAGES = 5
+
+
+def random_case(seed: int, bad_image: str | None = None) -> Case:
+    """``bad_image`` (crash, pull, probe; drawn for ``BAD_IMAGE_FRACTION`` of soak seeds): the
+    rollout first goes to a bad image on every role, then to the drawn changes."""
     rng = random.Random(seed)
     names = ["prefill", "decode", "router"][: rng.choice((2, 2, 3))]
     roles = []
@@ -104,7 +117,13 @@ def random_case(seed: int) -> Case:
     start = ds_manifest(*roles, slices=rng.choice((1, 1, 1, 2)))
     changes = [with_image(start, f"img:{v}") for v in range(2, 2 + rng.choice((1, 1, 2)))]
     slow = {f"pd-*-{g}": float(rng.choice((4, 7, 11))) for g in range(4) if rng.random() < 0.2}
-    return Case(seed, start, changes, float(rng.choice((0, 1, 2, 3))), slow, rng.choice((0.0, 0.3, 0.6)))
+    case = Case(seed, start, changes, float(rng.choice((0, 1, 2, 3))), slow, rng.choice((0.0, 0.3, 0.6)))
+    if bad_image is None and seed >= SOAK_SEEDS:
+        bad_image = bad_image_draw(seed, BAD_IMAGE_FRACTION)
+    if bad_image:
+        case.changes.insert(0, with_image(start, BAD))
+        case.bad_image = bad_image
+    return case
 
 
 def rerun_until_idle(h: Harness) -> int:
@@ -163,13 +182,16 @@ def scale_outside_rollout(case: Case, h: Harness) -> dict[str, Any] | None:
 
 def run_case(case: Case, *, interval: float = 2.0, max_stages: int = 150) -> int:
     h = Harness.create(case.start, seed=case.seed, ready=case.ready, overrides=_overrides(case))
+    if case.bad_image:
+        arm(h.cluster.kubelet.config, case.bad_image)
     rng = random.Random(1_000_003 * case.seed + 17)
     pending = list(case.changes)
     h.change_spec(pending.pop(0))
-    crashes = 0
+    crashes = on_bad = 0
     scaled = False
     for stage in range(max_stages):
-        if pending and stage > 0 and rng.random() < case.p_change:
+        on_bad = on_bad + 1 if BAD in json.dumps(h.desired) else 0
+        if pending and (on_bad > BAD_IMAGE_STAGES or (stage > 0 and rng.random() < case.p_change)):
             h.change_spec(pending.pop(0))
         same_snapshot_is_deterministic(h)
         if rng.random() < case.p_crash:
@@ -203,6 +225,23 @@ SOAK = int(1000 * float(os.environ.get("LWS_SOAK") or 0))
 def test_crash_rerun_and_change_at_every_stage(first: int) -> None:
     crashes = sum(run_case(random_case(s)) for s in range(first, first + CHUNK))
     assert crashes > 0
+
+
+@pytest.mark.parametrize("fault", ["crash", "pull", "probe"])
+def test_bad_image_then_a_fix_with_crashes_at_every_stage(fault: str) -> None:
+    """Issue 24: a bad image first, the fix after a few stages, crashes and re-runs at every
+    stage: converges with no person, within the bounds."""
+    for seed in range(3):
+        case = random_case(seed + 3 * ("crash", "pull", "probe").index(fault), bad_image=fault)
+        case.p_crash = max(case.p_crash, 0.3)
+        run_case(case)
+
+
+def test_soak_cases_include_a_bad_image_in_a_fraction() -> None:
+    cases = [random_case(s) for s in range(SOAK_SEEDS, SOAK_SEEDS + 200)]
+    bad = [c for c in cases if c.bad_image]
+    assert 0.5 * BAD_IMAGE_FRACTION * 200 < len(bad) < 2 * BAD_IMAGE_FRACTION * 200
+    assert not any(random_case(s).bad_image for s in FAST)
 
 
 def test_fast_seeds_cover_slices_three_roles_budgets_crashes_and_a_b_c() -> None:

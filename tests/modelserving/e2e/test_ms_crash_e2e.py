@@ -15,12 +15,14 @@ unit of LWS_SOAK.
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from fault_helpers import BAD, arm, bad_image_draw
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ms_helpers import (
@@ -57,12 +59,15 @@ class Case:
     slow: dict[str, float]
     p_crash: float
     p_change: float = 0.15
+    #: issue 24: the first change is a bad image failing this way (crash, pull, probe), then a fix
+    bad_image: str | None = None
 
     def describe(self) -> str:
         s = self.start["spec"]
         return (f"seed={self.seed} {self.strategy} R={s['replicas']} rollout={s['rolloutStrategy']} "
                 f"roles={[(r['name'], r['replicas'], r.get('maxUnavailable'), r.get('maxSurge'), r.get('partition')) for r in s['template']['roles']]} "
-                f"ready={self.ready} slow={self.slow} p_crash={self.p_crash} changes={len(self.changes)}")
+                f"ready={self.ready} slow={self.slow} p_crash={self.p_crash} changes={len(self.changes)}"
+                + (f" bad-image={self.bad_image}" if self.bad_image else ""))
 
 
 def _pair(rng: random.Random, n: int, partition: int = 0) -> tuple[Any, Any]:
@@ -73,7 +78,15 @@ def _pair(rng: random.Random, n: int, partition: int = 0) -> tuple[Any, Any]:
     return 1, 0
 
 
-def random_case(seed: int) -> Case:
+#: fraction of soak cases (seeds >= SOAK_SEEDS) whose first change is a bad image, then a fix
+BAD_IMAGE_FRACTION = 0.2
+SOAK_SEEDS = 50_000
+BAD_IMAGE_STAGES = 5
+
+
+def random_case(seed: int, bad_image: str | None = None) -> Case:
+    """``bad_image`` (crash, pull, probe; drawn for ``BAD_IMAGE_FRACTION`` of soak seeds): the
+    rollout first goes to a bad image on every role, then to the drawn changes."""
     rng = random.Random(seed)
     strategy = SG if seed % 2 == 0 else ROLE
     if strategy == SG:
@@ -95,7 +108,13 @@ def random_case(seed: int) -> Case:
     only = ("prefill",) if strategy == ROLE and rng.random() < 0.5 else None
     changes = [with_image(start, f"img:{v}", only) for v in range(2, 2 + rng.choice((1, 1, 2)))]
     slow = {str(g): float(rng.choice((4, 7, 11))) for g in range(6) if rng.random() < 0.2}
-    return Case(seed, strategy, start, changes, float(rng.choice((0, 1, 2, 3))), slow, rng.choice((0.0, 0.3, 0.6)))
+    case = Case(seed, strategy, start, changes, float(rng.choice((0, 1, 2, 3))), slow, rng.choice((0.0, 0.3, 0.6)))
+    if bad_image is None and seed >= SOAK_SEEDS:
+        bad_image = bad_image_draw(seed, BAD_IMAGE_FRACTION)
+    if bad_image:
+        case.changes.insert(0, with_image(start, BAD))
+        case.bad_image = bad_image
+    return case
 
 
 def rerun_until_idle(h: Harness) -> int:
@@ -143,12 +162,15 @@ def final_problems(h: Harness) -> list[str]:
 
 def run_case(case: Case, *, interval: float = 2.0, max_stages: int = 120) -> int:
     h = Harness.create(case.start, seed=case.seed, ready=case.ready, slow=case.slow)
+    if case.bad_image:
+        arm(h.cluster.kubelet.config, case.bad_image)
     rng = random.Random(1_000_003 * case.seed + 17)
     pending = list(case.changes)
     h.change_spec(pending.pop(0))
-    crashes = 0
+    crashes = on_bad = 0
     for stage in range(max_stages):
-        if pending and stage > 0 and rng.random() < case.p_change:
+        on_bad = on_bad + 1 if BAD in json.dumps(h.desired) else 0
+        if pending and (on_bad > BAD_IMAGE_STAGES or (stage > 0 and rng.random() < case.p_change)):
             h.change_spec(pending.pop(0))
         same_snapshot_is_deterministic(h)
         if rng.random() < case.p_crash:
@@ -177,6 +199,23 @@ SOAK = int(2000 * float(os.environ.get("LWS_SOAK") or 0))
 def test_crash_rerun_and_change_at_every_stage(first: int) -> None:
     crashes = sum(run_case(random_case(s)) for s in range(first, first + CHUNK))
     assert crashes > 0
+
+
+@pytest.mark.parametrize("fault", ["crash", "pull", "probe"])
+def test_bad_image_then_a_fix_with_crashes_at_every_stage(fault: str) -> None:
+    """Issue 24: a bad image first, the fix after a few stages, crashes and re-runs at every
+    stage, both strategies: converges with no person."""
+    for seed in range(4):
+        case = random_case(seed + 4 * ("crash", "pull", "probe").index(fault), bad_image=fault)
+        case.p_crash = max(case.p_crash, 0.3)
+        run_case(case)
+
+
+def test_soak_cases_include_a_bad_image_in_a_fraction() -> None:
+    cases = [random_case(s) for s in range(SOAK_SEEDS, SOAK_SEEDS + 200)]
+    bad = [c for c in cases if c.bad_image]
+    assert 0.5 * BAD_IMAGE_FRACTION * 200 < len(bad) < 2 * BAD_IMAGE_FRACTION * 200
+    assert not any(random_case(s).bad_image for s in FAST)
 
 
 def test_fast_seeds_cover_both_strategies_partition_surge_and_crashes() -> None:

@@ -55,7 +55,8 @@ def _available(pod: Mapping[str, Any], min_ready: float, now: float | None) -> b
 def _controller_uid(obj: Mapping[str, Any]) -> str | None:
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
         if ref.get("controller"):
-            return ref.get("uid")
+            uid = ref.get("uid")
+            return None if uid is None else str(uid)
     return None
 
 
@@ -118,10 +119,11 @@ def forced_rollback_actions(statefulsets: Sequence[Mapping[str, Any]], pods: Ite
         mode = (propagation or {}).get(str(meta.get("name")), "Background")
         for pod in stalled_pods(sts, owned, now):
             pm = pod.get("metadata") or {}
-            if pm.get("name") in skipped:
+            name = str(pm.get("name") or "")
+            if name in skipped:
                 continue
-            skipped.add(pm.get("name"))
-            out.append(Action("delete", "Pod", str(pm.get("name")), {"propagation": mode}, uid=pm.get("uid"),
+            skipped.add(name)
+            out.append(Action("delete", "Pod", name, {"propagation": mode}, uid=pm.get("uid"),
                               reason=FORCED_ROLLBACK_REASON))
     return tuple(out)
 

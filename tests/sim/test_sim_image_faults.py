@@ -2,6 +2,7 @@
 an ``image:`` override), timed ``events:``, their scenario validation and ``--fail-image``."""
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -53,7 +54,7 @@ def test_a_failing_image_crash_loops_never_ready_and_restarts_every_ten_seconds(
     waiting = [(t, n) for t, n, state in seen if state == "waiting"]
     running = [t for t, _, state in seen if state == "running"]
     assert running == [1, 11, 21, 31, 41]  # a new start every CRASH_PERIOD_SECONDS
-    assert all(b - a == CRASH_PERIOD_SECONDS for a, b in zip(running, running[1:]))
+    assert all(b - a == CRASH_PERIOD_SECONDS for a, b in itertools.pairwise(running))
     assert waiting and all(t not in running for t, _ in waiting)
     main = next(s for s in _status(c, "p")["containerStatuses"] if s["name"] == "main")
     side = next(s for s in _status(c, "p")["containerStatuses"] if s["name"] == "side")

@@ -253,6 +253,9 @@ def demand_line(result) -> str:
 
 def _summary(result) -> str:
     sc = result.scenario
-    state = "converged" if result.trace.converged else ("blocked" if result.trace.blocked else "not converged")
+    held = result.trace.held_at_partition
+    state = ("converged" if result.trace.converged else
+             f"held at partition {held} as specified" if held is not None else
+             "blocked" if result.trace.blocked else "not converged")
     return (f"{sc.name}: {state} at t={result.end_time:g}s after {len(result.stages)} reconciles "
             f"({len(result.trace.rows)} stages, {len(result.trace.violations)} invariant violations)")

@@ -90,14 +90,19 @@ class Trace:
     violations: list[str] = field(default_factory=list)
     blocked: str | None = None
     converged: bool = False
+    #: the rollout stopped at the spec's partition N, as asked (every group >= N updated and ready)
+    held_at_partition: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "rows": [r.to_json() for r in self.rows],
             "violations": list(self.violations),
             "blocked": self.blocked,
             "converged": self.converged,
         }
+        if self.held_at_partition is not None:
+            out["heldAtPartition"] = self.held_at_partition
+        return out
 
 
 def group_label(gid: str) -> str:

@@ -59,11 +59,14 @@ class Reconciled:
 @dataclass(frozen=True)
 class Budgets:
     """What the simulator's invariants check for one role (``""`` for single-role APIs):
-    live groups <= replicas + max_surge and available groups >= replicas - max_unavailable."""
+    live groups <= replicas + max_surge and available groups >= replicas - max_unavailable.
+    ``partition``: the groups (ordinals) below it stay on their revision as the user asked (0:
+    none; an API without the concept leaves it 0), so a rollout held there is done."""
 
     replicas: int
     max_surge: int
     max_unavailable: int
+    partition: int = 0
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,7 @@ class LeaderWorkerSetWorkload:
         return with_adoption(result, snapshot, self.upstream)  # a fleet upstream created: drop its ownerReferences
 
     def budgets(self, spec: LeaderWorkerSet) -> dict[str, Budgets]:
-        return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable())}
+        return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable(), min(spec.user_partition(), spec.replicas))}
 
     def status(self, spec: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
         return lws_status(spec, snapshot, stage)  # with the progress-deadline condition

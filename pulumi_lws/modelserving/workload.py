@@ -81,7 +81,7 @@ class ModelServingWorkload:
             out = {"": Budgets(spec.replicas, 0, spec.replicas if cap is None else min(cap, spec.replicas))}
             out.update({r.name: Budgets(r.replicas, spec.role_max_surge(r), spec.role_max_unavailable(r)) for r in spec.roles})
             return out
-        return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable())}
+        return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable(), min(spec.partition(), spec.replicas))}
 
     def status(self, spec: ModelServing, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
         return with_control_conditions(status_of(spec, snapshot), stage)

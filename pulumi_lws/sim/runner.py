@@ -79,28 +79,57 @@ class RunResult:
 
 
 class _Budget:
-    """Tracks the budgets in effect and whether the availability floor is armed."""
+    """Tracks the budgets in effect and whether the availability floor is armed.
+
+    The ceiling ``live <= replicas + maxSurge`` is a rollout's. A scale-down is not a rollout: the
+    groups above the new replica count go away over several reconciles, so while ``live`` exceeds
+    the new ceiling the bound is the live count when the scale-down began, lowered as groups go
+    (a scale-down never adds a group); its own invariant is the floor of the new replicas,
+    ``available >= replicas - maxUnavailable``, armed at once when the set was fully available.
+    """
 
     def __init__(self) -> None:
         self.budgets: Budgets | None = None
         self.armed = False
+        self.scale_down_live: int | None = None  # the held ceiling while a scale-down drains
+        self._last_live = 0
+        self._was_full = False
 
     def use(self, budgets: Budgets) -> None:
-        if self.budgets is None or self.budgets.replicas != budgets.replicas:
+        if self.budgets is not None and budgets.replicas < self.budgets.replicas:
+            held = max(self._last_live, self.scale_down_live or 0)
+            self.scale_down_live = held if held > budgets.replicas + budgets.max_surge else None
+            self.armed = self.armed or self._was_full
+        elif self.budgets is None or self.budgets.replicas != budgets.replicas:
             self.armed = False
+            self.scale_down_live = None
         self.budgets = budgets
+
+    def ceiling(self) -> int:
+        assert self.budgets is not None
+        rollout = self.budgets.replicas + self.budgets.max_surge
+        return max(rollout, self.scale_down_live) if self.scale_down_live is not None else rollout
 
     def check(self, row: TraceRow) -> list[str]:
         if self.budgets is None:
             return []
         r, ms, mu = self.budgets.replicas, self.budgets.max_surge, self.budgets.max_unavailable
         out = []
-        if row.live > r + ms:
-            out.append(f"t={row.time:g}: {row.live} live groups > replicas {r} + maxSurge {ms}")
+        if row.live > self.ceiling():
+            if self.scale_down_live is not None:
+                out.append(f"t={row.time:g}: {row.live} live groups > {self.scale_down_live} live when the scale-down "
+                           f"to {r} began (a scale-down never adds groups)")
+            else:
+                out.append(f"t={row.time:g}: {row.live} live groups > replicas {r} + maxSurge {ms}")
         if self.armed and row.available < r - mu:
-            out.append(f"t={row.time:g}: {row.available} available groups < replicas {r} - maxUnavailable {mu}")
+            what = "the scale-down's floor: " if self.scale_down_live is not None else ""
+            out.append(f"t={row.time:g}: {what}{row.available} available groups < replicas {r} - maxUnavailable {mu}")
         if row.available >= r:
             self.armed = True
+        if self.scale_down_live is not None:  # lowered as the extra groups go
+            self.scale_down_live = row.live if row.live > r + ms else None
+        self._last_live = row.live
+        self._was_full = row.available >= r
         return out
 
 
@@ -222,6 +251,33 @@ class Runner:
         replicas = self.spec.workload.budgets(spec)[""].replicas
         return len(wanted) == replicas and all(g.state == "U" and not g.surge for g in wanted) and row.live == replicas
 
+    def _held_at_partition(self, row: TraceRow | None, t: float | None) -> int | None:
+        """The spec's partition N when the rollout stopped there as asked: nothing scheduled, no
+        blocker, exactly ``replicas`` groups, every group at ordinal >= N updated and ready (no
+        surge left) and the groups below N ready, at least one of them on its old revision."""
+        spec = self._parsed()
+        if row is None or spec is None:
+            return None
+        budgets = self.spec.workload.budgets(spec)[""]
+        if budgets.partition <= 0 or (t is not None and self._scheduled_after(t)):
+            return None
+        last = self.stages[-1] if self.stages else None
+        if last is None or last.blocker is not None:
+            return None
+        wanted = [g for g in row.groups if g.state != "-"]
+        if len(wanted) != budgets.replicas or row.live != budgets.replicas or not all(g.id.isdigit() for g in wanted):
+            return None
+        above = [g for g in wanted if int(g.id) >= budgets.partition]
+        below = [g for g in wanted if int(g.id) < budgets.partition]
+        if all(g.state == "U" and not g.surge for g in above) and all(g.state in "Uo" for g in below) \
+                and any(g.state == "o" for g in below):
+            return budgets.partition
+        return None
+
+    def _scheduled_after(self, t: float) -> bool:
+        return (any(u.at > t for u in self._updates) or any(f.at > t for f in self._faults)
+                or any(e.at > t for e in self._events))
+
     # ---- scenario events -----------------------------------------------------------------
     def _due_updates(self, t: float) -> list[str]:
         notes = []
@@ -305,6 +361,7 @@ class Runner:
             self.warm_up()
         ticks_per_reconcile = max(1, round(self.sc.interval / self.sc.tick))
         k, converged, t = 0, False, 0.0
+        held: int | None = None
         while True:
             t = k * self.sc.tick
             self.cluster.step(t)
@@ -316,23 +373,28 @@ class Runner:
             if self.probe is not None:
                 self.probe(self.cluster, t)
             converged = self._converged(row, t) if step is not None else converged and not notes
-            if (converged and self.sc.when_converged) or t >= self.sc.max_time:
+            held = (self._held_at_partition(row, t) if step is not None else held if not notes else None) \
+                if not converged else None
+            if ((converged or held is not None) and self.sc.when_converged) or t >= self.sc.max_time:
                 break
             k += 1
-        return self._result(t, converged)
+        return self._result(t, converged, held)
 
     def _first_note(self) -> str:
         if self.sc.start != "converged":
             return "empty cluster"
         return "before the rolling update" if self.sc.updates else "steady state"
 
-    def _result(self, t: float, converged: bool) -> RunResult:
+    def _result(self, t: float, converged: bool, held: int | None = None) -> RunResult:
         rows = narrate(rows_changed(coalesce(self.rows)), first_note=self._first_note())
-        trace = Trace(rows=rows, violations=list(self.violations), converged=converged)
+        trace = Trace(rows=rows, violations=list(self.violations), converged=converged,
+                      held_at_partition=None if converged else held)
         last = self.stages[-1] if self.stages else None
         reason = None
         if self.violations:
             reason = f"invariant violated: {self.violations[0]}"
+        elif trace.held_at_partition is not None:
+            pass  # stopped at the partition, as the spec asks: a success
         elif not converged and last is not None and last.blocker is not None:
             trace.blocked = f"{last.blocker.code}: {last.blocker.message}"
             reason = f"rollout ended blocked: {trace.blocked}"

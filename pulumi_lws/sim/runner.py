@@ -85,7 +85,8 @@ class _Budget:
     groups above the new replica count go away over several reconciles, so while ``live`` exceeds
     the new ceiling the bound is the live count when the scale-down began, lowered as groups go
     (a scale-down never adds a group); its own invariant is the floor of the new replicas,
-    ``available >= replicas - maxUnavailable``, armed at once when the set was fully available.
+    ``available >= replicas - maxUnavailable``, armed (as after any replica change) from the first
+    row where at least the new replica count is available.
     """
 
     def __init__(self) -> None:
@@ -93,13 +94,12 @@ class _Budget:
         self.armed = False
         self.scale_down_live: int | None = None  # the held ceiling while a scale-down drains
         self._last_live = 0
-        self._was_full = False
 
     def use(self, budgets: Budgets) -> None:
         if self.budgets is not None and budgets.replicas < self.budgets.replicas:
             held = max(self._last_live, self.scale_down_live or 0)
             self.scale_down_live = held if held > budgets.replicas + budgets.max_surge else None
-            self.armed = self.armed or self._was_full
+            self.armed = False
         elif self.budgets is None or self.budgets.replicas != budgets.replicas:
             self.armed = False
             self.scale_down_live = None
@@ -129,7 +129,6 @@ class _Budget:
         if self.scale_down_live is not None:  # lowered as the extra groups go
             self.scale_down_live = row.live if row.live > r + ms else None
         self._last_live = row.live
-        self._was_full = row.available >= r
         return out
 
 

@@ -60,7 +60,7 @@ def test_scale_down_invariants_unit() -> None:
     b = _Budget()
     b.use(Budgets(4, 0, 1))
     assert b.check(row(0, 4, 4)) == []
-    b.use(Budgets(2, 0, 0))  # scale-down 4 -> 2, maxUnavailable 0: floor 2, armed at once
+    b.use(Budgets(2, 0, 0))  # scale-down 4 -> 2, maxUnavailable 0: floor 2, armed once 2 are available
     assert b.check(row(1, 4, 4)) == []  # the extra groups are still there: not a rollout's ceiling
     assert b.check(row(2, 3, 3)) == []
     assert b.check(row(3, 4, 3)) == ["t=3: 4 live groups > 3 live when the scale-down to 2 began "

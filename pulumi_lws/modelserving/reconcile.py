@@ -30,7 +30,7 @@ from pulumi_lws.core.workload import Reconciled
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import KIND, ROLE_ROLLING_UPDATE, ModelServing
-from pulumi_lws.modelserving.groups import DELETING, GroupState
+from pulumi_lws.modelserving.groups import DELETING, RUNNING, GroupState
 from pulumi_lws.modelserving.legacy import adopt_legacy, legacy_replicas
 from pulumi_lws.modelserving.observe import legacy_worker_replicas, observe_groups
 from pulumi_lws.modelserving.recovery import plan_recovery
@@ -83,6 +83,29 @@ def current_revision(groups: tuple[GroupState, ...], update_revision: str) -> st
     return min(old, key=lambda rev: (-old[rev], rev))
 
 
+def carried_revision(ms: ModelServing, snapshot: Snapshot, groups: tuple[GroupState, ...], target: str,
+                     catalog: RevisionCatalog) -> str | None:
+    """``status.currentRevision`` when no live group runs an old revision any more but the rollout
+    is not complete (a group is relabelled to the target and not ready yet): upstream keeps the
+    previous current revision until every group is updated and available. That revision is the
+    OLDEST observed ControllerRevision of this ModelServing other than the target (every newer
+    one never completed: had it, the older ones would have been dropped), and its
+    ControllerRevision is kept declared until the rollout completes, so it stays observable
+    across reconciles and crashes. None when the rollout is complete or there is none."""
+    live = [g for g in groups if g.status != DELETING]
+    complete = len(groups) == ms.replicas == len(live) and all(
+        g.revision == target and g.status == RUNNING for g in live)
+    if complete:
+        return None
+    older = [cr for cr in snapshot.list("ControllerRevision", **{L.NAME: ms.name})
+             if (cr.get("metadata") or {}).get("labels", {}).get(L.REVISION) not in (None, target)
+             and cr["metadata"]["labels"][L.REVISION] in catalog]
+    if not older:
+        return None
+    oldest = min(older, key=lambda cr: (str(cr["metadata"].get("creationTimestamp") or ""), str(cr["metadata"]["name"])))
+    return str(oldest["metadata"]["labels"][L.REVISION])
+
+
 def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions = ModelServingOptions()) -> Reconciled:
     """Plan one stage for ``ms`` against ``snapshot`` and render the objects it needs."""
     options = options.for_ms(ms)
@@ -99,7 +122,8 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
         stage, declared = _servinggroup_stage(ms, groups, target, current, catalog)
     stage = recovery.apply_to(stage)  # uid-guarded pod deletes appended to the stage's actions
     stage = forced_rollback(ms, snapshot, stage)
-    keep = (current,) if current is not None and current in catalog else ()
+    shown = current if current is not None else carried_revision(ms, snapshot, groups, target, catalog)
+    keep = (shown,) if shown is not None and shown in catalog else ()  # status.currentRevision's record
     manifests = render_modelserving(ms, declared, catalog, keep_revisions=keep)
     # adopted Kthena pods: kept without StatefulSets, or deleted to be recreated (docs/modes.md)
     legacy = legacy_replicas(ms.name, snapshot, replicas)
@@ -229,7 +253,8 @@ def status_of(ms: ModelServing, snapshot: Snapshot) -> dict[str, Any]:
     groups = observe_groups(snapshot, ms, catalog, replicas)
     groups = plan_recovery(ms, snapshot, groups, replicas).mark(groups)  # a recovering group is Creating, as upstream
     target = catalog.target  # the spec's revision, or the content-matched one it adopts
-    status = update_modelserving_status(groups, ms.replicas, target, current_revision(groups, target) or "",
+    current = current_revision(groups, target) or carried_revision(ms, snapshot, groups, target, catalog)
+    status = update_modelserving_status(groups, ms.replicas, target, current or "",
                                         ms.partition(), partition_mode="ordinal",
                                         roles_must_be_ready=ms.strategy == ROLE_ROLLING_UPDATE)
     return {**status.as_dict(), "labelSelector": label_selector(ms)}

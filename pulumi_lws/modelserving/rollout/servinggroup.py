@@ -229,11 +229,18 @@ def blocker_for(groups: Sequence[PlannedGroup], budget: ServingGroupBudget, upda
     unready = [g.ordinal for g in declared if g.status != RUNNING]
     new_unready = [g.ordinal for g in declared if g.status != RUNNING and g.revision == update_revision]
     if new_unready and len(groups) > budget.replicas:
-        word = "group" if len(new_unready) == 1 else "groups"
-        names = group_name(ms, new_unready[0]) if len(new_unready) == 1 else _names(ms, new_unready)
-        verb = "is" if len(new_unready) == 1 else "are"
-        return Blocker(SURGE_NOT_READY, f"surge {word} {names} {verb} not ready (unschedulable?)",
-                       tuple(str(o) for o in new_unready),
+        # name what waits: a surge group (an ordinal beyond replicas, the extra capacity) or an
+        # in-place replacement (an outdated group deleted and recreated at its ordinal)
+        surge = [o for o in new_unready if o >= budget.replicas]
+        in_place = [o for o in new_unready if o < budget.replicas]
+        if not surge:
+            return Blocker(WAITING, f"waiting for {_waiting_words('in-place replacement', ms, in_place)} to become "
+                           "ready", tuple(str(o) for o in in_place))
+        message = f"{_waiting_words('surge group', ms, surge)} {'is' if len(surge) == 1 else 'are'} not ready (unschedulable?)"
+        if in_place:
+            message += (f"; {_waiting_words('in-place replacement', ms, in_place)} "
+                        f"{'is' if len(in_place) == 1 else 'are'} not ready")
+        return Blocker(SURGE_NOT_READY, message, tuple(str(o) for o in surge + in_place),
                        ("check the new pods' events (scheduling, image pull)", "add capacity for one more ServingGroup"))
     if unready:
         return Blocker(WAITING, f"waiting for groups {_names(ms, unready)} to become ready", tuple(str(o) for o in unready))
@@ -242,6 +249,13 @@ def blocker_for(groups: Sequence[PlannedGroup], budget: ServingGroupBudget, upda
         return Blocker(WAITING_DELETION, f"waiting for groups {_names(ms, gone)} to be deleted", tuple(str(o) for o in gone))
     return Blocker(NO_BUDGET, f"maxUnavailable={budget.max_unavailable} and maxSurge={budget.max_surge} leave no budget "
                    "to replace an outdated group", ())
+
+
+def _waiting_words(what: str, ms: str, ordinals: Sequence[int]) -> str:
+    """``surge group ms-4`` / ``in-place replacements [ms-1, ms-2]``."""
+    if len(ordinals) == 1:
+        return f"{what} {group_name(ms, ordinals[0])}"
+    return f"{what}s {_names(ms, ordinals)}"
 
 
 def plan_servinggroup_rollout(budget: ServingGroupBudget, update_revision: str, observed: Sequence[GroupState], *,

@@ -67,6 +67,24 @@ def test_surge_group_never_ready_waits_with_named_blocker():
     assert again.blocker.message == "surge group ms-4 is not ready (unschedulable?)"
 
 
+def test_blocker_words_name_an_in_place_replacement_apart_from_a_surge_group():
+    """Issue 24: with a ready surge group, an outdated group replaced in place that is not ready
+    yet is an "in-place replacement", never a "surge group"; both unready: both named."""
+    b = scale_servinggroup_budget(4, 0, 1, 0)  # maxUnavailable 0, maxSurge 1
+    obs = [GroupState(0, "old", "Running"), GroupState(1, "old", "Running"), GroupState(2, "old", "Running"),
+           GroupState(3, "new", "Creating"), GroupState(4, "new", "Running")]
+    plan = plan_servinggroup_rollout(b, "new", obs)
+    assert not plan.changed and plan.blocker.code == WAITING
+    assert plan.blocker.message == "waiting for in-place replacement ms-3 to become ready"
+    assert plan.blocker.groups == ("3",)
+    both = [*obs[:4], GroupState(4, "new", "Creating")]
+    plan = plan_servinggroup_rollout(b, "new", both)
+    assert plan.blocker.code == SURGE_NOT_READY
+    assert plan.blocker.message == ("surge group ms-4 is not ready (unschedulable?); "
+                                    "in-place replacement ms-3 is not ready")
+    assert plan.blocker.groups == ("4", "3")
+
+
 def test_waiting_blocker_and_missing_revision():
     b = scale_servinggroup_budget(4, 1, 0, 0)
     p = plan_servinggroup_rollout(b, "new", observe_after(plan_servinggroup_rollout(b, "new", healthy(4))))

@@ -58,7 +58,9 @@ def _is_output(value: Any) -> bool:
 
 
 def contains_outputs(value: Any) -> bool:
-    if _is_output(value):
+    """Whether ``value`` holds an Output, an awaitable or a bare unknown (what the component
+    provider's ``Construct`` hands over for the unknown sentinel) anywhere."""
+    if _is_output(value) or isinstance(value, _UnknownValue):
         return True
     if isinstance(value, Mapping):
         return any(contains_outputs(v) for v in value.values())
@@ -290,10 +292,17 @@ def _walk(value: Any, path: Path, acc: ResolvedInputs, *, secret: bool, sources:
 
 
 def _unknown_like(origin: pulumi.Output | None, secret: bool) -> pulumi.Output:
-    """An unknown Output for one leaf of a partly known Output (same dependencies and secrecy)."""
+    """An unknown Output for one leaf of a partly known Output (same dependencies and secrecy), or,
+    for an unknown outside any Output, a fresh unknown Output: what the component provider's
+    ``Construct`` hands over for the unknown sentinel in a plain input (an engine that does not
+    send it as an output value, e.g. a YAML program's unknown property)."""
     if origin is None:
-        raise AssertionError("an unknown value outside an Output")
+        return pulumi.Output(set(), _done(None), _done(False), _done(secret))
     return origin.apply(lambda _: None, run_with_unknowns=False)
+
+
+async def _done(value: Any) -> Any:
+    return value
 
 
 def _set(doc: Any, path: Path, value: Any) -> Any:

@@ -1,10 +1,12 @@
 """Component provider entry point: serves ``lws:index:LeaderWorkerSet``, ``lws:index:ModelServing`` and
 ``lws:index:DisaggregatedSet`` to every Pulumi language.
 
-Launched by the Pulumi CLI through ``PulumiPlugin.yaml`` (``pulumi package add <repo>``); it
-starts a gRPC server for the engine, so it cannot run without the CLI. The schema it serves is
-:func:`pulumi_lws.provider.schema.package_schema` (committed as ``schema.json``, regenerated with
-``make schema``), generated offline (see ``tests/provider/``).
+Launched by the Pulumi CLI through ``PulumiPlugin.yaml`` (``pulumi package add <repo>``) as
+``<venv>/bin/python pulumi_lws/provider <engine address>``: it serves the ResourceProvider gRPC
+service on 127.0.0.1 and prints its port on stdout (``pulumi.provider.main``). The schema it
+serves is :func:`pulumi_lws.provider.schema.package_schema` (committed as ``schema.json``,
+regenerated with ``make schema``). tests/engine/test_provider_over_grpc.py starts it exactly so
+and drives ``GetSchema`` and ``Construct`` from a test engine (tests/grpc_engine.py).
 """
 import pathlib
 import sys
@@ -24,7 +26,7 @@ def schema() -> str:
     return make_provider().schema
 
 
-def main() -> None:  # pragma: no cover - needs the Pulumi engine
+def main() -> None:  # pragma: no cover - runs in the plugin process (tests/engine/)
     # component_provider_host(...) builds a plain ComponentProvider; ours refines its schema
     # (int-or-percent inputs, package metadata), so it is served through the same entry point.
     from pulumi.provider import main as serve

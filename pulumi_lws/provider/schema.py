@@ -95,13 +95,47 @@ def make_provider(version: str | None = None) -> Any:
     from pulumi_lws import __version__
 
     class LwsComponentProvider(ComponentProvider):
-        """ComponentProvider whose ``GetSchema`` answer is :func:`refine` of the inferred one."""
+        """ComponentProvider whose ``GetSchema`` answer is :func:`refine` of the inferred one, and
+        whose ``Construct`` errors are the components' own messages (:func:`construct_error`)."""
 
         def __init__(self) -> None:
             super().__init__(components(), name=NAME, version=version or __version__)
             self.schema = json.dumps(refine(json.loads(self.schema)))
 
+        def construct(self, name: str, resource_type: str, inputs: Any, options: Any = None) -> Any:
+            from pulumi.provider.server import ComponentInitError
+
+            try:
+                return super().construct(name, resource_type, inputs, options)
+            except ComponentInitError as exc:
+                raise construct_error(exc.inner) from None
+
     return LwsComponentProvider()
+
+
+def construct_error(error: Exception) -> Exception:
+    """What ``Construct`` raises for an exception of a component's ``__init__``.
+
+    The SDK's provider server answers any exception but ``RunError`` and ``InputPropertiesError``
+    with its message *and a Python traceback*, which every TypeScript, Go and YAML user would see.
+    So: a :class:`~pulumi_lws.core.errors.SpecError` (bad input) becomes an ``InputPropertiesError``
+    (gRPC ``INVALID_ARGUMENT``) whose message is the SpecError's text, the one a Python program
+    shows, with one property error per field; an error the components raise for the cluster
+    (``RunError``, :class:`~pulumi_lws.backend.NoClusterError`) becomes a ``RunError`` of the same
+    text; anything else (a bug) keeps the SDK's traceback."""
+    import pulumi
+    from pulumi.errors import InputPropertiesError
+
+    from pulumi_lws.backend import NoClusterError
+    from pulumi_lws.core.errors import SpecError
+
+    if isinstance(error, SpecError):
+        return InputPropertiesError(str(error), [{"property_path": e.path, "reason": str(e)} for e in error.errors])
+    if isinstance(error, (pulumi.RunError, NoClusterError)):
+        return pulumi.RunError(str(error))
+    from pulumi.provider.server import ComponentInitError
+
+    return ComponentInitError(error)
 
 
 def package_schema() -> dict[str, Any]:

@@ -2,6 +2,13 @@
 
 Typed classes for the kinds pulumi-lws renders; any other kind (PodGroup, Workload, Volcano
 PodGroup, ...) becomes an ``apiextensions.CustomResource`` that keeps its body verbatim.
+
+What pulumi-kubernetes does with them (its source, docs/component.md "How pulumi-kubernetes
+treats the children"): StatefulSets and Deployments carry ``pulumi.com/skipAwait`` (its
+built-in awaiters would hold ``pulumi up`` until every pod rolled; the planner judges
+readiness); an object whose declared annotations include one the reconcile's actuator also
+writes carries ``pulumi.com/patchForce`` (two field managers on one field are a server-side
+apply conflict once its value changes).
 """
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import pulumi
 
-from pulumi_lws.lws.labels import SKIP_AWAIT
+from pulumi_lws.lws.labels import GROUP_RESTART_COUNTS, SKIP_AWAIT
 
 #: kind -> (module path under pulumi_kubernetes, class name, body fields besides metadata)
 TYPED_KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -45,12 +52,31 @@ def _typed_class(kind: str) -> tuple[Callable[..., pulumi.CustomResource], tuple
 SKIP_AWAIT_KINDS = ("StatefulSet", "Deployment")
 
 
+#: pulumi-kubernetes' override of server-side apply conflicts for one object (provider/pkg/await/await.go patchForce)
+PATCH_FORCE = "pulumi.com/patchForce"
+#: Annotations the reconcile writes itself (the live actuator, field manager ``pulumi-lws``) on an
+#: object it also declares: the leader StatefulSet's / Deployment's restart counts, written
+#: before the actions they account for and declared so ``pulumi up`` keeps them.
+RECONCILE_WRITTEN_ANNOTATIONS = (GROUP_RESTART_COUNTS,)
+
+
 def with_skip_await(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Ensure ``pulumi.com/skipAwait: "true"`` on workloads (the renderer sets it; never lose it)."""
-    if manifest.get("kind") not in SKIP_AWAIT_KINDS or (manifest["metadata"].get("annotations") or {}).get(SKIP_AWAIT) == "true":
+    """Ensure ``pulumi.com/skipAwait: "true"`` on workloads (the renderer sets it; never lose it),
+    and ``pulumi.com/patchForce: "true"`` on an object declaring an annotation the reconcile also
+    writes: pulumi-kubernetes applies each object with its own field manager and no force, so
+    when it applies a changed restart count the actuator wrote before (a field two managers own)
+    the API server answers a conflict and ``pulumi up`` fails; forced, the declared value — the
+    one the actuator writes — wins."""
+    annotations = manifest["metadata"].get("annotations") or {}
+    wanted = {}
+    if manifest.get("kind") in SKIP_AWAIT_KINDS and annotations.get(SKIP_AWAIT) != "true":
+        wanted[SKIP_AWAIT] = "true"
+    if any(key in annotations for key in RECONCILE_WRITTEN_ANNOTATIONS) and annotations.get(PATCH_FORCE) != "true":
+        wanted[PATCH_FORCE] = "true"
+    if not wanted:
         return manifest
     metadata = dict(manifest["metadata"])
-    metadata["annotations"] = {**(metadata.get("annotations") or {}), SKIP_AWAIT: "true"}
+    metadata["annotations"] = {**annotations, **wanted}
     return {**manifest, "metadata": metadata}
 
 

@@ -19,6 +19,7 @@ import os
 import pathlib
 import runpy
 import sys
+import traceback
 from typing import Any, Iterator
 
 import pulumi
@@ -48,7 +49,9 @@ def _program_directory(path: pathlib.Path) -> Iterator[None]:
 def run_like_language_host(program: str | os.PathLike, engine: TestEngine, observer: Any, actuator: Any,
                            *, secret_keys: tuple[str, ...] = ()) -> None:
     """Run ``program`` (a project directory or its ``__main__.py``) once against ``engine``
-    (its ``dry_run``, ``project``, ``stack`` and ``config``). Raises what the program raised."""
+    (its ``dry_run``, ``project``, ``stack`` and ``config``), with ``observer``/``actuator``
+    installed as the cluster (``observer=None``: none, the live backend's configuration applies).
+    Raises what the program raised."""
     path = pathlib.Path(program).resolve()
     if path.is_dir():
         path = path / "__main__.py"
@@ -62,7 +65,8 @@ def run_like_language_host(program: str | os.PathLike, engine: TestEngine, obser
     asyncio.set_event_loop(loop)
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # as the exec script does
     try:
-        with _program_directory(path), use_backend(observer, actuator):
+        backend = use_backend(observer, actuator) if observer is not None else contextlib.nullcontext()
+        with _program_directory(path), backend:
             loop.run_until_complete(pulumi.runtime.run_in_stack(
                 lambda: runpy.run_path(str(path), run_name="__main__")))
     finally:
@@ -71,3 +75,27 @@ def run_like_language_host(program: str | os.PathLike, engine: TestEngine, obser
         _settings.ROOT.set(None)
         pulumi.runtime.configure(pulumi.runtime.Settings(project="project", stack="stack"))
         pulumi.runtime.set_all_config({}, [])
+
+
+def exit_code_like_language_host(program: str | os.PathLike, engine: TestEngine, observer: Any, actuator: Any) -> int:
+    """:func:`run_like_language_host`, with the exec script's error handling: a ``pulumi.RunError``
+    is logged (``pulumi.log.error``) as its message alone, any other exception with its Python
+    traceback; the exit code is 0 on success, else 1. The log lines reach ``engine.logs``."""
+    try:
+        run_like_language_host(program, engine, observer, actuator)
+        return 0
+    except pulumi.RunError as exc:
+        _log_error(engine, str(exc))
+    except Exception:  # noqa: BLE001 - what the exec script does
+        _log_error(engine, traceback.format_exc())
+    return 1
+
+
+def _log_error(engine: TestEngine, message: str) -> None:
+    """``pulumi.log.error`` as the exec script calls it after the program failed (settings still
+    pointing at the engine)."""
+    from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc
+    import grpc
+
+    with grpc.insecure_channel(engine.address) as channel:
+        engine_pb2_grpc.EngineStub(channel).Log(engine_pb2.LogRequest(severity=engine_pb2.ERROR, message=message))

@@ -45,8 +45,9 @@ OPERATOR_FREE_ONLY: Mapping[str, tuple[str, ...]] = {
 }
 
 
-class ControllerNotInstalledError(RuntimeError):
-    """Controller mode on a cluster that does not serve the API's CRD (nothing was registered)."""
+class ControllerNotInstalledError(RuntimeError, pulumi.RunError):
+    """Controller mode on a cluster that does not serve the API's CRD (nothing was registered).
+    A ``pulumi.RunError`` too: the language host prints its message alone, no traceback."""
 
 
 def split_mode(args: Any, kind: str) -> tuple[str, Any]:

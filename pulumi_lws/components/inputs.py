@@ -93,6 +93,17 @@ def _placeholder(path: Path) -> str:
     return "pulumi-unknown-" + hashlib.sha256(field_label(path).encode()).hexdigest()[:8]
 
 
+class InvalidInput(SpecError, pulumi.RunError):
+    """A :class:`SpecError` raised by a component in a Pulumi program, also a ``pulumi.RunError``:
+    the Python language host prints a RunError as its message alone (``pulumi.log.error``, exit
+    1) and any other exception with its Python traceback. Every caller's ``except SpecError``
+    still catches it (kind, name and errors unchanged)."""
+
+    @classmethod
+    def of(cls, err: SpecError) -> "InvalidInput":
+        return err if isinstance(err, cls) else cls(err.kind, err.name, err.errors)
+
+
 @dataclass
 class Unknown:
     """One input leaf whose value is unknown in this preview, and what the plan assumed for it."""
@@ -159,7 +170,7 @@ class ResolvedInputs:
     # -- planning -------------------------------------------------------------------------
     def build(self, builder: Callable[[Any], T]) -> T:
         """``builder(args with stand-ins)``; a stand-in string the schema rejects (a number field)
-        is retried as ``1``; a :class:`SpecError` never prints a secret value."""
+        is retried as ``1``; a :class:`SpecError` (an :class:`InvalidInput`) never prints a secret value."""
         while True:
             try:
                 return builder(self._with_stand_ins())
@@ -170,7 +181,7 @@ class ResolvedInputs:
                     u.stand_in = 1
                 # each retry changes a stand-in for good, so the loop ends
                 if not rejected and not [u for u in self.unknowns if u.next_candidate()]:
-                    raise self._redacted_error(err) from None
+                    raise InvalidInput.of(self._redacted_error(err)) from None
 
     def _with_stand_ins(self) -> Any:
         doc = self.args

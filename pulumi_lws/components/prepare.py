@@ -13,6 +13,8 @@ import pulumi
 
 from pulumi_lws.components.base import WorkloadComponent
 from pulumi_lws.components.controller import checked_backend, manifest_of, split_mode
+from pulumi_lws.components.inputs import InvalidInput
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.core.workload import Workload
 
 B = TypeVar("B")
@@ -23,7 +25,10 @@ def prepare(component: WorkloadComponent, t: str, name: str, args: Any, opts: pu
             gang_provider: str = "kubernetes") -> tuple[str, B, Mapping[str, Any], Any]:
     """Register ``component`` after validating ``args``; returns ``(mode, built, manifest, backend)``
     for :func:`pulumi_lws.components.controller.reconcile_in_mode`."""
-    mode, args = split_mode(args, workload.kind)
+    try:
+        mode, args = split_mode(args, workload.kind)
+    except SpecError as err:  # one clear error under the language host, never a traceback
+        raise InvalidInput.of(err) from None
     inputs, (built, manifest) = component._build(args, lambda plain: (build_spec(name, plain),
                                                                       manifest_of(workload.kind, name, plain)))
     backend = checked_backend(mode, workload, spec_of(built), gang_provider=gang_provider)

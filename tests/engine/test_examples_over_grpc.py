@@ -7,11 +7,15 @@ Each run's registrations must equal the mock-engine run of the same program
 parents, dependencies, secrets, options and inputs."""
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from conftest import REPO_ROOT
 from grpc_engine import TestEngine, plain, secret_paths
-from grpc_program import run_like_language_host
+from grpc_program import exit_code_like_language_host, run_like_language_host
+from pulumi.runtime.proto import engine_pb2
 
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.core.model import ints_back
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.pulumi_engine import run_program
@@ -108,3 +112,40 @@ def test_example_over_grpc_registers_what_the_mock_engine_records(example):
     cluster.apply(manifests)
     cluster.settle()
     _assert_same(*_both(example, cluster, dry_run=False))  # the next `pulumi up`, objects live
+
+
+def _broken_copy(tmp_path, example: str, manifest: str, old: str, new: str):
+    copy = tmp_path / example
+    shutil.copytree(REPO_ROOT / "examples" / example, copy)
+    (copy / manifest).write_text((copy / manifest).read_text().replace(old, new, 1))
+    return copy
+
+
+@pytest.mark.parametrize(("example", "manifest", "old", "new", "field"), [
+    ("quickstart", "lws.yaml", "replicas: 4", "replicas: -4", "spec.replicas"),
+    ("modelserving-pd", "ms.yaml", "replicas: 4", "replicas: -4", "spec.replicas"),
+    ("disaggregated-pd", "ds.yaml", "replicas: 6", "replicas: -6", "spec.roles[0].spec.replicas"),
+])
+def test_a_bad_input_is_one_clear_error_under_the_language_host(tmp_path, example, manifest, old, new, field):
+    """The exec script logs a RunError's message alone and any other exception with its Python
+    traceback: a component's SpecError is also a RunError, so ``pulumi up`` shows the message."""
+    program = _broken_copy(tmp_path, example, manifest, old, new)
+    with TestEngine(project=_project(example), stack=STACK, dry_run=True) as engine:
+        code = exit_code_like_language_host(program, engine, SimCluster(), RecordingActuator())
+    with pytest.raises(SpecError) as python:
+        run_program(str(program / "__main__.py"), SimCluster(), RecordingActuator(), preview=True)
+    errors = [m for severity, _, m in engine.logs if severity == engine_pb2.ERROR]
+    assert code == 1 and errors == [str(python.value)]
+    assert f"  - {field}" in errors[0] and "Traceback" not in errors[0]
+    assert [r.type for r in engine.resources.values()] == ["pulumi:pulumi:Stack"]  # nothing of the workload
+
+
+def test_no_cluster_is_one_clear_error_under_the_language_host(monkeypatch):
+    monkeypatch.setenv("KUBECONFIG", "/nonexistent/kubeconfig")
+    monkeypatch.setenv("HOME", "/nonexistent")
+    with TestEngine(project=_project("quickstart"), stack=STACK, dry_run=True) as engine:
+        code = exit_code_like_language_host(REPO_ROOT / "examples" / "quickstart", engine, None, None)
+    errors = [m for severity, _, m in engine.logs if severity == engine_pb2.ERROR]
+    assert code == 1 and len(errors) == 1
+    assert "pulumi-lws has no cluster to observe" in errors[0] and "Traceback" not in errors[0]
+    assert errors[0].startswith("leaderworkerset-sample: ") and "\n" not in errors[0].split(". For tests")[0]

@@ -44,6 +44,7 @@ from fault_helpers import BAD, arm, bad_image_draw
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.reconcile import reconcile
@@ -168,6 +169,10 @@ def scale_outside_rollout(case: Case, h: Harness) -> dict[str, Any] | None:
                                        scaled_value(budget.get("maxUnavailable", 1), n, round_up=False), n):
         return None
     spec["replicas"] = n
+    try:  # a percentage budget may round to 0|0 at the new replicas: upstream's webhook rejects it
+        parse(edited)
+    except SpecError:
+        return None
     other = roles[(chosen + 1) % len(roles)]["name"]
     leaders = sorted(p["metadata"]["name"] for p in h.cluster.list("Pod", NS)
                      if p["metadata"]["labels"].get(DL.ROLE) == other

@@ -52,16 +52,17 @@ from typing import Any
 from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.core.capacity import demand_text, ordered
 from pulumi_lws.cli.documents import one_workload
+from pulumi_lws.cli.terminal import table_glyphs
 from pulumi_lws.core.control import PAUSED_ANNOTATION
-from pulumi_lws.core.stage import PredictedStage, Stage
-from pulumi_lws.core.trace import (
-    GroupCell,
-    PlanInputError,
-    Trace,
-    TraceRow,
-    format_table,
-    rows_changed,
+from pulumi_lws.core.stage import PredictedStage
+from pulumi_lws.core.stagetable import (  # noqa: F401  (stage_row, predicted_row: importable here as before)
+    Lanes,
+    lanes_available,
+    lanes_live,
+    predicted_row,
+    stage_row,
 )
+from pulumi_lws.core.trace import PlanInputError, Trace, TraceRow, format_table, rows_changed
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import UPDATE_ORDER_ANNOTATION
 from pulumi_lws.lws.rollout.plan_trace import (  # noqa: F401  (LeaderWorkerSet's exact models, importable here as before)
@@ -90,6 +91,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="also print a unified per-object diff of the next pulumi up (the objects NEW registers "
                              "against those OLD's converged fleet declares)")
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
+    parser.add_argument("--ascii", action="store_true",
+                        help="draw group states with ASCII letters (U u o x g t) instead of emoji; automatic when "
+                             "stdout cannot encode them")
     parser.add_argument("--update-order", choices=ORDERS, default=None,
                         help=f"LeaderWorkerSet: order for a template change combined with a scale-up (default: "
                              f"NEW's {UPDATE_ORDER_ANNOTATION} annotation, else ScaleFirst)")
@@ -140,48 +144,6 @@ def check_generic(workload: Workload, old: Any, new: Any) -> None:
         raise PlanInputError(f"invalid rollout budget: {exc}") from None
 
 
-def _is_surge(gid: str, replicas: int) -> bool:
-    return gid.isdigit() and int(gid) >= replicas
-
-
-def stage_row(n: int, stage: Stage, replicas: int, note: str) -> TraceRow:
-    """The first reconcile's stage as a row: declared groups on their state, groups the stage
-    deletes terminating (absent from ``group_revisions``)."""
-    cells = []
-    for g in stage.groups:
-        declared = g.id in stage.group_revisions
-        ready = g.ready and declared
-        state = ("U" if ready else "u") if g.updated else ("o" if ready else "x")
-        cells.append(GroupCell(id=g.id, state=state, revision=g.revision, surge=_is_surge(g.id, replicas),
-                               detail="" if declared else "terminating"))
-    live, available = len(cells), min(replicas, sum(1 for c in cells if c.state in "Uo" and not c.detail))
-    if stage.lanes:  # multi-role: the lanes count groups, the stage's views are per role
-        live, available = lanes_live(stage.lanes), lanes_available(stage.lanes)
-    return TraceRow(time=n, replicas=stage.replicas, partition=stage.partition or None, groups=tuple(cells),
-                    live=live, available=available,
-                    revision=stage.target_revision, note=note, case=stage.case,
-                    blocker=str(stage.blocker) if stage.blocker else None,
-                    blocker_code=stage.blocker.code if stage.blocker else None, lanes=stage.lanes)
-
-
-def predicted_row(n: int, p: PredictedStage, replicas: int, revision: str) -> TraceRow:
-    """A ``Stage.remaining`` entry as a row (one char per declared group, ordinal order)."""
-    cells = tuple(GroupCell(id=gid, state=c, surge=_is_surge(gid, replicas)) for gid, c in zip(p.group_ids(), p.groups))
-    live, available = len(cells), min(replicas, sum(1 for c in p.groups if c in "Uo"))
-    if p.lanes:
-        live, available = lanes_live(p.lanes), lanes_available(p.lanes)
-    return TraceRow(time=n, replicas=p.replicas, partition=p.partition or None, groups=cells, live=live,
-                    available=available, revision=revision, lanes=p.lanes)
-
-
-def lanes_live(lanes) -> int:
-    return sum(lane.old + lane.new for lane in lanes)
-
-
-def lanes_available(lanes) -> int:
-    return sum(lane.old_ready + lane.new_ready for lane in lanes)
-
-
 def predicted_complete(p: PredictedStage, replicas: int) -> bool:
     """A predicted stage that ends the rollout: the planner's own flag when it sets one, else exactly
     ``replicas`` groups, all ready, every group at or above the partition updated."""
@@ -219,7 +181,7 @@ def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mappi
     target = workload.target_revision(new)
     rows = [TraceRow(time=0, replicas=before.replicas, partition=before.partition, groups=before.cells,
                      live=before.live, available=before.available, revision=workload.target_revision(old),
-                     lanes=workload.trace_view(new, snapshot).lanes)]  # lanes read old|new against NEW
+                     lanes=before.lanes)]  # drawn against OLD's revision, as simulate's first row
     rows.append(stage_row(1, stage, replicas, "apply NEW"))
     rows += [predicted_row(n, p, replicas, target) for n, p in enumerate(stage.remaining, 2)]
     rows = narrate(rows_changed(rows), first_note="before: every OLD group ready")
@@ -321,7 +283,8 @@ def run(args: argparse.Namespace) -> int:
             data["diff"] = [{"object": d.key, "change": d.change, "diff": d.text} for d in diffs]
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(format_table(trace.rows, markdown=args.format == "markdown",
+        print(format_table(trace.rows, markdown=args.format == "markdown", glyphs=table_glyphs(args.ascii),
+                           roles=workload.stage_lanes(new) is Lanes.ROLES,
                            show_partition=any(r.partition is not None for r in trace.rows)))
         if any(demand.values()):
             print(f"demand (pod requests x pods declared): before {demand_text(demand['before'])}; "

@@ -45,6 +45,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "ScaleFirst, upstream's order)")
     p.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                    help="output format (default: table)")
+    p.add_argument("--ascii", action="store_true",
+                   help="draw group states with ASCII letters (U u o x g t) instead of emoji; automatic when stdout "
+                        "cannot encode them")
     p.add_argument("--plot", metavar="FILE.svg", help="also write an SVG timeline of group states and availability")
     p.add_argument("--engine", choices=("pure", "pulumi"), default=None,
                    help="pure: call reconcile() directly; pulumi: run the scenario's program under Pulumi mocks "
@@ -53,6 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pulumi_lws.cli.terminal import table_glyphs
+    from pulumi_lws.core.stagetable import Lanes
     from pulumi_lws.core.trace import format_json, format_table
     from pulumi_lws.sim.plot import svg_timeline
     from pulumi_lws.sim.scenario import load_scenario
@@ -96,8 +101,10 @@ def run(args: argparse.Namespace) -> int:
         print(head or header(scenario, result.engine))
         print()
         rows = result.trace.rows
-        print(format_table(rows, markdown=args.format == "markdown", details=False,
-                           show_partition=any(r.partition is not None for r in rows)))
+        spec = runner.spec.parsed()
+        roles = runner.spec.workload.stage_lanes(spec) is Lanes.ROLES if spec is not None else None
+        print(format_table(rows, markdown=args.format == "markdown", details=False, glyphs=table_glyphs(args.ascii),
+                           roles=roles, show_partition=any(r.partition is not None for r in rows)))
         print()
         print(_summary(result))
         demand = demand_line(result)

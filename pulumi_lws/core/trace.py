@@ -2,8 +2,10 @@
 
 A :class:`TraceRow` is one observed (or predicted) change: the leader controller shape, every
 group's state, live/available counts, actions taken and the blocker. Tables follow the upstream
-docs' style: ✅ updated and ready, ❎ old, ⏳ updating (not ready). The JSON form is the documented
-trace schema (``docs/trace-schema.md``).
+docs' style with the marks of :mod:`pulumi_lws.core.glyphs` (✅ updated and ready, ⏳ updated and
+not ready, 🔵 old and ready, ⚪ old and not ready, 🔒 gated, 🗑️ terminating; or their ASCII
+letters) and a legend line under each table. The JSON form is the documented trace schema
+(``docs/trace-schema.md``).
 """
 from __future__ import annotations
 
@@ -11,9 +13,8 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Iterable, Sequence
 
+from pulumi_lws.core import glyphs as G
 from pulumi_lws.core.stage import Lane
-
-GLYPHS = {"U": "✅", "o": "❎", "u": "⏳", "x": "⏳", "-": "  "}
 
 
 class PlanInputError(ValueError):
@@ -29,13 +30,17 @@ class GroupCell:
     detail: str = ""  # e.g. "gated", "terminating", "unschedulable"
 
     @property
+    def drawn(self) -> str | None:
+        """The state a table draws (:mod:`pulumi_lws.core.glyphs`); None for an absent group."""
+        return G.drawn_state(self.state, self.detail)
+
+    def mark(self, glyphs: G.GlyphSet = G.UNICODE) -> str:
+        drawn = self.drawn
+        return "" if drawn is None else glyphs.mark(drawn)
+
+    @property
     def glyph(self) -> str:
-        base = GLYPHS.get(self.state, "?")
-        if self.detail == "gated":
-            return "🔒"
-        if self.detail == "terminating":
-            return "🗑️"
-        return base
+        return self.mark()
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ def group_label(gid: str) -> str:
     return f"R-{gid}" if gid.isdigit() else f"G-{gid[:5]}"
 
 
-def _columns(rows: Sequence[TraceRow]) -> list[tuple[str, bool]]:
+def group_columns(rows: Sequence[TraceRow]) -> list[tuple[str, bool]]:
     """Group column ids (ordinals ascending, then Hash keys in first-seen order), with whether
     the id ever was a surge group."""
     seen: dict[str, bool] = {}
@@ -124,21 +129,37 @@ def _columns(rows: Sequence[TraceRow]) -> list[tuple[str, bool]]:
     return sorted(seen.items(), key=order)
 
 
-def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_partition: bool = True,
-                 details: bool = True) -> str:
-    """The seeds' stage table: Stage | Partition | Replicas | R-0 ... | Description.
+#: The legend of role lanes (``Lanes.ROLES``): what ``old|new`` counts.
+LANES_LEGEND = ("legend: old|new = a role's groups on an old revision | on the row's target revision; "
+                "(a|b ready) while some of them are not ready")
 
-    Description = the row's note, plus (``details``) its blocker, actions and how many pods got
-    webhook-equivalent labels (``labelled N pods``: summarised, never listed)."""
-    lanes = list(dict.fromkeys(lane.name for row in rows for lane in row.lanes))
-    cols = [] if lanes else _columns(rows)
+
+def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_partition: bool = True,
+                 details: bool = True, glyphs: G.GlyphSet = G.UNICODE, roles: bool | None = None,
+                 legend: bool = True) -> str:
+    """The seeds' stage table: Stage | Partition | Replicas | lanes | Live | Available | Description,
+    then (``legend``) one legend line naming the marks drawn.
+
+    The one renderer of every stage table (``plan``, ``simulate``, the component's preview log,
+    ``status``, markdown). Lanes: ``roles`` True draws one ``<role> old|new`` column per role
+    (``row.lanes``), False one column per group (``R-<ordinal>``, ``G-<key>``), marks from
+    ``glyphs``; None decides by the rows (role lanes when any row has them). Callers pass the
+    API's own choice (``Workload.stage_lanes``). Description = the row's note, plus
+    (``details``) its blocker, actions and how many pods got webhook-equivalent labels
+    (``labelled N pods``: summarised, never listed)."""
+    if roles is None:
+        roles = any(row.lanes for row in rows)
+    lanes = list(dict.fromkeys(lane.name for row in rows for lane in row.lanes)) if roles else []
+    cols = [] if roles else group_columns(rows)
     head = ["Stage"] + (["Partition"] if show_partition else []) + ["Replicas"]
     head += [f"{name} old|new" for name in lanes]
     head += [group_label(gid) + (" (Surge)" if surge and gid.isdigit() else "") for gid, surge in cols]
     head += ["Live", "Available", "Description"]
     body = []
+    drawn: set[str] = set()
     for i, row in enumerate(rows, 1):
-        cells = {g.id: g.glyph for g in row.groups}
+        cells = {g.id: g.mark(glyphs) for g in row.groups}
+        drawn.update(d for g in row.groups if (d := g.drawn) is not None)
         line = [f"Stage {i}"] + ([str(row.partition if row.partition is not None else "-")] if show_partition else [])
         by_lane = {lane.name: lane.text for lane in row.lanes}
         line += [str(row.replicas)] + [by_lane.get(name, "") for name in lanes] + [cells.get(gid, "") for gid, _ in cols]
@@ -151,14 +172,15 @@ def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_parti
             desc = (desc + "; " if desc else "") + labelled_summary(row.labelled)
         line += [str(row.live), str(row.available), desc]
         body.append(line)
+    note = (LANES_LEGEND if roles else glyphs.legend(drawn)) if legend and body and (roles or drawn) else ""
     if markdown:
         out = ["| " + " | ".join(h.replace("|", "\\|") for h in head) + " |", "|" + "|".join("---" for _ in head) + "|"]
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in body]
-        return "\n".join(out)
+        return "\n".join(out + (["", note] if note else []))
     widths = [max(_width(r[i]) for r in [head] + body) for i in range(len(head))]
     def fmt(line: list[str]) -> str:
         return "  ".join(c + " " * (w - _width(c)) for c, w in zip(line, widths)).rstrip()
-    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(l) for l in body])
+    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(l) for l in body] + ([note] if note else []))
 
 
 def _width(s: str) -> int:

@@ -36,6 +36,7 @@ from pulumi_lws.core.dependencies import Ref
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.stagetable import Lanes
 from pulumi_lws.core.trace import GroupsView
 
 
@@ -139,6 +140,13 @@ class Workload(Protocol):
 
     def target_revision(self, spec: Any) -> str:
         """The revision key every group converges to."""
+        ...
+
+    def stage_lanes(self, spec: Any) -> Lanes:
+        """How a stage table draws a rollout of ``spec`` (:class:`pulumi_lws.core.stagetable.Lanes`):
+        one column per group, or one ``old|new`` column per role (then ``trace_view`` and the
+        planner's stages carry ``lanes``). Every table of the API (plan, simulate, the component's
+        preview log, status, markdown) is drawn with it."""
         ...
 
     def trace_view(self, spec: Any, snapshot: Snapshot) -> GroupsView:

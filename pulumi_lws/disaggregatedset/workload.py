@@ -11,6 +11,7 @@ from pulumi_lws.core.control import control_choices, controlled, with_control_co
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage, lane_title
+from pulumi_lws.core.stagetable import Lanes
 from pulumi_lws.core.trace import GroupCell, GroupsView, Lane
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
 from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
@@ -110,6 +111,10 @@ class DisaggregatedSetWorkload:
         an adopted upstream revision's children match the spec (its ``rev8`` is kept; adoption.py)."""
         return target_revision(spec, observe_children(spec, snapshot), snapshot)
 
+    def stage_lanes(self, spec: DisaggregatedSet) -> Lanes:
+        """One ``old|new`` lane per role (per slice past slice 0)."""
+        return Lanes.ROLES
+
     def trace_view(self, spec: DisaggregatedSet, snapshot: Snapshot) -> GroupsView:
         """One cell per group of every child, ``<slice>/<role>/<revision>/<i>``: U/u on the target
         revision, o/x on an old one. Live = groups of every child of a spec role; available = their
@@ -143,7 +148,9 @@ class DisaggregatedSetWorkload:
             k = 1 if updated else 0
             lane[k] += view.live
             lane[k + 2] += view.available
-        replicas = self.budgets(spec)[""].replicas
+        # what the role LeaderWorkerSets are asked to run (old and new, surge included), as the
+        # planner's Stage.replicas: the Replicas column means the same in plan and simulate
+        replicas = sum(child.replicas for child in children if child.role in spec.role_names and not child.being_deleted)
         return GroupsView(replicas=replicas, partition=None, cells=tuple(cells), live=live, available=available,
                           lanes=tuple(Lane(name, *counts) for name, counts in lanes.items()))
 

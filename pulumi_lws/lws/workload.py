@@ -10,6 +10,7 @@ from pulumi_lws.core.control import control_choices, controlled
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.stagetable import Lanes
 from pulumi_lws.core.trace import GroupsView, Trace
 from pulumi_lws.core.adoption import with_adoption
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
@@ -114,6 +115,10 @@ class LeaderWorkerSetWorkload:
 
         check_pair(old, new)
         return build_trace(old, new, (choices or {}).get("update_order") or "ScaleFirst")
+
+    def stage_lanes(self, spec: LeaderWorkerSet) -> Lanes:
+        """One ``R-<ordinal>`` (Ordinal) or ``G-<key>`` (Hash) column per group."""
+        return Lanes.GROUPS
 
     def trace_view(self, spec: LeaderWorkerSet, snapshot: Snapshot) -> GroupsView:
         # the catalog's target, not revision_key(spec): an adopted fleet keeps upstream's key

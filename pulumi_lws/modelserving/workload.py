@@ -12,6 +12,7 @@ from pulumi_lws.core.control import control_choices, controlled, with_control_co
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.stagetable import Lanes
 from pulumi_lws.core.trace import GroupCell, GroupsView
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
 from pulumi_lws.modelserving import labels as L
@@ -107,6 +108,10 @@ class ModelServingWorkload:
         ControllerRevision whose roles are the spec's (pruned) keeps upstream's key when none has the
         spec's own, so ``rollback`` never offers an adopted revision as its own predecessor."""
         return build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name})).target
+
+    def stage_lanes(self, spec: ModelServing) -> Lanes:
+        """One ``R-<ordinal>`` column per ServingGroup."""
+        return Lanes.GROUPS
 
     def trace_view(self, spec: ModelServing, snapshot: Snapshot) -> GroupsView:
         """One cell per observed ServingGroup (ordinal order): U/u on the target revision, o/x on

@@ -53,6 +53,11 @@ def describe(prev: TraceRow, row: TraceRow, rolled: bool = True) -> list[str]:
 def _lanes(prev: TraceRow, row: TraceRow) -> list[str]:
     """Multi-role rows: what each role's old|new groups did ("prefill 6|0 -> 6|1", "decode ready"),
     then completion or a spelled-out blocker."""
+    if prev.revision != row.revision:  # each row counts against its own target: say where the roll starts
+        parts = ["rolling update starts: " + ", ".join(f"{lane.name} {lane.old}|{lane.new}" for lane in row.lanes)]
+        if row.blocker and row.blocker_code not in WAITING_CODES + ("waiting-for-roles",):
+            parts.append(_blocked(row))
+        return parts
     before = {lane.name: lane for lane in prev.lanes}
     moved, ready = [], []
     for lane in row.lanes:

@@ -110,7 +110,8 @@ def test_plan_table_of_the_seed_example_replaces_r3_first(capsys, tmp_path):
     code, table, _ = run(capsys, "plan", PD, new)
     assert code == 0
     lines = table.splitlines()
-    assert "R-3 updating" in lines[3] and "rolling update complete" in lines[-1] and len(lines) == 2 + 6
+    assert "R-3 updating" in lines[3] and "rolling update complete" in lines[-2] and len(lines) == 2 + 6 + 1
+    assert lines[-1].startswith("legend: ✅ updated, ready")
     code, md, _ = run(capsys, "plan", PD, new, "--format", "markdown")
     assert code == 0 and md.startswith("| Stage | Replicas | R-0 |")
 

@@ -106,7 +106,8 @@ def test_hash_seed_trace(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["converged"] and all(r["partition"] is None for r in data["rows"])
     # the seeds' 5 stages (R=2, MU 1, MS 1, PostTermination)
-    assert glyph_rows(data) == ["o o", "o x🗑 u u🔒", "o - u u", "x🗑 - U u", "- - U U"]
+    # the first row against OLD's own revision (as simulate and the seeds' stage 1: every group ✅)
+    assert glyph_rows(data) == ["U U", "o x🗑 u u🔒", "o - u u", "x🗑 - U u", "- - U U"]
     assert [g["id"] for g in data["rows"][-1]["groups"]] == ["#1", "#2", "#3", "#4"]  # creation order
     assert [r["live"] for r in data["rows"]] == [2, 3, 3, 2, 2]
     assert min(r["available"] for r in data["rows"]) == 1  # R - MU

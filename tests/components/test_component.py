@@ -207,5 +207,6 @@ def test_preview_stage_table_shows_now_and_predicted_rows():
     table = stage_table(fake_reconcile(__import__("pulumi_lws.components.lws_args", fromlist=["x"]).build_spec("demo", ARGS).lws, None).stage)
     lines = table.splitlines()
     assert lines[0].split()[:3] == ["Stage", "Partition", "Replicas"]
-    assert len(lines) == 2 + 3 and "now: partition 0: every group admitted" in lines[2] and "case" not in lines[2] and "predicted" in lines[3]
+    assert len(lines) == 2 + 3 + 1 and "now: partition 0: every group admitted" in lines[2] and "case" not in lines[2] and "predicted" in lines[3]
+    assert lines[-1] == "legend: ✅ updated, ready; ⏳ updated, not ready; 🔵 old revision, ready"
     assert "blocked: GroupNotReady" in lines[2] and "actions: ungate Pod/demo-1" in lines[2]

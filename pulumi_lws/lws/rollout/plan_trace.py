@@ -65,10 +65,17 @@ def cells(states: str, replicas: int) -> tuple[GroupCell, ...]:
 
 
 def initial_row(inp: RolloutInputs, key: str) -> TraceRow:
+    """OLD's groups drawn against OLD's own revision (``key``), every one updated and ready, as
+    ``simulate``'s first row and the upstream tables' stage 1."""
     s = inp.sts.replicas if inp.sts else 0
     return TraceRow(time=0, replicas=s, partition=inp.sts.partition if inp.sts else None,
-                    groups=cells(inp.states, inp.replicas), live=s, available=available(inp.states, s, inp.replicas),
-                    revision=key, note="before: every OLD group ready")
+                    groups=cells(before(inp.states), inp.replicas), live=s,
+                    available=available(inp.states, s, inp.replicas), revision=key, note="before: every OLD group ready")
+
+
+def before(states: str) -> str:
+    """OLD's groups as its own rows show them: ready ones updated to OLD's revision."""
+    return states.replace("o", "U").replace("x", "u")
 
 
 def step_row(n: int, step: ModelStep, key: str, first: bool, template_changed: bool) -> TraceRow:
@@ -93,7 +100,7 @@ def build_trace(old: LeaderWorkerSet, new: LeaderWorkerSet, order: str) -> Trace
     steps = predict(inp, order) if groups_to_roll(inp) <= MAX_MODEL_STEPS else []
     if not steps or not finished(steps):  # too many groups to walk one by one: waves (predict.prediction)
         steps = predict_waves(inp, order)
-    rows = [initial_row(inp, key)] + [step_row(n, s, key, n == 1, inp.template_changed) for n, s in enumerate(steps, 1)]
+    rows = [initial_row(inp, revision_key(old))] + [step_row(n, s, key, n == 1, inp.template_changed) for n, s in enumerate(steps, 1)]
     last = steps[-1] if steps else None
     done = last is not None and (is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision))
     trace = Trace(rows=rows, converged=done)
@@ -122,7 +129,9 @@ def build_hash_trace(old: LeaderWorkerSet, new: LeaderWorkerSet) -> Trace:
     start, key = hash_start(old, new), revision_key(new)
     steps = HP.predict(start, next_id=old.replicas + 1)
     changed = revision_key(old) != key
-    rows = [replace(hash_row(0, start, key, "before: every OLD group ready"), replicas=old.replicas)]
+    first = hash_row(0, start, revision_key(old), "before: every OLD group ready")
+    first_cells = tuple(replace(c, state=before(c.state)) for c in first.groups)  # against OLD's own revision
+    rows = [replace(first, replicas=old.replicas, groups=first_cells)]
     for n, state in enumerate(steps, 1):
         note = ("apply NEW" + (": template changed: groups replaced on the new revision" if changed else "")) if n == 1 else state.note
         rows.append(hash_row(n, state, key, note + ("; rollout complete" if HP.is_done(state) else "")))

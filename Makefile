@@ -18,6 +18,8 @@ demo: $(STAMP)
 	@$(BIN)/pulumi-lws simulate examples/quickstart/scenario.yaml
 
 test: $(STAMP)
+	@$(BIN)/python -c 'import cairosvg' 2>/dev/null || echo "note: cairosvg cannot load the system cairo library" \
+		"(Debian/Ubuntu: apt-get install libcairo2); tests/sim/test_plot_render.py is skipped"
 	@$(BIN)/python -m pytest -q -n 2 -m "not slow"
 
 # Lint, format and types (configured in pyproject.toml); .ci/run runs it before `make test`.

@@ -122,6 +122,20 @@ class Blocker:
         return self.message
 
 
+#: Blocker codes of a healthy rollout pacing itself (groups becoming ready or going away, a
+#: PostTermination replacement, a groups-in-flight cap, a user partition holding the surge, a
+#: paused rollout): waiting, not a failure. Every other code names a failure (unschedulable,
+#: resource deadlock, no budget, progress deadline exceeded...). Timelines draw only failures red.
+WAITING_CODES = frozenset({"waiting-for-groups", "waiting-for-roles", "waiting-for-deletion",
+                           "group-replacement-deferred", "groups-in-flight-cap", "surge-held-by-partition",
+                           "paused"})
+
+
+def is_waiting(code: str | None) -> bool:
+    """A blocker code of ordinary waiting (:data:`WAITING_CODES`)."""
+    return code in WAITING_CODES
+
+
 @dataclass(frozen=True)
 class Lane:
     """One role of a multi-role workload (DisaggregatedSet) in a trace row: its groups on old

@@ -3,7 +3,11 @@
 No plotting library: plain SVG text, deterministic for a given trace. From top to bottom:
 
 * the title, then (when the run ended blocked) the blocker's code and message in red;
-* group lanes (``R-<ordinal>`` / ``G-<key>``), one rectangle per state interval, surge dashed;
+* stage labels ``S<n>``: one per stage-table row, at the time the row starts (staggered onto more
+  levels where they would touch), over a dotted line;
+* group lanes (``R-<ordinal>`` / ``G-<key>``) in the stage table's column order
+  (:func:`pulumi_lws.core.trace.group_columns`), one rectangle per state interval coloured by the
+  drawn state of :mod:`pulumi_lws.core.glyphs` (gated and terminating included), surge dashed;
   or, for multi-role rows (rows with ``lanes``: DisaggregatedSet), one **role panel** per lane
   instead: the role's old and new *ready* groups as stacked areas (old below, new on top, so the
   top edge is the role's ready total), its old and new *live* groups as a dashed line (the gap
@@ -11,38 +15,53 @@ No plotting library: plain SVG text, deterministic for a given trace. From top t
   (target + maxSurge) from ``lane_budgets`` (:func:`lane_budgets`: ``Workload.budgets(spec)``
   per role, divided per slice for ``<slice>/<role>`` lanes), each panel on its own scale;
 * a chart of live and available groups, with the availability **floor** (replicas -
-  maxUnavailable) and **ceiling** (replicas + maxSurge) as dashed lines labelled on the right;
-* time ticks along the axis and a legend.
+  maxUnavailable) and **ceiling** (replicas + maxSurge) of the budget in force at each moment as
+  dashed lines labelled on the right; the floor is red only where the simulator checks it (armed:
+  the set was fully available at the current replica count), a grey dotted line elsewhere;
+* time ticks along the axis and a legend naming every state, line and band drawn, in the words
+  of the tables' legend.
 
-Overlays: a vertical **stage marker** at every traced reconcile that changed something (from a
-:class:`~pulumi_lws.sim.timeline.Timeline`), labelled ``S<n>`` with the stage-table number in
-effect then; a translucent red **blocked band** over every interval whose rows carry a blocker,
-labelled with its code. Elements carry ``class`` names (``stage-marker``, ``floor``,
-``ceiling``, ``blocked``, ``time-tick``, ``grid``; per role ``role-lane`` groups holding
+Overlays: a short tick on the time axis at every traced reconcile that changed something (from a
+:class:`~pulumi_lws.sim.timeline.Timeline`); a translucent **band** over every interval whose rows
+carry a blocker: red and labelled ``blocked: <code>`` only for a real blocker (a failure code, or
+any code once the progress deadline passed), neutral grey ``waiting: <code>`` for a healthy
+rollout's pacing (:data:`pulumi_lws.core.stage.WAITING_CODES`); a band label is drawn only where
+it fits (the band's tooltip always has it). Elements carry ``class`` names (``stage-marker``,
+``reconcile-tick``, ``floor``, ``floor-unarmed``, ``ceiling``, ``blocked``, ``waiting``,
+``time-tick``, ``grid``; per role ``role-lane`` groups holding
 ``old-ready``/``new-ready`` areas, a ``lane-live`` line, ``lane-floor``/``lane-ceiling`` lines and
 ``lane-grid`` lines) and ``data-*`` values so tests can find them.
-Invariant: every y on the chart is ``base - value / ymax * height`` with ``ymax`` at least the
-largest of live, available, replicas and ceiling, so no line leaves the chart.
+Invariants: every y on the chart is ``base - value / ymax * height`` with ``ymax`` at least the
+largest of live, available, replicas and ceiling, so no line leaves the chart; no two text labels
+overlap (boxes from :func:`text_width` in monospace), which ``tests/sim/test_plot_render.py``
+checks on the rasterized SVG's text elements.
 """
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from pulumi_lws.core.stage import lane_title
-from pulumi_lws.core.trace import Lane, TraceRow
+from pulumi_lws.core import glyphs as G
+from pulumi_lws.core.stage import is_waiting, lane_title
+from pulumi_lws.core.trace import Lane, TraceRow, group_columns
 from pulumi_lws.core.workload import Budgets
-from pulumi_lws.sim.timeline import Budget, Timeline, stage_numbers
+from pulumi_lws.sim.timeline import Budget, Timeline
 
-COLOURS = {"U": "#2e9e44", "o": "#8fb3d9", "u": "#f0b429", "x": "#d9534f", "-": "#eeeeee"}
-LEGEND = {"U": "updated, ready", "o": "old, ready", "u": "updated, not ready", "x": "old, not ready", "-": "absent"}
+#: one colour per drawn state (:mod:`pulumi_lws.core.glyphs`); none of them red: red is a blocker's
+COLOURS = {G.UPDATED_READY: "#2e9e44", G.UPDATED_NOT_READY: "#f0b429", G.OLD_READY: "#8fb3d9",
+           G.OLD_NOT_READY: "#b9a7d9", G.GATED: "#c8c8c8", G.TERMINATING: "#707070"}
+ABSENT = "#eeeeee"
 FLOOR, CEILING, BLOCKED, MARKER = "#c0392b", "#7d3c98", "#d9534f", "#333333"
+WAITING, UNARMED = "#8a8a8a", "#9e9e9e"
+FONT = 11  # px; monospace: every character advances CHAR_W * size
+CHAR_W = 0.6
+LEVEL_H = 14  # px between stacked labels (the font's ascent + descent is about 1.17 x its size)
 LEFT, WIDTH, LANE_H, CHART_H, RIGHT = 90, 720, 18, 100, 320
 WRAP = 120  # characters per line of the blocker text
-PANEL_H, PANEL_GAP = 64, 22  # one role panel (multi-role rows) and the space above it (its title)
+PANEL_H, PANEL_GAP = 64, 26  # one role panel (multi-role rows) and the space above it (its title)
 OLD_FILL, NEW_FILL, LANE_LIVE = "#8fb3d9", "#7cc48a", "#333333"
 
 
@@ -65,11 +84,29 @@ class Frame:
 
 
 def _lanes(rows: Sequence[TraceRow]) -> list[str]:
-    seen: dict[str, None] = {}
-    for r in rows:
-        for g in r.groups:
-            seen.setdefault(g.id, None)
-    return sorted(seen, key=lambda g: (0, int(g), "") if g.isdigit() else (1, 0, g))
+    """The group lanes in the stage table's column order (ordinals ascending, then Hash keys in
+    first-seen order)."""
+    return [gid for gid, _ in group_columns(rows)]
+
+
+def text_width(text: str, size: float = FONT) -> float:
+    """The advance of ``text`` in a monospace font of ``size`` px (layout and the overlap test)."""
+    return len(text) * CHAR_W * size
+
+
+def label_levels(xs: Sequence[float], widths: Sequence[float], gap: float = 4) -> list[int]:
+    """A level (0, 1, ...) per label at ``xs`` so that labels on one level never touch: each goes
+    to the lowest level whose last label ends ``gap`` before it starts."""
+    ends: list[float] = []
+    levels = []
+    for x, w in zip(xs, widths):
+        level = next((i for i, end in enumerate(ends) if end + gap <= x), len(ends))
+        if level == len(ends):
+            ends.append(x + w)
+        else:
+            ends[level] = x + w
+        levels.append(level)
+    return levels
 
 
 def _wrap(text: str, width: int = WRAP) -> list[str]:
@@ -91,7 +128,7 @@ def nice_step(span: float, target: int = 10) -> float:
 
 
 def blocked_intervals(rows: Sequence[TraceRow], t1: float) -> list[tuple[float, float, str]]:
-    """``(start, end, label)`` of each run of rows carrying the same blocker."""
+    """``(start, end, label)`` of each run of rows carrying the same blocker (``code: message``)."""
     out: list[tuple[float, float, str]] = []
     for i, row in enumerate(rows):
         end = rows[i + 1].time if i + 1 < len(rows) else t1
@@ -102,6 +139,41 @@ def blocked_intervals(rows: Sequence[TraceRow], t1: float) -> list[tuple[float, 
             out[-1] = (out[-1][0], end, label)
         else:
             out.append((row.time, end, label))
+    return out
+
+
+@dataclass(frozen=True)
+class Band:
+    """A run of rows with a blocker of one code: ``real`` (red) or ordinary waiting (grey)."""
+
+    start: float
+    end: float
+    code: str
+    messages: tuple[str, ...]
+    real: bool
+
+    @property
+    def label(self) -> str:
+        return f"{'blocked' if self.real else 'waiting'}: {self.code}"
+
+
+def bands(rows: Sequence[TraceRow], t1: float, deadline_passed: float | None = None) -> list[Band]:
+    """The blocker bands of a run: contiguous rows with the same code (and the same verdict) merged.
+    A band is real for a failure code, or for any code from the time the progress deadline passed
+    (``deadline_passed``); waiting codes (:data:`~pulumi_lws.core.stage.WAITING_CODES`) otherwise."""
+    out: list[Band] = []
+    for i, row in enumerate(rows):
+        if not row.blocker:
+            continue
+        end = rows[i + 1].time if i + 1 < len(rows) else t1
+        code = row.blocker_code or row.blocker
+        real = not is_waiting(row.blocker_code) or (deadline_passed is not None and row.time >= deadline_passed)
+        last = out[-1] if out else None
+        if last is not None and (last.code, last.real) == (code, real) and last.end >= row.time:
+            messages = last.messages + ((row.blocker,) if row.blocker not in last.messages else ())
+            out[-1] = Band(last.start, end, code, messages, real)
+        else:
+            out.append(Band(row.time, end, code, (row.blocker,), real))
     return out
 
 
@@ -131,31 +203,44 @@ def lane_budgets(workload: Any, spec: Any) -> dict[str, Budgets]:
 def svg_timeline(rows: Sequence[TraceRow], end_time: float | None = None, title: str = "pulumi-lws simulate", *,
                  timeline: Timeline | None = None, stages: Sequence[TraceRow] = (),
                  lane_budgets: Mapping[str, Budgets] | None = None) -> str:
-    """SVG text (module doc). ``rows``: every recorded row; ``stages``: the stage table (for the
-    markers' numbers); ``timeline``: reconcile changes and budgets (no markers/budget lines without);
-    ``lane_budgets``: per role lane its budgets (:func:`lane_budgets`; no lane floor/ceiling without)."""
+    """SVG text (module doc). ``rows``: every recorded row; ``stages``: the stage table (its rows
+    give the ``S<n>`` labels; without, none); ``timeline``: reconcile changes, budgets and when the
+    floor is armed (no reconcile ticks or budget lines without); ``lane_budgets``: per role lane
+    its budgets (:func:`lane_budgets`; no lane floor/ceiling without)."""
     if not rows:
         return '<svg xmlns="http://www.w3.org/2000/svg" width="200" height="40"><text x="10" y="25">empty trace</text></svg>\n'
     timeline = timeline or Timeline()
     t1 = max(end_time or rows[-1].time, rows[-1].time + 1)
-    blocks = blocked_intervals(rows, t1)
-    final = blocks[-1][2] if blocks and rows[-1].blocker else None
-    head = ([title] if not final else [title] + _wrap(f"blocked: {final}"))
+    runs = bands(rows, t1, timeline.deadline_passed)
+    final = runs[-1] if runs and rows[-1].blocker and runs[-1].real else None
+    head = [title] if final is None else [title] + _wrap(f"blocked: {final.code}: {rows[-1].blocker}")
     roles = lane_names(rows)
     lanes = [] if roles else _lanes(rows)
-    lanes_top = 30 + 14 * len(head) + 16  # room for the stage labels
+    t0 = rows[0].time
+    scale = WIDTH / (t1 - t0)
+    stage_times = [r.time for r in stages]
+    stage_texts = [f"S{n}" for n in range(1, len(stages) + 1)]
+    levels = label_levels([LEFT + (t - t0) * scale + 2 for t in stage_times], [text_width(t) for t in stage_texts])
+    n_levels = max(levels, default=-1) + 1
+    lanes_top = 30 + 14 * len(head) + LEVEL_H * n_levels + 6
     lanes_bottom = lanes_top + (len(roles) * (PANEL_H + PANEL_GAP) if roles else LANE_H * len(lanes))
     ymax = max([max(r.available, r.live, r.replicas) for r in rows] + [b.ceiling for b in timeline.budgets] + [1])
-    f = Frame(rows[0].time, t1, lanes_top, lanes_bottom, lanes_bottom + 30 + CHART_H, ymax)
-    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + WIDTH + RIGHT}" height="{f.base + (98 if roles else 80)}" '
-              'font-family="monospace" font-size="11">'), '<rect width="100%" height="100%" fill="#fff"/>']
+    f = Frame(t0, t1, lanes_top, lanes_bottom, lanes_bottom + 30 + CHART_H, ymax)
+    drawn = {d for r in rows for g in r.groups if (d := g.drawn) is not None} if not roles else set()
+    absent = any(len({g.id for g in r.groups if g.drawn is not None}) < len(lanes) for r in rows)
+    legend = _legend(f.base + 40, roles=bool(roles), states=drawn, runs=runs, checked=bool(timeline.armed_intervals(t1)),
+                     unarmed=_has_unarmed(timeline, f), absent=absent and bool(lanes))
+    height = f.base + 40 + 18 * len(legend) + 8
+    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + WIDTH + RIGHT}" height="{height:.0f}" '
+              f'font-family="monospace" font-size="{FONT}">'), '<rect width="100%" height="100%" fill="#fff"/>']
     parts += _header(head, final is not None)
     parts += _role_panels(rows, roles, f, lane_budgets or {}) if roles else _lane_rects(rows, lanes, f)
-    parts += _chart(rows, timeline.budgets, f)
-    parts += [_band(start, end, label, f) for start, end, label in blocks]
-    parts += _markers(timeline.changes, stages, f)
+    parts += _chart(rows, timeline, f)
+    parts += _bands(runs, f)
+    parts += _markers(stage_times, stage_texts, levels, f, top=30 + 14 * len(head))
+    parts += _reconcile_ticks(timeline.changes, f)
     parts += _time_axis(f)
-    parts += _legend(f.base + 44, roles=bool(roles))
+    parts += [p for line in legend for p in line]
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
@@ -172,15 +257,19 @@ def _lane_rects(rows: Sequence[TraceRow], lanes: list[str], f: Frame) -> list[st
     parts = []
     for li, gid in enumerate(lanes):
         y = f.lanes_top + li * LANE_H
-        parts.append(f'<text x="5" y="{y + 13}">{"R-" + gid if gid.isdigit() else "G-" + escape(gid[:6])}</text>')
+        parts.append(f'<text class="lane-label" x="5" y="{y + 12}">{"R-" + gid if gid.isdigit() else "G-" + escape(gid[:6])}</text>')
         for ri, row in enumerate(rows):
             nxt = rows[ri + 1].time if ri + 1 < len(rows) else f.t1
             cell = next((g for g in row.groups if g.id == gid), None)
-            state = cell.state if cell else "-"
+            drawn = cell.drawn if cell else None
+            fill = COLOURS[drawn] if drawn else ABSENT
+            words = G.WORDS[drawn] if drawn else "absent"
             stroke = ' stroke="#000" stroke-dasharray="2,2"' if cell is not None and cell.surge else ""
-            parts.append(f'<rect x="{f.x(row.time):.1f}" y="{y}" width="{max(f.x(nxt) - f.x(row.time), 0.5):.1f}" '
-                         f'height="{LANE_H - 3}" fill="{COLOURS.get(state, "#999")}"{stroke}><title>t={row.time:g} '
-                         f'{escape(gid)}: {state} {escape(cell.detail if cell else "")}</title></rect>')
+            parts.append(f'<rect class="cell" data-state="{drawn or "absent"}" x="{f.x(row.time):.1f}" y="{y}" '
+                         f'width="{max(f.x(nxt) - f.x(row.time), 0.5):.1f}" height="{LANE_H - 3}" fill="{fill}"{stroke}>'
+                         f'<title>t={row.time:g} {escape(gid)}: {escape(words)}'
+                         f'{escape(" (" + cell.detail + ")") if cell and cell.detail and cell.detail not in (G.GATED, G.TERMINATING) else ""}'
+                         '</title></rect>')
     return parts
 
 
@@ -222,8 +311,8 @@ def _role_panels(rows: Sequence[TraceRow], roles: list[str], f: Frame, budgets: 
 
         last = series[-1]
         parts.append(f'<g class="role-lane" data-role="{escape(name)}" data-ymax="{ymax}">')
-        parts.append(f'<text class="lane-title" x="{LEFT}" y="{top - 6}" font-weight="bold">{escape(name)}</text>'
-                     f'<text x="{LEFT + 8 + 7 * len(name)}" y="{top - 6}" fill="#555">old|new at the end {last.old}|{last.new}'
+        parts.append(f'<text class="lane-title" x="{LEFT}" y="{top - 9}" font-weight="bold">{escape(name)}</text>'
+                     f'<text x="{LEFT + 8 + text_width(name):.1f}" y="{top - 9}" fill="#555">old|new at the end {last.old}|{last.new}'
                      f'{"" if b is None else f" (target {b.replicas}, maxSurge {b.max_surge}, maxUnavailable {b.max_unavailable})"}'
                      '</text>')
         parts.append(f'<rect x="{LEFT}" y="{top}" width="{WIDTH}" height="{PANEL_H}" fill="#fafafa" stroke="#ccc"/>')
@@ -259,10 +348,10 @@ def _role_panels(rows: Sequence[TraceRow], roles: list[str], f: Frame, budgets: 
     return parts
 
 
-def _chart(rows: Sequence[TraceRow], budgets: Sequence[Budget], f: Frame) -> list[str]:
-    parts = [f'<text x="5" y="{f.y(f.ymax) + 4:.1f}">groups</text>']
+def _chart(rows: Sequence[TraceRow], timeline: Timeline, f: Frame) -> list[str]:
+    parts = [f'<text class="axis-label" x="5" y="{f.y(f.ymax) + 4:.1f}">groups</text>']
     for value in sorted({0, f.ymax} | (set(range(f.ymax)) if f.ymax <= 8 else set())):
-        parts.append(f'<text x="{LEFT - 8}" y="{f.y(value) + 4:.1f}" text-anchor="end">{value}</text>')
+        parts.append(f'<text class="y-tick" x="{LEFT - 8}" y="{f.y(value) + 4:.1f}" text-anchor="end">{value}</text>')
         parts.append(f'<line class="grid" data-value="{value}" x1="{LEFT}" y1="{f.y(value):.1f}" x2="{LEFT + WIDTH}" '
                      f'y2="{f.y(value):.1f}" stroke="#ddd"/>')
     for attr, colour, dash in (("live", "#555", ' stroke-dasharray="4,3"'), ("available", "#2e9e44", "")):
@@ -272,79 +361,174 @@ def _chart(rows: Sequence[TraceRow], budgets: Sequence[Budget], f: Frame) -> lis
             y = f.y(getattr(row, attr))
             pts += [f"{f.x(row.time):.1f},{y:.1f}", f"{f.x(nxt):.1f},{y:.1f}"]
         parts.append(f'<polyline class="{attr}" fill="none" stroke="{colour}" stroke-width="2"{dash} points="{" ".join(pts)}"/>')
+    budgets, armed = timeline.budgets, timeline.armed_intervals(f.t1)
+    labels: list[tuple[float, str, str, str]] = []  # (y, class, colour, text) of the last budget's lines
     for i, b in enumerate(budgets):
         end = budgets[i + 1].start if i + 1 < len(budgets) else f.t1
-        last = i + 1 == len(budgets)
-        for cls, value, colour, text in (
-                ("floor", b.floor, FLOOR, f"floor {b.floor} = replicas {b.replicas} - maxUnavailable {b.max_unavailable}"),
-                ("ceiling", b.ceiling, CEILING, f"ceiling {b.ceiling} = replicas {b.replicas} + maxSurge {b.max_surge}")):
-            y = f.y(value)
-            parts.append(f'<line class="{cls}" data-value="{value}" x1="{f.x(b.start):.1f}" y1="{y:.1f}" '
-                         f'x2="{f.x(end):.1f}" y2="{y:.1f}" stroke="{colour}" stroke-width="1.5" stroke-dasharray="6,4"/>')
-            if last:  # labels right of the chart: the ceiling's above its line, the floor's below
-                parts.append(f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y + (11 if cls == "floor" else -3):.1f}" '
-                             f'fill="{colour}">{escape(text)}</text>')
+        y = f.y(b.ceiling)
+        parts.append(f'<line class="ceiling" data-value="{b.ceiling}" x1="{f.x(b.start):.1f}" y1="{y:.1f}" '
+                     f'x2="{f.x(end):.1f}" y2="{y:.1f}" stroke="{CEILING}" stroke-width="1.5" stroke-dasharray="6,4"/>')
+        y = f.y(b.floor)
+        checked = [(max(b.start, s), min(end, e)) for s, e in armed if min(end, e) > max(b.start, s)]
+        for s, e in _gaps(b.start, end, checked):
+            parts.append(f'<line class="floor-unarmed" data-value="{b.floor}" x1="{f.x(s):.1f}" y1="{y:.1f}" '
+                         f'x2="{f.x(e):.1f}" y2="{y:.1f}" stroke="{UNARMED}" stroke-width="1" stroke-dasharray="1,3"/>')
+        for s, e in checked:
+            parts.append(f'<line class="floor" data-value="{b.floor}" x1="{f.x(s):.1f}" y1="{y:.1f}" '
+                         f'x2="{f.x(e):.1f}" y2="{y:.1f}" stroke="{FLOOR}" stroke-width="1.5" stroke-dasharray="6,4"/>')
+        if i + 1 == len(budgets):
+            floor_armed = bool(checked) and checked[-1][1] >= end
+            labels = [(f.y(b.ceiling), "ceiling", CEILING, f"ceiling {b.ceiling} = replicas {b.replicas} + maxSurge {b.max_surge}"),
+                      (f.y(b.floor), "floor", FLOOR if floor_armed else UNARMED,
+                       f"floor {b.floor} = replicas {b.replicas} - maxUnavailable {b.max_unavailable}")]
+    # labels right of the chart: the ceiling's above its line, the floor's below, never touching
+    if labels:
+        (cy, *c_rest), (fy, *f_rest) = labels
+        cy, fy = cy - 3, fy + 11
+        if fy - cy < FONT + 2:  # equal or adjacent lines: keep both readable
+            fy = cy + FONT + 2
+        for y, (cls, colour, text) in ((cy, c_rest), (fy, f_rest)):
+            parts.append(f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y:.1f}" fill="{colour}">{escape(text)}</text>')
     return parts
 
 
-def _band(start: float, end: float, label: str, f: Frame) -> str:
-    x0, x1 = f.x(start), f.x(end)
-    code = label.split(":", 1)[0]
-    return (f'<g class="blocked" data-blocker="{escape(label)}"><rect x="{x0:.1f}" y="{f.lanes_top - 2}" '
-            f'width="{max(x1 - x0, 1):.1f}" height="{f.base - f.lanes_top + 2:.1f}" fill="{BLOCKED}" fill-opacity="0.10" '
-            f'stroke="{BLOCKED}" stroke-width="1"><title>blocked: {escape(label)}</title></rect>'
-            f'<text x="{x0 + 4:.1f}" y="{f.lanes_bottom + 16}" fill="{BLOCKED}" font-weight="bold">blocked: '
-            f'{escape(code)}</text></g>')
+def _gaps(start: float, end: float, covered: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The parts of ``[start, end)`` outside the sorted, disjoint ``covered`` intervals."""
+    out, t = [], start
+    for s, e in covered:
+        if s > t:
+            out.append((t, s))
+        t = max(t, e)
+    return out + ([(t, end)] if t < end else [])
 
 
-def _markers(changes: Sequence[float], stages: Sequence[TraceRow], f: Frame) -> list[str]:
-    parts, last_x, lift = [], -100.0, 0
-    numbers = stage_numbers(changes, stages) if stages else list(range(1, len(changes) + 1))
-    for t, n in zip(changes, numbers):
+def _has_unarmed(timeline: Timeline, f: Frame) -> bool:
+    budgets, armed = timeline.budgets, timeline.armed_intervals(f.t1)
+    for i, b in enumerate(budgets):
+        end = budgets[i + 1].start if i + 1 < len(budgets) else f.t1
+        checked = [(max(b.start, s), min(end, e)) for s, e in armed if min(end, e) > max(b.start, s)]
+        if _gaps(b.start, end, checked):
+            return True
+    return False
+
+
+def _bands(runs: Sequence[Band], f: Frame) -> list[str]:
+    """One translucent band per run; its label only where it fits before the next label and
+    inside the chart (the tooltip always names the code and messages)."""
+    parts, next_free = [], 0.0
+    for band in runs:
+        x0, x1 = f.x(band.start), f.x(band.end)
+        colour, cls = (BLOCKED, "blocked") if band.real else (WAITING, "waiting")
+        text = band.label
+        fits = x0 + 4 >= next_free and x0 + 4 + text_width(text) <= LEFT + WIDTH
+        label = ""
+        weight = ' font-weight="bold"' if band.real else ""
+        if fits:
+            label = f'<text x="{x0 + 4:.1f}" y="{f.lanes_bottom + 16}" fill="{colour}"{weight}>{escape(text)}</text>'
+            next_free = x0 + 4 + text_width(text) + 8
+        tip = escape(f"{text}: " + " / ".join(band.messages[:3]) + (" ..." if len(band.messages) > 3 else ""))
+        parts.append(f'<g class="{cls}" data-blocker="{escape(band.code)}" data-start="{band.start:g}" data-end="{band.end:g}">'
+                     f'<rect x="{x0:.1f}" y="{f.lanes_top - 2}" width="{max(x1 - x0, 1):.1f}" '
+                     f'height="{f.base - f.lanes_top + 2:.1f}" fill="{colour}" fill-opacity="{0.10 if band.real else 0.08}" '
+                     f'stroke="{colour}" stroke-width="{1 if band.real else 0.5}"><title>{tip}</title></rect>{label}</g>')
+    return parts
+
+
+def _markers(times: Sequence[float], texts: Sequence[str], levels: Sequence[int], f: Frame, top: float) -> list[str]:
+    """One ``S<n>`` label per stage-table row at the time the row starts, on its level
+    (:func:`label_levels`), over a dotted line down to the axis."""
+    parts = []
+    for n, (t, text, level) in enumerate(zip(times, texts, levels), 1):
         x = f.x(t)
-        lift = lift + 1 if x - last_x < 22 else 0  # stagger labels of markers close together
-        last_x = x
-        parts.append(f'<g class="stage-marker" data-time="{t:g}" data-stage="{n}"><line x1="{x:.1f}" y1="{f.lanes_top - 12}" '
-                     f'x2="{x:.1f}" y2="{f.base}" stroke="{MARKER}" stroke-width="1" stroke-dasharray="1,2"/>'
-                     f'<text x="{x + 2:.1f}" y="{f.lanes_top - 4 - 10 * (lift % 2)}" fill="{MARKER}">S{n}</text>'
-                     f'<title>t={t:g}s: reconcile changed objects (stage {n})</title></g>')
+        y = top + LEVEL_H * level + 10
+        parts.append(f'<g class="stage-marker" data-time="{t:g}" data-stage="{n}"><line x1="{x:.1f}" y1="{y - 9:.1f}" '
+                     f'x2="{x:.1f}" y2="{f.base}" stroke="{MARKER}" stroke-width="0.6" stroke-dasharray="1,2"/>'
+                     f'<text x="{x + 2:.1f}" y="{y:.1f}" fill="{MARKER}">{text}</text>'
+                     f'<title>t={t:g}s: stage {n} of the table starts</title></g>')
     return parts
+
+
+def _reconcile_ticks(changes: Sequence[float], f: Frame) -> list[str]:
+    """A short tick under the time axis at every reconcile that changed objects or acted."""
+    return [f'<line class="reconcile-tick" data-time="{t:g}" x1="{f.x(t):.1f}" y1="{f.base - 5}" x2="{f.x(t):.1f}" '
+            f'y2="{f.base}" stroke="{MARKER}" stroke-width="1.5"><title>t={t:g}s: reconcile changed objects</title></line>'
+            for t in changes]
 
 
 def _time_axis(f: Frame) -> list[str]:
     step = nice_step(f.t1 - f.t0)
     parts = [f'<line x1="{LEFT}" y1="{f.base}" x2="{LEFT + WIDTH}" y2="{f.base}" stroke="#000"/>']
     k = math.ceil(f.t0 / step)
+    ticks = []
     while k * step <= f.t1 + 1e-9:
-        t = k * step
-        x = f.x(t)
-        parts.append(f'<g class="time-tick" data-time="{t:g}"><line x1="{x:.1f}" y1="{f.base}" x2="{x:.1f}" '
-                     f'y2="{f.base + 4}" stroke="#000"/><text x="{x:.1f}" y="{f.base + 15}" text-anchor="middle">'
-                     f'{t:g}s</text></g>')
+        ticks.append(k * step)
         k += 1
-    parts.append(f'<text x="{LEFT + WIDTH + 6}" y="{f.base + 15}">time</text>')
+    # every tick gets its line; labels thinned so neighbours never touch
+    last_end = -1e9
+    for t in ticks:
+        x = f.x(t)
+        text = f"{t:g}s"
+        w = text_width(text)
+        label = ""
+        if x - w / 2 >= last_end + 6:
+            label = f'<text x="{x:.1f}" y="{f.base + 15}" text-anchor="middle">{text}</text>'
+            last_end = x + w / 2
+        parts.append(f'<g class="time-tick" data-time="{t:g}"><line x1="{x:.1f}" y1="{f.base}" x2="{x:.1f}" '
+                     f'y2="{f.base + 4}" stroke="#000"/>{label}</g>')
+    parts.append(f'<text class="axis-label" x="{LEFT + WIDTH / 2:.1f}" y="{f.base + 29}" text-anchor="middle">time (s)</text>')
     return parts
 
 
-def _legend(y: float, *, roles: bool = False) -> list[str]:
-    parts, lx = [], LEFT
-    items = ({"old": ("old revisions, ready", OLD_FILL), "new": ("target revision, ready", NEW_FILL)}.items() if roles
-             else ((state, (label, COLOURS[state])) for state, label in LEGEND.items()))
-    for state, (label, fill) in items:
-        text = label if roles else f"{state} {label}"
-        parts.append(f'<rect x="{lx}" y="{y}" width="12" height="12" fill="{fill}"/>'
-                     f'<text x="{lx + 16}" y="{y + 10}">{text}</text>')
-        lx += 16 + 7 * len(text) + 14
+def _swatch_rect(fill: str, opacity: str = "") -> "Swatch":
+    return lambda x, y: f'<rect x="{x:.1f}" y="{y:.1f}" width="12" height="12" fill="{fill}"{opacity}/>'
+
+
+def _swatch_line(colour: str, dash: str = "", width: float = 2) -> "Swatch":
+    dashed = f' stroke-dasharray="{dash}"' if dash else ""
+    return lambda x, y: (f'<line x1="{x:.1f}" y1="{y + 6:.1f}" x2="{x + 14:.1f}" y2="{y + 6:.1f}" stroke="{colour}" '
+                         f'stroke-width="{width}"{dashed}/>')
+
+
+Swatch = Callable[[float, float], str]
+
+
+def _legend(y: float, *, roles: bool, states: set[str], runs: Sequence[Band], checked: bool, unarmed: bool,
+            absent: bool) -> list[list[str]]:
+    """Legend lines (each a list of SVG parts): every state, line and band the plot draws, in the
+    tables' words (:data:`pulumi_lws.core.glyphs.WORDS`), laid out so entries never touch."""
+    boxes: list[tuple[Swatch, str]] = []
     if roles:
-        parts.append(f'<line x1="{lx}" y1="{y + 6}" x2="{lx + 14}" y2="{y + 6}" stroke="{LANE_LIVE}" stroke-width="2" '
-                     f'stroke-dasharray="4,3"/><text x="{lx + 18}" y="{y + 10}">role live (old + new)</text>')
-    lx, y = LEFT, y + 18
-    for text, colour, dash in (("available", "#2e9e44", ""), ("live", "#555", "4,3"), ("floor", FLOOR, "6,4"),
-                               ("ceiling", CEILING, "6,4"), ("stage marker", MARKER, "1,2")):
-        dashed = f' stroke-dasharray="{dash}"' if dash else ""
-        parts.append(f'<line x1="{lx}" y1="{y + 6}" x2="{lx + 14}" y2="{y + 6}" stroke="{colour}" stroke-width="2"{dashed}/>'
-                     f'<text x="{lx + 18}" y="{y + 10}">{text}</text>')
-        lx += 18 + 7 * len(text) + 14
-    parts.append(f'<rect x="{lx}" y="{y}" width="12" height="12" fill="{BLOCKED}" fill-opacity="0.25"/>'
-                 f'<text x="{lx + 16}" y="{y + 10}">blocked</text>')
-    return parts
+        boxes += [(_swatch_rect(OLD_FILL), "old revisions, ready"), (_swatch_rect(NEW_FILL), "target revision, ready"),
+                  (_swatch_line(LANE_LIVE, "4,3"), "role live (old + new)")]
+    else:
+        boxes += [(_swatch_rect(COLOURS[s]), G.WORDS[s]) for s in G.ORDER if s in states]
+        if absent:
+            boxes.append((_swatch_rect(ABSENT), "absent"))
+    lines: list[tuple[Swatch, str]] = [(_swatch_line("#2e9e44"), "available"), (_swatch_line("#555", "4,3"), "live")]
+    if checked:
+        lines.append((_swatch_line(FLOOR, "6,4"), "floor (checked)"))
+    if unarmed:
+        lines.append((_swatch_line(UNARMED, "1,3", 1), "floor (not checked until fully available)"))
+    lines += [(_swatch_line(CEILING, "6,4"), "ceiling"), (_swatch_line(MARKER, "1,2", 1), "stage start")]
+    lines.append((lambda x, y: f'<line x1="{x + 6:.1f}" y1="{y + 7:.1f}" x2="{x + 6:.1f}" y2="{y + 12:.1f}" '
+                  f'stroke="{MARKER}" stroke-width="1.5"/>', "reconcile changed objects"))
+    if any(b.real for b in runs):
+        lines.append((_swatch_rect(BLOCKED, ' fill-opacity="0.25"'), "blocked"))
+    if any(not b.real for b in runs):
+        lines.append((_swatch_rect(WAITING, ' fill-opacity="0.2"'), "waiting (healthy pacing)"))
+    out: list[list[str]] = []
+    for entries in (boxes, lines):
+        line: list[str] = []
+        lx = LEFT
+        for swatch, text in entries:
+            w = 18 + text_width(text)
+            if line and lx + w > LEFT + WIDTH + RIGHT - 10:
+                out.append(line)
+                line, lx, y = [], LEFT, y + 18
+            line.append(f'<g class="legend-entry">{swatch(lx, y)}<text x="{lx + 18:.1f}" y="{y + 10:.1f}">'
+                        f'{escape(text)}</text></g>')
+            lx += w + 16
+        if line:
+            out.append(line)
+            y += 18
+    return out

@@ -11,7 +11,11 @@ runs; the run itself (rows, stages, verdict) is exactly the plain runner's. Inva
   object, or it executed an action other than webhook-equivalent labels (those are bookkeeping,
   as in the trace: :func:`~pulumi_lws.sim.runner.split_executed`);
 * budgets are recorded after every traced reconcile, from the spec that reconcile used, and kept
-  as segments: a new :class:`Budget` starts only when replicas, maxUnavailable or maxSurge change.
+  as segments: a new :class:`Budget` starts only when replicas, maxUnavailable or maxSurge change;
+* ``armed`` records when the runner's availability check is armed (the set fully available at the
+  current replica count) and disarmed (replicas changed): the floor holds only while armed, so a
+  plot draws it as checked only there;
+* ``deadline_passed`` is the first traced time a stage reported its progress deadline exceeded.
 """
 from __future__ import annotations
 
@@ -51,6 +55,21 @@ class Timeline:
 
     changes: list[float] = field(default_factory=list)
     budgets: list[Budget] = field(default_factory=list)
+    #: ``(time, armed)`` at each change of the availability check's state (module doc)
+    armed: list[tuple[float, bool]] = field(default_factory=list)
+    deadline_passed: float | None = None
+
+    def record_armed(self, now: float, armed: bool) -> None:
+        if (self.armed[-1][1] if self.armed else False) != armed:
+            self.armed.append((now, armed))
+
+    def armed_intervals(self, end: float) -> list[tuple[float, float]]:
+        """``(start, end)`` of every interval the availability floor was checked."""
+        out: list[tuple[float, float]] = []
+        for i, (t, on) in enumerate(self.armed):
+            if on:
+                out.append((t, self.armed[i + 1][0] if i + 1 < len(self.armed) else end))
+        return out
 
     def record(self, now: float, step: EngineStep, budget: Budget | None) -> None:
         applied, (actions, _) = step.applied, split_executed(step)
@@ -96,7 +115,17 @@ class TimelineRunner(Runner):
             now, b = self.cluster.clock.now, self.budget.budgets  # the budgets the invariants check
             budget = None if b is None else Budget(now, b.replicas, b.max_unavailable, b.max_surge)
             self.timeline.record(now, step, budget)
+            self.timeline.record_armed(now, self.budget.armed)
+            control = step.stage.control if step.stage is not None else None
+            if control is not None and control.exceeded and self.timeline.deadline_passed is None:
+                self.timeline.deadline_passed = now
         return step
+
+    def _row(self, note: str = "", step: EngineStep | None = None) -> TraceRow | None:
+        row = super()._row(note, step)
+        if self._tracing and row is not None:
+            self.timeline.record_armed(row.time, self.budget.armed)
+        return row
 
 
 def stage_numbers(times: Sequence[float], table: Sequence[TraceRow]) -> list[int]:

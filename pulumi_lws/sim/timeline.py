@@ -67,8 +67,9 @@ class Timeline:
         """``(start, end)`` of every interval the availability floor was checked."""
         out: list[tuple[float, float]] = []
         for i, (t, on) in enumerate(self.armed):
-            if on:
-                out.append((t, self.armed[i + 1][0] if i + 1 < len(self.armed) else end))
+            stop = self.armed[i + 1][0] if i + 1 < len(self.armed) else end
+            if on and stop > t:  # armed and disarmed at one instant (the t=0 row before an update): never checked
+                out.append((t, stop))
         return out
 
     def record(self, now: float, step: EngineStep, budget: Budget | None) -> None:

@@ -1,4 +1,5 @@
-"""The SVG timeline (``simulate --plot``): stage markers, floor/ceiling lines, blocked band, time ticks."""
+"""The SVG timeline (``simulate --plot``): stage labels, reconcile ticks, floor/ceiling lines, blocked
+band, time ticks. (Legibility on the rasterized picture: test_plot_render.py.)"""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -43,21 +44,27 @@ def test_floor_and_ceiling_at_the_right_height(scalefirst):
     runner, _, root = scalefirst
     (budget,) = runner.timeline.budgets
     assert (budget.replicas, budget.max_unavailable, budget.max_surge) == (2, 1, 0)
-    (floor,), (ceiling,) = by_class(root, "floor"), by_class(root, "ceiling")
+    # the scale-up 1 -> 2 is never fully available: the floor is never checked, so it is drawn grey
+    # dotted (floor-unarmed), never as the red checked floor
+    assert not by_class(root, "floor") and runner.timeline.armed_intervals(100) == []
+    (floor,), (ceiling,) = by_class(root, "floor-unarmed"), by_class(root, "ceiling")
     assert float(floor.get("y1")) == pytest.approx(y_of(budget.floor, root), abs=0.2)
     assert float(ceiling.get("y1")) == pytest.approx(y_of(budget.ceiling, root), abs=0.2)
     assert floor.get("stroke-dasharray") and ceiling.get("stroke-dasharray")
-    labels = {e.get("class"): e.text for e in root.iter() if (e.get("class") or "").endswith("-label")}
+    labels = {e.get("class"): e.text for e in root.iter() if (e.get("class") or "").endswith("-label")
+              and e.get("class") not in ("axis-label", "lane-label")}
     assert labels == {"floor-label": "floor 1 = replicas 2 - maxUnavailable 1",
                       "ceiling-label": "ceiling 2 = replicas 2 + maxSurge 0"}
 
 
-def test_one_marker_per_reconcile_that_changed_something(scalefirst):
+def test_one_label_per_stage_and_one_tick_per_reconcile_that_changed_something(scalefirst):
     runner, result, root = scalefirst
+    ticks = by_class(root, "reconcile-tick")
+    assert [float(t.get("data-time")) for t in ticks] == runner.timeline.changes == [0.0]
     markers = by_class(root, "stage-marker")
-    assert [float(m.get("data-time")) for m in markers] == runner.timeline.changes == [0.0]
-    assert [m.get("data-stage") for m in markers] == [str(len(result.trace.rows))]  # the stage table's number
-    assert markers[0].find("s:text", NS).text == f"S{len(result.trace.rows)}"
+    assert [m.get("data-stage") for m in markers] == [str(n) for n in range(1, len(result.trace.rows) + 1)]
+    assert [float(m.get("data-time")) for m in markers] == [r.time for r in result.trace.rows]
+    assert [m.find("s:text", NS).text for m in markers] == [f"S{n}" for n in range(1, len(result.trace.rows) + 1)]
 
 
 def test_blocked_band_names_the_blocker(scalefirst):
@@ -82,7 +89,7 @@ def test_rollout_first_markers_and_no_band(tmp_path, capsys):
     capsys.readouterr()
     root = parse(out.read_text())
     stages = [int(m.get("data-stage")) for m in by_class(root, "stage-marker")]
-    assert len(stages) >= 2 and stages == sorted(stages) and not by_class(root, "blocked")
+    assert len(stages) >= 2 and stages == list(range(1, len(stages) + 1)) and not by_class(root, "blocked")
     assert not by_class(root, "blocked-text")
 
 
@@ -91,7 +98,7 @@ def test_cli_plot_of_the_deadlock(tmp_path, capsys):
     assert main(["simulate", str(GPU / "scenario-scalefirst.yaml"), "--plot", str(out)]) == 1
     capsys.readouterr()
     root = parse(out.read_text())
-    assert by_class(root, "floor") and by_class(root, "stage-marker") and by_class(root, "blocked")
+    assert by_class(root, "floor-unarmed") and by_class(root, "stage-marker") and by_class(root, "blocked")
 
 
 @pytest.mark.parametrize("span, step", [(40, 5), (11, 2), (0.5, 0.05), (600, 100), (1, 0.1)])
@@ -103,5 +110,5 @@ def test_empty_and_markerless_traces_still_render():
     assert parse(svg_timeline([])).tag.endswith("svg")
     runner = TimelineRunner(load_scenario(GPU / "scenario-rolloutfirst.yaml"))
     result = runner.run()
-    root = parse(svg_timeline(result.raw_rows, result.end_time))  # no timeline: no markers or budget lines
-    assert not by_class(root, "stage-marker") and not by_class(root, "floor")
+    root = parse(svg_timeline(result.raw_rows, result.end_time))  # no timeline or stages: no markers or budget lines
+    assert not by_class(root, "stage-marker") and not by_class(root, "floor") and not by_class(root, "reconcile-tick")

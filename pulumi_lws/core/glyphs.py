@@ -12,8 +12,9 @@ legend names exactly the marks drawn, in :data:`ORDER`.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping, TextIO
+from typing import TextIO
 
 #: The drawn states: the four readiness states of ``core.stage`` plus the two details a table
 #: shows instead of them (a gated group has not started; a terminating one is going away).

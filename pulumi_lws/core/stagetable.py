@@ -17,7 +17,7 @@ a group the stage deletes as live until it is gone (ModelServing's own count).
 from __future__ import annotations
 
 import enum
-from typing import Sequence
+from collections.abc import Sequence
 
 from pulumi_lws.core.stage import Lane, PredictedStage, Stage
 from pulumi_lws.core.trace import GroupCell, TraceRow

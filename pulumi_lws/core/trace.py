@@ -10,11 +10,12 @@ letters) and a legend line under each table. The JSON form is the documented tra
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from pulumi_lws.core import glyphs as G
-from pulumi_lws.core.stage import Lane
+from pulumi_lws.core.stage import Lane as Lane  # re-exported: trace rows carry lanes
 
 
 class PlanInputError(ValueError):
@@ -84,7 +85,7 @@ class TraceRow:
         d["labelled"] = list(self.labelled)
         return d
 
-    def with_labelled(self, more: Sequence[str]) -> "TraceRow":
+    def with_labelled(self, more: Sequence[str]) -> TraceRow:
         """This row with ``more`` pod names added to ``labelled`` (first occurrence kept)."""
         return replace(self, labelled=tuple(dict.fromkeys((*self.labelled, *more))))
 

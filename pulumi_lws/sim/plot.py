@@ -48,7 +48,7 @@ from pulumi_lws.core import glyphs as G
 from pulumi_lws.core.stage import is_waiting, lane_title
 from pulumi_lws.core.trace import Lane, TraceRow, group_columns
 from pulumi_lws.core.workload import Budgets
-from pulumi_lws.sim.timeline import Budget, Timeline
+from pulumi_lws.sim.timeline import Timeline
 
 #: one colour per drawn state (:mod:`pulumi_lws.core.glyphs`); none of them red: red is a blocker's
 COLOURS = {G.UPDATED_READY: "#2e9e44", G.UPDATED_NOT_READY: "#f0b429", G.OLD_READY: "#8fb3d9",
@@ -330,14 +330,15 @@ def _role_panels(rows: Sequence[TraceRow], roles: list[str], f: Frame, budgets: 
         live = _steps(rows, f.t1, live_n, f.x, y)
         parts.append(f'<polyline class="lane-live" fill="none" stroke="{LANE_LIVE}" stroke-width="1.5" '
                      f'stroke-dasharray="4,3" points="{_points(live)}"/>')
-        for cls, value, colour, text in (("lane-floor", floor, FLOOR, f"floor {floor}"),
-                                          ("lane-ceiling", ceiling, CEILING, f"ceiling {ceiling}")):
-            if value is None:
+        budget_lines: list[tuple[str, int | None, str, str]] = [("lane-floor", floor, FLOOR, f"floor {floor}"),
+                                                                 ("lane-ceiling", ceiling, CEILING, f"ceiling {ceiling}")]
+        for cls, bound, colour, text in budget_lines:
+            if bound is None:
                 continue
-            parts.append(f'<line class="{cls}" data-value="{value}" x1="{LEFT}" y1="{y(value):.1f}" x2="{LEFT + WIDTH}" '
-                         f'y2="{y(value):.1f}" stroke="{colour}" stroke-width="1.5" stroke-dasharray="6,4"/>')
+            parts.append(f'<line class="{cls}" data-value="{bound}" x1="{LEFT}" y1="{y(bound):.1f}" x2="{LEFT + WIDTH}" '
+                         f'y2="{y(bound):.1f}" stroke="{colour}" stroke-width="1.5" stroke-dasharray="6,4"/>')
             dy = 11 if cls == "lane-floor" and floor != ceiling else (-3 if cls == "lane-ceiling" else 11)
-            parts.append(f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y(value) + dy:.1f}" fill="{colour}">'
+            parts.append(f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y(bound) + dy:.1f}" fill="{colour}">'
                          f'{escape(text)}</text>')
         for ri, (row, lane) in enumerate(zip(rows, series)):  # hover: the counts of each interval
             nxt = rows[ri + 1].time if ri + 1 < len(rows) else f.t1
@@ -479,11 +480,11 @@ def _time_axis(f: Frame) -> list[str]:
     return parts
 
 
-def _swatch_rect(fill: str, opacity: str = "") -> "Swatch":
+def _swatch_rect(fill: str, opacity: str = "") -> Swatch:
     return lambda x, y: f'<rect x="{x:.1f}" y="{y:.1f}" width="12" height="12" fill="{fill}"{opacity}/>'
 
 
-def _swatch_line(colour: str, dash: str = "", width: float = 2) -> "Swatch":
+def _swatch_line(colour: str, dash: str = "", width: float = 2) -> Swatch:
     dashed = f' stroke-dasharray="{dash}"' if dash else ""
     return lambda x, y: (f'<line x1="{x:.1f}" y1="{y + 6:.1f}" x2="{x + 14:.1f}" y2="{y + 6:.1f}" stroke="{colour}" '
                          f'stroke-width="{width}"{dashed}/>')
@@ -519,7 +520,7 @@ def _legend(y: float, *, roles: bool, states: set[str], runs: Sequence[Band], ch
     out: list[list[str]] = []
     for entries in (boxes, lines):
         line: list[str] = []
-        lx = LEFT
+        lx: float = LEFT
         for swatch, text in entries:
             w = 18 + text_width(text)
             if line and lx + w > LEFT + WIDTH + RIGHT - 10:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -91,9 +91,9 @@ def test_plan_and_simulate_print_the_same_columns_and_rows(kind, tmp_path, capsy
 
 def test_disaggregatedset_lanes_and_replicas_mean_the_same_in_plan_and_simulate(tmp_path, capsys):
     old, new = change(tmp_path, "DisaggregatedSet")
-    run(capsys, "plan", old, new)
-    code, planned = run(capsys, "plan", old, new, "--format", "json")
-    code, simulated = run(capsys, "simulate", "--from", old, "--to", new, "--format", "json")
+    assert run(capsys, "plan", old, new)[0] == 0
+    _, planned = run(capsys, "plan", old, new, "--format", "json")
+    _, simulated = run(capsys, "simulate", "--from", old, "--to", new, "--format", "json")
     p, s = json.loads(planned)["rows"], json.loads(simulated)["rows"]
     lanes = lambda row: [(lane["name"], lane["old"], lane["new"]) for lane in row["lanes"]]  # noqa: E731
     # stage 1: every group on the then-current revision, in both (was 6|0 in plan, 0|6 in simulate)

@@ -182,8 +182,9 @@ def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mappi
     rows = [TraceRow(time=0, replicas=before.replicas, partition=before.partition, groups=before.cells,
                      live=before.live, available=before.available, revision=workload.target_revision(old),
                      lanes=before.lanes)]  # drawn against OLD's revision, as simulate's first row
-    rows.append(stage_row(1, stage, replicas, "apply NEW"))
-    rows += [predicted_row(n, p, replicas, target) for n, p in enumerate(stage.remaining, 2)]
+    lanes = workload.stage_lanes(new)
+    rows.append(stage_row(1, stage, replicas, "apply NEW", lanes=lanes))
+    rows += [predicted_row(n, p, replicas, target, lanes=lanes) for n, p in enumerate(stage.remaining, 2)]
     rows = narrate(rows_changed(rows), first_note="before: every OLD group ready")
     if stage.complete:
         trace = Trace(rows=rows, converged=True)
@@ -284,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(format_table(trace.rows, markdown=args.format == "markdown", glyphs=table_glyphs(args.ascii),
-                           roles=workload.stage_lanes(new) is Lanes.ROLES,
+                           roles=workload.stage_lanes(new).by_role,
                            show_partition=any(r.partition is not None for r in trace.rows)))
         if any(demand.values()):
             print(f"demand (pod requests x pods declared): before {demand_text(demand['before'])}; "

@@ -57,8 +57,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pulumi_lws.cli.terminal import table_glyphs
-    from pulumi_lws.core.stagetable import Lanes
     from pulumi_lws.core.trace import format_json, format_table
+    from pulumi_lws.core.stagetable import Lanes
     from pulumi_lws.sim.plot import svg_timeline
     from pulumi_lws.sim.scenario import load_scenario
 
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
         print()
         rows = result.trace.rows
         spec = runner.spec.parsed()
-        roles = runner.spec.workload.stage_lanes(spec) is Lanes.ROLES if spec is not None else None
+        roles = runner.spec.workload.stage_lanes(spec).by_role if spec is not None else None
         print(format_table(rows, markdown=args.format == "markdown", details=False, glyphs=table_glyphs(args.ascii),
                            roles=roles, show_partition=any(r.partition is not None for r in rows)))
         print()
@@ -116,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
         from pulumi_lws.sim.plot import lane_budgets
 
         spec = runner.spec.parsed()
-        budgets = lane_budgets(runner.spec.workload, spec) if spec is not None else None
+        # per-role floors only where a lane counts the role's groups (its budgets are per group otherwise)
+        budgets = (lane_budgets(runner.spec.workload, spec)
+                   if spec is not None and runner.spec.workload.stage_lanes(spec) is Lanes.ROLES else None)
         pathlib.Path(args.plot).write_text(svg_timeline(result.raw_rows, result.end_time, scenario.name,
                                                         timeline=runner.timeline, stages=result.trace.rows,
                                                         lane_budgets=budgets))

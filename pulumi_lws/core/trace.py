@@ -131,8 +131,8 @@ def group_columns(rows: Sequence[TraceRow]) -> list[tuple[str, bool]]:
 
 
 #: The legend of role lanes (``Lanes.ROLES``): what ``old|new`` counts.
-LANES_LEGEND = ("legend: old|new = a role's groups on an old revision | on the row's target revision; "
-                "(a|b ready) while some of them are not ready")
+LANES_LEGEND = ("legend: old|new = a role's groups (ModelServing: role replicas) on an old revision | on the "
+                "row's target; (a|b ready) while some of them are not ready")
 
 
 def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_partition: bool = True,

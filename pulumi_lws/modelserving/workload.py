@@ -4,14 +4,14 @@ Registered on import; the shells reach it through :func:`pulumi_lws.core.workloa
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pulumi_lws.core.adoption import with_adoption
 from pulumi_lws.core.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.stage import Lane, Stage
 from pulumi_lws.core.stagetable import Lanes
 from pulumi_lws.core.trace import GroupCell, GroupsView
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
@@ -23,14 +23,15 @@ from pulumi_lws.modelserving.api.modelserving import (
     ROLE_ROLLING_UPDATE,
     ModelServing,
 )
-from pulumi_lws.modelserving.groups import DELETING, RUNNING
+from pulumi_lws.modelserving.groups import DELETING, RUNNING, GroupState
 from pulumi_lws.modelserving.observe import modelserving_scope, observe_groups
 from pulumi_lws.modelserving.reconcile import (
     ModelServingOptions,
     max_groups_in_flight_annotation,
     status_of,
 )
-from pulumi_lws.modelserving.revision import build_catalog, modelserving_revision
+from pulumi_lws.modelserving.revision import build_catalog, modelserving_revision, role_template_hash
+from pulumi_lws.modelserving.rollout.role_planner import role_lanes
 
 
 class ModelServingWorkload:
@@ -110,8 +111,9 @@ class ModelServingWorkload:
         return build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name})).target
 
     def stage_lanes(self, spec: ModelServing) -> Lanes:
-        """One ``R-<ordinal>`` column per ServingGroup."""
-        return Lanes.GROUPS
+        """One ``R-<ordinal>`` column per ServingGroup; under RoleRollingUpdate, which rolls role
+        replicas inside the groups, one ``<role> old|new`` column per role instead."""
+        return Lanes.ROLE_REPLICAS if spec.strategy == ROLE_ROLLING_UPDATE else Lanes.GROUPS
 
     def trace_view(self, spec: ModelServing, snapshot: Snapshot) -> GroupsView:
         """One cell per observed ServingGroup (ordinal order): U/u on the target revision, o/x on
@@ -128,7 +130,20 @@ class ModelServingWorkload:
             cells.append(GroupCell(id=str(g.ordinal), state=state, revision=g.revision,
                                    detail="terminating" if g.status == DELETING else ""))
         return GroupsView(replicas=spec.replicas, partition=spec.partition() or None, cells=tuple(cells),
-                          live=len(groups), available=sum(1 for g in groups if g.status == RUNNING))
+                          live=len(groups), available=sum(1 for g in groups if g.status == RUNNING),
+                          lanes=_role_lanes(spec, groups, target) if spec.strategy == ROLE_ROLLING_UPDATE else ())
+
+
+def _role_lanes(spec: ModelServing, groups: Sequence[GroupState], target: str) -> tuple[Lane, ...]:
+    """RoleRollingUpdate lanes as the cluster shows them (the planner's ``RolePlan.role_lanes``
+    read independently): per spec role its replicas not being deleted, updated when their
+    role-template-hash is the spec role's (unlabelled ones: when their group is on the target)."""
+    hashes = {r.name: role_template_hash(r) for r in spec.roles}
+    replicas = ((rr.role, rr.template_hash == hashes[rr.role] or (not rr.template_hash and g.revision == target),
+                 rr.status == RUNNING)
+                for g in groups if g.status != DELETING
+                for rr in g.roles if rr.role in hashes and rr.status != DELETING)
+    return role_lanes(replicas, order=tuple(hashes))
 
 
 WORKLOAD = register(ModelServingWorkload())

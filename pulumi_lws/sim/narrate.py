@@ -11,8 +11,8 @@ events such as ``lws.yaml patched``) is kept first; blockers other than plain wa
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from pulumi_lws.core.trace import GroupCell, TraceRow, group_label
 
@@ -37,7 +37,7 @@ def describe(prev: TraceRow, row: TraceRow, rolled: bool = True) -> list[str]:
     """What changed from ``prev`` to ``row``: a rollout start first, otherwise the readiness
     change that let the planner move first, then what it moved."""
     if row.lanes:
-        return _lanes(prev, row)
+        return _lanes(prev, row, rolled)
     ready, others = _groups(prev, row)
     shape = _shape(prev, row)
     parts = shape + ready + others if prev.revision != row.revision else ready + shape + others
@@ -50,7 +50,7 @@ def describe(prev: TraceRow, row: TraceRow, rolled: bool = True) -> list[str]:
     return parts
 
 
-def _lanes(prev: TraceRow, row: TraceRow) -> list[str]:
+def _lanes(prev: TraceRow, row: TraceRow, rolled: bool = True) -> list[str]:
     """Multi-role rows: what each role's old|new groups did ("prefill 6|0 -> 6|1", "decode ready"),
     then completion or a spelled-out blocker."""
     if prev.revision != row.revision:  # each row counts against its own target: say where the roll starts
@@ -67,8 +67,9 @@ def _lanes(prev: TraceRow, row: TraceRow) -> list[str]:
         elif (was.old_ready, was.new_ready) != (lane.old_ready, lane.new_ready):
             ready.append(f"{lane.name} {lane.new_ready}/{lane.new} new ready")
     parts = ready + moved
-    if all(lane.old == 0 and lane.new_ready == lane.new for lane in row.lanes) and any(l.old for l in prev.lanes):
-        parts.append("rolling update complete")
+    done = lambda r: all(lane.old == 0 and lane.new_ready == lane.new for lane in r.lanes)  # noqa: E731
+    if done(row) and prev.lanes and not done(prev):  # old ones gone, or new ones (replaced at once) now ready
+        parts.append("rolling update complete" if rolled or any(lane.old for lane in prev.lanes) else "all groups ready")
     if row.blocker and row.blocker_code not in WAITING_CODES + ("waiting-for-roles",) and row.blocker != prev.blocker:
         parts.append(_blocked(row))
     return parts

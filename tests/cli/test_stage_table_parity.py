@@ -72,9 +72,23 @@ def is_subsequence(short: list, long: list) -> bool:
     return all(any(x == y for y in it) for x in short)
 
 
-@pytest.mark.parametrize("kind", sorted(EXAMPLES))
+def role_rolling(tmp_path: pathlib.Path) -> tuple[str, str]:
+    """The ModelServing example under RoleRollingUpdate (prefill x2 per ServingGroup, maxUnavailable 1)."""
+    doc = yaml.safe_load(EXAMPLES["ModelServing"].read_text())
+    doc["spec"]["rolloutStrategy"] = {"type": "RoleRollingUpdate"}
+    for role in doc["spec"]["template"]["roles"]:
+        if role["name"] == "prefill":
+            role["replicas"], role["maxUnavailable"] = 2, 1
+    text = yaml.safe_dump(doc)
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text(text)
+    new.write_text(text.replace(OLD_IMAGE, NEW_IMAGE))
+    return str(old), str(new)
+
+
+@pytest.mark.parametrize("kind", [*sorted(EXAMPLES), "ModelServing/RoleRollingUpdate"])
 def test_plan_and_simulate_print_the_same_columns_and_rows(kind, tmp_path, capsys):
-    old, new = change(tmp_path, kind)
+    old, new = role_rolling(tmp_path) if kind.endswith("RoleRollingUpdate") else change(tmp_path, kind)
     code, planned = run(capsys, "plan", old, new, "--ascii")
     assert code == 0
     code, simulated = run(capsys, "simulate", "--from", old, "--to", new, "--ascii")
@@ -135,6 +149,20 @@ def test_component_preview_table_is_plans_renderer_for_disaggregatedset(tmp_path
     assert legend.startswith("legend: old|new")
 
 
+def test_modelserving_role_rolling_update_draws_role_lanes(tmp_path, capsys):
+    """ModelServing per ServingGroup, and under RoleRollingUpdate per role: its replicas in every
+    group on an old template | on the role's; Live / Available still count ServingGroups."""
+    old, new = role_rolling(tmp_path)
+    _, planned = run(capsys, "plan", old, new, "--ascii")
+    head, rows, _ = table(planned)
+    assert head[:4] == ["Stage", "Replicas", "prefill old|new", "decode old|new"] and "R-0" not in planned
+    assert rows[0] == ["4", "0|8", "0|4", "4", "4"]  # 4 groups of prefill x2 + decode x1, before the change
+    assert rows[-1] == ["4", "0|8", "0|4", "4", "4"]
+    assert rows[1][1] == "4|4 (4|0 ready)" and rows[1][-1] == "0"  # one prefill replica per group first
+    _, data = run(capsys, "plan", old, new, "--format", "json")
+    assert all(row["live"] <= 4 for row in json.loads(data)["rows"])  # ServingGroups, not role replicas
+
+
 def test_every_api_names_its_lanes():
     from pulumi_lws.workloads import registered
 
@@ -143,6 +171,11 @@ def test_every_api_names_its_lanes():
         assert isinstance(workload.stage_lanes(spec), Lanes)
     assert registered()["DisaggregatedSet"].stage_lanes(
         registered()["DisaggregatedSet"].parse(yaml.safe_load(EXAMPLES["DisaggregatedSet"].read_text()))) is Lanes.ROLES
+    ms = registered()["ModelServing"]
+    doc = yaml.safe_load(EXAMPLES["ModelServing"].read_text())
+    assert ms.stage_lanes(ms.parse(doc)) is Lanes.GROUPS
+    doc["spec"]["rolloutStrategy"] = {"type": "RoleRollingUpdate"}
+    assert ms.stage_lanes(ms.parse(doc)) is Lanes.ROLE_REPLICAS
 
 
 def test_ascii_fallback_when_stdout_cannot_encode_the_marks(tmp_path):

@@ -15,11 +15,11 @@ are Running (pulumi-lws counts a group unavailable while any of its roles is bel
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pulumi_lws.core.stage import Blocker, PredictedStage
+from pulumi_lws.core.stage import Blocker, Lane, PredictedStage
 from pulumi_lws.modelserving.groups import (
     CREATING,
     DELETING,
@@ -109,12 +109,32 @@ class RolePlan:
     def group_updated(self, g: int) -> bool:
         return group_updated(self.roles, g, self.specs)
 
+    def role_lanes(self) -> tuple[Lane, ...]:
+        """Per spec role, its declared replicas in every group on an old template | on the role's
+        template (a replica without the label counts as updated, as :func:`group_updated`), and
+        how many of each are Running: the ``old|new`` lanes of a RoleRollingUpdate stage table."""
+        by = {s.name: s.template_hash for s in self.specs}
+        return role_lanes(((r.role, r.template_hash in ("", by[r.role]), r.status == RUNNING)
+                           for r in self.roles if r.declared and r.role in by), order=tuple(by))
+
     def chars(self) -> str:
         out = []
         for g in sorted(self.group_revisions):
             upd, ready = self.group_updated(g), self.group_ready(g)
             out.append(("U" if ready else "u") if upd else ("o" if ready else "x"))
         return "".join(out)
+
+
+def role_lanes(replicas: Iterable[tuple[str, bool, bool]], order: Sequence[str] = ()) -> tuple[Lane, ...]:
+    """``(role, updated, ready)`` per live role replica -> one :class:`Lane` per role: the roles
+    of ``order`` first (the spec's, a lane even when empty), then others in first-seen order."""
+    counts: dict[str, list[int]] = {name: [0, 0, 0, 0] for name in order}
+    for role, updated, ready in replicas:
+        c = counts.setdefault(role, [0, 0, 0, 0])
+        k = 1 if updated else 0
+        c[k] += 1
+        c[k + 2] += 1 if ready else 0
+    return tuple(Lane(name, *c) for name, c in counts.items())
 
 
 def group_ready(roles: Sequence[PlannedReplica], g: int, specs: Sequence[RoleSpec]) -> bool:
@@ -338,7 +358,8 @@ def predict_remaining(plan: RolePlan, **kw: Any) -> tuple[PredictedStage, ...]:
     for _ in range(MAX_PREDICTED):
         nxt = plan_role_rollout(plan.specs, plan.update_revision, obs, replicas=plan.replicas, predict=False, **kw)
         out.append(PredictedStage(len(nxt.group_revisions), None, nxt.chars(),
-                                  ids=tuple(str(g) for g in sorted(nxt.group_revisions)), complete=nxt.complete))
+                                  ids=tuple(str(g) for g in sorted(nxt.group_revisions)), complete=nxt.complete,
+                                  lanes=nxt.role_lanes()))
         if nxt.complete or nxt.blocker is not None:
             break
         nobs = settle(nxt)

@@ -10,7 +10,8 @@ Encoding (docs/modelserving.md, "Rollout decisions"):
 * RoleRollingUpdate (policy ``modelserving/role``): ``group_revisions`` holds ``str(g)`` -> the
   group's revision after the stage **and** ``"g/role/r"`` -> the template hash of every declared
   role replica; ``groups`` = one ``GroupView`` per ServingGroup (ready = every role at ready);
-  ``partition`` None (partitions are per role).
+  ``partition`` None (partitions are per role); ``lanes`` = per role its declared replicas on an
+  old template | on the role's template (``RolePlan.role_lanes``; stage tables draw these).
 """
 from __future__ import annotations
 
@@ -45,4 +46,4 @@ def role_stage(plan: RolePlan) -> Stage:
                   for g, r in plan.group_revisions.items())
     return Stage(policy=role_planner.POLICY, target_revision=plan.update_revision, replicas=len(plan.group_revisions),
                  partition=None, group_revisions=revs, groups=views, blocker=plan.blocker, complete=plan.complete,
-                 remaining=plan.remaining, notes=plan.warnings)
+                 remaining=plan.remaining, notes=plan.warnings, lanes=plan.role_lanes())

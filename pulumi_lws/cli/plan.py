@@ -182,9 +182,8 @@ def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mappi
     rows = [TraceRow(time=0, replicas=before.replicas, partition=before.partition, groups=before.cells,
                      live=before.live, available=before.available, revision=workload.target_revision(old),
                      lanes=before.lanes)]  # drawn against OLD's revision, as simulate's first row
-    lanes = workload.stage_lanes(new)
-    rows.append(stage_row(1, stage, replicas, "apply NEW", lanes=lanes))
-    rows += [predicted_row(n, p, replicas, target, lanes=lanes) for n, p in enumerate(stage.remaining, 2)]
+    rows.append(stage_row(1, stage, replicas, "apply NEW"))
+    rows += [predicted_row(n, p, replicas, target) for n, p in enumerate(stage.remaining, 2)]
     rows = narrate(rows_changed(rows), first_note="before: every OLD group ready")
     if stage.complete:
         trace = Trace(rows=rows, converged=True)

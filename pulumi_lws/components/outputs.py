@@ -37,17 +37,17 @@ def stage_table(stage: Stage, lanes: Lanes | None = None) -> str:
     """This stage (as observed) followed by the predicted remaining stages, drawn by the one
     stage-table renderer (:func:`pulumi_lws.core.trace.format_table`, rows from
     :mod:`pulumi_lws.core.stagetable`, as ``pulumi-lws plan``), with its legend line.
-    ``lanes``: the API's ``Workload.stage_lanes`` (None: :meth:`Lanes.of_stage`).
+    ``lanes``: the API's ``Workload.stage_lanes`` (None: :meth:`Lanes.of_lanes` of the stage's lanes).
     The first row's note describes the planner's case in plain words (the id stays in
     :func:`stage_summary`'s ``case``). Webhook-equivalent label actions are summarised
     ("labelled N pods"), the others listed."""
     note = f"now: {describe_case(stage.case)}" if stage.case else "now"
     if stage.control is not None and (stage.control.paused or stage.control.exceeded):
         note = f"{note} [{'paused' if stage.control.paused else 'ProgressDeadlineExceeded'}]"
-    lanes = lanes or Lanes.of_stage(stage)
+    lanes = lanes or Lanes.of_lanes(stage.lanes)
     now = stage_row(0, stage, note=note, actions=tuple(a.describe() for a in stage.actions if not is_webhook_labels(a)),
-                    labelled=tuple(a.name for a in stage.actions if is_webhook_labels(a)), lanes=lanes)
+                    labelled=tuple(a.name for a in stage.actions if is_webhook_labels(a)))
     rows = [replace(now, blocker=blocker_text(stage))]
-    rows += [predicted_row(n, p, revision=stage.target_revision, note="predicted", lanes=lanes)
+    rows += [predicted_row(n, p, revision=stage.target_revision, note="predicted")
              for n, p in enumerate(stage.remaining, 1)]
     return format_table(rows, show_partition=stage.partition is not None, roles=lanes.by_role)

@@ -138,14 +138,18 @@ def is_waiting(code: str | None) -> bool:
 
 @dataclass(frozen=True)
 class Lane:
-    """One role of a multi-role workload (DisaggregatedSet) in a trace row: its groups on old
-    revisions and on the target revision, and how many of each are ready."""
+    """One role of a multi-role workload in a trace row: its members on old revisions and on the
+    target revision, and how many of each are ready. ``unit``: what a member is — ``"groups"``
+    (DisaggregatedSet: a role's groups; a row's Live/Available are then the lanes' sums) or
+    ``"replicas"`` (ModelServing RoleRollingUpdate: role replicas inside ServingGroups, which the
+    row's Live/Available count instead)."""
 
     name: str
     old: int
     new: int
     old_ready: int = 0
     new_ready: int = 0
+    unit: str = "groups"
 
     @property
     def text(self) -> str:

@@ -44,13 +44,12 @@ class Lanes(enum.Enum):
         return self is not Lanes.GROUPS
 
     @staticmethod
-    def of_stage(stage: Stage) -> Lanes:
-        """The style a stage's own data implies, for a caller without the API at hand: role lanes
-        without group views are a role's groups (DisaggregatedSet), with group views role
-        replicas (ModelServing RoleRollingUpdate)."""
-        if not stage.lanes:
+    def of_lanes(lanes: Sequence[Lane]) -> Lanes:
+        """The style a stage's own lanes imply (``Lane.unit``), for a caller without the API at
+        hand (the component's preview log, ``status``)."""
+        if not lanes:
             return Lanes.GROUPS
-        return Lanes.ROLE_REPLICAS if stage.groups else Lanes.ROLES
+        return Lanes.ROLES if all(lane.unit == "groups" for lane in lanes) else Lanes.ROLE_REPLICAS
 
 
 def lanes_live(lanes: Sequence[Lane]) -> int:
@@ -70,7 +69,7 @@ def _capped(count: int, replicas: int | None) -> int:
 
 
 def stage_row(n: int, stage: Stage, replicas: int | None = None, note: str = "", *,
-              actions: tuple[str, ...] = (), labelled: tuple[str, ...] = (), lanes: Lanes | None = None) -> TraceRow:
+              actions: tuple[str, ...] = (), labelled: tuple[str, ...] = ()) -> TraceRow:
     """A reconcile's stage as a row: declared groups on their state, groups the stage deletes
     terminating (absent from ``group_revisions``). ``replicas``: the spec's (surge columns and
     the Available cap); None when the caller has only the stage (surge then from the groups)."""
@@ -83,7 +82,7 @@ def stage_row(n: int, stage: Stage, replicas: int | None = None, note: str = "",
                                detail="" if declared else "terminating"))
     live = len(cells)  # terminating ones too (ModelServing counts them toward replicas + maxSurge)
     available = _capped(sum(1 for c in cells if c.state in "Uo" and not c.detail), replicas)
-    if (lanes or Lanes.of_stage(stage)) is Lanes.ROLES and stage.lanes:  # the lanes count groups, the views are per role
+    if Lanes.of_lanes(stage.lanes) is Lanes.ROLES:  # the lanes count groups, the stage's views are per role
         live, available = lanes_live(stage.lanes), lanes_available(stage.lanes)
     return TraceRow(time=n, replicas=stage.replicas, partition=stage.partition or None, groups=tuple(cells),
                     live=live, available=available, revision=stage.target_revision, note=note, case=stage.case,
@@ -93,12 +92,12 @@ def stage_row(n: int, stage: Stage, replicas: int | None = None, note: str = "",
 
 
 def predicted_row(n: int, p: PredictedStage, replicas: int | None = None, revision: str = "",
-                  note: str = "", lanes: Lanes = Lanes.ROLES) -> TraceRow:
+                  note: str = "") -> TraceRow:
     """A ``Stage.remaining`` entry as a row (one char per declared group, ordinal order)."""
     cells = tuple(GroupCell(id=gid, state=c, surge=_is_surge(gid, replicas))
                   for gid, c in zip(p.group_ids(), p.groups))
     live, available = len(cells), _capped(sum(1 for c in cells if c.state in "Uo"), replicas)
-    if p.lanes and lanes is Lanes.ROLES:  # a role's groups (role replicas leave the group counts)
+    if Lanes.of_lanes(p.lanes) is Lanes.ROLES:  # a role's groups (role replicas leave the group counts)
         live, available = lanes_live(p.lanes), lanes_available(p.lanes)
     return TraceRow(time=n, replicas=p.replicas, partition=p.partition or None, groups=cells, live=live,
                     available=available, revision=revision, lanes=p.lanes, note=note)

@@ -140,6 +140,7 @@ def test_component_preview_table_is_plans_renderer_for_disaggregatedset(tmp_path
     spec = workload.parse(new_doc)
     stage = workload.reconcile(spec, converged_snapshot(old_doc, new_doc), workload.options()).stage
     preview = stage_table(stage, workload.stage_lanes(spec))
+    assert stage_table(stage) == preview  # as the component logs it (the stage's lanes say what they count)
     head, rows, legend = table(preview)
     _, planned = run(capsys, "plan", old, new)
     p_head, p_rows, _ = table(planned)

@@ -126,7 +126,7 @@ class RolePlan:
 
 
 def role_lanes(replicas: Iterable[tuple[str, bool, bool]], order: Sequence[str] = ()) -> tuple[Lane, ...]:
-    """``(role, updated, ready)`` per live role replica -> one :class:`Lane` per role: the roles
+    """``(role, updated, ready)`` per live role replica -> one :class:`Lane` (unit ``replicas``) per role: the roles
     of ``order`` first (the spec's, a lane even when empty), then others in first-seen order."""
     counts: dict[str, list[int]] = {name: [0, 0, 0, 0] for name in order}
     for role, updated, ready in replicas:
@@ -134,7 +134,7 @@ def role_lanes(replicas: Iterable[tuple[str, bool, bool]], order: Sequence[str] 
         k = 1 if updated else 0
         c[k] += 1
         c[k + 2] += 1 if ready else 0
-    return tuple(Lane(name, *c) for name, c in counts.items())
+    return tuple(Lane(name, *c, unit="replicas") for name, c in counts.items())
 
 
 def group_ready(roles: Sequence[PlannedReplica], g: int, specs: Sequence[RoleSpec]) -> bool:

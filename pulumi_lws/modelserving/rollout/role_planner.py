@@ -134,7 +134,7 @@ def role_lanes(replicas: Iterable[tuple[str, bool, bool]], order: Sequence[str] 
         k = 1 if updated else 0
         c[k] += 1
         c[k + 2] += 1 if ready else 0
-    return tuple(Lane(name, *c, unit="replicas") for name, c in counts.items())
+    return tuple(Lane(name, c[0], c[1], c[2], c[3], unit="replicas") for name, c in counts.items())
 
 
 def group_ready(roles: Sequence[PlannedReplica], g: int, specs: Sequence[RoleSpec]) -> bool:

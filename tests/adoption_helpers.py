@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pulumi_lws.core.driver import cycle
 from pulumi_lws.core.hashing import fnv32a, safe_encode
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.store import meta
@@ -54,11 +55,15 @@ class Takeover:
         return self.workload.parse(self.manifest)
 
     def up(self, stack: str = ADOPTING_STACK, *, actions: Callable[[Any], bool] = lambda a: True):
-        snapshot = self.cluster.observe(self.workload.scope(self.spec, nodes=bool(self.cluster.store.list("Node"))))
-        result = self.workload.reconcile(self.spec, snapshot, self.workload.options())
-        applied = self.cluster.apply(result.manifests, stack_id=stack, dependencies=result.dependencies)
-        todo = [a for a in result.stage.actions if actions(a)]
-        executed = self.cluster.execute(self.spec.namespace, todo) if todo else []
+        def act(namespace: str, stage: Any) -> list[str]:
+            todo = [a for a in stage.actions if actions(a)]
+            return self.cluster.execute(namespace, todo) if todo else []
+
+        done = cycle(self.workload, self.spec, self.workload.options(), self.cluster, act=act,
+                     nodes=bool(self.cluster.store.list("Node")),
+                     apply=lambda c: self.cluster.apply(c.reconciled.manifests, stack_id=stack,
+                                                        dependencies=c.reconciled.dependencies))
+        result, applied, executed = done.reconciled, done.applied, list(done.executed)
         self.log.append(f"t={self.cluster.clock.now:g} {result.stage.summary()} applied={applied.lines()}")
         return result, applied, executed
 

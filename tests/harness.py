@@ -1,8 +1,9 @@
 """The reconcile harness the ModelServing and DisaggregatedSet e2e tests share.
 
-One ``up()`` = what one ``pulumi up`` does, without Pulumi: observe the workload's Scope on the
-simulated cluster -> ``Workload.reconcile`` -> ``SimCluster.apply(keep=...)`` (``keep < 1`` is a
-crash part-way through the apply) -> the stage's actions. ``bounds`` is the test's own reader of
+One ``up()`` = what one ``pulumi up`` does, without Pulumi (:func:`pulumi_lws.core.driver.cycle`,
+the components' own cycle): observe the workload's Scope on the simulated cluster ->
+``Workload.reconcile`` -> ``SimCluster.apply(keep=...)`` (``keep < 1`` is a crash part-way
+through the apply) -> the stage's actions. ``bounds`` is the test's own reader of
 the cluster, checked on every simulated tick by ``advance``. Subclasses set ``WORKLOAD`` and
 ``STACK`` and define ``spec`` (the parsed desired manifest) and ``converged()``.
 """
@@ -12,6 +13,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Mapping
 
+from pulumi_lws.core.driver import cycle
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 from pulumi_lws.sim.scenario import Scenario, Update
@@ -40,10 +42,11 @@ class WorkloadHarness:
         return self.cluster.observe(self.WORKLOAD.scope(self.spec, nodes=bool(self.cluster.store.list("Node"))))
 
     def up(self, keep: float = 1.0, run_actions: bool = True):
-        spec = self.spec
-        result = self.WORKLOAD.reconcile(spec, self.snapshot(), self.WORKLOAD.options())
-        applied = self.cluster.apply(result.manifests, stack_id=self.STACK, keep=keep, dependencies=result.dependencies)
-        executed = self.cluster.execute(spec.namespace, result.stage.actions) if run_actions and result.stage.actions else []
+        done = cycle(self.WORKLOAD, self.spec, self.WORKLOAD.options(), self.cluster,
+                     self.cluster if run_actions else None, nodes=bool(self.cluster.store.list("Node")),
+                     apply=lambda c: self.cluster.apply(c.reconciled.manifests, stack_id=self.STACK, keep=keep,
+                                                        dependencies=c.reconciled.dependencies))
+        result, applied, executed = done.reconciled, done.applied, list(done.executed)
         self.last, self.reconciles = result, self.reconciles + 1
         self.log.append(f"t={self.cluster.clock.now:g} keep={keep:.2f} {result.stage.summary()} applied={applied.lines()}")
         return result, applied, executed

@@ -34,6 +34,7 @@ from pulumi_lws.components.lifecycle import (
 )
 from pulumi_lws.components.registration import register_children
 from pulumi_lws.core.capacity import demand_text, manifest_demand
+from pulumi_lws.core.driver import Cycle, cycle
 from pulumi_lws.core.ports import CLUSTER_ERROR, ActionError, ClusterError
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
@@ -85,25 +86,26 @@ class WorkloadComponent(pulumi.ComponentResource):
     def _reconcile(self, name: str, workload: Workload, spec: Any, options: Any, *,
                    gang_provider: str = "kubernetes") -> tuple[Snapshot, Reconciled, list[str]]:
         """Observe, plan one stage, register its objects and run (or, in preview, list) its actions."""
-        scope = workload.scope(spec)
+        inputs = self._inputs
+
+        def register(observed: Cycle[Any]) -> list[Any]:
+            namespace, scope, backend = observed.namespace, observed.scope, self._backend
+            self.assumptions = inputs.notes(creating=len(observed.snapshot) == 0)
+            hook = release_hook(_hook_name(name, self._component_opts),
+                                lambda: release_retained_pods(backend, namespace, scope))
+            self._release_hook = hook  # the engine runs it at destroy; tests call it (mocks run no hooks)
+            self.child_resources = register_children(
+                name, observed.reconciled.manifests, observed.reconciled.dependencies, self,
+                substitute=inputs.pass_through, options=child_options(self._component_opts, inputs.resources, hook))
+            self._stage_demand = manifest_demand(observed.reconciled.manifests)  # every API's workloads, no kind branch
+            return self.child_resources
+
         try:  # no kubeconfig, or nothing is planned from a partial read: one line, no traceback
             self._backend: Backend = current_backend(**kubernetes_provider_settings(), gang_provider=gang_provider)
-            snapshot = self._backend.observer.observe(scope)
-        except ClusterError as exc:
+            done = cycle(workload, spec, options, self._backend.observer, apply=register, act=self._run_actions)
+        except ClusterError as exc:  # (a failed action is the RunError of _run_actions, never this)
             raise pulumi.RunError(f"{name}: {CLUSTER_ERROR}{exc}") from exc
-        result = workload.reconcile(spec, snapshot, options)
-        namespace, _ = workload.identity(spec)
-        inputs = self._inputs
-        self.assumptions = inputs.notes(creating=len(snapshot) == 0)
-        backend = self._backend
-        hook = release_hook(_hook_name(name, self._component_opts),
-                            lambda: release_retained_pods(backend, namespace, scope))
-        self._release_hook = hook  # the engine runs it at destroy; tests call it (mocks run no hooks)
-        self.child_resources = register_children(
-            name, result.manifests, result.dependencies, self, substitute=inputs.pass_through,
-            options=child_options(self._component_opts, inputs.resources, hook))
-        self._stage_demand = manifest_demand(result.manifests)  # every API's workloads, no kind branch
-        action_lines = self._run_actions(namespace, result.stage)
+        snapshot, result, action_lines = done.snapshot, done.reconciled, list(done.executed)
         for listener in list(_stage_listeners):
             listener(name, result.stage)
         return snapshot, result, action_lines

@@ -18,6 +18,7 @@ import pathlib
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
+from pulumi_lws.core.driver import Cycle, cycle
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.sim.apply import ApplyResult
 from pulumi_lws.sim.cluster import SimCluster
@@ -54,12 +55,15 @@ class PureEngine:
         workload = workload_of(doc) or workload_for("LeaderWorkerSet")  # an empty manifest errors in parse
         spec = workload.parse(doc, namespace=self.namespace)
         namespace, name = workload.identity(spec)
-        snapshot = cluster.observe(workload.scope(spec, nodes=bool(cluster.store.list("Node"))))
-        result = workload.reconcile(spec, snapshot, workload.options(**self.choices))
-        applied = cluster.apply(result.manifests, stack_id=f"{namespace}/{name}", keep=keep,
-                                dependencies=result.dependencies)
-        executed = cluster.execute(namespace, result.stage.actions) if result.stage.actions else []
-        return EngineStep([result.stage], applied, executed)
+
+        def apply(observed: Cycle[ApplyResult]) -> ApplyResult:
+            return cluster.apply(observed.reconciled.manifests, stack_id=f"{namespace}/{name}", keep=keep,
+                                 dependencies=observed.reconciled.dependencies)
+
+        done = cycle(workload, spec, workload.options(**self.choices), cluster, cluster, apply=apply,
+                     nodes=bool(cluster.store.list("Node")))
+        assert done.applied is not None
+        return EngineStep([done.stage], done.applied, list(done.executed))
 
 
 class PulumiEngine:

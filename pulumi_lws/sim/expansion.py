@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pulumi_lws.core.driver import cycle
 from pulumi_lws.core.errors import SpecError
 from pulumi_lws.core.stage import Blocker
 from pulumi_lws.core.workload import Reconciled
@@ -112,8 +113,8 @@ def steady_state(manifest: Mapping[str, Any], *, namespace: str | None = None, n
         converged = True
     except RuntimeError:  # warm-up's "did not converge": the final reconcile names the blocker
         converged = False
-    snapshot = runner.cluster.observe(workload.scope(spec, nodes=bool(chosen.nodes)))
-    final = workload.reconcile(spec, snapshot, workload.options(gang_provider=gang_provider))
+    final = cycle(workload, spec, workload.options(gang_provider=gang_provider), runner.cluster,
+                  nodes=bool(chosen.nodes)).reconciled  # read only: the next up's objects, not applied
     return Expansion(final, engine.steps, converged, chosen)
 
 

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import importlib
 
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi_lws.core.simulation import GroupLabels
 from pulumi_lws.core.workload import Workload, registered, workload_for, workload_of
 
 #: One module per API; each calls :func:`pulumi_lws.core.workload.register` on import.
@@ -16,4 +20,25 @@ BUILTIN: tuple[str, ...] = ("pulumi_lws.lws.workload", "pulumi_lws.modelserving.
 for _module in BUILTIN:
     importlib.import_module(_module)
 
-__all__ = ["BUILTIN", "Workload", "registered", "workload_for", "workload_of"]
+
+
+def modelled(manifest: Mapping[str, Any]) -> Workload:
+    """The workload of a manifest the caller must deploy; ``SpecError`` (field ``kind``, the known
+    kinds listed) when no registered API models its kind."""
+    workload = workload_of(manifest)
+    if workload is None:
+        from pulumi_lws.core.errors import FieldError, SpecError
+
+        kind = manifest.get("kind") if isinstance(manifest, Mapping) else None
+        raise SpecError("manifest", None, [FieldError("kind", "not a workload this project models (known: "
+                                                              f"{', '.join(sorted(registered()))})", kind)])
+    return workload
+
+
+def simulator_group_labels() -> tuple[GroupLabels, ...]:
+    """Every registered API's :class:`~pulumi_lws.core.simulation.GroupLabels`, in registration
+    order, each once: what the simulated kubelet reads a pod's workload and group with."""
+    return tuple(dict.fromkeys(w.group_labels for w in registered().values() if w.group_labels is not None))
+
+
+__all__ = ["BUILTIN", "Workload", "modelled", "registered", "simulator_group_labels", "workload_for", "workload_of"]

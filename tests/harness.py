@@ -17,6 +17,7 @@ from pulumi_lws.core.driver import cycle
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 from pulumi_lws.sim.scenario import Scenario, Update
+from pulumi_lws.workloads import simulator_group_labels
 
 
 @dataclass
@@ -82,7 +83,8 @@ class WorkloadHarness:
 
 def kubelet(ready: float = 2.0, start: float = 1.0, overrides: list[Override] | None = None) -> KubeletConfig:
     """Every pod starts after ``start`` s and is ready ``ready`` s later unless an override says otherwise."""
-    return KubeletConfig(default=Timing(start, ready), overrides=list(overrides or []), termination_grace=1.0)
+    return KubeletConfig(default=Timing(start, ready), overrides=list(overrides or []), termination_grace=1.0,
+                         group_labels=simulator_group_labels())
 
 
 def inline_scenario(old: Mapping[str, Any], new: Mapping[str, Any] | None = None, *, name: str, nodes: list | None = None,

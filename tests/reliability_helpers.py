@@ -37,6 +37,7 @@ from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.trace_view import read_groups
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.workloads import simulator_group_labels
 
 NS, NAME = "default", "rel"
 STACK = f"{NS}/{NAME}"
@@ -194,7 +195,8 @@ class Harness:
                nodes: list[dict[str, Any]] = (), options: ReconcileOptions = ReconcileOptions(),
                converged: bool = True, bad_image: str | None = None) -> "Harness":
         overrides = [Override(group=g, ready=s) for g, s in slow.items()]
-        kubelet = KubeletConfig(default=Timing(1.0, ready), overrides=overrides, termination_grace=1.0)
+        kubelet = KubeletConfig(default=Timing(1.0, ready), overrides=overrides, termination_grace=1.0,
+                                group_labels=simulator_group_labels())
         if bad_image:
             from fault_helpers import arm
 

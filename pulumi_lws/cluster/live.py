@@ -58,7 +58,6 @@ from pulumi_lws.cluster.resilience import (
 from pulumi_lws.core.ports import ActionError, ClusterError, ObserveError, Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Action
-from pulumi_lws.lws import labels as L
 
 FIELD_MANAGER = "pulumi-lws"
 log = logging.getLogger("pulumi_lws.cluster")
@@ -276,7 +275,7 @@ class LiveCluster:
         return self._metadata_patch(res, namespace, action, "annotations")
 
     def _ungate(self, res: Any, namespace: str, action: Action) -> str:
-        gate = action.params.get("gate", L.GROUP_REPLACEMENT_GATE)
+        gate = action.params.get("gate")  # every ungate names its gate (core.stage.Action: {"gate": name})
         pod = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
         gates = [g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or []]
         if gate not in gates:

@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pulumi_lws.core.stage import Action
-from pulumi_lws.lws import labels as L
 
 Obj = Mapping[str, Any] | None
 
@@ -36,7 +35,7 @@ def _metadata_map_applied(field: str) -> Callable[[Action, Obj], bool]:
 
 
 def _ungated(action: Action, obj: Obj) -> bool:
-    gate = action.params.get("gate", L.GROUP_REPLACEMENT_GATE)
+    gate = action.params.get("gate")  # every ungate names its gate (core.stage.Action: {"gate": name})
     gates = [g.get("name") for g in ((obj or {}).get("spec") or {}).get("schedulingGates") or []]
     return _same_object(action, obj) and gate not in gates
 

@@ -35,6 +35,7 @@ from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.rollout.placement import needs_nodes
 from pulumi_lws.lws.trace_view import read_groups
+from pulumi_lws.lws.workload import GROUP_LABELS as LWS_GROUP_LABELS
 
 
 class DisaggregatedSetWorkload:
@@ -42,6 +43,9 @@ class DisaggregatedSetWorkload:
 
     kind = KIND
     api_version = API_VERSION
+    #: its pods are its LeaderWorkerSet children's: found by the LeaderWorkerSet labels
+    group_labels = LWS_GROUP_LABELS
+    placement = staticmethod(lambda spec: None)  # TEMP until the base has the default
     upstream = UpstreamController(
         group="disaggregatedset.x-k8s.io", plural="disaggregatedsets",
         controller="the DisaggregatedSet controller (kubernetes-sigs/lws, which also installs the LeaderWorkerSet "

@@ -4,10 +4,12 @@ Registered on import; the shells reach it through :func:`pulumi_lws.core.workloa
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from pulumi_lws.core.control import control_choices, controlled
 from pulumi_lws.core.ports import Scope
+from pulumi_lws.core.simulation import GroupLabels, Placement
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.stagetable import Lanes
@@ -24,12 +26,18 @@ from pulumi_lws.lws.rollout.placement import needs_nodes
 from pulumi_lws.lws.status.summary import lws_status
 from pulumi_lws.lws.trace_view import read_groups
 
+#: a LeaderWorkerSet pod's workload and group: the name and group-index labels; a pod without the
+#: group label is ``<lws>-<group>[-<worker>]``
+GROUP_LABELS = GroupLabels(owner=L.NAME, group=L.GROUP_INDEX, ordinal_in_name=True)
+
 
 class LeaderWorkerSetWorkload:
     """``leaderworkerset.x-k8s.io/v1`` LeaderWorkerSet (Ordinal and Hash identity)."""
 
     kind = KIND
     api_version = API_VERSION
+    #: the simulated kubelet finds a pod's workload and group by these (leader and worker pods)
+    group_labels = GROUP_LABELS
     upstream = UpstreamController(
         group="leaderworkerset.x-k8s.io", plural="leaderworkersets",
         controller="the LeaderWorkerSet controller (kubernetes-sigs/lws; its release manifests or Helm chart install "
@@ -95,6 +103,20 @@ class LeaderWorkerSetWorkload:
         from pulumi_lws.lws.rollout.placement import exclusive_topology
 
         return exclusive_topology(spec)
+
+    def placement(self, spec: LeaderWorkerSet) -> Placement:
+        """How the groups take nodes (the simulator's assumed pool, ``sim.expansion``): one domain
+        of the exclusive-topology key per group; with the subgroup-exclusive annotation one node per
+        subgroup, each labelled with its own value of that key; a group is its leader + size - 1 workers."""
+        from pulumi_lws.lws.rollout.placement import exclusive_topology
+
+        lwt = spec.spec.leader_worker_template
+        sub_key = spec.metadata.annotations.get(L.SUBGROUP_EXCLUSIVE_TOPOLOGY) or None
+        policy = lwt.sub_group_policy
+        per_domain = math.ceil(spec.size / policy.sub_group_size) if sub_key and policy and policy.sub_group_size else 1
+        return Placement(exclusive_topology(spec), spec.replicas,
+                         ((lwt.leader_pod_template(), 1), (lwt.worker_template, spec.size - 1)),
+                         nodes_per_domain=per_domain, subgroup_key=sub_key)
 
     def first_render_header(self, spec: LeaderWorkerSet, result: Reconciled) -> str:
         """``pulumi-lws render``'s line above the first stage's objects (:mod:`pulumi_lws.lws.render.headers`)."""

@@ -10,6 +10,7 @@ from typing import Any
 from pulumi_lws.core.adoption import with_adoption
 from pulumi_lws.core.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.core.ports import Scope
+from pulumi_lws.core.simulation import GroupLabels
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Lane, Stage
 from pulumi_lws.core.stagetable import Lanes
@@ -39,6 +40,9 @@ class ModelServingWorkload:
 
     kind = KIND
     api_version = API_VERSION
+    #: the simulated kubelet finds a pod's workload and ServingGroup by these (``group-name`` is ``<ms>-<g>``)
+    group_labels = GroupLabels(owner=L.NAME, group=L.GROUP_NAME, group_pattern=r".*-(\d+)")
+    placement = staticmethod(lambda spec: None)  # TEMP until the base has the default
     upstream = UpstreamController(
         group="workload.serving.volcano.sh", plural="modelservings",
         controller="the Kthena ModelServing controller (volcano-sh/kthena; its Helm chart installs the CRD "

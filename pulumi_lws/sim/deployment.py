@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from pulumi_lws.lws import labels as L
+from pulumi_lws.core import keys as K  # Kubernetes well-known keys only: no API label
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.kubelet import Kubelet, condition_true
@@ -86,7 +86,7 @@ class ReplicaSetController:
         assigned = bool((pod.get("spec") or {}).get("nodeName"))
         phase = _PHASE_RANK.get(pod["status"].get("phase"), 0)
         ready = self.ready(pod)
-        cost = int((meta(pod).get("annotations") or {}).get(L.POD_DELETION_COST, 0))  # type: ignore[arg-type]
+        cost = int((meta(pod).get("annotations") or {}).get(K.POD_DELETION_COST, 0))  # type: ignore[arg-type]
         since = self.kubelet.ready_since(pod)
         ready_for = (self.clock.now - since) if (ready and since is not None) else 0.0
         restarts = sum(int(s.get("restartCount") or 0) for s in pod["status"].get("containerStatuses") or [])
@@ -157,7 +157,7 @@ class DeploymentController:
 
     def _find_new_rs(self, d: Mapping[str, Any], rss: list[dict[str, Any]]) -> dict[str, Any] | None:
         h = self._hash(d)
-        return next((rs for rs in rss if (meta(rs).get("labels") or {}).get(L.POD_TEMPLATE_HASH) == h), None)
+        return next((rs for rs in rss if (meta(rs).get("labels") or {}).get(K.POD_TEMPLATE_HASH) == h), None)
 
     def _new_rs(self, d: dict[str, Any], rss: list[dict[str, Any]]) -> dict[str, Any]:
         found = self._find_new_rs(d, rss)
@@ -166,9 +166,9 @@ class DeploymentController:
         h = self._hash(d)
         replicas, surge, _ = self._budgets(d)
         tmpl = clone(d["spec"].get("template") or {})
-        tmpl.setdefault("metadata", {}).setdefault("labels", {})[L.POD_TEMPLATE_HASH] = h
+        tmpl.setdefault("metadata", {}).setdefault("labels", {})[K.POD_TEMPLATE_HASH] = h
         selector = clone(d["spec"].get("selector") or {})
-        selector.setdefault("matchLabels", {})[L.POD_TEMPLATE_HASH] = h
+        selector.setdefault("matchLabels", {})[K.POD_TEMPLATE_HASH] = h
         number = 1 + max((int((meta(r).get("annotations") or {}).get(REVISION_ANNOTATION, 0)) for r in rss), default=0)
         return self.store.create({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
             "name": f"{meta(d)['name']}-{h}", "namespace": meta(d)["namespace"], "labels": dict(tmpl["metadata"]["labels"]),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pathlib
 from typing import Any
 
-from pulumi_lws.workloads import Workload, workload_for, workload_of
+from pulumi_lws.workloads import Workload, modelled
 from pulumi_lws.sim.scenario import Scenario, Update
 from pulumi_lws.sim.workspace import Workspace
 
@@ -33,9 +33,9 @@ class DesiredSpec:
 
     @property
     def workload(self) -> Workload:
-        """The workload API of the desired manifest (its ``kind``; LeaderWorkerSet when unknown, so
-        the parse error names the manifest's problem)."""
-        return workload_of(self.manifest or {}) or workload_for("LeaderWorkerSet")
+        """The workload API of the desired manifest (its ``kind``); ``SpecError`` naming the known
+        kinds when no API models it."""
+        return modelled(self.manifest or {})
 
     def parsed(self) -> Any:
         """The validated spec of the desired manifest (None before there is one)."""

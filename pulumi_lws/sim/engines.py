@@ -49,10 +49,10 @@ class PureEngine:
 
     def step(self, cluster: SimCluster, manifest: Mapping[str, Any] | None, *, keep: float = 1.0) -> EngineStep:
         """Observe, reconcile, apply and act for the manifest's workload API (dispatch on its kind)."""
-        from pulumi_lws.workloads import workload_for, workload_of
+        from pulumi_lws.workloads import modelled
 
         doc = dict(manifest or {})
-        workload = workload_of(doc) or workload_for("LeaderWorkerSet")  # an empty manifest errors in parse
+        workload = modelled(doc)  # a kind no API models: SpecError naming the known kinds
         spec = workload.parse(doc, namespace=self.namespace)
         namespace, name = workload.identity(spec)
 

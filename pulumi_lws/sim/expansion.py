@@ -13,12 +13,13 @@ selectors read from the leaders' nodes, gang objects).
 Node pools (:func:`node_pool`): ``nodes`` given -> :func:`pulumi_lws.sim.quick.pool` (the same
 builder as ``simulate --from/--to``); no ``nodes`` and a spec whose scope reads no Nodes
 (``workload.scope(spec).nodes`` False: no placement decision needs them) -> one unbounded node;
-no ``nodes`` and a spec that needs Nodes -> the API's assumed pool (:data:`ASSUMED_POOLS`;
-LeaderWorkerSet exclusive topology: :func:`default_pool`, one topology domain per group, each
-node big enough for a whole group). Every pool node of a LeaderWorkerSet also carries the
-exclusive-topology key (one domain per zone: ``domain-a``, ``domain-b``, ...) when it lacks it;
-every pool node carries the labels the pod templates' ``nodeSelector`` asks for, so placement
-can always succeed.
+no ``nodes`` and a spec that needs Nodes -> the pool the API's placement facts imply
+(``Workload.placement(spec)``, :class:`~pulumi_lws.core.simulation.Placement`; e.g. a
+LeaderWorkerSet's exclusive topology: :func:`default_pool`, one topology domain per group, each
+node big enough for a whole group; no placement or no exclusive key: one unbounded node). Every
+pool node of an API with placement facts also carries the exclusive-topology key (one domain per
+zone: ``domain-a``, ``domain-b``, ...) when it lacks it; every pool node carries the labels the
+pod templates' ``nodeSelector`` asks for, so placement can always succeed.
 
 Invariants: no file, no network; the manifest passed in is not modified; when ``converged`` the
 result is a fixed point (its stage is complete, without blocker or actions); otherwise ``blocker``
@@ -35,18 +36,16 @@ from typing import Any
 
 from pulumi_lws.core.driver import cycle
 from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.simulation import Placement
 from pulumi_lws.core.stage import Blocker
 from pulumi_lws.core.workload import Reconciled
-from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.lws.rollout.placement import exclusive_topology
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.engines import EngineStep, PureEngine
 from pulumi_lws.sim.quick import OPTIONS, ZONE_LABEL, _pool_errors, pool
 from pulumi_lws.sim.runner import Runner
 from pulumi_lws.sim.scenario import Scenario
 from pulumi_lws.sim.scheduler import pod_requests, quantity
-from pulumi_lws.workloads import Workload, workload_of
+from pulumi_lws.workloads import Workload, modelled
 
 DOMAIN_PREFIX = "domain-"
 
@@ -100,7 +99,7 @@ def steady_state(manifest: Mapping[str, Any], *, namespace: str | None = None, n
     if errors:
         raise SpecError(OPTIONS, None, errors)
     doc = copy.deepcopy(dict(manifest))
-    workload = _workload(doc)
+    workload = modelled(doc)
     spec = workload.parse(doc, namespace=namespace)
     ns, name = workload.identity(spec)
     chosen = node_pool(spec, nodes, gpus_per_node, zones, workload=workload)
@@ -118,17 +117,6 @@ def steady_state(manifest: Mapping[str, Any], *, namespace: str | None = None, n
     return Expansion(final, engine.steps, converged, chosen)
 
 
-def _workload(doc: Mapping[str, Any]) -> Workload:
-    workload = workload_of(doc)
-    if workload is None:
-        from pulumi_lws.core.errors import FieldError
-        from pulumi_lws.workloads import registered
-
-        raise SpecError("manifest", None, [FieldError("kind", "not a workload this project models (known: "
-                                                              f"{', '.join(sorted(registered()))})", doc.get("kind"))])
-    return workload
-
-
 def node_pool(spec: Any, nodes: int | None, gpus_per_node: float | None, zones: int | None, *,
               workload: Workload | None = None) -> Pool:
     """The pool ``steady_state`` runs on (see the module docstring). ``workload``: the spec's API
@@ -136,16 +124,16 @@ def node_pool(spec: Any, nodes: int | None, gpus_per_node: float | None, zones: 
     from pulumi_lws.workloads import workload_for
 
     workload = workload or workload_for(spec.kind)
-    assumed = next((build for capability, build in ASSUMED_POOLS.items() if hasattr(workload, capability)), None)
+    placement = workload.placement(spec)
     if nodes:
         out = pool(nodes, gpus_per_node, zones or 1)
         what = f"{nodes} node{'s' if nodes > 1 else ''}" + (f" in {zones} zones" if zones and zones > 1 else "")
-        if assumed is not None:
-            return Pool(_labelled(spec, out, exclusive_topology(spec)), what)
+        if placement is not None:
+            return Pool(_labelled(placement, out), what)
         return Pool(_selected(workload, spec, out), what)
-    if not workload.scope(spec).nodes or assumed is None:
+    if not workload.scope(spec).nodes or placement is None or placement.topology_key is None:
         return Pool([], "1 unbounded node")
-    return assumed(spec)
+    return default_pool(placement, placement.topology_key)
 
 
 def _selected(workload: Workload, spec: Any, nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -164,20 +152,13 @@ def _selected(workload: Workload, spec: Any, nodes: list[dict[str, Any]]) -> lis
     return nodes
 
 
-def _lws_assumed_pool(lws: LeaderWorkerSet) -> Pool:
-    key = exclusive_topology(lws)
-    return Pool([], "1 unbounded node") if key is None else default_pool(lws, key)
-
-
-def default_pool(lws: LeaderWorkerSet, key: str) -> Pool:
-    """One domain of ``key`` per group (at least one); per domain one node per subgroup when the
-    subgroup-exclusive annotation is set, else one node; each node fits a whole group."""
-    domains = max(lws.replicas, 1)
-    sub_key = lws.metadata.annotations.get(L.SUBGROUP_EXCLUSIVE_TOPOLOGY)
-    policy = lws.spec.leader_worker_template.sub_group_policy
-    per_domain = math.ceil(lws.size / policy.sub_group_size) if sub_key and policy and policy.sub_group_size else 1
-    out = pool(domains * per_domain, zones=domains)
-    need = _group_requests(lws)
+def default_pool(placement: Placement, key: str) -> Pool:
+    """One domain of ``key`` per group (at least one); per domain ``placement.nodes_per_domain``
+    nodes (one per subgroup when the API says so); each node fits a whole group."""
+    domains = max(placement.groups, 1)
+    sub_key = placement.subgroup_key
+    out = pool(domains * placement.nodes_per_domain, zones=domains)
+    need = _group_requests(placement)
     for node in out:
         cap = node["capacity"]
         for res, amount in need.items():
@@ -188,13 +169,14 @@ def default_pool(lws: LeaderWorkerSet, key: str) -> Pool:
             node["labels"].setdefault(sub_key, node["name"])
     what = (f"{len(out)} node{'s' if len(out) > 1 else ''} in {domains} domain{'s' if domains > 1 else ''} of {key}, "
             "assumed: one domain per group, each node fits a whole group; choose with --nodes/--zones")
-    return Pool(_labelled(lws, out, key), what, assumed=True)
+    return Pool(_labelled(placement, out), what, assumed=True)
 
 
-def _labelled(lws: LeaderWorkerSet, nodes: list[dict[str, Any]], key: str | None) -> list[dict[str, Any]]:
+def _labelled(placement: Placement, nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Add the exclusive-topology key (domain per zone) and the templates' nodeSelector labels."""
+    key = placement.topology_key
     wanted: dict[str, str] = {}
-    for template in _templates(lws):
+    for template, _count in placement.group_pods:
         for k, v in ((template.get("spec") or {}).get("nodeSelector") or {}).items():
             wanted.setdefault(str(k), str(v))
     for node in nodes:
@@ -206,17 +188,12 @@ def _labelled(lws: LeaderWorkerSet, nodes: list[dict[str, Any]], key: str | None
     return nodes
 
 
-def _templates(lws: LeaderWorkerSet) -> list[Mapping[str, Any]]:
-    lwt = lws.spec.leader_worker_template
-    return [lwt.leader_pod_template(), lwt.worker_template]
-
-
-def _group_requests(lws: LeaderWorkerSet) -> Counter:
-    """Requests of one whole group: the leader plus ``size - 1`` workers (base units)."""
-    leader, worker = (pod_requests({"spec": t.get("spec") or {}}) for t in _templates(lws))
-    total = Counter(leader)
-    for res, amount in worker.items():
-        total[res] += amount * (lws.size - 1)
+def _group_requests(placement: Placement) -> Counter:
+    """Requests of one whole group: every pod of ``placement.group_pods`` (base units)."""
+    total: Counter = Counter()
+    for template, count in placement.group_pods:
+        for res, amount in pod_requests({"spec": template.get("spec") or {}}).items():
+            total[res] += amount * count
     return total
 
 
@@ -225,8 +202,3 @@ def _base_units(value: Any) -> float:
         return quantity(value)
     except ValueError:
         return 0.0
-
-
-#: optional Workload capability -> the pool assumed for a spec that needs Nodes when none are given
-#: (``exclusive_topology``: one domain per group; APIs without one run on one unbounded node).
-ASSUMED_POOLS: dict[str, Any] = {"exclusive_topology": _lws_assumed_pool}

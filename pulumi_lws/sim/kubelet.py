@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import fnmatch
 import heapq
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 
-from pulumi_lws.lws import labels as L
-from pulumi_lws.modelserving.labels import GROUP_NAME as MS_GROUP_NAME, NAME as MS_NAME
+from pulumi_lws.core.simulation import GroupLabels, group_of, owner_of
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.store import Store, meta
 
@@ -44,9 +42,10 @@ class Timing:
 
 @dataclass(frozen=True)
 class Override:
-    """Timing for pods matching every given selector: name glob, group ordinal (LWS group or
-    ModelServing ServingGroup), owning workload name (``lws:``), a container image (exact or
-    glob: e.g. a new image whose readiness probe never passes), creation time."""
+    """Timing for pods matching every given selector: name glob, group ordinal, owning workload
+    name (``lws:``), a container image (exact or glob: e.g. a new image whose readiness probe never
+    passes), creation time. Group and owner are read with the labels the APIs declare
+    (:attr:`KubeletConfig.group_labels`)."""
 
     pod: str | None = None
     image: str | None = None
@@ -57,7 +56,7 @@ class Override:
     ready: float | None = None
     never_ready: bool | None = None
 
-    def matches(self, pod: Mapping[str, Any], created_at: float) -> bool:
+    def matches(self, pod: Mapping[str, Any], created_at: float, groups: tuple[GroupLabels, ...] = ()) -> bool:
         name = meta(pod)["name"]  # type: ignore[arg-type]
         if self.pod is not None and not fnmatch.fnmatchcase(name, self.pod):
             return False
@@ -66,11 +65,9 @@ class Override:
         if self.image is not None and not any(fnmatch.fnmatchcase(str(c.get("image", "")), self.image)
                                               for c in (pod.get("spec") or {}).get("containers") or []):
             return False
-        labels = meta(pod).get("labels") or {}  # type: ignore[arg-type]
-        owner = labels.get(L.NAME) or labels.get(MS_NAME)
-        if self.lws is not None and owner != self.lws:
+        if self.lws is not None and owner_of(pod, groups) != self.lws:
             return False
-        return self.group is None or group_of(pod) == str(self.group)
+        return self.group is None or group_of(pod, groups) == str(self.group)
 
     def apply(self, base: Timing) -> Timing:
         changes = {k: getattr(self, k) for k in ("start", "ready", "never_ready") if getattr(self, k) is not None}
@@ -87,6 +84,9 @@ class KubeletConfig:
     fail_images: tuple[str, ...] = ()
     #: images (exact or glob) that cannot be pulled: the pod stays Pending, ImagePullBackOff
     pull_errors: tuple[str, ...] = ()
+    #: how pods name their workload and group, one entry per API (``Workload.group_labels``, filled
+    #: by the driver side: the cluster knows no API); without them only name/time overrides match
+    group_labels: tuple[GroupLabels, ...] = ()
 
     def image_faults(self, pod: Mapping[str, Any]) -> dict[str, str]:
         """``{container name: "crash" | "pull"}`` for the pod's containers on a faulty image
@@ -105,25 +105,9 @@ class KubeletConfig:
     def timing_for(self, pod: Mapping[str, Any], created_at: float) -> Timing:
         """The first matching override applied over the default."""
         for ov in self.overrides:
-            if ov.matches(pod, created_at):
+            if ov.matches(pod, created_at, self.group_labels):
                 return ov.apply(self.default)
         return self.default
-
-
-def group_of(pod: Mapping[str, Any]) -> str | None:
-    """The group of a pod: an LWS ``group-index`` label, a ModelServing ``group-name`` label
-    (``<ms>-<g>``: the ServingGroup ordinal), else parsed from an LWS pod name ``<lws>-<i>[-<j>]``."""
-    lbl = meta(pod).get("labels") or {}  # type: ignore[arg-type]
-    if lbl.get(L.GROUP_INDEX) is not None:
-        return str(lbl[L.GROUP_INDEX])
-    serving_group = re.fullmatch(r".*-(\d+)", str(lbl.get(MS_GROUP_NAME) or ""))
-    if serving_group:
-        return serving_group.group(1)
-    lws = lbl.get(L.NAME)
-    if not lws:
-        return None
-    m = re.fullmatch(re.escape(lws) + r"-(\d+)(?:-\d+)?", meta(pod)["name"])  # type: ignore[arg-type]
-    return m.group(1) if m else None
 
 
 def set_condition(pod: dict[str, Any], ctype: str, status: str, now: str, reason: str | None = None,

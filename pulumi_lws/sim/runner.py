@@ -34,6 +34,7 @@ from pulumi_lws.sim.narrate import narrate
 from pulumi_lws.sim.scenario import Scenario
 from pulumi_lws.sim.workspace import Workspace
 from pulumi_lws.core.trace import Trace, TraceRow, rows_changed
+from pulumi_lws.workloads import simulator_group_labels
 
 WARMUP_ROUNDS = 50
 #: called after every tick's row with the cluster and the time (tests measure e.g. GPU demand)
@@ -145,6 +146,8 @@ class Runner:
             self.close()
             raise
         self.probe = probe
+        if not scenario.kubelet.group_labels:  # the cluster knows no API: the registered ones declare their labels
+            scenario.kubelet.group_labels = simulator_group_labels()
         self.cluster = SimCluster(seed=scenario.seed, nodes=scenario.nodes, kubelet=scenario.kubelet,
                                   statefulset_history=scenario.statefulset_history)
         self.budget = _Budget()

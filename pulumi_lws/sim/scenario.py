@@ -15,9 +15,8 @@ from typing import Any, Mapping
 import yaml
 
 from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.lws.api.leaderworkerset import load_manifest
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
-from pulumi_lws.sim.workspace import merge_patch  # noqa: F401  (re-exported API)
+from pulumi_lws.sim.workspace import load_workload_manifest, merge_patch  # noqa: F401  (merge_patch: re-exported API)
 
 TOP_KEYS = {"name", "description", "seed", "engine", "namespace", "manifest", "objects", "program", "start",
             "updates", "nodes", "kubelet", "faults", "events", "reconcile", "stop", "cluster", "apply"}
@@ -198,7 +197,7 @@ def _manifest(value: Any, base: pathlib.Path, where: str, err: _Errors) -> dict[
     if not p.exists():
         err.add(where, "file not found", str(p))
         return {}
-    return load_manifest(p)
+    return load_workload_manifest(p)
 
 
 def _scenario_manifest(sc: Scenario, value: Any, base: pathlib.Path, err: _Errors) -> None:

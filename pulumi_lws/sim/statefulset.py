@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pulumi_lws.lws import labels as L
+from pulumi_lws.core import keys as K  # Kubernetes well-known keys only: no API label
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.sim.clock import Clock
@@ -53,7 +53,7 @@ def ordinal_of(sts_name: str, pod_name: str) -> int | None:
 
 
 def pod_revision(pod: Mapping[str, Any]) -> str | None:
-    return (meta(pod).get("labels") or {}).get(L.CONTROLLER_REVISION_HASH)  # type: ignore[arg-type]
+    return (meta(pod).get("labels") or {}).get(K.CONTROLLER_REVISION_HASH)  # type: ignore[arg-type]
 
 
 def _running_ready(pod: Mapping[str, Any]) -> bool:
@@ -254,7 +254,7 @@ class StatefulSetController:
                     available += 1
             pm = pod["metadata"]
             if not pm.get("deletionTimestamp"):
-                revision = (pm.get("labels") or {}).get(L.CONTROLLER_REVISION_HASH)
+                revision = (pm.get("labels") or {}).get(K.CONTROLLER_REVISION_HASH)
                 current += revision == current_name
                 updated += revision == update_name
         st = {"observedGeneration": meta(sts)["generation"], "replicas": replicas, "readyReplicas": ready,
@@ -276,7 +276,7 @@ class StatefulSetController:
         tmpl = rev.template  # read only: the dicts built here are new, and the store copies the pod
         tmeta = tmpl.get("metadata") or {}
         labels = dict(tmeta.get("labels") or {})
-        labels.update({L.CONTROLLER_REVISION_HASH: rev.name, L.STS_POD_NAME: name, L.POD_INDEX: str(ordinal)})
+        labels.update({K.CONTROLLER_REVISION_HASH: rev.name, K.STS_POD_NAME: name, K.POD_INDEX: str(ordinal)})
         pod_meta = {"name": name, "namespace": meta(sts)["namespace"], "labels": labels, "ownerReferences": [owner_ref(sts)]}
         if tmeta.get("annotations"):
             pod_meta["annotations"] = dict(tmeta["annotations"])

@@ -21,8 +21,20 @@ import tempfile
 from typing import Any, Mapping
 
 
-from pulumi_lws.lws.api.leaderworkerset import load_manifest
-from pulumi_lws.core.yamlio import dump_document
+from pulumi_lws.core.resource import load_manifest
+from pulumi_lws.core.yamlio import dump_document, load_documents, read_text
+
+
+def load_workload_manifest(path: pathlib.Path) -> dict[str, Any]:
+    """The first document of ``path`` whose kind a registered API models, else the first (a file
+    holding a Service and then the workload reads as the workload); ``SpecError`` on bad YAML."""
+    from pulumi_lws.workloads import registered
+
+    kinds = registered()
+    docs = load_documents(read_text(path), str(path))
+    kind = next((str(d["kind"]) for d in docs if isinstance(d, Mapping) and d.get("kind") in kinds), "manifest")
+    return load_manifest(path, kind)
+
 
 #: not copied: caches and virtualenvs that never influence a program run.
 IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".venv", "venv", ".pytest_cache")
@@ -63,8 +75,8 @@ class Workspace:
         return self.root / rel
 
     def read(self, relative: str | pathlib.Path) -> dict[str, Any]:
-        """The first YAML document of a workspace file."""
-        return load_manifest(self.path(relative))
+        """The workload document of a workspace file (:func:`load_workload_manifest`)."""
+        return load_workload_manifest(self.path(relative))
 
     def write(self, relative: str | pathlib.Path, document: Mapping[str, Any]) -> None:
         self.path(relative).write_text(dump_document(dict(document)))

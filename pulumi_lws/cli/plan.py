@@ -63,14 +63,6 @@ from pulumi_lws.core.stagetable import (  # noqa: F401  (stage_row, predicted_ro
     stage_row,
 )
 from pulumi_lws.core.trace import PlanInputError, Trace, TraceRow, format_table, rows_changed
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.lws.reconcile import UPDATE_ORDER_ANNOTATION
-from pulumi_lws.lws.rollout.plan_trace import (  # noqa: F401  (LeaderWorkerSet's exact models, importable here as before)
-    build_hash_trace,
-    build_trace,
-    check_pair,
-    initial_inputs,
-)
 from pulumi_lws.workloads import Workload
 
 FORMATS = ("table", "markdown", "json")
@@ -95,8 +87,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="draw group states with ASCII letters (U u o x g t) instead of emoji; automatic when "
                              "stdout cannot encode them")
     parser.add_argument("--update-order", choices=ORDERS, default=None,
-                        help=f"LeaderWorkerSet: order for a template change combined with a scale-up (default: "
-                             f"NEW's {UPDATE_ORDER_ANNOTATION} annotation, else ScaleFirst)")
+                        help="LeaderWorkerSet: order for a template change combined with a scale-up (default: "
+                             "NEW's pulumi-lws.io/update-order annotation, else ScaleFirst)")
     parser.add_argument("--mode", choices=MODES, default="operator-free",
                         help="operator-free (default: pulumi-lws rolls out) or controller (the upstream controller "
                              "rolls out; the same stages, with a note on where the model is upstream-exact)")
@@ -115,12 +107,6 @@ def controller_mode_error(workload: Workload, args: argparse.Namespace) -> str |
         return "--diff shows the native objects of operator-free mode; in controller mode the next up changes only the CR"
     return None
 
-
-def update_order(new: LeaderWorkerSet, flag: str | None) -> str:
-    if flag:
-        return flag
-    value = new.metadata.annotations.get(UPDATE_ORDER_ANNOTATION)
-    return value if value in ORDERS else "ScaleFirst"
 
 
 def load(path: str, name: str | None = None) -> tuple[Mapping[str, Any], Workload, Any]:
@@ -210,14 +196,6 @@ def stage_demand(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mappin
     return {"before": before, "next": after}
 
 
-def _update_order(workload: Workload, new: Any, flag: str | None) -> str | None:
-    if flag:
-        return flag
-    annotations = getattr(getattr(new, "metadata", None), "annotations", None) or {}
-    value = annotations.get(UPDATE_ORDER_ANNOTATION)
-    return value if value in ORDERS else None
-
-
 def control_note(workload: Workload, new: Any) -> dict[str, Any]:
     """NEW's rollout control (docs/rollout-control.md): paused, and the progress deadline that
     ``pulumi up`` / ``pulumi-lws status`` check against the cluster's timestamps (a plan has no
@@ -237,7 +215,9 @@ def run(args: argparse.Namespace) -> int:
     if controller and (why := controller_mode_error(workload, args)):
         print(f"error: {why}", file=sys.stderr)
         return X.BAD_INPUT
-    order = None if controller else _update_order(workload, new, args.update_order)  # upstream: ScaleFirst
+    # the flag wins over the workload's own setting (an API reads its annotation itself); the
+    # upstream controller has one order, ScaleFirst
+    order = "ScaleFirst" if controller else args.update_order
     choices: dict[str, Any] = {"update_order": order} if order else {}
     choices["paused"] = False  # predict the rollout as resumed; a paused NEW is reported below (control_note)
     exact = getattr(workload, "predict_trace", None)  # an API's own model (LeaderWorkerSet), else generic
@@ -262,7 +242,7 @@ def run(args: argparse.Namespace) -> int:
         from pulumi_lws.cli.diff import plan_diff
 
         try:
-            diffs = plan_diff(old_doc, new_doc, {"update_order": order or "ScaleFirst"})
+            diffs = plan_diff(old_doc, new_doc, {"update_order": order} if order else {})
         except WarmUpBlocked as exc:
             print(f"plan --diff: OLD never converges on the embedded cluster, no steady state to diff against: {exc}",
                   file=sys.stderr)

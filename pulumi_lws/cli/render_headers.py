@@ -17,7 +17,6 @@ from typing import Any
 
 from pulumi_lws.cli.documents import Document
 from pulumi_lws.core.workload import Reconciled, Workload
-from pulumi_lws.lws.render.headers import lws_first_header, lws_steady_header  # noqa: F401  (importable here as before)
 from pulumi_lws.sim.expansion import Expansion
 
 

@@ -45,7 +45,6 @@ class DisaggregatedSetWorkload:
     api_version = API_VERSION
     #: its pods are its LeaderWorkerSet children's: found by the LeaderWorkerSet labels
     group_labels = LWS_GROUP_LABELS
-    placement = staticmethod(lambda spec: None)  # TEMP until the base has the default
     upstream = UpstreamController(
         group="disaggregatedset.x-k8s.io", plural="disaggregatedsets",
         controller="the DisaggregatedSet controller (kubernetes-sigs/lws, which also installs the LeaderWorkerSet "
@@ -63,6 +62,10 @@ class DisaggregatedSetWorkload:
 
     def identity(self, spec: DisaggregatedSet) -> tuple[str, str]:
         return spec.namespace, spec.name
+
+    def placement(self, spec: Any) -> None:
+        """No exclusive placement of its own the simulator must assume a node pool for."""
+        return None
 
     def options(self, **choices: Any) -> DisaggregatedSetOptions:
         children = {k: v for k, v in choices.items() if k in ("update_order", "gang_provider", "volcano_queue") and v}

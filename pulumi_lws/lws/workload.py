@@ -132,11 +132,13 @@ class LeaderWorkerSetWorkload:
 
     def predict_trace(self, old: LeaderWorkerSet, new: LeaderWorkerSet, choices: Mapping[str, Any] | None = None) -> Trace:
         """``pulumi-lws plan``'s rows for OLD -> NEW from the exact models (Ordinal readiness order,
-        Hash gate model; ``choices["update_order"]``, default ScaleFirst): :mod:`pulumi_lws.lws.rollout.plan_trace`."""
+        Hash gate model; ``choices["update_order"]``, else NEW's update-order annotation, else ScaleFirst): :mod:`pulumi_lws.lws.rollout.plan_trace`."""
         from pulumi_lws.lws.rollout.plan_trace import build_trace, check_pair
 
         check_pair(old, new)
-        return build_trace(old, new, (choices or {}).get("update_order") or "ScaleFirst")
+        # the shell's choice wins over NEW's own update-order annotation (default ScaleFirst)
+        order = (choices or {}).get("update_order") or ReconcileOptions().for_lws(new).update_order
+        return build_trace(old, new, order)
 
     def stage_lanes(self, spec: LeaderWorkerSet) -> Lanes:
         """One ``R-<ordinal>`` (Ordinal) or ``G-<key>`` (Hash) column per group."""

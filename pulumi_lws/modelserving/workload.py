@@ -42,7 +42,6 @@ class ModelServingWorkload:
     api_version = API_VERSION
     #: the simulated kubelet finds a pod's workload and ServingGroup by these (``group-name`` is ``<ms>-<g>``)
     group_labels = GroupLabels(owner=L.NAME, group=L.GROUP_NAME, group_pattern=r".*-(\d+)")
-    placement = staticmethod(lambda spec: None)  # TEMP until the base has the default
     upstream = UpstreamController(
         group="workload.serving.volcano.sh", plural="modelservings",
         controller="the Kthena ModelServing controller (volcano-sh/kthena; its Helm chart installs the CRD "
@@ -63,6 +62,10 @@ class ModelServingWorkload:
 
     def identity(self, spec: ModelServing) -> tuple[str, str]:
         return spec.namespace, spec.name
+
+    def placement(self, spec: Any) -> None:
+        """No exclusive placement of its own the simulator must assume a node pool for."""
+        return None
 
     def options(self, **choices: Any) -> ModelServingOptions:
         return ModelServingOptions(max_groups_in_flight=choices.get("max_groups_in_flight"), control=control_choices(choices))

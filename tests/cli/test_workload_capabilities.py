@@ -1,7 +1,7 @@
 """The shells reach an API's own refinements through optional Workload capabilities, never by
 kind (pulumi_lws/core/workload.py, "Optional capabilities"): ``plan`` rows (``predict_trace``),
 ``render`` headers (``first_render_header`` / ``steady_render_header``) and the simulator's assumed
-node pool (``exclusive_topology``). A workload that implements one gets its own behaviour whatever
+node pool (the ``placement`` facts). A workload that implements one gets its own behaviour whatever
 its kind; one without gets the generic behaviour; LeaderWorkerSet's output is what it was
 (byte-identical: tests/golden, tests/examples)."""
 from __future__ import annotations
@@ -17,24 +17,27 @@ from pulumi_lws.cli import main
 from pulumi_lws.cli import plan as P
 from pulumi_lws.cli import render_headers as H
 from pulumi_lws.core.snapshot import EMPTY
+from pulumi_lws.lws.rollout.plan_trace import build_trace
 from pulumi_lws.sim import expansion as E
 from pulumi_lws.workloads import workload_for
 
 LWS = workload_for("LeaderWorkerSet")
 MS = workload_for("ModelServing")
 EXCLUSIVE = TESTS_DIR / "manifests_upstream" / "config_samples_leaderworkerset_exclusiveplacement.yaml"
-CAPABILITIES = ("predict_trace", "first_render_header", "steady_render_header", "exclusive_topology")
+CAPABILITIES = ("predict_trace", "first_render_header", "steady_render_header")
 
 
 class Without:
-    """``workload`` with every optional capability hidden (the contract's methods only)."""
+    """``workload`` with every optional capability at the contract's default (none; no placement)."""
 
     def __init__(self, workload) -> None:
         self._w = workload
 
     def __getattr__(self, name: str):
-        if name in CAPABILITIES or name == "observed_target_revision":
-            raise AttributeError(name)
+        if name in CAPABILITIES:
+            return None
+        if name == "placement":
+            return lambda spec: None
         return getattr(self._w, name)
 
 
@@ -52,15 +55,15 @@ def lws_doc(image: str = "a") -> dict:
 
 
 def test_no_shell_keeps_a_kind_keyed_table():
-    assert not hasattr(P, "PREDICTORS") and not hasattr(H, "HEADERS")
-    assert set(E.ASSUMED_POOLS) <= set(CAPABILITIES)
-    assert all(hasattr(LWS, c) for c in CAPABILITIES) and not any(hasattr(MS, c) for c in CAPABILITIES)
+    assert not hasattr(P, "PREDICTORS") and not hasattr(H, "HEADERS") and not hasattr(E, "ASSUMED_POOLS")
+    assert all(getattr(LWS, c, None) is not None for c in CAPABILITIES)
+    assert not any(getattr(MS, c, None) is not None for c in CAPABILITIES)
 
 
 def test_headers_follow_the_capability_not_the_kind():
     spec = LWS.parse(lws_doc())
     result = LWS.reconcile(spec, EMPTY, LWS.options())
-    assert H.first_header(LWS, spec, result) == H.lws_first_header(spec, result)
+    assert H.first_header(LWS, spec, result) == LWS.first_render_header(spec, result)
     assert "leader StatefulSet" in H.first_header(LWS, spec, result)
     generic = H.first_header(Without(LWS), spec, result)
     assert generic == H.generic_first_header(LWS, spec, result) != H.first_header(LWS, spec, result)
@@ -72,7 +75,7 @@ def test_plan_rows_follow_the_capability(tmp_path, capsys, monkeypatch):
     old.write_text(yaml.safe_dump(lws_doc("a")))
     new.write_text(yaml.safe_dump(lws_doc("b")))
     exact = LWS.predict_trace(LWS.parse(lws_doc("a")), LWS.parse(lws_doc("b")), {})
-    assert exact.to_json() == P.build_trace(LWS.parse(lws_doc("a")), LWS.parse(lws_doc("b")), "ScaleFirst").to_json()
+    assert exact.to_json() == build_trace(LWS.parse(lws_doc("a")), LWS.parse(lws_doc("b")), "ScaleFirst").to_json()
     assert main(["plan", str(old), str(new), "--format", "json"]) == 0
     own = capsys.readouterr().out
     calls = []
@@ -89,9 +92,10 @@ def test_plan_rows_follow_the_capability(tmp_path, capsys, monkeypatch):
     assert len(calls) == 1 and capsys.readouterr().out != own  # the generic prediction, not LWS's model
 
 
-def test_the_assumed_pool_follows_the_capability():
+def test_the_assumed_pool_follows_the_placement_facts():
     spec = LWS.parse(yaml.safe_load(EXCLUSIVE.read_text()))
-    assert LWS.exclusive_topology(spec) == "cloud.google.com/gke-nodepool"
+    assert LWS.placement(spec).topology_key == "cloud.google.com/gke-nodepool"
+    assert MS.placement(None) is None
     own = E.node_pool(spec, None, None, None, workload=LWS)
     assert own.assumed and len(own.nodes) == spec.replicas
     generic = E.node_pool(spec, None, None, None, workload=Without(LWS))

@@ -108,7 +108,7 @@ def test_groups_to_roll_counts_every_group_not_ready_and_updated() -> None:
 
 
 def test_plan_of_a_large_fleet_is_a_handful_of_wave_rows_to_the_end() -> None:
-    from pulumi_lws.cli.plan import build_trace
+    from pulumi_lws.lws.rollout.plan_trace import build_trace
 
     old, new = fleet_lws(1_000, image="img:1"), fleet_lws(1_000, image="img:2")
     trace = build_trace(old, new, "ScaleFirst")

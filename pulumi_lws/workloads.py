@@ -6,7 +6,6 @@ A new API plugs in by adding its ``workload`` module here (and nothing else in t
 from __future__ import annotations
 
 import importlib
-
 from collections.abc import Mapping
 from typing import Any
 

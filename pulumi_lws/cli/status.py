@@ -128,11 +128,11 @@ def from_cluster(args: argparse.Namespace) -> list[Target]:
 def describe(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     """One workload as the cluster shows it: stage, blocker, next ``pulumi up`` (plain data)."""
     from pulumi_lws.components import outputs as O
-    from pulumi_lws.core.driver import cycle
+    from pulumi_lws.core.driver import Cycle, cycle
 
     workload, spec = target.workload, target.spec
     backend = backend_for(args, "volcano" if workload.kind == "ModelServing" else "kubernetes")
-    done = cycle(workload, spec, workload.options(), backend.observer)  # observe + reconcile: nothing applied
+    done: Cycle[None] = cycle(workload, spec, workload.options(), backend.observer)  # observe + reconcile only
     snapshot, result, stage = done.snapshot, done.reconciled, done.stage
     namespace, name = workload.identity(spec)
     observed = {(o.get("kind"), (o.get("metadata") or {}).get("name")) for o in snapshot}

@@ -20,7 +20,6 @@ import shutil
 import tempfile
 from typing import Any, Mapping
 
-
 from pulumi_lws.core.resource import load_manifest
 from pulumi_lws.core.yamlio import dump_document, load_documents, read_text
 

@@ -21,7 +21,7 @@ import traceback
 
 from pulumi_lws.cli import exit_codes as X
 
-SUBCOMMANDS = ("render", "plan", "simulate", "rollout", "rollback", "status")
+SUBCOMMANDS = ("render", "plan", "simulate", "preview", "up", "destroy", "rollout", "rollback", "status")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,7 +8,7 @@
    with the API's :class:`~pulumi_lws.core.ports.Scope`, asks the API's
    :class:`~pulumi_lws.core.workload.Workload` for exactly one safe stage, registers every
    manifest with ``parent=self`` and ``depends_on`` its declared dependencies, and runs the
-   stage's actions on update only (in preview they and the stage table are logged);
+   stage's actions on update only (in preview they are listed); the stage table is logged on the component either way);
 3. the subclass publishes its outputs with :meth:`WorkloadComponent._publish_outputs`.
 
 Providers passed on the component (``opts=ResourceOptions(providers=[k8s_provider])``) reach
@@ -111,8 +111,10 @@ class WorkloadComponent(pulumi.ComponentResource):
         return snapshot, result, action_lines
 
     def _run_actions(self, namespace: str, stage: Stage) -> list[str]:
-        """Execute on update; in preview only log the stage table (with the assumptions made for
-        unknown inputs) and what would run. Secret input values never reach a log line."""
+        """Execute on update; in preview only list what would run. Either way the stage's summary and
+        table (in preview with the assumptions made for unknown inputs) are logged through
+        ``pulumi.log`` on this component, so ``pulumi preview``/``up`` show them under it in
+        Diagnostics (as ``pulumi-lws preview``/``up`` do). Secret input values never reach a log line."""
         redact = self._inputs.redact
         planned = [redact(a.describe()) for a in stage.actions]
         if pulumi.runtime.is_dry_run():
@@ -123,7 +125,7 @@ class WorkloadComponent(pulumi.ComponentResource):
             for line in planned:
                 pulumi.log.info(f"would {line}", resource=self)
             return planned
-        pulumi.log.info(redact(stage.summary()), resource=self)
+        pulumi.log.info(redact(f"{stage.summary()}\n{_outputs.stage_table(stage)}"), resource=self)
         if not stage.actions:
             return []
         try:

@@ -28,7 +28,7 @@ import pathlib
 import runpy
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable, Union
+from typing import Any, Callable, Iterable, Mapping, Union
 
 import pulumi
 from pulumi.runtime import settings as _settings
@@ -64,6 +64,35 @@ class EngineResult:
     stages_by_component: dict[str, Stage] = field(default_factory=dict)
     #: URN -> what the program sent for that resource (every registration, components too)
     registrations: dict[str, Registration] = field(default_factory=dict)
+    #: what the program logged through ``pulumi.log`` (with the URN of the resource it named)
+    logs: list[LogEntry] = field(default_factory=list)
+    #: the names of the stack outputs that are secrets (``pulumi.Output.secret`` or from secret config)
+    secret_outputs: frozenset[str] = frozenset()
+    #: (type, name) -> the place of that resource in the program's construction order
+    construction_order: dict[tuple[str, str], int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One ``pulumi.log`` call: severity ``debug|info|warning|error``, the URN of the resource it
+    was logged on ("" for the stack), the message."""
+
+    severity: str
+    urn: str
+    message: str
+
+
+class _CapturingEngine:
+    """The engine service's ``Log`` as the Pulumi CLI receives it (the mock engine only forwards the
+    message text to Python's ``logging`` and drops the resource, so diagnostics lose their place)."""
+
+    _SEVERITIES = {0: "debug", 1: "info", 2: "warning", 3: "error"}
+
+    def __init__(self, into: list[LogEntry]) -> None:
+        self.into = into
+
+    def Log(self, request) -> None:  # noqa: N802 (gRPC name)
+        self.into.append(LogEntry(self._SEVERITIES.get(request.severity, "info"), request.urn, request.message))
 
 
 @dataclass(frozen=True)
@@ -82,6 +111,10 @@ class Registration:
     provider: str
     #: names of the resource hooks bound before delete
     before_delete_hooks: tuple[str, ...]
+    #: a custom resource (managed by a provider), not a component
+    custom: bool = False
+    #: the inputs as sent, JSON-shaped (secrets keep Pulumi's secret signature, unknowns its sentinel)
+    inputs: Any = None
 
 
 class _ManifestMocks(pulumi.runtime.Mocks):
@@ -180,7 +213,8 @@ def _registration(request: Any) -> Registration:
         secret_paths=tuple(_secret_paths(json_format.MessageToDict(request.object))),
         aliases=tuple(json_format.MessageToDict(a.spec) if a.HasField("spec") else {"urn": a.urn} for a in request.aliases),
         protect=bool(request.protect), retain_on_delete=bool(request.retainOnDelete), provider=request.provider,
-        before_delete_hooks=tuple(request.hooks.before_delete) if request.HasField("hooks") else ())
+        before_delete_hooks=tuple(request.hooks.before_delete) if request.HasField("hooks") else (),
+        custom=bool(request.custom), inputs=json_format.MessageToDict(request.object))
 
 
 class _ConstructionOrder:
@@ -236,7 +270,7 @@ def _wire(args: pulumi.runtime.MockResourceArgs) -> dict[str, Any]:
 def _program_callable(program: Program) -> Callable[[], Any]:
     if callable(program):
         return program
-    path = pathlib.Path(program)
+    path = pathlib.Path(program).resolve()  # the program runs from its own directory
     if path.is_dir():
         path = path / "__main__.py"
     if not path.exists():
@@ -278,12 +312,45 @@ def _retire_loop(loop: asyncio.AbstractEventLoop) -> None:
     _spare_loop.append(spare)
 
 
+def close_event_loops() -> None:
+    """Close the spare event loop :func:`run_program` leaves current. A command line calls this
+    before it exits: an open loop collected at interpreter shutdown prints ``Exception ignored in
+    BaseEventLoop.__del__ ... Invalid file descriptor: -1`` (its self-pipe is already gone)."""
+    while _spare_loop:
+        loop = _spare_loop.pop()
+        if not loop.is_running() and not loop.is_closed():
+            loop.close()
+    asyncio.set_event_loop(None)
+
+
+def _drain(loop: asyncio.AbstractEventLoop) -> None:
+    """Let the tasks the program left behind finish (``pulumi.log`` on a resource resolves the URN
+    in a task nobody awaits; the real runtime waits for them too), then cancel what still waits."""
+    for _ in range(3):
+        pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        if not pending:
+            return
+        loop.run_until_complete(asyncio.wait(pending, timeout=1.0))
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+
+
+def _is_secret(value: Any) -> bool:
+    if isinstance(value, pulumi.Output):
+        return bool(_sync_await(value.is_secret()))
+    return False
+
+
 def run_program(program: Program, observer: Observer, actuator: Actuator, *, preview: bool = False,
                 stack: str = "sim", project: str = "lws",
-                resource_outputs: ResourceOutputs | None = None) -> EngineResult:
+                resource_outputs: ResourceOutputs | None = None,
+                config: Mapping[str, str] | None = None, secret_keys: Iterable[str] = ()) -> EngineResult:
     """Run ``program`` (a ``__main__.py`` path, a project directory or a callable) once.
 
-    Exceptions raised by the program (e.g. a ``SpecError``) propagate unchanged.
+    ``config`` is the stack configuration as the Pulumi CLI hands it to a program (full keys,
+    ``<namespace>:<name>``, values as strings; ``secret_keys`` those that are secrets), read by
+    ``pulumi.Config`` as in a real stack. Exceptions raised by the program (e.g. a ``SpecError``)
+    propagate unchanged.
     """
     func = _program_callable(program)
     loop = _fresh_loop()
@@ -291,9 +358,11 @@ def run_program(program: Program, observer: Observer, actuator: Actuator, *, pre
     monitor = _RecordingMonitor(mocks)
     order = _ConstructionOrder()
     _settings.ROOT.set(None)  # a fresh root stack: exports of an earlier run must not leak
+    pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
-    pulumi.runtime.register_stack_transformation(order)
     result = EngineResult()
+    _settings.SETTINGS.engine = _CapturingEngine(result.logs)
+    pulumi.runtime.register_stack_transformation(order)
 
     def collect(name: str, stage: Stage) -> None:
         result.stages.append(stage)
@@ -305,10 +374,14 @@ def run_program(program: Program, observer: Observer, actuator: Actuator, *, pre
             root = _settings.get_root_resource()
             exported = dict(getattr(root, "outputs", {}) or {})
             resolved = _sync_await(pulumi.Output.from_input(exported).future()) if exported else {}
+            result.secret_outputs = frozenset(k for k, v in exported.items() if _is_secret(v))
+            _drain(loop)
     finally:
         _settings.ROOT.set(None)
+        pulumi.runtime.set_all_config({}, [])
         _retire_loop(loop)
     result.manifests, result.dependencies = _declared(mocks, monitor, order)
     result.registrations = dict(monitor.requests)
+    result.construction_order = dict(order.order)
     result.outputs = ints_back(dict(resolved or {}))
     return result

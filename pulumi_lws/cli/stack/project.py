@@ -1,0 +1,127 @@
+"""A Pulumi project directory as the Pulumi CLI reads it: ``Pulumi.yaml``, the stack, its config.
+
+Invariants:
+- the stack is ``--stack``, else ``PULUMI_STACK``, else the only ``Pulumi.<stack>.yaml`` in the
+  directory, else ``dev`` (a new stack);
+- config keys reach the program as the Pulumi CLI passes them: ``<namespace>:<key>`` (a key
+  without a namespace gets the project's), values as strings (other YAML values as JSON, as
+  ``pulumi config`` stores them); ``--config`` overrides the stack file;
+- a secret is ``--config-secret key=value`` or a ``secure:`` value of the stack file; the program
+  reads it with ``Config.get_secret``/``require_secret`` as a secret Output. A ``secure:`` value
+  is ciphertext of the stack's secrets provider, which this command does not hold: it must be
+  given with ``--config-secret`` (the error says so), never read as its ciphertext.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import yaml
+
+STATE_DIR = ".pulumi-lws"
+
+
+class ProjectError(ValueError):
+    """The project directory, its stack file or a ``--config`` argument is unusable (bad input, exit 2)."""
+
+
+@dataclass(frozen=True)
+class Project:
+    directory: pathlib.Path
+    name: str
+    program: pathlib.Path  # the program's entry file (``main`` of Pulumi.yaml, else __main__.py)
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    stack: str
+    values: dict[str, str] = field(default_factory=dict)
+    secret_keys: frozenset[str] = frozenset()
+
+
+def load_project(directory: str | os.PathLike) -> Project:
+    root = pathlib.Path(directory).resolve()
+    manifest = root / "Pulumi.yaml"
+    if not manifest.is_file():
+        manifest = root / "Pulumi.yml"
+    if not manifest.is_file():
+        raise ProjectError(f"{root}: no Pulumi.yaml (a Pulumi project directory holds Pulumi.yaml and the program)")
+    doc = yaml.safe_load(manifest.read_text()) or {}
+    if not isinstance(doc, dict) or not doc.get("name"):
+        raise ProjectError(f"{manifest}: name is required")
+    runtime = doc.get("runtime")
+    runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
+    if runtime_name not in (None, "python"):
+        raise ProjectError(f"{manifest}: runtime {runtime_name!r}: pulumi-lws preview/up run Python programs "
+                           "(for other languages use the component provider with `pulumi preview`)")
+    main = root / str(doc.get("main") or "")
+    program = main / "__main__.py" if main.is_dir() else main
+    if not program.is_file():
+        raise ProjectError(f"{program}: the program's entry file does not exist")
+    return Project(root, str(doc["name"]), program)
+
+
+def choose_stack(project: Project, stack: str | None) -> str:
+    if stack:
+        return stack
+    if os.environ.get("PULUMI_STACK"):
+        return os.environ["PULUMI_STACK"]
+    files = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in project.directory.glob("Pulumi.*.yaml"))
+    return files[0] if len(files) == 1 else "dev"
+
+
+def _full_key(project: Project, key: str) -> str:
+    return key if ":" in key else f"{project.name}:{key}"
+
+
+def _as_config_string(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value)
+
+
+def _pairs(items: Iterable[str], flag: str) -> list[tuple[str, str]]:
+    out = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ProjectError(f"{flag} {item!r}: expected key=value")
+        out.append((key, value))
+    return out
+
+
+def stack_config(project: Project, stack: str, config: Iterable[str] = (), secrets: Iterable[str] = ()) -> StackConfig:
+    """The configuration ``pulumi up`` would hand the program (see the module docstring)."""
+    path = project.directory / f"Pulumi.{stack}.yaml"
+    doc = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+    values: dict[str, str] = {}
+    secret: set[str] = set()
+    undecryptable: list[str] = []
+    for key, value in ((doc.get("config") if isinstance(doc, dict) else None) or {}).items():
+        full = _full_key(project, str(key))
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            undecryptable.append(full)
+            secret.add(full)
+            continue
+        values[full] = _as_config_string(value)
+    for key, value in _pairs(config, "--config"):
+        values[_full_key(project, key)] = value
+    for key, value in _pairs(secrets, "--config-secret"):
+        full = _full_key(project, key)
+        values[full] = value
+        secret.add(full)
+        if full in undecryptable:
+            undecryptable.remove(full)
+    if undecryptable:
+        keys = ", ".join(undecryptable)
+        raise ProjectError(f"{path.name}: {keys}: a secure value is encrypted by the stack's secrets provider, "
+                           "which pulumi-lws does not hold; give its plain value with "
+                           f"--config-secret {undecryptable[0].split(':', 1)[1]}=VALUE (it stays a secret in the program)")
+    return StackConfig(stack, values, frozenset(secret))

@@ -81,7 +81,10 @@ def user_error(exc: BaseException) -> str | None:
 
     from pulumi_lws.core.errors import SpecError
 
-    if isinstance(exc, SpecError):
+    from pulumi_lws.cli.stack.project import ProjectError
+    from pulumi_lws.sim.persist import StateFormatError
+
+    if isinstance(exc, (SpecError, ProjectError, StateFormatError)):
         return str(exc)
     if isinstance(exc, (FileNotFoundError, IsADirectoryError, NotADirectoryError, PermissionError)):
         return f"{exc.filename}: {exc.strerror}" if exc.filename else str(exc)

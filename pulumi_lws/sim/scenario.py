@@ -225,11 +225,21 @@ def _update(u: Mapping[str, Any], base: pathlib.Path, i: int, err: _Errors) -> U
                   file=None if u.get("file") is None else str(u["file"]), replace=u.get("replace"))
 
 
+def _inside(relative: str) -> bool:
+    """A path the workspace accepts (``Workspace.path``): relative, no ``..``."""
+    path = pathlib.PurePosixPath(relative)
+    return not path.is_absolute() and ".." not in path.parts
+
+
 def _check_updates(sc: Scenario, err: _Errors) -> None:
     """File edits need a program (its directory is the workspace); spec updates of a program
     scenario need ``manifest:`` to name the program's LWS file, or they would not reach the program."""
+    if sc.program is not None and sc.manifest_file is not None and not _inside(sc.manifest_file):
+        err.add("manifest", "must be a relative path inside the program directory (the workspace)", sc.manifest_file)
     for i, u in enumerate(sc.updates):
-        if u.file is not None and sc.program is None:
+        if u.file is not None and not _inside(u.file):
+            err.add(f"updates[{i}].file", "must be a relative path inside the program directory (the workspace)", u.file)
+        elif u.file is not None and sc.program is None:
             err.add(f"updates[{i}].file", "file updates need a program: (the workspace is its directory)")
         elif u.file is not None and sc.program is not None and not (sc.program.parent / u.file).is_file():
             err.add(f"updates[{i}].file", "file not found in the program directory", u.file)

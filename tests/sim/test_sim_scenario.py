@@ -51,3 +51,18 @@ def test_clock_orders_events_deterministically():
     assert Clock(seed=3).rng.random() == Clock(seed=3).rng.random()
     with pytest.raises(ValueError):
         c.advance_to(1)
+
+
+@pytest.mark.parametrize("field, value", [("file", "../hash/lws.yaml"), ("file", "/etc/hosts"), ("manifest", "../hash/lws.yaml")])
+def test_a_program_scenario_path_outside_the_program_directory_is_a_field_error(field, value):
+    """Workspace edits stay inside the copy of the project: refused when the scenario loads (exit 2), not at run time."""
+    from conftest import REPO_ROOT
+
+    doc = {"program": str(REPO_ROOT / "examples" / "quickstart" / "__main__.py"), "manifest": "lws.yaml",
+           "updates": [{"at": 5, "file": "lws.yaml", "patch": {"spec": {"replicas": 2}}}]}
+    if field == "file":
+        doc["updates"][0]["file"] = value
+    else:
+        doc["manifest"] = value
+    with pytest.raises(SpecError, match="must be a relative path inside the program directory"):
+        load_scenario(doc)

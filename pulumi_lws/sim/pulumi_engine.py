@@ -22,11 +22,14 @@ number of times in one process. ``.get()`` reads (registrations with an id) are 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import inspect
 import os
 import pathlib
 import runpy
 import sys
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Union
 
@@ -185,8 +188,10 @@ class _RecordingMonitor(MockMonitor):
         request.object.CopyFrom(_sync_await(rpc.serialize_properties(props, {})))
 
     def RegisterResource(self, request):  # noqa: N802 (gRPC name)
+        _remember_thread_loop()
         self._run_transforms(request)
         response = super().RegisterResource(request)
+        _remember_thread_loop()  # made by the mock monitor when the thread had none
         self.registrations[response.urn] = ((request.type, request.name), tuple(request.dependencies))
         self.requests[response.urn] = _registration(request)
         return response
@@ -290,6 +295,18 @@ def _program_callable(program: Program) -> Callable[[], Any]:
 
 
 _spare_loop: list[asyncio.AbstractEventLoop] = []
+#: loops the mock monitor's worker threads made for themselves (pulumi's ``_ensure_event_loop``);
+#: nobody else closes them (:func:`_retire_loop` does)
+_thread_loops: "weakref.WeakSet[asyncio.AbstractEventLoop]" = weakref.WeakSet()
+
+
+def _remember_thread_loop() -> None:
+    if threading.current_thread() is threading.main_thread():
+        return
+    try:
+        _thread_loops.add(asyncio.get_event_loop_policy().get_event_loop())
+    except RuntimeError:  # this thread has no loop
+        pass
 
 
 def _fresh_loop() -> asyncio.AbstractEventLoop:
@@ -304,7 +321,16 @@ def _fresh_loop() -> asyncio.AbstractEventLoop:
 
 
 def _retire_loop(loop: asyncio.AbstractEventLoop) -> None:
-    """Close this run's loop; leave an open spare as the current loop for other code (closed next call)."""
+    """Close this run's loop; leave an open spare as the current loop for other code (closed next call).
+
+    First the loops the mock monitor's worker threads made (pulumi's ``_ensure_event_loop``): closing
+    this loop shuts its executor down, the threads end and drop their loops unclosed, and a loop
+    collected together with its self-pipe socket prints ``Exception ignored in
+    BaseEventLoop.__del__ ... Invalid file descriptor: -1`` (in some runs, as the collector orders them)."""
+    for worker_loop in list(_thread_loops):
+        if not worker_loop.is_running() and not worker_loop.is_closed():
+            worker_loop.close()
+    _thread_loops.clear()
     if not loop.is_running():
         loop.close()
     spare = asyncio.new_event_loop()
@@ -313,14 +339,18 @@ def _retire_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def close_event_loops() -> None:
-    """Close the spare event loop :func:`run_program` leaves current. A command line calls this
-    before it exits: an open loop collected at interpreter shutdown prints ``Exception ignored in
-    BaseEventLoop.__del__ ... Invalid file descriptor: -1`` (its self-pipe is already gone)."""
+    """Close the spare event loop :func:`run_program` leaves current: an open loop collected at
+    interpreter shutdown, after its self-pipe socket was finalized, prints ``Exception ignored in
+    BaseEventLoop.__del__ ... Invalid file descriptor: -1``. Registered with ``atexit`` (which
+    runs before that collection); not for use between runs."""
     while _spare_loop:
         loop = _spare_loop.pop()
         if not loop.is_running() and not loop.is_closed():
             loop.close()
     asyncio.set_event_loop(None)
+
+
+atexit.register(close_event_loops)
 
 
 def _drain(loop: asyncio.AbstractEventLoop) -> None:

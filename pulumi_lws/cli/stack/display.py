@@ -209,15 +209,18 @@ def diagnostics_lines(logs: Iterable[Any], names: Mapping[str, tuple[str, str]],
 
 
 def outputs_lines(old: Mapping[str, Any], new: Mapping[str, Any], *, preview: bool) -> list[str]:
-    keys = list(dict.fromkeys([*new, *(old if preview else {})]))
+    keys = sorted(set(new) | set(old if preview else ()))  # Pulumi lists outputs by name
     if not keys:
         return []
     width = max(len(k) for k in keys)
     out = ["Outputs:"]
     for key in keys:
         mark = ""
+        if preview and key in old and key in new and old[key] != new[key]:
+            out += _changed(key.ljust(width), old[key], new[key], "  ")  # ~ key: old => new, nested as --diff
+            continue
         if preview:
-            mark = "+ " if key not in old else "- " if key not in new else "~ " if old[key] != new[key] else "  "
+            mark = "+ " if key not in old else "- " if key not in new else "  "
         value = new.get(key, old.get(key))
         sub = value_lines(value, "    ")
         out += [f"  {mark}{key.ljust(width)}: {sub[0]}", *sub[1:]]

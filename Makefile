@@ -6,12 +6,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test check bench soak clean schema
 
-# The install log is kept in .venv/install.log and shown only when the install fails.
+# The install log is kept in .venv/install.log and shown whole only when the install fails; while
+# it runs (~1 min on a fresh machine) each package pip collects is named, so it is not silent.
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	@echo "setting up $(VENV) (log: $(VENV)/install.log)"
-	@( $(BIN)/python -m pip install --upgrade pip && $(BIN)/python -m pip install -e '.[test]' ) \
-		> $(VENV)/install.log 2>&1 || { cat $(VENV)/install.log; exit 1; }
+	@echo "setting up $(VENV): installing pulumi-lws and its test dependencies (log: $(VENV)/install.log)"
+	@( $(BIN)/python -m pip install --upgrade pip && $(BIN)/python -m pip install -e '.[test]'; \
+		echo $$? > $(VENV)/install.status ) 2>&1 | tee $(VENV)/install.log \
+		| awk '/^Collecting /{ n++; printf "  [%d] %s\n", n, $$2; fflush() }'
+	@test "$$(cat $(VENV)/install.status)" = 0 || { cat $(VENV)/install.log; exit 1; }
+	@echo "$(VENV) ready"
 	@touch $(STAMP)
 
 demo: $(STAMP)

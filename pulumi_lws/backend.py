@@ -25,7 +25,12 @@ class NoClusterError(ClusterError):
     Raised by :func:`current_backend` instead of the Kubernetes client's own configuration error,
     with what to do in either case (``use_backend`` for tests/simulator, a kubeconfig for a cluster);
     ``__cause__`` is the :class:`~pulumi_lws.cluster.kubeconfig.KubeconfigError` naming the file.
+    ``reason`` is the cause's own message and ``where`` names the context, for a command line to
+    give its own advice (its users pass flags, not backends).
     """
+
+    reason: str = ""
+    where: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,5 +74,7 @@ def current_backend(*, context: str | None = None, kubeconfig: str | None = None
         live = LiveCluster.from_kubeconfig(context, kubeconfig=kubeconfig, gang_provider=gang_provider)
     except (ClusterError, ConfigError, OSError) as exc:
         where = f" (context {context!r})" if context else ""
-        raise NoClusterError(f"pulumi-lws has no cluster to observe{where}: {exc}. {NO_CLUSTER_HELP}") from exc
+        error = NoClusterError(f"pulumi-lws has no cluster to observe{where}: {exc}. {NO_CLUSTER_HELP}")
+        error.reason, error.where = str(exc), where
+        raise error from exc
     return Backend(live, live)

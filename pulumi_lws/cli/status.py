@@ -79,8 +79,10 @@ def backend_for(args: argparse.Namespace, gang_provider: str) -> Any:
 
     try:
         backend = current_backend(context=args.context, kubeconfig=args.kubeconfig, gang_provider=gang_provider)
-    except NoClusterError as exc:
-        raise Unreachable(str(exc)) from exc
+    except NoClusterError as exc:  # advice for a command line (the component's names use_backend, for tests)
+        raise Unreachable(f"no cluster to read{exc.where}: {exc.reason}. Point --kubeconfig (a path or its content) "
+                          "and --context, or KUBECONFIG / ~/.kube/config, at the cluster; to try a program "
+                          "without one, `pulumi-lws up DIR` runs it on the simulated cluster") from exc
     live = backend.observer
     if hasattr(live, "retry"):
         from pulumi_lws.cluster.resilience import RetryPolicy

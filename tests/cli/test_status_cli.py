@@ -150,3 +150,15 @@ def test_a_bad_manifest_is_exit_2_before_any_request(tmp_path, capsys):
     bad["spec"]["replicas"] = -1
     code = main(["status", "--kubeconfig", kubeconfig(tmp_path, "http://127.0.0.1:9"), write(tmp_path, "b.yaml", bad)])
     assert code == 2 and "spec.replicas" in capsys.readouterr().err
+
+
+def test_no_kubeconfig_advice_fits_the_command_line(tmp_path, capsys, monkeypatch):
+    """``use_backend(...)`` is for tests: the command's advice names its flags and the simulated cluster."""
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing-kubeconfig"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    code = main(["status", write(tmp_path, "lws.yaml", LWS_DOC)])
+    err = capsys.readouterr().err
+    assert code == UNREACHABLE and len(err.strip().splitlines()) == 1
+    assert "use_backend" not in err and "--kubeconfig" in err and "--context" in err and "pulumi-lws up DIR" in err
+    assert "missing-kubeconfig" in err  # the client's reason stays

@@ -81,6 +81,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         "ClusterRole only for Nodes) that `pulumi up` of FILE's workloads needs")
     access.add_argument("--service-account", default="default/pulumi-lws", metavar="NAMESPACE/NAME",
                         help="with --rbac: the ServiceAccount the bindings name (default: default/pulumi-lws)")
+    access.add_argument("--adoption", action="store_true",
+                        help="with --rbac, operator-free mode: also allow disown (adopting a fleet the upstream "
+                             "controller created: controller -> operator-free, docs/rbac.md)")
     access.add_argument("--mode", choices=("operator-free", "controller"), default=None,
                         help="with --rbac: the components' mode (default: operator-free; controller: the observe LISTs, "
                              "the CRD check and the upstream custom resource, nothing else)")
@@ -170,6 +173,9 @@ def run(args: argparse.Namespace) -> int:
     if args.mode is not None and not args.rbac:
         print("render: --mode only with --rbac (render prints operator-free mode's objects)", file=sys.stderr)
         return X.BAD_INPUT
+    if args.adoption and not args.rbac:
+        print("render: --adoption only with --rbac", file=sys.stderr)
+        return X.BAD_INPUT
     if args.rbac:  # pulumi_lws.rbac: every workload is validated before anything is printed
         from pulumi_lws.rbac import parse_service_account, rbac_yaml
 
@@ -181,7 +187,8 @@ def run(args: argparse.Namespace) -> int:
         docs = D.read(args.file)
         selected = D.named(docs, args.name, args.file) if args.name else docs
         sys.stdout.write(rbac_yaml([d.data for d in selected], namespace=args.namespace, gang_provider=args.gang_provider,
-                                   service_account=args.service_account, mode=args.mode or "operator-free"))
+                                   service_account=args.service_account, mode=args.mode or "operator-free",
+                                   adoption=args.adoption))
         return X.OK
     rendered = render_documents(D.read(args.file), args)
     for item in rendered:  # one write per document: a closed pipe (`| head`) is noticed at the next one

@@ -68,7 +68,9 @@ class ReconcilerRbac(pulumi.ComponentResource):
         rbac.check_mode(mode, kind="ReconcilerRbac", adoption=adoption, gang_provider=gang)  # even with no workload
         # every manifest is validated (SpecError) before the first registration
         policies = [rbac.policy_for_manifest(m, gang_provider=gang, adoption=adoption, mode=mode) for m in workloads]
-        docs = rbac.manifests(policies, name=name, subject_namespace=sa_namespace, subject_name=sa_name)
+        # per-mode object names (rbac.object_name): a mode switch can add the new RBAC beside the old
+        docs = rbac.manifests(policies, name=rbac.object_name(name, mode), subject_namespace=sa_namespace,
+                              subject_name=sa_name)
         super().__init__(TYPE, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
         import pulumi_kubernetes as k8s

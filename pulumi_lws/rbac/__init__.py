@@ -42,7 +42,15 @@ incl. subresource, verb, namespaced-or-cluster, resourceNames).
 """
 from __future__ import annotations
 
-from pulumi_lws.rbac.documents import manifests, merge, parse_service_account, policy_for_manifest, rbac_yaml, skips_await
+from pulumi_lws.rbac.documents import (
+    manifests,
+    merge,
+    object_name,
+    parse_service_account,
+    policy_for_manifest,
+    rbac_yaml,
+    skips_await,
+)
 from pulumi_lws.rbac.policy import (
     API_ACTIONS, API_RENDERS, AWAIT_WATCHES, CONTROLLER, CRD, FIXED_GANG_PROVIDER, KINDS, MANAGED_VERBS, MODES,
     OPERATOR_FREE, PULUMI_KUBERNETES, RECONCILE, UPSTREAM_OWNS_UNRENDERED, VERB_REQUESTS, Grant, Kind, Policy,
@@ -51,6 +59,7 @@ from pulumi_lws.rbac.policy import (
 )
 
 __all__ = [
+    "object_name",
     "API_ACTIONS", "API_RENDERS", "AWAIT_WATCHES", "CONTROLLER", "CRD", "FIXED_GANG_PROVIDER", "KINDS", "MANAGED_VERBS",
     "MODES", "OPERATOR_FREE", "PULUMI_KUBERNETES", "RECONCILE", "UPSTREAM_OWNS_UNRENDERED", "VERB_REQUESTS", "Grant",
     "Kind", "Policy", "adoption_kinds", "check_mode", "controller_grants", "kind_of_manifest", "managed_grants",

@@ -17,6 +17,14 @@ def merge(policies: Iterable[Policy]) -> list[Policy]:
     return [Policy(ns, tuple(dict.fromkeys(gs))) for ns, gs in sorted(by_ns.items())]
 
 
+def object_name(base: str, mode: str = OPERATOR_FREE) -> str:
+    """The name of a mode's RBAC objects: ``base`` in operator-free mode, ``base-controller`` in
+    controller mode. The two modes' Roles and bindings never share a name, so a mode switch can
+    apply the new mode's RBAC while the old one still exists (docs/modes.md) and delete the old
+    one after the switching ``pulumi up``."""
+    return base if mode == OPERATOR_FREE else f"{base}-{mode}"
+
+
 def manifests(policies: Iterable[Policy], *, name: str = "pulumi-lws", subject_namespace: str = "default",
               subject_name: str = "pulumi-lws") -> list[dict[str, Any]]:
     """Role + RoleBinding per namespace, and one ClusterRole + ClusterRoleBinding only when some
@@ -104,5 +112,6 @@ def rbac_yaml(manifests_: Sequence[Mapping[str, Any]], *, namespace: str | None 
             else "pulumi-lws reconcile + pulumi-kubernetes")
     header = (f"# least-privilege RBAC for `pulumi up` of {names or 'no workload'} in mode {mode} ({jobs}), "
               f"bound to ServiceAccount {sa_namespace}/{sa_name}\n")
-    docs = manifests(policies, subject_namespace=sa_namespace, subject_name=sa_name)
+    docs = manifests(policies, name=object_name("pulumi-lws", mode), subject_namespace=sa_namespace,
+                     subject_name=sa_name)
     return header + dump_documents(docs) if docs else header

@@ -122,7 +122,7 @@ def test_component_in_controller_mode(mocks, api):
     def check(outputs):
         namespaces, cluster_role = outputs[:2]
         registered = {a.typ: a.inputs for a in mocks.registered if a.custom}
-        assert namespaces == [NS] and cluster_role == "lws-rbac"  # the CRD check is cluster-scoped
+        assert namespaces == [NS] and cluster_role == "lws-rbac-controller"  # cluster-scoped CRD check; per-mode name
         assert set(registered) == {f"kubernetes:rbac.authorization.k8s.io/v1:{k}"
                                    for k in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")}
         role = registered["kubernetes:rbac.authorization.k8s.io/v1:Role"]["rules"]
@@ -156,3 +156,35 @@ def test_operator_free_adoption_disowns_what_upstream_owns():
     assert ms.allows("", "pods", "patch", cluster=False) and not plain_ms.allows("", "pods", "patch", cluster=False)
     disowned = {g.why.rpartition(" ")[2] for g in lws.grants if g.why.startswith("action disown")}
     assert disowned == {"ControllerRevision", "Service", "StatefulSet"}  # Ordinal: no Deployment rendered
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_the_two_modes_rbac_objects_never_share_a_name(api, tmp_path, capsys):
+    """docs/modes.md: switching modes, the new mode's RBAC is applied while the old one still exists."""
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(SAMPLE[api].manifest))
+    names = {}
+    for mode in ("operator-free", "controller"):
+        assert main(["render", str(path), "--rbac", "--mode", mode]) == 0
+        docs = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
+        names[mode] = {(d["kind"], d["metadata"].get("namespace"), d["metadata"]["name"]) for d in docs}
+        assert {n for _, _, n in names[mode]} == {rbac.object_name("pulumi-lws", mode)}
+    assert not names["operator-free"] & names["controller"]
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_render_rbac_adoption_adds_disown_in_operator_free_mode_only(api, tmp_path, capsys):
+    path = tmp_path / "w.yaml"
+    path.write_text(yaml.safe_dump(SAMPLE[api].manifest))
+    assert main(["render", str(path), "--rbac", "--adoption"]) == 0
+    adopting = capsys.readouterr().out
+    assert adopting.startswith("# least-privilege RBAC")
+    expected = rbac.policy_for_manifest(SAMPLE[api].manifest, adoption=True)
+    role = next(d for d in yaml.safe_load_all(adopting) if d and d["kind"] == "Role")
+    assert role["rules"] == expected.rules(cluster=False)
+    plain = rbac.policy_for_manifest(SAMPLE[api].manifest)
+    assert set(expected.grants) > set(plain.grants) and any("disown" in g.why for g in expected.grants)
+    assert main(["render", str(path), "--rbac", "--adoption", "--mode", "controller"]) == 2
+    assert "adoption" in capsys.readouterr().err
+    assert main(["render", str(path), "--adoption"]) == 2
+    assert capsys.readouterr().err.startswith("render: --adoption only with --rbac")

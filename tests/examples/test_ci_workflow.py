@@ -44,7 +44,7 @@ def test_workflow_runs_preview_and_posts_one_comment():
     assert preview["uses"].startswith("pulumi/actions@") and preview["with"]["command"] == "preview"
     assert preview["with"]["comment-on-pr"] is False  # folded into the one comment
     plan = steps["plan"]
-    assert "pulumi-lws plan old.yaml \"$file\" --format markdown" in plan["run"]
+    assert "pulumi-lws plan old.yaml \"$1\" --name \"$2\" --format markdown" in plan["run"]  # per workload
     comment = steps["Comment"]
     assert comment["uses"].startswith("marocchino/sticky-pull-request-comment@")
     assert comment["with"]["path"] == plan["env"]["COMMENT"] == steps["Attach the preview"]["env"]["COMMENT"]
@@ -75,11 +75,15 @@ def pull_request(tmp_path_factory) -> dict:
     for rel, src in files.items():
         (repo / rel).write_text(src.read_text())
     (repo / "serving" / "config.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: '1'}\n")
+    # several workloads in one file (and a Service beside them): every one gets its table
+    (repo / "serving" / "fleet.yaml").write_text("\n---\n".join(
+        [(EXAMPLES / "quickstart" / "lws.yaml").read_text(), (EXAMPLES / "modelserving-pd" / "ms.yaml").read_text(),
+         "apiVersion: v1\nkind: Service\nmetadata: {name: front}\nspec: {ports: [{port: 80}]}\n"]))
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "base")
     base = _git(repo, "rev-parse", "HEAD")
-    for rel in ("serving/lws.yaml", "serving/ms.yaml", "serving/ds.yaml"):
+    for rel in ("serving/lws.yaml", "serving/ms.yaml", "serving/ds.yaml", "serving/fleet.yaml"):
         (repo / rel).write_text(_bump_image((repo / rel).read_text()))
     (repo / "serving" / "broken.yaml").write_text((repo / "serving" / "broken.yaml").read_text().replace("replicas: 2", "replicas: -2"))
     (repo / "serving" / "config.yaml").write_text((repo / "serving" / "config.yaml").read_text().replace("'1'", "'2'"))
@@ -153,7 +157,8 @@ def test_one_table_row_per_stage_and_clean_cells(pull_request, rel, kind):
 
 def test_comment_covers_every_changed_workload_and_nothing_else(pull_request):
     sections = _sections(pull_request["comment"])
-    assert list(sections) == ["serving/broken.yaml", "serving/ds.yaml", "serving/lws.yaml", "serving/ms.yaml", "serving/new.yaml"]
+    assert list(sections) == ["serving/broken.yaml", "serving/ds.yaml", "serving/fleet.yaml", "serving/lws.yaml",
+                              "serving/ms.yaml", "serving/new.yaml"]
     broken = "".join(t.content for t in sections["serving/broken.yaml"])
     assert "pulumi-lws plan failed (exit 2)" in broken and "replicas" in broken
     assert not any(t.type == "table_open" for t in sections["serving/broken.yaml"])
@@ -163,3 +168,26 @@ def test_comment_covers_every_changed_workload_and_nothing_else(pull_request):
     # no table text outside a table: a malformed one would render as a paragraph of pipes
     inline = [t for s in sections.values() for t in s if t.type == "inline" and t.content.startswith("| Stage")]
     assert inline == []
+
+
+def test_a_multi_workload_file_gets_one_table_per_workload(pull_request):
+    """Was: "the file holds 2 workloads ...: choose one with --name" as the comment's only text."""
+    section = _sections(pull_request["comment"])["serving/fleet.yaml"]
+    headings = [section[i + 1].content for i, t in enumerate(section) if t.type == "heading_open" and t.tag == "h4"]
+    assert headings == ["LeaderWorkerSet `leaderworkerset-sample`", "ModelServing `pd`"]
+    assert sum(t.type == "table_open" for t in section) == 2
+    assert "choose one with --name" not in pull_request["comment"]
+
+
+@pytest.mark.parametrize("rel, name", [("serving/lws.yaml", "leaderworkerset-sample"), ("serving/ms.yaml", "pd"),
+                                       ("serving/ds.yaml", "pd")])
+def test_each_table_lists_the_object_changes_of_the_next_up(pull_request, rel, name):
+    paragraphs = [t.content for t in _sections(pull_request["comment"])[rel] if t.type == "inline"]
+    line = next(p for p in paragraphs if p.startswith("Objects changed by the next"))
+    old = pull_request["repo"] / "old-for-counts.yaml"
+    old.write_text(_git(pull_request["repo"], "show", f"{pull_request['base']}:{rel}") + "\n")
+    done = subprocess.run([str(BIN / "pulumi-lws"), "plan", str(old), str(pull_request["repo"] / rel), "--format", "json",
+                           "--diff"], capture_output=True, text=True)
+    changes = [d["change"] for d in json.loads(done.stdout)["diff"]]
+    expected = f"{changes.count('created')} created, {changes.count('changed')} updated, {changes.count('deleted')} deleted"
+    assert line.endswith(f"{expected}.") and changes  # an image change creates and updates objects

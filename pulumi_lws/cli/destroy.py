@@ -1,4 +1,5 @@
 """``pulumi-lws destroy [DIR]``: see :mod:`pulumi_lws.cli.stack`."""
+
 from __future__ import annotations
 
 from pulumi_lws.cli.stack.commands import register_destroy as register

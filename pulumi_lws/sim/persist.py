@@ -15,10 +15,12 @@ docstrings say so), so a reloaded cluster behaves exactly as the one that was sa
 Invariant: :data:`FORMAT`/:data:`VERSION` name the layout; :func:`load_cluster` refuses any other
 (a :class:`StateFormatError` naming the file's version), never guesses.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any, Mapping
+from typing import Any
 
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
@@ -73,30 +75,48 @@ def dump_cluster(cluster: SimCluster) -> dict[str, Any]:
         raise ValueError("only a cluster keeping StatefulSet revisions as ControllerRevision objects can be saved")
     objects = sorted(store._by_uid.values(), key=lambda o: store.creation_order(o["metadata"]["uid"]))
     return {
-        "format": FORMAT, "version": VERSION,
+        "format": FORMAT,
+        "version": VERSION,
         "clock": {"now": cluster.clock.now, "rng": _rng_state(cluster.clock.rng.getstate())},
-        "counters": {"version": store.version, "uid": store._uid_counter, "clusterIP": store._ip_counter,
-                     "podIP": kubelet._ip},
-        "kubelet": {"default": asdict(kubelet.config.default),
-                    "overrides": [asdict(o) for o in kubelet.config.overrides],
-                    "terminationGrace": kubelet.config.termination_grace},
+        "counters": {
+            "version": store.version,
+            "uid": store._uid_counter,
+            "clusterIP": store._ip_counter,
+            "podIP": kubelet._ip,
+        },
+        "kubelet": {
+            "default": asdict(kubelet.config.default),
+            "overrides": [asdict(o) for o in kubelet.config.overrides],
+            "terminationGrace": kubelet.config.termination_grace,
+        },
         "objects": [{"seq": store.creation_order(o["metadata"]["uid"]), "object": _encode(o)} for o in objects],
-        "stacks": {stack: [{"key": _key(k), "manifest": _encode(m)} for k, m in state.items()]
-                   for stack, state in applier.state.items()},
-        "pending": [{"key": _key(k), "stack": stack, "manifest": _encode(m)} for k, (stack, m) in applier.pending.items()],
-        "dependencies": {stack: {_key(k): [_key(d) for d in ds] for k, ds in deps.items()}
-                         for stack, deps in applier.dependencies.items()},
+        "stacks": {
+            stack: [{"key": _key(k), "manifest": _encode(m)} for k, m in state.items()]
+            for stack, state in applier.state.items()
+        },
+        "pending": [
+            {"key": _key(k), "stack": stack, "manifest": _encode(m)} for k, (stack, m) in applier.pending.items()
+        ],
+        "dependencies": {
+            stack: {_key(k): [_key(d) for d in ds] for k, ds in deps.items()}
+            for stack, deps in applier.dependencies.items()
+        },
     }
 
 
 def load_cluster(data: Mapping[str, Any], *, where: str = "cluster state") -> SimCluster:
     """A cluster equal to the one :func:`dump_cluster` saved (raises :class:`StateFormatError` on another format)."""
     if data.get("format") != FORMAT or data.get("version") != VERSION:
-        raise StateFormatError(f"{where}: not a {FORMAT} v{VERSION} file (format={data.get('format')!r}, "
-                        f"version={data.get('version')!r}); remove it (pulumi-lws destroy) to start afresh")
+        raise StateFormatError(
+            f"{where}: not a {FORMAT} v{VERSION} file (format={data.get('format')!r}, "
+            f"version={data.get('version')!r}); remove it (pulumi-lws destroy) to start afresh"
+        )
     k = data["kubelet"]
-    config = KubeletConfig(default=Timing(**k["default"]), overrides=[Override(**o) for o in k["overrides"]],
-                           termination_grace=float(k["terminationGrace"]))
+    config = KubeletConfig(
+        default=Timing(**k["default"]),
+        overrides=[Override(**o) for o in k["overrides"]],
+        termination_grace=float(k["terminationGrace"]),
+    )
     cluster = SimCluster(kubelet=config)
     clock, store = cluster.clock, cluster.store
     clock.now = float(data["clock"]["now"])
@@ -114,8 +134,11 @@ def load_cluster(data: Mapping[str, Any], *, where: str = "cluster state") -> Si
             store._gc_candidate(m["uid"])
         if kind == "Pod":
             store.pods_written.add(m["uid"])
-            if (not (obj.get("spec") or {}).get("nodeName") and not m.get("deletionTimestamp")
-                    and (obj.get("status") or {}).get("phase") == "Pending"):
+            if (
+                not (obj.get("spec") or {}).get("nodeName")
+                and not m.get("deletionTimestamp")
+                and (obj.get("status") or {}).get("phase") == "Pending"
+            ):
                 store.unbound_pods.add(m["uid"])
     store._sorted.clear()
     counters = data["counters"]
@@ -123,9 +146,12 @@ def load_cluster(data: Mapping[str, Any], *, where: str = "cluster state") -> Si
     store._ip_counter, cluster.kubelet._ip = int(counters["clusterIP"]), int(counters["podIP"])
     store._epochs.clear()  # owner epochs only let controllers skip work; fresh controllers look at everything
     applier = cluster.applier
-    applier.state = {stack: {_unkey(e["key"]): _decode(e["manifest"]) for e in entries}
-                     for stack, entries in data["stacks"].items()}
+    applier.state = {
+        stack: {_unkey(e["key"]): _decode(e["manifest"]) for e in entries} for stack, entries in data["stacks"].items()
+    }
     applier.pending = {_unkey(e["key"]): (e["stack"], _decode(e["manifest"])) for e in data["pending"]}
-    applier.dependencies = {stack: {_unkey(k): tuple(_unkey(d) for d in ds) for k, ds in deps.items()}
-                            for stack, deps in data["dependencies"].items()}
+    applier.dependencies = {
+        stack: {_unkey(k): tuple(_unkey(d) for d in ds) for k, ds in deps.items()}
+        for stack, deps in data["dependencies"].items()
+    }
     return cluster

@@ -1,6 +1,7 @@
 """``pulumi-lws preview | up | destroy [DIR]`` on a user's own program (tests/cli/stack_project):
 a Namespace, a ConfigMap holding the image and a Secret holding a token feed a ModelServing and a
 DisaggregatedSet (nested in the user's own component) and a LeaderWorkerSet through Outputs."""
+
 from __future__ import annotations
 
 import json
@@ -111,8 +112,9 @@ def test_an_error_in_the_program_is_shown_with_its_message_and_the_users_frame(p
     main_py.write_text(main_py.read_text().replace('"size": 2,', '"size": 0,'))
     code, out, err = cli(capsys, "up", str(project))
     assert code == 2 and "Updating" not in out
-    assert err.startswith("Diagnostics:\n  pulumi:pulumi:Stack (inference-dev):\n"
-                          "    error: Program failed with an unhandled exception:\n")
+    assert err.startswith(
+        "Diagnostics:\n  pulumi:pulumi:Stack (inference-dev):\n    error: Program failed with an unhandled exception:\n"
+    )
     assert f'File "{main_py}", line' in err and "lws = LeaderWorkerSet(" in err
     assert "pulumi_lws.core.errors.SpecError: LeaderWorkerSet 'embed' is invalid" in err and "size" in err
     assert "site-packages" not in err and "pulumi_lws/components" not in err  # the user's frames only
@@ -130,11 +132,14 @@ def test_destroy_and_reset_clear_the_stack_state(project, capsys):
     assert "nothing to destroy" in cli(capsys, "destroy", str(project))[1]
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["preview", "/nonexistent-dir"], "no Pulumi.yaml"),
-    (["up", ".", "--config", "novalue"], "expected key=value"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["preview", "/nonexistent-dir"], "no Pulumi.yaml"),
+        (["up", ".", "--config", "novalue"], "expected key=value"),
+    ],
+)
 def test_bad_project_input_exits_2_with_one_line(argv, message, capsys, project, monkeypatch):
     monkeypatch.chdir(project)
-    code, out, err = cli(capsys, *argv)
+    code, _, err = cli(capsys, *argv)
     assert code == 2 and message in err and err.count("\n") == 1

@@ -1,11 +1,11 @@
 """sim/persist.py: a saved and reloaded cluster behaves exactly as the original."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 import yaml
-
 from conftest import REPO_ROOT
 
 from pulumi_lws.sim.cluster import SimCluster
@@ -58,5 +58,5 @@ def test_a_reloaded_cluster_continues_a_rollout_exactly_as_the_original(api):
 
 def test_another_format_or_version_is_refused_with_the_way_out():
     data = dump_cluster(SimCluster())
-    with pytest.raises(StateFormatError, match="v1.*version=99.*pulumi-lws destroy"):
+    with pytest.raises(StateFormatError, match=r"v1.*version=99.*pulumi-lws destroy"):
         load_cluster({**data, "version": 99})

@@ -6,10 +6,12 @@ recreates it, ``sim/apply.immutable_changes``), ``update`` (other input changes)
 Components and the stack have no inputs of their own: ``create`` or ``same``.
 Order: the program's construction order, deleted resources after the others in their old order.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from pulumi_lws.cli.stack.state import Resource, StackState, masked
 from pulumi_lws.core.model import ints_back

@@ -5,6 +5,7 @@ Pulumi shows it: the message and the program's own frames, ``PULUMI_LWS_DEBUG=1`
 frames); ``up --until-complete``: 1 when a component ends blocked (a blocker other than waiting
 for pods) or the rollout is not complete after ``--max-updates``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,7 +19,7 @@ from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.cli.stack import display
 from pulumi_lws.cli.stack.changes import STACK_TYPE, Change, changes, current_resources
 from pulumi_lws.cli.stack.project import Project, StackConfig, choose_stack, load_project, stack_config
-from pulumi_lws.cli.stack.state import SECRET, StackState, StateStore, masked
+from pulumi_lws.cli.stack.state import StackState, StateStore, masked
 
 #: blocker codes that only mean "pods are on their way": ``--until-complete`` keeps going
 WAITING_PREFIX = "waiting-for-"
@@ -47,20 +48,41 @@ class Run:
 
 # ---- arguments -------------------------------------------------------------------------------
 def add_stack_arguments(p: argparse.ArgumentParser, *, config: bool = True) -> None:
-    p.add_argument("directory", nargs="?", default=".", metavar="DIR",
-                   help="the Pulumi project directory (Pulumi.yaml and the program; default: the current directory)")
-    p.add_argument("-s", "--stack", help="the stack (default: PULUMI_STACK, else the only Pulumi.<stack>.yaml, else dev)")
+    p.add_argument(
+        "directory",
+        nargs="?",
+        default=".",
+        metavar="DIR",
+        help="the Pulumi project directory (Pulumi.yaml and the program; default: the current directory)",
+    )
+    p.add_argument(
+        "-s", "--stack", help="the stack (default: PULUMI_STACK, else the only Pulumi.<stack>.yaml, else dev)"
+    )
     if config:
-        p.add_argument("-c", "--config", action="append", default=[], metavar="KEY=VALUE",
-                       help="a config value for this run (overrides Pulumi.<stack>.yaml; KEY without a namespace "
-                            "gets the project's)")
-        p.add_argument("--config-secret", action="append", default=[], metavar="KEY=VALUE",
-                       help="a secret config value (read with Config.get_secret; also the way to give a secure: "
-                            "value of the stack file)")
+        p.add_argument(
+            "-c",
+            "--config",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="a config value for this run (overrides Pulumi.<stack>.yaml; KEY without a namespace "
+            "gets the project's)",
+        )
+        p.add_argument(
+            "--config-secret",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="a secret config value (read with Config.get_secret; also the way to give a secure: "
+            "value of the stack file)",
+        )
         p.add_argument("--diff", action="store_true", help="show the property diff of every changed resource")
         p.add_argument("--show-sames", action="store_true", help="show unchanged resources in the tree too")
-        p.add_argument("--reset", action="store_true",
-                       help="start from an empty simulated cluster and stack (removes .pulumi-lws/<stack>/ first)")
+        p.add_argument(
+            "--reset",
+            action="store_true",
+            help="start from an empty simulated cluster and stack (removes .pulumi-lws/<stack>/ first)",
+        )
 
 
 def _context(args: argparse.Namespace) -> tuple[Project, StackConfig, StateStore]:
@@ -79,12 +101,19 @@ def _program_error(exc: BaseException, project: Project) -> ProgramError:
     frames = traceback.extract_tb(exc.__traceback__)
     if not os.environ.get(X.DEBUG_ENV):
         root = str(project.directory) + os.sep
-        frames = traceback.StackSummary.from_list([f for f in frames if f.filename.startswith(root)
-                                                   and os.sep + ".venv" + os.sep not in f.filename])
+        frames = traceback.StackSummary.from_list(
+            [f for f in frames if f.filename.startswith(root) and os.sep + ".venv" + os.sep not in f.filename]
+        )
     kind = type(exc)
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
-    text = "".join(["error: Program failed with an unhandled exception:\n", "Traceback (most recent call last):\n",
-                    *frames.format(), f"{name}: {exc}"])
+    text = "".join(
+        [
+            "error: Program failed with an unhandled exception:\n",
+            "Traceback (most recent call last):\n",
+            *frames.format(),
+            f"{name}: {exc}",
+        ]
+    )
     return ProgramError(text)
 
 
@@ -95,18 +124,37 @@ def run_once(project: Project, config: StackConfig, store: StateStore, *, previe
     cluster = store.load_cluster()
     previous = store.load_stack()
     try:
-        result = run_program(project.program, cluster, cluster, preview=preview, stack=config.stack,
-                             project=project.name, config=config.values, secret_keys=config.secret_keys)
-    except Exception as exc:  # noqa: BLE001 - the user's program: shown as Pulumi shows it
+        result = run_program(
+            project.program,
+            cluster,
+            cluster,
+            preview=preview,
+            stack=config.stack,
+            project=project.name,
+            config=config.values,
+            secret_keys=config.secret_keys,
+        )
+    except Exception as exc:
         raise _program_error(exc, project) from exc
     current = current_resources(result)
-    outputs = {k: masked({"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": v})
-               if k in result.secret_outputs else v for k, v in result.outputs.items()}
+    outputs = {
+        k: masked({"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": v})
+        if k in result.secret_outputs
+        else v
+        for k, v in result.outputs.items()
+    }
     if not preview:
         cluster.apply(result.manifests, stack_id=config.stack, dependencies=result.dependencies)
         store.save(cluster, StackState(current, outputs))
-    return Run(preview, changes(previous, current), result.logs, outputs, previous.outputs,
-               dict(result.stages_by_component), cluster.clock.now)
+    return Run(
+        preview,
+        changes(previous, current),
+        result.logs,
+        outputs,
+        previous.outputs,
+        dict(result.stages_by_component),
+        cluster.clock.now,
+    )
 
 
 def wait(store: StateStore, seconds: float) -> float:
@@ -161,8 +209,11 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
 def _settled(run: Run) -> tuple[bool, list[str]]:
     """(every component complete, the real blockers): what ends ``--until-complete``."""
-    blocked = [f"{name}: {stage.blocker.code}: {stage.blocker.message}" for name, stage in run.stages.items()
-               if stage.blocker is not None and not stage.blocker.code.startswith(WAITING_PREFIX)]
+    blocked = [
+        f"{name}: {stage.blocker.code}: {stage.blocker.message}"
+        for name, stage in run.stages.items()
+        if stage.blocker is not None and not stage.blocker.code.startswith(WAITING_PREFIX)
+    ]
     complete = all(stage.complete and stage.blocker is None for stage in run.stages.values())
     return complete, blocked
 
@@ -185,8 +236,10 @@ def cmd_up(args: argparse.Namespace) -> int:
             return X.OK
         complete, blocked = _settled(run)
         if complete or blocked:
-            print(f"\nupdate {n}: " + ("every component's rollout is complete" if complete
-                                       else "blocked: " + "; ".join(blocked)))
+            print(
+                f"\nupdate {n}: "
+                + ("every component's rollout is complete" if complete else "blocked: " + "; ".join(blocked))
+            )
             return X.OK if complete else X.NOT_CONVERGED
         t = wait(store, step)
         print(f"\nupdate {n}: in progress; waited {step:g}s of simulated time (t={t:g}s)\n")
@@ -203,32 +256,49 @@ def cmd_destroy(args: argparse.Namespace) -> int:
         return X.OK
     count = len(store.load_stack().resources)
     store.clear()
-    print(f"Destroying ({stack}): removed the simulated cluster and the stack's state "
-          f"({count} resources, {store.directory.relative_to(project.directory)})")
+    print(
+        f"Destroying ({stack}): removed the simulated cluster and the stack's state "
+        f"({count} resources, {store.directory.relative_to(project.directory)})"
+    )
     return X.OK
 
 
 def register_preview(sub: Any) -> None:
-    p = sub.add_parser("preview", help="preview your own Pulumi program against the simulated cluster",
-                       description="Run the Pulumi program in DIR under Pulumi's mock engine against the simulated "
-                                   "cluster kept in DIR/.pulumi-lws/<stack>/ and show what `pulumi preview` would: "
-                                   "the resource tree, each component's stage table, outputs, counts. Changes nothing.")
+    p = sub.add_parser(
+        "preview",
+        help="preview your own Pulumi program against the simulated cluster",
+        description="Run the Pulumi program in DIR under Pulumi's mock engine against the simulated "
+        "cluster kept in DIR/.pulumi-lws/<stack>/ and show what `pulumi preview` would: "
+        "the resource tree, each component's stage table, outputs, counts. Changes nothing.",
+    )
     add_stack_arguments(p)
     p.set_defaults(handler=cmd_preview)
 
 
 def register_up(sub: Any) -> None:
-    p = sub.add_parser("up", help="one `pulumi up` of your own program on the simulated cluster (kept in DIR/.pulumi-lws/)",
-                       description="Run the Pulumi program in DIR as one `pulumi up` against the simulated cluster "
-                                   "kept in DIR/.pulumi-lws/<stack>/: each run applies one rollout stage, as "
-                                   "consecutive `pulumi up`s do.")
+    p = sub.add_parser(
+        "up",
+        help="one `pulumi up` of your own program on the simulated cluster (kept in DIR/.pulumi-lws/)",
+        description="Run the Pulumi program in DIR as one `pulumi up` against the simulated cluster "
+        "kept in DIR/.pulumi-lws/<stack>/: each run applies one rollout stage, as "
+        "consecutive `pulumi up`s do.",
+    )
     add_stack_arguments(p)
-    p.add_argument("--wait", type=float, metavar="SECONDS",
-                   help="let this much simulated time pass after applying (pods start and become ready)")
-    p.add_argument("--until-complete", action="store_true",
-                   help="repeat up (waiting --wait seconds, default 5, between updates) until every component's "
-                        "stage is complete (exit 0) or blocked (exit 1)")
-    p.add_argument("--max-updates", type=int, default=100, help="with --until-complete: give up after this many (default 100)")
+    p.add_argument(
+        "--wait",
+        type=float,
+        metavar="SECONDS",
+        help="let this much simulated time pass after applying (pods start and become ready)",
+    )
+    p.add_argument(
+        "--until-complete",
+        action="store_true",
+        help="repeat up (waiting --wait seconds, default 5, between updates) until every component's "
+        "stage is complete (exit 0) or blocked (exit 1)",
+    )
+    p.add_argument(
+        "--max-updates", type=int, default=100, help="with --until-complete: give up after this many (default 100)"
+    )
     p.set_defaults(handler=cmd_up)
 
 

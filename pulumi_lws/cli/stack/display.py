@@ -11,10 +11,12 @@
 
 Properties are listed in key order, as Pulumi lists them.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pulumi_lws.cli.stack.changes import STACK_TYPE, Change, counts
 from pulumi_lws.cli.stack.state import SECRET
@@ -99,15 +101,19 @@ def _changed(label: str, old: Any, new: Any, indent: str) -> list[str]:
 
 def _diff_keys(change: Change) -> str:
     old, new = change.old or {}, change.resource.inputs
-    marks = [("+" if k not in old else "-" if k not in new else "~") + str(k)
-             for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
+    marks = [
+        ("+" if k not in old else "-" if k not in new else "~") + str(k)
+        for k in dict.fromkeys([*old, *new])
+        if old.get(k) != new.get(k)
+    ]
     return f"[diff: {' '.join(marks)}]" if marks else ""
 
 
 # ---- the tree --------------------------------------------------------------------------------
 def _children(items: list[Change]) -> tuple[list[Change], dict[str, list[Change]]]:
     urns = {c.urn for c in items}
-    roots, kids = [], {}
+    roots: list[Change] = []
+    kids: dict[str, list[Change]] = {}
     for change in items:
         parent = change.resource.parent
         if parent and parent in urns:
@@ -117,13 +123,17 @@ def _children(items: list[Change]) -> tuple[list[Change], dict[str, list[Change]
     return roots, kids
 
 
-def tree_lines(items: list[Change], messages: Mapping[str, int], *, preview: bool, show_sames: bool = False) -> list[str]:
+def tree_lines(
+    items: list[Change], messages: Mapping[str, int], *, preview: bool, show_sames: bool = False
+) -> list[str]:
     """The resource table of ``pulumi preview``/``pulumi up`` (see the module docstring)."""
     roots, kids = _children(items)
     shown: set[str] = set()
 
     def visit(change: Change) -> bool:
-        keep = show_sames or change.op != "same" or messages.get(change.urn, 0) > 0 or change.resource.type == STACK_TYPE
+        keep = (
+            show_sames or change.op != "same" or messages.get(change.urn, 0) > 0 or change.resource.type == STACK_TYPE
+        )
         for child in kids.get(change.urn, []):
             keep = visit(child) or keep
         if keep:
@@ -139,8 +149,15 @@ def tree_lines(items: list[Change], messages: Mapping[str, int], *, preview: boo
         if messages.get(change.urn):
             n = messages[change.urn]
             info.append(f"{n} message{'s' if n != 1 else ''}")
-        rows.append((SYMBOL[change.op], prefix + branch + change.resource.type, change.resource.name,
-                     plan_word(change.op, preview), "; ".join(i for i in info if i)))
+        rows.append(
+            (
+                SYMBOL[change.op],
+                prefix + branch + change.resource.type,
+                change.resource.name,
+                plan_word(change.op, preview),
+                "; ".join(i for i in info if i),
+            )
+        )
         visible = [c for c in kids.get(change.urn, []) if c.urn in shown]
         child_prefix = prefix + ("" if not branch else ("│  " if branch == "├─ " else "   "))
         for i, child in enumerate(visible):
@@ -229,8 +246,11 @@ def outputs_lines(old: Mapping[str, Any], new: Mapping[str, Any], *, preview: bo
 
 def summary_lines(items: list[Change], *, preview: bool) -> list[str]:
     tally = counts(items)
-    words = ({"create": "to create", "update": "to update", "delete": "to delete", "replace": "to replace"} if preview
-             else {k: PAST[k] for k in ("create", "update", "delete", "replace")})
+    words = (
+        {"create": "to create", "update": "to update", "delete": "to delete", "replace": "to replace"}
+        if preview
+        else {k: PAST[k] for k in ("create", "update", "delete", "replace")}
+    )
     lines = ["Resources:"]
     changed = 0
     for op in ("create", "update", "delete", "replace"):

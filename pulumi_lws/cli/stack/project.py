@@ -11,13 +11,15 @@ Invariants:
   is ciphertext of the stack's secrets provider, which this command does not hold: it must be
   given with ``--config-secret`` (the error says so), never read as its ciphertext.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import pathlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 import yaml
 
@@ -55,8 +57,10 @@ def load_project(directory: str | os.PathLike) -> Project:
     runtime = doc.get("runtime")
     runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
     if runtime_name not in (None, "python"):
-        raise ProjectError(f"{manifest}: runtime {runtime_name!r}: pulumi-lws preview/up run Python programs "
-                           "(for other languages use the component provider with `pulumi preview`)")
+        raise ProjectError(
+            f"{manifest}: runtime {runtime_name!r}: pulumi-lws preview/up run Python programs "
+            "(for other languages use the component provider with `pulumi preview`)"
+        )
     main = root / str(doc.get("main") or "")
     program = main / "__main__.py" if main.is_dir() else main
     if not program.is_file():
@@ -69,7 +73,7 @@ def choose_stack(project: Project, stack: str | None) -> str:
         return stack
     if os.environ.get("PULUMI_STACK"):
         return os.environ["PULUMI_STACK"]
-    files = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in project.directory.glob("Pulumi.*.yaml"))
+    files = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in project.directory.glob("Pulumi.*.yaml"))
     return files[0] if len(files) == 1 else "dev"
 
 
@@ -121,7 +125,9 @@ def stack_config(project: Project, stack: str, config: Iterable[str] = (), secre
             undecryptable.remove(full)
     if undecryptable:
         keys = ", ".join(undecryptable)
-        raise ProjectError(f"{path.name}: {keys}: a secure value is encrypted by the stack's secrets provider, "
-                           "which pulumi-lws does not hold; give its plain value with "
-                           f"--config-secret {undecryptable[0].split(':', 1)[1]}=VALUE (it stays a secret in the program)")
+        raise ProjectError(
+            f"{path.name}: {keys}: a secure value is encrypted by the stack's secrets provider, "
+            "which pulumi-lws does not hold; give its plain value with "
+            f"--config-secret {undecryptable[0].split(':', 1)[1]}=VALUE (it stays a secret in the program)"
+        )
     return StackConfig(stack, values, frozenset(secret))

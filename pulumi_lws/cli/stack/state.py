@@ -10,6 +10,7 @@
 Invariant: a run that fails writes nothing (both files are replaced together, after the run);
 ``clear`` removes the stack's directory and nothing else.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -84,8 +85,9 @@ class StateStore:
             return StackState()
         data = self._read(self.stack_file)
         if data.get("format") != FORMAT or data.get("version") != VERSION:
-            raise ProjectError(f"{self.stack_file}: not a {FORMAT} v{VERSION} file; remove it (pulumi-lws destroy) "
-                               "to start afresh")
+            raise ProjectError(
+                f"{self.stack_file}: not a {FORMAT} v{VERSION} file; remove it (pulumi-lws destroy) to start afresh"
+            )
         resources = {r["urn"]: Resource(**r) for r in data.get("resources") or []}
         return StackState(resources, dict(data.get("outputs") or {}))
 
@@ -96,8 +98,12 @@ class StateStore:
         ignore = self.root / ".gitignore"
         if not ignore.exists():
             ignore.write_text("# pulumi-lws preview/up: the simulated cluster and stack state (docs/stacks.md)\n*\n")
-        stack_doc = {"format": FORMAT, "version": VERSION,
-                     "resources": [vars(r) for r in stack.resources.values()], "outputs": stack.outputs}
+        stack_doc = {
+            "format": FORMAT,
+            "version": VERSION,
+            "resources": [vars(r) for r in stack.resources.values()],
+            "outputs": stack.outputs,
+        }
         for path, doc in ((self.cluster_file, dump_cluster(cluster)), (self.stack_file, stack_doc)):
             tmp = path.with_suffix(".json.tmp")
             tmp.write_text(json.dumps(doc, indent=1, sort_keys=False))
@@ -115,7 +121,9 @@ class StateStore:
         try:
             data = json.loads(path.read_text())
         except json.JSONDecodeError as exc:
-            raise ProjectError(f"{path}: unreadable state ({exc}); remove it (pulumi-lws destroy) to start afresh") from exc
+            raise ProjectError(
+                f"{path}: unreadable state ({exc}); remove it (pulumi-lws destroy) to start afresh"
+            ) from exc
         if not isinstance(data, dict):
             raise ProjectError(f"{path}: unreadable state; remove it (pulumi-lws destroy) to start afresh")
         return data

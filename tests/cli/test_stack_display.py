@@ -53,7 +53,11 @@ def test_create_update_replace_delete_and_same():
     tree = display.tree_lines(items, {}, preview=True)
     assert [line[:4] for line in tree[1:]] == ["    ", "    ", " ~  ", " +- ", " +  ", " -  "]  # `a` (same) hidden
     assert "└─ kubernetes:apps/v1:StatefulSet" in tree[-1] and "├─ lws:index:LeaderWorkerSet" not in "".join(tree)
-    assert tree[3].rstrip().endswith("update  [diff: ~spec]") and tree[4].rstrip().endswith("replace  [diff: ~spec]")
+    assert tree[3].split()[-3:] == ["update", "[diff:", "~spec]"] and tree[4].split()[-3:] == [
+        "replace",
+        "[diff:",
+        "~spec]",
+    ]
     assert display.summary_lines(items, preview=True) == [
         "Resources:",
         "    + 1 to create",

@@ -379,7 +379,8 @@ def run_program(program: Program, observer: Observer, actuator: Actuator, *, pre
 
     ``config`` is the stack configuration as the Pulumi CLI hands it to a program (full keys,
     ``<namespace>:<name>``, values as strings; ``secret_keys`` those that are secrets), read by
-    ``pulumi.Config`` as in a real stack. Exceptions raised by the program (e.g. a ``SpecError``)
+    ``pulumi.Config`` as in a real stack; without it the config already set (``set_all_config``)
+    is used. Exceptions raised by the program (e.g. a ``SpecError``)
     propagate unchanged.
     """
     func = _program_callable(program)
@@ -388,7 +389,8 @@ def run_program(program: Program, observer: Observer, actuator: Actuator, *, pre
     monitor = _RecordingMonitor(mocks)
     order = _ConstructionOrder()
     _settings.ROOT.set(None)  # a fresh root stack: exports of an earlier run must not leak
-    pulumi.runtime.set_all_config(dict(config or {}), list(secret_keys))
+    if config is not None:  # else the caller's own config (a test's set_all_config) stays in force
+        pulumi.runtime.set_all_config(dict(config), list(secret_keys))
     pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=preview, monitor=monitor)
     result = EngineResult()
     _settings.SETTINGS.engine = _CapturingEngine(result.logs)
@@ -408,7 +410,8 @@ def run_program(program: Program, observer: Observer, actuator: Actuator, *, pre
             _drain(loop)
     finally:
         _settings.ROOT.set(None)
-        pulumi.runtime.set_all_config({}, [])
+        if config is not None:
+            pulumi.runtime.set_all_config({}, [])
         _retire_loop(loop)
     result.manifests, result.dependencies = _declared(mocks, monitor, order)
     result.registrations = dict(monitor.requests)

@@ -33,6 +33,14 @@ class NoClusterError(ClusterError):
     where: str = ""
 
 
+def command_line_advice(error: NoClusterError) -> str:
+    """``error`` as a command line says it: its users pass ``--kubeconfig``/``--context``, not
+    backends (``use_backend`` is for tests and the simulator)."""
+    return (f"no cluster to read{error.where}: {error.reason}. Point --kubeconfig and --context, or "
+            "KUBECONFIG / ~/.kube/config, at the cluster; to try a program without one, `pulumi-lws up DIR` "
+            "runs it on the simulated cluster")
+
+
 @dataclass(frozen=True)
 class Backend:
     observer: Observer

@@ -62,7 +62,10 @@ def main(argv: list[str] | None = None) -> int:
         from pulumi_lws.core.ports import ClusterError
 
         if isinstance(exc, ClusterError):  # the message names the server or the kubeconfig file and the cause
-            print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+            from pulumi_lws.backend import NoClusterError, command_line_advice
+
+            message = command_line_advice(exc) if isinstance(exc, NoClusterError) else str(exc)
+            print(f"error: {' '.join(message.split())}", file=sys.stderr)
             return X.UNREACHABLE
         known = user_error(exc)
         if known is not None:

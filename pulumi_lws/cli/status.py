@@ -75,14 +75,12 @@ class Unreachable(RuntimeError):
 
 def backend_for(args: argparse.Namespace, gang_provider: str) -> Any:
     """The component's backend for these flags (an installed test backend wins, as for the component)."""
-    from pulumi_lws.backend import NoClusterError, current_backend
+    from pulumi_lws.backend import NoClusterError, command_line_advice, current_backend
 
     try:
         backend = current_backend(context=args.context, kubeconfig=args.kubeconfig, gang_provider=gang_provider)
     except NoClusterError as exc:  # advice for a command line (the component's names use_backend, for tests)
-        raise Unreachable(f"no cluster to read{exc.where}: {exc.reason}. Point --kubeconfig (a path or its content) "
-                          "and --context, or KUBECONFIG / ~/.kube/config, at the cluster; to try a program "
-                          "without one, `pulumi-lws up DIR` runs it on the simulated cluster") from exc
+        raise Unreachable(command_line_advice(exc)) from exc
     live = backend.observer
     if hasattr(live, "retry"):
         from pulumi_lws.cluster.resilience import RetryPolicy

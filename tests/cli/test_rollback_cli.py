@@ -110,3 +110,20 @@ async def test_the_rollout_poll_fingerprints_pod_readiness_over_the_api(kmock) -
     assert await asyncio.to_thread(readiness_fingerprint, client, ["app=web"], "default") != first
     lists = [r for r in kmock if r.resource is not None and r.resource.plural == "pods"]
     assert len(lists) == 2 and all(r.params.get("labelSelector") == "app=web" for r in lists)
+
+
+def test_rollback_without_a_cluster_advises_the_command_line(tmp_path, capsys, monkeypatch):
+    """``use_backend(...)`` is for tests: rollback's advice names its flags, as status's does."""
+    from pulumi_lws.cli import main as cli_main
+
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing-kubeconfig"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    manifest = tmp_path / "lws.yaml"
+    from conftest import REPO_ROOT
+
+    manifest.write_text((REPO_ROOT / "examples" / "quickstart" / "lws.yaml").read_text())
+    code = cli_main(["rollback", str(manifest)])
+    err = capsys.readouterr().err
+    assert code == 4 and len(err.strip().splitlines()) == 1
+    assert "use_backend" not in err and "--kubeconfig" in err and "missing-kubeconfig" in err

@@ -1,7 +1,8 @@
 """The built-in workload APIs. Importing this module registers each of them with
 :mod:`pulumi_lws.core.workload`; shells import it once and then dispatch on the manifest's kind.
 
-A new API plugs in by adding its ``workload`` module here (and nothing else in the shells).
+A new API plugs in by adding its ``workload`` module here, and its Pulumi component module to
+:data:`COMPONENT_MODULES` (and nothing else in the shells).
 """
 from __future__ import annotations
 
@@ -15,6 +16,11 @@ from pulumi_lws.core.workload import Workload, registered, workload_for, workloa
 #: One module per API; each calls :func:`pulumi_lws.core.workload.register` on import.
 BUILTIN: tuple[str, ...] = ("pulumi_lws.lws.workload", "pulumi_lws.modelserving.workload",
                             "pulumi_lws.disaggregatedset.workload")
+
+#: One Pulumi component module per API (each calls ``components.base.register_component``; imported
+#: lazily, by the component provider: they load the Pulumi SDK).
+COMPONENT_MODULES: tuple[str, ...] = ("pulumi_lws.components.leaderworkerset", "pulumi_lws.components.modelserving",
+                                      "pulumi_lws.components.disaggregatedset")
 
 for _module in BUILTIN:
     importlib.import_module(_module)
@@ -40,4 +46,4 @@ def simulator_group_labels() -> tuple[GroupLabels, ...]:
     return tuple(dict.fromkeys(w.group_labels for w in registered().values() if w.group_labels is not None))
 
 
-__all__ = ["BUILTIN", "Workload", "modelled", "registered", "simulator_group_labels", "workload_for", "workload_of"]
+__all__ = ["BUILTIN", "COMPONENT_MODULES", "Workload", "modelled", "registered", "simulator_group_labels", "workload_for", "workload_of"]

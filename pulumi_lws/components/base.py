@@ -41,6 +41,37 @@ from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled, Workload
 
 B = TypeVar("B")
+C = TypeVar("C", bound=type)
+
+#: kind -> the component class serving that API, in registration order (each per-API component
+#: module registers its class; the component provider serves every registered one)
+_COMPONENT_CLASSES: dict[str, type] = {}
+
+
+def register_component(kind: str, cls: C) -> C:
+    """Make ``cls`` the component of the registered API ``kind`` (the provider serves it)."""
+    existing = _COMPONENT_CLASSES.get(kind)
+    if existing is not None and existing is not cls:
+        raise ValueError(f"a component for kind {kind!r} is already registered")
+    _COMPONENT_CLASSES[kind] = cls
+    return cls
+
+
+def registered_components() -> dict[str, type]:
+    """Every registered component class by kind (a copy, registration order)."""
+    return dict(_COMPONENT_CLASSES)
+
+
+@contextlib.contextmanager
+def component_registration(kind: str, cls: type) -> Iterator[type]:
+    """``cls`` registered for the block only (a plugin or test API), then unregistered."""
+    known = _COMPONENT_CLASSES.get(kind) is cls
+    register_component(kind, cls)
+    try:
+        yield cls
+    finally:
+        if not known:
+            _COMPONENT_CLASSES.pop(kind, None)
 
 #: Called with (component name, stage) after each reconcile; the mock-engine driver collects stages here.
 _stage_listeners: list[Callable[[str, Stage], None]] = []
@@ -92,7 +123,7 @@ class WorkloadComponent(pulumi.ComponentResource):
             namespace, scope, backend = observed.namespace, observed.scope, self._backend
             self.assumptions = inputs.notes(creating=len(observed.snapshot) == 0)
             hook = release_hook(_hook_name(name, self._component_opts),
-                                lambda: release_retained_pods(backend, namespace, scope))
+                                lambda: release_retained_pods(backend, namespace, scope, workload))
             self._release_hook = hook  # the engine runs it at destroy; tests call it (mocks run no hooks)
             self.child_resources = register_children(
                 name, observed.reconciled.manifests, observed.reconciled.dependencies, self,

@@ -37,22 +37,17 @@ MODES = (OPERATOR_FREE, CONTROLLER)
 WAIT_FOR = "pulumi.com/waitFor"
 SKIP_AWAIT = "pulumi.com/skipAwait"
 
-#: per kind: the component arguments that are pulumi-lws choices the upstream controller lacks
-OPERATOR_FREE_ONLY: Mapping[str, tuple[str, ...]] = {
-    "LeaderWorkerSet": ("update_order", "gang_provider", "volcano_queue"),
-    "ModelServing": ("max_groups_in_flight",),
-    "DisaggregatedSet": ("progress_deadline_seconds", "gang_provider", "volcano_queue"),
-}
-
 
 class ControllerNotInstalledError(RuntimeError, pulumi.RunError):
     """Controller mode on a cluster that does not serve the API's CRD (nothing was registered).
     A ``pulumi.RunError`` too: the language host prints its message alone, no traceback."""
 
 
-def split_mode(args: Any, kind: str) -> tuple[str, Any]:
+def split_mode(args: Any, workload: Workload) -> tuple[str, Any]:
     """(mode, args without ``mode``); ``SpecError`` naming ``mode`` for an unknown value, and, in
-    controller mode, for a pulumi-lws-only argument (the controller would silently ignore it)."""
+    controller mode, for a pulumi-lws-only argument (the controller would silently ignore it:
+    ``workload.arguments.operator_free_only``)."""
+    kind = workload.kind
     if not isinstance(args, Mapping) or "mode" not in args or "spec" in args:
         return OPERATOR_FREE, args
     rest = {k: v for k, v in args.items() if k != "mode"}
@@ -61,7 +56,7 @@ def split_mode(args: Any, kind: str) -> tuple[str, Any]:
         supported = ", ".join(f'"{m}"' for m in MODES)
         raise SpecError(kind, None, [FieldError("mode", f"Unsupported value: supported values: {supported}", mode)])
     if mode == CONTROLLER:
-        given = [k for k in OPERATOR_FREE_ONLY.get(kind, ()) if rest.get(k) is not None or rest.get(_camel(k)) is not None]
+        given = [k for k in workload.arguments.operator_free_only if rest.get(k) is not None or rest.get(_camel(k)) is not None]
         if given:
             raise SpecError(kind, None, [FieldError(_camel(k), "is a pulumi-lws (operator-free) option the upstream "
                                                     "controller does not implement; remove it or use mode \"operator-free\"")
@@ -72,35 +67,6 @@ def split_mode(args: Any, kind: str) -> tuple[str, Any]:
 def _camel(key: str) -> str:
     head, *rest = key.split("_")
     return head + "".join(p.title() for p in rest)
-
-
-def manifest_of(kind: str, resource_name: str, args: Any) -> dict[str, Any]:
-    """The upstream manifest ``args`` describe (the argument fields applied at their paths, as the
-    spec builders apply them), not re-serialised from the model: an omitted field stays omitted,
-    so the CR means exactly what the user wrote (DisaggregatedSet: ``rollingUpdateConfiguration:
-    {}`` and no object behave differently upstream)."""
-    from pulumi_lws.components.args import manifest_from_args
-
-    if kind == "LeaderWorkerSet":
-        from pulumi_lws.components import lws_args
-        from pulumi_lws.core.model import ints_back
-
-        base, fields = lws_args.split_args(args)
-        manifest = ints_back(lws_args.apply_fields(base, fields))
-        meta = manifest.setdefault("metadata", {})
-        meta.setdefault("name", resource_name)
-        meta.setdefault("namespace", "default")
-        return manifest
-    if kind == "ModelServing":
-        from pulumi_lws.components import modelserving_args as margs
-        from pulumi_lws.modelserving.api.modelserving import ModelServing as model
-    else:
-        from pulumi_lws.components import disaggregatedset_args as margs  # type: ignore[no-redef]
-        from pulumi_lws.disaggregatedset.api.disaggregatedset import (
-            DisaggregatedSet as model,  # type: ignore[assignment]
-        )
-    manifest, _ = manifest_from_args(resource_name, args, model, margs.FIELD_PATHS, margs.KNOWN_FIELDS)
-    return manifest
 
 
 def custom_resource(workload: Workload, spec: Any, manifest: Mapping[str, Any]) -> dict[str, Any]:
@@ -177,8 +143,7 @@ def record_events(component: pulumi.ComponentResource, workload: Workload, spec:
     namespace, name = workload.identity(spec)
     ref = WorkloadRef(workload.kind, workload.api_version, namespace, name)
     backend = getattr(component, "_backend", None)
-    upstream = getattr(workload, "upstream", None)
-    reasons = upstream.event_reasons if upstream is not None else {}
+    reasons = workload.upstream.event_reasons
     try:
         lines = report_events(getattr(backend, "actuator", None), ref, stage, reasons)
     except ClusterError as exc:  # Events inform; the stage's actions already ran, so `up` must not fail here

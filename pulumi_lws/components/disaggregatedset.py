@@ -2,9 +2,9 @@
 
 A thin adapter on :class:`pulumi_lws.components.base.WorkloadComponent` (which observes,
 reconciles, registers children with ``parent=self`` and ``depends_on``, and runs actions): this
-module only documents the arguments, builds the spec
-(:mod:`pulumi_lws.components.disaggregatedset_args`, raising before anything registers) and
-publishes the DisaggregatedSet outputs. Every child LeaderWorkerSet is expanded into native
+module only documents the arguments (the Python user's :class:`DisaggregatedSetArgs`; what they
+mean is the API's ``Workload.arguments``, built by :func:`pulumi_lws.components.args.build_spec`,
+raising before anything registers) and publishes the DisaggregatedSet outputs. Every child LeaderWorkerSet is expanded into native
 objects by the project's LeaderWorkerSet pipeline.
 """
 
@@ -12,12 +12,12 @@ from typing import Any, Optional, TypedDict
 
 import pulumi
 
-from pulumi_lws.components.base import WorkloadComponent, stage_outputs
-from pulumi_lws.components.controller import reconcile_in_mode
-from pulumi_lws.components.prepare import prepare
-from pulumi_lws.components.disaggregatedset_args import build_spec
+from pulumi_lws.components.base import WorkloadComponent, register_component
+from pulumi_lws.components.prepare import run_workload, workload_outputs
+from pulumi_lws.workloads import workload_for
 
 TYPE = "lws:index:DisaggregatedSet"
+KIND = "DisaggregatedSet"
 
 __all__ = ["DisaggregatedSet", "DisaggregatedSetArgs", "TYPE"]
 
@@ -77,18 +77,15 @@ class DisaggregatedSet(WorkloadComponent):
     """roleStatuses (replicas, readyReplicas, updatedReplicas per role) and the Available/Progressing condition."""
 
     def __init__(self, name: str, args: DisaggregatedSetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        from pulumi_lws.disaggregatedset.workload import WORKLOAD
-
-        # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers
-        mode, built, manifest, backend = prepare(self, TYPE, name, args, opts, WORKLOAD, build_spec,
-                                                       lambda b: b.ds)
-        options = WORKLOAD.options(progress_deadline_seconds=built.progress_deadline_seconds,
-                                   gang_provider=built.gang_provider, volcano_queue=built.volcano_queue)
+        # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers;
         # the backend observes (and the live one LISTs) the PodGroup kind of the children's gang provider
-        snapshot, result, action_lines = reconcile_in_mode(self, mode, backend, name, WORKLOAD, built.ds, options,
-                                                           manifest, gang_provider=built.gang_provider)
-        outputs = stage_outputs(result.stage, action_lines)
+        workload = workload_for(KIND)
+        run = run_workload(self, TYPE, name, args, opts, workload)
+        outputs = workload_outputs(workload, run)
         outputs["stage"] = {**outputs["stage"], "roles": [
             {"name": lane.name, "old": lane.old, "new": lane.new, "oldReady": lane.old_ready, "newReady": lane.new_ready}
-            for lane in result.stage.lanes]}
-        self._publish_outputs({**outputs, "status": WORKLOAD.status(built.ds, snapshot, result.stage)})
+            for lane in run.result.stage.lanes]}
+        self._publish_outputs(outputs)
+
+
+register_component(KIND, DisaggregatedSet)

@@ -2,7 +2,8 @@
 
 A thin adapter on :class:`pulumi_lws.components.base.WorkloadComponent` (which observes,
 reconciles, registers children with ``parent=self`` and ``depends_on``, and runs actions): this
-module only documents the arguments, builds the spec (:mod:`pulumi_lws.components.lws_args`,
+module only documents the arguments (the Python user's :class:`LeaderWorkerSetArgs`; what they
+mean is the API's ``Workload.arguments``, built by :func:`pulumi_lws.components.args.build_spec`,
 raising before anything registers) and publishes the LeaderWorkerSet outputs.
 """
 
@@ -10,16 +11,14 @@ from typing import Any, Optional, TypedDict
 
 import pulumi
 
-from pulumi_lws.components.base import WorkloadComponent, kubernetes_provider_settings, on_stage, stage_outputs
-from pulumi_lws.components.controller import reconcile_in_mode
-from pulumi_lws.components.prepare import prepare
-from pulumi_lws.components.lws_args import build_spec
-from pulumi_lws.lws.status.summary import hpa_selector, lws_status
-from pulumi_lws.lws.workload import WORKLOAD
+from pulumi_lws.components.base import WorkloadComponent, register_component, kubernetes_provider_settings, on_stage
+from pulumi_lws.components.prepare import run_workload, workload_outputs
+from pulumi_lws.workloads import workload_for
 
 __all__ = ["LeaderWorkerSet", "LeaderWorkerSetArgs", "RolloutArgs", "TYPE", "on_stage", "kubernetes_provider_settings"]
 
 TYPE = "lws:index:LeaderWorkerSet"
+KIND = "LeaderWorkerSet"
 
 
 class RolloutArgs(TypedDict, total=False):
@@ -112,15 +111,15 @@ class LeaderWorkerSet(WorkloadComponent):
 
     def __init__(self, name: str, args: LeaderWorkerSetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
         # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers
-        mode, built, manifest, backend = prepare(self, TYPE, name, args, opts, WORKLOAD, build_spec,
-                                                       lambda b: b.lws)
-        lws = built.lws
-        snapshot, result, action_lines = reconcile_in_mode(self, mode, backend, name, WORKLOAD, lws, built.options,
-                                                           manifest, gang_provider=built.options.gang_provider)
+        workload = workload_for(KIND)
+        run = run_workload(self, TYPE, name, args, opts, workload)
+        outputs = workload_outputs(workload, run)
         self._publish_outputs({
-            "leader_name": lws.name,
-            "service_name": lws.name,
-            "selector": hpa_selector(lws),
-            **stage_outputs(result.stage, action_lines),
-            "status": lws_status(lws, snapshot, result.stage),
+            "leader_name": run.built.spec.name,
+            "service_name": run.built.spec.name,
+            "selector": outputs["status"]["hpaPodSelector"],  # upstream status.hpaPodSelector: the leader pods
+            **outputs,
         })
+
+
+register_component(KIND, LeaderWorkerSet)

@@ -7,8 +7,8 @@ platform team applies from outside), and the delete hook that makes ``pulumi des
   ``transforms`` are inherited by the SDK or the engine), so the component copies it to every child;
 * ``hooks``: a named ``before_delete`` :class:`pulumi.ResourceHook` on every StatefulSet and
   Deployment that releases the pods the project retained with its own finalizer
-  (:data:`pulumi_lws.lws.rollout.failure.retention.RETAIN_FINALIZER`, a group whose restart
-  budget is exhausted). Without it the finalizer keeps those pod objects forever and a
+  (``Workload.release_retained``: LeaderWorkerSet's restart-budget finalizer on a group whose
+  restart budget is exhausted). Without it the finalizer keeps those pod objects forever and a
   foreground delete of their StatefulSet never finishes. Delete hooks run only under
   ``pulumi destroy --run-program`` (Pulumi refuses a plain ``destroy`` of a stack whose resources
   carry delete hooks, pulumi#19933), which is what the docs tell users to run.
@@ -21,17 +21,17 @@ from typing import Any
 import pulumi
 
 from pulumi_lws.core.ports import Scope
-from pulumi_lws.lws.rollout.failure.retention import release_actions
+from pulumi_lws.core.workload import Workload
 
 #: Kinds whose deletion must first release retained pods (their pods carry the finalizer).
 RELEASE_BEFORE_DELETE = ("StatefulSet", "Deployment")
 
 
-def release_retained_pods(backend: Any, namespace: str, scope: Scope) -> list[str]:
-    """Remove the retain finalizer from every pod of ``scope`` carrying it (uid-guarded); the
-    lines the actuator reports. Idempotent: a second call finds nothing to release."""
+def release_retained_pods(backend: Any, namespace: str, scope: Scope, workload: Workload) -> list[str]:
+    """Release every pod of ``scope`` the API retained (``workload.release_retained``: uid-guarded
+    finalizer removals); the lines the actuator reports. Idempotent: a second call finds nothing."""
     snapshot = backend.observer.observe(scope)
-    actions = release_actions(snapshot.list("Pod"), "pulumi destroy: release the retained pod")
+    actions = workload.release_retained(snapshot, "pulumi destroy: release the retained pod")
     return list(backend.actuator.execute(namespace, list(actions)) or []) if actions else []
 
 

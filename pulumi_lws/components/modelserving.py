@@ -2,7 +2,8 @@
 
 A thin adapter on :class:`pulumi_lws.components.base.WorkloadComponent` (which observes,
 reconciles, registers children with ``parent=self`` and ``depends_on``, and runs actions): this
-module only documents the arguments, builds the spec (:mod:`pulumi_lws.components.modelserving_args`,
+module only documents the arguments (the Python user's :class:`ModelServingArgs`; what they mean
+is the API's ``Workload.arguments``, built by :func:`pulumi_lws.components.args.build_spec`,
 raising before anything registers) and publishes the ModelServing outputs.
 """
 
@@ -10,12 +11,12 @@ from typing import Any, Optional, TypedDict
 
 import pulumi
 
-from pulumi_lws.components.base import WorkloadComponent, stage_outputs
-from pulumi_lws.components.controller import reconcile_in_mode
-from pulumi_lws.components.prepare import prepare
-from pulumi_lws.components.modelserving_args import build_spec
+from pulumi_lws.components.base import WorkloadComponent, register_component
+from pulumi_lws.components.prepare import run_workload, workload_outputs
+from pulumi_lws.workloads import workload_for
 
 TYPE = "lws:index:ModelServing"
+KIND = "ModelServing"
 
 __all__ = ["ModelServing", "ModelServingArgs", "TYPE"]
 
@@ -78,17 +79,10 @@ class ModelServing(WorkloadComponent):
     """replicas, currentReplicas, updatedReplicas, availableReplicas, currentRevision, updateRevision, conditions."""
 
     def __init__(self, name: str, args: ModelServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
-        from pulumi_lws.modelserving.workload import WORKLOAD
-
         # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers
-        mode, built, manifest, backend = prepare(self, TYPE, name, args, opts, WORKLOAD, build_spec,
-                                                       lambda b: b.ms, gang_provider="volcano")
-        options = WORKLOAD.options(max_groups_in_flight=built.max_groups_in_flight)
-        snapshot, result, action_lines = reconcile_in_mode(self, mode, backend, name, WORKLOAD, built.ms, options,
-                                                           manifest, gang_provider="volcano")
-        status = WORKLOAD.status(built.ms, snapshot, result.stage)
-        self._publish_outputs({
-            "selector": status.get("labelSelector", ""),
-            **stage_outputs(result.stage, action_lines),
-            "status": status,
-        })
+        workload = workload_for(KIND)
+        outputs = workload_outputs(workload, run_workload(self, TYPE, name, args, opts, workload))
+        self._publish_outputs({"selector": outputs["status"].get("labelSelector", ""), **outputs})
+
+
+register_component(KIND, ModelServing)

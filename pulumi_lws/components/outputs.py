@@ -8,7 +8,7 @@ from pulumi_lws.core.control import control_summary
 from pulumi_lws.core.stage import Stage, is_webhook_labels
 from pulumi_lws.core.stagetable import Lanes, predicted_row, stage_row
 from pulumi_lws.core.trace import format_table
-from pulumi_lws.lws.rollout.ordinal.cases import describe_case
+from pulumi_lws.core.workload import describe_case
 
 
 def stage_summary(stage: Stage) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import pulumi
 
-from pulumi_lws.lws.labels import GROUP_RESTART_COUNTS, SKIP_AWAIT
+from pulumi_lws.core.keys import SKIP_AWAIT
 
 #: kind -> (module path under pulumi_kubernetes, class name, body fields besides metadata)
 TYPED_KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -54,10 +54,17 @@ SKIP_AWAIT_KINDS = ("StatefulSet", "Deployment")
 
 #: pulumi-kubernetes' override of server-side apply conflicts for one object (provider/pkg/await/await.go patchForce)
 PATCH_FORCE = "pulumi.com/patchForce"
-#: Annotations the reconcile writes itself (the live actuator, field manager ``pulumi-lws``) on an
-#: object it also declares: the leader StatefulSet's / Deployment's restart counts, written
-#: before the actions they account for and declared so ``pulumi up`` keeps them.
-RECONCILE_WRITTEN_ANNOTATIONS = (GROUP_RESTART_COUNTS,)
+
+
+def reconcile_written_annotations() -> frozenset[str]:
+    """Annotations the reconcile writes itself (the live actuator, field manager ``pulumi-lws``) on
+    an object it also declares: every registered API's ``Workload.reconcile_written_annotations``
+    (LeaderWorkerSet's leader StatefulSet / Deployment restart counts, written before the actions
+    they account for and declared so ``pulumi up`` keeps them)."""
+    import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
+    from pulumi_lws.core.workload import registered
+
+    return frozenset(a for w in registered().values() for a in w.reconcile_written_annotations)
 
 
 def with_skip_await(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -71,7 +78,7 @@ def with_skip_await(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
     wanted = {}
     if manifest.get("kind") in SKIP_AWAIT_KINDS and annotations.get(SKIP_AWAIT) != "true":
         wanted[SKIP_AWAIT] = "true"
-    if any(key in annotations for key in RECONCILE_WRITTEN_ANNOTATIONS) and annotations.get(PATCH_FORCE) != "true":
+    if annotations and any(key in annotations for key in reconcile_written_annotations()) and annotations.get(PATCH_FORCE) != "true":
         wanted[PATCH_FORCE] = "true"
     if not wanted:
         return manifest

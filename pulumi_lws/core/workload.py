@@ -12,32 +12,49 @@ Invariants:
 * ``parse`` raises :class:`pulumi_lws.core.errors.SpecError` listing every problem, before
   anything is rendered.
 
-Optional capabilities (an API implements them or not; absent = the shells' generic behaviour,
-reached through the helper named after each, never by kind):
+Facts (:data:`FACTS`, :mod:`pulumi_lws.core.facts`): every API states them as class attributes —
+``kind``, ``api_version``, ``upstream``, ``words`` (help and headers), ``arguments`` (the component
+arguments: manifest paths, options and their validators, operator-free-only options), ``gang``
+(fixed or choosable gang provider), ``rbac`` (actions, rendered kinds with API versions,
+upstream-owned kinds), ``observes`` (every kind its scopes may list, with API versions).
+:func:`register` refuses a workload with a fact missing or inconsistent, or an abstract method not
+implemented (:class:`IncompleteWorkload`): a forgotten fact fails at import, not in a command.
+
+Optional capabilities are explicit members of :class:`Workload` with a typed default (never a
+name looked up at run time):
+
 * ``observed_target_revision(spec, snapshot) -> str`` (:func:`observed_target`): the revision the
   groups converge to given what the cluster records — on an adopted fleet upstream's key, which
-  ``target_revision(spec)`` cannot reproduce. Absent: ``target_revision(spec)``.
+  ``target_revision(spec)`` cannot reproduce. Default: ``target_revision(spec)``.
 * ``predict_trace(old, new, choices) -> Trace``: ``pulumi-lws plan``'s rows from an exact model of
-  the API (LeaderWorkerSet's). Absent: the generic prediction (converge OLD, reconcile NEW once,
-  then the planner's ``Stage.remaining``; ``cli.plan.generic_trace``).
+  the API (LeaderWorkerSet's). Default None: the generic prediction (converge OLD, reconcile NEW
+  once, then the planner's ``Stage.remaining``; ``cli.plan.generic_trace``).
 * ``first_render_header(spec, result) -> str`` / ``steady_render_header(spec, expansion) -> str``:
-  the API's own words above ``pulumi-lws render``'s objects. Absent: the generic line
+  the API's own words above ``pulumi-lws render``'s objects. Default None: the generic line
   (``cli.render_headers``).
 * ``exclusive_topology(spec) -> str | None``: the node label whose domains each group takes
   exclusively; the simulator then assumes one domain per group when no pool is given
-  (``sim.expansion.ASSUMED_POOLS``). Absent: one unbounded node.
+  (``sim.expansion``). Default None: one unbounded node.
+* ``case_words``: planner case id -> plain words (:func:`describe_case`). Default: none.
+* ``release_retained(snapshot, reason)``: the actions releasing the pods retained with the
+  project's finalizer (the component's destroy hook). Default: every pod carrying it.
 """
 from __future__ import annotations
 
+import contextlib
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from pulumi_lws.core.dependencies import Ref
+from pulumi_lws.core.facts import ArgumentSchema, GangChoice, KindRef, RbacFacts, Words, check_facts
 from pulumi_lws.core.ports import Scope
+from pulumi_lws.core.retention import release_actions
+from pulumi_lws.core.simulation import GroupLabels, Placement
 from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.stage import Action, Stage
 from pulumi_lws.core.stagetable import Lanes
-from pulumi_lws.core.trace import GroupsView
+from pulumi_lws.core.trace import GroupsView, Trace
 
 
 @dataclass(frozen=True)
@@ -96,82 +113,209 @@ class UpstreamController:
         return f"{self.plural}.{self.group}"
 
 
-class Workload(Protocol):
-    """One upstream API (LeaderWorkerSet, ModelServing, DisaggregatedSet) as the shells see it."""
+class Workload(ABC):
+    """One upstream API (LeaderWorkerSet, ModelServing, DisaggregatedSet, ...) as the shells see it.
 
+    An API subclasses this, sets every fact of :data:`FACTS` as a class attribute and implements
+    every abstract method; :func:`register` refuses it otherwise. Optional capabilities have a
+    typed default here (module docstring) and are read as members, never looked up by name."""
+
+    #: facts (class attributes every API sets; :data:`FACTS`)
     kind: str
     api_version: str
     #: the upstream controller of the API (controller mode, adoption, Events)
     upstream: UpstreamController
+    #: what help texts and headers call it
+    words: Words
+    #: the component arguments it takes (the one argument layer: ``components.args.build_spec``)
+    arguments: ArgumentSchema
+    #: the gang provider of its objects (fixed or a choice)
+    gang: GangChoice
+    #: actions, rendered kinds and upstream-owned kinds, for least-privilege RBAC
+    rbac: RbacFacts
+    #: every kind one of its scopes may list, with API versions (a bare scope ``PodGroup`` means
+    #: ``gang.podgroup(chosen)``)
+    observes: tuple[KindRef, ...]
 
+    # -- optional capabilities: explicit members, typed defaults (None: the shells' generic behaviour)
+    #: ``predict_trace(old, new, choices) -> Trace``: ``pulumi-lws plan``'s rows from an exact model
+    predict_trace: Callable[[Any, Any, Mapping[str, Any] | None], Trace] | None = None
+    #: ``first_render_header(spec, result) -> str``: the line above ``render``'s first-stage objects
+    first_render_header: Callable[[Any, Reconciled], str] | None = None
+    #: ``steady_render_header(spec, expansion) -> str``: the line above ``render --stage steady``'s objects
+    steady_render_header: Callable[[Any, Any], str] | None = None
+    #: ``exclusive_topology(spec) -> str | None``: the node label whose domains each group takes
+    #: exclusively (the simulator then assumes one domain per group when no pool is given)
+    exclusive_topology: Callable[[Any], str | None] | None = None
+    #: planner case id -> plain words (``Stage.case`` as a stage table's note shows it)
+    case_words: Mapping[str, str] = {}
+    #: which labels name a pod's workload and group in the simulated kubelet
+    #: (:class:`pulumi_lws.core.simulation.GroupLabels`); None: its pods are not told apart
+    group_labels: GroupLabels | None = None
+    #: annotations its actions write on an object the reconcile also declares (the component
+    #: registers such an object with ``pulumi.com/patchForce``: two field managers own them)
+    reconcile_written_annotations: tuple[str, ...] = ()
+
+    @abstractmethod
     def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> Any:
         """The typed spec of an upstream manifest, defaults applied; raises ``SpecError``."""
-        ...
 
+    @abstractmethod
     def validate_update(self, spec: Any, old: Any) -> None:
         """Raise ``SpecError`` when ``old`` -> ``spec`` breaks an update rule (immutable fields)."""
-        ...
 
+    @abstractmethod
     def identity(self, spec: Any) -> tuple[str, str]:
         """``(namespace, name)`` of the workload."""
-        ...
 
+    @abstractmethod
     def options(self, **choices: Any) -> Any:
         """Reconcile options from the shells' choices (``update_order``, ``gang_provider``, ...);
         unknown or unset choices are ignored."""
-        ...
 
+    @abstractmethod
     def scope(self, spec: Any, *, nodes: bool | None = None) -> Scope:
         """What one reconcile of ``spec`` reads. ``nodes=None``: as the spec needs."""
-        ...
 
+    @abstractmethod
     def reconcile(self, spec: Any, snapshot: Snapshot, options: Any = None) -> Reconciled:
         """Plan one safe stage for ``spec`` against ``snapshot`` and render its objects."""
-        ...
 
+    @abstractmethod
     def budgets(self, spec: Any) -> Mapping[str, Budgets]:
         """Per-role rollout budgets (single-role APIs: one entry keyed ``""``)."""
-        ...
 
+    @abstractmethod
     def status(self, spec: Any, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
         """The upstream ``status`` of the workload as the cluster shows it (counts, revisions,
         conditions), published as a component output."""
-        ...
 
+    @abstractmethod
     def target_revision(self, spec: Any) -> str:
         """The revision key every group converges to."""
-        ...
 
+    @abstractmethod
     def stage_lanes(self, spec: Any) -> Lanes:
         """How a stage table draws a rollout of ``spec`` (:class:`pulumi_lws.core.stagetable.Lanes`):
         one column per group, or one ``old|new`` column per role (then ``trace_view`` and the
         planner's stages carry ``lanes``). Every table of the API (plan, simulate, the component's
         preview log, status, markdown) is drawn with it."""
-        ...
 
+    @abstractmethod
     def trace_view(self, spec: Any, snapshot: Snapshot) -> GroupsView:
         """The groups of ``snapshot`` as a trace row shows them — an independent reading of the
         cluster (not the planner's), on which the simulator checks its invariants."""
-        ...
+
+    @abstractmethod
+    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> Mapping[Any, Any]:
+        """Rollback (:class:`pulumi_lws.core.rollback.Revertible`): the revision-covered values of
+        ``spec`` by manifest path, in the form ``recorded_revisions`` reads them."""
+
+    @abstractmethod
+    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> Sequence[Any]:
+        """Rollback: every revision of the workload the snapshot records."""
+
+    def observed_target_revision(self, spec: Any, snapshot: Snapshot) -> str:
+        """The revision the groups converge to given what the cluster records — on an adopted
+        fleet upstream's key, which ``target_revision(spec)`` cannot reproduce. Default:
+        ``target_revision(spec)``."""
+        return self.target_revision(spec)
+
+    def release_retained(self, snapshot: Snapshot, reason: str) -> tuple[Action, ...]:
+        """The actions releasing every pod of ``snapshot`` retained with the project's finalizer
+        (``pulumi destroy``'s delete hook). Default: every pod carrying
+        :data:`pulumi_lws.core.retention.RETAIN_FINALIZER`."""
+        return release_actions(snapshot.list("Pod"), reason)
+
+    def placement(self, spec: Any) -> Placement | None:
+        """How ``spec``'s groups take nodes, so the simulator can assume a node pool
+        (:class:`pulumi_lws.core.simulation.Placement`). Default None: one unbounded node."""
+        return None
+
+    def podgroup(self, gang_provider: str | None = None) -> KindRef:
+        """What a bare ``PodGroup`` of this API's scope means under ``gang_provider``."""
+        return self.gang.podgroup(gang_provider)
+
+
+#: the facts every :class:`Workload` sets (checked by :func:`register`)
+FACTS = ("kind", "api_version", "upstream", "words", "arguments", "gang", "rbac", "observes")
 
 
 def observed_target(workload: Workload, spec: Any, snapshot: Snapshot) -> str:
-    """The revision ``spec`` converges to on ``snapshot``: the API's ``observed_target_revision``
-    when it has one (adoption keeps upstream's key), else ``target_revision(spec)``."""
-    observed = getattr(workload, "observed_target_revision", None)
-    return observed(spec, snapshot) if observed is not None else workload.target_revision(spec)
+    """The revision ``spec`` converges to on ``snapshot`` (:meth:`Workload.observed_target_revision`)."""
+    return workload.observed_target_revision(spec, snapshot)
+
+
+def describe_case(case: str | None) -> str:
+    """The plain words of a planner case id (``Stage.case``) from the registered APIs'
+    ``case_words`` ('' for None; ``planner step <id>`` for an id no API describes)."""
+    if not case:
+        return ""
+    for workload in _REGISTRY.values():
+        if case in workload.case_words:
+            return workload.case_words[case]
+    return f"planner step {case}"
+
+
+class IncompleteWorkload(TypeError):
+    """A workload registered with a fact missing or wrong (raised by :func:`register`)."""
+
+
+def check_workload(workload: Any) -> list[str]:
+    """Every problem that keeps ``workload`` from being registered (empty: none)."""
+    if not isinstance(workload, Workload):
+        return [f"{type(workload).__name__} does not subclass pulumi_lws.core.workload.Workload"]
+    missing = [name for name in FACTS if name not in _declared(type(workload))]
+    if missing:
+        return [f"missing fact {name!r}" for name in missing]
+    problems = check_facts(workload.kind, api_version=workload.api_version, words=workload.words,
+                           arguments=workload.arguments, gang=workload.gang, rbac=workload.rbac,
+                           observes=workload.observes)
+    if not isinstance(workload.upstream, UpstreamController):
+        problems.append("upstream: an UpstreamController")
+    abstract = sorted(getattr(type(workload), "__abstractmethods__", ()))
+    problems += [f"abstract method {m!r} not implemented" for m in abstract]
+    return problems
+
+
+def _declared(cls: type) -> set[str]:
+    """The attributes set on ``cls`` or a base below :class:`Workload` (not mere annotations)."""
+    out: set[str] = set()
+    for klass in cls.__mro__:
+        if klass is Workload:
+            break
+        out.update(vars(klass))
+    return out
 
 
 _REGISTRY: dict[str, Workload] = {}
 
 
 def register(workload: Workload) -> Workload:
-    """Make ``workload`` known to every shell under its ``kind`` (idempotent for the same object)."""
+    """Make ``workload`` known to every shell under its ``kind`` (idempotent for the same object).
+    Raises :class:`IncompleteWorkload` listing every missing or inconsistent fact."""
+    problems = check_workload(workload)
+    if problems:
+        name = getattr(workload, "kind", None) or type(workload).__name__
+        raise IncompleteWorkload(f"workload {name!r} cannot be registered: " + "; ".join(problems))
     existing = _REGISTRY.get(workload.kind)
     if existing is not None and existing is not workload:
         raise ValueError(f"a workload for kind {workload.kind!r} is already registered")
     _REGISTRY[workload.kind] = workload
     return workload
+
+
+@contextlib.contextmanager
+def registration(workload: Workload) -> Iterator[Workload]:
+    """``workload`` registered for the block only (a plugin or test API; the registry is
+    process-wide), then unregistered — unless it was registered before the block."""
+    known = _REGISTRY.get(workload.kind) is workload
+    register(workload)
+    try:
+        yield workload
+    finally:
+        if not known:
+            _REGISTRY.pop(workload.kind, None)
 
 
 def registered() -> dict[str, Workload]:

@@ -13,7 +13,8 @@ from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage, lane_title
 from pulumi_lws.core.stagetable import Lanes
 from pulumi_lws.core.trace import GroupCell, GroupsView, Lane
-from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
+from pulumi_lws.core.facts import ArgumentSchema, KindRef, Option, RbacFacts, Words, seconds
+from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, Workload, register
 from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
 from pulumi_lws.disaggregatedset.adoption import target_revision, with_disown
 from pulumi_lws.disaggregatedset.api.disaggregatedset import (
@@ -31,20 +32,52 @@ from pulumi_lws.disaggregatedset.reconcile import (
     role_targets,
     status_of,
 )
+from pulumi_lws.disaggregatedset.external import SCALER_API_VERSION, SCALER_KIND
 from pulumi_lws.disaggregatedset.revision import compute_revision
+from pulumi_lws.lws import workload as lws_workload
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.rollout.placement import needs_nodes
 from pulumi_lws.lws.trace_view import read_groups
 from pulumi_lws.lws.workload import GROUP_LABELS as LWS_GROUP_LABELS
 
 
-class DisaggregatedSetWorkload:
+#: External scaling's per-role scale subresource objects (disaggregatedset/external.py)
+SCALER = KindRef(SCALER_KIND, SCALER_API_VERSION, plural="disaggregatedsetrolescalers")
+
+#: the component arguments: field name (snake_case) -> path inside the manifest, and the
+#: pulumi-lws options ``progress_deadline_seconds`` (a new revision not ready this long after its
+#: last scale-up is reported as a blocker, old capacity kept; default 600, 0 disables: the DS
+#: option, not an annotation), ``gang_provider`` and ``volcano_queue`` (every child
+#: LeaderWorkerSet's, as the LeaderWorkerSet component's arguments of the same name)
+ARGUMENTS = ArgumentSchema(
+    fields={
+        "name": ("metadata", "name"),
+        "namespace": ("metadata", "namespace"),
+        "roles": ("spec", "roles"),
+        "slices": ("spec", "slices"),
+        "placement_policy": ("spec", "placementPolicy"),
+    },
+    options=(Option("progress_deadline_seconds", seconds), *lws_workload.GANG_OPTIONS),
+    control=("paused",),
+    model=DisaggregatedSet,
+)
+
+
+class DisaggregatedSetWorkload(Workload):
     """``disaggregatedset.x-k8s.io/v1`` DisaggregatedSet: roles of LeaderWorkerSets rolled in lockstep."""
 
     kind = KIND
     api_version = API_VERSION
     #: its pods are its LeaderWorkerSet children's: found by the LeaderWorkerSet labels
     group_labels = LWS_GROUP_LABELS
+    words = Words("DisaggregatedSet", "prefill/decode roles of LeaderWorkerSets rolled in proportional lockstep "
+                                      "(kubernetes-sigs/lws)")
+    arguments = ARGUMENTS
+    gang = lws_workload.GANG  # the children's
+    rbac = RbacFacts(actions=lws_workload.ACTIONS | {("patch-status", SCALER_KIND)},
+                     renders=(*lws_workload.RENDERS, SCALER))
+    observes = (*lws_workload.OBSERVES, SCALER)
+    reconcile_written_annotations = lws_workload.LeaderWorkerSetWorkload.reconcile_written_annotations  # the children's
     upstream = UpstreamController(
         group="disaggregatedset.x-k8s.io", plural="disaggregatedsets",
         controller="the DisaggregatedSet controller (kubernetes-sigs/lws, which also installs the LeaderWorkerSet "
@@ -108,6 +141,7 @@ class DisaggregatedSetWorkload:
         from pulumi_lws.disaggregatedset import rollback
 
         return rollback.recorded_revisions(spec, snapshot)
+
 
     def target_revision(self, spec: DisaggregatedSet) -> str:
         """The spec's own key; an adopted fleet converges to upstream's (:meth:`observed_target_revision`)."""

@@ -15,13 +15,17 @@ from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.stagetable import Lanes
 from pulumi_lws.core.trace import GroupsView, Trace
 from pulumi_lws.core.adoption import with_adoption
-from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
+from pulumi_lws.core.facts import (
+    ArgumentSchema, GangChoice, KindRef, Nested, Option, RbacFacts, Words, int_or_percent, one_of, queue_name,
+)
+from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, Workload, register
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import API_VERSION, KIND, LeaderWorkerSet
 from pulumi_lws.lws.observe import lws_scope
 from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.revision import build_catalog, revision_key
+from pulumi_lws.lws.rollout.ordinal.cases import CASE_WORDS
 from pulumi_lws.lws.rollout.placement import needs_nodes
 from pulumi_lws.lws.status.summary import lws_status
 from pulumi_lws.lws.trace_view import read_groups
@@ -31,13 +35,66 @@ from pulumi_lws.lws.trace_view import read_groups
 GROUP_LABELS = GroupLabels(owner=L.NAME, group=L.GROUP_INDEX, ordinal_in_name=True)
 
 
-class LeaderWorkerSetWorkload:
+GANG = GangChoice(("kubernetes", "volcano"))
+
+#: the kinds a LeaderWorkerSet reconcile lists (:data:`pulumi_lws.lws.observe.LWS_KINDS`, Nodes
+#: for exclusive placement) and renders, with their API versions
+OBSERVES: tuple[KindRef, ...] = (
+    KindRef("StatefulSet", "apps/v1"), KindRef("Deployment", "apps/v1"), KindRef("Pod", "v1"),
+    KindRef("ControllerRevision", "apps/v1"), KindRef("Service", "v1"), *(GANG.podgroup(p) for p in GANG.providers),
+    KindRef("Workload", "scheduling.k8s.io/v1beta1"), KindRef("Node", "v1", namespaced=False),
+)
+RENDERS: tuple[KindRef, ...] = tuple(k for k in OBSERVES if k.kind not in ("Pod", "Node"))
+#: the (verb, kind) actions the LeaderWorkerSet planners emit (DisaggregatedSet's children too)
+ACTIONS: frozenset[tuple[str, str]] = frozenset({
+    ("label", "Pod"), ("annotate", "Pod"), ("ungate", "Pod"), ("set-condition", "Pod"), ("finalize", "Pod"),
+    ("delete", "Pod"), ("annotate", "StatefulSet"), ("annotate", "Deployment"),
+})
+#: the children's gang choices, as the LeaderWorkerSet component takes them (DisaggregatedSet reuses them)
+GANG_OPTIONS: tuple[Option, ...] = (Option("gang_provider", one_of(*GANG.providers)), Option("volcano_queue", queue_name))
+
+#: the component arguments: top-level field name (snake_case) -> path inside the manifest; the
+#: ``rollout`` object key by key; ``update_order``, ``gang_provider``, ``volcano_queue``
+ARGUMENTS = ArgumentSchema(
+    fields={
+        "replicas": ("spec", "replicas"),
+        "size": ("spec", "leaderWorkerTemplate", "size"),
+        "leader_template": ("spec", "leaderWorkerTemplate", "leaderTemplate"),
+        "worker_template": ("spec", "leaderWorkerTemplate", "workerTemplate"),
+        "restart_policy": ("spec", "leaderWorkerTemplate", "restartPolicy"),
+        "partition": ("spec", "rolloutStrategy", "rollingUpdateConfiguration", "partition"),
+        "startup_policy": ("spec", "startupPolicy"),
+        "subdomain_policy": ("spec", "networkConfig", "subdomainPolicy"),
+        "group_identity": ("spec", "groupIdentity"),
+        "group_replacement_policy": ("spec", "groupReplacementPolicy"),
+        "namespace": ("metadata", "namespace"),
+        "name": ("metadata", "name"),
+    },
+    # a manifest's values are taken as written (upstream rejects maxSurge: "5"); only the typed
+    # ``rollout`` argument, which the provider delivers as strings, is coerced
+    nested={"rollout": Nested(("spec", "rolloutStrategy", "rollingUpdateConfiguration"),
+                              {"max_unavailable": "maxUnavailable", "max_surge": "maxSurge", "partition": "partition"},
+                              coerce=int_or_percent, expected="expected an object with maxUnavailable/maxSurge/partition")},
+    options=(Option("update_order", one_of("ScaleFirst", "RolloutFirst")), *GANG_OPTIONS),
+    model=LeaderWorkerSet,
+)
+
+
+class LeaderWorkerSetWorkload(Workload):
     """``leaderworkerset.x-k8s.io/v1`` LeaderWorkerSet (Ordinal and Hash identity)."""
 
     kind = KIND
     api_version = API_VERSION
     #: the simulated kubelet finds a pod's workload and group by these (leader and worker pods)
     group_labels = GROUP_LABELS
+    words = Words("LeaderWorkerSet", "leader + worker pods per group, group-level rolling updates (kubernetes-sigs/lws)")
+    arguments = ARGUMENTS
+    gang = GANG
+    rbac = RbacFacts(actions=ACTIONS, renders=RENDERS)
+    observes = OBSERVES
+    case_words = CASE_WORDS
+    #: the leader StatefulSet's / Deployment's restart counts, written before the actions they account for
+    reconcile_written_annotations = (L.GROUP_RESTART_COUNTS,)
     upstream = UpstreamController(
         group="leaderworkerset.x-k8s.io", plural="leaderworkersets",
         controller="the LeaderWorkerSet controller (kubernetes-sigs/lws; its release manifests or Helm chart install "
@@ -91,6 +148,7 @@ class LeaderWorkerSetWorkload:
 
     def target_revision(self, spec: LeaderWorkerSet) -> str:
         return revision_key(spec)
+
 
     def observed_target_revision(self, spec: LeaderWorkerSet, snapshot: Snapshot) -> str:
         """The catalog's target: an adopted fleet keeps the key of upstream's matching ControllerRevision."""

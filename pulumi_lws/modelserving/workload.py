@@ -15,7 +15,8 @@ from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Lane, Stage
 from pulumi_lws.core.stagetable import Lanes
 from pulumi_lws.core.trace import GroupCell, GroupsView
-from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, register
+from pulumi_lws.core.facts import ArgumentSchema, GangChoice, KindRef, Option, RbacFacts, Words, positive_int
+from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, Workload, register
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import reconcile as _reconcile_module
 from pulumi_lws.modelserving.api.modelserving import (
@@ -35,13 +36,48 @@ from pulumi_lws.modelserving.revision import build_catalog, modelserving_revisio
 from pulumi_lws.modelserving.rollout.role_planner import role_lanes
 
 
-class ModelServingWorkload:
+#: Kthena's PodGroups are Volcano's, whatever a LeaderWorkerSet of the same program uses
+GANG = GangChoice(("volcano",))
+OBSERVES: tuple[KindRef, ...] = (
+    KindRef("StatefulSet", "apps/v1"), KindRef("Pod", "v1"), KindRef("Service", "v1"),
+    KindRef("ControllerRevision", "apps/v1"), GANG.podgroup(), KindRef("Node", "v1", namespaced=False),
+)
+
+#: the component arguments: field name (snake_case) -> path inside the manifest, and the
+#: pulumi-lws option ``max_groups_in_flight`` (RoleRollingUpdate: at most this many ServingGroups
+#: with roles being replaced at once; default: upstream's independent per-group behaviour)
+ARGUMENTS = ArgumentSchema(
+    fields={
+        "name": ("metadata", "name"),
+        "namespace": ("metadata", "namespace"),
+        "replicas": ("spec", "replicas"),
+        "scheduler_name": ("spec", "schedulerName"),
+        "recovery_policy": ("spec", "recoveryPolicy"),
+        "rollout_strategy": ("spec", "rolloutStrategy"),
+        "roles": ("spec", "template", "roles"),
+    },
+    options=(Option("max_groups_in_flight", positive_int),),
+    model=ModelServing,
+)
+
+
+class ModelServingWorkload(Workload):
     """``workload.serving.volcano.sh/v1alpha1`` ModelServing (ServingGroup- and Role-level rollouts)."""
 
     kind = KIND
     api_version = API_VERSION
     #: the simulated kubelet finds a pod's workload and ServingGroup by these (``group-name`` is ``<ms>-<g>``)
     group_labels = GroupLabels(owner=L.NAME, group=L.GROUP_NAME, group_pattern=r".*-(\d+)")
+    words = Words("Kthena ModelServing", "ServingGroups of roles, ServingGroup- or Role-level rolling updates "
+                                         "(volcano-sh/kthena)", group="ServingGroup")
+    arguments = ARGUMENTS
+    gang = GANG
+    # Kthena creates the Pods itself, each with a controller ownerReference to the ModelServing
+    # (kthena-modelserving-behaviour.md section 2): adoption disowns them though nothing renders them
+    rbac = RbacFacts(actions=frozenset({("delete", "Pod")}),
+                     renders=tuple(k for k in OBSERVES if k.kind not in ("Pod", "Node")),
+                     upstream_owns_unrendered=frozenset({"Pod"}))
+    observes = OBSERVES
     upstream = UpstreamController(
         group="workload.serving.volcano.sh", plural="modelservings",
         controller="the Kthena ModelServing controller (volcano-sh/kthena; its Helm chart installs the CRD "

@@ -1,6 +1,6 @@
 """The package schema the ``lws`` component provider serves, and its committed copy ``schema.json``.
 
-The schema starts as what Pulumi's Python analyzer infers from the three components' type
+The schema starts as what Pulumi's Python analyzer infers from the registered components' type
 annotations (:class:`pulumi.provider.experimental.component.ComponentProvider`), then gets what
 the analyzer cannot express:
 
@@ -51,12 +51,18 @@ GO_IMPORT_BASE_PATH = "github.com/pulumi-lws/pulumi-lws/sdk/go/lws"
 
 
 def components() -> list[type]:
-    """The component classes the provider serves (imported lazily: they load the Pulumi SDK)."""
-    from pulumi_lws.components.disaggregatedset import DisaggregatedSet
-    from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
-    from pulumi_lws.components.modelserving import ModelServing
+    """The component classes the provider serves: every registered one (the built-in modules of
+    :data:`pulumi_lws.workloads.COMPONENT_MODULES` register theirs on import; imported lazily:
+    they load the Pulumi SDK)."""
+    import importlib
 
-    return [LeaderWorkerSet, ModelServing, DisaggregatedSet]
+    from pulumi_lws.workloads import COMPONENT_MODULES
+
+    for module in COMPONENT_MODULES:
+        importlib.import_module(module)
+    from pulumi_lws.components.base import registered_components
+
+    return list(registered_components().values())
 
 
 def int_or_percent_property(prop: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ Operator's workspace ServiceAccount). What it needs depends on the component's `
 * **act** — per planned :class:`~pulumi_lws.core.stage.Action` verb the requests the live
   actuator sends (:data:`VERB_REQUESTS`: ``ungate`` = GET + PATCH of the pod, ``set-condition``
   = GET of the pod + PATCH of ``pods/status``, ...) on the kinds that API acts on
-  (:data:`API_ACTIONS`); ``disown`` (adoption from the upstream controller) on every scope kind
+  (the API's ``rbac.actions`` fact, :func:`~pulumi_lws.rbac.policy.api_actions`); ``disown`` (adoption from the upstream controller) on every scope kind
   only with ``adoption=True``;
 * **events** — the reconcile records its stage as Events (LIST of the workload's Events, CREATE,
   GET + PATCH to bump a repeated one: :mod:`pulumi_lws.core.events`);
@@ -52,17 +52,17 @@ from pulumi_lws.rbac.documents import (
     skips_await,
 )
 from pulumi_lws.rbac.policy import (
-    API_ACTIONS, API_RENDERS, AWAIT_WATCHES, CONTROLLER, CRD, FIXED_GANG_PROVIDER, KINDS, MANAGED_VERBS, MODES,
-    OPERATOR_FREE, PULUMI_KUBERNETES, RECONCILE, UPSTREAM_OWNS_UNRENDERED, VERB_REQUESTS, Grant, Kind, Policy,
-    adoption_kinds, check_mode, controller_grants, kind_of_manifest, managed_grants, observe_grants, policy,
-    reconcile_grants, resolve,
+    AWAIT_WATCHES, CONTROLLER, CRD, KINDS, MANAGED_VERBS, MODES, OPERATOR_FREE, PULUMI_KUBERNETES, RECONCILE,
+    VERB_REQUESTS, Grant, Kind, Policy, adoption_kinds, api_actions, api_renders, check_mode, controller_grants,
+    fixed_gang_provider, key_of, kind_of_manifest, kinds, managed_grants, observe_grants, policy, reconcile_grants,
+    resolve, upstream_owns_unrendered,
 )
 
 __all__ = [
     "object_name",
-    "API_ACTIONS", "API_RENDERS", "AWAIT_WATCHES", "CONTROLLER", "CRD", "FIXED_GANG_PROVIDER", "KINDS", "MANAGED_VERBS",
-    "MODES", "OPERATOR_FREE", "PULUMI_KUBERNETES", "RECONCILE", "UPSTREAM_OWNS_UNRENDERED", "VERB_REQUESTS", "Grant",
-    "Kind", "Policy", "adoption_kinds", "check_mode", "controller_grants", "kind_of_manifest", "managed_grants",
+    "AWAIT_WATCHES", "CONTROLLER", "CRD", "KINDS", "MANAGED_VERBS", "MODES", "OPERATOR_FREE", "PULUMI_KUBERNETES",
+    "RECONCILE", "VERB_REQUESTS", "Grant", "Kind", "Policy", "adoption_kinds", "api_actions", "api_renders",
+    "check_mode", "controller_grants", "fixed_gang_provider", "key_of", "kind_of_manifest", "kinds", "managed_grants",
     "manifests", "merge", "observe_grants", "parse_service_account", "policy", "policy_for_manifest", "rbac_yaml",
-    "reconcile_grants", "resolve", "skips_await",
+    "reconcile_grants", "resolve", "skips_await", "upstream_owns_unrendered",
 ]

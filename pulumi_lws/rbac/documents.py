@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.rbac.policy import CONTROLLER, FIXED_GANG_PROVIDER, OPERATOR_FREE, Grant, Policy, check_mode, kind_of_manifest, policy
 from pulumi_lws.core.yamlio import dump_documents
+from pulumi_lws.rbac.policy import CONTROLLER, OPERATOR_FREE, Grant, Policy, check_mode, kind_of_manifest, policy
 
 
 def merge(policies: Iterable[Policy]) -> list[Policy]:
@@ -68,7 +68,7 @@ def policy_for_manifest(manifest: Mapping[str, Any], *, namespace: str | None = 
     check_mode(mode, kind=workload.kind, adoption=adoption, gang_provider=gang_provider)
     spec = workload.parse(manifest, namespace=namespace)
     ns, _ = workload.identity(spec)
-    gang = FIXED_GANG_PROVIDER.get(workload.kind, gang_provider)
+    gang = workload.gang.provider(gang_provider)
     scope = workload.scope(spec)
     if mode == CONTROLLER:  # what controller.register_custom_resource observes; the CR is all it manages
         return policy(workload.kind, ns, scope_kinds=scope.kinds, nodes=scope.nodes, gang_provider=gang, mode=mode,

@@ -1,5 +1,12 @@
 """The rules: kinds, grants, per-mode grant sets and :func:`policy` (pure; :mod:`pulumi_lws.rbac`
-says what each mode needs and why)."""
+says what each mode needs and why).
+
+Nothing here is per API: what an API renders, acts on, owns upstream and which gang provider its
+PodGroups are come from its registered :class:`~pulumi_lws.core.workload.Workload` facts
+(``rbac``, ``gang``, ``observes``: :func:`api_actions`, :func:`api_renders`,
+:func:`upstream_owns_unrendered`, :func:`fixed_gang_provider`); :data:`KINDS` holds the
+Kubernetes kinds every API may use, and an API's own kinds (a custom resource it renders or
+observes) join it from its facts."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -7,17 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.facts import KindRef
 
 RECONCILE = "reconcile"
 PULUMI_KUBERNETES = "pulumi-kubernetes"
 #: the components' ``mode`` values (:data:`pulumi_lws.components.controller.MODES`, checked by a test)
 OPERATOR_FREE, CONTROLLER = "operator-free", "controller"
 MODES = (OPERATOR_FREE, CONTROLLER)
-
-#: the gang provider whose PodGroup a bare ``PodGroup`` of an API's scope means (the
-#: ModelServing component always observes Volcano's: :mod:`pulumi_lws.cluster.live`)
-FIXED_GANG_PROVIDER = {"ModelServing": "volcano"}
-
 
 @dataclass(frozen=True)
 class Kind:
@@ -28,7 +31,8 @@ class Kind:
     namespaced: bool = True
 
 
-#: every kind a reconcile reads, acts on or renders; ``PodGroup`` is resolved by gang provider
+#: the Kubernetes kinds a reconcile reads, acts on or renders (an API's own kinds join from its facts:
+#: :func:`kinds`); ``PodGroup`` is resolved by gang provider
 KINDS: dict[str, Kind] = {
     "StatefulSet": Kind("apps", "statefulsets"),
     "Deployment": Kind("apps", "deployments"),
@@ -43,7 +47,6 @@ KINDS: dict[str, Kind] = {
     "PodGroup.scheduling.k8s.io": Kind("scheduling.k8s.io", "podgroups"),
     "PodGroup.scheduling.volcano.sh": Kind("scheduling.volcano.sh", "podgroups"),
     "Workload": Kind("scheduling.k8s.io", "workloads"),
-    "DisaggregatedSetRoleScaler": Kind("disaggregatedset.x-k8s.io", "disaggregatedsetrolescalers"),
 }
 CRD = Kind("apiextensions.k8s.io", "customresourcedefinitions", namespaced=False)
 
@@ -59,25 +62,62 @@ VERB_REQUESTS: dict[str, tuple[tuple[str, str], ...]] = {
     "delete": (("delete", ""),),
 }
 
-_LWS_ACTIONS = frozenset({
-    ("label", "Pod"), ("annotate", "Pod"), ("ungate", "Pod"), ("set-condition", "Pod"), ("finalize", "Pod"),
-    ("delete", "Pod"), ("annotate", "StatefulSet"), ("annotate", "Deployment"),
-})
-#: API kind -> the (verb, kind) actions its planners can emit (checked against the planners'
-#: ``Action(...)`` literals by tests/rbac/test_rbac_rules.py); DisaggregatedSet nests LWS
-API_ACTIONS: dict[str, frozenset[tuple[str, str]]] = {
-    "LeaderWorkerSet": _LWS_ACTIONS,
-    "ModelServing": frozenset({("delete", "Pod")}),
-    "DisaggregatedSet": _LWS_ACTIONS | {("patch-status", "DisaggregatedSetRoleScaler")},
-}
+def _workload(api: str) -> Any:
+    import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
+    from pulumi_lws.core.workload import workload_for
 
-#: API kind -> every kind its renderer can emit (the kinds pulumi-kubernetes manages)
-API_RENDERS: dict[str, frozenset[str]] = {
-    "LeaderWorkerSet": frozenset({"StatefulSet", "Deployment", "Service", "ControllerRevision",
-                                  "PodGroup.scheduling.k8s.io", "PodGroup.scheduling.volcano.sh", "Workload"}),
-    "ModelServing": frozenset({"StatefulSet", "Service", "ControllerRevision", "PodGroup.scheduling.volcano.sh"}),
-}
-API_RENDERS["DisaggregatedSet"] = API_RENDERS["LeaderWorkerSet"] | {"DisaggregatedSetRoleScaler"}
+    return workload_for(api)
+
+
+def kinds() -> dict[str, Kind]:
+    """:data:`KINDS` plus every registered API's own kinds (rendered or observed), by :func:`key_of`."""
+    import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
+    from pulumi_lws.core.workload import registered
+
+    out = dict(KINDS)
+    for workload in registered().values():
+        for ref in (*workload.observes, *workload.rbac.renders):
+            out.setdefault(key_of(ref), Kind(ref.group, ref.resource, ref.namespaced))
+    return out
+
+
+def key_of(ref: KindRef) -> str:
+    """The :data:`KINDS`-style name of ``ref``: the bare kind, or ``Kind.group`` where the bare
+    name is another group's (``PodGroup.scheduling.volcano.sh``)."""
+    bare = KINDS.get(ref.kind)
+    if bare is not None and bare.group == ref.group:
+        return ref.kind
+    if ref.qualified in KINDS or bare is not None or ref.kind == "PodGroup":
+        return ref.qualified
+    return ref.kind
+
+
+def api_actions(api: str) -> frozenset[tuple[str, str]]:
+    """The (verb, kind) actions the planners of ``api`` can emit (its ``rbac.actions`` fact)."""
+    return frozenset(_workload(api).rbac.actions)
+
+
+def api_renders(api: str) -> frozenset[str]:
+    """Every kind the renderer of ``api`` can emit (its ``rbac.renders`` fact, by :func:`key_of`)."""
+    return frozenset(key_of(k) for k in _workload(api).rbac.renders)
+
+
+def upstream_owns_unrendered(api: str) -> frozenset[str]:
+    """Scope kinds the upstream controller of ``api`` owns directly that pulumi-lws does not render
+    (Kthena creates the Pods itself, each with a controller ownerReference to the ModelServing):
+    adoption disowns every such object."""
+    return frozenset(_workload(api).rbac.upstream_owns_unrendered)
+
+
+def fixed_gang_provider(api: str) -> str | None:
+    """The gang provider a bare ``PodGroup`` of ``api``'s scope always means (ModelServing:
+    Volcano's), or None when it is the caller's choice; None for a name that is not a registered API."""
+    import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
+    from pulumi_lws.core.workload import registered
+
+    workload = registered().get(api)
+    return workload.gang.fixed if workload is not None else None
+
 
 MANAGED_VERBS = ("get", "list", "watch", "create", "patch", "delete")
 #: awaited kind -> what pulumi-kubernetes' await logic also watches (list + watch)
@@ -131,10 +171,12 @@ class Policy:
 
 
 def resolve(kind: str, gang_provider: str = "kubernetes") -> str:
-    """A scope/action kind name as a :data:`KINDS` key (bare ``PodGroup`` by gang provider)."""
+    """A scope/action kind name as a :func:`kinds` key (bare ``PodGroup`` by gang provider)."""
     if kind == "PodGroup":
-        return "PodGroup.scheduling.volcano.sh" if gang_provider == "volcano" else "PodGroup.scheduling.k8s.io"
-    if kind not in KINDS:
+        from pulumi_lws.core.facts import GANG_PODGROUPS
+
+        return key_of(GANG_PODGROUPS[gang_provider if gang_provider in GANG_PODGROUPS else "kubernetes"])
+    if kind not in kinds():
         raise KeyError(f"no RBAC resource known for kind {kind!r}")
     return kind
 
@@ -149,25 +191,19 @@ def kind_of_manifest(manifest: Mapping[str, Any]) -> str:
 
 def _grant(kind: str | Kind, verb: str, who: str, why: str, subresource: str = "",
            names: tuple[str, ...] = ()) -> Grant:
-    k = KINDS[kind] if isinstance(kind, str) else kind
+    k = kinds()[kind] if isinstance(kind, str) else kind
     resource = f"{k.plural}/{subresource}" if subresource else k.plural
     return Grant(k.group, resource, verb, who, why, cluster=not k.namespaced, resource_names=names)
-
-
-#: API kind -> scope kinds its upstream controller owns directly that pulumi-lws does not render:
-#: Kthena creates the Pods itself, each with a controller ownerReference to the ModelServing
-#: (kthena-modelserving-behaviour.md section 2), and adoption disowns every such object
-UPSTREAM_OWNS_UNRENDERED: dict[str, frozenset[str]] = {"ModelServing": frozenset({"Pod"})}
 
 
 def adoption_kinds(scope_kinds: Iterable[str], rendered: Iterable[str], gang_provider: str = "kubernetes", *,
                    api: str = "") -> list[str]:
     """The scope kinds ``disown`` can meet (:func:`pulumi_lws.core.adoption.disown_actions`: every
     observed object owned by the CR): what the upstream controller creates is what pulumi-lws
-    renders in its place, plus :data:`UPSTREAM_OWNS_UNRENDERED` (LWS Pods belong to their
+    renders in its place, plus :func:`upstream_owns_unrendered` (LWS Pods belong to their
     StatefulSet, never to the CR; Kthena's Pods to the ModelServing)."""
     made = set(rendered)
-    extra = UPSTREAM_OWNS_UNRENDERED.get(api, frozenset())
+    extra = upstream_owns_unrendered(api) if api else frozenset()
     return sorted(k for k in scope_kinds if resolve(k, gang_provider) in made or k in extra)
 
 
@@ -186,7 +222,7 @@ def reconcile_grants(api: str, scope_kinds: Iterable[str], *, nodes: bool, gang_
     out = observe_grants(scope_kinds, nodes=nodes, gang_provider=gang_provider)
     # an action only touches an object the reconcile observed: kinds outside the scope get none
     in_scope = set(scope_kinds)
-    actions = {(verb, kind) for verb, kind in API_ACTIONS[api] if kind in in_scope}
+    actions = {(verb, kind) for verb, kind in api_actions(api) if kind in in_scope}
     if adoption:
         actions |= {("disown", k) for k in adoption_kinds(in_scope, rendered, gang_provider, api=api)}
     for verb, kind in sorted(actions):
@@ -239,7 +275,7 @@ def check_mode(mode: str, *, kind: str, adoption: bool = False, gang_provider: s
     if mode == CONTROLLER and adoption:
         problems.append(FieldError("adoption", "adoption is operator-free mode taking a fleet over from the controller; "
                                                "in mode \"controller\" the controller keeps it", adoption))
-    if mode == CONTROLLER and gang_provider != "kubernetes" and kind not in FIXED_GANG_PROVIDER:
+    if mode == CONTROLLER and gang_provider != "kubernetes" and fixed_gang_provider(kind) is None:
         problems.append(FieldError("gangProvider", "is a pulumi-lws (operator-free) option the upstream controller "
                                                    "does not implement; remove it or use mode \"operator-free\"",
                                    gang_provider))
@@ -254,8 +290,8 @@ def policy(api: str, namespace: str, *, scope_kinds: Iterable[str], nodes: bool,
     ``rendered``/``awaited``/``adoption``: operator-free only; ``upstream``: controller mode's
     :class:`~pulumi_lws.core.workload.UpstreamController` (default: the registered API's).
 
-    Raises ``ValueError`` for a rendered kind outside :data:`API_RENDERS` (a renderer that emits a
-    new kind must say so here, so its RBAC is reviewed rather than guessed), ``SpecError`` for a
+    Raises ``ValueError`` for a rendered kind outside the API's ``rbac.renders`` fact (a renderer
+    that emits a new kind must say so in its facts, so its RBAC is reviewed rather than guessed), ``SpecError`` for a
     mode / option mismatch (:func:`check_mode`)."""
     check_mode(mode, kind=api, adoption=adoption, gang_provider=gang_provider)
     rendered = set(rendered)
@@ -263,15 +299,12 @@ def policy(api: str, namespace: str, *, scope_kinds: Iterable[str], nodes: bool,
         if rendered:
             raise ValueError(f"{api} in controller mode renders nothing (the controller does): got {sorted(rendered)}")
         if upstream is None:
-            import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
-            from pulumi_lws.core.workload import workload_for
-
-            upstream = workload_for(api).upstream
+            upstream = _workload(api).upstream
         return Policy(namespace, tuple(dict.fromkeys(
             controller_grants(upstream, scope_kinds, nodes=nodes, gang_provider=gang_provider))))
-    unknown = rendered - API_RENDERS[api]
+    unknown = rendered - api_renders(api)
     if unknown:
-        raise ValueError(f"{api} rendered {sorted(unknown)}: add them to pulumi_lws.rbac.API_RENDERS")
+        raise ValueError(f"{api} rendered {sorted(unknown)}: add them to its Workload.rbac.renders (api_renders)")
     grants = reconcile_grants(api, scope_kinds, nodes=nodes, gang_provider=gang_provider, adoption=adoption,
                               rendered=rendered)
     grants += managed_grants(rendered, awaited)

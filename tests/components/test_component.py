@@ -172,7 +172,7 @@ def test_invalid_args_raise_before_any_registration(mocks, backend, bad):
 
 def test_args_forms_build_the_same_spec():
     from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet as Model
-    from pulumi_lws.components.lws_args import build_spec
+    from pulumi_lws.components.args import build_spec
 
     manifest = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
                 "metadata": {"name": "demo", "namespace": "serving"},
@@ -188,23 +188,23 @@ def test_args_forms_build_the_same_spec():
         {"replicas": 2.0, "size": 2.0, "workerTemplate": WORKER, "namespace": "serving",
          "rollout": {"maxUnavailable": "2", "maxSurge": "50%"}},
     ]
-    specs = [build_spec("demo", f).lws.to_wire() for f in forms]
+    specs = [build_spec("LeaderWorkerSet", "demo", f).spec.to_wire() for f in forms]
     assert all(s == specs[0] for s in specs[1:])
     cfg = specs[0]["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]
     assert cfg["maxUnavailable"] == 2 and isinstance(cfg["maxUnavailable"], int) and cfg["maxSurge"] == "50%"
-    assert build_spec("x", {"manifest": manifest, "replicas": 5}).lws.replicas == 5
+    assert build_spec("LeaderWorkerSet", "x", {"manifest": manifest, "replicas": 5}).spec.replicas == 5
 
 
 def test_update_order_option():
-    from pulumi_lws.components.lws_args import build_spec
+    from pulumi_lws.components.args import build_spec
 
-    assert build_spec("demo", {**ARGS, "updateOrder": "RolloutFirst"}).options.update_order == "RolloutFirst"
+    assert build_spec("LeaderWorkerSet", "demo", {**ARGS, "updateOrder": "RolloutFirst"}).options.update_order == "RolloutFirst"
 
 
 def test_preview_stage_table_shows_now_and_predicted_rows():
     from pulumi_lws.components.outputs import stage_table
 
-    table = stage_table(fake_reconcile(__import__("pulumi_lws.components.lws_args", fromlist=["x"]).build_spec("demo", ARGS).lws, None).stage)
+    table = stage_table(fake_reconcile(__import__("pulumi_lws.components.args", fromlist=["x"]).build_spec("LeaderWorkerSet", "demo", ARGS).spec, None).stage)
     lines = table.splitlines()
     assert lines[0].split()[:3] == ["Stage", "Partition", "Replicas"]
     assert len(lines) == 2 + 3 + 1 and "now: partition 0: every group admitted" in lines[2] and "case" not in lines[2] and "predicted" in lines[3]

@@ -162,10 +162,10 @@ def _bad(edit) -> dict:
     ({"progress_deadline_seconds": "soon"}, "progressDeadlineSeconds"),
 ])
 def test_invalid_args_raise_before_anything_registers(args, path):
-    from pulumi_lws.components.disaggregatedset_args import build_spec
+    from pulumi_lws.components.args import build_spec
 
     with pytest.raises(SpecError) as exc:
-        build_spec("pd", {"manifest": PD, **args})
+        build_spec("DisaggregatedSet", "pd", {"manifest": PD, **args})
     assert any(e.path == path for e in exc.value.errors), exc.value.errors
     observer, actuator = RecordingObserver(), FakeActuator()
     fields = {k: v for k, v in args.items() if k != "manifest"}

@@ -121,10 +121,10 @@ def test_outputs_on_a_converged_cluster_then_mid_rollout():
     ({"rollout_strategy": {"type": "Sideways"}}, "spec.rolloutStrategy.type"),
 ])
 def test_invalid_args_raise_before_anything_registers(args, path):
-    from pulumi_lws.components.modelserving_args import build_spec
+    from pulumi_lws.components.args import build_spec
 
     with pytest.raises(SpecError) as exc:
-        build_spec("pd", {"manifest": PD, **args})
+        build_spec("ModelServing", "pd", {"manifest": PD, **args})
     assert any(e.path == path for e in exc.value.errors), exc.value.errors
     observer = RecordingObserver()
     with pytest.raises(SpecError):

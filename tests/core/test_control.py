@@ -85,20 +85,19 @@ def test_malformed_arguments_name_the_argument() -> None:
 
 
 @pytest.mark.parametrize("module,manifest", [
-    ("lws_args", {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "a"},
+    ("LeaderWorkerSet", {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "a"},
                   "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 1, "workerTemplate": {"spec": {
                       "containers": [{"name": "c", "image": "i"}]}}}}}),
 ])
 def test_component_arguments_become_the_annotations_and_bad_ones_fail_before_registration(module, manifest) -> None:
-    import importlib
+    from pulumi_lws.components.args import build_spec
 
-    build = importlib.import_module(f"pulumi_lws.components.{module}").build_spec
-    built = build("a", {"manifest": manifest, "paused": True, "progress_deadline_seconds": 90})
-    assert built.lws.metadata.annotations[PAUSED_ANNOTATION] == "true"
-    assert built.lws.metadata.annotations[PROGRESS_DEADLINE_ANNOTATION] == "90"
+    built = build_spec(module, "a", {"manifest": manifest, "paused": True, "progress_deadline_seconds": 90})
+    assert built.spec.metadata.annotations[PAUSED_ANNOTATION] == "true"
+    assert built.spec.metadata.annotations[PROGRESS_DEADLINE_ANNOTATION] == "90"
     bad = {**manifest, "metadata": {"name": "a", "annotations": {PAUSED_ANNOTATION: "maybe"}}}
     with pytest.raises(SpecError, match=r"metadata\.annotations\[pulumi-lws\.io/paused\]"):
-        build("a", {"manifest": bad})
+        build_spec(module, "a", {"manifest": bad})
 
 
 # ---- pause ---------------------------------------------------------------------------------------

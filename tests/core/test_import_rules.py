@@ -184,3 +184,36 @@ def test_the_checker_catches_a_cycle() -> None:
     finally:
         GRAPH.clear()
         GRAPH.update(saved)
+
+
+#: shells that import no API package: only the registry (core.workload via pulumi_lws.workloads).
+#: ``cli``, ``sim`` and ``cluster`` join once they are converted (the "shells" change).
+API_FREE_SHELLS = ("components", "rbac", "provider")
+#: thin per-API modules of ``components`` that may name their API's own types (none do today but
+#: the DisaggregatedSetRoleScaler CRD resource, which registers that API's CRD document)
+THIN_PER_API_MODULES = ("pulumi_lws.components.disaggregatedset_crd",)
+
+
+def shell_violations() -> list[str]:
+    out = []
+    for mod in sorted(GRAPH):
+        if part(mod, 1) not in API_FREE_SHELLS or mod in THIN_PER_API_MODULES:
+            continue
+        for dep in GRAPH[mod]:
+            if dep.startswith("pulumi_lws.") and part(dep, 1) in API_PACKAGES:
+                out.append(f"{mod} -> {dep}: a shell imports no API package (only the registry)")
+    return out
+
+
+def test_components_rbac_and_provider_import_no_api_package() -> None:
+    assert shell_violations() == []
+
+
+def test_the_shell_checker_catches_an_api_import() -> None:
+    saved = dict(GRAPH)
+    GRAPH.update({"pulumi_lws.rbac.x": ["pulumi_lws.modelserving.api.modelserving"]})
+    try:
+        assert any("a shell imports no API package" in v for v in shell_violations())
+    finally:
+        GRAPH.clear()
+        GRAPH.update(saved)

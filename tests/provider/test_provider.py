@@ -40,13 +40,13 @@ def test_provider_inputs_map_like_construct():
     from pulumi.provider.experimental.component import ComponentProvider
 
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
-    from pulumi_lws.components.lws_args import build_spec
+    from pulumi_lws.components.args import build_spec
 
     provider = ComponentProvider([LeaderWorkerSet], name="lws", version="0.1.0")
     mapped = provider.map_inputs({"replicas": 3.0, "size": 2.0, "rollout": {"maxSurge": "1", "partition": 1.0},
                                   "workerTemplate": {"spec": {"containers": [{"name": "a", "image": "b", "ports": [{"containerPort": 8080.0}]}]}}},
                                  provider._component_defs["LeaderWorkerSet"])
-    lws = build_spec("demo", mapped).lws
+    lws = build_spec("LeaderWorkerSet", "demo", mapped).spec
     assert lws.replicas == 3 and lws.size == 2 and lws.max_surge() == 1 and lws.user_partition() == 1
     port = lws.spec.leader_worker_template.worker_template["spec"]["containers"][0]["ports"][0]["containerPort"]
     assert port == 8080 and isinstance(port, int)

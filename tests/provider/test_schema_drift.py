@@ -108,7 +108,7 @@ def test_metadata_and_version_are_the_package_ones(generated):
 
 def test_provider_accepts_integers_for_int_or_percent_inputs():
     """A YAML/TS/Go program sends maxSurge: 2 (a float on the wire) or "25%": both build the spec."""
-    from pulumi_lws.components.lws_args import build_spec
+    from pulumi_lws.components.args import build_spec
 
     provider = S.make_provider()
     definition = provider._component_defs["LeaderWorkerSet"]
@@ -116,5 +116,5 @@ def test_provider_accepts_integers_for_int_or_percent_inputs():
     for sent, surge in ((2.0, 2), ("25%", "25%"), ("3", 3)):
         mapped = provider.map_inputs({"replicas": 4.0, "size": 2.0, "workerTemplate": template,
                                       "rollout": {"maxSurge": sent, "maxUnavailable": 1.0}}, definition)
-        lws = build_spec("demo", mapped).lws
+        lws = build_spec("LeaderWorkerSet", "demo", mapped).spec
         assert lws.spec.rollout_strategy.rolling_update_configuration.max_surge == surge

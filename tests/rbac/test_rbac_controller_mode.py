@@ -26,8 +26,8 @@ def expected_grants(scenario) -> set[tuple[str, str, str, bool, tuple[str, ...]]
     workload = workload_for(scenario.api)
     up = workload.upstream
     scope = workload.scope(workload.parse(scenario.manifest))
-    gang = rbac.FIXED_GANG_PROVIDER.get(scenario.api, "kubernetes")
-    out = {(rbac.KINDS[rbac.resolve(k, gang)].group, rbac.KINDS[rbac.resolve(k, gang)].plural, "list", False, ())
+    gang = rbac.fixed_gang_provider(scenario.api) or "kubernetes"
+    out = {(rbac.kinds()[rbac.resolve(k, gang)].group, rbac.kinds()[rbac.resolve(k, gang)].plural, "list", False, ())
            for k in scope.kinds}
     out |= {("", "nodes", "list", True, ())} if scope.nodes else set()
     out |= {(CRD_GROUP, CRDS, "get", True, (up.crd_name,))}

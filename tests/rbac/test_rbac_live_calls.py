@@ -54,7 +54,7 @@ PARAMS: dict[str, dict[str, Any]] = {
 
 
 def _kmock_key(kind: str) -> str:
-    k = rbac.KINDS[kind]
+    k = rbac.kinds()[kind]
     version = {"apps": "v1", "": "v1", "scheduling.k8s.io": "v1beta1", "scheduling.volcano.sh": "v1beta1",
                "disaggregatedset.x-k8s.io": "v1"}[k.group]
     return "/".join(p for p in (k.group, version, k.plural) if p)
@@ -74,7 +74,7 @@ def seed(kmock: Any, scenario: Scenario) -> list[dict[str, Any]]:
     """The steady-state objects of ``scenario`` and their pods, each with a uid (and, for adoption,
     an ownerReference to the upstream CR); returns what was stored."""
     workload = workload_for(scenario.api)
-    gang = rbac.FIXED_GANG_PROVIDER.get(scenario.api, scenario.gang_provider)
+    gang = rbac.fixed_gang_provider(scenario.api) or scenario.gang_provider
     objects = [copy.deepcopy(dict(m)) for m in
                steady_state(scenario.manifest, gang_provider=gang).reconciled.manifests]
     objects += [p for o in objects if o["kind"] in ("StatefulSet", "Deployment") for p in _pods(o)]
@@ -118,12 +118,12 @@ def reconcile_calls(kmock: Any, scenario: Scenario, objects: list[dict[str, Any]
     """What one reconcile of ``scenario`` (seeded with ``objects``) sends (:func:`calls_since`)."""
     workload = workload_for(scenario.api)
     spec = workload.parse(scenario.manifest)
-    gang = rbac.FIXED_GANG_PROVIDER.get(scenario.api, scenario.gang_provider)
+    gang = rbac.fixed_gang_provider(scenario.api) or scenario.gang_provider
     before = len(list(kmock))  # kmock's log spans the test: keep this reconcile's requests only
     live = LiveCluster(kmock_client(str(kmock.url)), gang_provider=gang, now=lambda: 1000.0)
     scope = workload.scope(spec)
     snapshot = live.observe(scope)
-    planned = set(rbac.API_ACTIONS[scenario.api])
+    planned = set(rbac.api_actions(scenario.api))
     # adoption: the planner's own disowns (core.adoption: every observed object the CR owns)
     actions = [a for a in workload.reconcile(spec, snapshot, workload.options(gang_provider=gang)).stage.actions
                if a.verb == "disown"]
@@ -191,7 +191,7 @@ def controller_up(kmock: Any, scenario: Scenario) -> tuple[set[Call], Any]:
         getattr(pulumi_lws, scenario.api)("w", {"manifest": copy.deepcopy(scenario.manifest), "mode": "controller"})
 
     before = len(list(kmock))
-    live = LiveCluster(kmock_client(str(kmock.url)), gang_provider=rbac.FIXED_GANG_PROVIDER.get(scenario.api, "kubernetes"),
+    live = LiveCluster(kmock_client(str(kmock.url)), gang_provider=(rbac.fixed_gang_provider(scenario.api) or "kubernetes"),
                        now=lambda: 1000.0)
     result = run_program(program, live, live)  # an update, not a preview: nothing may be written even then
     return calls_since(kmock, before), result

@@ -15,16 +15,18 @@ from pulumi_lws.core.snapshot import EMPTY
 from pulumi_lws.sim.expansion import steady_state
 from pulumi_lws.workloads import workload_for
 
-#: the packages whose planners build each API's actions (DisaggregatedSet nests LeaderWorkerSet)
-API_PACKAGES = {"LeaderWorkerSet": ("lws",), "ModelServing": ("modelserving",),
-                "DisaggregatedSet": ("lws", "disaggregatedset")}
+#: the packages whose planners build each API's actions (DisaggregatedSet nests LeaderWorkerSet; the
+#: LeaderWorkerSet failure pipeline's retain/release finalizer actions are built in core/retention.py)
+API_PACKAGES = {"LeaderWorkerSet": ("lws", "core/retention.py"), "ModelServing": ("modelserving",),
+                "DisaggregatedSet": ("lws", "core/retention.py", "disaggregatedset")}
 CONSTANTS = {"SCALER_KIND": "DisaggregatedSetRoleScaler"}
 
 
 def _literal_actions(package: str) -> set[tuple[str, str]]:
     """(verb, kind) of every ``Action(verb, kind, ...)`` call in a package's sources."""
     found = set()
-    for path in (REPO_ROOT / "pulumi_lws" / package).rglob("*.py"):
+    root = REPO_ROOT / "pulumi_lws" / package
+    for path in (root.rglob("*.py") if root.is_dir() else [root]):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Action" and len(node.args) >= 2:
                 verb, kind = node.args[0], node.args[1]
@@ -37,7 +39,7 @@ def _literal_actions(package: str) -> set[tuple[str, str]]:
 @pytest.mark.parametrize("api", APIS)
 def test_declared_actions_are_exactly_what_the_planners_build(api):
     literal = set().union(*(_literal_actions(p) for p in API_PACKAGES[api]))
-    assert literal == set(rbac.API_ACTIONS[api]), f"update pulumi_lws.rbac.API_ACTIONS[{api!r}]"
+    assert literal == set(rbac.api_actions(api)), f"update the rbac.actions fact of {api}"
 
 
 def test_every_actuator_verb_has_its_requests():
@@ -49,14 +51,14 @@ def test_kind_table_matches_the_live_backend():
     for gang in ("kubernetes", "volcano"):
         for kind, res in resource_classes(gang).items():
             info = res._api_info
-            ours = rbac.KINDS[rbac.resolve(kind, gang)]
+            ours = rbac.kinds()[rbac.resolve(kind, gang)]
             assert (ours.group, ours.plural) == (info.resource.group, info.plural), kind
 
 
 def _rendered(scenario) -> set[str]:
     workload = workload_for(scenario.api)
     spec = workload.parse(scenario.manifest)
-    gang = rbac.FIXED_GANG_PROVIDER.get(scenario.api, scenario.gang_provider)
+    gang = rbac.fixed_gang_provider(scenario.api) or scenario.gang_provider
     first = workload.reconcile(spec, EMPTY, workload.options(gang_provider=gang)).manifests
     steady = steady_state(scenario.manifest, gang_provider=gang).reconciled.manifests
     return {rbac.kind_of_manifest(m) for m in (*first, *steady)}
@@ -66,14 +68,14 @@ def _rendered(scenario) -> set[str]:
 def test_scenarios_render_every_kind_the_api_declares(api):
     """No pulumi-kubernetes rule an API can be given is unused by its renderer, and vice versa."""
     rendered = set().union(*(_rendered(s) for s in scenarios() if s.api == api))
-    assert rendered == rbac.API_RENDERS[api]
+    assert rendered == rbac.api_renders(api)
 
 
 def test_pulumi_kubernetes_manages_exactly_the_rendered_kinds():
     for scenario in scenarios():
         policy = rbac.policy_for_manifest(scenario.manifest, gang_provider=scenario.gang_provider)
         managed = {(g.group, g.resource) for g in policy.grants if g.who == rbac.PULUMI_KUBERNETES and g.verb == "create"}
-        expected = {(rbac.KINDS[k].group, rbac.KINDS[k].plural) for k in _rendered(scenario)}
+        expected = {(rbac.kinds()[k].group, rbac.kinds()[k].plural) for k in _rendered(scenario)}
         assert managed == expected, scenario.name
         for group, resource in managed:
             verbs = {g.verb for g in policy.grants if (g.group, g.resource) == (group, resource) and g.who == rbac.PULUMI_KUBERNETES}
@@ -130,13 +132,13 @@ def test_rbac_manifests_are_valid_and_bind_the_service_account():
 
 
 def test_an_unknown_rendered_kind_is_refused():
-    with pytest.raises(ValueError, match="API_RENDERS"):
+    with pytest.raises(ValueError, match="rbac.renders"):
         rbac.policy("ModelServing", NS, scope_kinds=("Pod",), nodes=False, rendered={"Deployment"})
 
 
 def test_a_bare_pod_group_follows_the_gang_provider():
-    assert rbac.KINDS[rbac.resolve("PodGroup", "volcano")].group == "scheduling.volcano.sh"
-    assert rbac.KINDS[rbac.resolve("PodGroup")].group == "scheduling.k8s.io"
+    assert rbac.kinds()[rbac.resolve("PodGroup", "volcano")].group == "scheduling.volcano.sh"
+    assert rbac.kinds()[rbac.resolve("PodGroup")].group == "scheduling.k8s.io"
     with pytest.raises(KeyError, match="Frobnicator"):
         rbac.resolve("Frobnicator")
 

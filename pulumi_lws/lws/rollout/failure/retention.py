@@ -20,34 +20,18 @@ on the snapshot after the actions ran yields no action (idempotent).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
+from pulumi_lws.core.retention import (
+    RETAIN_FINALIZER, metadata_of, finalize_action, finalizers_of, has_retain_finalizer, release_actions,
+)
 from pulumi_lws.core.snapshot import is_deleting
 from pulumi_lws.core.stage import Action
 
-#: Cleanup finalizer on the pods of a group whose restart budget is exhausted.
-RETAIN_FINALIZER = "pulumi-lws.io/restart-budget"
+__all__ = ["RETAIN_FINALIZER", "finalize_action", "finalizers_of", "has_retain_finalizer", "release_actions",
+           "retain_actions"]
 
 Pod = Mapping[str, Any]
-
-
-def _meta(pod: Pod) -> Mapping[str, Any]:
-    return pod.get("metadata") or {}
-
-
-def finalizers_of(pod: Pod) -> list[str]:
-    return list(_meta(pod).get("finalizers") or [])
-
-
-def has_retain_finalizer(pod: Pod) -> bool:
-    return RETAIN_FINALIZER in finalizers_of(pod)
-
-
-def finalize_action(pod: Pod, op: str, reason: str) -> Action:
-    """``finalize`` with ``{"add"|"remove": [RETAIN_FINALIZER]}`` on ``pod`` (uid-guarded)."""
-    assert op in ("add", "remove")
-    return Action("finalize", "Pod", str(_meta(pod).get("name") or ""), {op: [RETAIN_FINALIZER]},
-                  uid=_meta(pod).get("uid"), reason=reason)
 
 
 def retain_actions(pods: Sequence[Pod], reason: str) -> tuple[Action, ...]:
@@ -55,11 +39,7 @@ def retain_actions(pods: Sequence[Pod], reason: str) -> tuple[Action, ...]:
     ``pods``: the group, leader first. All finalizers are added before the first delete."""
     live = [p for p in pods if not is_deleting(p)]
     adds = [finalize_action(p, "add", f"{reason}: retain the pod object") for p in live if not has_retain_finalizer(p)]
-    deletes = [Action("delete", "Pod", str(_meta(p).get("name") or ""), {"propagation": "Background"},
-                      uid=_meta(p).get("uid"), reason=f"{reason}: stop the pod, release its resources") for p in live]
+    deletes = [Action("delete", "Pod", str(metadata_of(p).get("name") or ""), {"propagation": "Background"},
+                      uid=metadata_of(p).get("uid"), reason=f"{reason}: stop the pod, release its resources") for p in live]
     return tuple(adds + deletes)
 
-
-def release_actions(pods: Iterable[Pod], reason: str) -> tuple[Action, ...]:
-    """Remove :data:`RETAIN_FINALIZER` from every pod carrying it (the objects then go away)."""
-    return tuple(finalize_action(p, "remove", reason) for p in pods if has_retain_finalizer(p))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from pulumi_lws.core.control import annotations_of_spec, check_arguments, resolve, with_arguments
 from pulumi_lws.core.errors import FieldError, SpecError

@@ -9,7 +9,8 @@ Invariants: every action is uid-guarded; release touches only pods carrying the 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pulumi_lws.core.stage import Action
 

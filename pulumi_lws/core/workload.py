@@ -43,8 +43,9 @@ from __future__ import annotations
 
 import contextlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 from pulumi_lws.core.dependencies import Ref
 from pulumi_lws.core.facts import ArgumentSchema, GangChoice, KindRef, RbacFacts, Words, check_facts

@@ -8,12 +8,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pulumi_lws.core.control import control_choices, controlled, with_control_conditions
+from pulumi_lws.core.facts import ArgumentSchema, KindRef, Option, RbacFacts, Words, seconds
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Stage, lane_title
+from pulumi_lws.core.stage import Lane, Stage, lane_title
 from pulumi_lws.core.stagetable import Lanes
-from pulumi_lws.core.trace import GroupCell, GroupsView, Lane
-from pulumi_lws.core.facts import ArgumentSchema, KindRef, Option, RbacFacts, Words, seconds
+from pulumi_lws.core.trace import GroupCell, GroupsView
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, Workload, register
 from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
 from pulumi_lws.disaggregatedset.adoption import target_revision, with_disown
@@ -22,6 +22,7 @@ from pulumi_lws.disaggregatedset.api.disaggregatedset import (
     KIND,
     DisaggregatedSet,
 )
+from pulumi_lws.disaggregatedset.external import SCALER_API_VERSION, SCALER_KIND
 from pulumi_lws.disaggregatedset.observe import (
     ds_scope,
     observe_children,
@@ -32,14 +33,12 @@ from pulumi_lws.disaggregatedset.reconcile import (
     role_targets,
     status_of,
 )
-from pulumi_lws.disaggregatedset.external import SCALER_API_VERSION, SCALER_KIND
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.lws import workload as lws_workload
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.rollout.placement import needs_nodes
 from pulumi_lws.lws.trace_view import read_groups
 from pulumi_lws.lws.workload import GROUP_LABELS as LWS_GROUP_LABELS
-
 
 #: External scaling's per-role scale subresource objects (disaggregatedset/external.py)
 SCALER = KindRef(SCALER_KIND, SCALER_API_VERSION, plural="disaggregatedsetrolescalers")
@@ -130,13 +129,13 @@ class DisaggregatedSetWorkload(Workload):
     def status(self, spec: DisaggregatedSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
         return with_control_conditions(status_of(spec, snapshot), stage)
 
-    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict:
+    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict[Any, Any]:
         """Rollback (:class:`pulumi_lws.core.rollback.Revertible`): the revision-covered values by path."""
         from pulumi_lws.disaggregatedset import rollback
 
         return rollback.covered(spec, snapshot)
 
-    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> list:
+    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> list[Any]:
         """Rollback: the revisions the cluster records (:mod:`pulumi_lws.disaggregatedset.rollback`)."""
         from pulumi_lws.disaggregatedset import rollback
 

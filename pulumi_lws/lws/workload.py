@@ -5,24 +5,34 @@ Registered on import; the shells reach it through :func:`pulumi_lws.core.workloa
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from pulumi_lws.core.adoption import with_adoption
 from pulumi_lws.core.control import control_choices, controlled
+from pulumi_lws.core.facts import (
+    ArgumentSchema,
+    GangChoice,
+    KindRef,
+    Nested,
+    Option,
+    RbacFacts,
+    Words,
+    int_or_percent,
+    one_of,
+    queue_name,
+)
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.simulation import GroupLabels, Placement
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.stagetable import Lanes
 from pulumi_lws.core.trace import GroupsView, Trace
-from pulumi_lws.core.adoption import with_adoption
-from pulumi_lws.core.facts import (
-    ArgumentSchema, GangChoice, KindRef, Nested, Option, RbacFacts, Words, int_or_percent, one_of, queue_name,
-)
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, Workload, register
 from pulumi_lws.lws import labels as L
+from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.lws.api.leaderworkerset import API_VERSION, KIND, LeaderWorkerSet
 from pulumi_lws.lws.observe import lws_scope
-from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.revision import build_catalog, revision_key
 from pulumi_lws.lws.rollout.ordinal.cases import CASE_WORDS
@@ -134,13 +144,13 @@ class LeaderWorkerSetWorkload(Workload):
     def status(self, spec: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
         return lws_status(spec, snapshot, stage)  # with the progress-deadline condition
 
-    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict:
+    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict[Any, Any]:
         """Rollback (:class:`pulumi_lws.core.rollback.Revertible`): the revision-covered values by path."""
         from pulumi_lws.lws import rollback
 
         return rollback.covered(spec)
 
-    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> list:
+    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> list[Any]:
         """Rollback: the revisions the cluster records (:mod:`pulumi_lws.lws.rollback`)."""
         from pulumi_lws.lws import rollback
 

@@ -9,13 +9,13 @@ from typing import Any
 
 from pulumi_lws.core.adoption import with_adoption
 from pulumi_lws.core.control import control_choices, controlled, with_control_conditions
+from pulumi_lws.core.facts import ArgumentSchema, GangChoice, KindRef, Option, RbacFacts, Words, positive_int
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.simulation import GroupLabels
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Lane, Stage
 from pulumi_lws.core.stagetable import Lanes
 from pulumi_lws.core.trace import GroupCell, GroupsView
-from pulumi_lws.core.facts import ArgumentSchema, GangChoice, KindRef, Option, RbacFacts, Words, positive_int
 from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, Workload, register
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import reconcile as _reconcile_module
@@ -34,7 +34,6 @@ from pulumi_lws.modelserving.reconcile import (
 )
 from pulumi_lws.modelserving.revision import build_catalog, modelserving_revision, role_template_hash
 from pulumi_lws.modelserving.rollout.role_planner import role_lanes
-
 
 #: Kthena's PodGroups are Volcano's, whatever a LeaderWorkerSet of the same program uses
 GANG = GangChoice(("volcano",))
@@ -131,13 +130,13 @@ class ModelServingWorkload(Workload):
     def status(self, spec: ModelServing, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
         return with_control_conditions(status_of(spec, snapshot), stage)
 
-    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict:
+    def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict[Any, Any]:
         """Rollback (:class:`pulumi_lws.core.rollback.Revertible`): the revision-covered values by path."""
         from pulumi_lws.modelserving import rollback
 
         return rollback.covered(spec)
 
-    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> list:
+    def recorded_revisions(self, spec: Any, snapshot: Snapshot) -> list[Any]:
         """Rollback: the revisions the cluster records (:mod:`pulumi_lws.modelserving.rollback`)."""
         from pulumi_lws.modelserving import rollback
 

@@ -132,7 +132,7 @@ def test_rbac_manifests_are_valid_and_bind_the_service_account():
 
 
 def test_an_unknown_rendered_kind_is_refused():
-    with pytest.raises(ValueError, match="rbac.renders"):
+    with pytest.raises(ValueError, match=r"rbac\.renders"):
         rbac.policy("ModelServing", NS, scope_kinds=("Pod",), nodes=False, rendered={"Deployment"})
 
 

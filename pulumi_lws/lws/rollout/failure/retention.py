@@ -20,10 +20,16 @@ on the snapshot after the actions ran yields no action (idempotent).
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pulumi_lws.core.retention import (
-    RETAIN_FINALIZER, metadata_of, finalize_action, finalizers_of, has_retain_finalizer, release_actions,
+    RETAIN_FINALIZER,
+    finalize_action,
+    finalizers_of,
+    has_retain_finalizer,
+    metadata_of,
+    release_actions,
 )
 from pulumi_lws.core.snapshot import is_deleting
 from pulumi_lws.core.stage import Action

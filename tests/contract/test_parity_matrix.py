@@ -161,6 +161,7 @@ def test_component_converges_operator_free(kind) -> None:
                 result = run_program(_program(kind, doc), cluster, cluster)
                 cluster.apply(result.manifests, stack_id="matrix", dependencies=result.dependencies)
                 cluster.settle()
+                cluster.step(cluster.clock.now + 1.0)
                 if result.outputs["stage"]["complete"] and not result.outputs["actions"]:
                     break
             else:

@@ -40,10 +40,22 @@ def modelled(manifest: Mapping[str, Any]) -> Workload:
     return workload
 
 
+def option_refused(workload: Workload, option: str, flag: str) -> str | None:
+    """Why ``flag`` (a shell's spelling of the pulumi-lws option ``option``, e.g. ``--update-order``
+    for ``update_order``) cannot be given for ``workload``, or None when its API takes the option
+    (``Workload.arguments``)."""
+    if option in workload.arguments.option_names:
+        return None
+    takers = [kind for kind, w in registered().items() if option in w.arguments.option_names]
+    where = f"only {', '.join(takers)} takes it" if takers else "no registered API takes it"
+    return f"{flag} does not apply to a {workload.kind} ({where})"
+
+
 def simulator_group_labels() -> tuple[GroupLabels, ...]:
     """Every registered API's :class:`~pulumi_lws.core.simulation.GroupLabels`, in registration
     order, each once: what the simulated kubelet reads a pod's workload and group with."""
     return tuple(dict.fromkeys(w.group_labels for w in registered().values() if w.group_labels is not None))
 
 
-__all__ = ["BUILTIN", "COMPONENT_MODULES", "Workload", "modelled", "registered", "simulator_group_labels", "workload_for", "workload_of"]
+__all__ = ["BUILTIN", "COMPONENT_MODULES", "Workload", "modelled", "option_refused", "registered",
+           "simulator_group_labels", "workload_for", "workload_of"]

@@ -27,8 +27,11 @@ SUBCOMMANDS = ("render", "plan", "simulate", "preview", "up", "destroy", "rollou
 def build_parser() -> argparse.ArgumentParser:
     from pulumi_lws import __version__
 
-    epilog = "exit codes:\n" + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in X.TABLE)
-    parser = argparse.ArgumentParser(prog="pulumi-lws", description="LeaderWorkerSet semantics for Pulumi, without an operator.",
+    from pulumi_lws.cli.apis import api_lines, kinds
+
+    epilog = (f"workload APIs:\n{api_lines()}\n\nexit codes:\n"
+              + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in X.TABLE))
+    parser = argparse.ArgumentParser(prog="pulumi-lws", description=f"{kinds('and')} semantics for Pulumi, without an operator.",
                                      epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -51,6 +51,7 @@ from typing import Any
 
 from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.core.capacity import demand_text, ordered
+from pulumi_lws.cli.apis import kinds, kinds_taking
 from pulumi_lws.cli.documents import one_workload
 from pulumi_lws.cli.terminal import table_glyphs
 from pulumi_lws.core.control import PAUSED_ANNOTATION
@@ -63,7 +64,7 @@ from pulumi_lws.core.stagetable import (  # noqa: F401  (stage_row, predicted_ro
     stage_row,
 )
 from pulumi_lws.core.trace import PlanInputError, Trace, TraceRow, format_table, rows_changed
-from pulumi_lws.workloads import Workload
+from pulumi_lws.workloads import Workload, option_refused
 
 FORMATS = ("table", "markdown", "json")
 ORDERS = ("ScaleFirst", "RolloutFirst")
@@ -71,11 +72,11 @@ ORDERS = ("ScaleFirst", "RolloutFirst")
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "plan", help="predict the rollout stages of changing a LeaderWorkerSet or ModelServing from OLD to NEW",
+        "plan", help=f"predict the rollout stages of changing a {kinds()} from OLD to NEW",
         description="Predict the stages (controller replicas/partition and group states) of changing a "
-                    "workload (LeaderWorkerSet, ModelServing) from OLD.yaml to NEW.yaml, starting with every "
-                    "OLD group ready and assuming groups become ready in rollout order (LeaderWorkerSet "
-                    "Ordinal; ModelServing ServingGroups and roles) or creation order (Hash).")
+                    f"workload ({kinds('or')}) from OLD.yaml to NEW.yaml, starting with every "
+                    "OLD group ready and assuming groups become ready in rollout order (or, for an API "
+                    "whose groups have no order, such as LeaderWorkerSet Hash identity, creation order).")
     parser.add_argument("old", metavar="OLD.yaml", help="the workload as deployed now (other kinds in the file are ignored)")
     parser.add_argument("new", metavar="NEW.yaml", help="the workload to roll out")
     parser.add_argument("--name", metavar="NAME", help="the workload to plan when a file holds several")
@@ -87,8 +88,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                         help="draw group states with ASCII letters (U u o x g t) instead of emoji; automatic when "
                              "stdout cannot encode them")
     parser.add_argument("--update-order", choices=ORDERS, default=None,
-                        help="LeaderWorkerSet: order for a template change combined with a scale-up (default: "
-                             "NEW's pulumi-lws.io/update-order annotation, else ScaleFirst)")
+                        help=f"{', '.join(kinds_taking('update_order'))} only: order for a template change combined "
+                             "with a scale-up (default: NEW's own update-order annotation, else ScaleFirst)")
     parser.add_argument("--mode", choices=MODES, default="operator-free",
                         help="operator-free (default: pulumi-lws rolls out) or controller (the upstream controller "
                              "rolls out; the same stages, with a note on where the model is upstream-exact)")
@@ -212,6 +213,10 @@ def run(args: argparse.Namespace) -> int:
     from pulumi_lws.sim.timeline import WarmUpBlocked
 
     controller = getattr(args, "mode", "operator-free") == "controller"
+    refused = option_refused(workload, "update_order", "--update-order") if args.update_order else None
+    if refused:
+        print(f"error: {refused}", file=sys.stderr)
+        return X.BAD_INPUT
     if controller and (why := controller_mode_error(workload, args)):
         print(f"error: {why}", file=sys.stderr)
         return X.BAD_INPUT
@@ -220,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
     order = "ScaleFirst" if controller else args.update_order
     choices: dict[str, Any] = {"update_order": order} if order else {}
     choices["paused"] = False  # predict the rollout as resumed; a paused NEW is reported below (control_note)
-    exact = getattr(workload, "predict_trace", None)  # an API's own model (LeaderWorkerSet), else generic
+    exact = workload.predict_trace  # an API's own model (LeaderWorkerSet), else None: generic
     try:
         if new_workload is not workload:
             raise PlanInputError(f"OLD and NEW are different kinds ({workload.kind} vs {new_workload.kind})")

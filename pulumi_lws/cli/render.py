@@ -1,8 +1,8 @@
-"""``pulumi-lws render FILE.yaml``: the objects a workload (LeaderWorkerSet, ModelServing) expands into, as YAML.
+"""``pulumi-lws render FILE.yaml``: the objects a workload (any registered API) expands into, as YAML.
 
 Each document of FILE (:mod:`pulumi_lws.cli.documents`) is printed in file order:
 
-* a workload (any kind the registry models: LeaderWorkerSet, ModelServing) is validated and
+* a workload (any kind the registry models: LeaderWorkerSet, ModelServing, DisaggregatedSet, ...) is validated and
   expanded through its :class:`~pulumi_lws.core.workload.Workload`: ``--stage first`` (default) is the
   first ``pulumi up`` on an empty cluster (``reconcile(spec, EMPTY)``); ``--stage steady`` is
   every object of the converged fleet (:func:`pulumi_lws.sim.expansion.steady_state`);
@@ -27,6 +27,7 @@ from typing import Any
 
 from pulumi_lws.cli import documents as D
 from pulumi_lws.cli import exit_codes as X
+from pulumi_lws.cli.apis import choosable_gang_kinds, fixed_gang_kinds, kinds
 from pulumi_lws.cli.render_headers import (
     first_header,
     passthrough_header,
@@ -63,8 +64,7 @@ stages:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "render", help="print the objects a LeaderWorkerSet or ModelServing expands into (first `pulumi up` or "
-                       "steady state) as YAML",
+        "render", help=f"print the objects a {kinds()} expands into (first `pulumi up` or steady state) as YAML",
         description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("file", metavar="FILE.yaml", help="manifest file (any number of documents); '-' reads stdin")
     parser.add_argument("-n", "--namespace", help="namespace for workloads that do not set metadata.namespace "
@@ -73,9 +73,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--stage", choices=STAGES, default="first",
                         help="first: the first `pulumi up` on an empty cluster (default); steady: the converged fleet")
     parser.add_argument("--gang-provider", choices=("kubernetes", "volcano"), default="kubernetes",
-                        help="LeaderWorkerSet, and each DisaggregatedSet role's child LeaderWorkerSet: "
-                             "gang-scheduling objects for spec.scheduling (default: kubernetes; "
-                             "ModelServing follows spec.schedulerName)")
+                        help=f"{', '.join(choosable_gang_kinds())}: gang-scheduling objects for spec.scheduling "
+                             f"(default: kubernetes; fixed for {', '.join(fixed_gang_kinds()) or 'none'})")
     access = parser.add_argument_group("RBAC (docs/rbac.md)")
     access.add_argument("--rbac", action="store_true", help="print instead the least-privilege Role/RoleBinding (and a "
                         "ClusterRole only for Nodes) that `pulumi up` of FILE's workloads needs")

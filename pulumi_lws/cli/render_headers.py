@@ -5,7 +5,7 @@ Invariant: one line, no newline, starting with ``<Kind> <namespace>/<name>:`` fo
 are derived from the objects actually printed (worker StatefulSets counted, not assumed).
 
 :func:`first_header` / :func:`steady_header` take the document's workload: an API with its own
-words implements the optional ``first_render_header`` / ``steady_render_header`` capabilities
+words sets the optional ``first_render_header`` / ``steady_render_header`` capabilities
 (LeaderWorkerSet: leader/worker StatefulSets, what workers wait for, :mod:`pulumi_lws.lws.render.headers`); every other
 API (ModelServing, ...) gets the generic words built from the contract alone (identity, group
 count from ``budgets``, target revision from the stage) and the printed objects counted by kind.
@@ -62,13 +62,13 @@ def generic_steady_header(workload: Workload, spec: Any, expansion: Expansion) -
 def first_header(workload: Workload, spec: Any, result: Reconciled) -> str:
     """The header above the first stage's objects of ``spec``: the API's own words (optional
     ``first_render_header`` capability, e.g. LeaderWorkerSet's), else the generic ones."""
-    own = getattr(workload, "first_render_header", None)
+    own = workload.first_render_header
     return own(spec, result) if own is not None else generic_first_header(workload, spec, result)
 
 
 def steady_header(workload: Workload, spec: Any, expansion: Expansion) -> str:
     """The header above the steady-state objects of ``spec`` (optional ``steady_render_header``)."""
-    own = getattr(workload, "steady_render_header", None)
+    own = workload.steady_render_header
     return own(spec, expansion) if own is not None else generic_steady_header(workload, spec, expansion)
 
 

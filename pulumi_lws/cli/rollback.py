@@ -131,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
     doc = one_workload(args.manifest, args.name)
     if args.apply and args.manifest == "-":
         raise SpecError("manifest", None, [FieldError("--apply", "needs a manifest file, not standard input")])
-    gang = "volcano" if doc.kind == "ModelServing" else "kubernetes"
+    assert doc.workload is not None
+    gang = doc.workload.gang.provider()  # the API's own PodGroups (a fixed provider, else the default)
     backend = current_backend(context=args.context, kubeconfig=args.kubeconfig, gang_provider=gang)
     if hasattr(backend.observer, "retry"):  # the live backend (an installed test backend has none)
         from pulumi_lws.cluster.resilience import RetryPolicy

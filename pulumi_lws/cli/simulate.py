@@ -3,7 +3,7 @@
 ``pulumi-lws simulate --from OLD.yaml --to NEW.yaml``: no scenario file; start converged on OLD,
 apply NEW at t=0 (pure engine, default readiness), optionally on a node pool
 (``--nodes N --gpus-per-node G --zones Z``): see your change before you run it. OLD and NEW are
-any workload the project models (LeaderWorkerSet, ModelServing) and may be multi-document
+any workload the project models (every registered API) and may be multi-document
 files: documents that are not a workload (Service, HPA, ...) are ignored; a file with several
 workloads needs ``--name NAME``.
 
@@ -20,6 +20,7 @@ import pathlib
 import sys
 
 from pulumi_lws.cli import exit_codes as X
+from pulumi_lws.cli.apis import kinds, kinds_taking
 from pulumi_lws.cli.helptext import plain
 
 
@@ -28,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                               description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("scenario", nargs="?", help="scenario YAML file (docs/simulator.md); omit with --from/--to")
     change = p.add_argument_group("a change instead of a scenario file (pure engine, start converged on OLD)")
-    change.add_argument("--from", dest="old", metavar="OLD.yaml", help="the workload (LeaderWorkerSet, ModelServing) as deployed now")
+    change.add_argument("--from", dest="old", metavar="OLD.yaml", help=f"the workload ({kinds()}) as deployed now")
     change.add_argument("--to", dest="new", metavar="NEW.yaml", help="the workload after your edit (applied at t=0)")
     change.add_argument("--nodes", type=int, metavar="N",
                         help="a pool of N nodes (cpu 64, memory 512Gi each); default one unbounded node")
@@ -41,8 +42,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "kubelet.failImages); repeatable")
     change.add_argument("--name", metavar="NAME", help="the workload to simulate when a file holds several")
     change.add_argument("--update-order", choices=("ScaleFirst", "RolloutFirst"),
-                        help="LeaderWorkerSet: order for a template change combined with a scale-up (default "
-                             "ScaleFirst, upstream's order)")
+                        help=f"{', '.join(kinds_taking('update_order'))} only: order for a template change combined "
+                             "with a scale-up (default ScaleFirst, upstream's order)")
     p.add_argument("--format", choices=("table", "markdown", "json"), default="table",
                    help="output format (default: table)")
     p.add_argument("--ascii", action="store_true",

@@ -118,7 +118,7 @@ def custom_resources(observer: Any, workload: Workload, namespace: str) -> list[
 def from_cluster(args: argparse.Namespace) -> list[Target]:
     out = []
     for workload in registered().values():
-        observer = backend_for(args, "volcano" if workload.kind == "ModelServing" else "kubernetes").observer
+        observer = backend_for(args, workload.gang.provider()).observer
         for cr in custom_resources(observer, workload, args.namespace):
             out.append(Target(workload, workload.parse({k: v for k, v in cr.items() if k != "status"},
                                                        namespace=args.namespace, validate=False), "cluster"))
@@ -131,7 +131,7 @@ def describe(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     from pulumi_lws.core.driver import Cycle, cycle
 
     workload, spec = target.workload, target.spec
-    backend = backend_for(args, "volcano" if workload.kind == "ModelServing" else "kubernetes")
+    backend = backend_for(args, workload.gang.provider())
     done: Cycle[None] = cycle(workload, spec, workload.options(), backend.observer)  # observe + reconcile only
     snapshot, result, stage = done.snapshot, done.reconciled, done.stage
     namespace, name = workload.identity(spec)

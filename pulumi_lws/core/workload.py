@@ -32,9 +32,12 @@ name looked up at run time):
 * ``first_render_header(spec, result) -> str`` / ``steady_render_header(spec, expansion) -> str``:
   the API's own words above ``pulumi-lws render``'s objects. Default None: the generic line
   (``cli.render_headers``).
-* ``exclusive_topology(spec) -> str | None``: the node label whose domains each group takes
-  exclusively; the simulator then assumes one domain per group when no pool is given
-  (``sim.expansion``). Default None: one unbounded node.
+* ``placement(spec) -> Placement | None`` (:class:`pulumi_lws.core.simulation.Placement`): how the
+  groups take nodes (exclusive topology key, groups, a group's pods); the simulator assumes a node
+  pool from it when none is given (``sim.expansion``). Default None: one unbounded node.
+* ``group_labels`` (:class:`pulumi_lws.core.simulation.GroupLabels`): the labels naming a pod's
+  workload and group, so the simulated kubelet's timing overrides by ``group:`` / ``lws:`` find
+  its pods. Default None: such overrides match none of its pods.
 * ``case_words``: planner case id -> plain words (:func:`describe_case`). Default: none.
 * ``release_retained(snapshot, reason)``: the actions releasing the pods retained with the
   project's finalizer (the component's destroy hook). Default: every pod carrying it.
@@ -145,9 +148,8 @@ class Workload(ABC):
     first_render_header: Callable[[Any, Reconciled], str] | None = None
     #: ``steady_render_header(spec, expansion) -> str``: the line above ``render --stage steady``'s objects
     steady_render_header: Callable[[Any, Any], str] | None = None
-    #: ``exclusive_topology(spec) -> str | None``: the node label whose domains each group takes
-    #: exclusively (the simulator then assumes one domain per group when no pool is given)
-    exclusive_topology: Callable[[Any], str | None] | None = None
+    #: the labels naming a pod's workload and group, for the simulated kubelet (None: not findable)
+    group_labels: GroupLabels | None = None
     #: planner case id -> plain words (``Stage.case`` as a stage table's note shows it)
     case_words: Mapping[str, str] = {}
     #: which labels name a pod's workload and group in the simulated kubelet
@@ -221,6 +223,12 @@ class Workload(ABC):
         fleet upstream's key, which ``target_revision(spec)`` cannot reproduce. Default:
         ``target_revision(spec)``."""
         return self.target_revision(spec)
+
+    def placement(self, spec: Any) -> Placement | None:
+        """How ``spec``'s groups take nodes, so the simulator can assume a node pool when none is
+        given (``sim.expansion``). Default None: its groups need no pool of their own (one
+        unbounded node)."""
+        return None
 
     def release_retained(self, snapshot: Snapshot, reason: str) -> tuple[Action, ...]:
         """The actions releasing every pod of ``snapshot`` retained with the project's finalizer

@@ -95,10 +95,6 @@ class DisaggregatedSetWorkload(Workload):
     def identity(self, spec: DisaggregatedSet) -> tuple[str, str]:
         return spec.namespace, spec.name
 
-    def placement(self, spec: Any) -> None:
-        """No exclusive placement of its own the simulator must assume a node pool for."""
-        return None
-
     def options(self, **choices: Any) -> DisaggregatedSetOptions:
         children = {k: v for k, v in choices.items() if k in ("update_order", "gang_provider", "volcano_queue") and v}
         return DisaggregatedSetOptions(progress_deadline_seconds=choices.get("progress_deadline_seconds"),

@@ -164,14 +164,6 @@ class LeaderWorkerSetWorkload(Workload):
         """The catalog's target: an adopted fleet keeps the key of upstream's matching ControllerRevision."""
         return build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name})).target.key
 
-    def exclusive_topology(self, spec: LeaderWorkerSet) -> str | None:
-        """The node label whose topology domains each group takes exclusively (the
-        ``leaderworkerset.sigs.k8s.io/exclusive-topology`` annotation), or None: the simulator
-        assumes one such domain per group when no node pool is given (``sim.expansion``)."""
-        from pulumi_lws.lws.rollout.placement import exclusive_topology
-
-        return exclusive_topology(spec)
-
     def placement(self, spec: LeaderWorkerSet) -> Placement:
         """How the groups take nodes (the simulator's assumed pool, ``sim.expansion``): one domain
         of the exclusive-topology key per group; with the subgroup-exclusive annotation one node per

@@ -98,10 +98,6 @@ class ModelServingWorkload(Workload):
     def identity(self, spec: ModelServing) -> tuple[str, str]:
         return spec.namespace, spec.name
 
-    def placement(self, spec: Any) -> None:
-        """No exclusive placement of its own the simulator must assume a node pool for."""
-        return None
-
     def options(self, **choices: Any) -> ModelServingOptions:
         return ModelServingOptions(max_groups_in_flight=choices.get("max_groups_in_flight"), control=control_choices(choices))
 

@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
 from pulumi_lws.sim.scenario import Scenario, Update
-from pulumi_lws.workloads import Workload, workload_of
+from pulumi_lws.workloads import Workload, option_refused, workload_of
 
 GPU = "nvidia.com/gpu"
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -47,7 +47,7 @@ def scenario_from_change(old: Mapping[str, Any], new: Mapping[str, Any], *, node
     Raises :class:`SpecError` when the pool options are inconsistent (kind ``Options``, paths are
     the CLI flags: ``--zones``), when either manifest is not a valid workload, when the two
     name different objects (kind ``Change``) or when the change is not a valid update (immutable
-    fields). ``update_order`` is a LeaderWorkerSet choice (other APIs ignore it).
+    fields). ``update_order`` is refused (kind ``Options``) for an API whose arguments do not take it.
     Neither argument is modified.
     """
     errors = _pool_errors(nodes, gpus_per_node, zones, ready_seconds, update_order)
@@ -57,6 +57,9 @@ def scenario_from_change(old: Mapping[str, Any], new: Mapping[str, Any], *, node
         raise SpecError(OPTIONS, None, errors)
     workload, old_spec = _valid(old, "old")
     new_workload, new_spec = _valid(new, "new")
+    refused = option_refused(workload, "update_order", "--update-order") if update_order is not None else None
+    if refused:
+        raise SpecError(OPTIONS, None, [FieldError("--update-order", refused.removeprefix("--update-order "), update_order)])
     if new_workload is not workload:
         raise SpecError("Change", None, [FieldError("kind", f"old and new must be the same kind (old: {workload.kind}, "
                                                             f"new: {new_workload.kind})", new_workload.kind)])

@@ -8,8 +8,9 @@
   (names < api < observe/revision < rollout/status < render < reconcile/workload);
 * the simulator's cluster side (store, controllers, scheduler, kubelet, gc, apply, cluster)
   imports no planner, renderer or reconcile (it must not know the answer);
-* the shells that know no API (``cli``, ``sim``, ``cluster``, ``backend``) import no API package:
-  they reach every API through the registry (``pulumi_lws.workloads``, ``core.workload``);
+* the shells (``components`` but its thin per-API modules, ``rbac``, ``provider``, ``cli``, ``sim``,
+  ``cluster``, ``backend``) import no API package: they reach every API through the registry
+  (``pulumi_lws.workloads``, ``core.workload``);
 * no import cycles (imports under ``if TYPE_CHECKING:`` are annotations, not imports).
 """
 from __future__ import annotations
@@ -26,8 +27,6 @@ PKG = REPO_ROOT / "pulumi_lws"
 API_PACKAGES = ("lws", "modelserving", "disaggregatedset")
 SHELLS = ("components", "sim", "cluster", "cli", "provider", "backend", "workloads")
 ALLOWED_API_IMPORTS = {"disaggregatedset": {"lws"}}
-#: shells that dispatch through the registry only (``components`` keeps its thin typed per-API modules)
-API_FREE_SHELLS = ("cli", "sim", "cluster", "backend")
 CLIENT_LIBRARIES = ("pulumi", "pulumi_kubernetes", "lightkube", "httpx", "kubernetes")
 #: layer of each top-level module/package inside an API package (missing = checked as layer 0)
 API_LAYERS = {"labels": 0, "names": 0, "group_shape": 0, "api": 1, "observe": 2, "revision": 2, "trace_view": 2,
@@ -97,8 +96,6 @@ def violations() -> list[str]:
                     here, there = API_LAYERS.get(part(mod, 2), 0), API_LAYERS.get(part(dep, 2), 0)
                     if there > here:
                         out.append(f"{mod} -> {dep}: layer {part(mod, 2) or top} ({here}) imports a higher layer ({there})")
-            if top in API_FREE_SHELLS and dep_top in API_PACKAGES:
-                out.append(f"{mod} -> {dep}: this shell knows no API (ask the registry, pulumi_lws.workloads)")
             if top == "sim" and part(mod, 2) in SIM_CLUSTER_SIDE and dep.startswith("pulumi_lws."):
                 if any(seg in dep.split(".") for seg in ("rollout", "render", "reconcile", "workload", "workloads")):
                     out.append(f"{mod} -> {dep}: the simulated cluster never imports a planner or renderer")
@@ -161,10 +158,6 @@ def test_the_checker_sees_the_tree() -> None:
     ({"pulumi_lws.lws.api.x": ["pulumi"]}, "no Pulumi SDK"),
     ({"pulumi_lws.modelserving.x": ["pulumi_lws.lws.names"]}, "do not import each other"),
     ({"pulumi_lws.sim.kubelet": ["pulumi_lws.lws.rollout.hash.planner"]}, "never imports a planner"),
-    ({"pulumi_lws.cli.plan": ["pulumi_lws.lws.reconcile"]}, "this shell knows no API"),
-    ({"pulumi_lws.sim.kubelet": ["pulumi_lws.modelserving.labels"]}, "this shell knows no API"),
-    ({"pulumi_lws.cluster.live": ["pulumi_lws.lws.labels"]}, "this shell knows no API"),
-    ({"pulumi_lws.backend": ["pulumi_lws.disaggregatedset.api"]}, "this shell knows no API"),
 ])
 def test_the_checker_catches_each_kind_of_violation(source, expected) -> None:
     saved = dict(GRAPH)
@@ -187,8 +180,7 @@ def test_the_checker_catches_a_cycle() -> None:
 
 
 #: shells that import no API package: only the registry (core.workload via pulumi_lws.workloads).
-#: ``cli``, ``sim`` and ``cluster`` join once they are converted (the "shells" change).
-REGISTRY_ONLY_SHELLS = ("components", "rbac", "provider")
+REGISTRY_ONLY_SHELLS = ("components", "rbac", "provider", "cli", "sim", "cluster", "backend")
 #: thin per-API modules of ``components`` that may name their API's own types (none do today but
 #: the DisaggregatedSetRoleScaler CRD resource, which registers that API's CRD document)
 THIN_PER_API_MODULES = ("pulumi_lws.components.disaggregatedset_crd",)
@@ -205,13 +197,20 @@ def shell_violations() -> list[str]:
     return out
 
 
-def test_components_rbac_and_provider_import_no_api_package() -> None:
+def test_the_shells_import_no_api_package() -> None:
     assert shell_violations() == []
 
 
-def test_the_shell_checker_catches_an_api_import() -> None:
+@pytest.mark.parametrize("source", [
+    {"pulumi_lws.rbac.x": ["pulumi_lws.modelserving.api.modelserving"]},
+    {"pulumi_lws.cli.plan": ["pulumi_lws.lws.reconcile"]},
+    {"pulumi_lws.sim.kubelet": ["pulumi_lws.modelserving.labels"]},
+    {"pulumi_lws.cluster.live": ["pulumi_lws.lws.labels"]},
+    {"pulumi_lws.backend": ["pulumi_lws.disaggregatedset.api"]},
+])
+def test_the_shell_checker_catches_an_api_import(source) -> None:
     saved = dict(GRAPH)
-    GRAPH.update({"pulumi_lws.rbac.x": ["pulumi_lws.modelserving.api.modelserving"]})
+    GRAPH.update(source)
     try:
         assert any("a shell imports no API package" in v for v in shell_violations())
     finally:

@@ -1,18 +1,15 @@
 """The live cluster: observer + actuator over the Kubernetes API with lightkube.
 
 One reconcile reads at most one LIST per kind of its :class:`~pulumi_lws.core.ports.Scope`
-whatever the number of groups (LeaderWorkerSet: the 7 kinds of
-:data:`pulumi_lws.lws.observe.LWS_KINDS`, selected by ``leaderworkerset.sigs.k8s.io/name=<lws>``;
-ModelServing: the 5 kinds of :data:`pulumi_lws.modelserving.observe.KINDS` — StatefulSet, Pod,
-Service, ControllerRevision, PodGroup — selected by ``modelserving.volcano.sh/name=<ms>``), plus
-Nodes when asked. Kinds whose API the cluster does not serve (404, e.g. no Workload API or no
-Volcano) are skipped.
+whatever the number of groups (the kinds and the selector are the API's own scope; the resource
+of each kind comes from the kinds the registered APIs observe, ``Workload.observes``, with their
+API versions), plus Nodes when asked. Kinds whose API the cluster does not serve (404, e.g. no
+Workload API or no Volcano) are skipped.
 
-``PodGroup`` names two APIs: ``scheduling.k8s.io/v1beta1`` (LeaderWorkerSet's kubernetes gang
-provider) and Volcano's ``scheduling.volcano.sh/v1beta1``; ``gang_provider`` picks which one a
-bare ``PodGroup`` of a Scope means. The ModelServing component always builds its backend with
-``gang_provider="volcano"`` (its PodGroups are Volcano's whatever a LeaderWorkerSet of the same
-program uses); the qualified names ``PodGroup.scheduling.volcano.sh`` and
+``PodGroup`` names two APIs: ``scheduling.k8s.io/v1beta1`` (the kubernetes gang provider) and
+Volcano's ``scheduling.volcano.sh/v1beta1``; ``gang_provider`` picks which one a bare
+``PodGroup`` of a Scope means (an API with a fixed provider builds its backend with it:
+``Workload.gang``); the qualified names ``PodGroup.scheduling.volcano.sh`` and
 ``PodGroup.scheduling.k8s.io`` always mean one API. Actions are precise patches: ``label``/``annotate`` are merge patches
 on metadata, ``ungate`` removes exactly one scheduling gate with a JSON patch guarded by a
 ``test`` op, ``set-condition`` patches the pod's status subresource, ``finalize`` adds/removes
@@ -55,32 +52,57 @@ from pulumi_lws.cluster.resilience import (
     outcome_unknown,
     status_code,
 )
+from pulumi_lws.core.facts import GANG_PODGROUPS, KindRef
 from pulumi_lws.core.ports import ActionError, ClusterError, ObserveError, Scope
 from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.stage import Action
+from pulumi_lws.workloads import registered
 
 FIELD_MANAGER = "pulumi-lws"
 log = logging.getLogger("pulumi_lws.cluster")
 
-#: gang provider -> PodGroup resource class (Workload exists only for the kubernetes provider)
-VolcanoPodGroup = create_namespaced_resource("scheduling.volcano.sh", "v1beta1", "PodGroup", "podgroups")
+#: lightkube's typed models of the built-in kinds; any other kind an API observes gets a generic
+#: resource built from its :class:`~pulumi_lws.core.facts.KindRef` (group, version, plural)
+TYPED: dict[tuple[str, str], Any] = {
+    ("apps/v1", "StatefulSet"): StatefulSet, ("apps/v1", "Deployment"): Deployment, ("v1", "Pod"): Pod,
+    ("apps/v1", "ControllerRevision"): ControllerRevision, ("v1", "Service"): Service,
+    ("scheduling.k8s.io/v1beta1", "PodGroup"): PodGroup, ("scheduling.k8s.io/v1beta1", "Workload"): Workload,
+}
+_GENERIC: dict[tuple[str, str], Any] = {}
+
+
+def resource_of(ref: KindRef) -> Any:
+    """The lightkube resource class of one namespaced kind at one API version (one class per ref)."""
+    typed = TYPED.get((ref.api_version, ref.kind))
+    if typed is not None:
+        return typed
+    key = (ref.api_version, ref.kind)
+    if key not in _GENERIC:
+        group, _, version = ref.api_version.rpartition("/")
+        _GENERIC[key] = create_namespaced_resource(group, version, ref.kind, ref.resource)
+    return _GENERIC[key]
+
+
+#: Volcano's PodGroup (the volcano gang provider's; ModelServing's always)
+VolcanoPodGroup = resource_of(GANG_PODGROUPS["volcano"])
 
 
 def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
-    """The lightkube resource class of every namespaced kind a workload API may observe or act on."""
-    return {
-        "StatefulSet": StatefulSet, "Deployment": Deployment, "Pod": Pod,
-        "ControllerRevision": ControllerRevision, "Service": Service,
-        "PodGroup": VolcanoPodGroup if gang_provider == "volcano" else PodGroup,
-        "PodGroup.scheduling.volcano.sh": VolcanoPodGroup, "PodGroup.scheduling.k8s.io": PodGroup,
-        "Workload": Workload,
-        "DisaggregatedSetRoleScaler": DisaggregatedSetRoleScaler,
-    }
-
-
-#: upstream's scale-subresource CRD of a DisaggregatedSet's External roles (LIST + ``patch-status``)
-DisaggregatedSetRoleScaler = create_namespaced_resource("disaggregatedset.x-k8s.io", "v1", "DisaggregatedSetRoleScaler",
-                                                        "disaggregatedsetrolescalers")
+    """The lightkube resource class of every namespaced kind a registered API observes
+    (``Workload.observes``). A kind name two APIs share (``PodGroup``) is also reachable by its
+    qualified name (``PodGroup.scheduling.volcano.sh``); the bare name means ``gang_provider``'s."""
+    refs: dict[str, list[KindRef]] = {}
+    for workload in registered().values():
+        for ref in workload.observes:
+            if ref.namespaced and ref not in refs.setdefault(ref.kind, []):
+                refs[ref.kind].append(ref)
+    out: dict[str, Any] = {}
+    for kind, choices in refs.items():
+        if len(choices) > 1:
+            out.update({ref.qualified: resource_of(ref) for ref in choices})
+        gang = GANG_PODGROUPS[gang_provider]
+        out[kind] = resource_of(gang if gang in choices else choices[0])
+    return out
 
 
 def to_plain(obj: Any, kind: str) -> dict[str, Any]:

@@ -9,6 +9,7 @@ writing the same output with libyaml (``CSafeDumper``) — or the JSON encoder f
 ``--format json`` — measured on the command's own input and output in the same run. Target: each
 command within 2x its floor (issue 27). A table's text is tiny: its floor is reading the inputs.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -17,10 +18,10 @@ import json
 import pathlib
 import tempfile
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import yaml
-
 from bench_scale import row
 
 Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -28,12 +29,25 @@ Dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 def lws_manifest(groups: int, image: str) -> dict[str, Any]:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": "fleet", "namespace": "bench"},
-            "spec": {"replicas": groups,
-                     "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": "10%", "maxSurge": "5%"}},
-                     "leaderWorkerTemplate": {"size": 4, "workerTemplate": {"spec": {"containers": [
-                         {"name": "vllm", "image": image, "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "fleet", "namespace": "bench"},
+        "spec": {
+            "replicas": groups,
+            "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": "10%", "maxSurge": "5%"}},
+            "leaderWorkerTemplate": {
+                "size": 4,
+                "workerTemplate": {
+                    "spec": {
+                        "containers": [
+                            {"name": "vllm", "image": image, "resources": {"limits": {"nvidia.com/gpu": "8"}}}
+                        ]
+                    }
+                },
+            },
+        },
+    }
 
 
 def ms_manifest(groups: int, image: str) -> dict[str, Any]:
@@ -50,7 +64,10 @@ def ds_manifest(groups: int, image: str) -> dict[str, Any]:
 
 
 MANIFESTS: dict[str, Callable[[int, str], dict[str, Any]]] = {
-    "LeaderWorkerSet": lws_manifest, "ModelServing": ms_manifest, "DisaggregatedSet": ds_manifest}
+    "LeaderWorkerSet": lws_manifest,
+    "ModelServing": ms_manifest,
+    "DisaggregatedSet": ds_manifest,
+}
 
 
 @contextlib.contextmanager
@@ -108,24 +125,33 @@ def command_rows(kind: str, groups: int, repeat: int = 3) -> list[dict[str, Any]
         d = pathlib.Path(tmp)
         old, new, out = d / "old.yaml", d / "new.yaml", d / "out.txt"
         old.write_text(yaml.dump(MANIFESTS[kind](groups, "vllm/vllm-openai:v1"), Dumper=Dumper), encoding="utf-8")
-        new.write_text(yaml.dump(copy.deepcopy(MANIFESTS[kind](groups, "vllm/vllm-openai:v2")), Dumper=Dumper),
-                       encoding="utf-8")
-        cases = [("render", ["render", str(new)], [new], _yaml_floor),
-                 ("render --stage steady", ["render", str(new), "--stage", "steady"], [new], _yaml_floor),
-                 ("plan", ["plan", str(old), str(new)], [old, new], _json_floor_of_table),
-                 ("plan --format json", ["plan", str(old), str(new), "--format", "json"], [old, new], _json_floor)]
+        new.write_text(
+            yaml.dump(copy.deepcopy(MANIFESTS[kind](groups, "vllm/vllm-openai:v2")), Dumper=Dumper), encoding="utf-8"
+        )
+        cases = [
+            ("render", ["render", str(new)], [new], _yaml_floor),
+            ("render --stage steady", ["render", str(new), "--stage", "steady"], [new], _yaml_floor),
+            ("plan", ["plan", str(old), str(new)], [old, new], _json_floor_of_table),
+            ("plan --format json", ["plan", str(old), str(new), "--format", "json"], [old, new], _json_floor),
+        ]
         for label, argv, inputs, floor_of in cases:
             try:
                 _run_cli(argv, out)  # warm: imports, first-call caches
                 t = _cpu(lambda argv=argv: _run_cli(argv, out), repeat)
                 floor = floor_of(inputs, out, repeat)
-            except Exception as exc:  # noqa: BLE001 - a failing command is a row, not a crash of the bench
+            except Exception as exc:
                 rows.append(row(f"{label}: {kind}, {groups:,} groups", f"error: {exc}", "<= 2x the I/O floor", False))
                 continue
             ratio = t / floor if floor > 0 else float("inf")
-            rows.append(row(f"{label}: {kind}, {groups:,} groups",
-                            f"{ratio:.1f}x the I/O floor ({t:.2f} s CPU vs {floor:.3f} s)", "<= 2x the I/O floor",
-                            ratio <= 2.0, "" if ratio <= 2.0 else _why(label)))
+            rows.append(
+                row(
+                    f"{label}: {kind}, {groups:,} groups",
+                    f"{ratio:.1f}x the I/O floor ({t:.2f} s CPU vs {floor:.3f} s)",
+                    "<= 2x the I/O floor",
+                    ratio <= 2.0,
+                    "" if ratio <= 2.0 else _why(label),
+                )
+            )
     return rows
 
 
@@ -137,8 +163,10 @@ def _json_floor_of_table(inputs: list[pathlib.Path], output: pathlib.Path, repea
 
 def _why(label: str) -> str:
     if label.startswith("plan"):
-        return ("plan reconciles OLD to convergence and predicts every stage of NEW: work proportional to "
-                "groups x stages that no I/O floor contains")
+        return (
+            "plan reconciles OLD to convergence and predicts every stage of NEW: work proportional to "
+            "groups x stages that no I/O floor contains"
+        )
     return "validation, planning and rendering of every object on top of the YAML I/O"
 
 

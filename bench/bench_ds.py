@@ -9,16 +9,18 @@ child ``groups // 2``, all ready, so the barrier is passed and the reconcile com
 proportional step (and renders every child of both revisions). Pods carry the labels upstream's
 pod webhook sets (the reconcile's label actions, applied once), so no reconcile of it labels pods.
 """
+
 from __future__ import annotations
 
 import copy
 from typing import Any, NamedTuple
 
+from bench_api_calls import CountingClient
+
 from pulumi_lws.core.snapshot import EMPTY, Snapshot
 from pulumi_lws.disaggregatedset.render import render_children
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.workloads import workload_for
-from bench_api_calls import CountingClient
 
 DS = workload_for("DisaggregatedSet")
 NS = "bench"
@@ -35,11 +37,29 @@ class Child(NamedTuple):
 
 def fleet_manifest(roles: int, groups: int, image: str = "vllm/vllm-openai:v2", slices: int = 1) -> dict[str, Any]:
     def role(i: int) -> dict[str, Any]:
-        return {"name": f"role{i}", "spec": {"replicas": groups, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {
-            "spec": {"containers": [{"name": "vllm", "image": image, "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}}}}
+        return {
+            "name": f"role{i}",
+            "spec": {
+                "replicas": groups,
+                "leaderWorkerTemplate": {
+                    "size": 2,
+                    "workerTemplate": {
+                        "spec": {
+                            "containers": [
+                                {"name": "vllm", "image": image, "resources": {"limits": {"nvidia.com/gpu": "8"}}}
+                            ]
+                        }
+                    },
+                },
+            },
+        }
 
-    return {"apiVersion": DS.api_version, "kind": "DisaggregatedSet", "metadata": {"name": "fleet", "namespace": NS},
-            "spec": {"roles": [role(i) for i in range(roles)], "slices": slices}}
+    return {
+        "apiVersion": DS.api_version,
+        "kind": "DisaggregatedSet",
+        "metadata": {"name": "fleet", "namespace": NS},
+        "spec": {"roles": [role(i) for i in range(roles)], "slices": slices},
+    }
 
 
 def fleet_ds(roles: int, groups: int, image: str = "vllm/vllm-openai:v2", slices: int = 1) -> Any:
@@ -50,11 +70,21 @@ def _pods(sts: dict[str, Any]) -> list[dict[str, Any]]:
     template = sts["spec"]["template"]
     name = sts["metadata"]["name"]
     start = (sts["spec"].get("ordinals") or {}).get("start", 0)  # worker StatefulSets start at 1
-    return [{"apiVersion": "v1", "kind": "Pod",
-             "metadata": {"name": f"{name}-{i}", "namespace": NS, "uid": f"uid-{name}-{i}",
-                          "labels": dict(template["metadata"]["labels"])},
-             "spec": {}, "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
-            for i in range(start, start + sts["spec"]["replicas"])]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-{i}",
+                "namespace": NS,
+                "uid": f"uid-{name}-{i}",
+                "labels": dict(template["metadata"]["labels"]),
+            },
+            "spec": {},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        }
+        for i in range(start, start + sts["spec"]["replicas"])
+    ]
 
 
 def _objects(manifests) -> list[dict[str, Any]]:
@@ -63,8 +93,13 @@ def _objects(manifests) -> list[dict[str, Any]]:
         m = copy.deepcopy(dict(m))
         if m["kind"] == "StatefulSet":
             n = m["spec"]["replicas"]
-            m["status"] = {"replicas": n, "readyReplicas": n, "availableReplicas": n,
-                           "currentRevision": "r", "updateRevision": "r"}
+            m["status"] = {
+                "replicas": n,
+                "readyReplicas": n,
+                "availableReplicas": n,
+                "currentRevision": "r",
+                "updateRevision": "r",
+            }
             out += _pods(m)
         out.append(m)
     return out

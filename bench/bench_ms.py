@@ -6,29 +6,47 @@ Mid-rollout: an image change half done (ServingGroupRollingUpdate, maxUnavailabl
 upper half of the ordinals runs the new revision, the lower half the old one; both
 ControllerRevisions exist.
 """
+
 from __future__ import annotations
 
 import copy
 from typing import Any
 
+from bench_api_calls import CountingClient
+
 from pulumi_lws.core.snapshot import EMPTY, Snapshot
 from pulumi_lws.workloads import workload_for
-from bench_api_calls import CountingClient
 
 MS = workload_for("ModelServing")
 
 
 def fleet_manifest(groups: int, image: str = "vllm/vllm-openai:v2") -> dict[str, Any]:
     def role(name: str) -> dict[str, Any]:
-        pod = {"spec": {"containers": [{"name": "vllm", "image": image,
-                                        "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}}
-        return {"name": name, "replicas": 1, "workerReplicas": 1, "entryTemplate": pod, "workerTemplate": copy.deepcopy(pod)}
+        pod = {
+            "spec": {"containers": [{"name": "vllm", "image": image, "resources": {"limits": {"nvidia.com/gpu": "8"}}}]}
+        }
+        return {
+            "name": name,
+            "replicas": 1,
+            "workerReplicas": 1,
+            "entryTemplate": pod,
+            "workerTemplate": copy.deepcopy(pod),
+        }
 
-    return {"apiVersion": MS.api_version, "kind": "ModelServing", "metadata": {"name": "fleet", "namespace": "bench"},
-            "spec": {"replicas": groups, "schedulerName": "volcano",
-                     "rolloutStrategy": {"type": "ServingGroupRollingUpdate",
-                                         "rollingUpdateConfiguration": {"maxUnavailable": "10%"}},
-                     "template": {"roles": [role("prefill"), role("decode")]}}}
+    return {
+        "apiVersion": MS.api_version,
+        "kind": "ModelServing",
+        "metadata": {"name": "fleet", "namespace": "bench"},
+        "spec": {
+            "replicas": groups,
+            "schedulerName": "volcano",
+            "rolloutStrategy": {
+                "type": "ServingGroupRollingUpdate",
+                "rollingUpdateConfiguration": {"maxUnavailable": "10%"},
+            },
+            "template": {"roles": [role("prefill"), role("decode")]},
+        },
+    }
 
 
 def fleet_ms(groups: int, image: str = "vllm/vllm-openai:v2") -> Any:
@@ -39,11 +57,21 @@ def _pods(sts: dict[str, Any]) -> list[dict[str, Any]]:
     template = sts["spec"]["template"]
     start = (sts["spec"].get("ordinals") or {}).get("start", 0)
     name = sts["metadata"]["name"]
-    return [{"apiVersion": "v1", "kind": "Pod",
-             "metadata": {"name": f"{name}-{i}", "namespace": "bench", "uid": f"uid-{name}-{i}",
-                          "labels": dict(template["metadata"]["labels"])},
-             "spec": {}, "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
-            for i in range(start, start + sts["spec"]["replicas"])]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-{i}",
+                "namespace": "bench",
+                "uid": f"uid-{name}-{i}",
+                "labels": dict(template["metadata"]["labels"]),
+            },
+            "spec": {},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        }
+        for i in range(start, start + sts["spec"]["replicas"])
+    ]
 
 
 def _group_of(obj: dict[str, Any]) -> int | None:

@@ -3,6 +3,7 @@
 Both run under Pulumi's mock engine in the same process; the ratio is what matters (the SDK's own
 floor is ~6-9 ms per resource, see shared/reference/pulumi-notes.md §3).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -49,11 +50,12 @@ def _register_bare(manifests) -> None:
 def ratio(groups: int = 100, repeat: int = 3) -> tuple[float, float, float]:
     """(component/bare ratio, component seconds, bare seconds), medians of ``repeat`` runs."""
     from bench_fixtures import fleet_lws
+
     from pulumi_lws.backend import use_backend
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
     from pulumi_lws.core.ports import EmptyObserver
-    from pulumi_lws.lws.reconcile import reconcile
     from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.lws.reconcile import reconcile
 
     lws = fleet_lws(groups)
     manifests = list(reconcile(lws, EMPTY).manifests)

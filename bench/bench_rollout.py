@@ -6,6 +6,7 @@ The driver's overhead is what :func:`pulumi_lws.cli.rollout.drive` spends per st
 ``pulumi up`` and the wait: reading the outputs, the progress line (``RolloutResult.overhead``).
 ``bench/run.py`` imports :func:`figures`; ``python bench/bench_rollout.py`` prints them.
 """
+
 from __future__ import annotations
 
 import io
@@ -41,14 +42,26 @@ def figures(groups: int = 1_000, stages: int = 50) -> dict[str, Any]:
         plan_times.append(t1 - t0)
         govern_times.append(t2 - t1)
     plan, gov = statistics.median(plan_times), statistics.median(govern_times)
-    outputs = {"web": {"stage": stage_summary(result.stage), "blocker": None, "status": WORKLOAD.status(lws, snap, result.stage)}}
+    outputs = {
+        "web": {
+            "stage": stage_summary(result.stage),
+            "blocker": None,
+            "status": WORKLOAD.status(lws, snap, result.stage),
+        }
+    }
 
     class Stack:
         def up(self) -> dict:
             return outputs
 
-    res = drive(Stack(), max_stages=stages, interval=0, patience=10 ** 6, sleep=lambda s: None,
-                display=Display(io.StringIO(), tty=False))
+    res = drive(
+        Stack(),
+        max_stages=stages,
+        interval=0,
+        patience=10**6,
+        sleep=lambda s: None,
+        display=Display(io.StringIO(), tty=False),
+    )
     driver = statistics.median(res.overhead)
     return {"groups": groups, "plan_render_seconds": plan, "govern_seconds": gov, "driver_seconds_per_stage": driver}
 
@@ -58,17 +71,22 @@ def bench_rollout_control(groups: int = 1_000) -> dict[str, Any]:
     per reconcile, both against plan + render of the same workload."""
     f = figures(groups)
     plan, gov, drv = f["plan_render_seconds"], f["govern_seconds"], f["driver_seconds_per_stage"]
-    return {"figure": f"rollout control, {groups:,} groups mid-rollout: pulumi-lws rollout driver overhead per stage / "
-                      "govern (pause + deadline) per reconcile",
-            "value": f"{drv * 1e3:.3f} ms / {gov * 1e3:.1f} ms ({drv / plan:.2%} / {gov / plan:.1%} of plan + render, "
-                     f"{plan * 1e3:.0f} ms)",
-            "target": "<= 1% / <= 15% of plan + render", "ok": drv <= 0.01 * plan and gov <= 0.15 * plan}
+    return {
+        "figure": f"rollout control, {groups:,} groups mid-rollout: pulumi-lws rollout driver overhead per stage / "
+        "govern (pause + deadline) per reconcile",
+        "value": f"{drv * 1e3:.3f} ms / {gov * 1e3:.1f} ms ({drv / plan:.2%} / {gov / plan:.1%} of plan + render, "
+        f"{plan * 1e3:.0f} ms)",
+        "target": "<= 1% / <= 15% of plan + render",
+        "ok": drv <= 0.01 * plan and gov <= 0.15 * plan,
+    }
 
 
 def main() -> int:
     f = figures()
-    print(f"plan + render {f['groups']} groups: {f['plan_render_seconds'] * 1e3:.1f} ms; govern: "
-          f"{f['govern_seconds'] * 1e3:.2f} ms; driver per stage: {f['driver_seconds_per_stage'] * 1e3:.3f} ms")
+    print(
+        f"plan + render {f['groups']} groups: {f['plan_render_seconds'] * 1e3:.1f} ms; govern: "
+        f"{f['govern_seconds'] * 1e3:.2f} ms; driver per stage: {f['driver_seconds_per_stage'] * 1e3:.3f} ms"
+    )
     return 0
 
 

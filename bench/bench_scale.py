@@ -10,6 +10,7 @@ Floors:
 Each figure function returns a row ``{"figure", "value", "target", "ok", "why"}``; ``sizes``
 arguments let the smoke test (tests/reliability/test_bench_scale_smoke.py) run them tiny.
 """
+
 from __future__ import annotations
 
 import gc
@@ -17,10 +18,12 @@ import pickle
 import statistics
 import time
 import tracemalloc
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from bench_fixtures import fleet_lws, mid_rollout_snapshot, realistic_mid_rollout_snapshot
+
 from pulumi_lws.lws.labels import TEMPLATE_REVISION_HASH as REVISION_LABEL
 
 
@@ -69,10 +72,15 @@ def minimum_reading(snapshot: Any, name: str, groups: int, target: str) -> str:
             out.append("-")
             continue
         st, ws = leader["status"], workers["status"]
-        ready = (st["phase"] == "Running" and any(c["type"] == "Ready" and c["status"] == "True" for c in st["conditions"])
-                 and ws["availableReplicas"] == workers["spec"]["replicas"])
-        updated = (leader["metadata"]["labels"][REVISION_LABEL] == target
-                   and workers["metadata"]["labels"][REVISION_LABEL] == target)
+        ready = (
+            st["phase"] == "Running"
+            and any(c["type"] == "Ready" and c["status"] == "True" for c in st["conditions"])
+            and ws["availableReplicas"] == workers["spec"]["replicas"]
+        )
+        updated = (
+            leader["metadata"]["labels"][REVISION_LABEL] == target
+            and workers["metadata"]["labels"][REVISION_LABEL] == target
+        )
         out.append(("U" if ready else "u") if updated else ("o" if ready else "x"))
     return "".join(out)
 
@@ -90,6 +98,7 @@ def fresh(snapshot: Any) -> Any:
 
 
 # ---- LeaderWorkerSet ---------------------------------------------------------------------------
+
 
 def lws_observe_plan_predict(groups: int = 10_000) -> dict[str, Any]:
     """Catalog, per-group observation, the fixed point, group revisions, the prediction (plan_ordinal)."""
@@ -109,13 +118,19 @@ def lws_observe_plan_predict(groups: int = 10_000) -> dict[str, Any]:
     target = revision_key(lws)
     least = best_of(lambda: minimum_reading(snap, lws.name, groups, target), repeat=9)
     r = t / floor
-    return row(f"LWS observe + plan + predict, {groups:,} groups mid-rollout ({stages} predicted stages)",
-               f"{r:.1f}x ({t * 1000:.1f} ms vs {floor * 1000:.1f} ms floor: one keyed lookup per group); "
-               f"the minimum reading of the legend alone is {least / floor:.1f}x, the reconcile "
-               f"{t / least:.1f}x that", "<= 4x", r <= 4,
-               "" if r <= 4 else "below the information floor: reading the two objects and the fields the group "
-               "legend needs costs more than 4 lookups (the 'minimum reading'); on top: a GroupView per group, "
-               "the fixed point, group revisions, the prediction (docs/performance.md)")
+    return row(
+        f"LWS observe + plan + predict, {groups:,} groups mid-rollout ({stages} predicted stages)",
+        f"{r:.1f}x ({t * 1000:.1f} ms vs {floor * 1000:.1f} ms floor: one keyed lookup per group); "
+        f"the minimum reading of the legend alone is {least / floor:.1f}x, the reconcile "
+        f"{t / least:.1f}x that",
+        "<= 4x",
+        r <= 4,
+        ""
+        if r <= 4
+        else "below the information floor: reading the two objects and the fields the group "
+        "legend needs costs more than 4 lookups (the 'minimum reading'); on top: a GroupView per group, "
+        "the fixed point, group revisions, the prediction (docs/performance.md)",
+    )
 
 
 def lws_plan_render(groups: int = 10_000) -> dict[str, Any]:
@@ -130,11 +145,17 @@ def lws_plan_render(groups: int = 10_000) -> dict[str, Any]:
         t_nogc = best_of(lambda: reconcile(lws, EMPTY), repeat=5)
     floor = unpickle_floor(manifests)
     r = t / floor
-    return row(f"LWS plan + render, {groups:,} groups ({len(manifests):,} objects)",
-               f"{r:.1f}x ({t * 1000:.0f} ms vs {floor * 1000:.0f} ms floor: unpickling them; "
-               f"cyclic GC paused: {t_nogc * 1000:.0f} ms = {t_nogc / floor:.1f}x)", "<= 2x", r <= 2,
-               "" if r <= 2 else "the cyclic GC: with it paused the same reconcile is the figure after '='; "
-               "the library leaves the collector alone (docs/performance.md)")
+    return row(
+        f"LWS plan + render, {groups:,} groups ({len(manifests):,} objects)",
+        f"{r:.1f}x ({t * 1000:.0f} ms vs {floor * 1000:.0f} ms floor: unpickling them; "
+        f"cyclic GC paused: {t_nogc * 1000:.0f} ms = {t_nogc / floor:.1f}x)",
+        "<= 2x",
+        r <= 2,
+        ""
+        if r <= 2
+        else "the cyclic GC: with it paused the same reconcile is the figure after '='; "
+        "the library leaves the collector alone (docs/performance.md)",
+    )
 
 
 def lws_reconcile(groups: int = 10_000) -> dict[str, Any]:
@@ -150,14 +171,19 @@ def lws_reconcile(groups: int = 10_000) -> dict[str, Any]:
     with gc_paused():
         t_nogc = best_of(lambda: reconcile(lws, fresh(snap)), repeat=3)
     floor = unpickle_floor(result.manifests)
-    return row(f"LWS reconcile (observe + plan + predict + render), {groups:,} groups mid-rollout "
-               f"({len(result.manifests):,} objects)",
-               f"{t / floor:.1f}x unpickling them ({t * 1000:.0f} ms vs {floor * 1000:.0f} ms; cyclic GC paused: "
-               f"{t_nogc * 1000:.0f} ms = {t_nogc / floor:.1f}x)",
-               "<= 2x (plan + render floor)", t / floor <= 2,
-               "" if t / floor <= 2 else "the cyclic GC (the figure after '=' is without it) and observation (every "
-               "group's leader pod, worker StatefulSet and worker pods read back: failure handling and the "
-               "webhook labels), which the floor does not do")
+    return row(
+        f"LWS reconcile (observe + plan + predict + render), {groups:,} groups mid-rollout "
+        f"({len(result.manifests):,} objects)",
+        f"{t / floor:.1f}x unpickling them ({t * 1000:.0f} ms vs {floor * 1000:.0f} ms; cyclic GC paused: "
+        f"{t_nogc * 1000:.0f} ms = {t_nogc / floor:.1f}x)",
+        "<= 2x (plan + render floor)",
+        t / floor <= 2,
+        ""
+        if t / floor <= 2
+        else "the cyclic GC (the figure after '=' is without it) and observation (every "
+        "group's leader pod, worker StatefulSet and worker pods read back: failure handling and the "
+        "webhook labels), which the floor does not do",
+    )
 
 
 def _peak_per_group(reconcile: Callable[[], object], groups: int) -> tuple[float, float]:
@@ -184,33 +210,51 @@ def memory_per_group(groups: int = 10_000) -> dict[str, Any]:
 
 def memory_per_api(groups: int = 10_000) -> list[dict[str, Any]]:
     """ModelServing (2 roles) and DisaggregatedSet (10 roles sharing ``groups``) first stage."""
-    from pulumi_lws.core.snapshot import EMPTY
-
     from bench_ds import DS, fleet_ds
     from bench_ms import MS, fleet_ms
+
+    from pulumi_lws.core.snapshot import EMPTY
 
     ms = fleet_ms(groups)
     ds = fleet_ds(10, max(1, groups // 10))
     kib_ms, mib_ms = _peak_per_group(lambda: MS.reconcile(ms, EMPTY), groups)
     kib_ds, mib_ds = _peak_per_group(lambda: DS.reconcile(ds, EMPTY), groups)
-    return [_memory_row("ModelServing", f"{groups:,} ServingGroups x 2 roles", kib_ms, mib_ms,
-                        "a ServingGroup declares an entry and a worker StatefulSet per role (4 here, each with its own "
-                        "pod template), the entry Services and a PodGroup: about 3x the objects of an LWS group"),
-            _memory_row("DisaggregatedSet", f"10 roles x {max(1, groups // 10):,} groups", kib_ds, mib_ds,
-                        "the children's LWS objects plus the per-role revision and Service objects")]
+    return [
+        _memory_row(
+            "ModelServing",
+            f"{groups:,} ServingGroups x 2 roles",
+            kib_ms,
+            mib_ms,
+            "a ServingGroup declares an entry and a worker StatefulSet per role (4 here, each with its own "
+            "pod template), the entry Services and a PodGroup: about 3x the objects of an LWS group",
+        ),
+        _memory_row(
+            "DisaggregatedSet",
+            f"10 roles x {max(1, groups // 10):,} groups",
+            kib_ds,
+            mib_ds,
+            "the children's LWS objects plus the per-role revision and Service objects",
+        ),
+    ]
 
 
 def _memory_row(api: str, size: str, kib: float, mib: float, why: str = "") -> dict[str, Any]:
     ok = kib <= MEMORY_TARGET_KIB
-    return row(f"{api} peak memory of plan + render, {size} (tracemalloc)",
-               f"{kib:.1f} KiB per group ({mib:.0f} MiB)", f"<= {MEMORY_TARGET_KIB:.0f} KiB per group", ok,
-               "" if ok else why or "every rendered object is a fresh dict tree")
+    return row(
+        f"{api} peak memory of plan + render, {size} (tracemalloc)",
+        f"{kib:.1f} KiB per group ({mib:.0f} MiB)",
+        f"<= {MEMORY_TARGET_KIB:.0f} KiB per group",
+        ok,
+        "" if ok else why or "every rendered object is a fresh dict tree",
+    )
 
 
 # ---- simulator ---------------------------------------------------------------------------------
 
-def simulate_sizes(sizes: tuple[int, ...] = (100, 1_000, 10_000), kind: str = "LeaderWorkerSet",
-                   limit: float = 60.0) -> list[dict[str, Any]]:
+
+def simulate_sizes(
+    sizes: tuple[int, ...] = (100, 1_000, 10_000), kind: str = "LeaderWorkerSet", limit: float = 60.0
+) -> list[dict[str, Any]]:
     """One rollout per size (image change, pure engine); per-group cost flat within 1.5x."""
     from bench_sim import run
 
@@ -221,35 +265,57 @@ def simulate_sizes(sizes: tuple[int, ...] = (100, 1_000, 10_000), kind: str = "L
         cpu = f["cpu_seconds"]
         per_group.append(cpu / n)
         ok = f["converged"] and f["violations"] == 0 and (n < 10_000 or cpu < limit)
-        rows.append(row(f"simulate a {n:,}-group {kind} rollout (pure engine)",
-                        f"{cpu:.2f} s CPU, {f['wall_seconds']:.2f} s wall ({f['reconciles']} reconciles, "
-                        f"{1000 * cpu / n:.2f} ms CPU per group)",
-                        f"converges, no violation{f', < {limit:.0f} s' if n >= 10_000 else ''}", ok))
+        rows.append(
+            row(
+                f"simulate a {n:,}-group {kind} rollout (pure engine)",
+                f"{cpu:.2f} s CPU, {f['wall_seconds']:.2f} s wall ({f['reconciles']} reconciles, "
+                f"{1000 * cpu / n:.2f} ms CPU per group)",
+                f"converges, no violation{f', < {limit:.0f} s' if n >= 10_000 else ''}",
+                ok,
+            )
+        )
     spread = max(per_group) / min(per_group)
-    rows.append(row(f"simulate {kind}: per-group cost across {' / '.join(f'{n:,}' for n in sizes)} groups",
-                    f"max/min {spread:.2f}x", "<= 1.5x", spread <= 1.5,
-                    "" if spread <= 1.5 else "the per-group cost grows with the fleet: the cyclic GC traverses a heap "
-                    "that grows with it, and bigger dicts miss the CPU caches (docs/performance.md)"))
+    rows.append(
+        row(
+            f"simulate {kind}: per-group cost across {' / '.join(f'{n:,}' for n in sizes)} groups",
+            f"max/min {spread:.2f}x",
+            "<= 1.5x",
+            spread <= 1.5,
+            ""
+            if spread <= 1.5
+            else "the per-group cost grows with the fleet: the cyclic GC traverses a heap "
+            "that grows with it, and bigger dicts miss the CPU caches (docs/performance.md)",
+        )
+    )
     return rows
 
 
 # ---- registration ------------------------------------------------------------------------------
 
+
 def registration(groups: int = 1_000, repeat: int = 5) -> dict[str, Any]:
     from bench_registration import ratio
 
     r, comp, bare = ratio(groups, repeat=repeat)
-    return row(f"component vs bare registration, {groups:,} groups (median of {repeat}, CPU)",
-               f"{r:.2f}x ({comp:.2f} s vs {bare:.2f} s)", "<= 1.10x", r <= 1.10,
-               "" if r <= 1.10 else "the component registers every child with parent= and depends_on= (the SDK "
-               "resolves both per resource) and publishes outputs; its plan + render is ~1% of the time")
+    return row(
+        f"component vs bare registration, {groups:,} groups (median of {repeat}, CPU)",
+        f"{r:.2f}x ({comp:.2f} s vs {bare:.2f} s)",
+        "<= 1.10x",
+        r <= 1.10,
+        ""
+        if r <= 1.10
+        else "the component registers every child with parent= and depends_on= (the SDK "
+        "resolves both per resource) and publishes outputs; its plan + render is ~1% of the time",
+    )
 
 
 # ---- ModelServing and DisaggregatedSet ---------------------------------------------------------
 
+
 def ms_reconcile(groups: int = 10_000) -> list[dict[str, Any]]:
     """ModelServing reconcile (observe, plan, predict, render) mid-rollout, against both floors."""
-    from bench_ms import MS, fleet_ms, mid_rollout_snapshot as ms_snapshot
+    from bench_ms import MS, fleet_ms
+    from bench_ms import mid_rollout_snapshot as ms_snapshot
 
     spec, snap = fleet_ms(groups), ms_snapshot(groups)
     result = MS.reconcile(spec, fresh(snap))
@@ -258,18 +324,26 @@ def ms_reconcile(groups: int = 10_000) -> list[dict[str, Any]]:
         t_nogc = best_of(lambda: MS.reconcile(spec, fresh(snap)), repeat=3)
     lookup = best_of(lambda: [snap.get("StatefulSet", f"fleet-{i}") for i in range(groups)], repeat=21)
     floor = unpickle_floor(result.manifests)
-    return [row(f"ModelServing reconcile (observe + plan + predict + render), {groups:,} ServingGroups x 2 roles "
-                f"mid-rollout ({len(result.manifests):,} objects)",
-                f"{t / floor:.1f}x unpickling them ({t * 1000:.0f} ms vs {floor * 1000:.0f} ms; cyclic GC paused: "
-                f"{t_nogc * 1000:.0f} ms = {t_nogc / floor:.1f}x); {t / lookup:.0f}x one keyed lookup per group",
-                "<= 2x (plan + render floor)", t / floor <= 2,
-                "" if t / floor <= 2 else "full collections of the cyclic GC: one over this heap costs 1.2-1.5 s "
-                "and a reconcile gets one or two, as the floor's own unpickling does (the figure after '=' has "
-                "none); the work itself is about the floor's (docs/performance.md)")]
+    return [
+        row(
+            f"ModelServing reconcile (observe + plan + predict + render), {groups:,} ServingGroups x 2 roles "
+            f"mid-rollout ({len(result.manifests):,} objects)",
+            f"{t / floor:.1f}x unpickling them ({t * 1000:.0f} ms vs {floor * 1000:.0f} ms; cyclic GC paused: "
+            f"{t_nogc * 1000:.0f} ms = {t_nogc / floor:.1f}x); {t / lookup:.0f}x one keyed lookup per group",
+            "<= 2x (plan + render floor)",
+            t / floor <= 2,
+            ""
+            if t / floor <= 2
+            else "full collections of the cyclic GC: one over this heap costs 1.2-1.5 s "
+            "and a reconcile gets one or two, as the floor's own unpickling does (the figure after '=' has "
+            "none); the work itself is about the floor's (docs/performance.md)",
+        )
+    ]
 
 
 def ds_reconcile(roles: int = 10, groups: int = 1_000) -> list[dict[str, Any]]:
-    from bench_ds import DS, children_pipeline, fleet_ds, mid_rollout_snapshot as ds_snapshot
+    from bench_ds import DS, children_pipeline, fleet_ds
+    from bench_ds import mid_rollout_snapshot as ds_snapshot
 
     spec, snap = fleet_ds(roles, groups), ds_snapshot(roles, groups)
     result = DS.reconcile(spec, fresh(snap))
@@ -281,16 +355,23 @@ def ds_reconcile(roles: int = 10, groups: int = 1_000) -> list[dict[str, Any]]:
         t_nogc = best_of(lambda: DS.reconcile(spec, fresh(snap)), repeat=3)
     declared = sorted(result.catalog.declared, key=lambda c: c.revision == result.catalog.target_revision)
     t_children = best_of(children_pipeline(spec, snap, declared), repeat=3)
-    return [row(f"DisaggregatedSet reconcile, {roles} roles x {groups:,} groups mid-rollout "
-                f"({len(result.manifests):,} objects)",
-                f"{t / floor:.1f}x unpickling them ({t * 1000:.0f} ms vs {floor * 1000:.1f} ms; cyclic GC paused: "
-                f"{t_nogc * 1000:.0f} ms = {t_nogc / floor:.1f}x; the children's LWS pipeline alone: "
-                f"{t_children * 1000:.0f} ms = {t_children / floor:.1f}x)",
-                "<= 2x (plan + render floor)", t / floor <= 2,
-                "" if t / floor <= 2 else "the children's LWS pipeline alone (per group: observation, failure "
-                "handling, webhook labels, render — the LWS rows' per-group costs) is the reading after 'alone'; the "
-                "rest is the cyclic GC (see 'paused'), the predicted stages' replica ids (Stage.remaining: one id per "
-                "replica per stage) and the DS observation")]
+    return [
+        row(
+            f"DisaggregatedSet reconcile, {roles} roles x {groups:,} groups mid-rollout "
+            f"({len(result.manifests):,} objects)",
+            f"{t / floor:.1f}x unpickling them ({t * 1000:.0f} ms vs {floor * 1000:.1f} ms; cyclic GC paused: "
+            f"{t_nogc * 1000:.0f} ms = {t_nogc / floor:.1f}x; the children's LWS pipeline alone: "
+            f"{t_children * 1000:.0f} ms = {t_children / floor:.1f}x)",
+            "<= 2x (plan + render floor)",
+            t / floor <= 2,
+            ""
+            if t / floor <= 2
+            else "the children's LWS pipeline alone (per group: observation, failure "
+            "handling, webhook labels, render — the LWS rows' per-group costs) is the reading after 'alone'; the "
+            "rest is the cyclic GC (see 'paused'), the predicted stages' replica ids (Stage.remaining: one id per "
+            "replica per stage) and the DS observation",
+        )
+    ]
 
 
 def all_rows(quick: bool = False) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 DisaggregatedSet) through the pure engine (reconcile + apply + controllers), timed end to end. ``bench/run.py`` imports :func:`run`; ``python bench/bench_sim.py``
 prints the figures. Target: seconds.
 """
+
 from __future__ import annotations
 
 import gc
@@ -11,12 +12,19 @@ from typing import Any
 
 
 def _lws(groups: int, size: int, image: str) -> dict[str, Any]:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": "bench"},
-            "spec": {"replicas": groups,
-                     "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": "10%", "maxSurge": "10%"}},
-                     "leaderWorkerTemplate": {"size": size, "workerTemplate": {"spec": {"containers": [
-                         {"name": "c", "image": image}]}}}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "bench"},
+        "spec": {
+            "replicas": groups,
+            "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": "10%", "maxSurge": "10%"}},
+            "leaderWorkerTemplate": {
+                "size": size,
+                "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}},
+            },
+        },
+    }
 
 
 def _ms(groups: int, size: int, image: str) -> dict[str, Any]:
@@ -52,12 +60,20 @@ def scenario(groups: int = 100, size: int = 2, history: str = "internal", kind: 
     from pulumi_lws.sim.scenario import load_scenario
 
     make = MANIFESTS[kind]
-    return load_scenario({
-        "name": f"bench-{kind}-{groups}x{size}", "seed": 7, "engine": "pure", "start": "converged",
-        "manifest": make(groups, size, "img:1"), "updates": [{"at": 0, "manifest": make(groups, size, "img:2")}],
-        "reconcile": {"interval": 5, "tick": 5}, "kubelet": {"startSeconds": 1, "readySeconds": 3,
-                                                             "terminationGracePeriodSeconds": 0},
-        "cluster": {"statefulSetRevisions": history}, "stop": {"maxTime": 3600}})
+    return load_scenario(
+        {
+            "name": f"bench-{kind}-{groups}x{size}",
+            "seed": 7,
+            "engine": "pure",
+            "start": "converged",
+            "manifest": make(groups, size, "img:1"),
+            "updates": [{"at": 0, "manifest": make(groups, size, "img:2")}],
+            "reconcile": {"interval": 5, "tick": 5},
+            "kubelet": {"startSeconds": 1, "readySeconds": 3, "terminationGracePeriodSeconds": 0},
+            "cluster": {"statefulSetRevisions": history},
+            "stop": {"maxTime": 3600},
+        }
+    )
 
 
 class _CollectorTime:
@@ -91,12 +107,23 @@ def run(groups: int = 100, size: int = 2, kind: str = "LeaderWorkerSet") -> dict
         wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     finally:
         gc.callbacks.remove(collector)
-    return {"name": "sim_rollout", "kind": kind, "groups": groups, "size": size, "wall_seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
-            "reconciles": len(result.stages), "simulated_seconds": result.end_time,
-            "stages": len(result.trace.rows), "objects": len(result.cluster.store),
-            "converged": result.trace.converged, "violations": len(result.trace.violations),
-            "ms_per_reconcile": round(1000 * wall / max(1, len(result.stages)), 1),
-            "gc_full_collections": collector.full, "gc_full_cpu_seconds": round(collector.seconds, 3)}
+    return {
+        "name": "sim_rollout",
+        "kind": kind,
+        "groups": groups,
+        "size": size,
+        "wall_seconds": round(wall, 3),
+        "cpu_seconds": round(cpu, 3),
+        "reconciles": len(result.stages),
+        "simulated_seconds": result.end_time,
+        "stages": len(result.trace.rows),
+        "objects": len(result.cluster.store),
+        "converged": result.trace.converged,
+        "violations": len(result.trace.violations),
+        "ms_per_reconcile": round(1000 * wall / max(1, len(result.stages)), 1),
+        "gc_full_collections": collector.full,
+        "gc_full_cpu_seconds": round(collector.seconds, 3),
+    }
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ to end (issue 27, :mod:`bench_cli`), then the earlier figures. ``--help`` lists 
 ``--quick`` (every row at small sizes), ``--only NAME`` (one row or section; ``--list``), ``--json
 PATH`` (a report) and ``--compare PREVIOUS.json`` (exit 1 when a target met before is missed now).
 """
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,7 @@ import pathlib
 import statistics
 import sys
 import time
-from typing import Callable
+from collections.abc import Callable
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -57,15 +58,19 @@ def _plan_inputs(groups: int):
 def bench_plan(groups: int = 10_000) -> dict:
     """The next stage's decision: upstream's rule to its fixed point over the observed groups' states."""
     from pulumi_lws.lws.rollout.budget import rule_for
-    from pulumi_lws.lws.rollout.ordinal.planner import fixed_point, ordinal_inputs
     from pulumi_lws.lws.rollout.ordinal.groups import observe_ordinal_groups
+    from pulumi_lws.lws.rollout.ordinal.planner import fixed_point, ordinal_inputs
 
     lws, snap, catalog = _plan_inputs(groups)
     observed = observe_ordinal_groups(lws, snap, catalog.target.key)
     inp = ordinal_inputs(lws, snap.get("StatefulSet", lws.name), observed, catalog.target.key)
     t = median_seconds(lambda: fixed_point(inp, rule_for("ScaleFirst")), repeat=21)
-    return {"figure": f"plan next stage (decision), {groups:,} groups", "value": f"{t * 1000:.2f} ms",
-            "target": "<= 10 ms", "ok": t <= 0.010}
+    return {
+        "figure": f"plan next stage (decision), {groups:,} groups",
+        "value": f"{t * 1000:.2f} ms",
+        "target": "<= 10 ms",
+        "ok": t <= 0.010,
+    }
 
 
 def bench_plan_full(groups: int = 10_000) -> dict:
@@ -75,13 +80,17 @@ def bench_plan_full(groups: int = 10_000) -> dict:
 
     lws, snap, catalog = _plan_inputs(groups)
     t = median_seconds(lambda: plan_ordinal(lws, snap, catalog, ReconcileOptions()))
-    return {"figure": f"observe + plan + predict (plan_ordinal), {groups:,} groups", "value": f"{t * 1000:.0f} ms",
-            "target": "<= 10 ms (see note)", "ok": t <= 0.010}
+    return {
+        "figure": f"observe + plan + predict (plan_ordinal), {groups:,} groups",
+        "value": f"{t * 1000:.0f} ms",
+        "target": "<= 10 ms (see note)",
+        "ok": t <= 0.010,
+    }
 
 
 def bench_render(groups: int = 10_000) -> dict:
-    from pulumi_lws.lws.reconcile import reconcile
     from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.lws.reconcile import reconcile
 
     lws = fleet_lws(groups)
     t = median_seconds(lambda: reconcile(lws, EMPTY), repeat=3)
@@ -92,7 +101,12 @@ def bench_registration(groups: int = 100) -> dict:
     from bench_registration import ratio
 
     r, comp, bare = ratio(groups, repeat=7)
-    return {"figure": f"component vs bare registration, {groups} groups", "value": f"{r:.2f}x ({comp:.2f} s vs {bare:.2f} s)", "target": "<= 1.15x", "ok": r <= 1.15}
+    return {
+        "figure": f"component vs bare registration, {groups} groups",
+        "value": f"{r:.2f}x ({comp:.2f} s vs {bare:.2f} s)",
+        "target": "<= 1.15x",
+        "ok": r <= 1.15,
+    }
 
 
 def bench_simulation(groups: int = 100) -> dict:
@@ -101,9 +115,12 @@ def bench_simulation(groups: int = 100) -> dict:
     figures = run(groups)
     t = figures["wall_seconds"]
     ok = t <= 10 and figures["converged"] and figures["violations"] == 0
-    return {"figure": f"simulate a {groups}-group rollout (pure engine)",
-            "value": f"{t:.2f} s ({figures['reconciles']} reconciles, {figures['ms_per_reconcile']} ms each)",
-            "target": "seconds (<= 10 s)", "ok": ok}
+    return {
+        "figure": f"simulate a {groups}-group rollout (pure engine)",
+        "value": f"{t:.2f} s ({figures['reconciles']} reconciles, {figures['ms_per_reconcile']} ms each)",
+        "target": "seconds (<= 10 s)",
+        "ok": ok,
+    }
 
 
 def bench_memory(groups: int = 10_000) -> dict:
@@ -120,16 +137,24 @@ def bench_memory(groups: int = 10_000) -> dict:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     # VmHWM (peak RSS of this mm) of a fresh process: ru_maxrss would inherit the parent's high-water mark.
-    code = ("import re, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/bench']\n"
-            "hwm = lambda: int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
-            "from bench_fixtures import fleet_lws\nfrom pulumi_lws.core.snapshot import EMPTY\n"
-            "from pulumi_lws.lws.reconcile import reconcile\nlws = fleet_lws(int(sys.argv[2]))\n"
-            "base = hwm()\nreconcile(lws, EMPTY)\nprint(base, hwm())")
-    out = subprocess.run([sys.executable, "-c", code, str(ROOT), str(groups)], capture_output=True, text=True, check=True)
+    code = (
+        "import re, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/bench']\n"
+        "hwm = lambda: int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
+        "from bench_fixtures import fleet_lws\nfrom pulumi_lws.core.snapshot import EMPTY\n"
+        "from pulumi_lws.lws.reconcile import reconcile\nlws = fleet_lws(int(sys.argv[2]))\n"
+        "base = hwm()\nreconcile(lws, EMPTY)\nprint(base, hwm())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT), str(groups)], capture_output=True, text=True, check=True
+    )
     base_kb, peak_kb = (int(x) for x in out.stdout.split())
-    return {"figure": f"memory, plan + render {groups:,} groups",
-            "value": f"tracemalloc peak {peak / 2**20:.0f} MiB; peak RSS {peak_kb / 1024:.0f} MiB "
-                     f"(+{(peak_kb - base_kb) / 1024:.0f} MiB over imports)", "target": "reported", "ok": True}
+    return {
+        "figure": f"memory, plan + render {groups:,} groups",
+        "value": f"tracemalloc peak {peak / 2**20:.0f} MiB; peak RSS {peak_kb / 1024:.0f} MiB "
+        f"(+{(peak_kb - base_kb) / 1024:.0f} MiB over imports)",
+        "target": "reported",
+        "ok": True,
+    }
 
 
 def bench_api_calls(groups: int = 50) -> dict:
@@ -152,9 +177,12 @@ def bench_ms_plan_render(groups: int = 1_000) -> dict:
     lws = fleet_lws(groups)
     lws_snap = mid_rollout_snapshot(lws)
     floor = median_seconds(lambda: reconcile(lws, lws_snap), repeat=3)
-    return {"figure": f"ModelServing plan + render, {groups:,} ServingGroups x 2 roles (mid-rollout)",
-            "value": f"{t:.2f} s ({t / floor:.1f}x the floor: LWS plan + render of {groups:,} groups, {floor:.2f} s)",
-            "target": "<= 1 s", "ok": t <= 1.0}
+    return {
+        "figure": f"ModelServing plan + render, {groups:,} ServingGroups x 2 roles (mid-rollout)",
+        "value": f"{t:.2f} s ({t / floor:.1f}x the floor: LWS plan + render of {groups:,} groups, {floor:.2f} s)",
+        "target": "<= 1 s",
+        "ok": t <= 1.0,
+    }
 
 
 def bench_ms_render(groups: int = 1_000) -> dict:
@@ -169,17 +197,24 @@ def bench_ms_render(groups: int = 1_000) -> dict:
     lws = fleet_lws(groups)
     floor = median_seconds(lambda: reconcile(lws, EMPTY), repeat=3)
     n = len(MS.reconcile(spec, EMPTY).manifests)
-    return {"figure": f"ModelServing render (first stage), {groups:,} ServingGroups x 2 roles ({n:,} objects)",
-            "value": f"{t:.2f} s ({t / floor:.1f}x the floor: LWS first stage of {groups:,} groups, {floor:.2f} s)",
-            "target": "<= 1 s", "ok": t <= 1.0}
+    return {
+        "figure": f"ModelServing render (first stage), {groups:,} ServingGroups x 2 roles ({n:,} objects)",
+        "value": f"{t:.2f} s ({t / floor:.1f}x the floor: LWS first stage of {groups:,} groups, {floor:.2f} s)",
+        "target": "<= 1 s",
+        "ok": t <= 1.0,
+    }
 
 
 def bench_ms_api_calls(groups: int = 50, large: int = 1_000) -> dict:
     from bench_ms import count_calls
 
     n, m = count_calls(groups), count_calls(large)
-    return {"figure": f"ModelServing LIST calls per reconcile, {groups} / {large:,} ServingGroups",
-            "value": f"{n} / {m}", "target": "<= 8, independent of the group count", "ok": n == m <= 8}
+    return {
+        "figure": f"ModelServing LIST calls per reconcile, {groups} / {large:,} ServingGroups",
+        "value": f"{n} / {m}",
+        "target": "<= 8, independent of the group count",
+        "ok": n == m <= 8,
+    }
 
 
 def bench_ds_plan_render(roles: int = 10, groups: int = 100) -> dict:
@@ -198,24 +233,41 @@ def bench_ds_plan_render(roles: int = 10, groups: int = 100) -> dict:
     lws = fleet_lws(roles * groups, size=2)
     lws_snap = mid_rollout_snapshot(lws)
     floor = median_seconds(lambda: reconcile(lws, lws_snap), repeat=5)
-    return {"figure": f"DisaggregatedSet plan + render, {roles} roles x {groups} groups (mid-rollout, "
-                      f"{len(result.manifests):,} objects)",
-            "value": f"{t:.2f} s ({t / floor:.1f}x the floor: LWS plan + render of {roles * groups:,} groups, {floor:.2f} s)",
-            "target": "<= 1 s", "ok": t <= 1.0}
+    return {
+        "figure": f"DisaggregatedSet plan + render, {roles} roles x {groups} groups (mid-rollout, "
+        f"{len(result.manifests):,} objects)",
+        "value": f"{t:.2f} s ({t / floor:.1f}x the floor: LWS plan + render of {roles * groups:,} groups, {floor:.2f} s)",
+        "target": "<= 1 s",
+        "ok": t <= 1.0,
+    }
 
 
 def bench_ds_api_calls() -> dict:
     from bench_ds import count_calls
 
     n, m = count_calls(2, 3), count_calls(10, 100)
-    return {"figure": "DisaggregatedSet LIST calls per reconcile, 2 roles x 3 groups / 10 roles x 100 groups (mid-rollout)",
-            "value": f"{n} / {m}", "target": "<= 8, independent of roles, groups and revisions", "ok": n == m <= 8}
+    return {
+        "figure": "DisaggregatedSet LIST calls per reconcile, 2 roles x 3 groups / 10 roles x 100 groups (mid-rollout)",
+        "value": f"{n} / {m}",
+        "target": "<= 8, independent of roles, groups and revisions",
+        "ok": n == m <= 8,
+    }
 
 
-BENCHES = [bench_plan, bench_plan_full, bench_render, bench_registration, bench_simulation, bench_api_calls,
-           bench_memory, bench_ms_plan_render, bench_ms_render, bench_ms_api_calls, bench_ds_plan_render,
-           bench_ds_api_calls]
-
+BENCHES = [
+    bench_plan,
+    bench_plan_full,
+    bench_render,
+    bench_registration,
+    bench_simulation,
+    bench_api_calls,
+    bench_memory,
+    bench_ms_plan_render,
+    bench_ms_render,
+    bench_ms_api_calls,
+    bench_ds_plan_render,
+    bench_ds_api_calls,
+]
 
 
 def bench_rollout_control() -> dict:
@@ -263,8 +315,11 @@ def _cli_rows() -> dict[str, Row]:
     import bench_cli as C
 
     def rows(kind: str) -> Row:
-        return lambda q: [r for n in ((20,) if q else (1_000, 10_000))
-                          for r in C.command_rows(kind, n, repeat=1 if q or n >= 10_000 else 3)]
+        return lambda q: [
+            r
+            for n in ((20,) if q else (1_000, 10_000))
+            for r in C.command_rows(kind, n, repeat=1 if q or n >= 10_000 else 3)
+        ]
 
     return {"cli-lws": rows("LeaderWorkerSet"), "cli-ms": rows("ModelServing"), "cli-ds": rows("DisaggregatedSet")}
 
@@ -285,15 +340,17 @@ def _earlier_rows() -> dict[str, Row]:
 
 #: (section key, title, rows by name), in the order they print
 def sections() -> list[tuple[str, str, dict[str, Row]]]:
-    return [("scale", "Fleets of 10,000 groups (issue 16): ratios against same-run floors", _scale_rows()),
-            ("cli", "CLI commands end to end (issue 27): ratios against the same run's I/O floor", _cli_rows()),
-            ("earlier", "Earlier figures", _earlier_rows())]
+    return [
+        ("scale", "Fleets of 10,000 groups (issue 16): ratios against same-run floors", _scale_rows()),
+        ("cli", "CLI commands end to end (issue 27): ratios against the same run's I/O floor", _cli_rows()),
+        ("earlier", "Earlier figures", _earlier_rows()),
+    ]
 
 
 def _run_row(name: str, fn: Row, quick: bool) -> list[dict]:
     try:
         out = fn(quick)
-    except Exception as exc:  # noqa: BLE001 - a failing row is reported, not hidden
+    except Exception as exc:
         out = [{"figure": name, "value": f"error: {type(exc).__name__}: {exc}", "target": "", "ok": False}]
     for r in out:
         r["row"] = name
@@ -325,16 +382,26 @@ def parse_args(argv: list[str]):
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="bench/run.py", description="pulumi-lws speed and size figures: every row a ratio against a floor "
-        "measured in the same run (or a count), with its target. Prints Markdown tables; progress on stderr.")
+        prog="bench/run.py",
+        description="pulumi-lws speed and size figures: every row a ratio against a floor "
+        "measured in the same run (or a count), with its target. Prints Markdown tables; progress on stderr.",
+    )
     parser.add_argument("--quick", action="store_true", help="every row at small sizes (a smoke test, under a minute)")
-    parser.add_argument("--only", action="append", metavar="NAME", default=[],
-                        help="run only the row NAME, or every row of section NAME (repeatable; see --list)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="NAME",
+        default=[],
+        help="run only the row NAME, or every row of section NAME (repeatable; see --list)",
+    )
     parser.add_argument("--issue16", action="store_true", help="only the fleet-scale section (as --only scale)")
     parser.add_argument("--list", action="store_true", help="list the sections and rows, run nothing")
     parser.add_argument("--json", metavar="PATH", help="also write the rows as a JSON report to PATH ('-': stdout)")
-    parser.add_argument("--compare", metavar="PREVIOUS.json",
-                        help="compare with an earlier --json report: exit 1 if a target met there is missed now")
+    parser.add_argument(
+        "--compare",
+        metavar="PREVIOUS.json",
+        help="compare with an earlier --json report: exit 1 if a target met there is missed now",
+    )
     return parser.parse_args(argv)
 
 

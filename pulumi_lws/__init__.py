@@ -10,12 +10,21 @@ The layout and its import rules: docs/design.md.
 The Pulumi component is imported lazily so that the pure core stays importable (and fast)
 without loading the Pulumi SDK.
 """
-from pulumi_lws.lws.api import FieldError, LeaderWorkerSetSpecError, LeaderWorkerSet as LeaderWorkerSetSpec
+
+from pulumi_lws.lws.api import FieldError, LeaderWorkerSetSpecError
+from pulumi_lws.lws.api import LeaderWorkerSet as LeaderWorkerSetSpec
 
 __version__ = "0.1.0"
 
-__all__ = ["LeaderWorkerSet", "ModelServing", "DisaggregatedSet", "LeaderWorkerSetSpec", "FieldError", "LeaderWorkerSetSpecError",
-           "__version__"]
+__all__ = [
+    "DisaggregatedSet",
+    "FieldError",
+    "LeaderWorkerSet",
+    "LeaderWorkerSetSpec",
+    "LeaderWorkerSetSpecError",
+    "ModelServing",
+    "__version__",
+]
 
 #: Pulumi components, imported on first use (they load the Pulumi SDK).
 _COMPONENTS = {

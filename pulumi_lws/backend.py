@@ -4,6 +4,7 @@ The default is the live cluster (kubeconfig / current context, as the pulumi-kub
 uses). The simulator and tests install their own observer and actuator with
 :func:`use_backend`; the component code never knows which one it talks to.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -15,7 +16,8 @@ from pulumi_lws.core.ports import Actuator, ClusterError, Observer
 NO_CLUSTER_HELP = (
     "For tests and the simulator, install a backend first: `with pulumi_lws.backend.use_backend(observer, actuator):` "
     "(pulumi_lws.sim.cluster.SimCluster is both); for a real cluster, point KUBECONFIG (or ~/.kube/config) at it, "
-    "or set the stack config kubernetes:kubeconfig / kubernetes:context")
+    "or set the stack config kubernetes:kubeconfig / kubernetes:context"
+)
 
 
 class NoClusterError(ClusterError):
@@ -36,9 +38,11 @@ class NoClusterError(ClusterError):
 def command_line_advice(error: NoClusterError) -> str:
     """``error`` as a command line says it: its users pass ``--kubeconfig``/``--context``, not
     backends (``use_backend`` is for tests and the simulator)."""
-    return (f"no cluster to read{error.where}: {error.reason}. Point --kubeconfig and --context, or "
-            "KUBECONFIG / ~/.kube/config, at the cluster; to try a program without one, `pulumi-lws up DIR` "
-            "runs it on the simulated cluster")
+    return (
+        f"no cluster to read{error.where}: {error.reason}. Point --kubeconfig and --context, or "
+        "KUBECONFIG / ~/.kube/config, at the cluster; to try a program without one, `pulumi-lws up DIR` "
+        "runs it on the simulated cluster"
+    )
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,9 @@ def use_backend(observer: Observer, actuator: Actuator) -> Iterator[Backend]:
         _installed.remove(backend)
 
 
-def current_backend(*, context: str | None = None, kubeconfig: str | None = None,
-                    gang_provider: str = "kubernetes") -> Backend:
+def current_backend(
+    *, context: str | None = None, kubeconfig: str | None = None, gang_provider: str = "kubernetes"
+) -> Backend:
     """The innermost installed backend, else a live-cluster backend.
 
     The live backend targets the cluster the default pulumi-kubernetes provider would: the

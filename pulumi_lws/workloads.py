@@ -4,6 +4,7 @@
 A new API plugs in by adding its ``workload`` module here, and its Pulumi component module to
 :data:`COMPONENT_MODULES` (and nothing else in the shells).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -14,17 +15,22 @@ from pulumi_lws.core.simulation import GroupLabels
 from pulumi_lws.core.workload import Workload, registered, workload_for, workload_of
 
 #: One module per API; each calls :func:`pulumi_lws.core.workload.register` on import.
-BUILTIN: tuple[str, ...] = ("pulumi_lws.lws.workload", "pulumi_lws.modelserving.workload",
-                            "pulumi_lws.disaggregatedset.workload")
+BUILTIN: tuple[str, ...] = (
+    "pulumi_lws.lws.workload",
+    "pulumi_lws.modelserving.workload",
+    "pulumi_lws.disaggregatedset.workload",
+)
 
 #: One Pulumi component module per API (each calls ``components.base.register_component``; imported
 #: lazily, by the component provider: they load the Pulumi SDK).
-COMPONENT_MODULES: tuple[str, ...] = ("pulumi_lws.components.leaderworkerset", "pulumi_lws.components.modelserving",
-                                      "pulumi_lws.components.disaggregatedset")
+COMPONENT_MODULES: tuple[str, ...] = (
+    "pulumi_lws.components.leaderworkerset",
+    "pulumi_lws.components.modelserving",
+    "pulumi_lws.components.disaggregatedset",
+)
 
 for _module in BUILTIN:
     importlib.import_module(_module)
-
 
 
 def modelled(manifest: Mapping[str, Any]) -> Workload:
@@ -35,8 +41,15 @@ def modelled(manifest: Mapping[str, Any]) -> Workload:
         from pulumi_lws.core.errors import FieldError, SpecError
 
         kind = manifest.get("kind") if isinstance(manifest, Mapping) else None
-        raise SpecError("manifest", None, [FieldError("kind", "not a workload this project models (known: "
-                                                              f"{', '.join(sorted(registered()))})", kind)])
+        raise SpecError(
+            "manifest",
+            None,
+            [
+                FieldError(
+                    "kind", f"not a workload this project models (known: {', '.join(sorted(registered()))})", kind
+                )
+            ],
+        )
     return workload
 
 
@@ -57,5 +70,14 @@ def simulator_group_labels() -> tuple[GroupLabels, ...]:
     return tuple(dict.fromkeys(w.group_labels for w in registered().values() if w.group_labels is not None))
 
 
-__all__ = ["BUILTIN", "COMPONENT_MODULES", "Workload", "modelled", "option_refused", "registered",
-           "simulator_group_labels", "workload_for", "workload_of"]
+__all__ = [
+    "BUILTIN",
+    "COMPONENT_MODULES",
+    "Workload",
+    "modelled",
+    "option_refused",
+    "registered",
+    "simulator_group_labels",
+    "workload_for",
+    "workload_of",
+]

@@ -10,6 +10,7 @@ CR owns, and the controller's own field manager stack (``upstream``) that the ad
 never sees. :class:`Takeover` then runs ``pulumi up`` as a fresh stack (no state: what
 ``pulumi import`` / the provider's upsert start from) and records what the pods went through.
 """
+
 from __future__ import annotations
 
 import copy
@@ -59,20 +60,31 @@ class Takeover:
             todo = [a for a in stage.actions if actions(a)]
             return self.cluster.execute(namespace, todo) if todo else []
 
-        done = cycle(self.workload, self.spec, self.workload.options(), self.cluster, act=act,
-                     nodes=bool(self.cluster.store.list("Node")),
-                     apply=lambda c: self.cluster.apply(c.reconciled.manifests, stack_id=stack,
-                                                        dependencies=c.reconciled.dependencies))
+        done = cycle(
+            self.workload,
+            self.spec,
+            self.workload.options(),
+            self.cluster,
+            act=act,
+            nodes=bool(self.cluster.store.list("Node")),
+            apply=lambda c: self.cluster.apply(
+                c.reconciled.manifests, stack_id=stack, dependencies=c.reconciled.dependencies
+            ),
+        )
         result, applied, executed = done.reconciled, done.applied, list(done.executed)
         self.log.append(f"t={self.cluster.clock.now:g} {result.stage.summary()} applied={applied.lines()}")
         return result, applied, executed
 
-    def converge(self, stack: str = ADOPTING_STACK, rounds: int = 120, *,
-                 actions: Callable[[Any], bool] = lambda a: True):
+    def converge(
+        self, stack: str = ADOPTING_STACK, rounds: int = 120, *, actions: Callable[[Any], bool] = lambda a: True
+    ):
         for _ in range(rounds):
             result, _, _ = self.up(stack, actions=actions)
-            if result.stage.complete and result.stage.blocker is None and not any(
-                    a.verb != "label" and actions(a) for a in result.stage.actions):
+            if (
+                result.stage.complete
+                and result.stage.blocker is None
+                and not any(a.verb != "label" and actions(a) for a in result.stage.actions)
+            ):
                 return result
             self.cluster.step(self.cluster.clock.now + 1.0)
         raise AssertionError("did not converge:\n" + "\n".join(self.log[-6:]))
@@ -81,23 +93,37 @@ class Takeover:
         """Every pod of the namespace: name -> (uid, total container restarts)."""
         out = {}
         for pod in self.cluster.list("Pod", self.spec.namespace):
-            restarts = sum(int(c.get("restartCount") or 0) for c in (pod.get("status") or {}).get("containerStatuses") or [])
+            restarts = sum(
+                int(c.get("restartCount") or 0) for c in (pod.get("status") or {}).get("containerStatuses") or []
+            )
             out[meta(pod)["name"]] = (meta(pod)["uid"], restarts)
         return out
 
     def templates(self) -> dict[str, Any]:
         """Pod template (labels included) of every StatefulSet and Deployment."""
-        return {f"{kind}/{meta(o)['name']}": copy.deepcopy(o["spec"]["template"])
-                for kind in ("StatefulSet", "Deployment") for o in self.cluster.list(kind, self.spec.namespace)}
+        return {
+            f"{kind}/{meta(o)['name']}": copy.deepcopy(o["spec"]["template"])
+            for kind in ("StatefulSet", "Deployment")
+            for o in self.cluster.list(kind, self.spec.namespace)
+        }
 
     def upstream_owned(self) -> list[str]:
         """Objects that still carry an ownerReference to the upstream CR."""
-        return sorted(f"{o['kind']}/{meta(o)['name']}" for o in self.cluster.store.all()
-                      if any(r.get("uid") == self.cr_uid for r in meta(o).get("ownerReferences") or []))
+        return sorted(
+            f"{o['kind']}/{meta(o)['name']}"
+            for o in self.cluster.store.all()
+            if any(r.get("uid") == self.cr_uid for r in meta(o).get("ownerReferences") or [])
+        )
 
 
-def upstream_fleet(workload: Any, manifest: Mapping[str, Any], revision: Callable[[Any], tuple[str, dict[str, Any]]],
-                   *, owned_kinds: tuple[str, ...], seed: int = 1) -> Takeover:
+def upstream_fleet(
+    workload: Any,
+    manifest: Mapping[str, Any],
+    revision: Callable[[Any], tuple[str, dict[str, Any]]],
+    *,
+    owned_kinds: tuple[str, ...],
+    seed: int = 1,
+) -> Takeover:
     """The converged fleet the upstream controller leaves for ``manifest``.
 
     ``revision(spec)`` -> (upstream's revision key, the ControllerRevision object as upstream writes it). Every
@@ -105,12 +131,23 @@ def upstream_fleet(workload: Any, manifest: Mapping[str, Any], revision: Callabl
     it on what the CR owns directly: leader StatefulSet/Deployment, Services, revisions)."""
     cluster = SimCluster(seed=seed)
     doc = copy.deepcopy(dict(manifest))
-    cr = cluster.create({"apiVersion": workload.api_version, "kind": workload.kind,
-                         "metadata": {"name": doc["metadata"]["name"], "namespace": doc["metadata"].get("namespace", "default")},
-                         "spec": copy.deepcopy(doc["spec"])})
+    cr = cluster.create(
+        {
+            "apiVersion": workload.api_version,
+            "kind": workload.kind,
+            "metadata": {"name": doc["metadata"]["name"], "namespace": doc["metadata"].get("namespace", "default")},
+            "spec": copy.deepcopy(doc["spec"]),
+        }
+    )
     uid = meta(cr)["uid"]
-    owner = {"apiVersion": workload.api_version, "kind": workload.kind, "name": meta(cr)["name"], "uid": uid,
-             "controller": True, "blockOwnerDeletion": True}
+    owner = {
+        "apiVersion": workload.api_version,
+        "kind": workload.kind,
+        "name": meta(cr)["name"],
+        "uid": uid,
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
     spec = workload.parse(doc)
     key, revision_obj = revision(spec)
     revision_obj["metadata"]["ownerReferences"] = [dict(owner)]

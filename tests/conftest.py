@@ -1,11 +1,13 @@
 """Shared fixtures: conformance vectors, Pulumi mocks, manifest validation."""
+
 from __future__ import annotations
 
 import asyncio
 import json
 import os
 import pathlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -21,7 +23,8 @@ hypothesis_settings.register_profile("ci", _DEFAULT, derandomize=True, deadline=
 # examples at random on a loaded 2-core box (CI may not set CI=true).
 hypothesis_settings.register_profile("dev", _DEFAULT, deadline=None)
 hypothesis_settings.load_profile(
-    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI", "").lower() == "true" else "dev"))
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI", "").lower() == "true" else "dev")
+)
 
 TESTS_DIR = pathlib.Path(__file__).resolve().parent
 REPO_ROOT = ROOT = TESTS_DIR.parent

@@ -5,6 +5,7 @@ with bounds read through ``Workload.trace_view`` (the simulator runner's own inv
 live groups <= replicas + maxSurge, available >= replicas - maxUnavailable once fully available.
 ``pods`` / ``registered`` read what the cluster shows, to prove that nothing moved.
 """
+
 from __future__ import annotations
 
 import copy
@@ -63,7 +64,7 @@ class TraceBounds:
     violations: list[str] = field(default_factory=list)
     armed: bool = False
     max_live: int = 0
-    min_available: int = 10 ** 9
+    min_available: int = 10**9
 
     def __call__(self, cluster: SimCluster, t: float) -> None:
         h = self.harness
@@ -76,7 +77,9 @@ class TraceBounds:
         if self.armed:
             self.min_available = min(self.min_available, view.available)
             if view.available < budgets.replicas - budgets.max_unavailable:
-                self.violations.append(f"t={t:g}: available {view.available} < {budgets.replicas} - {budgets.max_unavailable}")
+                self.violations.append(
+                    f"t={t:g}: available {view.available} < {budgets.replicas} - {budgets.max_unavailable}"
+                )
         if view.available >= budgets.replicas:
             self.armed = True
 
@@ -97,17 +100,27 @@ class LwsHarness(WorkloadHarness):
         return view.available == self.spec.replicas and all(c.state == "U" for c in view.cells if c.state != "-")
 
 
-def lws_manifest(replicas: int = 4, image: str = "img:1", *, mu: int = 1, surge: int = 1, size: int = 2) -> dict[str, Any]:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": "ctl", "namespace": "default"},
-            "spec": {"replicas": replicas,
-                     "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": mu, "maxSurge": surge}},
-                     "leaderWorkerTemplate": {"size": size, "workerTemplate": {"spec": {"containers": [
-                         {"name": "c", "image": image}]}}}}}
+def lws_manifest(
+    replicas: int = 4, image: str = "img:1", *, mu: int = 1, surge: int = 1, size: int = 2
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "ctl", "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": mu, "maxSurge": surge}},
+            "leaderWorkerTemplate": {
+                "size": size,
+                "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}},
+            },
+        },
+    }
 
 
-def lws_harness(manifest: Mapping[str, Any], *, seed: int = 0, ready: float = 2.0,
-                overrides: list[Override] | None = None) -> LwsHarness:
+def lws_harness(
+    manifest: Mapping[str, Any], *, seed: int = 0, ready: float = 2.0, overrides: list[Override] | None = None
+) -> LwsHarness:
     cluster = SimCluster(seed=seed, kubelet=KubeletConfig(default=Timing(1.0, ready), overrides=overrides or []))
     h = LwsHarness(cluster, copy.deepcopy(dict(manifest)))
     h.bounds = TraceBounds(h)

@@ -1,6 +1,7 @@
 """A DisaggregatedSet fleet as the upstream DS + LWS controllers leave it, on the embedded cluster
 (shared by the adoption and adoption-rollback e2e tests; the seeding is described in
 tests/disaggregatedset/e2e/test_ds_adoption_e2e.py)."""
+
 from __future__ import annotations
 
 import copy
@@ -35,8 +36,10 @@ OWNED_BY_CHILD = ("StatefulSet", "Deployment", "Service", "ControllerRevision")
 
 
 def manifest(image: str = "img:1", identity: str | None = None) -> dict:
-    roles = (role("prefill", 3, surge=1, unavailable=1, image=image, group_identity=identity),
-             role("decode", 2, image=image, group_identity=identity))
+    roles = (
+        role("prefill", 3, surge=1, unavailable=1, image=image, group_identity=identity),
+        role("decode", 2, image=image, group_identity=identity),
+    )
     out = ds_manifest(*roles)
     for r in out["spec"]["roles"]:
         r["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"].update(GRACE)
@@ -63,9 +66,12 @@ class DSFleet(Takeover):
 
     def upstream_owned(self) -> list[str]:
         uids = set(self.crs())
-        return sorted(f"{o['kind']}/{meta(o)['name']}" for o in self.cluster.store.all() if o["kind"] not in
-                      ("DisaggregatedSet", "LeaderWorkerSet")
-                      and any(r.get("uid") in uids for r in meta(o).get("ownerReferences") or []))
+        return sorted(
+            f"{o['kind']}/{meta(o)['name']}"
+            for o in self.cluster.store.all()
+            if o["kind"] not in ("DisaggregatedSet", "LeaderWorkerSet")
+            and any(r.get("uid") in uids for r in meta(o).get("ownerReferences") or [])
+        )
 
     def orphan_delete(self) -> None:
         for uid in self.crs():
@@ -75,8 +81,14 @@ class DSFleet(Takeover):
 
 
 def owner(cr: dict) -> dict:
-    return {"apiVersion": cr["apiVersion"], "kind": cr["kind"], "name": meta(cr)["name"], "uid": meta(cr)["uid"],
-            "controller": True, "blockOwnerDeletion": True}
+    return {
+        "apiVersion": cr["apiVersion"],
+        "kind": cr["kind"],
+        "name": meta(cr)["name"],
+        "uid": meta(cr)["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
 
 
 def upstream_ds_fleet(identity: str | None = None, seed: int = 3) -> DSFleet:
@@ -84,26 +96,50 @@ def upstream_ds_fleet(identity: str | None = None, seed: int = 3) -> DSFleet:
     spec = DS.parse(doc)
     rev8 = upstream_rev8(spec)
     cluster = SimCluster(seed=seed)
-    ds_cr = cluster.create({"apiVersion": DS.api_version, "kind": DS.kind,
-                            "metadata": {"name": spec.name, "namespace": spec.namespace}, "spec": copy.deepcopy(doc["spec"])})
+    ds_cr = cluster.create(
+        {
+            "apiVersion": DS.api_version,
+            "kind": DS.kind,
+            "metadata": {"name": spec.name, "namespace": spec.namespace},
+            "spec": copy.deepcopy(doc["spec"]),
+        }
+    )
     children, child_crs = [], {}
     for r in spec.roles:
         child = upstream_child_lws(spec, r.name, 0, rev8, r.replicas)
-        cr = cluster.create({"apiVersion": LWS.api_version, "kind": LWS.kind,
-                             "metadata": {"name": child.name, "namespace": spec.namespace,
-                                          "labels": dict(child.metadata.labels), "ownerReferences": [owner(ds_cr)]},
-                             "spec": child.spec.to_wire()})
+        cr = cluster.create(
+            {
+                "apiVersion": LWS.api_version,
+                "kind": LWS.kind,
+                "metadata": {
+                    "name": child.name,
+                    "namespace": spec.namespace,
+                    "labels": dict(child.metadata.labels),
+                    "ownerReferences": [owner(ds_cr)],
+                },
+                "spec": child.spec.to_wire(),
+            }
+        )
         data = revision_data(child)
         lwt = data["spec"]["leaderWorkerTemplate"]
         for k in ("leaderTemplate", "workerTemplate"):
             if lwt.get(k) is not None:
                 lwt[k] = with_null_timestamps(lwt[k])
         key = go_style_key(data)
-        cluster.create({"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                        "metadata": {"name": f"{child.name}-{key}-1", "namespace": spec.namespace,
-                                     "labels": {L.NAME: child.name, L.TEMPLATE_REVISION_HASH: key},
-                                     "ownerReferences": [owner(cr)]},
-                        "data": data, "revision": 1})
+        cluster.create(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ControllerRevision",
+                "metadata": {
+                    "name": f"{child.name}-{key}-1",
+                    "namespace": spec.namespace,
+                    "labels": {L.NAME: child.name, L.TEMPLATE_REVISION_HASH: key},
+                    "ownerReferences": [owner(cr)],
+                },
+                "data": data,
+                "revision": 1,
+            }
+        )
         children.append(child)
         child_crs[child.name] = cr
     cluster.kubelet.config.instant = True
@@ -112,9 +148,18 @@ def upstream_ds_fleet(identity: str | None = None, seed: int = 3) -> DSFleet:
             done, manifests, dependencies, todo = True, list(services(spec, [rev8], range(spec.slices))), {}, []
             for child in children:  # one apply per round: the upstream stack holds every child's objects
                 result = LWS.reconcile(child, cluster.observe(LWS.scope(child)), LWS.options())
-                manifests += [dict(m, metadata={**m["metadata"], "labels": merged(m["metadata"].get("labels"),
-                                                                                child.metadata.labels)})
-                              if m["kind"] in ("StatefulSet", "Deployment") else m for m in result.manifests]
+                manifests += [
+                    dict(
+                        m,
+                        metadata={
+                            **m["metadata"],
+                            "labels": merged(m["metadata"].get("labels"), child.metadata.labels),
+                        },
+                    )
+                    if m["kind"] in ("StatefulSet", "Deployment")
+                    else m
+                    for m in result.manifests
+                ]
                 dependencies.update(result.dependencies)
                 todo += [a for a in result.stage.actions if a.verb != "disown"]
                 done &= result.stage.complete and result.stage.blocker is None

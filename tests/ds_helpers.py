@@ -21,6 +21,7 @@ Definitions (docs/disaggregatedset.md, issue 13):
   declares and the LWS controllers keep), the live count, terminating groups included, is recorded
   (``Bounds.max_live``): a drain and a raise in one stage overlap for the drained pods' grace period.
 """
+
 from __future__ import annotations
 
 import copy
@@ -29,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import WorkloadHarness, inline_scenario, kubelet  # noqa: F401 - kubelet re-exported
+from harness import WorkloadHarness, inline_scenario, kubelet
 
 from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_running_and_ready
 from pulumi_lws.disaggregatedset import external
@@ -51,18 +52,28 @@ REPLICAS_ANNOTATION = "leaderworkerset.sigs.k8s.io/replicas"
 DEADLINE = "pulumi-lws.io/progress-deadline-seconds"
 
 
-
 # ---- manifests ------------------------------------------------------------------------------
-def role(name: str, replicas: int = 1, size: int = 2, image: str = "img:1", *, surge: Any = None,
-         unavailable: Any = None, group_identity: str | None = None, cpu: str | None = None,
-         **spec: Any) -> dict[str, Any]:
+def role(
+    name: str,
+    replicas: int = 1,
+    size: int = 2,
+    image: str = "img:1",
+    *,
+    surge: Any = None,
+    unavailable: Any = None,
+    group_identity: str | None = None,
+    cpu: str | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
     """One role: a LeaderWorkerSet of ``size`` pods per group (worker template only); ``surge`` /
     ``unavailable`` write a rollingUpdateConfiguration (omitted: upstream's surge 1 / unavailable 0)."""
     container: dict[str, Any] = {"name": "server", "image": image}
     if cpu is not None:
         container["resources"] = {"requests": {"cpu": cpu}}
-    body: dict[str, Any] = {"replicas": replicas,
-                            "leaderWorkerTemplate": {"size": size, "workerTemplate": {"spec": {"containers": [container]}}}}
+    body: dict[str, Any] = {
+        "replicas": replicas,
+        "leaderWorkerTemplate": {"size": size, "workerTemplate": {"spec": {"containers": [container]}}},
+    }
     if surge is not None or unavailable is not None:
         ruc = {k: v for k, v in (("maxSurge", surge), ("maxUnavailable", unavailable)) if v is not None}
         body["rolloutStrategy"] = {"type": "RollingUpdate", "rollingUpdateConfiguration": ruc}
@@ -72,8 +83,13 @@ def role(name: str, replicas: int = 1, size: int = 2, image: str = "img:1", *, s
     return {"name": name, "spec": body}
 
 
-def ds_manifest(*roles: dict[str, Any], name: str = NAME, slices: int | None = None,
-                placement: Mapping[str, Any] | None = None, annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+def ds_manifest(
+    *roles: dict[str, Any],
+    name: str = NAME,
+    slices: int | None = None,
+    placement: Mapping[str, Any] | None = None,
+    annotations: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {"roles": [copy.deepcopy(r) for r in roles] or [role("prefill", 6), role("decode", 2)]}
     if slices is not None:
         spec["slices"] = slices
@@ -124,8 +140,6 @@ def parse(manifest: Mapping[str, Any], namespace: str | None = None) -> Disaggre
     return DisaggregatedSet.from_manifest(copy.deepcopy(dict(manifest)), namespace=namespace)
 
 
-
-
 def scenario(old: Mapping[str, Any], new: Mapping[str, Any] | None = None, **options: Any) -> Scenario:
     """:func:`harness.inline_scenario` named ``ds-e2e`` unless ``name`` is given."""
     return inline_scenario(old, new, **{"name": "ds-e2e", **options})
@@ -140,11 +154,11 @@ class ChildObs:
     revision: str
     spec_replicas: int = 0
     leader_terminating: bool = False
-    live: set = field(default_factory=set)      # group keys with any pod / worker StatefulSet
+    live: set = field(default_factory=set)  # group keys with any pod / worker StatefulSet
     terminating: set = field(default_factory=set)  # group keys with a terminating pod / worker StatefulSet
-    ready: set = field(default_factory=set)     # group keys ready (module docstring)
+    ready: set = field(default_factory=set)  # group keys ready (module docstring)
     images: set = field(default_factory=set)
-    nodes: dict = field(default_factory=dict)   # group index -> node names of its pods
+    nodes: dict = field(default_factory=dict)  # group index -> node names of its pods
     replaces: str | None = None  # the leader workload's replaces-revisions annotation (still rolling)
 
 
@@ -172,8 +186,12 @@ class RoleObs:
         """(old spec, new spec, old ready, new ready) against ``target``."""
         old = [c for r, c in self.children.items() if r != target]
         new = self.children.get(target)
-        return (sum(c.spec_replicas for c in old), new.spec_replicas if new else 0,
-                sum(len(c.ready) for c in old), len(new.ready) if new else 0)
+        return (
+            sum(c.spec_replicas for c in old),
+            new.spec_replicas if new else 0,
+            sum(len(c.ready) for c in old),
+            len(new.ready) if new else 0,
+        )
 
 
 def _group(obj: Mapping[str, Any]) -> str | None:
@@ -204,7 +222,9 @@ def read(cluster: SimCluster, name: str = NAME, namespace: str = NS) -> dict[tup
             c.leader_terminating = is_deleting(sts)
             c.replaces = (meta.get("annotations") or {}).get(DL.REPLACES)
             if not c.leader_terminating:
-                c.spec_replicas = int((meta.get("annotations") or {}).get(REPLICAS_ANNOTATION, sts["spec"].get("replicas", 0)))
+                c.spec_replicas = int(
+                    (meta.get("annotations") or {}).get(REPLICAS_ANNOTATION, sts["spec"].get("replicas", 0))
+                )
         else:
             gk = _group(sts)
             if gk is not None:
@@ -332,7 +352,7 @@ class Bounds:
                 self.max_live[key] = max(self.max_live.get(key, 0), live)
                 self.max_running[key] = max(self.max_running.get(key, 0), running)
                 if key in self.armed:
-                    self.min_ready[key] = min(self.min_ready.get(key, 10 ** 9), rdy)
+                    self.min_ready[key] = min(self.min_ready.get(key, 10**9), rdy)
                 if rt.replicas is None:
                     continue
                 ceiling = rt.replicas + rt.config.max_surge
@@ -341,15 +361,21 @@ class Bounds:
                 else:
                     self.ceiling_held.pop(key, None)
                 if running > ceiling:
-                    self.violations.append(f"t={t:g}: slice {s} role {name}: {running} running groups > {rt.replicas} + "
-                                           f"maxSurge {rt.config.max_surge} ({self._cells(obs, target)})")
+                    self.violations.append(
+                        f"t={t:g}: slice {s} role {name}: {running} running groups > {rt.replicas} + "
+                        f"maxSurge {rt.config.max_surge} ({self._cells(obs, target)})"
+                    )
                 floor = rt.replicas - rt.config.max_unavailable
                 if key in self.armed and rdy < floor:
-                    self.violations.append(f"t={t:g}: slice {s} role {name}: {rdy} ready groups < {rt.replicas} - "
-                                           f"maxUnavailable {rt.config.max_unavailable} ({self._cells(obs, target)})")
+                    self.violations.append(
+                        f"t={t:g}: slice {s} role {name}: {rdy} ready groups < {rt.replicas} - "
+                        f"maxUnavailable {rt.config.max_unavailable} ({self._cells(obs, target)})"
+                    )
                 if key in self.moved_floor and rdy < self.moved_floor[key]:
-                    self.violations.append(f"t={t:g}: slice {s} role {name}: {rdy} ready groups < "
-                                           f"{self.moved_floor[key]} (the floor while it moves to {rt.replicas})")
+                    self.violations.append(
+                        f"t={t:g}: slice {s} role {name}: {rdy} ready groups < "
+                        f"{self.moved_floor[key]} (the floor while it moves to {rt.replicas})"
+                    )
                 if rdy >= rt.replicas and s not in self.ratio_wait:
                     self.armed.add(key)
             if s in self.ratio_wait and all(ready[n] == (rt.replicas or 0) for n, rt in targets.items()):
@@ -387,6 +413,7 @@ class Bounds:
     def _barrier(self, obs, target: str, roles: list[str], slices: int, t: float) -> None:
         if self.prev is None or self.prev_target != target:
             return
+
         def new_spec(o, s, r):
             c = o[(s, r)].children.get(target) if (s, r) in o else None
             return c.spec_replicas if c else 0
@@ -398,8 +425,12 @@ class Bounds:
         def rolling(o, s) -> bool:
             """An old revision still runs, or the target children still replace one (the
             barrier holds only then: a scale-up outside a rollout is immediate, as upstream)."""
-            return any((rev != target and (c.spec_replicas or c.live)) or (rev == target and c.replaces)
-                       for r in roles if (s, r) in o for rev, c in o[(s, r)].children.items())
+            return any(
+                (rev != target and (c.spec_replicas or c.live)) or (rev == target and c.replaces)
+                for r in roles
+                if (s, r) in o
+                for rev, c in o[(s, r)].children.items()
+            )
 
         for s in range(slices):
             if not rolling(self.prev, s):
@@ -408,14 +439,18 @@ class Bounds:
             # a role whose new child was just created (0 before) has nothing to wait for
             short = [r for r in roles if new_ready(obs, s, r) < new_spec(self.prev, s, r)]
             if grew and short:
-                self.violations.append(f"t={t:g}: slice {s}: {grew} grew while {short} had unready new replicas "
-                                       f"({self._cells(obs, target)})")
+                self.violations.append(
+                    f"t={t:g}: slice {s}: {grew} grew while {short} had unready new replicas "
+                    f"({self._cells(obs, target)})"
+                )
             for r in roles:
-                for rev, c in (obs.get((s, r)).children.items() if obs.get((s, r)) else ()):
+                for rev, c in obs.get((s, r)).children.items() if obs.get((s, r)) else ():
                     before = self.prev.get((s, r)).children.get(rev) if self.prev.get((s, r)) else None
                     if rev != target and before is not None and c.spec_replicas > before.spec_replicas:
-                        self.violations.append(f"t={t:g}: slice {s} role {r}: old revision {rev} grew "
-                                               f"{before.spec_replicas} -> {c.spec_replicas}")
+                        self.violations.append(
+                            f"t={t:g}: slice {s} role {r}: old revision {rev} grew "
+                            f"{before.spec_replicas} -> {c.spec_replicas}"
+                        )
 
     @staticmethod
     def _cells(obs, target: str) -> str:
@@ -473,11 +508,15 @@ def converged_on(cluster: SimCluster, spec: DisaggregatedSet) -> list[str]:
                 continue
             c = ro.children[target]
             if c.spec_replicas != replicas or len(c.ready) != replicas or len(c.live) != replicas:
-                problems.append(f"{s}/{r.name}: spec {c.spec_replicas} live {len(c.live)} ready {len(c.ready)} != {replicas}")
+                problems.append(
+                    f"{s}/{r.name}: spec {c.spec_replicas} live {len(c.live)} ready {len(c.ready)} != {replicas}"
+                )
     extra = [k for k in obs if k[0] >= spec.slices or k[1] not in spec.role_names]
     if extra:
         problems.append(f"children outside the spec: {extra}")
-    terminating = [p["metadata"]["name"] for p in cluster.list("Pod", spec.namespace) if p["metadata"].get("deletionTimestamp")]
+    terminating = [
+        p["metadata"]["name"] for p in cluster.list("Pod", spec.namespace) if p["metadata"].get("deletionTimestamp")
+    ]
     if terminating:
         problems.append(f"terminating pods {terminating}")
     return problems
@@ -492,9 +531,20 @@ class Harness(WorkloadHarness):
     STACK = STACK
 
     @classmethod
-    def create(cls, manifest: Mapping[str, Any], *, seed: int = 0, ready: float = 1.0,
-               overrides: list[Override] | None = None, nodes: list | None = None, ratio: bool = True) -> Harness:
-        h = cls(SimCluster(seed=seed, nodes=nodes or [], kubelet=kubelet(ready, overrides=overrides)), copy.deepcopy(dict(manifest)))
+    def create(
+        cls,
+        manifest: Mapping[str, Any],
+        *,
+        seed: int = 0,
+        ready: float = 1.0,
+        overrides: list[Override] | None = None,
+        nodes: list | None = None,
+        ratio: bool = True,
+    ) -> Harness:
+        h = cls(
+            SimCluster(seed=seed, nodes=nodes or [], kubelet=kubelet(ready, overrides=overrides)),
+            copy.deepcopy(dict(manifest)),
+        )
         h.bounds = Bounds(spec=lambda: h.spec, keep_history=False, ratio=ratio)
         h.warm_up()
         h.check()  # arms the floors: the rollout starts healthy
@@ -503,7 +553,6 @@ class Harness(WorkloadHarness):
     @property
     def spec(self) -> DisaggregatedSet:
         return parse(self.desired)
-
 
     def read(self) -> dict[tuple[int, str], RoleObs]:
         return read(self.cluster, self.spec.name, self.spec.namespace)

@@ -1,5 +1,6 @@
 """The three ways a new revision never becomes Ready (issue 24), as simulator kubelet settings,
 and the checks every API's "bad image, then a fix" e2e test shares."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,14 +26,19 @@ def faulty_kubelet(fault: str, image: str = BAD, start: float = 1.0, ready: floa
 
 def forced_deletes(result: Any) -> list[str]:
     """The pods the run's stages deleted as forced rollbacks."""
-    return [a.name for s in result.stages for a in s.actions
-            if a.verb == "delete" and a.reason == FORCED_ROLLBACK_REASON]
+    return [
+        a.name for s in result.stages for a in s.actions if a.verb == "delete" and a.reason == FORCED_ROLLBACK_REASON
+    ]
 
 
 def pod_images(cluster: Any) -> set[str]:
     """Every container image of every live pod."""
-    return {c["image"] for p in cluster.list("Pod") if not p["metadata"].get("deletionTimestamp")
-            for c in p["spec"]["containers"]}
+    return {
+        c["image"]
+        for p in cluster.list("Pod")
+        if not p["metadata"].get("deletionTimestamp")
+        for c in p["spec"]["containers"]
+    }
 
 
 def arm(config: KubeletConfig, fault: str, image: str = BAD) -> None:

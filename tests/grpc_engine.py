@@ -20,6 +20,7 @@ Transforms are recorded, not run (the examples driven through here register none
 Invariants: the server listens on 127.0.0.1 only; every request is kept (a protobuf copy) in
 :attr:`TestEngine.requests` in arrival order; the engine never reaches the network.
 """
+
 from __future__ import annotations
 
 import threading
@@ -130,7 +131,7 @@ class TestEngine:
     _server: Any = field(default=None, repr=False)
 
     # -- lifecycle -----------------------------------------------------------------------
-    def __enter__(self) -> "TestEngine":
+    def __enter__(self) -> TestEngine:
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
         resource_pb2_grpc.add_ResourceMonitorServicer_to_server(_Monitor(self), self._server)
         engine_pb2_grpc.add_EngineServicer_to_server(_Engine(self), self._server)
@@ -142,7 +143,7 @@ class TestEngine:
     def __exit__(self, *exc: Any) -> None:
         self._server.stop(grace=None)
 
-    def begin(self, *, dry_run: bool) -> "TestEngine":
+    def begin(self, *, dry_run: bool) -> TestEngine:
         """Start the next deployment on the same server (the provider keeps this engine address):
         recordings cleared, ``dry_run`` set."""
         with self._lock:
@@ -180,8 +181,19 @@ class TestEngine:
         return [r for r in self.resources.values() if r.custom]
 
 
-_OPTION_FIELDS = ("protect", "retainOnDelete", "provider", "deleteBeforeReplace", "replaceOnChanges",
-                  "ignoreChanges", "aliases", "hooks", "deletedWith", "additionalSecretOutputs", "version")
+_OPTION_FIELDS = (
+    "protect",
+    "retainOnDelete",
+    "provider",
+    "deleteBeforeReplace",
+    "replaceOnChanges",
+    "ignoreChanges",
+    "aliases",
+    "hooks",
+    "deletedWith",
+    "additionalSecretOutputs",
+    "version",
+)
 
 
 def _options(request: resource_pb2.RegisterResourceRequest) -> dict[str, Any]:
@@ -212,79 +224,96 @@ class _Monitor(resource_pb2_grpc.ResourceMonitorServicer):
     def __init__(self, engine: TestEngine) -> None:
         self.engine = engine
 
-    def GetDeploymentInfo(self, request, context):  # noqa: N802 (gRPC names)
+    def GetDeploymentInfo(self, request, context):
         self.engine.record("GetDeploymentInfo", request)
         e = self.engine
-        return resource_pb2.DeploymentInfo(project=e.project, stack=e.stack, organization=e.organization,
-                                           config=e.config, dryRun=e.dry_run, parallel=0,
-                                           supportedFeatures=list(SUPPORTED_FEATURES))
+        return resource_pb2.DeploymentInfo(
+            project=e.project,
+            stack=e.stack,
+            organization=e.organization,
+            config=e.config,
+            dryRun=e.dry_run,
+            parallel=0,
+            supportedFeatures=list(SUPPORTED_FEATURES),
+        )
 
-    def SupportsFeature(self, request, context):  # noqa: N802
+    def SupportsFeature(self, request, context):
         self.engine.record("SupportsFeature", request)
         return resource_pb2.SupportsFeatureResponse(hasSupport=True)
 
-    def RegisterResource(self, request, context):  # noqa: N802
+    def RegisterResource(self, request, context):
         e = self.engine
         e.record("RegisterResource", request)
         urn = e.make_urn(request.parent, request.type, request.name)
         if request.remote:
-            context.abort(grpc.StatusCode.UNIMPLEMENTED, "the test engine constructs no remote components "
-                          "(call the provider's Construct directly: tests/grpc_provider.py)")
+            context.abort(
+                grpc.StatusCode.UNIMPLEMENTED,
+                "the test engine constructs no remote components "
+                "(call the provider's Construct directly: tests/grpc_provider.py)",
+            )
         inputs = to_dict(request.object)
         reg = Registered(
-            urn=urn, type=request.type, name=request.name, parent=request.parent, custom=request.custom,
-            remote=request.remote, inputs=inputs, dependencies=tuple(request.dependencies),
+            urn=urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent,
+            custom=request.custom,
+            remote=request.remote,
+            inputs=inputs,
+            dependencies=tuple(request.dependencies),
             property_dependencies={k: tuple(v.urns) for k, v in request.propertyDependencies.items()},
-            options=_options(request))
+            options=_options(request),
+        )
         with e._lock:
             if urn in e.resources:
                 context.abort(grpc.StatusCode.ALREADY_EXISTS, f"Duplicate resource URN '{urn}'")
             e.resources[urn] = reg
         if not request.custom:
             return resource_pb2.RegisterResourceResponse(urn=urn)
-        return resource_pb2.RegisterResourceResponse(urn=urn, id=_object_id(e, inputs, request.name),
-                                                     object=_custom_outputs(e, request.object))
+        return resource_pb2.RegisterResourceResponse(
+            urn=urn, id=_object_id(e, inputs, request.name), object=_custom_outputs(e, request.object)
+        )
 
-    def RegisterResourceOutputs(self, request, context):  # noqa: N802
+    def RegisterResourceOutputs(self, request, context):
         self.engine.record("RegisterResourceOutputs", request)
         with self.engine._lock:
             self.engine.outputs[request.urn] = to_dict(request.outputs)
         return empty_pb2.Empty()
 
-    def ReadResource(self, request, context):  # noqa: N802
+    def ReadResource(self, request, context):
         self.engine.record("ReadResource", request)
         urn = self.engine.make_urn(request.parent, request.type, request.name)
         return resource_pb2.ReadResourceResponse(urn=urn, properties=request.properties)
 
-    def Invoke(self, request, context):  # noqa: N802
+    def Invoke(self, request, context):
         self.engine.record("Invoke", request)
         return resource_pb2.ResourceInvokeResponse(**{"return": struct_pb2.Struct()})
 
-    def Call(self, request, context):  # noqa: N802
+    def Call(self, request, context):
         self.engine.record("Call", request)
         context.abort(grpc.StatusCode.UNIMPLEMENTED, "the test engine serves no Call")
 
-    def RegisterStackTransform(self, request, context):  # noqa: N802
+    def RegisterStackTransform(self, request, context):
         self.engine.record("RegisterStackTransform", request)
         return empty_pb2.Empty()
 
-    def RegisterStackInvokeTransform(self, request, context):  # noqa: N802
+    def RegisterStackInvokeTransform(self, request, context):
         self.engine.record("RegisterStackInvokeTransform", request)
         return empty_pb2.Empty()
 
-    def RegisterResourceHook(self, request, context):  # noqa: N802
+    def RegisterResourceHook(self, request, context):
         self.engine.record("RegisterResourceHook", request)
         return empty_pb2.Empty()
 
-    def RegisterErrorHook(self, request, context):  # noqa: N802
+    def RegisterErrorHook(self, request, context):
         self.engine.record("RegisterErrorHook", request)
         return empty_pb2.Empty()
 
-    def RegisterPackage(self, request, context):  # noqa: N802
+    def RegisterPackage(self, request, context):
         self.engine.record("RegisterPackage", request)
         return resource_pb2.RegisterPackageResponse(ref=f"package-{request.name}-{request.version}")
 
-    def SignalAndWaitForShutdown(self, request, context):  # noqa: N802
+    def SignalAndWaitForShutdown(self, request, context):
         self.engine.record("SignalAndWaitForShutdown", request)
         return empty_pb2.Empty()
 
@@ -293,21 +322,21 @@ class _Engine(engine_pb2_grpc.EngineServicer):
     def __init__(self, engine: TestEngine) -> None:
         self.engine = engine
 
-    def Log(self, request, context):  # noqa: N802
+    def Log(self, request, context):
         self.engine.record("Log", request)
         with self.engine._lock:
             self.engine.logs.append((request.severity, request.urn, request.message))
         return empty_pb2.Empty()
 
-    def GetRootResource(self, request, context):  # noqa: N802
+    def GetRootResource(self, request, context):
         self.engine.record("GetRootResource", request)
         return engine_pb2.GetRootResourceResponse(urn=self.engine.root_urn)
 
-    def SetRootResource(self, request, context):  # noqa: N802
+    def SetRootResource(self, request, context):
         self.engine.record("SetRootResource", request)
         self.engine.root_urn = request.urn
         return engine_pb2.SetRootResourceResponse()
 
-    def RequirePulumiVersion(self, request, context):  # noqa: N802
+    def RequirePulumiVersion(self, request, context):
         self.engine.record("RequirePulumiVersion", request)
         return engine_pb2.RequirePulumiVersionResponse()

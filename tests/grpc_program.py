@@ -10,6 +10,7 @@ event loop. :func:`run_like_language_host` does the same in this process (no ``s
 registration is a real gRPC call to the engine), with a cluster backend installed
 (:func:`pulumi_lws.backend.use_backend`), so the program plans against the embedded cluster.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -20,12 +21,13 @@ import pathlib
 import runpy
 import sys
 import traceback
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pulumi
+from grpc_engine import TestEngine
 from pulumi.runtime import settings as _settings
 
-from grpc_engine import TestEngine
 from pulumi_lws.backend import use_backend
 
 #: what the CLI passes as --parallel by default (pulumi up -p defaults to 16 x CPUs; any positive works)
@@ -46,8 +48,9 @@ def _program_directory(path: pathlib.Path) -> Iterator[None]:
         sys.argv = old_argv
 
 
-def run_like_language_host(program: str | os.PathLike, engine: TestEngine, observer: Any, actuator: Any,
-                           *, secret_keys: tuple[str, ...] = ()) -> None:
+def run_like_language_host(
+    program: str | os.PathLike, engine: TestEngine, observer: Any, actuator: Any, *, secret_keys: tuple[str, ...] = ()
+) -> None:
     """Run ``program`` (a project directory or its ``__main__.py``) once against ``engine``
     (its ``dry_run``, ``project``, ``stack`` and ``config``), with ``observer``/``actuator``
     installed as the cluster (``observer=None``: none, the live backend's configuration applies).
@@ -57,18 +60,25 @@ def run_like_language_host(program: str | os.PathLike, engine: TestEngine, obser
         path = path / "__main__.py"
     pulumi.runtime.set_all_config(dict(engine.config), list(secret_keys))
     _settings.ROOT.set(None)
-    pulumi.runtime.configure(pulumi.runtime.Settings(
-        monitor=engine.address, engine=engine.address, project=engine.project, stack=engine.stack,
-        parallel=PARALLEL, dry_run=engine.dry_run, organization=engine.organization,
-        root_directory=str(path.parent)))
+    pulumi.runtime.configure(
+        pulumi.runtime.Settings(
+            monitor=engine.address,
+            engine=engine.address,
+            project=engine.project,
+            stack=engine.stack,
+            parallel=PARALLEL,
+            dry_run=engine.dry_run,
+            organization=engine.organization,
+            root_directory=str(path.parent),
+        )
+    )
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     logging.getLogger("asyncio").setLevel(logging.CRITICAL)  # as the exec script does
     try:
         backend = use_backend(observer, actuator) if observer is not None else contextlib.nullcontext()
         with _program_directory(path), backend:
-            loop.run_until_complete(pulumi.runtime.run_in_stack(
-                lambda: runpy.run_path(str(path), run_name="__main__")))
+            loop.run_until_complete(pulumi.runtime.run_in_stack(lambda: runpy.run_path(str(path), run_name="__main__")))
     finally:
         loop.close()
         asyncio.set_event_loop(asyncio.new_event_loop())
@@ -86,7 +96,7 @@ def exit_code_like_language_host(program: str | os.PathLike, engine: TestEngine,
         return 0
     except pulumi.RunError as exc:
         _log_error(engine, str(exc))
-    except Exception:  # noqa: BLE001 - what the exec script does
+    except Exception:
         _log_error(engine, traceback.format_exc())
     return 1
 
@@ -94,8 +104,8 @@ def exit_code_like_language_host(program: str | os.PathLike, engine: TestEngine,
 def _log_error(engine: TestEngine, message: str) -> None:
     """``pulumi.log.error`` as the exec script calls it after the program failed (settings still
     pointing at the engine)."""
-    from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc
     import grpc
+    from pulumi.runtime.proto import engine_pb2, engine_pb2_grpc
 
     with grpc.insecure_channel(engine.address) as channel:
         engine_pb2_grpc.EngineStub(channel).Log(engine_pb2.LogRequest(severity=engine_pb2.ERROR, message=message))

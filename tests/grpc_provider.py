@@ -14,6 +14,7 @@ emulator served on loopback from a background thread, reached through a kubeconf
 stack config ``kubernetes:kubeconfig`` — the live backend's own code path, as a user's stack
 config would point it (``pulumi_lws.components.base.kubernetes_provider_settings``).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -24,16 +25,16 @@ import pathlib
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import grpc
 import yaml
-from google.protobuf import struct_pb2
-from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
-
 from conftest import REPO_ROOT
+from google.protobuf import struct_pb2
 from grpc_engine import OUTPUT_SIG, SECRET_SIG, SIG_KEY, UNKNOWN, TestEngine
+from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 
 STARTUP_SECONDS = 60
 
@@ -62,8 +63,9 @@ class Provider:
 def start_provider(engine_address: str, env: dict[str, str] | None = None) -> Iterator[Provider]:
     """Start the plugin, read its port from the first stdout line, connect; stop it afterwards."""
     command = plugin_command(engine_address)
-    process = subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env={**os.environ, **(env or {})})
+    process = subprocess.Popen(
+        command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
+    )
     try:
         line = _first_line(process)
         port = int(line)
@@ -104,8 +106,9 @@ def secret(value: Any) -> dict[str, Any]:
     return {SIG_KEY: SECRET_SIG, "value": value}
 
 
-def output_value(value: Any = None, *, known: bool = True, dependencies: tuple[str, ...] = (),
-                 is_secret: bool = False) -> dict[str, Any]:
+def output_value(
+    value: Any = None, *, known: bool = True, dependencies: tuple[str, ...] = (), is_secret: bool = False
+) -> dict[str, Any]:
     """A first-class output value (what the engine forwards to a provider that accepts outputs,
     for an Output of another resource): value (absent when unknown), secret, dependencies."""
     out: dict[str, Any] = {SIG_KEY: OUTPUT_SIG}
@@ -125,17 +128,36 @@ def as_struct(data: dict[str, Any]) -> struct_pb2.Struct:
     return struct
 
 
-def construct_request(engine: TestEngine, type_: str, name: str, inputs: dict[str, Any], *,
-                      input_dependencies: dict[str, tuple[str, ...]] | None = None,
-                      dependencies: tuple[str, ...] = (), parent: str = "") -> provider_pb2.ConstructRequest:
+def construct_request(
+    engine: TestEngine,
+    type_: str,
+    name: str,
+    inputs: dict[str, Any],
+    *,
+    input_dependencies: dict[str, tuple[str, ...]] | None = None,
+    dependencies: tuple[str, ...] = (),
+    parent: str = "",
+) -> provider_pb2.ConstructRequest:
     """The ConstructRequest the engine sends for a remote component a program registered."""
     return provider_pb2.ConstructRequest(
-        project=engine.project, stack=engine.stack, organization=engine.organization, config=engine.config,
-        dryRun=engine.dry_run, parallel=32, monitorEndpoint=engine.address, type=type_, name=name,
-        parent=parent or engine.root_urn, inputs=as_struct(inputs),
-        inputDependencies={k: provider_pb2.ConstructRequest.PropertyDependencies(urns=list(v))
-                           for k, v in (input_dependencies or {}).items()},
-        dependencies=list(dependencies), accepts_output_values=True)
+        project=engine.project,
+        stack=engine.stack,
+        organization=engine.organization,
+        config=engine.config,
+        dryRun=engine.dry_run,
+        parallel=32,
+        monitorEndpoint=engine.address,
+        type=type_,
+        name=name,
+        parent=parent or engine.root_urn,
+        inputs=as_struct(inputs),
+        inputDependencies={
+            k: provider_pb2.ConstructRequest.PropertyDependencies(urns=list(v))
+            for k, v in (input_dependencies or {}).items()
+        },
+        dependencies=list(dependencies),
+        accepts_output_values=True,
+    )
 
 
 # -- the cluster ----------------------------------------------------------------------------
@@ -152,7 +174,7 @@ class KmockCluster:
         self.emulator: Any = None
         self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def __enter__(self) -> "KmockCluster":
+    def __enter__(self) -> KmockCluster:
         self._thread.start()
         if not self._ready.wait(30):
             raise AssertionError("kmock did not start")
@@ -180,14 +202,27 @@ class KmockCluster:
 
     @property
     def kubeconfig(self) -> str:
-        return yaml.safe_dump({
-            "apiVersion": "v1", "kind": "Config",
-            "clusters": [{"name": "kmock", "cluster": {"server": self.url}}],
-            "users": [{"name": "test", "user": {"token": "t"}}],
-            "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}],
-            "current-context": "kmock",
-        })
+        return yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "kmock", "cluster": {"server": self.url}}],
+                "users": [{"name": "test", "user": {"token": "t"}}],
+                "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}],
+                "current-context": "kmock",
+            }
+        )
 
 
-__all__ = ["KmockCluster", "Provider", "UNKNOWN", "as_struct", "configure", "construct_request", "output_value",
-           "plugin_command", "secret", "start_provider"]
+__all__ = [
+    "UNKNOWN",
+    "KmockCluster",
+    "Provider",
+    "as_struct",
+    "configure",
+    "construct_request",
+    "output_value",
+    "plugin_command",
+    "secret",
+    "start_provider",
+]

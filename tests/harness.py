@@ -7,11 +7,13 @@ through the apply) -> the stage's actions. ``bounds`` is the test's own reader o
 the cluster, checked on every simulated tick by ``advance``. Subclasses set ``WORKLOAD`` and
 ``STACK`` and define ``spec`` (the parsed desired manifest) and ``converged()``.
 """
+
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from pulumi_lws.core.driver import cycle
 from pulumi_lws.sim.cluster import SimCluster
@@ -43,13 +45,22 @@ class WorkloadHarness:
         return self.cluster.observe(self.WORKLOAD.scope(self.spec, nodes=bool(self.cluster.store.list("Node"))))
 
     def up(self, keep: float = 1.0, run_actions: bool = True):
-        done = cycle(self.WORKLOAD, self.spec, self.WORKLOAD.options(), self.cluster,
-                     self.cluster if run_actions else None, nodes=bool(self.cluster.store.list("Node")),
-                     apply=lambda c: self.cluster.apply(c.reconciled.manifests, stack_id=self.STACK, keep=keep,
-                                                        dependencies=c.reconciled.dependencies))
+        done = cycle(
+            self.WORKLOAD,
+            self.spec,
+            self.WORKLOAD.options(),
+            self.cluster,
+            self.cluster if run_actions else None,
+            nodes=bool(self.cluster.store.list("Node")),
+            apply=lambda c: self.cluster.apply(
+                c.reconciled.manifests, stack_id=self.STACK, keep=keep, dependencies=c.reconciled.dependencies
+            ),
+        )
         result, applied, executed = done.reconciled, done.applied, list(done.executed)
         self.last, self.reconciles = result, self.reconciles + 1
-        self.log.append(f"t={self.cluster.clock.now:g} keep={keep:.2f} {result.stage.summary()} applied={applied.lines()}")
+        self.log.append(
+            f"t={self.cluster.clock.now:g} keep={keep:.2f} {result.stage.summary()} applied={applied.lines()}"
+        )
         return result, applied, executed
 
     def warm_up(self, rounds: int = 60) -> None:
@@ -83,19 +94,44 @@ class WorkloadHarness:
 
 def kubelet(ready: float = 2.0, start: float = 1.0, overrides: list[Override] | None = None) -> KubeletConfig:
     """Every pod starts after ``start`` s and is ready ``ready`` s later unless an override says otherwise."""
-    return KubeletConfig(default=Timing(start, ready), overrides=list(overrides or []), termination_grace=1.0,
-                         group_labels=simulator_group_labels())
+    return KubeletConfig(
+        default=Timing(start, ready),
+        overrides=list(overrides or []),
+        termination_grace=1.0,
+        group_labels=simulator_group_labels(),
+    )
 
 
-def inline_scenario(old: Mapping[str, Any], new: Mapping[str, Any] | None = None, *, name: str, nodes: list | None = None,
-                    kubelet: KubeletConfig | None = None, max_time: float = 400, interval: float = 5,
-                    require_converged: bool = True, when_converged: bool = True, updates: list[Update] | None = None,
-                    seed: int = 1) -> Scenario:
+def inline_scenario(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any] | None = None,
+    *,
+    name: str,
+    nodes: list | None = None,
+    kubelet: KubeletConfig | None = None,
+    max_time: float = 400,
+    interval: float = 5,
+    require_converged: bool = True,
+    when_converged: bool = True,
+    updates: list[Update] | None = None,
+    seed: int = 1,
+) -> Scenario:
     """Converged on ``old`` at t=0, ``new`` applied at t=0 (pure engine, inline manifests)."""
     ups = list(updates or [])
     if new is not None:
         ups.insert(0, Update(at=0.0, manifest=copy.deepcopy(dict(new))))
-    return Scenario(name=name, engine="pure", start="converged", manifest=copy.deepcopy(dict(old)), updates=ups,
-                    nodes=list(nodes or []), kubelet=kubelet or KubeletConfig(default=Timing(1.0, 2.0)),
-                    interval=interval, tick=1.0, max_time=max_time, when_converged=when_converged,
-                    require_converged=require_converged, seed=seed)
+    return Scenario(
+        name=name,
+        engine="pure",
+        start="converged",
+        manifest=copy.deepcopy(dict(old)),
+        updates=ups,
+        nodes=list(nodes or []),
+        kubelet=kubelet or KubeletConfig(default=Timing(1.0, 2.0)),
+        interval=interval,
+        tick=1.0,
+        max_time=max_time,
+        when_converged=when_converged,
+        require_converged=require_converged,
+        seed=seed,
+    )

@@ -5,6 +5,7 @@ answers the live backend's guards rely on.
 Use the emulator with ``pytestmark = pytest.mark.kmock(cls=FaultyEmulator)`` (the kmock plugin's
 fixture then builds it), and ``kmock.inject(Fault(...))`` in the test.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -35,15 +36,19 @@ JSON_PATCH_REJECTED = "the server rejected our request due to an error in our re
 def kmock_client(url: str, *, timeout: float | None = None) -> Client:
     """A client of the kmock server at ``url``, context ``kmock``; ``timeout`` (seconds) bounds
     every request (lightkube's default: 10 s)."""
-    config = KubeConfig.from_dict({
-        "apiVersion": "v1", "kind": "Config",
-        "clusters": [{"name": "kmock", "cluster": {"server": url}}],
-        "users": [{"name": "test", "user": {"token": "t"}}],
-        "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}],
-        "current-context": "kmock",
-    })
-    return Client(config=config, field_manager="pulumi-lws",
-                  timeout=httpx2.Timeout(timeout) if timeout is not None else None)
+    config = KubeConfig.from_dict(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "kmock", "cluster": {"server": url}}],
+            "users": [{"name": "test", "user": {"token": "t"}}],
+            "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}],
+            "current-context": "kmock",
+        }
+    )
+    return Client(
+        config=config, field_manager="pulumi-lws", timeout=httpx2.Timeout(timeout) if timeout is not None else None
+    )
 
 
 @dataclass
@@ -80,11 +85,24 @@ class Fault:
     def response(self) -> aiohttp.web.Response:
         headers = {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
         if self.body is not None:
-            return aiohttp.web.Response(text=self.body, status=self.status, content_type=self.content_type, headers=headers)
+            return aiohttp.web.Response(
+                text=self.body, status=self.status, content_type=self.content_type, headers=headers
+            )
         details: dict[str, Any] = {"retryAfterSeconds": self.retry_after} if self.retry_after is not None else {}
-        return aiohttp.web.json_response({"apiVersion": "v1", "kind": "Status", "metadata": {}, "status": "Failure",
-                                          "code": self.status, "reason": self.reason, "message": self.message,
-                                          "details": details}, status=self.status, headers=headers)
+        return aiohttp.web.json_response(
+            {
+                "apiVersion": "v1",
+                "kind": "Status",
+                "metadata": {},
+                "status": "Failure",
+                "code": self.status,
+                "reason": self.reason,
+                "message": self.message,
+                "details": details,
+            },
+            status=self.status,
+            headers=headers,
+        )
 
 
 @attrs.define(kw_only=True)
@@ -127,8 +145,9 @@ class FaultyEmulator(KubernetesEmulator):
         try:
             return await super()._handle(request)
         except (jsonpatch.JsonPatchException, jsonpatch.JsonPointerException) as exc:
-            raise KubernetesError(status=422, reason="Invalid", message=JSON_PATCH_REJECTED,
-                                  details={"causes": []}) from exc
+            raise KubernetesError(
+                status=422, reason="Invalid", message=JSON_PATCH_REJECTED, details={"causes": []}
+            ) from exc
 
     def _stored(self, request: Any) -> Mapping[str, Any] | None:
         if request.resource is None or request.name is None:
@@ -147,29 +166,61 @@ class FaultyEmulator(KubernetesEmulator):
         if method == "DELETE":
             wanted = (data.get("preconditions") or {}).get("uid")
             if wanted and wanted != uid:
-                raise KubernetesError(status=409, reason="Conflict", message=(
-                    f'Operation cannot be fulfilled on {request.resource.plural} "{request.name}": Precondition '
-                    f"failed: UID in precondition: {wanted}, UID in object meta: {uid}"))
+                raise KubernetesError(
+                    status=409,
+                    reason="Conflict",
+                    message=(
+                        f'Operation cannot be fulfilled on {request.resource.plural} "{request.name}": Precondition '
+                        f"failed: UID in precondition: {wanted}, UID in object meta: {uid}"
+                    ),
+                )
         else:
             wanted = (data.get("metadata") or {}).get("uid")
             if wanted and wanted != uid:
-                raise KubernetesError(status=422, reason="Invalid", message=(
-                    f'{request.resource.plural} "{request.name}" is invalid: metadata.uid: Invalid value: '
-                    f'"{wanted}": field is immutable'), details={"causes": [
-                        {"reason": "FieldValueInvalid", "message": "field is immutable", "field": "metadata.uid"}]})
+                raise KubernetesError(
+                    status=422,
+                    reason="Invalid",
+                    message=(
+                        f'{request.resource.plural} "{request.name}" is invalid: metadata.uid: Invalid value: '
+                        f'"{wanted}": field is immutable'
+                    ),
+                    details={
+                        "causes": [
+                            {"reason": "FieldValueInvalid", "message": "field is immutable", "field": "metadata.uid"}
+                        ]
+                    },
+                )
 
 
-def http_error(code: int, reason: str = "", message: str = "", *, causes: list | None = None,
-               headers: Mapping[str, str] | None = None, retry_after_seconds: int | None = None,
-               json: bool = True, method: str = "PATCH") -> httpx2.HTTPStatusError:
+def http_error(
+    code: int,
+    reason: str = "",
+    message: str = "",
+    *,
+    causes: list | None = None,
+    headers: Mapping[str, str] | None = None,
+    retry_after_seconds: int | None = None,
+    json: bool = True,
+    method: str = "PATCH",
+) -> httpx2.HTTPStatusError:
     """The error lightkube raises for an API-server answer ``code`` with a ``Status`` body (or a
     plain-text body, ``json=False``, as a proxy in front of it would send), without a server."""
     request = httpx2.Request(method, "https://k8s.example/api/v1/namespaces/ns/pods/p")
     details: dict[str, Any] = {} if causes is None else {"causes": causes}
     if retry_after_seconds is not None:
         details["retryAfterSeconds"] = retry_after_seconds
-    body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": code, "reason": reason,
-            "message": message, "details": details}
-    response = (httpx2.Response(code, json=body, headers=dict(headers or {}), request=request) if json else
-                httpx2.Response(code, text="upstream connect error", headers=dict(headers or {}), request=request))
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "code": code,
+        "reason": reason,
+        "message": message,
+        "details": details,
+    }
+    response = (
+        httpx2.Response(code, json=body, headers=dict(headers or {}), request=request)
+        if json
+        else httpx2.Response(code, text="upstream connect error", headers=dict(headers or {}), request=request)
+    )
     return httpx2.HTTPStatusError(message, request=request, response=response)

@@ -2,11 +2,13 @@
 run CLI commands expecting exit 2 naming the field, a mock engine that records registrations,
 and the bad-input families every API is fed alike (:func:`family_rows`: pod templates,
 ObjectMeta, int32 fields)."""
+
 from __future__ import annotations
 
 import copy
 import re
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import yaml
 
@@ -28,7 +30,7 @@ def assert_rejected(capsys, commands: Sequence[Sequence[str]], field: str, *, na
         out, err = capsys.readouterr()
         assert code == BAD_INPUT, (argv[0], code, err)
         assert "Traceback" not in out + err
-        assert (named(err, field) if named else field in err), (argv[0], field, err)
+        assert named(err, field) if named else field in err, (argv[0], field, err)
         assert "apiVersion" not in out, "nothing is rendered when any input is invalid"
 
 
@@ -54,8 +56,18 @@ POD_TEMPLATE_BREAKS: tuple[tuple[str, str, Any, str], ...] = (
     ("spec-array", "spec", [], "spec"),
     ("empty-containers", "spec.containers", [], "spec.containers"),
     ("container-without-image", "spec.containers[0].image", "DELETE", "spec.containers[0].image"),
-    ("cpu-abc", "spec.containers[0].resources", {"requests": {"cpu": "abc"}}, "spec.containers[0].resources.requests[cpu]"),
-    ("port-overflow", "spec.containers[0].ports", [{"containerPort": 2**40}], "spec.containers[0].ports[0].containerPort"),
+    (
+        "cpu-abc",
+        "spec.containers[0].resources",
+        {"requests": {"cpu": "abc"}},
+        "spec.containers[0].resources.requests[cpu]",
+    ),
+    (
+        "port-overflow",
+        "spec.containers[0].ports",
+        [{"containerPort": 2**40}],
+        "spec.containers[0].ports[0].containerPort",
+    ),
     ("env-value-integer", "spec.containers[0].env", [{"name": "A", "value": 3}], "spec.containers[0].env[0].value"),
     ("template-label-value", "metadata", {"labels": {"role": "a b"}}, "metadata.labels"),
 )
@@ -68,7 +80,11 @@ METADATA_BREAKS: tuple[tuple[str, str, Any, str], ...] = (
 )
 #: (id, bad value) for a field the CRD types ``integer, format: int32``
 INT32_BREAKS: tuple[tuple[str, Any], ...] = (
-    ("string", "3"), ("beyond-int32", 2**31), ("far-beyond", 2**40), ("fraction", 1.5), ("boolean", True),
+    ("string", "3"),
+    ("beyond-int32", 2**31),
+    ("far-beyond", 2**40),
+    ("fraction", 1.5),
+    ("boolean", True),
 )
 
 
@@ -87,13 +103,17 @@ def put(manifest: Mapping[str, Any], path: str, value: Any) -> dict[str, Any]:
     return out
 
 
-def family_rows(good: Mapping[str, Any], templates: Sequence[str], int32_fields: Sequence[str],
-                *, metadata: bool = True) -> list[tuple[str, dict[str, Any], str]]:
+def family_rows(
+    good: Mapping[str, Any], templates: Sequence[str], int32_fields: Sequence[str], *, metadata: bool = True
+) -> list[tuple[str, dict[str, Any], str]]:
     """(id, manifest, field) rows breaking ``good`` once each: every pod template at the wire paths
     ``templates`` by :data:`POD_TEMPLATE_BREAKS`, every field of ``int32_fields`` by
     :data:`INT32_BREAKS`, and (``metadata``) the object's metadata by :data:`METADATA_BREAKS`."""
-    rows = [(f"{t}-{rid}", put(good, f"{t}.{rel}", value), f"{t}.{field}")
-            for t in templates for rid, rel, value, field in POD_TEMPLATE_BREAKS]
+    rows = [
+        (f"{t}-{rid}", put(good, f"{t}.{rel}", value), f"{t}.{field}")
+        for t in templates
+        for rid, rel, value, field in POD_TEMPLATE_BREAKS
+    ]
     rows += [(f"{f}-{rid}", put(good, f, value), f) for f in int32_fields for rid, value in INT32_BREAKS]
     if metadata:
         rows += [(rid, put(good, rel, value), field) for rid, rel, value, field in METADATA_BREAKS]

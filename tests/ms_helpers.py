@@ -14,6 +14,7 @@ Definitions (seed 001, docs/modelserving.md):
 * a ServingGroup is **available** when none of its objects is terminating and every role of the
   spec has at least ``role.replicas`` ready replicas in it.
 """
+
 from __future__ import annotations
 
 import copy
@@ -21,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness import WorkloadHarness, inline_scenario, kubelet  # noqa: F401 - kubelet re-exported
+from harness import WorkloadHarness, inline_scenario, kubelet
 
 from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_running_and_ready
 from pulumi_lws.modelserving import labels as L
@@ -41,23 +42,37 @@ ROLE = ROLE_ROLLING_UPDATE
 
 
 # ---- manifests ------------------------------------------------------------------------------
-def role(name: str, replicas: int = 1, workers: int = 0, image: str = "img:1", *, cpu: str | None = None,
-         **budget: Any) -> dict[str, Any]:
+def role(
+    name: str, replicas: int = 1, workers: int = 0, image: str = "img:1", *, cpu: str | None = None, **budget: Any
+) -> dict[str, Any]:
     """One role: an entry template and, with ``workers``, a worker template (same image)."""
     container: dict[str, Any] = {"name": "c", "image": image}
     if cpu is not None:
         container["resources"] = {"requests": {"cpu": cpu}}
-    r: dict[str, Any] = {"name": name, "replicas": replicas, "workerReplicas": workers,
-                         "entryTemplate": {"spec": {"containers": [copy.deepcopy(container)]}}}
+    r: dict[str, Any] = {
+        "name": name,
+        "replicas": replicas,
+        "workerReplicas": workers,
+        "entryTemplate": {"spec": {"containers": [copy.deepcopy(container)]}},
+    }
     if workers:
         r["workerTemplate"] = {"spec": {"containers": [copy.deepcopy(container)]}}
     r.update({k: v for k, v in budget.items() if v is not None})
     return r
 
 
-def ms_manifest(*, replicas: int, roles: list[dict[str, Any]], mu: Any = 1, surge: Any = None, partition: Any = None,
-                strategy: str = SG, name: str = NAME, annotations: Mapping[str, str] | None = None,
-                recovery: str | None = None) -> dict[str, Any]:
+def ms_manifest(
+    *,
+    replicas: int,
+    roles: list[dict[str, Any]],
+    mu: Any = 1,
+    surge: Any = None,
+    partition: Any = None,
+    strategy: str = SG,
+    name: str = NAME,
+    annotations: Mapping[str, str] | None = None,
+    recovery: str | None = None,
+) -> dict[str, Any]:
     rollout: dict[str, Any] = {"type": strategy}
     if strategy == SG:
         ruc = {"maxUnavailable": mu}
@@ -66,14 +81,23 @@ def ms_manifest(*, replicas: int, roles: list[dict[str, Any]], mu: Any = 1, surg
         if partition is not None:
             ruc["partition"] = partition
         rollout["rollingUpdateConfiguration"] = ruc
-    spec: dict[str, Any] = {"replicas": replicas, "schedulerName": "default-scheduler", "rolloutStrategy": rollout,
-                            "template": {"roles": copy.deepcopy(roles)}}
+    spec: dict[str, Any] = {
+        "replicas": replicas,
+        "schedulerName": "default-scheduler",
+        "rolloutStrategy": rollout,
+        "template": {"roles": copy.deepcopy(roles)},
+    }
     if recovery:
         spec["recoveryPolicy"] = recovery
     meta: dict[str, Any] = {"name": name, "namespace": NS}
     if annotations:
         meta["annotations"] = dict(annotations)
-    return {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing", "metadata": meta, "spec": spec}
+    return {
+        "apiVersion": "workload.serving.volcano.sh/v1alpha1",
+        "kind": "ModelServing",
+        "metadata": meta,
+        "spec": spec,
+    }
 
 
 def with_image(manifest: Mapping[str, Any], image: str, roles: tuple[str, ...] | None = None) -> dict[str, Any]:
@@ -97,8 +121,6 @@ def scenario(old: Mapping[str, Any], new: Mapping[str, Any] | None = None, **opt
     return inline_scenario(old, new, **{"name": "ms-e2e", **options})
 
 
-
-
 # ---- reading the cluster ---------------------------------------------------------------------
 @dataclass
 class RoleObs:
@@ -107,7 +129,7 @@ class RoleObs:
     live: bool = False
     terminating: bool = False
     ready: bool = False
-    revision: str = ""          # the pods' revision label (entry pod first)
+    revision: str = ""  # the pods' revision label (entry pod first)
     images: frozenset = frozenset()
     uids: frozenset = frozenset()
 
@@ -115,7 +137,7 @@ class RoleObs:
 @dataclass
 class GroupObs:
     ordinal: int
-    revision: str = ""          # the entry pods' most common revision label
+    revision: str = ""  # the entry pods' most common revision label
     terminating: bool = False
     available: bool = False
     roles: dict[tuple[str, int], RoleObs] = field(default_factory=dict)
@@ -130,7 +152,7 @@ def _ident(ms: str, obj: Mapping[str, Any]) -> tuple[int, str, int] | None:
     if not group.startswith(ms + "-") or not role_name or not rid.startswith(role_name + "-"):
         return None
     try:
-        return int(group[len(ms) + 1:]), role_name, int(rid[len(role_name) + 1:])
+        return int(group[len(ms) + 1 :]), role_name, int(rid[len(role_name) + 1 :])
     except ValueError:
         return None
 
@@ -170,13 +192,19 @@ def read(cluster: SimCluster, spec: ModelServing) -> dict[int, GroupObs]:
         ro.images = frozenset(c["image"] for p in pods for c in p["spec"].get("containers") or [])
         if entry is not None:
             ro.revision = labels_of(entry).get(L.REVISION, "")
-        ro.ready = (entry is not None and not ro.terminating and pod_running_and_ready(entry)
-                    and len(workers) == _group_size(entry) - 1 and all(pod_running_and_ready(p) for p in workers))
+        ro.ready = (
+            entry is not None
+            and not ro.terminating
+            and pod_running_and_ready(entry)
+            and len(workers) == _group_size(entry) - 1
+            and all(pod_running_and_ready(p) for p in workers)
+        )
     for grp in groups.values():
         revs = [r.revision for r in grp.roles.values() if r.revision]
         grp.revision = max(sorted(set(revs)), key=revs.count) if revs else ""
         grp.available = not grp.terminating and all(
-            sum(1 for r in grp.replicas_of(role_spec.name) if r.ready) >= role_spec.replicas for role_spec in spec.roles)
+            sum(1 for r in grp.replicas_of(role_spec.name) if r.ready) >= role_spec.replicas for role_spec in spec.roles
+        )
     return dict(sorted(groups.items()))
 
 
@@ -202,7 +230,7 @@ class Bounds:
     held: int = 0  # the previous spec's live bound while groups it scaled away still terminate
     bound: int = 0
     max_live: int = 0
-    min_available: int = 10 ** 9
+    min_available: int = 10**9
     max_below_ready: int = 0
     max_role_live: dict = field(default_factory=dict)
     keep_history: bool = True
@@ -232,7 +260,9 @@ class Bounds:
             if live > max(r + s, self.held):
                 self.violations.append(f"t={t:g}: {live} live groups > replicas {r} + maxSurge {s} ({_cells(groups)})")
             if self.armed and available < r - u:
-                self.violations.append(f"t={t:g}: {available} available < replicas {r} - maxUnavailable {u} ({_cells(groups)})")
+                self.violations.append(
+                    f"t={t:g}: {available} available < replicas {r} - maxUnavailable {u} ({_cells(groups)})"
+                )
         if available >= spec.replicas:
             self.armed = True
 
@@ -241,7 +271,9 @@ class Bounds:
         below = [g for g in groups.values() if not g.available]
         self.max_below_ready = max(self.max_below_ready, len(below))
         if cap is not None and self.armed and len(below) > cap:
-            self.violations.append(f"t={t:g}: {len(below)} groups below ready > max-groups-in-flight {cap} ({_cells(groups)})")
+            self.violations.append(
+                f"t={t:g}: {len(below)} groups below ready > max-groups-in-flight {cap} ({_cells(groups)})"
+            )
         for g in groups.values():
             if g.terminating:
                 continue
@@ -252,11 +284,15 @@ class Bounds:
                 self.max_role_live[key] = max(self.max_role_live.get(key, 0), n_live)
                 ceiling, floor = rs.replicas + spec.role_max_surge(rs), rs.replicas - spec.role_max_unavailable(rs)
                 if n_live > ceiling:
-                    self.violations.append(f"t={t:g}: group {g.ordinal} role {rs.name}: {n_live} live replicas > "
-                                           f"replicas {rs.replicas} + maxSurge {spec.role_max_surge(rs)}")
+                    self.violations.append(
+                        f"t={t:g}: group {g.ordinal} role {rs.name}: {n_live} live replicas > "
+                        f"replicas {rs.replicas} + maxSurge {spec.role_max_surge(rs)}"
+                    )
                 if key in self.armed_roles and n_ready < floor:
-                    self.violations.append(f"t={t:g}: group {g.ordinal} role {rs.name}: {n_ready} ready < "
-                                           f"replicas {rs.replicas} - maxUnavailable {spec.role_max_unavailable(rs)}")
+                    self.violations.append(
+                        f"t={t:g}: group {g.ordinal} role {rs.name}: {n_ready} ready < "
+                        f"replicas {rs.replicas} - maxUnavailable {spec.role_max_unavailable(rs)}"
+                    )
                 if n_ready >= rs.replicas:
                     self.armed_roles.add(key)
 
@@ -274,8 +310,11 @@ def run(sc: Scenario, *, cap: int | None = None, engine: str | None = None) -> t
 
 
 def final_groups(result: RunResult) -> dict[int, GroupObs]:
-    runner_spec = parse(result.scenario.updates[-1].manifest if result.scenario.updates and
-                        result.scenario.updates[-1].manifest is not None else result.scenario.manifest)
+    runner_spec = parse(
+        result.scenario.updates[-1].manifest
+        if result.scenario.updates and result.scenario.updates[-1].manifest is not None
+        else result.scenario.manifest
+    )
     return read(result.cluster, runner_spec)
 
 
@@ -293,10 +332,21 @@ class Harness(WorkloadHarness):
     STACK = STACK
 
     @classmethod
-    def create(cls, manifest: Mapping[str, Any], *, seed: int = 0, ready: float = 1.0,
-               slow: Mapping[str, float] | None = None, nodes: list | None = None, cap: int | None = None) -> Harness:
+    def create(
+        cls,
+        manifest: Mapping[str, Any],
+        *,
+        seed: int = 0,
+        ready: float = 1.0,
+        slow: Mapping[str, float] | None = None,
+        nodes: list | None = None,
+        cap: int | None = None,
+    ) -> Harness:
         overrides = [Override(group=g, ready=s) for g, s in (slow or {}).items()]
-        h = cls(SimCluster(seed=seed, nodes=nodes or [], kubelet=kubelet(ready, overrides=overrides)), copy.deepcopy(dict(manifest)))
+        h = cls(
+            SimCluster(seed=seed, nodes=nodes or [], kubelet=kubelet(ready, overrides=overrides)),
+            copy.deepcopy(dict(manifest)),
+        )
         h.bounds = Bounds(spec=lambda: h.spec, cap=cap, keep_history=False)
         h.warm_up()
         h.check()  # arms the floors: the rollout starts healthy
@@ -305,7 +355,6 @@ class Harness(WorkloadHarness):
     @property
     def spec(self) -> ModelServing:
         return parse(self.desired)
-
 
     def groups(self) -> dict[int, GroupObs]:
         return read(self.cluster, self.spec)

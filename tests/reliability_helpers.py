@@ -20,12 +20,14 @@ Invariants (definitions: docs/reliability.md; same as sim/runner.py + docs/rollo
                StatefulSet (revision label or pod-template label) on the target revision unless
                its leader pod is on it; Hash: a worker StatefulSet is always on its leader's revision.
 """
+
 from __future__ import annotations
 
 import copy
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from pulumi_lws.core.snapshot import is_deleting, labels_of, sts_partition
 from pulumi_lws.core.trace import GroupsView
@@ -45,8 +47,19 @@ POLICIES = ("ordinal-scalefirst", "ordinal-rolloutfirst", "hash-posttermination"
 BUDGETS = (0, 1, 2, 3, "0%", "25%", "50%", "100%")
 
 
-def lws_manifest(*, replicas: int, size: int, image: str, mu: Any = 1, ms: Any = 0, partition: int = 0,
-                 hash_mode: bool = False, immediate: bool = False, gpus: int = 0, env: str = "") -> dict[str, Any]:
+def lws_manifest(
+    *,
+    replicas: int,
+    size: int,
+    image: str,
+    mu: Any = 1,
+    ms: Any = 0,
+    partition: int = 0,
+    hash_mode: bool = False,
+    immediate: bool = False,
+    gpus: int = 0,
+    env: str = "",
+) -> dict[str, Any]:
     container: dict[str, Any] = {"name": "c", "image": image}
     if gpus:
         container["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
@@ -54,14 +67,20 @@ def lws_manifest(*, replicas: int, size: int, image: str, mu: Any = 1, ms: Any =
         container["env"] = [{"name": "REV", "value": env}]
     spec: dict[str, Any] = {
         "replicas": replicas,
-        "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": mu, "maxSurge": ms, "partition": partition}},
+        "rolloutStrategy": {
+            "rollingUpdateConfiguration": {"maxUnavailable": mu, "maxSurge": ms, "partition": partition}
+        },
         "leaderWorkerTemplate": {"size": size, "workerTemplate": {"spec": {"containers": [container]}}},
     }
     if hash_mode:
         spec["groupIdentity"] = "Hash"
         spec["groupReplacementPolicy"] = "Immediate" if immediate else "PostTermination"
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": NAME, "namespace": NS}, "spec": spec}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": NAME, "namespace": NS},
+        "spec": spec,
+    }
 
 
 def parse(manifest: Mapping[str, Any]) -> LeaderWorkerSet:
@@ -94,10 +113,12 @@ class Case:
         s = self.start["spec"]
         ruc = s["rolloutStrategy"]["rollingUpdateConfiguration"]
         tgt = [(c["spec"]["replicas"], c["spec"]["leaderWorkerTemplate"]["size"]) for c in self.changes]
-        return (f"seed={self.seed} {self.policy} R0={s['replicas']} size={s['leaderWorkerTemplate']['size']} "
-                f"MU={ruc['maxUnavailable']!r} MS={ruc['maxSurge']!r} P={ruc['partition']} -> (R,size)={tgt} "
-                f"ready={self.ready_seconds} slow={self.slow_groups}"
-                + (f" bad-image={self.bad_image}" if self.bad_image else ""))
+        return (
+            f"seed={self.seed} {self.policy} R0={s['replicas']} size={s['leaderWorkerTemplate']['size']} "
+            f"MU={ruc['maxUnavailable']!r} MS={ruc['maxSurge']!r} P={ruc['partition']} -> (R,size)={tgt} "
+            f"ready={self.ready_seconds} slow={self.slow_groups}"
+            + (f" bad-image={self.bad_image}" if self.bad_image else "")
+        )
 
 
 def _budgets(rng: random.Random, replicas: int) -> tuple[Any, Any]:
@@ -130,8 +151,15 @@ def random_case(seed: int, policy: str | None = None, bad_image: str | None = No
 
     def spec(version: int, replicas: int, sz: int) -> dict[str, Any]:
         mu, ms = _budgets(rng, replicas)
-        return lws_manifest(replicas=replicas, size=sz, image=f"img:{version}", mu=mu, ms=ms,
-                            partition=min(partition, replicas), **common)
+        return lws_manifest(
+            replicas=replicas,
+            size=sz,
+            image=f"img:{version}",
+            mu=mu,
+            ms=ms,
+            partition=min(partition, replicas),
+            **common,
+        )
 
     start = spec(1, r0, size)
     changes = []
@@ -147,8 +175,17 @@ def random_case(seed: int, policy: str | None = None, bad_image: str | None = No
         bad_image = bad_image_draw(seed, BAD_IMAGE_FRACTION)
     if bad_image:
         changes.insert(0, with_all_images(changes[0], BAD))
-    return Case(seed, policy, start, changes, float(rng.choice((0, 1, 2, 3))), slow,
-                p_crash=rng.choice((0.0, 0.3, 0.6)), p_change=0.15, bad_image=bad_image)
+    return Case(
+        seed,
+        policy,
+        start,
+        changes,
+        float(rng.choice((0, 1, 2, 3))),
+        slow,
+        p_crash=rng.choice((0.0, 0.3, 0.6)),
+        p_change=0.15,
+        bad_image=bad_image,
+    )
 
 
 # ---- the harness --------------------------------------------------------------------------
@@ -191,12 +228,25 @@ class Harness:
     held_bound: int = 0  # live bound of the previous spec, until the new one has been applied in full
 
     @classmethod
-    def create(cls, manifest: Mapping[str, Any], *, seed: int = 0, ready: float = 1.0, slow: Mapping[str, float] = {},
-               nodes: list[dict[str, Any]] = (), options: ReconcileOptions = ReconcileOptions(),
-               converged: bool = True, bad_image: str | None = None) -> "Harness":
+    def create(
+        cls,
+        manifest: Mapping[str, Any],
+        *,
+        seed: int = 0,
+        ready: float = 1.0,
+        slow: Mapping[str, float] = {},
+        nodes: list[dict[str, Any]] = (),
+        options: ReconcileOptions = ReconcileOptions(),
+        converged: bool = True,
+        bad_image: str | None = None,
+    ) -> Harness:
         overrides = [Override(group=g, ready=s) for g, s in slow.items()]
-        kubelet = KubeletConfig(default=Timing(1.0, ready), overrides=overrides, termination_grace=1.0,
-                                group_labels=simulator_group_labels())
+        kubelet = KubeletConfig(
+            default=Timing(1.0, ready),
+            overrides=overrides,
+            termination_grace=1.0,
+            group_labels=simulator_group_labels(),
+        )
         if bad_image:
             from fault_helpers import arm
 
@@ -227,8 +277,10 @@ class Harness:
         complete = keep >= 1.0 and run_actions
         if complete:
             self.held_bound = 0
-        self.log.append(f"t={self.cluster.clock.now:g} keep={keep:.2f} {result.stage.summary()} "
-                        f"applied={applied.lines()} actions={executed}")
+        self.log.append(
+            f"t={self.cluster.clock.now:g} keep={keep:.2f} {result.stage.summary()} "
+            f"applied={applied.lines()} actions={executed}"
+        )
         return result, applied, executed
 
     def warm_up(self, rounds: int = 60) -> None:
@@ -270,8 +322,10 @@ class Harness:
         r, ms, mu = lws.replicas, lws.max_surge(), lws.max_unavailable()
         out = []
         if view.live > max(r + ms, self.held_bound):
-            out.append(f"{view.live} live groups > replicas {r} + maxSurge {ms}"
-                       + (f" (previous spec's bound {self.held_bound} still held)" if self.held_bound else ""))
+            out.append(
+                f"{view.live} live groups > replicas {r} + maxSurge {ms}"
+                + (f" (previous spec's bound {self.held_bound} still held)" if self.held_bound else "")
+            )
         floor = max(0, min(self.floor.r0, r) - mu)
         if self.floor.armed and view.available < floor:
             out.append(f"{view.available} available < floor {floor} = min(R0 {self.floor.r0}, R {r}) - MU {mu}")
@@ -302,8 +356,9 @@ class Harness:
             return len(cells) == lws.replicas == view.live and all(c.state == "U" for c in cells)
         n = stage.replicas if settled else lws.replicas  # upstream keeps the surge behind a user partition
         upper = [c for c in cells if int(c.id) >= p_user]
-        return (len(cells) == n == view.live and all(c.state == "U" for c in upper)
-                and all(c.state in "Uo" for c in cells))
+        return (
+            len(cells) == n == view.live and all(c.state == "U" for c in upper) and all(c.state in "Uo" for c in cells)
+        )
 
 
 def follower_violations(cluster: SimCluster, lws: LeaderWorkerSet) -> list[str]:
@@ -317,7 +372,9 @@ def follower_violations(cluster: SimCluster, lws: LeaderWorkerSet) -> list[str]:
             owners = [o for o in sts["metadata"].get("ownerReferences") or [] if o.get("kind") == "Pod"]
             leader = pods.get(owners[0]["uid"]) if owners else None
             if leader is not None and not is_deleting(leader) and _sts_revisions(sts) - {revision_of(leader)}:
-                out.append(f"worker {sts['metadata']['name']} on {_sts_revisions(sts)} but leader on {revision_of(leader)}")
+                out.append(
+                    f"worker {sts['metadata']['name']} on {_sts_revisions(sts)} but leader on {revision_of(leader)}"
+                )
         return out
     leader_sts = snap.get("StatefulSet", NAME)
     partition = sts_partition(leader_sts) if leader_sts is not None else 0
@@ -327,22 +384,33 @@ def follower_violations(cluster: SimCluster, lws: LeaderWorkerSet) -> list[str]:
             continue
         leader = snap.get("Pod", f"{NAME}-{i}")
         if leader is None or revision_of(leader) != target:
-            out.append(f"group {i} below partition {partition}: worker StatefulSet on target {target} "
-                       f"but leader pod on {revision_of(leader) if leader else 'absent'}")
+            out.append(
+                f"group {i} below partition {partition}: worker StatefulSet on target {target} "
+                f"but leader pod on {revision_of(leader) if leader else 'absent'}"
+            )
     return out
 
 
 def _sts_revisions(sts: Mapping[str, Any]) -> set[str]:
     tmpl = ((sts.get("spec") or {}).get("template") or {}).get("metadata") or {}
-    return {v for v in (labels_of(sts).get(L.TEMPLATE_REVISION_HASH),
-                        (tmpl.get("labels") or {}).get(L.TEMPLATE_REVISION_HASH)) if v}
+    return {
+        v
+        for v in (
+            labels_of(sts).get(L.TEMPLATE_REVISION_HASH),
+            (tmpl.get("labels") or {}).get(L.TEMPLATE_REVISION_HASH),
+        )
+        if v
+    }
 
 
 # ---- what must exist after convergence ------------------------------------------------------
 def _lws_revisions(snap) -> set[str]:
     """LeaderWorkerSet ControllerRevisions (the StatefulSet controller's own history is owned by a StatefulSet)."""
-    return {labels_of(cr).get(L.TEMPLATE_REVISION_HASH) for cr in snap.list("ControllerRevision")
-            if not any(o.get("kind") == "StatefulSet" for o in cr["metadata"].get("ownerReferences") or [])}
+    return {
+        labels_of(cr).get(L.TEMPLATE_REVISION_HASH)
+        for cr in snap.list("ControllerRevision")
+        if not any(o.get("kind") == "StatefulSet" for o in cr["metadata"].get("ownerReferences") or [])
+    }
 
 
 def final_state_problems(h: Harness) -> list[str]:
@@ -355,12 +423,16 @@ def final_state_problems(h: Harness) -> list[str]:
     services = {s["metadata"]["name"] for s in live("Service")}
     problems = []
     if lws.spec.group_identity == "Hash":
-        leaders = [p for p in pods if p["metadata"].get("generateName")]  # ReplicaSet pods; workers are StatefulSet pods
+        leaders = [
+            p for p in pods if p["metadata"].get("generateName")
+        ]  # ReplicaSet pods; workers are StatefulSet pods
         keys = {labels_of(p).get(L.GROUP_KEY, "")[:8] for p in leaders}
         want_sts = {f"{NAME}-{k}" for k in keys} if lws.size > 1 else set()
         if len(leaders) != lws.replicas or any(revision_of(p) != target for p in leaders):
-            problems.append(f"{len(leaders)} leaders (want {lws.replicas}, all on {target}): "
-                            f"{sorted((p['metadata']['name'], revision_of(p)) for p in leaders)}")
+            problems.append(
+                f"{len(leaders)} leaders (want {lws.replicas}, all on {target}): "
+                f"{sorted((p['metadata']['name'], revision_of(p)) for p in leaders)}"
+            )
         if set(sts) != want_sts:
             problems.append(f"worker StatefulSets {sorted(sts)} != {sorted(want_sts)}")
         want_svc = {NAME} | {f"{NAME}-{k}" for k in keys}
@@ -377,8 +449,12 @@ def final_state_problems(h: Harness) -> list[str]:
         want_leaders = {f"{NAME}-{i}" for i in range(n)}
         if leaders != want_leaders:
             problems.append(f"leader pods {sorted(leaders)} != {sorted(want_leaders)}")
-        sizes = {i: int((snap.get("Pod", f"{NAME}-{i}") or {}).get("metadata", {}).get("annotations", {}).get(L.SIZE, lws.size))
-                 for i in range(n)}
+        sizes = {
+            i: int(
+                (snap.get("Pod", f"{NAME}-{i}") or {}).get("metadata", {}).get("annotations", {}).get(L.SIZE, lws.size)
+            )
+            for i in range(n)
+        }
         want_sts = {NAME} | {f"{NAME}-{i}" for i, s in sizes.items() if s > 1}
         if set(sts) != want_sts:
             problems.append(f"StatefulSets {sorted(sts)} != {sorted(want_sts)}")

@@ -4,6 +4,7 @@ The examples are vendored as tests/conformance/lws-docs-examples.json (so a clon
 the steering repository's shared folder runs every test); tests/conformance/test_vendored.py
 re-extracts them from that folder's reference/seeds/002_*.txt when it exists and fails on any drift.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,7 +33,7 @@ def extract_lws_examples(text: str) -> list[str]:
             if "•" in line or (line and not line.startswith(" ") and not TOP_LEVEL.match(line)):
                 break
             j += 1
-        blocks.append("\n".join(l[indent:] for l in lines[i:j]))
+        blocks.append("\n".join(line[indent:] for line in lines[i:j]))
         i = j
     return blocks
 

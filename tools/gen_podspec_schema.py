@@ -17,6 +17,7 @@ extensions, plus the API server's checks the OpenAPI schema cannot express (in :
 Run ``.venv/bin/python tools/gen_podspec_schema.py`` after upgrading kubernetes-validate;
 ``tests/core/test_podspec_schema.py`` checks that the committed file is what this script writes.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,11 @@ import sys
 from typing import Any
 
 VERSION = "1.35.0"
-ROOTS = ("io.k8s.api.core.v1.PodTemplateSpec", "io.k8s.api.core.v1.PersistentVolumeClaim",
-         "io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy")
+ROOTS = (
+    "io.k8s.api.core.v1.PodTemplateSpec",
+    "io.k8s.api.core.v1.PersistentVolumeClaim",
+    "io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy",
+)
 OUT = pathlib.Path(__file__).resolve().parent.parent / "pulumi_lws" / "core" / "schemas" / "podtemplate-v1.35.json"
 DEF = "#/$defs/"
 CORE = "io.k8s.api.core.v1."
@@ -68,7 +72,7 @@ def reachable(defs: dict[str, Any], roots: tuple[str, ...]) -> list[str]:
         name = todo.pop()
         if name not in seen:
             seen.add(name)
-            todo += [ref[len(DEF):] for ref in _refs(defs[name])]
+            todo += [ref[len(DEF) :] for ref in _refs(defs[name])]
     return sorted(seen)
 
 

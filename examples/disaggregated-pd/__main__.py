@@ -4,6 +4,7 @@ Edit the images in ds.yaml and run ``pulumi up`` repeatedly (or ``pulumi-lws rol
 ``up`` applies one stage of the lockstep rollout (new LeaderWorkerSets grow, old ones drain, the
 prefill:decode ratio of ready groups held); ``stage.complete`` turns true when it is done.
 """
+
 import pathlib
 
 import pulumi

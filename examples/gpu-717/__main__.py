@@ -5,6 +5,7 @@ upstream order (ScaleFirst) the added group never schedules on a full 8-GPU clus
 reports the blocker ``resource-deadlock-717`` with its remedies; with the annotation
 ``pulumi-lws.io/update-order: RolloutFirst`` the old group is replaced first, then the set scales.
 """
+
 import pathlib
 
 import pulumi

@@ -4,6 +4,7 @@ Edit lws.yaml (e.g. the image) and run ``pulumi up`` repeatedly: each ``up`` obs
 cluster, admits gated replacement leaders (``groupReplacementPolicy``), declares the workers of
 admitted groups and reports the stage; ``stage.complete`` turns true when the rollout is done.
 """
+
 import pathlib
 
 import pulumi

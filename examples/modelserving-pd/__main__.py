@@ -4,6 +4,7 @@ Edit an image in ms.yaml and run ``pulumi up`` repeatedly (or ``pulumi-lws rollo
 ``up`` applies one safe stage of the ServingGroup rolling update; ``stage.complete`` turns true
 when every ServingGroup runs the new revision.
 """
+
 import pathlib
 
 import pulumi

@@ -3,6 +3,7 @@
 Edit the image in lws.yaml and run ``pulumi up`` repeatedly (or ``pulumi-lws rollout``): each
 ``up`` applies one safe stage; ``stage.complete`` turns true when the rollout is done.
 """
+
 import pathlib
 
 import pulumi

@@ -11,6 +11,7 @@ malformed answer, timeout) exits 4 with one line naming the server or file; a cl
 silently; Ctrl-C exits 130 with one line; any other exception is an internal error: exit 3 with
 one line, and the traceback only when ``PULUMI_LWS_DEBUG`` is set.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,13 +27,17 @@ SUBCOMMANDS = ("render", "plan", "simulate", "preview", "up", "destroy", "rollou
 
 def build_parser() -> argparse.ArgumentParser:
     from pulumi_lws import __version__
-
     from pulumi_lws.cli.apis import api_lines, kinds
 
-    epilog = (f"workload APIs:\n{api_lines()}\n\nexit codes:\n"
-              + "\n".join(f"  {code:>3}  {meaning}" for code, meaning in X.TABLE))
-    parser = argparse.ArgumentParser(prog="pulumi-lws", description=f"{kinds('and')} semantics for Pulumi, without an operator.",
-                                     epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    epilog = f"workload APIs:\n{api_lines()}\n\nexit codes:\n" + "\n".join(
+        f"  {code:>3}  {meaning}" for code, meaning in X.TABLE
+    )
+    parser = argparse.ArgumentParser(
+        prog="pulumi-lws",
+        description=f"{kinds('and')} semantics for Pulumi, without an operator.",
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in SUBCOMMANDS:
@@ -61,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         return X.INTERRUPTED
     except SystemExit as exc:  # argparse: --help/--version (0) and usage errors (2)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else X.BAD_INPUT)
-    except Exception as exc:  # noqa: BLE001 - the one place that turns any exception into an exit status
+    except Exception as exc:
         from pulumi_lws.core.ports import ClusterError
 
         if isinstance(exc, ClusterError):  # the message names the server or the kubeconfig file and the cause
@@ -74,8 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         if known is not None:
             print(f"error: {known}", file=sys.stderr)
             return X.BAD_INPUT
-        print(f"internal error: {type(exc).__name__}: {exc} (please report; rerun with {X.DEBUG_ENV}=1 "
-              "for the traceback)", file=sys.stderr)
+        print(
+            f"internal error: {type(exc).__name__}: {exc} (please report; rerun with {X.DEBUG_ENV}=1 "
+            "for the traceback)",
+            file=sys.stderr,
+        )
         if os.environ.get(X.DEBUG_ENV):
             traceback.print_exc(file=sys.stderr)
         return X.INTERNAL_ERROR
@@ -85,9 +93,8 @@ def user_error(exc: BaseException) -> str | None:
     """The one-line message of an exception caused by the user's input, or None (an internal error)."""
     import yaml
 
-    from pulumi_lws.core.errors import SpecError
-
     from pulumi_lws.cli.stack.project import ProjectError
+    from pulumi_lws.core.errors import SpecError
     from pulumi_lws.sim.persist import StateFormatError
 
     if isinstance(exc, (SpecError, ProjectError, StateFormatError)):

@@ -6,6 +6,7 @@ Help texts name the registered kinds (:func:`kinds`); a flag that maps to an API
 each API with its own one-line description (:func:`api_lines`). Adding an API changes these
 words without a line changed here.
 """
+
 from __future__ import annotations
 
 from pulumi_lws.workloads import registered

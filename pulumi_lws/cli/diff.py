@@ -18,6 +18,7 @@ created (``--- /dev/null``), objects only in a/ are deleted by that ``pulumi up`
 (``+++ /dev/null``); each side is dumped as YAML with sorted keys, so key order never shows up
 as a change. Pure apart from the in-memory simulator: no file is read or written.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -25,9 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
-from pulumi_lws.workloads import workload_of
 from pulumi_lws.core.yamlio import dump_document
+from pulumi_lws.workloads import workload_of
 
 NULL = "/dev/null"
 
@@ -61,23 +61,33 @@ def dump(obj: Mapping[str, Any] | None) -> list[str]:
     return dump_document(_plain(obj), sort_keys=True).splitlines(keepends=True)
 
 
-def object_diffs(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]], context: int = 3) -> list[ObjectDiff]:
+def object_diffs(
+    old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]], context: int = 3
+) -> list[ObjectDiff]:
     """Per-object unified diffs of two object lists: NEW's order first, then OLD's deleted objects."""
     before = {object_key(o): o for o in old}
     after = {object_key(o): o for o in new}
     out = []
     for key in list(after) + [k for k in before if k not in after]:
         a, b = before.get(key), after.get(key)
-        lines = list(difflib.unified_diff(dump(a), dump(b), fromfile=f"a/{key}" if a is not None else NULL,
-                                          tofile=f"b/{key}" if b is not None else NULL, n=context))
+        lines = list(
+            difflib.unified_diff(
+                dump(a),
+                dump(b),
+                fromfile=f"a/{key}" if a is not None else NULL,
+                tofile=f"b/{key}" if b is not None else NULL,
+                n=context,
+            )
+        )
         if lines:
             change = "created" if a is None else "deleted" if b is None else "changed"
             out.append(ObjectDiff(key, change, "".join(x if x.endswith("\n") else x + "\n" for x in lines)))
     return out
 
 
-def steady_objects(old: Mapping[str, Any], new: Mapping[str, Any],
-                   choices: Mapping[str, Any] | None = None) -> tuple[tuple[Mapping[str, Any], ...], tuple[Mapping[str, Any], ...]]:
+def steady_objects(
+    old: Mapping[str, Any], new: Mapping[str, Any], choices: Mapping[str, Any] | None = None
+) -> tuple[tuple[Mapping[str, Any], ...], tuple[Mapping[str, Any], ...]]:
     """``(a, b)``: OLD's converged objects and the objects of NEW's next reconcile (module doc).
 
     ``choices``: the shell's reconcile choices for NEW (``update_order``, ...: ``workload.options``;
@@ -92,10 +102,14 @@ def steady_objects(old: Mapping[str, Any], new: Mapping[str, Any],
         raise ValueError(f"not a workload this project models: kind {new.get('kind')!r}")
     snapshot = converged_snapshot(old, new)
     old_spec, new_spec = workload.parse(dict(old)), workload.parse(dict(new))
-    return (workload.reconcile(old_spec, snapshot, workload.options()).manifests,
-            workload.reconcile(new_spec, snapshot, workload.options(**dict(choices or {}))).manifests)
+    return (
+        workload.reconcile(old_spec, snapshot, workload.options()).manifests,
+        workload.reconcile(new_spec, snapshot, workload.options(**dict(choices or {}))).manifests,
+    )
 
 
-def plan_diff(old: Mapping[str, Any], new: Mapping[str, Any], choices: Mapping[str, Any] | None = None) -> list[ObjectDiff]:
+def plan_diff(
+    old: Mapping[str, Any], new: Mapping[str, Any], choices: Mapping[str, Any] | None = None
+) -> list[ObjectDiff]:
     """The diffs of the next ``pulumi up`` of NEW over OLD's converged fleet (empty: nothing changes)."""
     return object_diffs(*steady_objects(old, new, choices))

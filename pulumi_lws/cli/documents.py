@@ -7,6 +7,7 @@ never validated as a workload. Commands that need exactly one workload (``plan``
 ``simulate --from/--to``) take ``--name``; without it, a file with several workloads is an error
 that lists their names (never silently the first).
 """
+
 from __future__ import annotations
 
 import pathlib
@@ -42,8 +43,11 @@ def read(path: str | pathlib.Path) -> list[Document]:
     docs = read_documents(path)
     for i, doc in enumerate(docs):
         if not isinstance(doc, Mapping):
-            raise SpecError("manifest", None, [FieldError(f"{path}[document {i}]", "expected a mapping at the top level",
-                                                          type(doc).__name__)])
+            raise SpecError(
+                "manifest",
+                None,
+                [FieldError(f"{path}[document {i}]", "expected a mapping at the top level", type(doc).__name__)],
+            )
     return [Document(i, doc, workload_of(doc)) for i, doc in enumerate(docs)]
 
 
@@ -62,7 +66,9 @@ def named(docs: Sequence[Document], name: str, path: str | pathlib.Path) -> list
     """The workload documents named ``name``; SpecError listing the file's workloads when none is."""
     found = workloads(docs, name)
     if not found:
-        raise SpecError("manifest", None, [FieldError(str(path), f"no workload named {name!r} (the file holds: {listed(docs)})")])
+        raise SpecError(
+            "manifest", None, [FieldError(str(path), f"no workload named {name!r} (the file holds: {listed(docs)})")]
+        )
     return found
 
 
@@ -73,7 +79,7 @@ def one_workload(path: str | pathlib.Path, name: str | None = None) -> Document:
     if len(found) == 1:
         return found[0]
     if not found:
-        kinds = ", ".join(sorted({d.kind or '?' for d in docs}))
+        kinds = ", ".join(sorted({d.kind or "?" for d in docs}))
         modelled = ", ".join(registered())  # registration order: LeaderWorkerSet first
         message = f"no LeaderWorkerSet or other workload this project models ({modelled}) in the file (found: {kinds})"
     else:

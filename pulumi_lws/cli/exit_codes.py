@@ -5,6 +5,7 @@ exceptions to them. Invariant: each status means one thing across all commands, 
 "your input is wrong" (2) from "the rollout would not go through" (1) from "a bug in
 pulumi-lws" (3).
 """
+
 from __future__ import annotations
 
 #: the command did what was asked (render printed, simulate converged within the invariants)

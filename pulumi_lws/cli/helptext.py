@@ -4,6 +4,7 @@ Docstrings are written for code readers (````code````, ``:func:`name```` roles);
 plain text. Invariant: :func:`plain` only removes markup, it never changes a word, so a command's
 docstring and its ``--help`` description cannot drift apart.
 """
+
 from __future__ import annotations
 
 import re

@@ -41,6 +41,7 @@ the planner's ``case`` id. ``--diff`` then prints the per-object diff of the nex
 Exit status: 0 when the prediction completes (or nothing changes), 1 when it ends blocked, 2 on
 invalid input (either file, or an update the API server would reject).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,10 +51,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from pulumi_lws.cli import exit_codes as X
-from pulumi_lws.core.capacity import demand_text, ordered
 from pulumi_lws.cli.apis import kinds, kinds_taking
 from pulumi_lws.cli.documents import one_workload
 from pulumi_lws.cli.terminal import table_glyphs
+from pulumi_lws.core.capacity import demand_text, ordered
 from pulumi_lws.core.control import PAUSED_ANNOTATION
 from pulumi_lws.core.stage import PredictedStage
 from pulumi_lws.core.stagetable import (  # noqa: F401  (stage_row, predicted_row: importable here as before)
@@ -72,27 +73,45 @@ ORDERS = ("ScaleFirst", "RolloutFirst")
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "plan", help=f"predict the rollout stages of changing a {kinds()} from OLD to NEW",
+        "plan",
+        help=f"predict the rollout stages of changing a {kinds()} from OLD to NEW",
         description="Predict the stages (controller replicas/partition and group states) of changing a "
-                    f"workload ({kinds('or')}) from OLD.yaml to NEW.yaml, starting with every "
-                    "OLD group ready and assuming groups become ready in rollout order (or, for an API "
-                    "whose groups have no order, such as LeaderWorkerSet Hash identity, creation order).")
-    parser.add_argument("old", metavar="OLD.yaml", help="the workload as deployed now (other kinds in the file are ignored)")
+        f"workload ({kinds('or')}) from OLD.yaml to NEW.yaml, starting with every "
+        "OLD group ready and assuming groups become ready in rollout order (or, for an API "
+        "whose groups have no order, such as LeaderWorkerSet Hash identity, creation order).",
+    )
+    parser.add_argument(
+        "old", metavar="OLD.yaml", help="the workload as deployed now (other kinds in the file are ignored)"
+    )
     parser.add_argument("new", metavar="NEW.yaml", help="the workload to roll out")
     parser.add_argument("--name", metavar="NAME", help="the workload to plan when a file holds several")
-    parser.add_argument("--diff", action="store_true",
-                        help="also print a unified per-object diff of the next pulumi up (the objects NEW registers "
-                             "against those OLD's converged fleet declares)")
+    parser.add_argument(
+        "--diff",
+        action="store_true",
+        help="also print a unified per-object diff of the next pulumi up (the objects NEW registers "
+        "against those OLD's converged fleet declares)",
+    )
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
-    parser.add_argument("--ascii", action="store_true",
-                        help="draw group states with ASCII letters (U u o x g t) instead of emoji; automatic when "
-                             "stdout cannot encode them")
-    parser.add_argument("--update-order", choices=ORDERS, default=None,
-                        help=f"{', '.join(kinds_taking('update_order'))} only: order for a template change combined "
-                             "with a scale-up (default: NEW's own update-order annotation, else ScaleFirst)")
-    parser.add_argument("--mode", choices=MODES, default="operator-free",
-                        help="operator-free (default: pulumi-lws rolls out) or controller (the upstream controller "
-                             "rolls out; the same stages, with a note on where the model is upstream-exact)")
+    parser.add_argument(
+        "--ascii",
+        action="store_true",
+        help="draw group states with ASCII letters (U u o x g t) instead of emoji; automatic when "
+        "stdout cannot encode them",
+    )
+    parser.add_argument(
+        "--update-order",
+        choices=ORDERS,
+        default=None,
+        help=f"{', '.join(kinds_taking('update_order'))} only: order for a template change combined "
+        "with a scale-up (default: NEW's own update-order annotation, else ScaleFirst)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="operator-free",
+        help="operator-free (default: pulumi-lws rolls out) or controller (the upstream controller "
+        "rolls out; the same stages, with a note on where the model is upstream-exact)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -105,9 +124,10 @@ def controller_mode_error(workload: Workload, args: argparse.Namespace) -> str |
     if args.update_order == "RolloutFirst":
         return "--update-order RolloutFirst is a pulumi-lws (operator-free) order the upstream controller does not implement"
     if args.diff:
-        return "--diff shows the native objects of operator-free mode; in controller mode the next up changes only the CR"
+        return (
+            "--diff shows the native objects of operator-free mode; in controller mode the next up changes only the CR"
+        )
     return None
-
 
 
 def load(path: str, name: str | None = None) -> tuple[Mapping[str, Any], Workload, Any]:
@@ -137,8 +157,7 @@ def predicted_complete(p: PredictedStage, replicas: int) -> bool:
     if p.complete is not None:
         return p.complete
     part = p.partition or 0
-    return (len(p.groups) == replicas and all(c in "Uo" for c in p.groups)
-            and all(c == "U" for c in p.groups[part:]))
+    return len(p.groups) == replicas and all(c in "Uo" for c in p.groups) and all(c == "U" for c in p.groups[part:])
 
 
 _CONVERGED: dict[str, Any] = {}
@@ -156,8 +175,14 @@ def _converged(old_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Any:
     return _CONVERGED[key]
 
 
-def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mapping[str, Any], old: Any, new: Any,
-                  choices: Mapping[str, Any] | None = None) -> Trace:
+def generic_trace(
+    workload: Workload,
+    old_doc: Mapping[str, Any],
+    new_doc: Mapping[str, Any],
+    old: Any,
+    new: Any,
+    choices: Mapping[str, Any] | None = None,
+) -> Trace:
     """Rows for OLD -> NEW through the Workload contract only (module doc, "generic")."""
     from pulumi_lws.sim.narrate import narrate
 
@@ -166,9 +191,18 @@ def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mappi
     replicas = workload.budgets(new)[""].replicas
     stage = workload.reconcile(new, snapshot, workload.options(**dict(choices or {}))).stage
     target = workload.target_revision(new)
-    rows = [TraceRow(time=0, replicas=before.replicas, partition=before.partition, groups=before.cells,
-                     live=before.live, available=before.available, revision=workload.target_revision(old),
-                     lanes=before.lanes)]  # drawn against OLD's revision, as simulate's first row
+    rows = [
+        TraceRow(
+            time=0,
+            replicas=before.replicas,
+            partition=before.partition,
+            groups=before.cells,
+            live=before.live,
+            available=before.available,
+            revision=workload.target_revision(old),
+            lanes=before.lanes,
+        )
+    ]  # drawn against OLD's revision, as simulate's first row
     rows.append(stage_row(1, stage, replicas, "apply NEW"))
     rows += [predicted_row(n, p, replicas, target) for n, p in enumerate(stage.remaining, 2)]
     rows = narrate(rows_changed(rows), first_note="before: every OLD group ready")
@@ -181,12 +215,18 @@ def generic_trace(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mappi
         trace = Trace(rows=rows, converged=done)
         if not done:
             trace.blocked = "the prediction ends before the rollout completes (a later stage waits or is blocked)"
-    trace.warnings = list(stage.notes)  # type: ignore[attr-defined]  (e.g. RoleRollingUpdate: every group below ready)
+    trace.warnings = list(stage.notes)  # type: ignore[attr-defined]  # an extra the printers read (e.g. RoleRollingUpdate: every group below ready)
     return trace
 
 
-def stage_demand(workload: Workload, old_doc: Mapping[str, Any], new_doc: Mapping[str, Any], old: Any, new: Any,
-                 choices: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def stage_demand(
+    workload: Workload,
+    old_doc: Mapping[str, Any],
+    new_doc: Mapping[str, Any],
+    old: Any,
+    new: Any,
+    choices: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
     """What OLD's converged objects and the next ``pulumi up``'s declared objects request
     (:mod:`pulumi_lws.core.capacity`, from the rendered manifests of every API)."""
     from pulumi_lws.core.capacity import manifest_demand
@@ -231,11 +271,17 @@ def run(args: argparse.Namespace) -> int:
             raise PlanInputError(f"OLD and NEW are different kinds ({workload.kind} vs {new_workload.kind})")
         check_generic(workload, old, new)  # SpecError (update rules) exits 2 through cli.main
         if old_doc == new_doc:
-            print(json.dumps({**Trace(rows=[], converged=True).to_json(), "changes": False}) if args.format == "json"
-                  else "no changes")
+            print(
+                json.dumps({**Trace(rows=[], converged=True).to_json(), "changes": False})
+                if args.format == "json"
+                else "no changes"
+            )
             return X.OK
-        trace = (exact(old, new, choices) if exact is not None
-                 else generic_trace(workload, old_doc, new_doc, old, new, choices))
+        trace = (
+            exact(old, new, choices)
+            if exact is not None
+            else generic_trace(workload, old_doc, new_doc, old, new, choices)
+        )
     except PlanInputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return X.BAD_INPUT
@@ -249,8 +295,10 @@ def run(args: argparse.Namespace) -> int:
         try:
             diffs = plan_diff(old_doc, new_doc, {"update_order": order} if order else {})
         except WarmUpBlocked as exc:
-            print(f"plan --diff: OLD never converges on the embedded cluster, no steady state to diff against: {exc}",
-                  file=sys.stderr)
+            print(
+                f"plan --diff: OLD never converges on the embedded cluster, no steady state to diff against: {exc}",
+                file=sys.stderr,
+            )
             return X.NOT_CONVERGED
     try:
         demand = stage_demand(workload, old_doc, new_doc, old, new, choices)
@@ -259,27 +307,45 @@ def run(args: argparse.Namespace) -> int:
     warnings = [w for w in getattr(trace, "warnings", ()) if w != "paused"]
     control = control_note(workload, new)
     if control["paused"]:
-        warnings.append(f"paused ({PAUSED_ANNOTATION}): pulumi up holds the current stage; the stages above run after resume")
+        warnings.append(
+            f"paused ({PAUSED_ANNOTATION}): pulumi up holds the current stage; the stages above run after resume"
+        )
     mode_note = {"mode": "controller", "model": workload.upstream.model} if controller else {}
     if args.format == "json":
-        data = {**trace.to_json(), "changes": True, "control": control, **({"warnings": warnings} if warnings else {}),
-                **mode_note, "demand": {k: dict(ordered(v)) for k, v in demand.items()}}
+        data = {
+            **trace.to_json(),
+            "changes": True,
+            "control": control,
+            **({"warnings": warnings} if warnings else {}),
+            **mode_note,
+            "demand": {k: dict(ordered(v)) for k, v in demand.items()},
+        }
         if diffs is not None:
             data["diff"] = [{"object": d.key, "change": d.change, "diff": d.text} for d in diffs]
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(format_table(trace.rows, markdown=args.format == "markdown", glyphs=table_glyphs(args.ascii),
-                           roles=workload.stage_lanes(new).by_role,
-                           show_partition=any(r.partition is not None for r in trace.rows)))
+        print(
+            format_table(
+                trace.rows,
+                markdown=args.format == "markdown",
+                glyphs=table_glyphs(args.ascii),
+                roles=workload.stage_lanes(new).by_role,
+                show_partition=any(r.partition is not None for r in trace.rows),
+            )
+        )
         if any(demand.values()):
-            print(f"demand (pod requests x pods declared): before {demand_text(demand['before'])}; "
-                  f"the next pulumi up declares {demand_text(demand['next'])}")
+            print(
+                f"demand (pod requests x pods declared): before {demand_text(demand['before'])}; "
+                f"the next pulumi up declares {demand_text(demand['next'])}"
+            )
         if trace.blocked:
             print(f"blocked: {trace.blocked}")
         for warning in warnings:
             print(f"warning: {warning}")
         if controller:
-            print(f"mode: controller: the {workload.kind} controller takes these stages; model: {workload.upstream.model}")
+            print(
+                f"mode: controller: the {workload.kind} controller takes these stages; model: {workload.upstream.model}"
+            )
         if diffs is not None:
             print_diffs(diffs, markdown=args.format == "markdown")
     return X.OK if trace.converged else X.NOT_CONVERGED

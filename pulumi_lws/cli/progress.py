@@ -12,6 +12,7 @@ ETA: the observed time per updated group so far times the groups still to update
 Terminal mode rewrites one status line in place (``\\r`` + erase line) and prints a permanent
 line per stage; plain mode (not a terminal: CI logs, pipes) prints one line per event.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -46,8 +47,11 @@ class WorkloadProgress:
     def deadline_exceeded(self) -> bool:
         if self.control.get("deadlineExceeded"):
             return True
-        return any(c.get("type") == "Progressing" and c.get("reason") == "ProgressDeadlineExceeded"
-                   for c in self.status.get("conditions") or [] if isinstance(c, Mapping))
+        return any(
+            c.get("type") == "Progressing" and c.get("reason") == "ProgressDeadlineExceeded"
+            for c in self.status.get("conditions") or []
+            if isinstance(c, Mapping)
+        )
 
     @property
     def deadline_message(self) -> str:
@@ -98,12 +102,28 @@ def describe(n: int, w: WorkloadProgress, driver_elapsed: float) -> str:
     name = w.key or "workload"
     counts = f"{c.get('updatedGroups', '?')}/{c.get('totalGroups', '?')} updated, {c.get('readyGroups', '?')} ready"
     roles = w.stage.get("roles") or []
-    shape = (" roles " + " ".join(f"{r.get('name')} {r.get('old')}|{r.get('new')}" for r in roles)) if roles else \
-        (f" groups {w.stage.get('groups')}" if w.stage.get("groups") else "")
-    state = "complete" if w.complete else ("PAUSED" if w.paused else (
-        "ProgressDeadlineExceeded" if w.deadline_exceeded else (f"blocked: {w.blocker}" if w.blocker else "rolling")))
-    return (f"stage {n} {name}: {counts},{shape} | rollout {duration(w.elapsed_seconds())}, "
-            f"ETA {duration(w.eta_seconds()) if not w.complete else '0s'} | driver {duration(driver_elapsed)} | {state}")
+    shape = (
+        (" roles " + " ".join(f"{r.get('name')} {r.get('old')}|{r.get('new')}" for r in roles))
+        if roles
+        else (f" groups {w.stage.get('groups')}" if w.stage.get("groups") else "")
+    )
+    state = (
+        "complete"
+        if w.complete
+        else (
+            "PAUSED"
+            if w.paused
+            else (
+                "ProgressDeadlineExceeded"
+                if w.deadline_exceeded
+                else (f"blocked: {w.blocker}" if w.blocker else "rolling")
+            )
+        )
+    )
+    return (
+        f"stage {n} {name}: {counts},{shape} | rollout {duration(w.elapsed_seconds())}, "
+        f"ETA {duration(w.eta_seconds()) if not w.complete else '0s'} | driver {duration(driver_elapsed)} | {state}"
+    )
 
 
 class Display:

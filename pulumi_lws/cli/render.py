@@ -16,6 +16,7 @@ validated (and, for ``steady``, converged) before anything is printed, so invali
 nothing (exit 2); a ``steady`` expansion that cannot converge is still printed (its header names
 the blocker) and exits 1.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-
 
 from pulumi_lws.cli import documents as D
 from pulumi_lws.cli import exit_codes as X
@@ -64,33 +64,73 @@ stages:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "render", help=f"print the objects a {kinds()} expands into (first `pulumi up` or steady state) as YAML",
-        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+        "render",
+        help=f"print the objects a {kinds()} expands into (first `pulumi up` or steady state) as YAML",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("file", metavar="FILE.yaml", help="manifest file (any number of documents); '-' reads stdin")
-    parser.add_argument("-n", "--namespace", help="namespace for workloads that do not set metadata.namespace "
-                                                   "(default: 'default'; pass-through documents are left as they are)")
+    parser.add_argument(
+        "-n",
+        "--namespace",
+        help="namespace for workloads that do not set metadata.namespace "
+        "(default: 'default'; pass-through documents are left as they are)",
+    )
     parser.add_argument("--name", help="render only the workload named NAME (error listing the names if absent)")
-    parser.add_argument("--stage", choices=STAGES, default="first",
-                        help="first: the first `pulumi up` on an empty cluster (default); steady: the converged fleet")
-    parser.add_argument("--gang-provider", choices=("kubernetes", "volcano"), default="kubernetes",
-                        help=f"{', '.join(choosable_gang_kinds())}: gang-scheduling objects for spec.scheduling "
-                             f"(default: kubernetes; fixed for {', '.join(fixed_gang_kinds()) or 'none'})")
+    parser.add_argument(
+        "--stage",
+        choices=STAGES,
+        default="first",
+        help="first: the first `pulumi up` on an empty cluster (default); steady: the converged fleet",
+    )
+    parser.add_argument(
+        "--gang-provider",
+        choices=("kubernetes", "volcano"),
+        default="kubernetes",
+        help=f"{', '.join(choosable_gang_kinds())}: gang-scheduling objects for spec.scheduling "
+        f"(default: kubernetes; fixed for {', '.join(fixed_gang_kinds()) or 'none'})",
+    )
     access = parser.add_argument_group("RBAC (docs/rbac.md)")
-    access.add_argument("--rbac", action="store_true", help="print instead the least-privilege Role/RoleBinding (and a "
-                        "ClusterRole only for Nodes) that `pulumi up` of FILE's workloads needs")
-    access.add_argument("--service-account", default="default/pulumi-lws", metavar="NAMESPACE/NAME",
-                        help="with --rbac: the ServiceAccount the bindings name (default: default/pulumi-lws)")
-    access.add_argument("--adoption", action="store_true",
-                        help="with --rbac, operator-free mode: also allow disown (adopting a fleet the upstream "
-                             "controller created: controller -> operator-free, docs/rbac.md)")
-    access.add_argument("--mode", choices=("operator-free", "controller"), default=None,
-                        help="with --rbac: the components' mode (default: operator-free; controller: the observe LISTs, "
-                             "the CRD check and the upstream custom resource, nothing else)")
+    access.add_argument(
+        "--rbac",
+        action="store_true",
+        help="print instead the least-privilege Role/RoleBinding (and a "
+        "ClusterRole only for Nodes) that `pulumi up` of FILE's workloads needs",
+    )
+    access.add_argument(
+        "--service-account",
+        default="default/pulumi-lws",
+        metavar="NAMESPACE/NAME",
+        help="with --rbac: the ServiceAccount the bindings name (default: default/pulumi-lws)",
+    )
+    access.add_argument(
+        "--adoption",
+        action="store_true",
+        help="with --rbac, operator-free mode: also allow disown (adopting a fleet the upstream "
+        "controller created: controller -> operator-free, docs/rbac.md)",
+    )
+    access.add_argument(
+        "--mode",
+        choices=("operator-free", "controller"),
+        default=None,
+        help="with --rbac: the components' mode (default: operator-free; controller: the observe LISTs, "
+        "the CRD check and the upstream custom resource, nothing else)",
+    )
     pool = parser.add_argument_group("node pool for --stage steady (as simulate --from/--to)")
-    pool.add_argument("--nodes", type=int, metavar="N", help="a pool of N nodes (cpu 64, memory 512Gi each); "
-                      "default: one unbounded node, or one node per group with exclusive topology")
-    pool.add_argument("--zones", type=int, metavar="Z", help="spread the pool round-robin over Z zones (also the "
-                      "domains of an exclusive-topology key the nodes lack); default 1")
+    pool.add_argument(
+        "--nodes",
+        type=int,
+        metavar="N",
+        help="a pool of N nodes (cpu 64, memory 512Gi each); "
+        "default: one unbounded node, or one node per group with exclusive topology",
+    )
+    pool.add_argument(
+        "--zones",
+        type=int,
+        metavar="Z",
+        help="spread the pool round-robin over Z zones (also the "
+        "domains of an exclusive-topology key the nodes lack); default 1",
+    )
     pool.add_argument("--gpus-per-node", type=float, metavar="G", help="nvidia.com/gpu capacity of each pool node")
     parser.set_defaults(handler=run)
 
@@ -137,8 +177,14 @@ def render_steady(doc: D.Document, args: argparse.Namespace) -> Rendered:
     workload = doc.workload
     assert workload is not None
     spec = workload.parse(doc.data, namespace=args.namespace)  # validation errors first, with the document's name
-    expansion = steady_state(doc.data, namespace=args.namespace, nodes=args.nodes, zones=args.zones,
-                             gpus_per_node=args.gpus_per_node, gang_provider=args.gang_provider)
+    expansion = steady_state(
+        doc.data,
+        namespace=args.namespace,
+        nodes=args.nodes,
+        zones=args.zones,
+        gpus_per_node=args.gpus_per_node,
+        gang_provider=args.gang_provider,
+    )
     header = steady_header(workload, spec, expansion)
     problem = None
     if not expansion.converged:
@@ -167,7 +213,9 @@ def run(args: argparse.Namespace) -> int:
     if args.stage != "steady":
         given = [f"--{k.replace('_', '-')}" for k in POOL_FLAGS if getattr(args, k) is not None]
         if given:
-            print(f"render: {', '.join(given)} only with --stage steady (the first stage reads no Nodes)", file=sys.stderr)
+            print(
+                f"render: {', '.join(given)} only with --stage steady (the first stage reads no Nodes)", file=sys.stderr
+            )
             return X.BAD_INPUT
     if args.mode is not None and not args.rbac:
         print("render: --mode only with --rbac (render prints operator-free mode's objects)", file=sys.stderr)
@@ -185,9 +233,16 @@ def run(args: argparse.Namespace) -> int:
             return X.BAD_INPUT
         docs = D.read(args.file)
         selected = D.named(docs, args.name, args.file) if args.name else docs
-        sys.stdout.write(rbac_yaml([d.data for d in selected], namespace=args.namespace, gang_provider=args.gang_provider,
-                                   service_account=args.service_account, mode=args.mode or "operator-free",
-                                   adoption=args.adoption))
+        sys.stdout.write(
+            rbac_yaml(
+                [d.data for d in selected],
+                namespace=args.namespace,
+                gang_provider=args.gang_provider,
+                service_account=args.service_account,
+                mode=args.mode or "operator-free",
+                adoption=args.adoption,
+            )
+        )
         return X.OK
     rendered = render_documents(D.read(args.file), args)
     for item in rendered:  # one write per document: a closed pipe (`| head`) is noticed at the next one

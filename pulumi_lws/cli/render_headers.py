@@ -10,6 +10,7 @@ words sets the optional ``first_render_header`` / ``steady_render_header`` capab
 API (ModelServing, ...) gets the generic words built from the contract alone (identity, group
 count from ``budgets``, target revision from the stage) and the printed objects counted by kind.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -41,8 +42,10 @@ def _generic_who(workload: Workload, spec: Any) -> str:
 def generic_first_header(workload: Workload, spec: Any, result: Reconciled) -> str:
     """``ModelServing ns/name: first `pulumi up` on an empty cluster, 4 groups on revision R: <objects>``."""
     groups = workload.budgets(spec)[""].replicas
-    return (f"{_generic_who(workload, spec)}: first `pulumi up` on an empty cluster, {_plural(groups, 'group')} on "
-            f"revision {result.stage.target_revision}: {_objects(result.manifests)}")
+    return (
+        f"{_generic_who(workload, spec)}: first `pulumi up` on an empty cluster, {_plural(groups, 'group')} on "
+        f"revision {result.stage.target_revision}: {_objects(result.manifests)}"
+    )
 
 
 def generic_steady_header(workload: Workload, spec: Any, expansion: Expansion) -> str:
@@ -52,11 +55,15 @@ def generic_steady_header(workload: Workload, spec: Any, expansion: Expansion) -
     if not expansion.converged:
         blocker = expansion.blocker
         why = f"blocked: {blocker.code}: {blocker.message}" if blocker else "the groups never became ready"
-        return (f"{who}: NOT converged after {expansion.reconciles} reconciles {where}: {why}; "
-                "the objects of the last reconcile follow")
+        return (
+            f"{who}: NOT converged after {expansion.reconciles} reconciles {where}: {why}; "
+            "the objects of the last reconcile follow"
+        )
     groups = workload.budgets(spec)[""].replicas
-    return (f"{who}: steady state after {expansion.reconciles} reconciles {where}: {_plural(groups, 'group')}, "
-            f"all on revision {expansion.reconciled.stage.target_revision}: {_objects(expansion.reconciled.manifests)}")
+    return (
+        f"{who}: steady state after {expansion.reconciles} reconciles {where}: {_plural(groups, 'group')}, "
+        f"all on revision {expansion.reconciled.stage.target_revision}: {_objects(expansion.reconciled.manifests)}"
+    )
 
 
 def first_header(workload: Workload, spec: Any, result: Reconciled) -> str:

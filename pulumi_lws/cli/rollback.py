@@ -16,6 +16,7 @@ Exit status: 0 printed (or written); 1 nothing to roll back to (no other revisio
 could not be used (kubeconfig, connection, TLS, HTTP error, malformed answer, timeout: one line
 naming the server or the file and the cause, :func:`pulumi_lws.cli.main`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,8 +78,11 @@ def changed_leaves(old: Any, new: Any, path: str = "") -> list[tuple[str, Any, A
         out: list[tuple[str, Any, Any]] = []
         for key in [*old, *(k for k in new if k not in old)]:
             sub = f"{path}.{key}" if path else str(key)
-            out += changed_leaves(old.get(key), new.get(key), sub) if key in old and key in new else (
-                [] if old.get(key) == new.get(key) else [(sub, old.get(key), new.get(key))])
+            out += (
+                changed_leaves(old.get(key), new.get(key), sub)
+                if key in old and key in new
+                else ([] if old.get(key) == new.get(key) else [(sub, old.get(key), new.get(key))])
+            )
         return out
     if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
         return [c for i, (a, b) in enumerate(zip(old, new)) for c in changed_leaves(a, b, f"{path}[{i}]")]
@@ -103,25 +107,40 @@ def replace_document(text: str, index: int, original: Any, new_text: str, source
         if n == index:
             if loaded != original:
                 break
-            head = seg[:SEPARATOR.match(seg).end()] if i and SEPARATOR.match(seg) else ""
+            head = seg[: SEPARATOR.match(seg).end()] if i and SEPARATOR.match(seg) else ""  # type: ignore[union-attr]  # present by construction here (checked by the caller)
             if head and not head.endswith("\n"):
                 head += "\n"
             segments[i] = head + new_text
             return "".join(segments)
-    raise SpecError("manifest", None, [FieldError(source, f"cannot locate document {index} to rewrite; "
-                                                          "run without --apply and edit the file by hand")])
+    raise SpecError(
+        "manifest",
+        None,
+        [
+            FieldError(
+                source, f"cannot locate document {index} to rewrite; run without --apply and edit the file by hand"
+            )
+        ],
+    )
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("rollback", help="print (or --apply) the change back to the previous recorded revision",
-                              description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "rollback",
+        help="print (or --apply) the change back to the previous recorded revision",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("manifest", help="manifest file holding the workload")
     p.add_argument("--name", help="the workload's metadata.name when the file holds several")
     p.add_argument("--apply", action="store_true", help="write the change into the manifest file")
     p.add_argument("--context", help="kube context (default: the current one)")
     p.add_argument("--kubeconfig", help="kubeconfig file path (default: KUBECONFIG / ~/.kube/config)")
-    p.add_argument("--attempts", type=int, default=3, help="tries per API request before the cluster counts as "
-                                                           "unreachable (default 3)")
+    p.add_argument(
+        "--attempts",
+        type=int,
+        default=3,
+        help="tries per API request before the cluster counts as unreachable (default 3)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -144,14 +163,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"{doc.kind}/{doc.name}: nothing to roll back to: {exc}", file=sys.stderr)
         return X.NOT_CONVERGED
     old_text, new_text = dump(doc.data), dump(rolled_back)
-    print(f"# {doc.kind}/{doc.name}: roll back from revision {target} to {previous.key} (recorded in {previous.source})")
+    print(
+        f"# {doc.kind}/{doc.name}: roll back from revision {target} to {previous.key} (recorded in {previous.source})"
+    )
     for path, before, after in changed_leaves(doc.data, rolled_back):
         print(f"# change {path}: {json.dumps(before)} -> {json.dumps(after)}")
-    sys.stdout.writelines(difflib.unified_diff(old_text.splitlines(True), new_text.splitlines(True),
-                                               f"a/{args.manifest}", f"b/{args.manifest}"))
+    sys.stdout.writelines(
+        difflib.unified_diff(
+            old_text.splitlines(True), new_text.splitlines(True), f"a/{args.manifest}", f"b/{args.manifest}"
+        )
+    )
     if args.apply:
-        path = pathlib.Path(args.manifest)
-        text = path.read_text(encoding="utf-8")
-        path.write_text(replace_document(text, doc.index, doc.data, new_text, args.manifest), encoding="utf-8")
+        target = pathlib.Path(args.manifest)  # type: ignore[assignment]  # the SDK's Input alias is wider than what is passed
+        text = target.read_text(encoding="utf-8")  # type: ignore[attr-defined]  # set by the component base before this runs
+        target.write_text(replace_document(text, doc.index, doc.data, new_text, args.manifest), encoding="utf-8")  # type: ignore[attr-defined]  # set by the component base before this runs
         print(f"# wrote {args.manifest}; run pulumi up (or pulumi-lws rollout) to roll back")
     return X.OK

@@ -19,6 +19,7 @@ Stop conditions, first match wins (exit status, README "Exit codes"):
 * an ``up`` fails on a cluster fault (a component's ``cluster error:``: kubeconfig, connection,
   TLS, HTTP error, malformed answer, timeout) -> 4, one line naming the server or the file.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,12 +63,20 @@ def _verdict(sets: list[WorkloadProgress], n: int) -> tuple[int, str] | None:
         return X.DEADLINE_EXCEEDED, "; ".join(f"{w.key or 'workload'}: {w.deadline_message}" for w in late)
     paused = [w.key or "workload" for w in sets if w.paused and not w.complete]
     if paused:
-        return X.PAUSED, f"paused: {', '.join(paused)} (remove pulumi-lws.io/paused or set paused: false, then run again)"
+        return (
+            X.PAUSED,
+            f"paused: {', '.join(paused)} (remove pulumi-lws.io/paused or set paused: false, then run again)",
+        )
     return None
 
 
-def wait_for_change(poll_fn: Callable[[], Hashable] | None, interval: float, poll: float,
-                    sleep: Callable[[float], None], clock: Callable[[], float]) -> str:
+def wait_for_change(
+    poll_fn: Callable[[], Hashable] | None,
+    interval: float,
+    poll: float,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+) -> str:
     """Wait at most ``interval`` seconds, returning early once ``poll_fn``'s fingerprint changes
     (checked every ``poll`` seconds). Without ``poll_fn``: sleep ``interval``. Returns why it woke."""
     if poll_fn is None or poll <= 0:
@@ -84,10 +93,20 @@ def wait_for_change(poll_fn: Callable[[], Hashable] | None, interval: float, pol
     return "interval"
 
 
-def drive(stack: StackLike, *, max_stages: int = 50, interval: float = 10.0, patience: int = 3,
-          echo: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep,
-          until_complete: bool = False, timeout: float | None = None, poll: float = 2.0,
-          clock: Callable[[], float] = time.monotonic, display: Display | None = None) -> RolloutResult:
+def drive(
+    stack: StackLike,
+    *,
+    max_stages: int = 50,
+    interval: float = 10.0,
+    patience: int = 3,
+    echo: Callable[[str], None] | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    until_complete: bool = False,
+    timeout: float | None = None,
+    poll: float = 2.0,
+    clock: Callable[[], float] = time.monotonic,
+    display: Display | None = None,
+) -> RolloutResult:
     """Run ``stack.up()`` until a stop condition of the module docstring; never raises on them."""
     show = display or Display(sys.stdout, tty=False)
     say = echo or show.line
@@ -144,8 +163,13 @@ class AutomationStack:
     def up(self) -> Mapping[str, Any]:
         res = self._stack.up(on_output=lambda line: None)
         outputs = {k: v.value for k, v in res.outputs.items()}
-        self._selectors = sorted({str(v["selector"]) for v in [outputs, *outputs.values()]
-                                  if isinstance(v, Mapping) and isinstance(v.get("selector"), str)})
+        self._selectors = sorted(
+            {
+                str(v["selector"])
+                for v in [outputs, *outputs.values()]
+                if isinstance(v, Mapping) and isinstance(v.get("selector"), str)
+            }
+        )
         return outputs
 
     def poll(self) -> Hashable:
@@ -155,7 +179,7 @@ class AutomationStack:
             from lightkube import Client
 
             return readiness_fingerprint(Client(), self._selectors)
-        except Exception:  # noqa: BLE001 - no cluster access from here: fall back to the interval
+        except Exception:
             return None
 
 
@@ -192,13 +216,20 @@ workload is paused.
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("rollout", help="loop pulumi up (one stage each) until the rollout completes",
-                              description=DESCRIPTION, formatter_class=HelpFormatter)
+    p = subparsers.add_parser(
+        "rollout",
+        help="loop pulumi up (one stage each) until the rollout completes",
+        description=DESCRIPTION,
+        formatter_class=HelpFormatter,
+    )
     p.add_argument("--stack", default="dev", help="stack name")
     p.add_argument("--cwd", default=".", help="Pulumi project directory")
     p.add_argument("--max-stages", type=int, default=50, help="give up after this many pulumi up runs")
-    p.add_argument("--until-complete", action="store_true", help="no stage limit (still stops at a blocker, "
-                   "a passed progress deadline, a pause or --timeout)")
+    p.add_argument(
+        "--until-complete",
+        action="store_true",
+        help="no stage limit (still stops at a blocker, a passed progress deadline, a pause or --timeout)",
+    )
     p.add_argument("--timeout", type=float, default=None, help="give up after this many seconds")
     p.add_argument("--interval", type=float, default=10.0, help="at most this many seconds between stages")
     p.add_argument("--poll", type=float, default=2.0, help="seconds between readiness polls while waiting")
@@ -223,22 +254,32 @@ def cluster_fault(exc: BaseException) -> str | None:
     for line in str(exc).splitlines():
         if CLUSTER_ERROR in line:
             text = line.strip()
-            text = text[len("error:"):].strip() if text.startswith("error:") else text
+            text = text[len("error:") :].strip() if text.startswith("error:") else text
             return " ".join(text.split())
     return None
 
 
 def run(args: argparse.Namespace, *, stack_factory: Callable[[str, str], StackLike] | None = None) -> int:
     if stack_factory is None and shutil.which("pulumi") is None:
-        print("error: `pulumi-lws rollout` drives `pulumi up` through the Automation API and needs the Pulumi CLI "
-              "on PATH (https://www.pulumi.com/docs/install/). Without it, run `pulumi-lws simulate` instead.",
-              file=sys.stderr)
+        print(
+            "error: `pulumi-lws rollout` drives `pulumi up` through the Automation API and needs the Pulumi CLI "
+            "on PATH (https://www.pulumi.com/docs/install/). Without it, run `pulumi-lws simulate` instead.",
+            file=sys.stderr,
+        )
         return X.BAD_INPUT
     stack = (stack_factory or AutomationStack)(args.stack, args.cwd)
     display = Display(sys.stdout)
     try:
-        result = drive(stack, max_stages=args.max_stages, interval=args.interval, patience=args.patience,
-                       until_complete=args.until_complete, timeout=args.timeout, poll=args.poll, display=display)
+        result = drive(
+            stack,
+            max_stages=args.max_stages,
+            interval=args.interval,
+            patience=args.patience,
+            until_complete=args.until_complete,
+            timeout=args.timeout,
+            poll=args.poll,
+            display=display,
+        )
     except Exception as exc:  # a failed `pulumi up`: a cluster fault is exit 4 with its one line
         fault = cluster_fault(exc)
         if fault is None:

@@ -13,6 +13,7 @@ summary (and, when the rollout ended blocked, the blocker's code and remedies).
 Exit status: 0 converged within the invariants; 1 an invariant was violated, the rollout ended
 blocked, or it did not converge by ``stop.maxTime``; 2 bad input (scenario or manifest).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,41 +26,69 @@ from pulumi_lws.cli.helptext import plain
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    p = subparsers.add_parser("simulate", help="run a scenario against the embedded cluster simulator",
-                              description=plain(__doc__), formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = subparsers.add_parser(
+        "simulate",
+        help="run a scenario against the embedded cluster simulator",
+        description=plain(__doc__),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("scenario", nargs="?", help="scenario YAML file (docs/simulator.md); omit with --from/--to")
     change = p.add_argument_group("a change instead of a scenario file (pure engine, start converged on OLD)")
     change.add_argument("--from", dest="old", metavar="OLD.yaml", help=f"the workload ({kinds()}) as deployed now")
     change.add_argument("--to", dest="new", metavar="NEW.yaml", help="the workload after your edit (applied at t=0)")
-    change.add_argument("--nodes", type=int, metavar="N",
-                        help="a pool of N nodes (cpu 64, memory 512Gi each); default one unbounded node")
+    change.add_argument(
+        "--nodes",
+        type=int,
+        metavar="N",
+        help="a pool of N nodes (cpu 64, memory 512Gi each); default one unbounded node",
+    )
     change.add_argument("--gpus-per-node", type=float, metavar="G", help="nvidia.com/gpu capacity of each pool node")
-    change.add_argument("--zones", type=int, metavar="Z",
-                        help="spread the pool round-robin over Z zones (label topology.kubernetes.io/zone); default 1")
+    change.add_argument(
+        "--zones",
+        type=int,
+        metavar="Z",
+        help="spread the pool round-robin over Z zones (label topology.kubernetes.io/zone); default 1",
+    )
     change.add_argument("--ready-seconds", type=float, metavar="S", help="seconds from Running to Ready for every pod")
-    change.add_argument("--fail-image", dest="fail_images", action="append", metavar="IMAGE",
-                        help="pods with a container on IMAGE crash-loop (Running, never Ready, restart every 10 s; "
-                             "kubelet.failImages); repeatable")
+    change.add_argument(
+        "--fail-image",
+        dest="fail_images",
+        action="append",
+        metavar="IMAGE",
+        help="pods with a container on IMAGE crash-loop (Running, never Ready, restart every 10 s; "
+        "kubelet.failImages); repeatable",
+    )
     change.add_argument("--name", metavar="NAME", help="the workload to simulate when a file holds several")
-    change.add_argument("--update-order", choices=("ScaleFirst", "RolloutFirst"),
-                        help=f"{', '.join(kinds_taking('update_order'))} only: order for a template change combined "
-                             "with a scale-up (default ScaleFirst, upstream's order)")
-    p.add_argument("--format", choices=("table", "markdown", "json"), default="table",
-                   help="output format (default: table)")
-    p.add_argument("--ascii", action="store_true",
-                   help="draw group states with ASCII letters (U u o x g t) instead of emoji; automatic when stdout "
-                        "cannot encode them")
+    change.add_argument(
+        "--update-order",
+        choices=("ScaleFirst", "RolloutFirst"),
+        help=f"{', '.join(kinds_taking('update_order'))} only: order for a template change combined "
+        "with a scale-up (default ScaleFirst, upstream's order)",
+    )
+    p.add_argument(
+        "--format", choices=("table", "markdown", "json"), default="table", help="output format (default: table)"
+    )
+    p.add_argument(
+        "--ascii",
+        action="store_true",
+        help="draw group states with ASCII letters (U u o x g t) instead of emoji; automatic when stdout "
+        "cannot encode them",
+    )
     p.add_argument("--plot", metavar="FILE.svg", help="also write an SVG timeline of group states and availability")
-    p.add_argument("--engine", choices=("pure", "pulumi"), default=None,
-                   help="pure: call reconcile() directly; pulumi: run the scenario's program under Pulumi mocks "
-                        "(default: pulumi when the scenario names a program, else pure)")
+    p.add_argument(
+        "--engine",
+        choices=("pure", "pulumi"),
+        default=None,
+        help="pure: call reconcile() directly; pulumi: run the scenario's program under Pulumi mocks "
+        "(default: pulumi when the scenario names a program, else pure)",
+    )
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from pulumi_lws.cli.terminal import table_glyphs
-    from pulumi_lws.core.trace import format_json, format_table
     from pulumi_lws.core.stagetable import Lanes
+    from pulumi_lws.core.trace import format_json, format_table
     from pulumi_lws.sim.plot import svg_timeline
     from pulumi_lws.sim.scenario import load_scenario
 
@@ -76,7 +105,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         scenario = load_scenario(pathlib.Path(args.scenario))
         if args.engine == "pulumi" and scenario.program is None:
-            print(f"simulate: --engine pulumi needs a scenario with program: ({args.scenario} has none)", file=sys.stderr)
+            print(
+                f"simulate: --engine pulumi needs a scenario with program: ({args.scenario} has none)", file=sys.stderr
+            )
             return X.BAD_INPUT
         head = None
     from pulumi_lws.sim.timeline import TimelineRunner, WarmUpBlocked
@@ -104,8 +135,16 @@ def run(args: argparse.Namespace) -> int:
         rows = result.trace.rows
         spec = runner.spec.parsed()
         roles = runner.spec.workload.stage_lanes(spec).by_role if spec is not None else None
-        print(format_table(rows, markdown=args.format == "markdown", details=False, glyphs=table_glyphs(args.ascii),
-                           roles=roles, show_partition=any(r.partition is not None for r in rows)))
+        print(
+            format_table(
+                rows,
+                markdown=args.format == "markdown",
+                details=False,
+                glyphs=table_glyphs(args.ascii),
+                roles=roles,
+                show_partition=any(r.partition is not None for r in rows),
+            )
+        )
         print()
         print(_summary(result))
         demand = demand_line(result)
@@ -118,11 +157,21 @@ def run(args: argparse.Namespace) -> int:
 
         spec = runner.spec.parsed()
         # per-role floors only where a lane counts the role's groups (its budgets are per group otherwise)
-        budgets = (lane_budgets(runner.spec.workload, spec)
-                   if spec is not None and runner.spec.workload.stage_lanes(spec) is Lanes.ROLES else None)
-        pathlib.Path(args.plot).write_text(svg_timeline(result.raw_rows, result.end_time, scenario.name,
-                                                        timeline=runner.timeline, stages=result.trace.rows,
-                                                        lane_budgets=budgets))
+        budgets = (
+            lane_budgets(runner.spec.workload, spec)
+            if spec is not None and runner.spec.workload.stage_lanes(spec) is Lanes.ROLES
+            else None
+        )
+        pathlib.Path(args.plot).write_text(
+            svg_timeline(
+                result.raw_rows,
+                result.end_time,
+                scenario.name,
+                timeline=runner.timeline,
+                stages=result.trace.rows,
+                lane_budgets=budgets,
+            )
+        )
     if result.reason:
         print(f"simulate: {result.reason}", file=sys.stderr)
     return result.exit_code
@@ -163,19 +212,27 @@ def _change_scenario(args: argparse.Namespace):
         try:  # each file on its own first, so the message names the file at fault
             doc = one_workload(path, args.name)
             docs[flag] = dict(doc.data)
-            doc.workload.parse(docs[flag])  # the document's own API (registry), errors named by file
+            # the document's own API (registry), errors named by file; one_workload returns workload documents only
+            doc.workload.parse(docs[flag])  # type: ignore[union-attr]
         except SpecError as exc:
             print(f"simulate: {flag} {path}: {exc}", file=sys.stderr)
             return None
     try:
-        return change_scenario(docs["--from"], docs["--to"], nodes=args.nodes, gpus_per_node=args.gpus_per_node,
-                                    zones=args.zones, ready_seconds=args.ready_seconds, update_order=args.update_order,
-                                    fail_images=args.fail_images, description=f"{args.old} -> {args.new}")
+        return change_scenario(
+            docs["--from"],
+            docs["--to"],
+            nodes=args.nodes,
+            gpus_per_node=args.gpus_per_node,
+            zones=args.zones,
+            ready_seconds=args.ready_seconds,
+            update_order=args.update_order,
+            fail_images=args.fail_images,
+            description=f"{args.old} -> {args.new}",
+        )
     except SpecError as exc:
         if exc.kind == OPTIONS:
             for e in exc.errors:
-                print(f"simulate: {e.path}: {e.message}" + _got(e.value),
-                      file=sys.stderr)
+                print(f"simulate: {e.path}: {e.message}" + _got(e.value), file=sys.stderr)
         else:
             print(f"simulate: --from {args.old} --to {args.new}: {exc}", file=sys.stderr)
         return None
@@ -192,8 +249,10 @@ def change_header(scenario, old: str, new: str, pool: str | None = None) -> str:
     assumed pool was chosen), update order."""
     order = f", update order {scenario.update_order}" if scenario.update_order else ""
     cluster = pool or f"{describe_cluster(scenario.nodes)}{_zones(scenario.nodes)}"
-    return (f"{scenario.name}: change {old} -> {new} | engine {ENGINES['pure']} | cluster "
-            f"{cluster}, start converged on {old}{order}")
+    return (
+        f"{scenario.name}: change {old} -> {new} | engine {ENGINES['pure']} | cluster "
+        f"{cluster}, start converged on {old}{order}"
+    )
 
 
 def _zones(nodes: list[dict]) -> str:
@@ -212,8 +271,10 @@ def header(scenario, engine: str) -> str:
     if scenario.program and scenario.manifest_file:
         what += f" (reads {scenario.manifest_file}; runs in a scratch copy)"
     start = "converged" if scenario.start == "converged" else "empty"
-    return (f"{scenario.name}: {what} | engine {ENGINES.get(engine, engine)} | cluster {describe_cluster(scenario.nodes)}, "
-            f"start {start}")
+    return (
+        f"{scenario.name}: {what} | engine {ENGINES.get(engine, engine)} | cluster {describe_cluster(scenario.nodes)}, "
+        f"start {start}"
+    )
 
 
 def describe_cluster(nodes: list[dict]) -> str:
@@ -258,14 +319,23 @@ def demand_line(result) -> str:
     if not any(d for _, d in stages):
         return ""
     return "peak demand per stage (pod requests x live pods): " + "; ".join(
-        f"{label}: {demand_text(d)}" for label, d in stages)
+        f"{label}: {demand_text(d)}" for label, d in stages
+    )
 
 
 def _summary(result) -> str:
     sc = result.scenario
     held = result.trace.held_at_partition
-    state = ("converged" if result.trace.converged else
-             f"held at partition {held} as specified" if held is not None else
-             "blocked" if result.trace.blocked else "not converged")
-    return (f"{sc.name}: {state} at t={result.end_time:g}s after {len(result.stages)} reconciles "
-            f"({len(result.trace.rows)} stages, {len(result.trace.violations)} invariant violations)")
+    state = (
+        "converged"
+        if result.trace.converged
+        else f"held at partition {held} as specified"
+        if held is not None
+        else "blocked"
+        if result.trace.blocked
+        else "not converged"
+    )
+    return (
+        f"{sc.name}: {state} at t={result.end_time:g}s after {len(result.stages)} reconciles "
+        f"({len(result.trace.rows)} stages, {len(result.trace.violations)} invariant violations)"
+    )

@@ -25,6 +25,7 @@ Exit status: 0 printed (every workload complete or progressing), 1 a workload is
 not be reached or read (one ``error:`` line naming the context and server, or the kubeconfig
 file, and the cause).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,10 +44,12 @@ FORMATS = ("table", "markdown", "json")
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = subparsers.add_parser(
-        "status", help="show, from the live cluster, each workload's stage, blocker and the next pulumi up",
+        "status",
+        help="show, from the live cluster, each workload's stage, blocker and the next pulumi up",
         description="Read the live cluster and print, for each workload of NAMESPACE (from the MANIFEST files, else "
-                    "the upstream custom resources the cluster holds), the stage table, the blocker and what the next "
-                    "`pulumi up` would do. Needs no Pulumi CLI.")
+        "the upstream custom resources the cluster holds), the stage table, the blocker and what the next "
+        "`pulumi up` would do. Needs no Pulumi CLI.",
+    )
     parser.add_argument("manifests", nargs="*", metavar="MANIFEST", help="workload manifest files (the spec source)")
     parser.add_argument("-n", "--namespace", default="default", help="namespace (default: default)")
     parser.add_argument("--kubeconfig", help="kubeconfig file path (default: KUBECONFIG, ~/.kube/config, in-cluster)")
@@ -54,9 +57,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument("--watch", action="store_true", help="refresh on change until complete or --timeout")
     parser.add_argument("--interval", type=float, default=5.0, help="--watch poll interval in seconds (default 5)")
-    parser.add_argument("--timeout", type=float, default=600.0, help="--watch gives up after this many seconds (default 600)")
-    parser.add_argument("--attempts", type=int, default=3, help="tries per API request before the cluster counts as "
-                                                                "unreachable (default 3)")
+    parser.add_argument(
+        "--timeout", type=float, default=600.0, help="--watch gives up after this many seconds (default 600)"
+    )
+    parser.add_argument(
+        "--attempts",
+        type=int,
+        default=3,
+        help="tries per API request before the cluster counts as unreachable (default 3)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -120,8 +129,15 @@ def from_cluster(args: argparse.Namespace) -> list[Target]:
     for workload in registered().values():
         observer = backend_for(args, workload.gang.provider()).observer
         for cr in custom_resources(observer, workload, args.namespace):
-            out.append(Target(workload, workload.parse({k: v for k, v in cr.items() if k != "status"},
-                                                       namespace=args.namespace, validate=False), "cluster"))
+            out.append(
+                Target(
+                    workload,
+                    workload.parse(
+                        {k: v for k, v in cr.items() if k != "status"}, namespace=args.namespace, validate=False
+                    ),
+                    "cluster",
+                )
+            )
     return out
 
 
@@ -136,26 +152,42 @@ def describe(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     snapshot, result, stage = done.snapshot, done.reconciled, done.stage
     namespace, name = workload.identity(spec)
     observed = {(o.get("kind"), (o.get("metadata") or {}).get("name")) for o in snapshot}
-    created = [f"{m['kind']}/{m['metadata']['name']}" for m in result.manifests
-               if (m["kind"], m["metadata"]["name"]) not in observed]
+    created = [
+        f"{m['kind']}/{m['metadata']['name']}"
+        for m in result.manifests
+        if (m["kind"], m["metadata"]["name"]) not in observed
+    ]
     return {
-        "kind": workload.kind, "name": name, "namespace": namespace, "source": target.source,
-        "revision": stage.target_revision, "stage": O.stage_summary(stage), "blocker": O.blocker_text(stage),
+        "kind": workload.kind,
+        "name": name,
+        "namespace": namespace,
+        "source": target.source,
+        "revision": stage.target_revision,
+        "stage": O.stage_summary(stage),
+        "blocker": O.blocker_text(stage),
         "remedies": list(stage.blocker.remedies) if stage.blocker else [],
         "remaining_stages": O.remaining_stages(stage),
-        "next_up": {"declares": len(result.manifests), "creates": created,
-                    "actions": [a.describe() for a in stage.actions]},
+        "next_up": {
+            "declares": len(result.manifests),
+            "creates": created,
+            "actions": [a.describe() for a in stage.actions],
+        },
         "table": O.stage_table(stage),
     }
 
 
 def render(views: list[dict[str, Any]], fmt: str, namespace: str) -> str:
     if fmt == "json":
-        return json.dumps({"namespace": namespace, "workloads": [{k: v for k, v in v_.items() if k != "table"}
-                                                                  for v_ in views]}, indent=2, default=str)
+        return json.dumps(
+            {"namespace": namespace, "workloads": [{k: v for k, v in v_.items() if k != "table"} for v_ in views]},
+            indent=2,
+            default=str,
+        )
     if not views:
-        return (f"no workload in namespace {namespace}: pass the manifest files of your Pulumi program "
-                "(operator-free specs live there), or deploy in controller mode")
+        return (
+            f"no workload in namespace {namespace}: pass the manifest files of your Pulumi program "
+            "(operator-free specs live there), or deploy in controller mode"
+        )
     md = fmt == "markdown"
     parts = []
     for v in views:
@@ -165,9 +197,11 @@ def render(views: list[dict[str, Any]], fmt: str, namespace: str) -> str:
         if v["blocker"]:
             lines.append(f"blocker: {v['blocker']}" + "".join(f"\n  remedy: {r}" for r in v["remedies"]))
         nxt = v["next_up"]
-        lines.append(f"next pulumi up: declares {nxt['declares']} objects"
-                     + (f", creates {', '.join(nxt['creates'])}" if nxt["creates"] else "")
-                     + ("; actions:" if nxt["actions"] else "; no actions"))
+        lines.append(
+            f"next pulumi up: declares {nxt['declares']} objects"
+            + (f", creates {', '.join(nxt['creates'])}" if nxt["creates"] else "")
+            + ("; actions:" if nxt["actions"] else "; no actions")
+        )
         lines += [f"{'- ' if md else '  '}{a}" for a in nxt["actions"]]
         parts.append("\n".join(line for line in lines if line != ""))
     return "\n\n".join(parts)
@@ -198,9 +232,15 @@ def _cluster_failure(exc: BaseException) -> bool:
     return isinstance(exc, (ClusterError, OSError)) or type(exc).__module__.split(".")[0] in _CLIENT_MODULES
 
 
-def run(args: argparse.Namespace, *, sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic) -> int:
-    manifest_targets = from_manifests(args.manifests, args.namespace) if args.manifests else None  # bad input: exit 2 first
+def run(
+    args: argparse.Namespace,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> int:
+    manifest_targets = (
+        from_manifests(args.manifests, args.namespace) if args.manifests else None
+    )  # bad input: exit 2 first
 
     def targets() -> list[Target]:
         return manifest_targets if manifest_targets is not None else from_cluster(args)

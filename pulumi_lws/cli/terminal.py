@@ -1,4 +1,5 @@
 """What the terminal can print: the glyph set of stage tables (``--ascii`` or automatic)."""
+
 from __future__ import annotations
 
 import sys

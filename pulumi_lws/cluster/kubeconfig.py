@@ -14,6 +14,7 @@ cluster or user it does not define, a certificate file the client cannot load â€
 line names the file (or "inline kubeconfig") and the cause; never the client library's own
 exception type.
 """
+
 from __future__ import annotations
 
 import os
@@ -67,7 +68,7 @@ def _parse(text: str, source: str, fname: pathlib.Path | None) -> KubeConfig:
         raise KubeconfigError(source, f"not a usable kubeconfig: no {' and no '.join(missing)}")
     try:
         return KubeConfig.from_dict(data, fname=fname)
-    except Exception as exc:  # noqa: BLE001 - lightkube raises KeyError/msgspec errors on malformed entries
+    except Exception as exc:
         raise KubeconfigError(source, f"malformed entry ({type(exc).__name__}: {exc})") from exc
 
 
@@ -87,13 +88,21 @@ def _read(path: str) -> KubeConfig:
 def load(value: str | None) -> tuple[KubeConfig, str]:
     """(the kubeconfig, what it came from) for a value as the module docstring reads it."""
     if value:
-        return (_parse(value, "inline kubeconfig", None), "inline kubeconfig") if is_inline(value) else (_read(value), value)
+        return (
+            (_parse(value, "inline kubeconfig", None), "inline kubeconfig")
+            if is_inline(value)
+            else (_read(value), value)
+        )
     source = env_source()
-    if source == DEFAULT_PATH and not os.path.exists(os.path.expanduser(DEFAULT_PATH)) and os.environ.get(
-            "KUBERNETES_SERVICE_HOST") and os.path.exists(os.path.join(SERVICE_ACCOUNT, "token")):
+    if (
+        source == DEFAULT_PATH
+        and not os.path.exists(os.path.expanduser(DEFAULT_PATH))
+        and os.environ.get("KUBERNETES_SERVICE_HOST")
+        and os.path.exists(os.path.join(SERVICE_ACCOUNT, "token"))
+    ):
         try:
             return KubeConfig.from_service_account(SERVICE_ACCOUNT), "in-cluster service account"
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             raise KubeconfigError("in-cluster service account", str(exc)) from exc
     assert source is not None
     return _read(source), source
@@ -104,8 +113,11 @@ def select(config: KubeConfig, source: str, context: str | None) -> SingleConfig
     what is missing."""
     name = context or config.current_context
     if name is None:
-        raise KubeconfigError(source, "no current-context set (pass --context or set current-context); contexts: "
-                                      + ", ".join(sorted(config.contexts)))
+        raise KubeconfigError(
+            source,
+            "no current-context set (pass --context or set current-context); contexts: "
+            + ", ".join(sorted(config.contexts)),
+        )
     if name not in config.contexts:
         raise KubeconfigError(source, f"no context {name!r} (contexts: {', '.join(sorted(config.contexts)) or 'none'})")
     ctx = config.contexts[name]

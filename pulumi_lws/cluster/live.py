@@ -20,11 +20,13 @@ a recreated object is never deleted.
 ``Action.params`` by verb follow :class:`pulumi_lws.core.stage.Action`. ``Action.uid`` guards
 every verb.
 """
+
 from __future__ import annotations
 
 import datetime
 import logging
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import httpx2 as httpx
 from lightkube import Client
@@ -64,9 +66,13 @@ log = logging.getLogger("pulumi_lws.cluster")
 #: lightkube's typed models of the built-in kinds; any other kind an API observes gets a generic
 #: resource built from its :class:`~pulumi_lws.core.facts.KindRef` (group, version, plural)
 TYPED: dict[tuple[str, str], Any] = {
-    ("apps/v1", "StatefulSet"): StatefulSet, ("apps/v1", "Deployment"): Deployment, ("v1", "Pod"): Pod,
-    ("apps/v1", "ControllerRevision"): ControllerRevision, ("v1", "Service"): Service,
-    ("scheduling.k8s.io/v1beta1", "PodGroup"): PodGroup, ("scheduling.k8s.io/v1beta1", "Workload"): Workload,
+    ("apps/v1", "StatefulSet"): StatefulSet,
+    ("apps/v1", "Deployment"): Deployment,
+    ("v1", "Pod"): Pod,
+    ("apps/v1", "ControllerRevision"): ControllerRevision,
+    ("v1", "Service"): Service,
+    ("scheduling.k8s.io/v1beta1", "PodGroup"): PodGroup,
+    ("scheduling.k8s.io/v1beta1", "Workload"): Workload,
 }
 _GENERIC: dict[tuple[str, str], Any] = {}
 
@@ -133,8 +139,15 @@ REQUEST_TIMEOUT = 10.0
 class LiveCluster:
     """Observer + Actuator for a real API server (see module docstring)."""
 
-    def __init__(self, client: Client, *, gang_provider: str = "kubernetes", now: Callable[[], float] | None = None,
-                 retry: RetryPolicy | None = None, context: str | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        gang_provider: str = "kubernetes",
+        now: Callable[[], float] | None = None,
+        retry: RetryPolicy | None = None,
+        context: str | None = None,
+    ) -> None:
         self.client = client
         self.kinds = resource_classes(gang_provider)
         self._now = now or (lambda: datetime.datetime.now(datetime.timezone.utc).timestamp())
@@ -151,8 +164,9 @@ class LiveCluster:
         return f"cluster context {self.context!r}" + (f" at {self.server}" if self.server != "?" else "")
 
     @classmethod
-    def from_kubeconfig(cls, context: str | None = None, *, kubeconfig: str | None = None,
-                        gang_provider: str = "kubernetes") -> "LiveCluster":
+    def from_kubeconfig(
+        cls, context: str | None = None, *, kubeconfig: str | None = None, gang_provider: str = "kubernetes"
+    ) -> LiveCluster:
         """The cluster of ``context`` (default: the current one) in ``kubeconfig`` (a path or the
         file's YAML/JSON content, as the provider's ``kubernetes:kubeconfig`` accepts), else in
         ``KUBECONFIG`` / ``~/.kube/config`` / the in-cluster config."""
@@ -160,9 +174,10 @@ class LiveCluster:
         single = kubeconfig_source.select(config, source, context)
         try:  # the client loads certificates and keys now: a bad one is the kubeconfig's fault
             client = Client(config=single, field_manager=FIELD_MANAGER, timeout=httpx.Timeout(REQUEST_TIMEOUT))
-        except Exception as exc:  # noqa: BLE001 - lightkube/ssl raise many types; one message names the file
+        except Exception as exc:
             raise kubeconfig_source.KubeconfigError(
-                source, f"context {single.context_name!r} cannot be used ({type(exc).__name__}: {exc})") from exc
+                source, f"context {single.context_name!r} cannot be used ({type(exc).__name__}: {exc})"
+            ) from exc
         return cls(client, gang_provider=gang_provider)
 
     # ---- Observer --------------------------------------------------------------------------
@@ -171,9 +186,13 @@ class LiveCluster:
         one for Nodes when the scope asks."""
         objs: list[dict[str, Any]] = []
         for kind in scope.kinds:
-            objs += [o for o in self._list(kind, self._res(kind), namespace=scope.namespace,
-                                           labels=_lightkube_labels(scope.selector_for(kind)))
-                     if scope.selects(o, kind)]
+            objs += [
+                o
+                for o in self._list(
+                    kind, self._res(kind), namespace=scope.namespace, labels=_lightkube_labels(scope.selector_for(kind))
+                )
+                if scope.selects(o, kind)
+            ]
         if scope.nodes:
             objs += self._list("Node", Node)
         return Snapshot.of(objs, now=self._now())
@@ -188,8 +207,9 @@ class LiveCluster:
         fails raises :class:`ObserveError`, so nothing is planned from a partial read."""
         where = f"LIST {kind}" + (f" in namespace {kwargs['namespace']}" if kwargs.get("namespace") else "")
         if kwargs.get("labels"):
-            where += " selected by " + ",".join(k if not isinstance(v, str) else f"{k}={v}"
-                                                for k, v in sorted(kwargs["labels"].items()))
+            where += " selected by " + ",".join(
+                k if not isinstance(v, str) else f"{k}={v}" for k, v in sorted(kwargs["labels"].items())
+            )
         try:
             for attempt in self.retry.retrying(f"{where} (context {self.context})"):
                 with attempt:
@@ -197,9 +217,11 @@ class LiveCluster:
         except Exception as exc:  # lightkube raises ApiError, httpx errors or timeouts
             if status_code(exc) == 404:  # API not served by this cluster: nothing of this kind
                 return []
-            raise ObserveError(f"observe failed: {where} on {self.where}: {describe_failure(exc)}"
-                               f"{self._attempts_note(exc)}; nothing was planned from the partial read "
-                               "(the next `pulumi up` observes again)") from exc
+            raise ObserveError(
+                f"observe failed: {where} on {self.where}: {describe_failure(exc)}"
+                f"{self._attempts_note(exc)}; nothing was planned from the partial read "
+                "(the next `pulumi up` observes again)"
+            ) from exc
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
     # ---- Actuator --------------------------------------------------------------------------
@@ -243,17 +265,29 @@ class LiveCluster:
             if code == 404:
                 return f"skipped {action.describe()}: HTTP 404, the object is gone (the next reconcile re-plans)"
             if is_stale_precondition(exc):
-                return (f"skipped {action.describe()}: HTTP {code}, the object changed since it was observed "
-                        "(uid/resourceVersion/test precondition; the next reconcile re-plans)")
-            raise ActionError(f"{target} failed on {self.where}: {describe_failure(exc)}"
-                              f"{self._attempts_note(exc)}", action=action, status=code) from exc
+                return (
+                    f"skipped {action.describe()}: HTTP {code}, the object changed since it was observed "
+                    "(uid/resourceVersion/test precondition; the next reconcile re-plans)"
+                )
+            raise ActionError(
+                f"{target} failed on {self.where}: {describe_failure(exc)}{self._attempts_note(exc)}",
+                action=action,
+                status=code,
+            ) from exc
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
     def _handlers(self) -> dict[str, Callable[[Any, str, Action], str]]:
         """verb -> handler(resource class, namespace, action) -> result line."""
-        return {"label": self._label, "annotate": self._annotate, "ungate": self._ungate,
-                "set-condition": self._set_condition, "finalize": self._finalize,
-                "delete": self._delete, "disown": self._disown, "patch-status": self._patch_status}
+        return {
+            "label": self._label,
+            "annotate": self._annotate,
+            "ungate": self._ungate,
+            "set-condition": self._set_condition,
+            "finalize": self._finalize,
+            "delete": self._delete,
+            "disown": self._disown,
+            "patch-status": self._patch_status,
+        }
 
     def _effect_visible(self, res: Any, namespace: str, action: Action) -> bool:
         """Re-read the action's object: does it already show the action's effect?"""
@@ -270,7 +304,7 @@ class LiveCluster:
         (best effort; a failing read means "not known to have landed")."""
         try:
             return self._effect_visible(res, namespace, action)
-        except Exception:  # noqa: BLE001 - the server is still failing: report the action's own failure
+        except Exception:
             return False
 
     def _attempts_note(self, exc: BaseException) -> str:
@@ -288,7 +322,9 @@ class LiveCluster:
         if action.uid:
             meta["uid"] = action.uid  # a mismatching uid is refused (immutable: 422; resilience.is_stale_precondition)
         self.client.patch(res, action.name, {"metadata": meta}, namespace=namespace, patch_type=PatchType.MERGE)
-        return f"{action.verb} {action.kind}/{action.name}: " + ", ".join(f"{k}={v}" for k, v in sorted(meta[field].items()))
+        return f"{action.verb} {action.kind}/{action.name}: " + ", ".join(
+            f"{k}={v}" for k, v in sorted(meta[field].items())
+        )
 
     def _label(self, res: Any, namespace: str, action: Action) -> str:
         return self._metadata_patch(res, namespace, action, "labels")
@@ -302,7 +338,7 @@ class LiveCluster:
         gates = [g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or []]
         if gate not in gates:
             return f"ungate {action.kind}/{action.name}: {gate} already removed"
-        patch = ungate_patch(gates.index(gate), gate, action.uid)
+        patch = ungate_patch(gates.index(gate), gate, action.uid)  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
         self.client.patch(res, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
         return f"ungate {action.kind}/{action.name}: removed {gate}"
 
@@ -334,7 +370,9 @@ class LiveCluster:
         """Remove the ownerReferences of ``params.owners`` (uids): JSON patch, each removal guarded
         by a ``test`` of that entry's uid, highest index first (adoption, docs/modes.md)."""
         obj = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
-        patch = disown_patch((obj.get("metadata") or {}).get("ownerReferences"), action.params.get("owners") or (), action.uid)
+        patch = disown_patch(
+            (obj.get("metadata") or {}).get("ownerReferences"), action.params.get("owners") or (), action.uid
+        )
         if not [op for op in patch if op["op"] != "test"]:
             return f"disown {action.kind}/{action.name}: unchanged"
         self.client.patch(res, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
@@ -374,7 +412,7 @@ class LiveCluster:
         for event in events:
             head = f"event {event.reason} {event.regarding['kind']}/{event.regarding['name']}"
             try:
-                self.client.create(from_dict(event.manifest(namespace, now)), namespace=namespace)
+                self.client.create(from_dict(event.manifest(namespace, now)), namespace=namespace)  # type: ignore[type-var]  # lightkube's generic resource classes are both namespaced and global
                 out.append(f"{head}: recorded")
                 continue
             except Exception as exc:  # lightkube raises ApiError, httpx errors or timeouts
@@ -389,8 +427,11 @@ class LiveCluster:
         return out
 
     def _delete(self, res: Any, namespace: str, action: Action) -> str:
-        body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions",
-                                "propagationPolicy": action.params.get("propagation", "Background")}
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "propagationPolicy": action.params.get("propagation", "Background"),
+        }
         if action.uid:
             body["preconditions"] = {"uid": action.uid}
         generic = self.client._client  # lightkube's delete() sends no body; reuse its request builder

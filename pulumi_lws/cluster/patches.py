@@ -5,6 +5,7 @@ object fails it: 422, which the actuator skips), and every index it writes to is
 ``test`` of the entry at that index, so a list that moved meanwhile fails the patch instead of
 changing the wrong entry.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -14,12 +15,15 @@ from typing import Any
 def ungate_patch(index: int, gate: str, uid: str | None = None) -> list[dict[str, Any]]:
     """JSON patch removing exactly gate ``index`` (the ``test`` op fails it if the list moved)."""
     ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
-    return ops + [{"op": "test", "path": f"/spec/schedulingGates/{index}/name", "value": gate},
-                  {"op": "remove", "path": f"/spec/schedulingGates/{index}"}]
+    return ops + [
+        {"op": "test", "path": f"/spec/schedulingGates/{index}/name", "value": gate},
+        {"op": "remove", "path": f"/spec/schedulingGates/{index}"},
+    ]
 
 
-def finalizer_patch(current: Sequence[str] | None, add: Sequence[str] = (), remove: Sequence[str] = (),
-                    uid: str | None = None) -> list[dict[str, Any]]:
+def finalizer_patch(
+    current: Sequence[str] | None, add: Sequence[str] = (), remove: Sequence[str] = (), uid: str | None = None
+) -> list[dict[str, Any]]:
     """JSON patch adding the missing ``add`` finalizers and removing the present ``remove`` ones
     from ``metadata.finalizers`` (as observed in ``current``). Each removal is guarded by a
     ``test`` of the entry at that index (highest index first), so a list that changed meanwhile
@@ -28,8 +32,10 @@ def finalizer_patch(current: Sequence[str] | None, add: Sequence[str] = (), remo
     ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
     have = list(current or [])
     for i in sorted((i for i, f in enumerate(have) if f in set(remove)), reverse=True):
-        ops += [{"op": "test", "path": f"/metadata/finalizers/{i}", "value": have[i]},
-                {"op": "remove", "path": f"/metadata/finalizers/{i}"}]
+        ops += [
+            {"op": "test", "path": f"/metadata/finalizers/{i}", "value": have[i]},
+            {"op": "remove", "path": f"/metadata/finalizers/{i}"},
+        ]
     kept = [f for f in have if f not in set(remove)]
     missing = [f for f in dict.fromkeys(add) if f not in kept]
     if missing and current is None:
@@ -39,28 +45,37 @@ def finalizer_patch(current: Sequence[str] | None, add: Sequence[str] = (), remo
     return ops
 
 
-def disown_patch(refs: Sequence[Mapping[str, Any]] | None, owners: Sequence[str], uid: str | None = None) -> list[dict[str, Any]]:
+def disown_patch(
+    refs: Sequence[Mapping[str, Any]] | None, owners: Sequence[str], uid: str | None = None
+) -> list[dict[str, Any]]:
     """JSON patch removing the ownerReferences whose uid is in ``owners`` (each guarded by a
     ``test`` of its uid, highest index first, so a list that moved fails with 422)."""
     ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
     for i in sorted((i for i, r in enumerate(refs or []) if r.get("uid") in set(owners)), reverse=True):
-        ops += [{"op": "test", "path": f"/metadata/ownerReferences/{i}/uid", "value": refs[i]["uid"]},  # type: ignore[index]
-                {"op": "remove", "path": f"/metadata/ownerReferences/{i}"}]
+        ops += [
+            {"op": "test", "path": f"/metadata/ownerReferences/{i}/uid", "value": refs[i]["uid"]},  # type: ignore[index]
+            {"op": "remove", "path": f"/metadata/ownerReferences/{i}"},
+        ]
     return ops
 
 
-def status_patch(current: Mapping[str, Any] | None, status: Mapping[str, Any], uid: str | None = None) -> list[dict[str, Any]]:
+def status_patch(
+    current: Mapping[str, Any] | None, status: Mapping[str, Any], uid: str | None = None
+) -> list[dict[str, Any]]:
     """JSON patch of the ``/status`` subresource setting each top-level key of ``status`` (the
     others kept; ``add`` replaces an existing member), guarded by a uid ``test``."""
     ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
     if current is None:
         return ops + [{"op": "add", "path": "/status", "value": dict(status)}]
-    return ops + [{"op": "add", "path": f"/status/{k.replace('~', '~0').replace('/', '~1')}", "value": v}
-                  for k, v in status.items()]
+    return ops + [
+        {"op": "add", "path": f"/status/{k.replace('~', '~0').replace('/', '~1')}", "value": v}
+        for k, v in status.items()
+    ]
 
 
-def condition_patch(conditions: Sequence[Mapping[str, Any]] | None, condition: Mapping[str, Any],
-                    uid: str | None = None) -> list[dict[str, Any]]:
+def condition_patch(
+    conditions: Sequence[Mapping[str, Any]] | None, condition: Mapping[str, Any], uid: str | None = None
+) -> list[dict[str, Any]]:
     """JSON patch setting one pod condition by type, leaving the others untouched."""
     ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
     if not conditions:
@@ -73,5 +88,7 @@ def condition_patch(conditions: Sequence[Mapping[str, Any]] | None, condition: M
     merged = dict(condition)
     if old.get("status") == condition.get("status") and old.get("lastTransitionTime"):
         merged["lastTransitionTime"] = old["lastTransitionTime"]  # no transition
-    return ops + [{"op": "test", "path": f"/status/conditions/{i}/type", "value": condition["type"]},
-                  {"op": "replace", "path": f"/status/conditions/{i}", "value": merged}]
+    return ops + [
+        {"op": "test", "path": f"/status/conditions/{i}/type", "value": condition["type"]},
+        {"op": "replace", "path": f"/status/conditions/{i}", "value": merged},
+    ]

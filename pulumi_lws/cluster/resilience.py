@@ -19,6 +19,7 @@ Classification (one place, so every verb and every LIST agrees):
   another uid (``metadata.uid`` field is immutable). Every other 409 (``AlreadyExists``, an
   admission webhook's conflict, ...) and every other 422 (validation) is an error.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -201,14 +202,22 @@ class RetryPolicy:
         def log_retry(state: RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome else None
             wait = state.next_action.sleep if state.next_action else 0.0
-            log.warning("%s: %s; retry %d/%d in %.2fs", what, describe_failure(exc) if exc else "failed",
-                        state.attempt_number, self.attempts - 1, wait)
+            log.warning(
+                "%s: %s; retry %d/%d in %.2fs",
+                what,
+                describe_failure(exc) if exc else "failed",
+                state.attempt_number,
+                self.attempts - 1,
+                wait,
+            )
 
         return Retrying(
             sleep=self.sleep,
             stop=stop_after_attempt(self.attempts),
-            wait=_wait_for_server(wait_exponential_jitter(initial=self.initial, max=self.max_wait, jitter=self.jitter),
-                                  cap=self.max_retry_after),
+            wait=_wait_for_server(
+                wait_exponential_jitter(initial=self.initial, max=self.max_wait, jitter=self.jitter),
+                cap=self.max_retry_after,
+            ),
             retry=retry_if_exception(is_transient),
             before_sleep=log_retry,
             reraise=True,

@@ -8,6 +8,7 @@ its own ``test`` op. ``obj`` is the plain object as read now (None: it no longer
 Each predicate states the post-condition of its verb (:class:`pulumi_lws.core.stage.Action`).
 A verb without one here is simply retried (its handler must then be idempotent).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -31,6 +32,7 @@ def _metadata_map_applied(field: str) -> Callable[[Action, Obj], bool]:
         have = _meta(obj).get(field) or {} if obj is not None else {}
         want = action.params.get(field) or {}
         return _same_object(action, obj) and all(have.get(k) == v for k, v in want.items())
+
     return applied
 
 
@@ -43,14 +45,20 @@ def _ungated(action: Action, obj: Obj) -> bool:
 def _condition_set(action: Action, obj: Obj) -> bool:
     conditions = ((obj or {}).get("status") or {}).get("conditions") or []
     current = next((c for c in conditions if c.get("type") == action.params.get("type")), None)
-    return _same_object(action, obj) and current is not None and all(
-        current.get(k) == v for k, v in action.params.items() if k in ("status", "reason", "message"))
+    return (
+        _same_object(action, obj)
+        and current is not None
+        and all(current.get(k) == v for k, v in action.params.items() if k in ("status", "reason", "message"))
+    )
 
 
 def _finalized(action: Action, obj: Obj) -> bool:
     have = set(_meta(obj).get("finalizers") or []) if obj is not None else set()
-    return (_same_object(action, obj) and set(action.params.get("add") or ()) <= have
-            and not have & set(action.params.get("remove") or ()))
+    return (
+        _same_object(action, obj)
+        and set(action.params.get("add") or ()) <= have
+        and not have & set(action.params.get("remove") or ())
+    )
 
 
 def _deleted(action: Action, obj: Obj) -> bool:

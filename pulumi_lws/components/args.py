@@ -5,6 +5,7 @@ arguments may be snake_case or camelCase. The workload components resolve every 
 before building (components/inputs.py); :func:`reject_outputs` guards the pure builders against
 one that slipped through.
 """
+
 from __future__ import annotations
 
 import copy
@@ -19,8 +20,17 @@ from pulumi_lws.core.facts import ArgumentError, int_or_percent
 from pulumi_lws.core.resource import load_manifest
 from pulumi_lws.core.workload import Workload
 
-__all__ = ["Built", "apply_fields", "base_manifest", "build_spec", "int_or_percent", "reject_outputs", "set_path",
-           "snake", "split_args"]
+__all__ = [
+    "Built",
+    "apply_fields",
+    "base_manifest",
+    "build_spec",
+    "int_or_percent",
+    "reject_outputs",
+    "set_path",
+    "snake",
+    "split_args",
+]
 
 
 def snake(key: str) -> str:
@@ -31,8 +41,17 @@ def snake(key: str) -> str:
 def reject_outputs(value: Any, kind: str, path: str = "args") -> None:
     """The planner needs concrete values; an unresolved ``pulumi.Output`` cannot be planned."""
     if type(value).__name__ == "Output" and type(value).__module__.startswith("pulumi"):
-        raise SpecError(kind, None, [FieldError(path, f"must be a plain value known when the program runs "
-                                                      f"(the {kind} spec cannot depend on other resources' outputs)")])
+        raise SpecError(
+            kind,
+            None,
+            [
+                FieldError(
+                    path,
+                    f"must be a plain value known when the program runs "
+                    f"(the {kind} spec cannot depend on other resources' outputs)",
+                )
+            ],
+        )
     if isinstance(value, Mapping):
         for k, v in value.items():
             reject_outputs(v, kind, f"{path}.{k}")
@@ -56,11 +75,19 @@ def base_manifest(source: Any, workload: Workload) -> dict[str, Any]:
     """The manifest dict of a ``manifest`` argument: a model of the API, a dict or YAML text."""
     model = workload.arguments.model
     if model is not None and isinstance(source, model):
-        return source.to_wire()  # type: ignore[attr-defined,no-any-return]  # ManifestResource.to_wire
+        # the API's model is a ManifestResource (typed loosely in the facts to keep core free of pydantic models)
+        return source.to_wire()  # type: ignore[attr-defined]
     if isinstance(source, (str, Mapping)):
         return copy.deepcopy(load_manifest(source, workload.kind))
-    raise SpecError(workload.kind, None, [FieldError(
-        "manifest", f"expected a manifest dict, YAML text or {workload.kind}, got {type(source).__name__}")])
+    raise SpecError(
+        workload.kind,
+        None,
+        [
+            FieldError(
+                "manifest", f"expected a manifest dict, YAML text or {workload.kind}, got {type(source).__name__}"
+            )
+        ],
+    )
 
 
 def split_args(args: Any, workload: Workload) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -72,8 +99,9 @@ def split_args(args: Any, workload: Workload) -> tuple[dict[str, Any], dict[str,
     if isinstance(args, str) or (model is not None and isinstance(args, model)):
         return base_manifest(args, workload), {}
     if not isinstance(args, Mapping):
-        raise SpecError(kind, None, [FieldError(
-            "args", f"expected a dict, YAML text or {kind}, got {type(args).__name__}")])
+        raise SpecError(
+            kind, None, [FieldError("args", f"expected a dict, YAML text or {kind}, got {type(args).__name__}")]
+        )
     if "spec" in args or "apiVersion" in args or "kind" in args:
         return base_manifest(args, workload), {}
     fields = {snake(k): v for k, v in args.items() if v is not None}
@@ -117,8 +145,9 @@ def _metadata(manifest: dict[str, Any], kind: str, resource_name: str) -> dict[s
     ``default``; SpecError for a metadata that is not an object (``metadata: null`` included)."""
     meta = manifest.setdefault("metadata", {})
     if not isinstance(meta, dict):
-        raise SpecError(kind, None, [FieldError("metadata", "must be an object (name, namespace, labels, "
-                                                            "annotations)", meta)])
+        raise SpecError(
+            kind, None, [FieldError("metadata", "must be an object (name, namespace, labels, annotations)", meta)]
+        )
     meta.setdefault("name", resource_name)
     meta.setdefault("namespace", "default")
     return meta
@@ -166,7 +195,9 @@ def build_spec(workload: Workload | str, resource_name: str, args: Any) -> Built
             errors.append(FieldError(_camel(option.name), str(exc), fields.get(option.name)))
     if errors:
         raise SpecError(kind, None, errors)
-    control = check_arguments(kind, *(fields.get(c) for c in ("paused", "progress_deadline_seconds") if c in schema.control))
+    control = check_arguments(
+        kind, *(fields.get(c) for c in ("paused", "progress_deadline_seconds") if c in schema.control)
+    )
     declared = with_arguments(copy.deepcopy(manifest), control, deadline="progress_deadline_seconds" in schema.control)
     spec = workload.parse(declared)
     _, name = workload.identity(spec)

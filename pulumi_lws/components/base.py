@@ -16,10 +16,12 @@ every child through ``parent=self``; so do ``protect`` and the engine's ``transf
 component copies ``retain_on_delete`` and its inputs' dependencies to every child and binds the
 destroy-time release hook (components/lifecycle.py).
 """
+
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 import pulumi
 
@@ -73,6 +75,7 @@ def component_registration(kind: str, cls: type) -> Iterator[type]:
         if not known:
             _COMPONENT_CLASSES.pop(kind, None)
 
+
 #: Called with (component name, stage) after each reconcile; the mock-engine driver collects stages here.
 _stage_listeners: list[Callable[[str, Stage], None]] = []
 
@@ -87,7 +90,7 @@ def on_stage(listener: Callable[[str, Stage], None]) -> Iterator[None]:
         _stage_listeners.remove(listener)
 
 
-def kubernetes_provider_settings() -> dict[str, Optional[str]]:
+def kubernetes_provider_settings() -> dict[str, str | None]:
     """The cluster the default pulumi-kubernetes provider targets: the stack's ``kubernetes:context``
     and ``kubernetes:kubeconfig`` config (unset: the current kube context), so the component
     observes the same cluster it registers objects in."""
@@ -108,26 +111,35 @@ class WorkloadComponent(pulumi.ComponentResource):
         inputs = resolve_inputs(args)
         return inputs, inputs.build(builder)
 
-    def __init__(self, t: str, name: str, opts: pulumi.ResourceOptions | None = None,
-                 inputs: ResolvedInputs | None = None) -> None:
+    def __init__(
+        self, t: str, name: str, opts: pulumi.ResourceOptions | None = None, inputs: ResolvedInputs | None = None
+    ) -> None:
         self._inputs = inputs or ResolvedInputs(args=None)
         self._component_opts = opts
         super().__init__(t, name, {}, with_dependencies(opts, self._inputs.resources))
 
-    def _reconcile(self, name: str, workload: Workload, spec: Any, options: Any, *,
-                   gang_provider: str = "kubernetes") -> tuple[Snapshot, Reconciled, list[str]]:
+    def _reconcile(
+        self, name: str, workload: Workload, spec: Any, options: Any, *, gang_provider: str = "kubernetes"
+    ) -> tuple[Snapshot, Reconciled, list[str]]:
         """Observe, plan one stage, register its objects and run (or, in preview, list) its actions."""
         inputs = self._inputs
 
         def register(observed: Cycle[Any]) -> list[Any]:
             namespace, scope, backend = observed.namespace, observed.scope, self._backend
             self.assumptions = inputs.notes(creating=len(observed.snapshot) == 0)
-            hook = release_hook(_hook_name(name, self._component_opts),
-                                lambda: release_retained_pods(backend, namespace, scope, workload))
+            hook = release_hook(
+                _hook_name(name, self._component_opts),
+                lambda: release_retained_pods(backend, namespace, scope, workload),
+            )
             self._release_hook = hook  # the engine runs it at destroy; tests call it (mocks run no hooks)
             self.child_resources = register_children(
-                name, observed.reconciled.manifests, observed.reconciled.dependencies, self,
-                substitute=inputs.pass_through, options=child_options(self._component_opts, inputs.resources, hook))
+                name,
+                observed.reconciled.manifests,
+                observed.reconciled.dependencies,
+                self,
+                substitute=inputs.pass_through,
+                options=child_options(self._component_opts, inputs.resources, hook),
+            )
             self._stage_demand = manifest_demand(observed.reconciled.manifests)  # every API's workloads, no kind branch
             return self.child_resources
 
@@ -151,8 +163,11 @@ class WorkloadComponent(pulumi.ComponentResource):
         if pulumi.runtime.is_dry_run():
             notes = "".join(f"\nassumes: {n}" for n in self.assumptions)
             pulumi.log.info(redact(f"{stage.summary()}\n{_outputs.stage_table(stage)}{notes}"), resource=self)
-            pulumi.log.info(f"demand of this stage (pod requests x pods declared): "
-                            f"{demand_text(getattr(self, '_stage_demand', {}))}", resource=self)
+            pulumi.log.info(
+                f"demand of this stage (pod requests x pods declared): "
+                f"{demand_text(getattr(self, '_stage_demand', {}))}",
+                resource=self,
+            )
             for line in planned:
                 pulumi.log.info(f"would {line}", resource=self)
             return planned

@@ -19,6 +19,7 @@ Invariants: operator-free mode is unchanged by this module except for Events, wh
 on update only (never in preview), through the actuator when it implements
 :class:`~pulumi_lws.core.events.EventSink`.
 """
+
 from __future__ import annotations
 
 import copy
@@ -56,11 +57,24 @@ def split_mode(args: Any, workload: Workload) -> tuple[str, Any]:
         supported = ", ".join(f'"{m}"' for m in MODES)
         raise SpecError(kind, None, [FieldError("mode", f"Unsupported value: supported values: {supported}", mode)])
     if mode == CONTROLLER:
-        given = [k for k in workload.arguments.operator_free_only if rest.get(k) is not None or rest.get(_camel(k)) is not None]
+        given = [
+            k
+            for k in workload.arguments.operator_free_only
+            if rest.get(k) is not None or rest.get(_camel(k)) is not None
+        ]
         if given:
-            raise SpecError(kind, None, [FieldError(_camel(k), "is a pulumi-lws (operator-free) option the upstream "
-                                                    "controller does not implement; remove it or use mode \"operator-free\"")
-                                         for k in given])
+            raise SpecError(
+                kind,
+                None,
+                [
+                    FieldError(
+                        _camel(k),
+                        "is a pulumi-lws (operator-free) option the upstream "
+                        'controller does not implement; remove it or use mode "operator-free"',
+                    )
+                    for k in given
+                ],
+            )
     return mode, rest
 
 
@@ -81,16 +95,25 @@ def custom_resource(workload: Workload, spec: Any, manifest: Mapping[str, Any]) 
     if str(annotations.get(SKIP_AWAIT, "")).lower() != "true" and WAIT_FOR not in annotations:
         annotations[WAIT_FOR] = f"condition={workload.upstream.ready_condition}"
     metadata["annotations"] = annotations
-    for key in [k for k in metadata if k in ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")]:
+    for key in [
+        k for k in metadata if k in ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")
+    ]:
         metadata.pop(key)
-    return {"apiVersion": workload.api_version, "kind": workload.kind, "metadata": metadata, "spec": doc.get("spec") or {}}
+    return {
+        "apiVersion": workload.api_version,
+        "kind": workload.kind,
+        "metadata": metadata,
+        "spec": doc.get("spec") or {},
+    }
 
 
 def missing_controller_message(workload: Workload, namespace: str, name: str) -> str:
     up = workload.upstream
-    return (f"{workload.kind} {namespace}/{name}: mode \"controller\" needs {up.controller}, but the cluster does not "
-            f"serve {workload.api_version} {workload.kind} (CustomResourceDefinition {up.crd_name} not found). "
-            f"Install the controller, or use mode \"operator-free\" (the default), which needs no controller.")
+    return (
+        f'{workload.kind} {namespace}/{name}: mode "controller" needs {up.controller}, but the cluster does not '
+        f"serve {workload.api_version} {workload.kind} (CustomResourceDefinition {up.crd_name} not found). "
+        f'Install the controller, or use mode "operator-free" (the default), which needs no controller.'
+    )
 
 
 def check_controller(workload: Workload, spec: Any, observer: Any) -> None:
@@ -110,8 +133,15 @@ def controller_backend(gang_provider: str = "kubernetes") -> Any:
     return current_backend(**kubernetes_provider_settings(), gang_provider=gang_provider)
 
 
-def register_custom_resource(component: pulumi.ComponentResource, name: str, workload: Workload, spec: Any,
-                             options: Any, manifest: Mapping[str, Any], backend: Any) -> tuple[Any, Any, list[str]]:
+def register_custom_resource(
+    component: pulumi.ComponentResource,
+    name: str,
+    workload: Workload,
+    spec: Any,
+    options: Any,
+    manifest: Mapping[str, Any],
+    backend: Any,
+) -> tuple[Any, Any, list[str]]:
     """Controller mode's reconcile: observe, plan (what the controller will do), register the CR
     only, log the stage table (preview and up alike: the controller acts, not pulumi-lws)."""
     from pulumi_lws.components import outputs as _outputs
@@ -124,12 +154,15 @@ def register_custom_resource(component: pulumi.ComponentResource, name: str, wor
         raise pulumi.RunError(f"{name}: {CLUSTER_ERROR}{exc}") from exc
     result = workload.reconcile(spec, snapshot, options)
     inputs = getattr(component, "_inputs", None)  # what the base's reconcile also records
-    component.assumptions = inputs.notes(creating=len(snapshot) == 0) if inputs is not None else []
+    component.assumptions = inputs.notes(creating=len(snapshot) == 0) if inputs is not None else []  # type: ignore[attr-defined]  # set by the component base before this runs
     cr = custom_resource(workload, spec, manifest)
-    component.child_resources = [register_manifest(name, cr, pulumi.ResourceOptions(parent=component))]
+    component.child_resources = [register_manifest(name, cr, pulumi.ResourceOptions(parent=component))]  # type: ignore[attr-defined]  # set by the component base before this runs
     stage = result.stage
-    pulumi.log.info(f"controller mode: the {workload.kind} controller rolls out; predicted: {stage.summary()}\n"
-                    f"{_outputs.stage_table(stage)}\nmodel: {workload.upstream.model}", resource=component)
+    pulumi.log.info(
+        f"controller mode: the {workload.kind} controller rolls out; predicted: {stage.summary()}\n"
+        f"{_outputs.stage_table(stage)}\nmodel: {workload.upstream.model}",
+        resource=component,
+    )
     for listener in list(_stage_listeners):
         listener(name, stage)
     return snapshot, result, []
@@ -167,8 +200,18 @@ def checked_backend(mode: str, workload: Workload, spec: Any, *, gang_provider: 
     return backend
 
 
-def reconcile_in_mode(component: Any, mode: str, backend: Any, name: str, workload: Workload, spec: Any, options: Any,
-                      manifest: Mapping[str, Any], *, gang_provider: str = "kubernetes") -> tuple[Any, Any, list[str]]:
+def reconcile_in_mode(
+    component: Any,
+    mode: str,
+    backend: Any,
+    name: str,
+    workload: Workload,
+    spec: Any,
+    options: Any,
+    manifest: Mapping[str, Any],
+    *,
+    gang_provider: str = "kubernetes",
+) -> tuple[Any, Any, list[str]]:
     """One ``pulumi up`` in ``mode``: controller -> :func:`register_custom_resource`; operator-free
     -> the component's own reconcile, then this reconcile's Events (:func:`record_events`)."""
     if mode == CONTROLLER:

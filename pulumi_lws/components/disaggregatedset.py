@@ -8,7 +8,7 @@ raising before anything registers) and publishes the DisaggregatedSet outputs. E
 objects by the project's LeaderWorkerSet pipeline.
 """
 
-from typing import Any, Optional, TypedDict
+from typing import Any, TypedDict
 
 import pulumi
 
@@ -19,7 +19,7 @@ from pulumi_lws.workloads import workload_for
 TYPE = "lws:index:DisaggregatedSet"
 KIND = "DisaggregatedSet"
 
-__all__ = ["DisaggregatedSet", "DisaggregatedSetArgs", "TYPE"]
+__all__ = ["TYPE", "DisaggregatedSet", "DisaggregatedSetArgs"]
 
 
 class DisaggregatedSetArgs(TypedDict, total=False):
@@ -67,7 +67,7 @@ class DisaggregatedSet(WorkloadComponent):
     """Target revision (upstream ``ComputeRevision``: role names and leaderWorkerTemplates)."""
     stage: pulumi.Output[dict[str, Any]]
     """This stage: policy, replicas, complete, and per role ``old|new`` replicas, ``paused``; ``control``: paused, progress deadline, updated/ready/total groups, startedAt/now (docs/rollout-control.md)."""
-    blocker: pulumi.Output[Optional[str]]
+    blocker: pulumi.Output[str | None]
     """Why the rollout cannot advance ("code: message"), or null."""
     remaining_stages: pulumi.Output[list[dict[str, Any]]]
     """Predicted stages after this one."""
@@ -76,15 +76,25 @@ class DisaggregatedSet(WorkloadComponent):
     status: pulumi.Output[dict[str, Any]]
     """roleStatuses (replicas, readyReplicas, updatedReplicas per role) and the Available/Progressing condition."""
 
-    def __init__(self, name: str, args: DisaggregatedSetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: DisaggregatedSetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers;
         # the backend observes (and the live one LISTs) the PodGroup kind of the children's gang provider
         workload = workload_for(KIND)
         run = run_workload(self, TYPE, name, args, opts, workload)
         outputs = workload_outputs(workload, run)
-        outputs["stage"] = {**outputs["stage"], "roles": [
-            {"name": lane.name, "old": lane.old, "new": lane.new, "oldReady": lane.old_ready, "newReady": lane.new_ready}
-            for lane in run.result.stage.lanes]}
+        outputs["stage"] = {
+            **outputs["stage"],
+            "roles": [
+                {
+                    "name": lane.name,
+                    "old": lane.old,
+                    "new": lane.new,
+                    "oldReady": lane.old_ready,
+                    "newReady": lane.new_ready,
+                }
+                for lane in run.result.stage.lanes
+            ],
+        }
         self._publish_outputs(outputs)
 
 

@@ -10,6 +10,7 @@ duplicate URN), so each set can ``depends_on`` it. It is registered with ``retai
 deleting the stack (or dropping the call) must never delete the CRD, which would delete every
 scaler of every set in the cluster with it.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,8 +23,7 @@ from pulumi_lws.disaggregatedset import external
 _REGISTERED: dict[tuple[int, int], Any] = {}
 
 
-def role_scaler_crd(name: str = external.CRD_NAME,
-                    opts: pulumi.ResourceOptions | None = None) -> Any:
+def role_scaler_crd(name: str = external.CRD_NAME, opts: pulumi.ResourceOptions | None = None) -> Any:
     """The ``disaggregatedsetrolescalers.disaggregatedset.x-k8s.io`` CRD (upstream's schema, scale and
     status subresources), registered once per program and ``opts.provider``; later calls return it."""
     from pulumi.runtime.settings import get_root_resource

@@ -19,6 +19,7 @@ and records, per input leaf, whether it is known, secret and which resources it 
 Invariants: nothing here registers a resource; :func:`resolve_inputs` of plain values returns
 them unchanged (same object graph, no Pulumi calls); a placeholder never reaches a child.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,8 +47,14 @@ MOST_DISRUPTIVE: dict[str, tuple[tuple[Any, str], ...]] = {
     "partition": ((0, "every group gets the new template"),),
 }
 _WIRE = {"max_unavailable": "maxUnavailable", "max_surge": "maxSurge"}
-_IDENTITY_PATHS = {("name",), ("namespace",), ("metadata", "name"), ("metadata", "namespace"),
-                   ("manifest", "metadata", "name"), ("manifest", "metadata", "namespace")}
+_IDENTITY_PATHS = {
+    ("name",),
+    ("namespace",),
+    ("metadata", "name"),
+    ("metadata", "namespace"),
+    ("manifest", "metadata", "name"),
+    ("manifest", "metadata", "namespace"),
+}
 REDACTED = "[secret]"
 #: Secrets shorter than this are only matched as whole values (a substring match would taint everything).
 _MIN_SUBSTRING_SECRET = 4
@@ -100,7 +107,7 @@ class InvalidInput(SpecError, pulumi.RunError):
     still catches it (kind, name and errors unchanged)."""
 
     @classmethod
-    def of(cls, err: SpecError) -> "InvalidInput":
+    def of(cls, err: SpecError) -> InvalidInput:
         return err if isinstance(err, cls) else cls(err.kind, err.name, err.errors)
 
 
@@ -175,8 +182,13 @@ class ResolvedInputs:
             try:
                 return builder(self._with_stand_ins())
             except SpecError as err:
-                rejected = [u for u in self.unknowns if isinstance(u.stand_in, str) and u.role != "decision"
-                            and any(e.value == u.stand_in for e in err.errors)]
+                rejected = [
+                    u
+                    for u in self.unknowns
+                    if isinstance(u.stand_in, str)
+                    and u.role != "decision"
+                    and any(e.value == u.stand_in for e in err.errors)
+                ]
                 for u in rejected:
                     u.stand_in = 1
                 # each retry changes a stand-in for good, so the loop ends
@@ -192,8 +204,10 @@ class ResolvedInputs:
     def _redacted_error(self, err: SpecError) -> SpecError:
         if not self.secrets:
             return err
-        errors = [FieldError(e.path, self.redact(e.message), REDACTED if self._is_secret_value(e.value) else e.value, e.kind)
-                  for e in err.errors]
+        errors = [
+            FieldError(e.path, self.redact(e.message), REDACTED if self._is_secret_value(e.value) else e.value, e.kind)
+            for e in err.errors
+        ]
         return SpecError(err.kind, err.name, errors)
 
     def notes(self, *, creating: bool) -> list[str]:
@@ -220,11 +234,13 @@ class ResolvedInputs:
         if len(placeholders) == 1 and placeholders[0].stand_in == text:
             result: Any = placeholders[0].output
         elif placeholders:
+
             def fill(values: Sequence[Any]) -> str:
                 out = text
                 for u, v in zip(placeholders, values):
                     out = out.replace(u.stand_in, str(v))
                 return out
+
             result = pulumi.Output.all(*[u.output for u in placeholders]).apply(fill)
         else:
             result = text
@@ -236,7 +252,9 @@ class ResolvedInputs:
         return any(type(s) is type(value) and s == value for s in self.secrets)
 
     def _carries_secret(self, text: str) -> bool:
-        return any(s == text or (len(s) >= _MIN_SUBSTRING_SECRET and s in text) for s in self.secrets if isinstance(s, str))
+        return any(
+            s == text or (len(s) >= _MIN_SUBSTRING_SECRET and s in text) for s in self.secrets if isinstance(s, str)
+        )
 
     # -- logs and outputs -----------------------------------------------------------------
     def redact(self, value: Any) -> Any:
@@ -271,12 +289,25 @@ def resolve_inputs(args: Any) -> ResolvedInputs:
 
 def _source_names(resources: set) -> tuple[tuple[str, str], ...]:
     """(short type, name) of each resource: ``("Namespace", "serving")``."""
-    return tuple(sorted((str(getattr(r, "_type", "") or "").split(":")[-1], str(r._name))
-                        for r in resources if getattr(r, "_name", None)))
+    return tuple(
+        sorted(
+            (str(getattr(r, "_type", "") or "").split(":")[-1], str(r._name))
+            for r in resources
+            if getattr(r, "_name", None)
+        )
+    )
 
 
-def _walk(value: Any, path: Path, acc: ResolvedInputs, *, secret: bool, sources: tuple[tuple[str, str], ...],
-          seen: dict[int, pulumi.Resource], origin: pulumi.Output | None = None) -> Any:
+def _walk(
+    value: Any,
+    path: Path,
+    acc: ResolvedInputs,
+    *,
+    secret: bool,
+    sources: tuple[tuple[str, str], ...],
+    seen: dict[int, pulumi.Resource],
+    origin: pulumi.Output | None = None,
+) -> Any:
     if _is_output(value):
         out = pulumi.Output.from_input(value)
         resources = _sync_await(out.resources())
@@ -294,9 +325,15 @@ def _walk(value: Any, path: Path, acc: ResolvedInputs, *, secret: bool, sources:
         acc.unknowns.append(Unknown(path, sources, _unknown_like(origin, secret)))
         return None
     if isinstance(value, Mapping):
-        return {k: _walk(v, (*path, k), acc, secret=secret, sources=sources, seen=seen, origin=origin) for k, v in value.items()}
+        return {
+            k: _walk(v, (*path, k), acc, secret=secret, sources=sources, seen=seen, origin=origin)
+            for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
-        return [_walk(v, (*path, i), acc, secret=secret, sources=sources, seen=seen, origin=origin) for i, v in enumerate(value)]
+        return [
+            _walk(v, (*path, i), acc, secret=secret, sources=sources, seen=seen, origin=origin)
+            for i, v in enumerate(value)
+        ]
     if secret and value is not None and not isinstance(value, bool):
         acc.secrets.append(value)
     return value

@@ -7,15 +7,15 @@ mean is the API's ``Workload.arguments``, built by :func:`pulumi_lws.components.
 raising before anything registers) and publishes the LeaderWorkerSet outputs.
 """
 
-from typing import Any, Optional, TypedDict
+from typing import Any, TypedDict
 
 import pulumi
 
-from pulumi_lws.components.base import WorkloadComponent, register_component, kubernetes_provider_settings, on_stage
+from pulumi_lws.components.base import WorkloadComponent, kubernetes_provider_settings, on_stage, register_component
 from pulumi_lws.components.prepare import run_workload, workload_outputs
 from pulumi_lws.workloads import workload_for
 
-__all__ = ["LeaderWorkerSet", "LeaderWorkerSetArgs", "RolloutArgs", "TYPE", "on_stage", "kubernetes_provider_settings"]
+__all__ = ["TYPE", "LeaderWorkerSet", "LeaderWorkerSetArgs", "RolloutArgs", "kubernetes_provider_settings", "on_stage"]
 
 TYPE = "lws:index:LeaderWorkerSet"
 KIND = "LeaderWorkerSet"
@@ -82,7 +82,6 @@ class LeaderWorkerSetArgs(TypedDict, total=False):
     LeaderWorkerSet CR for an installed LWS controller; docs/modes.md)."""
 
 
-
 class LeaderWorkerSet(WorkloadComponent):
     """A LeaderWorkerSet (leader + workers per group, group-level rolling updates) without an operator.
 
@@ -100,7 +99,7 @@ class LeaderWorkerSet(WorkloadComponent):
     """Target template revision key."""
     stage: pulumi.Output[dict[str, Any]]
     """This stage: policy, replicas, partition, case, complete, groups (one char per group: U o u x -), ``paused``; ``control``: paused, progress deadline, updated/ready/total groups, startedAt/now (docs/rollout-control.md)."""
-    blocker: pulumi.Output[Optional[str]]
+    blocker: pulumi.Output[str | None]
     """Why the rollout cannot advance ("code: message"), or null."""
     remaining_stages: pulumi.Output[list[dict[str, Any]]]
     """Predicted stages after this one (replicas, partition, groups)."""
@@ -109,17 +108,19 @@ class LeaderWorkerSet(WorkloadComponent):
     status: pulumi.Output[dict[str, Any]]
     """replicas, readyReplicas, updatedReplicas, hpaPodSelector and LWS conditions."""
 
-    def __init__(self, name: str, args: LeaderWorkerSetArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: LeaderWorkerSetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers
         workload = workload_for(KIND)
         run = run_workload(self, TYPE, name, args, opts, workload)
         outputs = workload_outputs(workload, run)
-        self._publish_outputs({
-            "leader_name": run.built.spec.name,
-            "service_name": run.built.spec.name,
-            "selector": outputs["status"]["hpaPodSelector"],  # upstream status.hpaPodSelector: the leader pods
-            **outputs,
-        })
+        self._publish_outputs(
+            {
+                "leader_name": run.built.spec.name,
+                "service_name": run.built.spec.name,
+                "selector": outputs["status"]["hpaPodSelector"],  # upstream status.hpaPodSelector: the leader pods
+                **outputs,
+            }
+        )
 
 
 register_component(KIND, LeaderWorkerSet)

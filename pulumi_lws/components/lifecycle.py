@@ -13,6 +13,7 @@ platform team applies from outside), and the delete hook that makes ``pulumi des
   ``pulumi destroy --run-program`` (Pulumi refuses a plain ``destroy`` of a stack whose resources
   carry delete hooks, pulumi#19933), which is what the docs tell users to run.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -38,6 +39,7 @@ def release_retained_pods(backend: Any, namespace: str, scope: Scope, workload: 
 def release_hook(component: str, release: Callable[[], list[str]]) -> pulumi.ResourceHook:
     """The named ``before_delete`` hook (delete hooks must be named: the engine finds them again
     at destroy time by name)."""
+
     def run(args: pulumi.ResourceHookArgs) -> None:
         for line in release():
             pulumi.log.info(f"{args.name}: {line}")
@@ -45,19 +47,26 @@ def release_hook(component: str, release: Callable[[], list[str]]) -> pulumi.Res
     return pulumi.ResourceHook(f"{component}-release-retained-pods", run)
 
 
-def child_options(opts: pulumi.ResourceOptions | None, dependencies: Sequence[pulumi.Resource],
-                  hook: pulumi.ResourceHook | None) -> Callable[[str], pulumi.ResourceOptions]:
+def child_options(
+    opts: pulumi.ResourceOptions | None, dependencies: Sequence[pulumi.Resource], hook: pulumi.ResourceHook | None
+) -> Callable[[str], pulumi.ResourceOptions]:
     """``kind -> options`` merged into each child's own (``parent`` and its ``depends_on``)."""
     retain = opts.retain_on_delete if opts is not None else None
 
     def for_kind(kind: str) -> pulumi.ResourceOptions:
-        hooks = pulumi.ResourceHookBinding(before_delete=[hook]) if hook is not None and kind in RELEASE_BEFORE_DELETE else None
+        hooks = (
+            pulumi.ResourceHookBinding(before_delete=[hook])
+            if hook is not None and kind in RELEASE_BEFORE_DELETE
+            else None
+        )
         return pulumi.ResourceOptions(depends_on=list(dependencies) or None, retain_on_delete=retain, hooks=hooks)
 
     return for_kind
 
 
-def with_dependencies(opts: pulumi.ResourceOptions | None, dependencies: Sequence[pulumi.Resource]) -> pulumi.ResourceOptions | None:
+def with_dependencies(
+    opts: pulumi.ResourceOptions | None, dependencies: Sequence[pulumi.Resource]
+) -> pulumi.ResourceOptions | None:
     """The component's own options plus ``depends_on`` the resources its inputs came from."""
     if not dependencies:
         return opts

@@ -7,7 +7,7 @@ is the API's ``Workload.arguments``, built by :func:`pulumi_lws.components.args.
 raising before anything registers) and publishes the ModelServing outputs.
 """
 
-from typing import Any, Optional, TypedDict
+from typing import Any, TypedDict
 
 import pulumi
 
@@ -18,7 +18,7 @@ from pulumi_lws.workloads import workload_for
 TYPE = "lws:index:ModelServing"
 KIND = "ModelServing"
 
-__all__ = ["ModelServing", "ModelServingArgs", "TYPE"]
+__all__ = ["TYPE", "ModelServing", "ModelServingArgs"]
 
 
 class ModelServingArgs(TypedDict, total=False):
@@ -69,7 +69,7 @@ class ModelServing(WorkloadComponent):
     """Target revision (upstream ``ModelServingRevision``)."""
     stage: pulumi.Output[dict[str, Any]]
     """This stage: policy, replicas, complete, groups (one char per ServingGroup: U o u x -), ``paused``; ``control``: paused, progress deadline, updated/ready/total groups, startedAt/now (docs/rollout-control.md)."""
-    blocker: pulumi.Output[Optional[str]]
+    blocker: pulumi.Output[str | None]
     """Why the rollout cannot advance ("code: message"), or null."""
     remaining_stages: pulumi.Output[list[dict[str, Any]]]
     """Predicted stages after this one."""
@@ -78,7 +78,7 @@ class ModelServing(WorkloadComponent):
     status: pulumi.Output[dict[str, Any]]
     """replicas, currentReplicas, updatedReplicas, availableReplicas, currentRevision, updateRevision, conditions."""
 
-    def __init__(self, name: str, args: ModelServingArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:
+    def __init__(self, name: str, args: ModelServingArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         # mode, Output inputs, spec (SpecError) and the controller-mode CRD check, before anything registers
         workload = workload_for(KIND)
         outputs = workload_outputs(workload, run_workload(self, TYPE, name, args, opts, workload))

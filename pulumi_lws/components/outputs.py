@@ -1,4 +1,5 @@
 """Plain-data views of a :class:`Stage` for component outputs and preview logs (pure)."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -45,9 +46,15 @@ def stage_table(stage: Stage, lanes: Lanes | None = None) -> str:
     if stage.control is not None and (stage.control.paused or stage.control.exceeded):
         note = f"{note} [{'paused' if stage.control.paused else 'ProgressDeadlineExceeded'}]"
     lanes = lanes or Lanes.of_lanes(stage.lanes)
-    now = stage_row(0, stage, note=note, actions=tuple(a.describe() for a in stage.actions if not is_webhook_labels(a)),
-                    labelled=tuple(a.name for a in stage.actions if is_webhook_labels(a)))
+    now = stage_row(
+        0,
+        stage,
+        note=note,
+        actions=tuple(a.describe() for a in stage.actions if not is_webhook_labels(a)),
+        labelled=tuple(a.name for a in stage.actions if is_webhook_labels(a)),
+    )
     rows = [replace(now, blocker=blocker_text(stage))]
-    rows += [predicted_row(n, p, revision=stage.target_revision, note="predicted")
-             for n, p in enumerate(stage.remaining, 1)]
+    rows += [
+        predicted_row(n, p, revision=stage.target_revision, note="predicted") for n, p in enumerate(stage.remaining, 1)
+    ]
     return format_table(rows, show_partition=stage.partition is not None, roles=lanes.by_role)

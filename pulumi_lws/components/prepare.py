@@ -7,6 +7,7 @@ registered), and only then is the component itself registered and its one reconc
 Nothing here knows an API: everything per API is a fact of its registered
 :class:`~pulumi_lws.core.workload.Workload`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,8 +35,9 @@ class Run:
     action_lines: list[str]
 
 
-def prepare(component: WorkloadComponent, t: str, name: str, args: Any, opts: pulumi.ResourceOptions | None,
-            workload: Workload) -> tuple[str, Built, Any]:
+def prepare(
+    component: WorkloadComponent, t: str, name: str, args: Any, opts: pulumi.ResourceOptions | None, workload: Workload
+) -> tuple[str, Built, Any]:
     """Register ``component`` after validating ``args``; returns ``(mode, built, backend)``
     for :func:`pulumi_lws.components.controller.reconcile_in_mode`."""
     try:
@@ -48,16 +50,28 @@ def prepare(component: WorkloadComponent, t: str, name: str, args: Any, opts: pu
     return mode, built, backend
 
 
-def run_workload(component: WorkloadComponent, t: str, name: str, args: Any, opts: pulumi.ResourceOptions | None,
-                 workload: Workload) -> Run:
+def run_workload(
+    component: WorkloadComponent, t: str, name: str, args: Any, opts: pulumi.ResourceOptions | None, workload: Workload
+) -> Run:
     """Validate, register ``component`` and run its one reconcile in its ``mode``."""
     mode, built, backend = prepare(component, t, name, args, opts, workload)
-    snapshot, result, action_lines = reconcile_in_mode(component, mode, backend, name, workload, built.spec,
-                                                       built.options, built.manifest, gang_provider=built.gang_provider)
+    snapshot, result, action_lines = reconcile_in_mode(
+        component,
+        mode,
+        backend,
+        name,
+        workload,
+        built.spec,
+        built.options,
+        built.manifest,
+        gang_provider=built.gang_provider,
+    )
     return Run(built, snapshot, result, action_lines)
 
 
 def workload_outputs(workload: Workload, run: Run) -> dict[str, Any]:
     """The outputs every workload component publishes: its stage's and the upstream ``status``."""
-    return {**stage_outputs(run.result.stage, run.action_lines),
-            "status": workload.status(run.built.spec, run.snapshot, run.result.stage)}
+    return {
+        **stage_outputs(run.result.stage, run.action_lines),
+        "status": workload.status(run.built.spec, run.snapshot, run.result.stage),
+    }

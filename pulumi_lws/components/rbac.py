@@ -12,6 +12,7 @@ Invalid manifests, an unknown ``mode`` or an operator-free-only option in contro
 ``SpecError`` before anything is registered (as every component here). One ``mode`` covers every
 manifest: workloads in different modes take one ReconcilerRbac each.
 """
+
 from __future__ import annotations
 
 from typing import Any, TypedDict
@@ -57,11 +58,11 @@ class ReconcilerRbac(pulumi.ComponentResource):
         from pulumi_lws.components.args import reject_outputs
         from pulumi_lws.core.workload import workload_of
 
-        args = dict(args or {})
+        args = dict(args or {})  # type: ignore[assignment]  # the SDK's Input alias is wider than what is passed
         reject_outputs(args, "ReconcilerRbac")
         sa = str(args.get("service_account") or args.get("serviceAccount") or "default/pulumi-lws")
         sa_namespace, sa_name = rbac.parse_service_account(sa)
-        workloads = [m for m in (args.get("manifests") or []) if workload_of(m) is not None]
+        workloads = [m for m in (args.get("manifests") or []) if workload_of(m) is not None]  # type: ignore[union-attr]  # present by construction here (checked by the caller)
         gang = str(args.get("gang_provider") or args.get("gangProvider") or "kubernetes")
         adoption = bool(args.get("adoption"))
         mode = str(args.get("mode") or rbac.OPERATOR_FREE)
@@ -69,8 +70,9 @@ class ReconcilerRbac(pulumi.ComponentResource):
         # every manifest is validated (SpecError) before the first registration
         policies = [rbac.policy_for_manifest(m, gang_provider=gang, adoption=adoption, mode=mode) for m in workloads]
         # per-mode object names (rbac.object_name): a mode switch can add the new RBAC beside the old
-        docs = rbac.manifests(policies, name=rbac.object_name(name, mode), subject_namespace=sa_namespace,
-                              subject_name=sa_name)
+        docs = rbac.manifests(
+            policies, name=rbac.object_name(name, mode), subject_namespace=sa_namespace, subject_name=sa_name
+        )
         super().__init__(TYPE, name, {}, opts)
         child = pulumi.ResourceOptions(parent=self)
         import pulumi_kubernetes as k8s
@@ -79,27 +81,46 @@ class ReconcilerRbac(pulumi.ComponentResource):
         #: every child registered (ServiceAccount, Roles, bindings), in registration order
         self.resources: list[pulumi.Resource] = depends
         if args.get("create_service_account") or args.get("createServiceAccount"):
-            depends.append(k8s.core.v1.ServiceAccount(f"{name}-sa", metadata={"name": sa_name, "namespace": sa_namespace},
-                                                      opts=child))
-        classes = {"Role": k8s.rbac.v1.Role, "ClusterRole": k8s.rbac.v1.ClusterRole,
-                   "RoleBinding": k8s.rbac.v1.RoleBinding, "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding}
+            depends.append(
+                k8s.core.v1.ServiceAccount(
+                    f"{name}-sa", metadata={"name": sa_name, "namespace": sa_namespace}, opts=child
+                )
+            )
+        classes = {
+            "Role": k8s.rbac.v1.Role,
+            "ClusterRole": k8s.rbac.v1.ClusterRole,
+            "RoleBinding": k8s.rbac.v1.RoleBinding,
+            "ClusterRoleBinding": k8s.rbac.v1.ClusterRoleBinding,
+        }
         roles: dict[tuple[str, str | None], pulumi.Resource] = {}
         for doc in docs:
             meta = doc["metadata"]
             logical = f"{name}-{doc['kind'].lower()}" + (f"-{meta['namespace']}" if meta.get("namespace") else "")
             if doc["kind"].endswith("Binding"):
                 role = roles[(doc["roleRef"]["kind"], meta.get("namespace"))]
-                self.resources.append(classes[doc["kind"]](
-                    logical, metadata=meta, role_ref=doc["roleRef"], subjects=doc["subjects"],
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[role, *depends])))
+                self.resources.append(
+                    classes[doc["kind"]](
+                        logical,
+                        metadata=meta,
+                        role_ref=doc["roleRef"],
+                        subjects=doc["subjects"],
+                        opts=pulumi.ResourceOptions(parent=self, depends_on=[role, *depends]),
+                    )
+                )
             else:
                 role = classes[doc["kind"]](logical, metadata=meta, rules=doc["rules"], opts=child)
                 roles[(doc["kind"], meta.get("namespace"))] = role
                 self.resources.append(role)
-        self.role_namespaces = pulumi.Output.from_input([d["metadata"]["namespace"] for d in docs if d["kind"] == "Role"])
-        self.cluster_role = pulumi.Output.from_input(next((d["metadata"]["name"] for d in docs if d["kind"] == "ClusterRole"), None))
+        self.role_namespaces = pulumi.Output.from_input(
+            [d["metadata"]["namespace"] for d in docs if d["kind"] == "Role"]
+        )
+        self.cluster_role = pulumi.Output.from_input(
+            next((d["metadata"]["name"] for d in docs if d["kind"] == "ClusterRole"), None)
+        )
         self.rules = pulumi.Output.from_input(docs)
-        self.register_outputs({"role_namespaces": self.role_namespaces, "cluster_role": self.cluster_role, "rules": self.rules})
+        self.register_outputs(
+            {"role_namespaces": self.role_namespaces, "cluster_role": self.cluster_role, "rules": self.rules}
+        )
 
 
 #: the short name the issue and docs use

@@ -10,9 +10,11 @@ readiness); an object whose declared annotations include one the reconcile's act
 writes carries ``pulumi.com/patchForce`` (two field managers on one field are a server-side
 apply conflict once its value changes).
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import pulumi
 
@@ -78,7 +80,11 @@ def with_skip_await(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
     wanted = {}
     if manifest.get("kind") in SKIP_AWAIT_KINDS and annotations.get(SKIP_AWAIT) != "true":
         wanted[SKIP_AWAIT] = "true"
-    if annotations and any(key in annotations for key in reconcile_written_annotations()) and annotations.get(PATCH_FORCE) != "true":
+    if (
+        annotations
+        and any(key in annotations for key in reconcile_written_annotations())
+        and annotations.get(PATCH_FORCE) != "true"
+    ):
         wanted[PATCH_FORCE] = "true"
     if not wanted:
         return manifest
@@ -91,8 +97,9 @@ def _same(value: Any) -> Any:
     return value
 
 
-def register_manifest(component: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions,
-                      substitute: Callable[[Any], Any] = _same) -> pulumi.CustomResource:
+def register_manifest(
+    component: str, manifest: Mapping[str, Any], opts: pulumi.ResourceOptions, substitute: Callable[[Any], Any] = _same
+) -> pulumi.CustomResource:
     """Create the pulumi_kubernetes resource for one manifest (inputs = the manifest, verbatim,
     after ``substitute``: the component's inputs put their Outputs back, see components/inputs.py;
     the logical name is always taken from the plain manifest)."""
@@ -110,16 +117,29 @@ def register_manifest(component: str, manifest: Mapping[str, Any], opts: pulumi.
 
     extra = sorted(k for k in manifest if k not in ("apiVersion", "kind", "metadata", "spec", "status"))
     if extra:
-        raise ValueError(f"{kind} {plain_name}: top-level fields {extra} cannot be declared as a "
-                         "CustomResource (only apiVersion, kind, metadata and spec are)")
-    return CustomResource(name, api_version=manifest["apiVersion"], kind=kind, metadata=manifest["metadata"],
-                          spec=manifest.get("spec"), opts=opts)
+        raise ValueError(
+            f"{kind} {plain_name}: top-level fields {extra} cannot be declared as a "
+            "CustomResource (only apiVersion, kind, metadata and spec are)"
+        )
+    return CustomResource(
+        name,
+        api_version=manifest["apiVersion"],
+        kind=kind,
+        metadata=manifest["metadata"],
+        spec=manifest.get("spec"),
+        opts=opts,
+    )
 
 
-def register_children(component: str, manifests: Iterable[Mapping[str, Any]],
-                      dependencies: Mapping[tuple[str, str], Iterable[tuple[str, str]]],
-                      parent: pulumi.Resource, *, substitute: Callable[[Any], Any] = _same,
-                      options: Callable[[str], pulumi.ResourceOptions] | None = None) -> list[pulumi.CustomResource]:
+def register_children(
+    component: str,
+    manifests: Iterable[Mapping[str, Any]],
+    dependencies: Mapping[tuple[str, str], Iterable[tuple[str, str]]],
+    parent: pulumi.Resource,
+    *,
+    substitute: Callable[[Any], Any] = _same,
+    options: Callable[[str], pulumi.ResourceOptions] | None = None,
+) -> list[pulumi.CustomResource]:
     """Register ``manifests`` in order, each with ``parent`` and ``depends_on`` the already
     registered children named by ``dependencies[(kind, name)]``, plus ``options(kind)`` (the
     component's input dependencies, ``retain_on_delete``, hooks: components/lifecycle.py).

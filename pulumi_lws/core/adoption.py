@@ -19,6 +19,7 @@ group when the spec is unchanged (docs/modes.md, "Moving between modes"):
 Invariant: on a fleet pulumi-lws created itself (no upstream owner), :func:`disown_actions`
 returns nothing, so an operator-free stage is unchanged by this module.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -54,15 +55,25 @@ def upstream_owners(obj: Mapping[str, Any], upstream: UpstreamController) -> lis
     return out
 
 
-def disown_actions(snapshot: Snapshot | Iterable[Mapping[str, Any]], upstream: UpstreamController) -> tuple[Action, ...]:
+def disown_actions(
+    snapshot: Snapshot | Iterable[Mapping[str, Any]], upstream: UpstreamController
+) -> tuple[Action, ...]:
     """One ``disown`` action per observed object an upstream CR owns (sorted by kind, name)."""
     actions = []
     for obj in snapshot:
         owners = upstream_owners(obj, upstream)
         meta = obj.get("metadata") or {}
         if owners and obj.get("kind") != "Node" and not meta.get("deletionTimestamp"):
-            actions.append(Action("disown", str(obj["kind"]), str(meta.get("name")), {"owners": owners},
-                                  uid=meta.get("uid"), reason=DISOWN_REASON))
+            actions.append(
+                Action(
+                    "disown",
+                    str(obj["kind"]),
+                    str(meta.get("name")),
+                    {"owners": owners},
+                    uid=meta.get("uid"),
+                    reason=DISOWN_REASON,
+                )
+            )
     return tuple(sorted(actions, key=lambda a: (a.kind, a.name)))
 
 

@@ -14,6 +14,7 @@ higher, plus ``spec.overhead``. Accelerators (``nvidia.com/gpu``, ``amd.com/gpu`
 Invariant: exact arithmetic (:mod:`pulumi_lws.core.quantity`); the demand of a list of manifests
 is independent of their order; objects without a pod template count for nothing.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -97,6 +98,7 @@ def is_accelerator(resource: str) -> bool:
 
 def ordered(demand: Mapping[str, Amount]) -> list[tuple[str, str]]:
     """``(resource, quantity)`` with accelerators first (by name), then cpu, memory, the rest."""
+
     def key(name: str) -> tuple[int, int, str]:
         if is_accelerator(name):
             return (0, 0, name)

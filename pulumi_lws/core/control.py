@@ -37,6 +37,7 @@ Invariants: ``govern`` of a complete stage changes nothing but ``Stage.control``
 never contains an object the snapshot does not show; only the deadline report, never the plan,
 depends on the clock.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -48,8 +49,8 @@ from pulumi_lws.core import keys as K
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.snapshot import Snapshot, is_deleting, labels_of, pod_condition
 from pulumi_lws.core.stage import Action, Blocker, RolloutControl, Stage
-from pulumi_lws.core.workload import Reconciled
 from pulumi_lws.core.timestamps import parse_timestamp as timestamp  # the one RFC 3339 parser
+from pulumi_lws.core.workload import Reconciled
 
 PAUSED_ANNOTATION = "pulumi-lws.io/paused"
 PROGRESS_DEADLINE_ANNOTATION = "pulumi-lws.io/progress-deadline-seconds"
@@ -65,8 +66,17 @@ RECOVERY_PARAM = "recovery"
 #: kinds made by built-in controllers: never registered by a held stage
 CONTROLLER_OWNERS = frozenset({"StatefulSet", "ReplicaSet", "Deployment", "Job", "DaemonSet"})
 #: metadata the API server or a controller writes: never registered back
-SERVER_METADATA = ("uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
-                   "deletionGracePeriodSeconds", "managedFields", "selfLink", "finalizers")
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
+    "finalizers",
+)
 CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/", "kubectl.kubernetes.io/last-applied-configuration")
 
 
@@ -83,8 +93,11 @@ class Control:
 def control_choices(choices: Mapping[str, Any]) -> Control:
     """The :class:`Control` of a shell's ``Workload.options(**choices)`` (``paused``,
     ``progress_deadline_seconds``, ``now``; absent or None = unset)."""
-    return Control(paused=choices.get("paused"), progress_deadline_seconds=choices.get("progress_deadline_seconds"),
-                   now=choices.get("now"))
+    return Control(
+        paused=choices.get("paused"),
+        progress_deadline_seconds=choices.get("progress_deadline_seconds"),
+        now=choices.get("now"),
+    )
 
 
 @dataclass(frozen=True)
@@ -109,8 +122,13 @@ def _deadline_annotation(raw: Any, errors: list[FieldError]) -> float | None:
     if raw is None:
         return None
     if not str(raw).strip().isdigit():
-        errors.append(FieldError(f"metadata.annotations[{PROGRESS_DEADLINE_ANNOTATION}]",
-                                 "must be a whole number of seconds >= 0 (0 disables the deadline)", raw))
+        errors.append(
+            FieldError(
+                f"metadata.annotations[{PROGRESS_DEADLINE_ANNOTATION}]",
+                "must be a whole number of seconds >= 0 (0 disables the deadline)",
+                raw,
+            )
+        )
         return None
     return float(str(raw).strip())
 
@@ -170,6 +188,7 @@ def is_paused(kind: str, spec: Any, control: Control | None) -> bool:
 
 # ---- observed timestamps ---------------------------------------------------------------------
 
+
 def last_progress(snapshot: Snapshot) -> float | None:
     """The newest progress instant of any object in ``snapshot`` (None: nothing observed):
     created, started terminating, or (a Pod) became Ready."""
@@ -212,13 +231,20 @@ def progress_and_start(snapshot: Snapshot, target_revision: str) -> tuple[float 
         for t in (created, deleted, became_ready):
             if t is not None and (last is None or t > last):
                 last = t
-        if created is not None and target_revision and (started is None or created < started) and (
-                target_revision in str(meta.get("name") or "") or target_revision in (meta.get("labels") or {}).values()):
+        if (
+            created is not None
+            and target_revision
+            and (started is None or created < started)
+            and (
+                target_revision in str(meta.get("name") or "") or target_revision in (meta.get("labels") or {}).values()
+            )
+        ):
             started = created
     return last, started
 
 
 # ---- pause -----------------------------------------------------------------------------------
+
 
 def ours(obj: Mapping[str, Any]) -> bool:
     """An object this project registers (ownership label), not a Pod, not a controller's own."""
@@ -244,8 +270,11 @@ def frozen(observed: Mapping[str, Any], actions: Iterable[Action] = ()) -> dict[
     kind, name = str(observed.get("kind")), str(meta.get("name"))
     out_meta = {k: v for k, v in meta.items() if k not in SERVER_METADATA}
     for field_name, verb in (("labels", "label"), ("annotations", "annotate")):
-        values = {k: v for k, v in dict(meta.get(field_name) or {}).items()
-                  if not (field_name == "annotations" and k.startswith(CONTROLLER_ANNOTATIONS))}
+        values = {
+            k: v
+            for k, v in dict(meta.get(field_name) or {}).items()
+            if not (field_name == "annotations" and k.startswith(CONTROLLER_ANNOTATIONS))
+        }
         for k, v in _written(actions, kind, name, verb, field_name).items():
             if v is None:
                 values.pop(k, None)
@@ -290,25 +319,42 @@ def hold(result: Reconciled, snapshot: Snapshot) -> Reconciled:
     target = result.stage.target_revision
     actions = tuple(a for a in result.stage.actions if _recovery_action(a, snapshot, target))
     observed = {_ref(o): o for o in snapshot if ours(o)}
-    live_uids = {str(o["metadata"].get("uid")) for o in snapshot if o.get("kind") == "Pod" and not is_deleting(o)
-                 and not (o.get("spec") or {}).get("schedulingGates")}  # an admitted pod: no gate left
-    manifests = [frozen(observed[_ref(m)], actions) if _ref(m) in observed else dict(m) for m in result.manifests
-                 if _ref(m) in observed or _completes_observed_group(m, live_uids)]
+    live_uids = {
+        str(o["metadata"].get("uid"))
+        for o in snapshot
+        if o.get("kind") == "Pod" and not is_deleting(o) and not (o.get("spec") or {}).get("schedulingGates")
+    }  # an admitted pod: no gate left
+    manifests = [
+        frozen(observed[_ref(m)], actions) if _ref(m) in observed else dict(m)
+        for m in result.manifests
+        if _ref(m) in observed or _completes_observed_group(m, live_uids)
+    ]
     kept = {_ref(m) for m in manifests}
     manifests += [frozen(o, actions) for ref, o in sorted(observed.items()) if ref not in kept]
     refs = {_ref(m) for m in manifests}
-    dependencies = {ref: tuple(d for d in deps if d in refs) for ref, deps in result.dependencies.items() if ref in refs}
+    dependencies = {
+        ref: tuple(d for d in deps if d in refs) for ref, deps in result.dependencies.items() if ref in refs
+    }
     stage = result.stage
-    blocker = stage.blocker if stage.complete else Blocker(
-        PAUSED, f"rollout paused ({PAUSED_ANNOTATION}); holding the observed state (the planned stage is not applied); "
-                "failure recovery continues", stage.blocker.groups if stage.blocker else (),
-        (f'remove the {PAUSED_ANNOTATION} annotation (or set paused: false) and run pulumi up to resume',))
+    blocker = (
+        stage.blocker
+        if stage.complete
+        else Blocker(
+            PAUSED,
+            f"rollout paused ({PAUSED_ANNOTATION}); holding the observed state (the planned stage is not applied); "
+            "failure recovery continues",
+            stage.blocker.groups if stage.blocker else (),
+            (f"remove the {PAUSED_ANNOTATION} annotation (or set paused: false) and run pulumi up to resume",),
+        )
+    )
     stage = dataclasses.replace(stage, actions=actions, blocker=blocker, notes=stage.notes + ("paused",))
-    return dataclasses.replace(result, stage=stage, manifests=tuple(manifests),
-                               dependencies={k: v for k, v in dependencies.items() if v})
+    return dataclasses.replace(
+        result, stage=stage, manifests=tuple(manifests), dependencies={k: v for k, v in dependencies.items() if v}
+    )
 
 
 # ---- the verdict -----------------------------------------------------------------------------
+
 
 def counts(stage: Stage, total: int) -> tuple[int, int, int]:
     """(ready, updated, total) groups: per group where the stage lists groups, else its lanes."""
@@ -324,13 +370,20 @@ def holding(stage: Stage) -> str:
         return f"{stage.blocker.code}: {stage.blocker.message}"
     waiting = [g.id for g in stage.groups if g.exists and not (g.ready and g.updated)]
     if waiting:
-        return f"waiting for groups {', '.join(waiting[:10])}{' ...' if len(waiting) > 10 else ''} to be updated and ready"
-    lanes = [f"{lane.name} {lane.new_ready}/{lane.new} new ready" for lane in stage.lanes if lane.new_ready < lane.new or lane.old]
+        return (
+            f"waiting for groups {', '.join(waiting[:10])}{' ...' if len(waiting) > 10 else ''} to be updated and ready"
+        )
+    lanes = [
+        f"{lane.name} {lane.new_ready}/{lane.new} new ready"
+        for lane in stage.lanes
+        if lane.new_ready < lane.new or lane.old
+    ]
     return f"waiting for roles: {', '.join(lanes)}" if lanes else "waiting for the rollout to finish"
 
 
-def govern(result: Reconciled, snapshot: Snapshot, settings: Settings, *, total: int,
-           now: float | None = None) -> Reconciled:
+def govern(
+    result: Reconciled, snapshot: Snapshot, settings: Settings, *, total: int, now: float | None = None
+) -> Reconciled:
     """Apply pause and the progress deadline to one reconcile's ``result`` (module docstring)."""
     stage = result.stage
     paused = settings.paused and not stage.complete
@@ -340,17 +393,36 @@ def govern(result: Reconciled, snapshot: Snapshot, settings: Settings, *, total:
         stage = result.stage
     clock = snapshot.now if now is None else now
     last, started = progress_and_start(snapshot, stage.target_revision)
-    exceeded = bool(settings.deadline is not None and not paused and not stage.complete and not creates
-                    and last is not None and clock - last > settings.deadline)
+    exceeded = bool(
+        settings.deadline is not None
+        and not paused
+        and not stage.complete
+        and not creates
+        and last is not None
+        and clock - last > settings.deadline
+    )
     condition = None
     if exceeded:
-        condition = {"type": "Progressing", "status": "False", "reason": PROGRESS_DEADLINE_EXCEEDED,
-                     "message": f"no group became ready and no stage advanced for {int(clock - (last or clock))}s "
-                                f"(progress deadline {int(settings.deadline or 0)}s); holding: {holding(stage)}"}
+        condition = {
+            "type": "Progressing",
+            "status": "False",
+            "reason": PROGRESS_DEADLINE_EXCEEDED,
+            "message": f"no group became ready and no stage advanced for {int(clock - (last or clock))}s "
+            f"(progress deadline {int(settings.deadline or 0)}s); holding: {holding(stage)}",
+        }
     ready, updated, total = counts(stage, total)
-    verdict = RolloutControl(paused=paused, deadline_seconds=settings.deadline, now=clock, last_progress=last,
-                             started=started, exceeded=exceeded,
-                             condition=condition, ready=ready, updated=updated, total=total)
+    verdict = RolloutControl(
+        paused=paused,
+        deadline_seconds=settings.deadline,
+        now=clock,
+        last_progress=last,
+        started=started,
+        exceeded=exceeded,
+        condition=condition,
+        ready=ready,
+        updated=updated,
+        total=total,
+    )
     return dataclasses.replace(result, stage=dataclasses.replace(stage, control=verdict))
 
 
@@ -367,9 +439,18 @@ def with_control_conditions(status: Mapping[str, Any], stage: Stage) -> dict[str
 def control_summary(stage: Stage) -> dict[str, Any]:
     """The ``rollout`` output every component publishes (plain data, camelCase as the status)."""
     c = stage.control or RolloutControl()
-    return {"paused": c.paused, "progressDeadlineSeconds": c.deadline_seconds, "deadlineExceeded": c.exceeded,
-            "progressing": dict(c.condition) if c.condition else None, "now": c.now, "lastProgressAt": c.last_progress,
-            "startedAt": c.started, "readyGroups": c.ready, "updatedGroups": c.updated, "totalGroups": c.total}
+    return {
+        "paused": c.paused,
+        "progressDeadlineSeconds": c.deadline_seconds,
+        "deadlineExceeded": c.exceeded,
+        "progressing": dict(c.condition) if c.condition else None,
+        "now": c.now,
+        "lastProgressAt": c.last_progress,
+        "startedAt": c.started,
+        "readyGroups": c.ready,
+        "updatedGroups": c.updated,
+        "totalGroups": c.total,
+    }
 
 
 def annotations_of_spec(spec: Any) -> Mapping[str, Any]:
@@ -378,10 +459,10 @@ def annotations_of_spec(spec: Any) -> Mapping[str, Any]:
     return dict(getattr(meta, "annotations", None) or {})
 
 
-def controlled(kind: str, spec: Any, name: str, result: Reconciled, snapshot: Snapshot, control: Control | None,
-               *, total: int) -> Reconciled:
+def controlled(
+    kind: str, spec: Any, name: str, result: Reconciled, snapshot: Snapshot, control: Control | None, *, total: int
+) -> Reconciled:
     """What an API's ``Workload.reconcile`` returns: :func:`govern` with the spec's annotations."""
     control = control or Control()
     settings = resolve(kind, name, annotations_of_spec(spec), control)
     return govern(result, snapshot, settings, total=total, now=control.now)
-

@@ -6,6 +6,7 @@ Anything else (a tuple, a model object) goes to ``copy.deepcopy``, so the result
 deep copy. Unlike ``copy.deepcopy``, a dict reachable twice is copied twice (JSON has no
 sharing, and neither has what the API server or a YAML dump of the result sees).
 """
+
 from __future__ import annotations
 
 import copy

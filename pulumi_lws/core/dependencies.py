@@ -3,10 +3,11 @@
 A dependent is applied only after every dependency was applied successfully in the same run
 (Pulumi's ``dependsOn``; the simulator's partial apply keeps the applied set closed under it).
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
-
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 #: A declared object within the LWS's namespace: ``(kind, metadata.name)``.
 Ref = tuple[str, str]
@@ -21,7 +22,9 @@ def ref_of(manifest: Mapping[str, Any]) -> Ref:
     return (manifest["kind"], manifest["metadata"]["name"])
 
 
-def merge_dependencies(manifests: Iterable[Mapping[str, Any]], *parts: Mapping[Ref, Iterable[Ref]]) -> dict[Ref, tuple[Ref, ...]]:
+def merge_dependencies(
+    manifests: Iterable[Mapping[str, Any]], *parts: Mapping[Ref, Iterable[Ref]]
+) -> dict[Ref, tuple[Ref, ...]]:
     """Union of ``parts`` in manifest order, each list deduplicated in first-seen order.
 
     Invariant of the result: every key and every dependency is a declared manifest, and no

@@ -23,10 +23,12 @@ Invariants:
 
 The cycle holds no state and branches on no kind: it is generic over the Workload contract.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Generic, Sequence, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pulumi_lws.core.ports import Actuator, Observer, Scope
 from pulumi_lws.core.snapshot import Snapshot
@@ -61,8 +63,17 @@ Apply = Callable[[Cycle[Any]], A]
 Act = Callable[[str, Stage], Sequence[str]]
 
 
-def cycle(workload: Workload, spec: Any, options: Any, observer: Observer, actuator: Actuator | None = None, *,
-          apply: Apply[A] | None = None, act: Act | None = None, nodes: bool | None = None) -> Cycle[A]:
+def cycle(
+    workload: Workload,
+    spec: Any,
+    options: Any,
+    observer: Observer,
+    actuator: Actuator | None = None,
+    *,
+    apply: Apply[A] | None = None,
+    act: Act | None = None,
+    nodes: bool | None = None,
+) -> Cycle[A]:
     """Observe ``spec``'s scope (``nodes`` as :meth:`Workload.scope`), reconcile it with
     ``options``, apply the result, then run its actions (module docstring)."""
     scope = workload.scope(spec, nodes=nodes)

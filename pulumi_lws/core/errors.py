@@ -3,11 +3,13 @@
 Every user-facing error names the field path on the wire (camelCase, as upstream emits it) and
 carries the upstream message where upstream has one.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 
 def format_value(value: Any) -> str:

@@ -28,6 +28,7 @@ Deduplication (invariant: re-running the same reconcile creates no new Event obj
 * state events are recorded only on a change against ``previous`` (the Events of this
   workload as the cluster shows them): planning the same stage twice records nothing new.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -55,15 +56,21 @@ SURGE_RECLAIMED = "GroupsProgressing"  # upstream's reason for "deleting surge r
 
 #: generic reason per action verb, where the API names no upstream one
 DEFAULT_REASONS: Mapping[str, str] = {
-    "label": "LabelsUpdated", "annotate": "AnnotationsUpdated", "ungate": "GateRemoved",
-    "set-condition": "ConditionSet", "finalize": "FinalizersUpdated", "delete": "ObjectDeleted",
+    "label": "LabelsUpdated",
+    "annotate": "AnnotationsUpdated",
+    "ungate": "GateRemoved",
+    "set-condition": "ConditionSet",
+    "finalize": "FinalizersUpdated",
+    "delete": "ObjectDeleted",
     "disown": "OwnerReferencesReplaced",
 }
 #: upstream's action strings (``events.k8s.io`` ``action``) per verb
 ACTIONS: Mapping[str, str] = {"delete": "Delete"}
 #: blocker code -> upstream's reason, where upstream reports the same situation
-BLOCKER_REASONS: Mapping[str, str] = {"unschedulable": "GroupUnschedulable",
-                                      "group-replacement-deferred": "GroupReplacementDeferred"}
+BLOCKER_REASONS: Mapping[str, str] = {
+    "unschedulable": "GroupUnschedulable",
+    "group-replacement-deferred": "GroupReplacementDeferred",
+}
 
 _NOTE = re.compile(r"^([A-Z][a-z]+(?:[A-Z][a-z0-9]*)+): (.+)$", re.DOTALL)
 _GROUP = re.compile(r"\bgroup (\S+?)[:,\s]")
@@ -103,13 +110,24 @@ class EventRecord:
     def manifest(self, namespace: str, timestamp: str) -> dict[str, Any]:
         """A ``core/v1`` Event (what ``kubectl get events`` lists), first recorded at ``timestamp``."""
         return {
-            "apiVersion": "v1", "kind": "Event",
-            "metadata": {"name": self.name, "namespace": namespace, "labels": dict(self.labels),
-                         **({"annotations": dict(self.annotations)} if self.annotations else {})},
-            "involvedObject": dict(self.regarding), "reason": self.reason, "message": self.message,
-            "type": self.type, "action": self.action, "count": 1,
-            "firstTimestamp": timestamp, "lastTimestamp": timestamp,
-            "source": {"component": COMPONENT}, "reportingComponent": COMPONENT,
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {
+                "name": self.name,
+                "namespace": namespace,
+                "labels": dict(self.labels),
+                **({"annotations": dict(self.annotations)} if self.annotations else {}),
+            },
+            "involvedObject": dict(self.regarding),
+            "reason": self.reason,
+            "message": self.message,
+            "type": self.type,
+            "action": self.action,
+            "count": 1,
+            "firstTimestamp": timestamp,
+            "lastTimestamp": timestamp,
+            "source": {"component": COMPONENT},
+            "reportingComponent": COMPONENT,
             "reportingInstance": COMPONENT,
         }
 
@@ -136,13 +154,30 @@ def event_name(object_name: str, key: Any) -> str:
     return f"{object_name[:200].rstrip('.-')}.{_digest(key)}"
 
 
-def _record(ref: WorkloadRef, regarding: Mapping[str, Any], reason: str, message: str, key: Any, *,
-            type_: str = "Normal", action: str = "Update", bump: bool = True,
-            annotations: Mapping[str, str] | None = None) -> EventRecord:
+def _record(
+    ref: WorkloadRef,
+    regarding: Mapping[str, Any],
+    reason: str,
+    message: str,
+    key: Any,
+    *,
+    type_: str = "Normal",
+    action: str = "Update",
+    bump: bool = True,
+    annotations: Mapping[str, str] | None = None,
+) -> EventRecord:
     digest = _digest([ref.kind, ref.name, key])
-    return EventRecord(name=event_name(str(regarding["name"]), [ref.kind, ref.name, key]), reason=reason,
-                       message=message, regarding=dict(regarding), type=type_, action=action, bump=bump,
-                       annotations=dict(annotations or {}), labels={**ref.labels(), KEY_LABEL: digest})
+    return EventRecord(
+        name=event_name(str(regarding["name"]), [ref.kind, ref.name, key]),
+        reason=reason,
+        message=message,
+        regarding=dict(regarding),
+        type=type_,
+        action=action,
+        bump=bump,
+        annotations=dict(annotations or {}),
+        labels={**ref.labels(), KEY_LABEL: digest},
+    )
 
 
 def _workload_object(ref: WorkloadRef) -> dict[str, Any]:
@@ -153,11 +188,29 @@ def _workload_object(ref: WorkloadRef) -> dict[str, Any]:
 def action_event(ref: WorkloadRef, action: Action, reasons: Mapping[str, str] | None = None) -> EventRecord:
     """The Event of one action, on the object it concerns."""
     reason = (reasons or {}).get(action.verb) or DEFAULT_REASONS.get(action.verb, "ActionTaken")
-    regarding = {"kind": action.kind, "namespace": ref.namespace, "name": action.name,
-                 **({"uid": action.uid} if action.uid else {})}
-    key = ["action", action.verb, action.kind, action.name, action.uid, json.dumps(dict(action.params), sort_keys=True, default=str)]
-    return _record(ref, regarding, reason, f"{ref.kind} {ref.name}: {action.describe()}", key,
-                   type_="Normal", action=ACTIONS.get(action.verb, "Update"))
+    regarding = {
+        "kind": action.kind,
+        "namespace": ref.namespace,
+        "name": action.name,
+        **({"uid": action.uid} if action.uid else {}),
+    }
+    key = [
+        "action",
+        action.verb,
+        action.kind,
+        action.name,
+        action.uid,
+        json.dumps(dict(action.params), sort_keys=True, default=str),
+    ]
+    return _record(
+        ref,
+        regarding,
+        reason,
+        f"{ref.kind} {ref.name}: {action.describe()}",
+        key,
+        type_="Normal",
+        action=ACTIONS.get(action.verb, "Update"),
+    )
 
 
 def note_events(ref: WorkloadRef, stage: Stage) -> list[EventRecord]:
@@ -177,9 +230,11 @@ def note_events(ref: WorkloadRef, stage: Stage) -> list[EventRecord]:
 
 def _latest(previous: Sequence[Mapping[str, Any]], **annotations: str) -> Mapping[str, Any] | None:
     """The most recently recorded previous Event carrying every given annotation value."""
+
     def matches(ev: Mapping[str, Any]) -> bool:
         ann = (ev.get("metadata") or {}).get("annotations") or {}
         return all(ann.get(k) == v for k, v in annotations.items())
+
     found = [ev for ev in previous if matches(ev)]
     return max(found, key=_recorded_at, default=None)
 
@@ -205,35 +260,81 @@ def open_blockers(previous: Sequence[Mapping[str, Any]]) -> set[str]:
 def state_events(ref: WorkloadRef, stage: Stage, previous: Sequence[Mapping[str, Any]]) -> list[EventRecord]:
     """Rollout started/completed and blocker entered/cleared, each only on a change against ``previous``."""
     obj, target, out = _workload_object(ref), stage.target_revision, []
+
     def recorded(state: str) -> bool:
         return _latest(previous, **{STATE_ANNOTATION: state, TARGET_ANNOTATION: target}) is not None
 
     rolling = any(g.exists and not g.updated for g in stage.groups) or any(lane.old for lane in stage.lanes)
     if not stage.complete and rolling and not recorded("started"):
-        out.append(_record(ref, obj, STARTED, f"rolling update to revision {target} started", ["started", target],
-                           bump=False, annotations={STATE_ANNOTATION: "started", TARGET_ANNOTATION: target}))
+        out.append(
+            _record(
+                ref,
+                obj,
+                STARTED,
+                f"rolling update to revision {target} started",
+                ["started", target],
+                bump=False,
+                annotations={STATE_ANNOTATION: "started", TARGET_ANNOTATION: target},
+            )
+        )
     if stage.complete and recorded("started") and not recorded("completed"):
-        out.append(_record(ref, obj, COMPLETED, f"revision {target} promoted: every group is updated and ready",
-                           ["completed", target], bump=False,
-                           annotations={STATE_ANNOTATION: "completed", TARGET_ANNOTATION: target}))
+        out.append(
+            _record(
+                ref,
+                obj,
+                COMPLETED,
+                f"revision {target} promoted: every group is updated and ready",
+                ["completed", target],
+                bump=False,
+                annotations={STATE_ANNOTATION: "completed", TARGET_ANNOTATION: target},
+            )
+        )
     current = stage.blocker.code if stage.blocker else None
     was_open = open_blockers(previous)
     for code in sorted(was_open - {current}):
-        out.append(_record(ref, obj, BLOCKER_CLEARED, f"blocker {code} cleared", ["cleared", code], bump=True,
-                           annotations={STATE_ANNOTATION: "cleared", BLOCKER_ANNOTATION: code}))
+        out.append(
+            _record(
+                ref,
+                obj,
+                BLOCKER_CLEARED,
+                f"blocker {code} cleared",
+                ["cleared", code],
+                bump=True,
+                annotations={STATE_ANNOTATION: "cleared", BLOCKER_ANNOTATION: code},
+            )
+        )
     if stage.blocker is not None and current not in was_open:
-        out.append(_record(ref, obj, BLOCKER_REASONS.get(str(current), BLOCKER_ENTERED),
-                           f"{current}: {stage.blocker.message}", ["entered", current], type_="Warning", bump=True,
-                           annotations={STATE_ANNOTATION: "entered", BLOCKER_ANNOTATION: str(current)}))
+        out.append(
+            _record(
+                ref,
+                obj,
+                BLOCKER_REASONS.get(str(current), BLOCKER_ENTERED),
+                f"{current}: {stage.blocker.message}",
+                ["entered", current],
+                type_="Warning",
+                bump=True,
+                annotations={STATE_ANNOTATION: "entered", BLOCKER_ANNOTATION: str(current)},
+            )
+        )
     for g in stage.groups:  # Ordinal surge groups above the stage's replicas: the StatefulSet scales them away
         if g.surge and g.exists and g.index is not None and g.index >= stage.replicas:
-            out.append(_record(ref, obj, SURGE_RECLAIMED, f"deleting surge replica {ref.name}-{g.index}",
-                               ["surge", target, g.id], bump=False, action="Delete"))
+            out.append(
+                _record(
+                    ref,
+                    obj,
+                    SURGE_RECLAIMED,
+                    f"deleting surge replica {ref.name}-{g.index}",
+                    ["surge", target, g.id],
+                    bump=False,
+                    action="Delete",
+                )
+            )
     return out
 
 
-def derive_events(ref: WorkloadRef, stage: Stage, previous: Sequence[Mapping[str, Any]] = (),
-                  reasons: Mapping[str, str] | None = None) -> tuple[EventRecord, ...]:
+def derive_events(
+    ref: WorkloadRef, stage: Stage, previous: Sequence[Mapping[str, Any]] = (), reasons: Mapping[str, str] | None = None
+) -> tuple[EventRecord, ...]:
     """Every Event of one reconcile of ``stage`` (module docstring), given the ``previous`` Events
     of the workload. Pure; a surge event already recorded is not recorded again."""
     known = {(ev.get("metadata") or {}).get("name") for ev in previous}

@@ -18,6 +18,7 @@ forgotten fact fails when the API is registered, never in a user's command.
 Invariants: every dataclass here is frozen; option names are snake_case and unique; an option is
 never also a manifest field.
 """
+
 from __future__ import annotations
 
 import re
@@ -176,8 +177,9 @@ class RbacFacts:
     upstream_owns_unrendered: frozenset[str] = frozenset()
 
 
-def check_facts(kind: str, *, api_version: str, words: Any, arguments: Any, gang: Any, rbac: Any,
-                observes: Any) -> list[str]:
+def check_facts(
+    kind: str, *, api_version: str, words: Any, arguments: Any, gang: Any, rbac: Any, observes: Any
+) -> list[str]:
     """Every problem with one API's facts (empty: complete and consistent)."""
     problems: list[str] = []
     if not isinstance(kind, str) or not kind:
@@ -253,7 +255,7 @@ def positive_int(value: Any) -> int | None:
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ArgumentError("must be an integer >= 1")
-    return value
+    return int(value)
 
 
 def seconds(value: Any) -> float | None:

@@ -22,9 +22,11 @@ its update revision. Only ordinals at or above the StatefulSet's partition are t
 partition is how the planners hold groups back), and only once the controller has observed the
 current generation (``status.observedGeneration``), so the update revision is the live template's.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pulumi_lws.core.keys import CONTROLLER_REVISION_HASH
 from pulumi_lws.core.scaling import scaled_value
@@ -33,13 +35,12 @@ from pulumi_lws.core.stage import Action
 from pulumi_lws.core.timestamps import parse_timestamp
 
 #: ``Action.reason`` of the deletes: says why the stage, not the controller, replaces the pod
-FORCED_ROLLBACK_REASON = ("forced rollback: outdated pod never became ready and its StatefulSet "
-                          "will not replace it")
+FORCED_ROLLBACK_REASON = "forced rollback: outdated pod never became ready and its StatefulSet will not replace it"
 
 
 def _ordinal(sts_name: str, pod_name: str) -> int | None:
     prefix = sts_name + "-"
-    digits = pod_name[len(prefix):] if pod_name.startswith(prefix) else ""
+    digits = pod_name[len(prefix) :] if pod_name.startswith(prefix) else ""
     return int(digits) if digits.isdecimal() else None
 
 
@@ -60,8 +61,9 @@ def _controller_uid(obj: Mapping[str, Any]) -> str | None:
     return None
 
 
-def stalled_pods(sts: Mapping[str, Any], pods: Iterable[Mapping[str, Any]],
-                 now: float | None = None) -> tuple[Mapping[str, Any], ...]:
+def stalled_pods(
+    sts: Mapping[str, Any], pods: Iterable[Mapping[str, Any]], now: float | None = None
+) -> tuple[Mapping[str, Any], ...]:
     """The pods of ``sts`` (``pods``: those it controls, any order) that are outdated (revision
     label != ``status.updateRevision``), not available, not terminating, at an ordinal
     ``>= start + partition``, and that the controller will not replace (module docstring), by
@@ -85,21 +87,33 @@ def stalled_pods(sts: Mapping[str, Any], pods: Iterable[Mapping[str, Any]],
         ordinal = _ordinal(name, str((pod.get("metadata") or {}).get("name") or ""))
         if ordinal is not None and start <= ordinal < start + replicas:
             by_ordinal[ordinal] = pod
-    unavailable = sum(1 for o in range(start, start + replicas)
-                      if o not in by_ordinal or is_deleting(by_ordinal[o])
-                      or not _available(by_ordinal[o], min_ready, now))
+    unavailable = sum(
+        1
+        for o in range(start, start + replicas)
+        if o not in by_ordinal or is_deleting(by_ordinal[o]) or not _available(by_ordinal[o], min_ready, now)
+    )
     ordered = spec.get("podManagementPolicy", "OrderedReady") == "OrderedReady"
     max_unavailable = max(1, scaled_value(ru.get("maxUnavailable", 1), replicas, round_up=True))
     if not ordered and unavailable < max_unavailable:
         return ()  # the controller's own budget still replaces outdated pods
-    return tuple(pod for o, pod in sorted(by_ordinal.items())
-                 if o >= low and not is_deleting(pod) and not _available(pod, min_ready, now)
-                 and ((pod.get("metadata") or {}).get("labels") or {}).get(CONTROLLER_REVISION_HASH) != update_revision)
+    return tuple(
+        pod
+        for o, pod in sorted(by_ordinal.items())
+        if o >= low
+        and not is_deleting(pod)
+        and not _available(pod, min_ready, now)
+        and ((pod.get("metadata") or {}).get("labels") or {}).get(CONTROLLER_REVISION_HASH) != update_revision
+    )
 
 
-def forced_rollback_actions(statefulsets: Sequence[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]], *,
-                            now: float | None = None, skip: Iterable[str] = (),
-                            propagation: Mapping[str, str] | None = None) -> tuple[Action, ...]:
+def forced_rollback_actions(
+    statefulsets: Sequence[Mapping[str, Any]],
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    now: float | None = None,
+    skip: Iterable[str] = (),
+    propagation: Mapping[str, str] | None = None,
+) -> tuple[Action, ...]:
     """uid-guarded ``delete`` actions for the :func:`stalled_pods` of ``statefulsets`` (``pods``: the
     workload's pods; each is matched to its controller by uid), in StatefulSet then ordinal order.
     ``skip``: pod names another action of the stage already deletes. ``propagation``: by
@@ -123,14 +137,20 @@ def forced_rollback_actions(statefulsets: Sequence[Mapping[str, Any]], pods: Ite
             if name in skipped:
                 continue
             skipped.add(name)
-            out.append(Action("delete", "Pod", name, {"propagation": mode}, uid=pm.get("uid"),
-                              reason=FORCED_ROLLBACK_REASON))
+            out.append(
+                Action("delete", "Pod", name, {"propagation": mode}, uid=pm.get("uid"), reason=FORCED_ROLLBACK_REASON)
+            )
     return tuple(out)
 
 
-def with_forced_rollback(actions: Sequence[Action], statefulsets: Sequence[Mapping[str, Any]],
-                         pods: Iterable[Mapping[str, Any]], *, now: float | None = None,
-                         propagation: Mapping[str, str] | None = None) -> tuple[Action, ...]:
+def with_forced_rollback(
+    actions: Sequence[Action],
+    statefulsets: Sequence[Mapping[str, Any]],
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    now: float | None = None,
+    propagation: Mapping[str, str] | None = None,
+) -> tuple[Action, ...]:
     """``actions`` followed by the forced-rollback deletes of pods no action of them deletes."""
     skip = [a.name for a in actions if a.verb == "delete" and a.kind == "Pod"]
     return tuple(actions) + forced_rollback_actions(statefulsets, pods, now=now, skip=skip, propagation=propagation)

@@ -9,6 +9,7 @@ Invariants: every state has a distinct mark in both sets (:data:`UNICODE`, :data
 mark reads as a failure for a healthy state (old-and-ready is a plain circle, not a cross); the
 legend names exactly the marks drawn, in :data:`ORDER`.
 """
+
 from __future__ import annotations
 
 import sys
@@ -58,24 +59,32 @@ class GlyphSet:
         return "legend: " + "; ".join(f"{self.marks[s]} {WORDS[s]}" for s in ORDER if s in drawn)
 
 
-UNICODE = GlyphSet("unicode", {
-    UPDATED_READY: "✅",
-    UPDATED_NOT_READY: "⏳",
-    OLD_READY: "🔵",
-    OLD_NOT_READY: "⚪",
-    GATED: "🔒",
-    TERMINATING: "🗑️",
-}, wide=True)
+UNICODE = GlyphSet(
+    "unicode",
+    {
+        UPDATED_READY: "✅",
+        UPDATED_NOT_READY: "⏳",
+        OLD_READY: "🔵",
+        OLD_NOT_READY: "⚪",
+        GATED: "🔒",
+        TERMINATING: "🗑️",
+    },
+    wide=True,
+)
 
 #: The trace schema's letters where there is one (``U u o x``), so an ASCII table reads like the JSON.
-ASCII = GlyphSet("ascii", {
-    UPDATED_READY: "U",
-    UPDATED_NOT_READY: "u",
-    OLD_READY: "o",
-    OLD_NOT_READY: "x",
-    GATED: "g",
-    TERMINATING: "t",
-}, wide=False)
+ASCII = GlyphSet(
+    "ascii",
+    {
+        UPDATED_READY: "U",
+        UPDATED_NOT_READY: "u",
+        OLD_READY: "o",
+        OLD_NOT_READY: "x",
+        GATED: "g",
+        TERMINATING: "t",
+    },
+    wide=False,
+)
 
 
 def drawn_state(state: str, detail: str = "") -> str | None:

@@ -3,13 +3,13 @@
 The same value gives the same key in every process (any ``PYTHONHASHSEED``), for any dict key
 order and in every Python version.
 """
+
 from __future__ import annotations
 
 import json
 from typing import Any
 
 from pulumi_lws.core.model import ints_back
-
 
 _SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 

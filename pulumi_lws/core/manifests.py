@@ -5,9 +5,11 @@ Invariants: every object has ``metadata.name``, ``metadata.namespace``, the owne
 their labels set one (e.g. ``kustomize``), else ``pulumi-lws``; workload objects carry
 ``pulumi.com/skipAwait: "true"`` (readiness is the planner's business).
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pulumi_lws.core import keys as K
 
@@ -31,8 +33,9 @@ def owned_labels(labels: Mapping[str, str] | None) -> dict[str, str]:
     return out
 
 
-def metadata(name: str, namespace: str, labels: Mapping[str, str],
-             annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+def metadata(
+    name: str, namespace: str, labels: Mapping[str, str], annotations: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """ObjectMeta with the ownership labels (:func:`owned_labels`)."""
     meta: dict[str, Any] = {"name": name, "namespace": namespace, "labels": owned_labels(labels)}
     if annotations:
@@ -40,7 +43,9 @@ def metadata(name: str, namespace: str, labels: Mapping[str, str],
     return meta
 
 
-def headless_service(name: str, namespace: str, labels: Mapping[str, str], selector: Mapping[str, str]) -> dict[str, Any]:
+def headless_service(
+    name: str, namespace: str, labels: Mapping[str, str], selector: Mapping[str, str]
+) -> dict[str, Any]:
     """Upstream ``CreateHeadlessServiceIfNotExists``: no cluster IP, not-ready pods published
     (workers must resolve a leader that is not Ready yet)."""
     return {

@@ -7,19 +7,21 @@ Invariants:
   default applies;
 * percent scaling is exact integer arithmetic (``ceil``/``floor`` of ``pct * total / 100``).
 """
+
 from __future__ import annotations
 
 import json
 import math
 import re
 import typing
-from typing import Annotated, Any, Callable, Mapping, Union
-from pulumi_lws.core.errors import FieldError, format_value
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from pulumi_lws.core.errors import FieldError, format_value
 
 
 def _no_bool(kind: str) -> Callable[[Any], Any]:
@@ -27,6 +29,7 @@ def _no_bool(kind: str) -> Callable[[Any], Any]:
         if isinstance(v, bool):
             raise PydanticCustomError("k8s_type", "must be of type {type}", {"type": kind})
         return v
+
     return check
 
 
@@ -39,6 +42,7 @@ def _integer_in(low: int, high: int) -> Callable[[Any], Any]:
     (pydantic's lax mode would read ``"3"`` as 3; the apiserver answers ``must be of type
     integer``), integral floats accepted (Pulumi delivers every number as a float), and the
     ``low..high`` range of the field's Go type."""
+
     def check(v: Any) -> Any:
         if isinstance(v, (bool, str)) or (isinstance(v, float) and not math.isfinite(v)):
             raise PydanticCustomError("k8s_type", "must be of type integer")
@@ -50,6 +54,7 @@ def _integer_in(low: int, high: int) -> Callable[[Any], Any]:
             if v < low:
                 raise PydanticCustomError("k8s_range", "greater than or equal to {limit}", {"limit": low})
         return v
+
     return check
 
 
@@ -61,7 +66,7 @@ def _int_or_string(v: Any) -> Any:
 
 #: ``intstr.IntOrString``: a string (percent strings are checked by validation) or an int32 (its
 #: Go ``IntVal``), never a boolean.
-IntOrString = Annotated[Union[int, str], BeforeValidator(_int_or_string)]
+IntOrString = Annotated[int | str, BeforeValidator(_int_or_string)]
 #: A schema ``type: integer`` with ``format: int64`` (or no format: Go decodes it into an int64):
 #: no booleans, no strings, the int64 range (``<path> in body should be less than or equal to
 #: 9223372036854775807``).
@@ -88,12 +93,6 @@ def ints_back(value: Any) -> Any:
     return value
 
 
-
-
-
-
-
-
 class K8sModel(BaseModel):
     """Base for API types: snake_case in Python, camelCase on the wire, unknown fields rejected."""
 
@@ -118,23 +117,20 @@ class K8sModel(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-
-
-
-
-
-
-
-
-
-
 # ---- pydantic errors -> FieldErrors ---------------------------------------------------------
 
-_TYPE_NAMES = {"int": "integer", "string": "string", "bool": "boolean", "float": "number",
-               "dict": "object", "model": "object", "list": "array"}
+_TYPE_NAMES = {
+    "int": "integer",
+    "string": "string",
+    "bool": "boolean",
+    "float": "number",
+    "dict": "object",
+    "model": "object",
+    "list": "array",
+}
 
 
-def _inner_model(annotation: Any) -> "tuple[str, Any]":
+def _inner_model(annotation: Any) -> tuple[str, Any]:
     """What a field holds: ('model', cls) | ('map', None) | ('list', None) | ('value', None)."""
     origin = typing.get_origin(annotation)
     if origin is Annotated:
@@ -157,7 +153,7 @@ def _is_tag(part: str) -> bool:
     return part in ("int", "str", "bool", "float", "none") or "[" in part
 
 
-def wire_path(loc: "tuple[Any, ...]", root: "type[BaseModel] | None") -> str:
+def wire_path(loc: tuple[Any, ...], root: type[BaseModel] | None) -> str:
     """The wire path of a pydantic error location, walking ``root``'s fields for aliases.
 
     Model fields become ``.camelCase``; map keys ``[key]``; list indexes ``[i]``.
@@ -195,7 +191,7 @@ def _supported(expected: str) -> str:
     return ", ".join(json.dumps(v) for v in values)
 
 
-def pydantic_field_errors(exc: ValidationError, root: "type[BaseModel] | None" = None) -> list[FieldError]:
+def pydantic_field_errors(exc: ValidationError, root: type[BaseModel] | None = None) -> list[FieldError]:
     """Translate pydantic errors into wire-path FieldErrors with Kubernetes-style messages.
 
     Enum: ``Unsupported value: "X": supported values: "A", "B"`` (NotSupported); unknown field:

@@ -12,19 +12,21 @@ for fields, ``[key]`` for map keys, ``[i]`` for list items) with a Kubernetes-st
 ``Unsupported value: ...`` (NotSupported), ``quantities must match the regular expression ...``.
 The functions never raise and never mutate their input; compiled validators are cached.
 """
+
 from __future__ import annotations
 
 import functools
 import importlib.resources
 import json
-from typing import Any, Callable, Iterator, Mapping, cast
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, cast
 
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 
 from pulumi_lws.core.errors import FieldError, format_value
-from pulumi_lws.core.quantity import QUANTITY_FORMAT_MSG, QUANTITY_SUFFIX_MSG, quantity_error  # noqa: F401  (re-exported)
 from pulumi_lws.core.objectmeta import validate_meta
+from pulumi_lws.core.quantity import QUANTITY_FORMAT_MSG, QUANTITY_SUFFIX_MSG, quantity_error  # noqa: F401  (re-exported)
 
 KUBERNETES_VERSION = "1.35"
 SCHEMA_FILE = "schemas/podtemplate-v1.35.json"
@@ -34,8 +36,14 @@ PVC_RETENTION_POLICY = "io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimReten
 _DEF = "#/$defs/"
 
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
-_TYPE_WORDS = {"array": "array", "boolean": "boolean", "integer": "integer", "number": "number",
-               "object": "object", "string": "string"}
+_TYPE_WORDS = {
+    "array": "array",
+    "boolean": "boolean",
+    "integer": "integer",
+    "number": "number",
+    "object": "object",
+    "string": "string",
+}
 
 
 def without_nulls(value: Any) -> Any:
@@ -68,6 +76,7 @@ def _int_checker(fmt: str) -> Callable[[Any], bool]:
         if isinstance(value, (int, float)) and not isinstance(value, bool) and not low <= value <= high:
             raise ValueError(f"must be between {low} and {high}, inclusive ({fmt})")
         return True
+
     return check
 
 
@@ -75,7 +84,7 @@ for _fmt in _INT_RANGES:
     _FORMATS.checks(_fmt, raises=ValueError)(_int_checker(_fmt))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def definitions() -> Mapping[str, Any]:
     """The vendored Kubernetes 1.35 definitions (``$defs``), read once."""
     text = importlib.resources.files(__package__).joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
@@ -83,7 +92,7 @@ def definitions() -> Mapping[str, Any]:
     return defs
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def validator(definition: str) -> Draft202012Validator:
     """A compiled validator for one definition (cached: validation runs on every reconcile)."""
     return Draft202012Validator({"$defs": dict(definitions()), "$ref": _DEF + definition}, format_checker=_FORMATS)
@@ -92,11 +101,11 @@ def validator(definition: str) -> Draft202012Validator:
 # ---- errors -> FieldErrors -----------------------------------------------------------------
 def _deref(node: Any) -> Mapping[str, Any]:
     while isinstance(node, Mapping) and "$ref" in node:
-        node = definitions()[node["$ref"][len(_DEF):]]
+        node = definitions()[node["$ref"][len(_DEF) :]]
     return node if isinstance(node, Mapping) else {}
 
 
-def _wire(parts: "Iterator[Any] | list[Any]", definition: str) -> str:
+def _wire(parts: Iterator[Any] | list[Any], definition: str) -> str:
     """The wire path suffix of an instance location: ``.field``, ``[key]`` of a map, ``[i]``."""
     out, node = "", _deref({"$ref": _DEF + definition})
     for part in parts:
@@ -133,7 +142,11 @@ def _translate(err: ValidationError, path: str, makes_pods: bool = True) -> list
         return []  # the API server's pod checks (``containers: []``), not the embedding CRD's schema
     if kind == "additionalProperties" and isinstance(instance, Mapping):
         known = cast(Mapping[str, Any], err.schema).get("properties") or {}
-        return [FieldError(f"{path}.{k}", f'unknown field "{path}.{k}"', None, "Unknown") for k in instance if k not in known]
+        return [
+            FieldError(f"{path}.{k}", f'unknown field "{path}.{k}"', None, "Unknown")
+            for k in instance
+            if k not in known
+        ]
     if kind == "required" and isinstance(instance, Mapping):
         return [FieldError(f"{path}.{k}", "Required value", None, "Required") for k in value if k not in instance]
     if kind in ("minLength", "minItems"):
@@ -142,8 +155,14 @@ def _translate(err: ValidationError, path: str, makes_pods: bool = True) -> list
         return [FieldError(path, f"must be of type {_type_words(value)}", _shown(instance))]
     if kind == "enum":
         supported = ", ".join(format_value(v) for v in value)
-        return [FieldError(path, f"Unsupported value: {format_value(instance)}: supported values: {supported}",
-                           instance, "NotSupported")]
+        return [
+            FieldError(
+                path,
+                f"Unsupported value: {format_value(instance)}: supported values: {supported}",
+                instance,
+                "NotSupported",
+            )
+        ]
     if kind == "format" and err.cause is not None:
         return [FieldError(path, str(err.cause), _shown(instance))]
     return [FieldError(path, err.message, _shown(instance))]

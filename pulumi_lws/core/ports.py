@@ -5,10 +5,12 @@ A :class:`Scope` says what one reconcile reads: objects of ``kinds`` in one name
 contain ``selector`` (plus every Node when ``nodes``). Each API builds its own scope
 (:meth:`pulumi_lws.core.workload.Workload.scope`), so observers know no API's labels or kinds.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence
+from typing import Protocol
 
 from pulumi_lws.core.snapshot import EMPTY, Snapshot, labels_of
 from pulumi_lws.core.stage import Action
@@ -87,8 +89,15 @@ class ActionError(ClusterError):
     the result lines of the actions of the same call applied before it, in order, and
     ``position`` = (1-based index, total) of the failed one. The message lists them all."""
 
-    def __init__(self, failure: str, *, action: Action, applied: Sequence[str] = (), status: int | None = None,
-                 position: tuple[int, int] | None = None) -> None:
+    def __init__(
+        self,
+        failure: str,
+        *,
+        action: Action,
+        applied: Sequence[str] = (),
+        status: int | None = None,
+        position: tuple[int, int] | None = None,
+    ) -> None:
         self.failure, self.action, self.status = failure, action, status
         self.applied, self.position = tuple(applied), position
         super().__init__(self._message())
@@ -98,9 +107,13 @@ class ActionError(ClusterError):
             return self.failure
         index, total = self.position
         applied = "; ".join(self.applied) if self.applied else "none"
-        return (f"{self.failure} [action {index} of {total}; applied before it: {applied}; not run: "
-                f"{total - index} later action(s); the next `pulumi up` re-plans from what the cluster then holds]")
+        return (
+            f"{self.failure} [action {index} of {total}; applied before it: {applied}; not run: "
+            f"{total - index} later action(s); the next `pulumi up` re-plans from what the cluster then holds]"
+        )
 
     def within(self, applied: Sequence[str], index: int, total: int) -> ActionError:
         """This failure as action ``index`` of ``total``, after the ``applied`` lines."""
-        return ActionError(self.failure, action=self.action, applied=applied, status=self.status, position=(index, total))
+        return ActionError(
+            self.failure, action=self.action, applied=applied, status=self.status, position=(index, total)
+        )

@@ -10,17 +10,22 @@ A subclass sets ``KIND`` and implements :meth:`ManifestResource.validation_error
 * :meth:`validate` (every error at once), :meth:`to_wire` (empty metadata fields omitted), and
   the ``name`` / ``namespace`` (``default`` when unset) of its metadata.
 """
+
 from __future__ import annotations
 
 import copy
 import pathlib
-from typing import Any, ClassVar, Mapping, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from pydantic import ValidationError, model_validator
 
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.model import K8sModel, pydantic_field_errors
 from pulumi_lws.core.yamlio import load_documents, read_text
+
+if TYPE_CHECKING:  # every subclass declares it as a pydantic field (with its own default)
+    from pulumi_lws.core.objectmeta import ObjectMeta
 
 R = TypeVar("R", bound="ManifestResource")
 
@@ -30,8 +35,9 @@ def load_manifest(source: str | pathlib.Path | Mapping[str, Any], kind: str) -> 
     whose ``kind`` is ``kind``, else the first."""
     if isinstance(source, Mapping):
         return dict(source)
-    if isinstance(source, pathlib.Path) or (isinstance(source, str) and "\n" not in source
-                                            and source.endswith((".yaml", ".yml", ".json"))):
+    if isinstance(source, pathlib.Path) or (
+        isinstance(source, str) and "\n" not in source and source.endswith((".yaml", ".yml", ".json"))
+    ):
         text, where = read_text(source), str(source)
     else:
         text, where = str(source), "<input>"
@@ -48,6 +54,8 @@ class ManifestResource(K8sModel):
     """Base of an API's top-level object; see the module docstring."""
 
     KIND: ClassVar[str] = ""
+    if TYPE_CHECKING:
+        metadata: ObjectMeta
 
     def __init__(self, /, **data: Any) -> None:
         try:
@@ -65,12 +73,17 @@ class ManifestResource(K8sModel):
         return data
 
     @classmethod
-    def from_manifest(cls: type[R], source: str | pathlib.Path | Mapping[str, Any], *, validate: bool = True,
-                      namespace: str | None = None) -> R:
+    def from_manifest(
+        cls: type[R],
+        source: str | pathlib.Path | Mapping[str, Any],
+        *,
+        validate: bool = True,
+        namespace: str | None = None,
+    ) -> R:
         """Build from an upstream manifest, accepted unchanged; ``namespace`` fills an unset one.
         Raises :class:`SpecError` listing every problem with field paths."""
         obj = cls.parse(load_manifest(source, cls.KIND))
-        meta = getattr(obj, "metadata")
+        meta = obj.metadata
         if namespace and not meta.namespace:
             meta.namespace = namespace
         if validate:
@@ -93,18 +106,18 @@ class ManifestResource(K8sModel):
         """Run every rule (with ``old`` also the update rules); raise one SpecError listing them all."""
         errors = self.validation_errors(old)
         if errors:
-            raise SpecError(self.KIND, getattr(self, "metadata").name, errors)
+            raise SpecError(self.KIND, self.metadata.name, errors)
         return self
 
     @property
     def name(self) -> str:
         """``metadata.name`` ("" when unset)."""
-        return getattr(self, "metadata").name or ""
+        return self.metadata.name or ""
 
     @property
     def namespace(self) -> str:
         """``metadata.namespace``, ``default`` when unset (as kubectl applies it)."""
-        return getattr(self, "metadata").namespace or "default"
+        return self.metadata.namespace or "default"
 
     def to_wire(self) -> dict[str, Any]:
         out = super().to_wire()

@@ -7,6 +7,7 @@ every pod of a workload carrying it (``Workload.release_retained``), whatever th
 
 Invariants: every action is uid-guarded; release touches only pods carrying the finalizer.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -35,8 +36,14 @@ def has_retain_finalizer(pod: Pod) -> bool:
 def finalize_action(pod: Pod, op: str, reason: str) -> Action:
     """``finalize`` with ``{"add"|"remove": [RETAIN_FINALIZER]}`` on ``pod`` (uid-guarded)."""
     assert op in ("add", "remove")
-    return Action("finalize", "Pod", str(metadata_of(pod).get("name") or ""), {op: [RETAIN_FINALIZER]},
-                  uid=metadata_of(pod).get("uid"), reason=reason)
+    return Action(
+        "finalize",
+        "Pod",
+        str(metadata_of(pod).get("name") or ""),
+        {op: [RETAIN_FINALIZER]},
+        uid=metadata_of(pod).get("uid"),
+        reason=reason,
+    )
 
 
 def release_actions(pods: Iterable[Pod], reason: str) -> tuple[Action, ...]:

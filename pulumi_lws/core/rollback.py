@@ -16,6 +16,7 @@ Invariants: ``rollback_manifest`` never changes a path outside the covered paths
 budgets, metadata stay as the user wrote them); parsing its result gives a spec whose covered
 part equals the recorded one, hence the recorded revision key.
 """
+
 from __future__ import annotations
 
 import copy
@@ -63,8 +64,10 @@ def previous_revision(target: str, recorded: Sequence[RecordedRevision]) -> Reco
     others = [r for r in recorded if r.key != target]
     if not others:
         known = ", ".join(sorted({r.key for r in recorded})) or "none"
-        raise NoPreviousRevision(f"the cluster records no revision other than the target {target} (recorded: {known}); "
-                                 "a completed rollout prunes the old revision's objects")
+        raise NoPreviousRevision(
+            f"the cluster records no revision other than the target {target} (recorded: {known}); "
+            "a completed rollout prunes the old revision's objects"
+        )
     return max(others, key=lambda r: (r.order, r.key))
 
 
@@ -94,8 +97,12 @@ def rebase(mine: Any, current: Any, recorded: Any) -> Any:
             if key not in recorded:
                 out.pop(key, None)
         return out
-    if (isinstance(current, list) and isinstance(recorded, list) and isinstance(mine, list)
-            and len(current) == len(recorded) == len(mine)):
+    if (
+        isinstance(current, list)
+        and isinstance(recorded, list)
+        and isinstance(mine, list)
+        and len(current) == len(recorded) == len(mine)
+    ):
         return [rebase(m, c, r) for m, c, r in zip(mine, current, recorded)]
     return copy.deepcopy(recorded)
 
@@ -122,8 +129,9 @@ def _set(doc: dict[str, Any], path: Path, value: Any) -> None:
     node[path[-1]] = value
 
 
-def rollback_manifest(manifest: Mapping[str, Any], current: Mapping[Path, Any],
-                      recorded: Mapping[Path, Any]) -> dict[str, Any]:
+def rollback_manifest(
+    manifest: Mapping[str, Any], current: Mapping[Path, Any], recorded: Mapping[Path, Any]
+) -> dict[str, Any]:
     """``manifest`` with every covered path rebased from ``current`` to ``recorded``."""
     out = copy.deepcopy(dict(manifest))
     for path in sorted(set(current) | set(recorded), key=lambda p: tuple(map(str, p))):

@@ -1,11 +1,11 @@
 """Validation rules shared by every API: IntOrString budgets, DNS-1035 names (apimachinery messages)."""
+
 from __future__ import annotations
 
 import re
 from typing import Any
 
 from pulumi_lws.core.errors import FieldError
-
 
 PERCENT_RE = re.compile(r"^[0-9]+%$")
 

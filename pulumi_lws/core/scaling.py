@@ -2,13 +2,13 @@
 
 Invariant: percent scaling is exact integer arithmetic (``ceil``/``floor`` of ``pct * total / 100``).
 """
+
 from __future__ import annotations
 
 import re
 from typing import Any
 
 from pulumi_lws.core.model import IntOrString
-
 
 _ATOI_RE = re.compile(r"^[+-]?[0-9]+$")
 

@@ -13,6 +13,7 @@ needs beyond generic Kubernetes behaviour is a fact the API declares on its
 Invariants: every dataclass is frozen; :func:`group_of` and :func:`owner_of` read only a pod's
 labels and name.
 """
+
 from __future__ import annotations
 
 import re

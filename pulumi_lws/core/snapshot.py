@@ -5,13 +5,13 @@ namespace, keyed by ``(kind, name)``. Observers produce it; planners only read i
 pure helpers below, never through a client type. That keeps planners testable with literal dicts
 and lets the simulator and a live API server be swapped freely.
 """
+
 from __future__ import annotations
 
 import builtins
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Iterable, Iterator, Mapping, Sequence
-
-
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ class Snapshot:
     now: float = 0.0
 
     @staticmethod
-    def of(objs: Iterable[Mapping[str, Any]], now: float = 0.0) -> "Snapshot":
+    def of(objs: Iterable[Mapping[str, Any]], now: float = 0.0) -> Snapshot:
         return Snapshot({(o["kind"], o["metadata"]["name"]): o for o in objs}, now)
 
     def get(self, kind: str, name: str) -> Mapping[str, Any] | None:
@@ -103,9 +103,10 @@ class Snapshot:
         if (kind, key) not in cache:
             bucket: dict[Any, builtins.list[Mapping[str, Any]]] | None = {}
             try:
+                fresh: dict[Any, builtins.list[Mapping[str, Any]]] = {}
                 for obj in self._of_kind(kind):  # labels_of, inlined: once per object of the kind
-                    bucket.setdefault(((obj.get("metadata") or {}).get("labels") or {}).get(key),  # type: ignore[union-attr]
-                                      []).append(obj)
+                    fresh.setdefault(((obj.get("metadata") or {}).get("labels") or {}).get(key), []).append(obj)
+                bucket = fresh
             except TypeError:  # an unhashable label value (malformed input): no index for this key
                 bucket = None
             cache[(kind, key)] = bucket
@@ -129,11 +130,8 @@ def _name(obj: Mapping[str, Any]) -> Any:
 EMPTY = Snapshot()
 
 
-
-
-
-
 # ---- pure readers over object dicts ---------------------------------------------------------
+
 
 def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
     return (obj.get("metadata") or {}).get("labels") or {}
@@ -141,8 +139,6 @@ def labels_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
 
 def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
     return (obj.get("metadata") or {}).get("annotations") or {}
-
-
 
 
 def is_deleting(obj: Mapping[str, Any]) -> bool:
@@ -190,7 +186,9 @@ def statefulset_ready(sts: Mapping[str, Any] | None) -> bool:
         return False
     spec_replicas = int((sts.get("spec") or {}).get("replicas", 1))
     st = sts.get("status") or {}
-    return int(st.get("availableReplicas") or 0) == spec_replicas and st.get("currentRevision") == st.get("updateRevision")
+    return int(st.get("availableReplicas") or 0) == spec_replicas and st.get("currentRevision") == st.get(
+        "updateRevision"
+    )
 
 
 def sts_partition(sts: Mapping[str, Any]) -> int:

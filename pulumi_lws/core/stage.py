@@ -5,10 +5,12 @@ desired controller shape, which revision each group's members are rendered on, i
 :class:`Action` s (previewable, executed only on update), a :class:`Blocker` when the rollout
 cannot advance, and a prediction of the remaining stages.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 # One character per group, as in the conformance vectors and the upstream docs.
 UPDATED_READY = "U"
@@ -46,12 +48,39 @@ class GroupView:
     leader_uid: str | None = None
     workers: bool = False
 
-    def __init__(self, id: str, revision: str | None, ready: bool, updated: bool, exists: bool = True,
-                 surge: bool = False, index: int | None = None, phase: str = "", key: str | None = None,
-                 leader: str | None = None, leader_uid: str | None = None, workers: bool = False) -> None:
-        _fill(self, "__dict__", {"id": id, "revision": revision, "ready": ready, "updated": updated,
-                                 "exists": exists, "surge": surge, "index": index, "phase": phase, "key": key,
-                                 "leader": leader, "leader_uid": leader_uid, "workers": workers})
+    def __init__(
+        self,
+        id: str,
+        revision: str | None,
+        ready: bool,
+        updated: bool,
+        exists: bool = True,
+        surge: bool = False,
+        index: int | None = None,
+        phase: str = "",
+        key: str | None = None,
+        leader: str | None = None,
+        leader_uid: str | None = None,
+        workers: bool = False,
+    ) -> None:
+        _fill(
+            self,
+            "__dict__",
+            {
+                "id": id,
+                "revision": revision,
+                "ready": ready,
+                "updated": updated,
+                "exists": exists,
+                "surge": surge,
+                "index": index,
+                "phase": phase,
+                "key": key,
+                "leader": leader,
+                "leader_uid": leader_uid,
+                "workers": workers,
+            },
+        )
 
     @property
     def char(self) -> str:
@@ -97,7 +126,11 @@ class Action:
 
     def describe(self) -> str:
         detail = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
-        return f"{self.verb} {self.kind}/{self.name}" + (f" ({detail})" if detail else "") + (f": {self.reason}" if self.reason else "")
+        return (
+            f"{self.verb} {self.kind}/{self.name}"
+            + (f" ({detail})" if detail else "")
+            + (f": {self.reason}" if self.reason else "")
+        )
 
 
 #: ``Action.reason`` of the webhook-equivalent ``label`` actions (:mod:`pulumi_lws.lws.rollout.ordinal.pod_labels`).
@@ -126,9 +159,17 @@ class Blocker:
 #: PostTermination replacement, a groups-in-flight cap, a user partition holding the surge, a
 #: paused rollout): waiting, not a failure. Every other code names a failure (unschedulable,
 #: resource deadlock, no budget, progress deadline exceeded...). Timelines draw only failures red.
-WAITING_CODES = frozenset({"waiting-for-groups", "waiting-for-roles", "waiting-for-deletion",
-                           "group-replacement-deferred", "groups-in-flight-cap", "surge-held-by-partition",
-                           "paused"})
+WAITING_CODES = frozenset(
+    {
+        "waiting-for-groups",
+        "waiting-for-roles",
+        "waiting-for-deletion",
+        "group-replacement-deferred",
+        "groups-in-flight-cap",
+        "surge-held-by-partition",
+        "paused",
+    }
+)
 
 
 def is_waiting(code: str | None) -> bool:
@@ -233,7 +274,7 @@ class Stage:
     #: multi-role workloads: each role's old|new groups after this stage (stage tables show these)
     lanes: tuple[Lane, ...] = ()
     #: the rollout-control verdict (paused, progress deadline): :mod:`pulumi_lws.core.control`
-    control: "RolloutControl | None" = None
+    control: RolloutControl | None = None
 
     @property
     def group_chars(self) -> str:

@@ -14,6 +14,7 @@ exist and are not terminating; ``Available`` = ready groups among them (LeaderWo
 ModelServing: at most ``replicas``, the quantity ``maxUnavailable`` bounds). A planned row counts
 a group the stage deletes as live until it is gone (ModelServing's own count).
 """
+
 from __future__ import annotations
 
 import enum
@@ -68,8 +69,15 @@ def _capped(count: int, replicas: int | None) -> int:
     return count if replicas is None else min(replicas, count)
 
 
-def stage_row(n: int, stage: Stage, replicas: int | None = None, note: str = "", *,
-              actions: tuple[str, ...] = (), labelled: tuple[str, ...] = ()) -> TraceRow:
+def stage_row(
+    n: int,
+    stage: Stage,
+    replicas: int | None = None,
+    note: str = "",
+    *,
+    actions: tuple[str, ...] = (),
+    labelled: tuple[str, ...] = (),
+) -> TraceRow:
     """A reconcile's stage as a row: declared groups on their state, groups the stage deletes
     terminating (absent from ``group_revisions``). ``replicas``: the spec's (surge columns and
     the Available cap); None when the caller has only the stage (surge then from the groups)."""
@@ -78,26 +86,53 @@ def stage_row(n: int, stage: Stage, replicas: int | None = None, note: str = "",
         declared = g.id in stage.group_revisions
         ready = g.ready and declared
         state = ("U" if ready else "u") if g.updated else ("o" if ready else "x")
-        cells.append(GroupCell(id=g.id, state=state, revision=g.revision, surge=g.surge or _is_surge(g.id, replicas),
-                               detail="" if declared else "terminating"))
+        cells.append(
+            GroupCell(
+                id=g.id,
+                state=state,
+                revision=g.revision,
+                surge=g.surge or _is_surge(g.id, replicas),
+                detail="" if declared else "terminating",
+            )
+        )
     live = len(cells)  # terminating ones too (ModelServing counts them toward replicas + maxSurge)
     available = _capped(sum(1 for c in cells if c.state in "Uo" and not c.detail), replicas)
     if Lanes.of_lanes(stage.lanes) is Lanes.ROLES:  # the lanes count groups, the stage's views are per role
         live, available = lanes_live(stage.lanes), lanes_available(stage.lanes)
-    return TraceRow(time=n, replicas=stage.replicas, partition=stage.partition or None, groups=tuple(cells),
-                    live=live, available=available, revision=stage.target_revision, note=note, case=stage.case,
-                    blocker=str(stage.blocker) if stage.blocker else None,
-                    blocker_code=stage.blocker.code if stage.blocker else None, lanes=stage.lanes,
-                    actions=actions, labelled=labelled)
+    return TraceRow(
+        time=n,
+        replicas=stage.replicas,
+        partition=stage.partition or None,
+        groups=tuple(cells),
+        live=live,
+        available=available,
+        revision=stage.target_revision,
+        note=note,
+        case=stage.case,
+        blocker=str(stage.blocker) if stage.blocker else None,
+        blocker_code=stage.blocker.code if stage.blocker else None,
+        lanes=stage.lanes,
+        actions=actions,
+        labelled=labelled,
+    )
 
 
-def predicted_row(n: int, p: PredictedStage, replicas: int | None = None, revision: str = "",
-                  note: str = "") -> TraceRow:
+def predicted_row(
+    n: int, p: PredictedStage, replicas: int | None = None, revision: str = "", note: str = ""
+) -> TraceRow:
     """A ``Stage.remaining`` entry as a row (one char per declared group, ordinal order)."""
-    cells = tuple(GroupCell(id=gid, state=c, surge=_is_surge(gid, replicas))
-                  for gid, c in zip(p.group_ids(), p.groups))
+    cells = tuple(GroupCell(id=gid, state=c, surge=_is_surge(gid, replicas)) for gid, c in zip(p.group_ids(), p.groups))
     live, available = len(cells), _capped(sum(1 for c in cells if c.state in "Uo"), replicas)
     if Lanes.of_lanes(p.lanes) is Lanes.ROLES:  # a role's groups (role replicas leave the group counts)
         live, available = lanes_live(p.lanes), lanes_available(p.lanes)
-    return TraceRow(time=n, replicas=p.replicas, partition=p.partition or None, groups=cells, live=live,
-                    available=available, revision=revision, lanes=p.lanes, note=note)
+    return TraceRow(
+        time=n,
+        replicas=p.replicas,
+        partition=p.partition or None,
+        groups=cells,
+        live=live,
+        available=available,
+        revision=revision,
+        lanes=p.lanes,
+        note=note,
+    )

@@ -3,6 +3,7 @@
 Invariant: a missing or unparsable value is ``None`` (never an exception): a planner treats an
 object without a readable timestamp as "time unknown", not as a reason to fail the reconcile.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timezone

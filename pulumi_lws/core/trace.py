@@ -7,6 +7,7 @@ not ready, 🔵 old and ready, ⚪ old and not ready, 🔒 gated, 🗑️ termin
 letters) and a legend line under each table. The JSON form is the documented trace schema
 (``docs/trace-schema.md``).
 """
+
 from __future__ import annotations
 
 import json
@@ -124,20 +125,31 @@ def group_columns(rows: Sequence[TraceRow]) -> list[tuple[str, bool]]:
         for g in row.groups:
             seen[g.id] = seen.get(g.id, False) or g.surge
     first = {gid: n for n, gid in enumerate(seen)}
+
     def order(item: tuple[str, bool]) -> tuple[int, int]:
         gid = item[0]
         return (0, int(gid)) if gid.isdigit() else (1, first[gid])
+
     return sorted(seen.items(), key=order)
 
 
 #: The legend of role lanes (``Lanes.ROLES``): what ``old|new`` counts.
-LANES_LEGEND = ("legend: old|new = a role's groups (ModelServing: role replicas) on an old revision | on the "
-                "row's target; (a|b ready) while some of them are not ready")
+LANES_LEGEND = (
+    "legend: old|new = a role's groups (ModelServing: role replicas) on an old revision | on the "
+    "row's target; (a|b ready) while some of them are not ready"
+)
 
 
-def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_partition: bool = True,
-                 details: bool = True, glyphs: G.GlyphSet = G.UNICODE, roles: bool | None = None,
-                 legend: bool = True) -> str:
+def format_table(
+    rows: Sequence[TraceRow],
+    *,
+    markdown: bool = False,
+    show_partition: bool = True,
+    details: bool = True,
+    glyphs: G.GlyphSet = G.UNICODE,
+    roles: bool | None = None,
+    legend: bool = True,
+) -> str:
     """The seeds' stage table: Stage | Partition | Replicas | lanes | Live | Available | Description,
     then (``legend``) one legend line naming the marks drawn.
 
@@ -163,7 +175,9 @@ def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_parti
         drawn.update(d for g in row.groups if (d := g.drawn) is not None)
         line = [f"Stage {i}"] + ([str(row.partition if row.partition is not None else "-")] if show_partition else [])
         by_lane = {lane.name: lane.text for lane in row.lanes}
-        line += [str(row.replicas)] + [by_lane.get(name, "") for name in lanes] + [cells.get(gid, "") for gid, _ in cols]
+        line += (
+            [str(row.replicas)] + [by_lane.get(name, "") for name in lanes] + [cells.get(gid, "") for gid, _ in cols]
+        )
         desc = row.note
         if row.blocker and details:
             desc = (desc + "; " if desc else "") + f"blocked: {row.blocker}"
@@ -179,9 +193,13 @@ def format_table(rows: Sequence[TraceRow], *, markdown: bool = False, show_parti
         out += ["| " + " | ".join(c.replace("|", "\\|") for c in line) + " |" for line in body]
         return "\n".join(out + (["", note] if note else []))
     widths = [max(_width(r[i]) for r in [head] + body) for i in range(len(head))]
+
     def fmt(line: list[str]) -> str:
         return "  ".join(c + " " * (w - _width(c)) for c, w in zip(line, widths)).rstrip()
-    return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(l) for l in body] + ([note] if note else []))
+
+    return "\n".join(
+        [fmt(head), fmt(["-" * w for w in widths])] + [fmt(row) for row in body] + ([note] if note else [])
+    )
 
 
 def _width(s: str) -> int:
@@ -213,5 +231,12 @@ def rows_changed(rows: Iterable[TraceRow]) -> list[TraceRow]:
 def _same(a: TraceRow, b: TraceRow) -> bool:
     # multi-role rows show lanes, not group cells: a change only inside a lane's groups is no new row
     groups_a, groups_b = (a.groups, b.groups) if not (a.lanes or b.lanes) else ((), ())
-    return ((a.replicas, a.partition, groups_a, a.lanes, a.blocker, a.live, a.available)
-            == (b.replicas, b.partition, groups_b, b.lanes, b.blocker, b.live, b.available) and not b.actions)
+    return (a.replicas, a.partition, groups_a, a.lanes, a.blocker, a.live, a.available) == (
+        b.replicas,
+        b.partition,
+        groups_b,
+        b.lanes,
+        b.blocker,
+        b.live,
+        b.available,
+    ) and not b.actions

@@ -42,6 +42,7 @@ name looked up at run time):
 * ``release_retained(snapshot, reason)``: the actions releasing the pods retained with the
   project's finalizer (the component's destroy hook). Default: every pod carrying it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -148,8 +149,6 @@ class Workload(ABC):
     first_render_header: Callable[[Any, Reconciled], str] | None = None
     #: ``steady_render_header(spec, expansion) -> str``: the line above ``render --stage steady``'s objects
     steady_render_header: Callable[[Any, Any], str] | None = None
-    #: the labels naming a pod's workload and group, for the simulated kubelet (None: not findable)
-    group_labels: GroupLabels | None = None
     #: planner case id -> plain words (``Stage.case`` as a stage table's note shows it)
     case_words: Mapping[str, str] = {}
     #: which labels name a pod's workload and group in the simulated kubelet
@@ -226,8 +225,8 @@ class Workload(ABC):
 
     def placement(self, spec: Any) -> Placement | None:
         """How ``spec``'s groups take nodes, so the simulator can assume a node pool when none is
-        given (``sim.expansion``). Default None: its groups need no pool of their own (one
-        unbounded node)."""
+        given (``sim.expansion``; :class:`pulumi_lws.core.simulation.Placement`). Default None: its
+        groups need no pool of their own (one unbounded node)."""
         return None
 
     def release_retained(self, snapshot: Snapshot, reason: str) -> tuple[Action, ...]:
@@ -235,11 +234,6 @@ class Workload(ABC):
         (``pulumi destroy``'s delete hook). Default: every pod carrying
         :data:`pulumi_lws.core.retention.RETAIN_FINALIZER`."""
         return release_actions(snapshot.list("Pod"), reason)
-
-    def placement(self, spec: Any) -> Placement | None:
-        """How ``spec``'s groups take nodes, so the simulator can assume a node pool
-        (:class:`pulumi_lws.core.simulation.Placement`). Default None: one unbounded node."""
-        return None
 
     def podgroup(self, gang_provider: str | None = None) -> KindRef:
         """What a bare ``PodGroup`` of this API's scope means under ``gang_provider``."""
@@ -277,9 +271,15 @@ def check_workload(workload: Any) -> list[str]:
     missing = [name for name in FACTS if name not in _declared(type(workload))]
     if missing:
         return [f"missing fact {name!r}" for name in missing]
-    problems = check_facts(workload.kind, api_version=workload.api_version, words=workload.words,
-                           arguments=workload.arguments, gang=workload.gang, rbac=workload.rbac,
-                           observes=workload.observes)
+    problems = check_facts(
+        workload.kind,
+        api_version=workload.api_version,
+        words=workload.words,
+        arguments=workload.arguments,
+        gang=workload.gang,
+        rbac=workload.rbac,
+        observes=workload.observes,
+    )
     if not isinstance(workload.upstream, UpstreamController):
         problems.append("upstream: an UpstreamController")
     abstract = sorted(getattr(type(workload), "__abstractmethods__", ()))

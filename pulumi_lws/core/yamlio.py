@@ -18,6 +18,7 @@ line numbers come from the same marks); :func:`dump_documents` writes byte-ident
 either for ASCII content, and the same values where a long escaped non-ASCII string is folded at
 another column (tests/core/test_yamlio.py).
 """
+
 from __future__ import annotations
 
 import io
@@ -61,8 +62,11 @@ class StrictMapping(yaml.constructor.SafeConstructor):
             if first is not None:
                 line = key_node.start_mark.line + 1
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (first at line {first.start_mark.line + 1}, again at line {line})",
-                    key_node.start_mark)
+                    None,
+                    None,
+                    f"duplicate key {key!r} (first at line {first.start_mark.line + 1}, again at line {line})",
+                    key_node.start_mark,
+                )
             seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
 
@@ -122,8 +126,11 @@ def _load(loader_class: type[yaml.SafeLoader], text: str, source: str) -> list[A
             if node is None:
                 continue
             if expanded_size(node) > MAX_EXPANDED_NODES:
-                raise _error(source, f"document {len(docs)}: YAML aliases expand to more than {MAX_EXPANDED_NODES} "
-                                     "nodes (excessive aliasing is refused, as by Kubernetes' parsers)")
+                raise _error(
+                    source,
+                    f"document {len(docs)}: YAML aliases expand to more than {MAX_EXPANDED_NODES} "
+                    "nodes (excessive aliasing is refused, as by Kubernetes' parsers)",
+                )
             data = loader.construct_document(node)
             if data is not None:
                 docs.append(data)
@@ -154,7 +161,7 @@ def read_text(path: str | pathlib.Path) -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise _error(source, f"is not UTF-8 text (byte {exc.start}: {data[exc.start:exc.start + 1]!r})") from None
+        raise _error(source, f"is not UTF-8 text (byte {exc.start}: {data[exc.start : exc.start + 1]!r})") from None
 
 
 def read_documents(path: str | pathlib.Path) -> list[Any]:
@@ -168,8 +175,14 @@ def read_documents(path: str | pathlib.Path) -> list[Any]:
 def dump_documents(docs: list[Any], *, explicit_start: bool = True, sort_keys: bool = False) -> str:
     """``docs`` as one YAML stream (``---`` before each document), keys in insertion order unless
     ``sort_keys``; plain dicts, lists and scalars only (what every renderer returns)."""
-    return yaml.dump_all(docs, Dumper=BaseDumper, sort_keys=sort_keys, explicit_start=explicit_start,
-                         default_flow_style=False, allow_unicode=False)
+    return yaml.dump_all(
+        docs,
+        Dumper=BaseDumper,
+        sort_keys=sort_keys,
+        explicit_start=explicit_start,
+        default_flow_style=False,
+        allow_unicode=False,
+    )
 
 
 def dump_document(doc: Any, *, sort_keys: bool = False) -> str:

@@ -26,6 +26,7 @@ deleted with ``--cascade=orphan`` (or the controllers gone), the native objects 
 Invariant: on a fleet pulumi-lws created (the spec's key observed, or no content match; no
 upstream owner) the target is :func:`compute_revision` and no action is added.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -49,7 +50,9 @@ from pulumi_lws.lws.revision import Revision, matching_revision
 from pulumi_lws.lws.workload import LeaderWorkerSetWorkload
 
 
-def upstream_child_lws(ds: DisaggregatedSet, role: str, slice_index: int, revision: str, replicas: int) -> LeaderWorkerSet:
+def upstream_child_lws(
+    ds: DisaggregatedSet, role: str, slice_index: int, revision: str, replicas: int
+) -> LeaderWorkerSet:
     """The child LWS as upstream's ``LeaderWorkerSetManager.Create`` builds it: the renderer's
     :func:`~pulumi_lws.disaggregatedset.render.child_lws` without pulumi-lws's env variables."""
     lws = ds.role_spec_as_lws(role, name=names.child_lws(ds.name, slice_index, revision, role))

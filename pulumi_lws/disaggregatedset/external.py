@@ -48,6 +48,7 @@ so an External role's value is always read back before it is declared and never 
 cluster without the CRD serves no such API: the LIST reads nothing (404 skipped) and the apply of
 the scaler fails with the API server's "no matches for kind" until the CRD is installed.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -55,10 +56,10 @@ from typing import Any
 
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.stage import Action
+from pulumi_lws.core.yamlio import dump_document
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset import names
 from pulumi_lws.lws import labels as L
-from pulumi_lws.core.yamlio import dump_document
 
 #: the DisaggregatedSet model (``api.DisaggregatedSet``); this module sits in layer 0 (labels,
 #: names: it imports neither the API model nor the observer), so it is typed structurally
@@ -75,46 +76,97 @@ FRESH_SEED = 1
 
 def scaler_crd() -> dict[str, Any]:
     """Upstream's CRD (the schema's fields and defaults, the scale and status subresources)."""
-    cond = {"type": "object", "required": ["lastTransitionTime", "message", "reason", "status", "type"],
-            "properties": {"lastTransitionTime": {"type": "string", "format": "date-time"},
-                           "message": {"type": "string", "maxLength": 32768},
-                           "observedGeneration": {"type": "integer", "format": "int64", "minimum": 0},
-                           "reason": {"type": "string", "maxLength": 1024, "minLength": 1},
-                           "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
-                           "type": {"type": "string", "maxLength": 316}}}
-    schema = {"type": "object", "properties": {
-        "apiVersion": {"type": "string"}, "kind": {"type": "string"}, "metadata": {"type": "object"},
-        "spec": {"type": "object", "required": ["replicas"], "properties": {
-            "replicas": {"type": "integer", "format": "int32", "minimum": 0, "default": 0}}},
-        "status": {"type": "object", "properties": {
-            "replicas": {"type": "integer", "format": "int32"}, "selector": {"type": "string"},
-            "observedGeneration": {"type": "integer", "format": "int64"},
-            "conditions": {"type": "array", "items": cond, "x-kubernetes-list-type": "map",
-                           "x-kubernetes-list-map-keys": ["type"]}}}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": CRD_NAME, "labels": {L.MANAGED_BY: L.MANAGED_BY_VALUE}},
-            "spec": {"group": GROUP, "scope": "Namespaced",
-                     "names": {"kind": SCALER_KIND, "listKind": f"{SCALER_KIND}List", "plural": SCALER_PLURAL,
-                               "singular": SCALER_KIND.lower(), "shortNames": ["dsrs"]},
-                     "versions": [{"name": "v1", "served": True, "storage": True,
-                                   "schema": {"openAPIV3Schema": schema},
-                                   "subresources": {"status": {}, "scale": {
-                                       "specReplicasPath": ".spec.replicas",
-                                       "statusReplicasPath": ".status.replicas",
-                                       "labelSelectorPath": ".status.selector"}},
-                                   "additionalPrinterColumns": [
-                                       {"name": "Desired", "type": "integer", "jsonPath": ".spec.replicas"},
-                                       {"name": "Current", "type": "integer", "jsonPath": ".status.replicas"},
-                                       {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}]}]}}
+    cond = {
+        "type": "object",
+        "required": ["lastTransitionTime", "message", "reason", "status", "type"],
+        "properties": {
+            "lastTransitionTime": {"type": "string", "format": "date-time"},
+            "message": {"type": "string", "maxLength": 32768},
+            "observedGeneration": {"type": "integer", "format": "int64", "minimum": 0},
+            "reason": {"type": "string", "maxLength": 1024, "minLength": 1},
+            "status": {"type": "string", "enum": ["True", "False", "Unknown"]},
+            "type": {"type": "string", "maxLength": 316},
+        },
+    }
+    schema = {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "required": ["replicas"],
+                "properties": {"replicas": {"type": "integer", "format": "int32", "minimum": 0, "default": 0}},
+            },
+            "status": {
+                "type": "object",
+                "properties": {
+                    "replicas": {"type": "integer", "format": "int32"},
+                    "selector": {"type": "string"},
+                    "observedGeneration": {"type": "integer", "format": "int64"},
+                    "conditions": {
+                        "type": "array",
+                        "items": cond,
+                        "x-kubernetes-list-type": "map",
+                        "x-kubernetes-list-map-keys": ["type"],
+                    },
+                },
+            },
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": CRD_NAME, "labels": {L.MANAGED_BY: L.MANAGED_BY_VALUE}},
+        "spec": {
+            "group": GROUP,
+            "scope": "Namespaced",
+            "names": {
+                "kind": SCALER_KIND,
+                "listKind": f"{SCALER_KIND}List",
+                "plural": SCALER_PLURAL,
+                "singular": SCALER_KIND.lower(),
+                "shortNames": ["dsrs"],
+            },
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                    "subresources": {
+                        "status": {},
+                        "scale": {
+                            "specReplicasPath": ".spec.replicas",
+                            "statusReplicasPath": ".status.replicas",
+                            "labelSelectorPath": ".status.selector",
+                        },
+                    },
+                    "additionalPrinterColumns": [
+                        {"name": "Desired", "type": "integer", "jsonPath": ".spec.replicas"},
+                        {"name": "Current", "type": "integer", "jsonPath": ".status.replicas"},
+                        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
+                    ],
+                }
+            ],
+        },
+    }
 
 
 def scaler(ds: DisaggregatedSet, role: str, replicas: int) -> dict[str, Any]:
     """The role's scaler ``<ds>-<role>`` declaring ``spec.replicas`` = ``replicas`` (the seed, or the
     value observed this reconcile: never a value of pulumi-lws's own)."""
-    return {"apiVersion": SCALER_API_VERSION, "kind": SCALER_KIND,
-            "metadata": {"name": names.scaler(ds.name, role), "namespace": ds.namespace,
-                         "labels": {DL.NAME: ds.name, DL.ROLE: role, L.MANAGED_BY: L.MANAGED_BY_VALUE}},
-            "spec": {"replicas": int(replicas)}}
+    return {
+        "apiVersion": SCALER_API_VERSION,
+        "kind": SCALER_KIND,
+        "metadata": {
+            "name": names.scaler(ds.name, role),
+            "namespace": ds.namespace,
+            "labels": {DL.NAME: ds.name, DL.ROLE: role, L.MANAGED_BY: L.MANAGED_BY_VALUE},
+        },
+        "spec": {"replicas": int(replicas)},
+    }
 
 
 def selector(ds: DisaggregatedSet, role: str) -> str:
@@ -178,15 +230,28 @@ def status_actions(ds: DisaggregatedSet, snapshot: Snapshot, children: Iterable[
     for obj in snapshot.list(SCALER_KIND):
         meta = obj.get("metadata") or {}
         role = labels_of(obj).get(DL.ROLE)
-        if role is None or labels_of(obj).get(DL.NAME) != ds.name or role not in external or meta.get("name") != names.scaler(ds.name, role):
+        if (
+            role is None
+            or labels_of(obj).get(DL.NAME) != ds.name
+            or role not in external
+            or meta.get("name") != names.scaler(ds.name, role)
+        ):
             continue
         want = scaler_status(ds, role, children)
         if isinstance(meta.get("generation"), int):
             want["observedGeneration"] = meta["generation"]
         have = obj.get("status") or {}
         if any(have.get(k) != v for k, v in want.items()):
-            out.append(Action("patch-status", SCALER_KIND, meta["name"], {"status": want}, uid=meta.get("uid"),
-                              reason=STATUS_REASON))
+            out.append(
+                Action(
+                    "patch-status",
+                    SCALER_KIND,
+                    meta["name"],
+                    {"status": want},
+                    uid=meta.get("uid"),
+                    reason=STATUS_REASON,
+                )
+            )
     return tuple(out)
 
 

@@ -6,6 +6,7 @@ LeaderWorkerSet's metadata and both pod templates (DS labels win over user label
 ``initial-replicas`` annotation is stamped on an old child LWS when a rollout starts. The env
 variables are pulumi-lws's (upstream injects none): every container of a child's pods gets them.
 """
+
 from __future__ import annotations
 
 PREFIX = "disaggregatedset.x-k8s.io"
@@ -33,5 +34,7 @@ ENV_REVISION = "DISAGGREGATEDSET_REVISION"
 
 #: the LWS annotations that conflict with a non-None placementPolicy (upstream's
 #: ``exclusiveTopologyAnnotationKeys``, in upstream's order)
-EXCLUSIVE_TOPOLOGY_KEYS = ("leaderworkerset.sigs.k8s.io/exclusive-topology",
-                           "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology")
+EXCLUSIVE_TOPOLOGY_KEYS = (
+    "leaderworkerset.sigs.k8s.io/exclusive-topology",
+    "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology",
+)

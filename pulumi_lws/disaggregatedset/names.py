@@ -12,6 +12,7 @@ worst-case slice index (``slices - 1``): ``len(ds) + 3 + sliceDigits + 8 + len(r
 the child LWS name against the LeaderWorkerSet name budgets (issue #410), in
 :mod:`pulumi_lws.disaggregatedset.api.name_rules`.
 """
+
 from __future__ import annotations
 
 DNS1035_MAX = 63

@@ -47,6 +47,7 @@ Readings (pure; no planner, no LWS model needed):
 * ``being_deleted``: the leader workload has a ``deletionTimestamp``, or there is none and every
   object of the child is being deleted.
 """
+
 from __future__ import annotations
 
 import re
@@ -56,12 +57,12 @@ from typing import Any
 
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
+from pulumi_lws.core.timestamps import parse_timestamp
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.api import DisaggregatedSet
 from pulumi_lws.disaggregatedset.external import SCALER_KIND
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import LWS_KINDS
-from pulumi_lws.core.timestamps import parse_timestamp
 from pulumi_lws.lws.trace_view import count_groups
 
 NODE = "Node"
@@ -77,8 +78,13 @@ def ds_scope(namespace: str, name: str, *, nodes: bool = False, scalers: bool = 
     # ControllerRevisions by the LWS name label's existence (still one LIST): the upstream LWS
     # controller labels a child's revisions with only its name and hash, so an adopted fleet's
     # revisions carry no DS label; split_by_child keeps only the children this DS labels.
-    return Scope(namespace, {DL.NAME: name}, (*LWS_KINDS, SCALER_KIND) if scalers else LWS_KINDS, nodes,
-                 kind_selectors=((CONTROLLER_REVISION, ((L.NAME, None),)),))
+    return Scope(
+        namespace,
+        {DL.NAME: name},
+        (*LWS_KINDS, SCALER_KIND) if scalers else LWS_KINDS,
+        nodes,
+        kind_selectors=((CONTROLLER_REVISION, ((L.NAME, None),)),),
+    )
 
 
 def child_name_of(obj: Mapping[str, Any]) -> str | None:
@@ -123,8 +129,11 @@ def split_by_child(snapshot: Snapshot) -> dict[str, Snapshot]:
     for child, ds_name in revision_owners:
         if ds_name is not None and (ds_name in selected or not selected):
             labelled.add(child)
-    return {child: Snapshot({**objs, **nodes} if nodes else objs, snapshot.now) for child, objs in sorted(parts.items())
-            if child in labelled}
+    return {
+        child: Snapshot({**objs, **nodes} if nodes else objs, snapshot.now)
+        for child, objs in sorted(parts.items())
+        if child in labelled
+    }
 
 
 @dataclass(frozen=True)
@@ -215,14 +224,28 @@ def observe_child(ds_name: str, name: str, part: Snapshot) -> ChildState | None:
     replicas = _spec_replicas(workload, hash_mode)
     target = labels_of(workload).get(L.TEMPLATE_REVISION_HASH, "") if workload is not None else ""
     counts = count_groups(part, name, _template_size(workload), target, hash_mode)
-    initial = parse_initial_replicas(annotations_of(workload).get(DL.INITIAL_REPLICAS)) if workload is not None else None
+    initial = (
+        parse_initial_replicas(annotations_of(workload).get(DL.INITIAL_REPLICAS)) if workload is not None else None
+    )
     replaces = (annotations_of(workload).get(DL.REPLACES) or None) if workload is not None else None
     deleting = is_deleting(workload) if workload is not None else all(is_deleting(o) for o in objs)
     live = 0 if deleting else max(counts.live, counts.replicas)
-    return ChildState(name=name, role=role, slice=slice_index, revision=revision, replicas=replicas,
-                      ready=counts.available, initial_replicas=initial, created=_earliest_creation(objs),
-                      being_deleted=deleting, updated=counts.updated, hash_mode=hash_mode,
-                      workload=workload is not None, live=live, replaces=replaces)
+    return ChildState(
+        name=name,
+        role=role,
+        slice=slice_index,
+        revision=revision,
+        replicas=replicas,
+        ready=counts.available,
+        initial_replicas=initial,
+        created=_earliest_creation(objs),
+        being_deleted=deleting,
+        updated=counts.updated,
+        hash_mode=hash_mode,
+        workload=workload is not None,
+        live=live,
+        replaces=replaces,
+    )
 
 
 def _earliest_creation(objs: Iterable[Mapping[str, Any]]) -> float | None:
@@ -242,14 +265,17 @@ def _earliest_creation(objs: Iterable[Mapping[str, Any]]) -> float | None:
     return earliest
 
 
-def observe_children(ds: DisaggregatedSet, snapshot: Snapshot,
-                     parts: Mapping[str, Snapshot] | None = None) -> list[ChildState]:
+def observe_children(
+    ds: DisaggregatedSet, snapshot: Snapshot, parts: Mapping[str, Snapshot] | None = None
+) -> list[ChildState]:
     """Every child LWS of ``ds`` found in ``snapshot`` (a :func:`ds_scope` read), sorted by
     (slice, role, created, name). ``parts``: ``split_by_child(snapshot)`` when the caller has it."""
     parts = split_by_child(snapshot) if parts is None else parts
     found = (observe_child(ds.name, name, part) for name, part in parts.items())
     children = [c for c in found if c is not None]
-    return sorted(children, key=lambda c: (c.slice, c.role, c.created if c.created is not None else float("inf"), c.name))
+    return sorted(
+        children, key=lambda c: (c.slice, c.role, c.created if c.created is not None else float("inf"), c.name)
+    )
 
 
 def revisions_newest_first(children: Sequence[ChildState], slice_index: int) -> list[str]:

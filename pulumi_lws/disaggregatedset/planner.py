@@ -24,6 +24,7 @@ Invariants (conformance: all 18 ``ComputeAllSteps`` sequences; hypothesis proper
   except when a ``correctAbnormalState`` step (old above its baseline) fires;
 * the sequence ends (``None``) in the completed state: every old 0, every new >= target.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -85,8 +86,9 @@ def _scaled_or_zero(value: IntOrString, total: int, round_up: bool) -> int:
         return 0
 
 
-def extract_rolling_update_config(max_surge: IntOrString | None, max_unavailable: IntOrString | None,
-                                  target: int, given: bool) -> RollingUpdateConfig:
+def extract_rolling_update_config(
+    max_surge: IntOrString | None, max_unavailable: IntOrString | None, target: int, given: bool
+) -> RollingUpdateConfig:
     """``extractRollingUpdateConfig`` for one role.
 
     ``given`` = the role's ``rolloutStrategy.rollingUpdateConfiguration`` object is present. When it
@@ -161,8 +163,9 @@ def compute_next_old(initial_old: Sequence[int], current_old: Sequence[int], ste
     return tuple(min(max(0, i_old - (nxt * i_old) // steps), c) for i_old, c in zip(initial_old, current_old))
 
 
-def correct_abnormal_state(current_old: Sequence[int], current_new: Sequence[int],
-                           initial_old: Sequence[int]) -> UpdateStep | None:
+def correct_abnormal_state(
+    current_old: Sequence[int], current_new: Sequence[int], initial_old: Sequence[int]
+) -> UpdateStep | None:
     """``correctAbnormalState``: an old count above its baseline is cut back to it (new unchanged)."""
     expected = tuple(min(i_old, c) for i_old, c in zip(initial_old, current_old))
     if any(c > e for c, e in zip(current_old, expected)):
@@ -180,28 +183,39 @@ def is_new_at_target(current_new: Sequence[int], target: Sequence[int]) -> bool:
     return all(n >= t for n, t in zip(current_new, target))
 
 
-def can_scale_up(current_old: Sequence[int], next_new: Sequence[int], target: Sequence[int],
-                 config: Sequence[RollingUpdateConfig]) -> bool:
+def can_scale_up(
+    current_old: Sequence[int], next_new: Sequence[int], target: Sequence[int], config: Sequence[RollingUpdateConfig]
+) -> bool:
     """``canScaleUp``: ``old + nextNew <= target + maxSurge`` for every role with a target."""
     return all(t == 0 or o + n <= t + c.max_surge for o, n, t, c in zip(current_old, next_new, target, config))
 
 
-def compute_min_old(initial_old: Sequence[int], current_new: Sequence[int], target: Sequence[int],
-                    config: Sequence[RollingUpdateConfig]) -> Vector:
+def compute_min_old(
+    initial_old: Sequence[int], current_new: Sequence[int], target: Sequence[int], config: Sequence[RollingUpdateConfig]
+) -> Vector:
     """``computeMinOld``: old replicas a non-growing role must keep: ``target - maxUnavailable - new``."""
-    return tuple(max(0, t - c.max_unavailable - n) if i_old >= t else 0
-                 for i_old, n, t, c in zip(initial_old, current_new, target, config))
+    return tuple(
+        max(0, t - c.max_unavailable - n) if i_old >= t else 0
+        for i_old, n, t, c in zip(initial_old, current_new, target, config)
+    )
 
 
-def can_drain_all_to_zero(new_counts: Sequence[int], initial_old: Sequence[int], target: Sequence[int],
-                          config: Sequence[RollingUpdateConfig]) -> bool:
+def can_drain_all_to_zero(
+    new_counts: Sequence[int], initial_old: Sequence[int], target: Sequence[int], config: Sequence[RollingUpdateConfig]
+) -> bool:
     """``canDrainAllToZero``: every non-growing role has ``new >= target - maxUnavailable``."""
-    return all(n >= t - c.max_unavailable for n, i_old, t, c in zip(new_counts, initial_old, target, config)
-               if i_old >= t)
+    return all(
+        n >= t - c.max_unavailable for n, i_old, t, c in zip(new_counts, initial_old, target, config) if i_old >= t
+    )
 
 
-def apply_orphan_prevention(next_old: Sequence[int], new_counts: Sequence[int], initial_old: Sequence[int],
-                            target: Sequence[int], config: Sequence[RollingUpdateConfig]) -> Vector:
+def apply_orphan_prevention(
+    next_old: Sequence[int],
+    new_counts: Sequence[int],
+    initial_old: Sequence[int],
+    target: Sequence[int],
+    config: Sequence[RollingUpdateConfig],
+) -> Vector:
     """``applyOrphanPrevention`` (upstream mutates; this returns the result).
 
     Among roles with ``initialOld > 0``: if some but not all would reach 0, either drain all to 0
@@ -217,8 +231,13 @@ def apply_orphan_prevention(next_old: Sequence[int], new_counts: Sequence[int], 
     return tuple(1 if o == 0 and i_old > 0 else o for o, i_old in zip(next_old, initial_old))
 
 
-def try_scale_up(current_old: Sequence[int], current_new: Sequence[int], next_new: Sequence[int],
-                 target: Sequence[int], config: Sequence[RollingUpdateConfig]) -> UpdateStep | None:
+def try_scale_up(
+    current_old: Sequence[int],
+    current_new: Sequence[int],
+    next_new: Sequence[int],
+    target: Sequence[int],
+    config: Sequence[RollingUpdateConfig],
+) -> UpdateStep | None:
     """``tryScaleUp``: raise new to ``next_new`` when some role grows and the surge allows it."""
     if not any(nn > n for nn, n in zip(next_new, current_new)):
         return None
@@ -227,9 +246,15 @@ def try_scale_up(current_old: Sequence[int], current_new: Sequence[int], next_ne
     return UpdateStep(tuple(current_old), tuple(next_new), SCALE_UP)
 
 
-def try_proportional_drain(initial_old: Sequence[int], current_old: Sequence[int], current_new: Sequence[int],
-                           target: Sequence[int], min_old: Sequence[int], steps: int,
-                           config: Sequence[RollingUpdateConfig]) -> UpdateStep | None:
+def try_proportional_drain(
+    initial_old: Sequence[int],
+    current_old: Sequence[int],
+    current_new: Sequence[int],
+    target: Sequence[int],
+    min_old: Sequence[int],
+    steps: int,
+    config: Sequence[RollingUpdateConfig],
+) -> UpdateStep | None:
     """``tryProportionalDrain``: the next old point, floored at ``min_old``, orphan-prevented."""
     nxt = tuple(max(o, m) for o, m in zip(compute_next_old(initial_old, current_old, steps), min_old))
     nxt = apply_orphan_prevention(nxt, current_new, initial_old, target, config)
@@ -238,8 +263,13 @@ def try_proportional_drain(initial_old: Sequence[int], current_old: Sequence[int
     return UpdateStep(nxt, tuple(current_new), PROPORTIONAL_DRAIN)
 
 
-def try_force_drain(current_old: Sequence[int], next_new: Sequence[int], initial_old: Sequence[int],
-                    target: Sequence[int], config: Sequence[RollingUpdateConfig]) -> UpdateStep | None:
+def try_force_drain(
+    current_old: Sequence[int],
+    next_new: Sequence[int],
+    initial_old: Sequence[int],
+    target: Sequence[int],
+    config: Sequence[RollingUpdateConfig],
+) -> UpdateStep | None:
     """``tryForceDrain``: drain old to make room for ``next_new`` and raise new in the same step.
 
     Whether to drain is decided **before** orphan prevention (as upstream).
@@ -254,12 +284,18 @@ def try_force_drain(current_old: Sequence[int], next_new: Sequence[int], initial
         needs = needs or d < o
     if not needs:
         return None
-    return UpdateStep(apply_orphan_prevention(drained, next_new, initial_old, target, config), tuple(next_new),
-                      FORCE_DRAIN)
+    return UpdateStep(
+        apply_orphan_prevention(drained, next_new, initial_old, target, config), tuple(next_new), FORCE_DRAIN
+    )
 
 
-def compute_next_step(initial_old: Sequence[int], current_old: Sequence[int], current_new: Sequence[int],
-                      target: Sequence[int], config: Sequence[RollingUpdateConfig]) -> UpdateStep | None:
+def compute_next_step(
+    initial_old: Sequence[int],
+    current_old: Sequence[int],
+    current_new: Sequence[int],
+    target: Sequence[int],
+    config: Sequence[RollingUpdateConfig],
+) -> UpdateStep | None:
     """``ComputeNextStep``: the next ``(old, new)``, or None when the rollout is done."""
     if is_complete(current_old, current_new, target):
         return None
@@ -273,9 +309,11 @@ def compute_next_step(initial_old: Sequence[int], current_old: Sequence[int], cu
         return UpdateStep((0,) * len(initial_old), tuple(current_new), NEW_AT_TARGET)
     next_new = compute_next_new(target, current_new, steps)
     min_old = compute_min_old(initial_old, current_new, target, config)
-    return (try_scale_up(current_old, current_new, next_new, target, config)
-            or try_proportional_drain(initial_old, current_old, current_new, target, min_old, steps, config)
-            or try_force_drain(current_old, next_new, initial_old, target, config))
+    return (
+        try_scale_up(current_old, current_new, next_new, target, config)
+        or try_proportional_drain(initial_old, current_old, current_new, target, min_old, steps, config)
+        or try_force_drain(current_old, next_new, initial_old, target, config)
+    )
 
 
 def max_steps(initial_old: Sequence[int], target: Sequence[int]) -> int:
@@ -283,8 +321,9 @@ def max_steps(initial_old: Sequence[int], target: Sequence[int]) -> int:
     return 2 * max([0, *initial_old, *target]) + 10
 
 
-def compute_all_steps(initial_old: Sequence[int], target: Sequence[int],
-                      config: Sequence[RollingUpdateConfig]) -> tuple[UpdateStep, ...]:
+def compute_all_steps(
+    initial_old: Sequence[int], target: Sequence[int], config: Sequence[RollingUpdateConfig]
+) -> tuple[UpdateStep, ...]:
     """``ComputeAllSteps``: ``[(initialOld, zeros)]`` then every step until None (at most :func:`max_steps`)."""
     n = len(initial_old)
     cur = UpdateStep(tuple(initial_old), (0,) * n)

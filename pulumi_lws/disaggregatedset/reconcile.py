@@ -14,6 +14,7 @@ Invariants:
 * a revision's Services exist only while that revision has a ready group on every spec role;
 * the stage's actions are the children's own actions (Hash-mode gates, failure handling).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,6 +26,7 @@ from typing import Any
 from pulumi_lws.core.control import Control, is_paused
 from pulumi_lws.core.dependencies import check_dependency_order
 from pulumi_lws.core.snapshot import Snapshot, labels_of
+from pulumi_lws.core.timestamps import parse_timestamp
 from pulumi_lws.core.workload import Reconciled
 from pulumi_lws.disaggregatedset import external, names
 from pulumi_lws.disaggregatedset import labels as DL
@@ -53,7 +55,6 @@ from pulumi_lws.disaggregatedset.rollout.stage_planner import (
     plan,
 )
 from pulumi_lws.lws.reconcile import ReconcileOptions
-from pulumi_lws.core.timestamps import parse_timestamp
 
 #: A new revision whose replicas have not all become ready this long after its last scale-up is
 #: reported as the blocker ``progress-deadline-exceeded`` (old capacity kept). Annotation to
@@ -96,8 +97,9 @@ def role_targets(ds: DisaggregatedSet, scalers: Mapping[str, int] | None = None)
     for role in ds.roles:
         target = (scalers or {}).get(role.name) if role.external else role.replicas
         cfg = role.spec.rollout_strategy.rolling_update_configuration
-        config = extract_rolling_update_config(cfg.max_surge, cfg.max_unavailable, target or 0,
-                                               ds.rolling_update_config_given(role))
+        config = extract_rolling_update_config(
+            cfg.max_surge, cfg.max_unavailable, target or 0, ds.rolling_update_config_given(role)
+        )
         out.append(RoleTarget(role.name, target, config, role.external))
     return tuple(out)
 
@@ -108,8 +110,9 @@ def slice_observations(children: Sequence[ChildState]) -> tuple[SliceObservation
     for c in children:
         if c.being_deleted:
             continue
-        by_slice[c.slice][c.revision][c.role] = ChildObservation(c.replicas, c.ready, c.initial_replicas, c.live,
-                                                                    c.replaces)
+        by_slice[c.slice][c.revision][c.role] = ChildObservation(
+            c.replicas, c.ready, c.initial_replicas, c.live, c.replaces
+        )
     out = []
     for s in sorted(by_slice):
         order = [r for r in revisions_newest_first(children, s) if r in by_slice[s]]
@@ -142,8 +145,9 @@ def last_scale_up(snapshot: Snapshot, revision: str) -> dict[int, float]:
     return out
 
 
-def ready_on_all_roles(ds: DisaggregatedSet, children: Iterable[ChildState], declared: Iterable[Any],
-                       target: str | None = None) -> list[str]:
+def ready_on_all_roles(
+    ds: DisaggregatedSet, children: Iterable[ChildState], declared: Iterable[Any], target: str | None = None
+) -> list[str]:
     """Revisions with a ready group on every spec role and still declared: their Services exist
     (upstream creates them once the revision is ready on all roles, the target first)."""
     ready: dict[str, set[str]] = defaultdict(set)
@@ -161,17 +165,29 @@ def held_children(p: DisaggregatedPlan) -> tuple[ChildPlan, ...]:
     """Paused (:mod:`pulumi_lws.core.control`): every observed child at its observed replicas, none
     created — what each child's LWS pipeline (its failure handling included) reconciles, so a
     group the planned stage would drain but the pause keeps still recovers when it fails."""
-    return tuple(dataclasses.replace(c, replicas=c.observed.replicas, initial_replicas=c.observed.initial_replicas,
-                                     replaces=c.observed.replaces,
-                                     declared=True) for c in p.children if c.observed is not None)
+    return tuple(
+        dataclasses.replace(
+            c,
+            replicas=c.observed.replicas,
+            initial_replicas=c.observed.initial_replicas,
+            replaces=c.observed.replaces,
+            declared=True,
+        )
+        for c in p.children
+        if c.observed is not None
+    )
 
 
 Key = tuple[str, str]
 
 
-def drain_before_raise(ds: DisaggregatedSet, target: str, declared: Sequence[ChildPlan],
-                       manifests: Sequence[Mapping[str, Any]],
-                       dependencies: Mapping[Key, Sequence[Key]]) -> dict[Key, tuple[Key, ...]]:
+def drain_before_raise(
+    ds: DisaggregatedSet,
+    target: str,
+    declared: Sequence[ChildPlan],
+    manifests: Sequence[Mapping[str, Any]],
+    dependencies: Mapping[Key, Sequence[Key]],
+) -> dict[Key, tuple[Key, ...]]:
     """``dependencies`` plus, per (slice, role), the target child's leader workload depending on the
     leader workload of every declared old child of that role: an apply interrupted part-way (a
     crash, a failed resource) never raises the new revision without the drain planned beside it,
@@ -195,8 +211,9 @@ def drain_before_raise(ds: DisaggregatedSet, target: str, declared: Sequence[Chi
     return out
 
 
-def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
-              options: DisaggregatedSetOptions = DisaggregatedSetOptions()) -> Reconciled:
+def reconcile(
+    ds: DisaggregatedSet, snapshot: Snapshot, options: DisaggregatedSetOptions = DisaggregatedSetOptions()
+) -> Reconciled:
     """Plan one stage for ``ds`` against ``snapshot`` and render the objects it needs."""
     parts = split_by_child(snapshot)  # once: observation and rendering read the same parts
     children = observe_children(ds, snapshot, parts)
@@ -205,8 +222,15 @@ def reconcile(ds: DisaggregatedSet, snapshot: Snapshot,
     scalers = external.targets(ds, snapshot, children) if external_scaling_active(ds) else {}
     roles = role_targets(ds, scalers)
     deadline = progress_deadline(ds, options)
-    p: DisaggregatedPlan = plan(observations, ds.slices, target, roles, progress_deadline_seconds=deadline,
-                                new_scaled_at=last_scale_up(snapshot, target) if deadline else None, now=snapshot.now)
+    p: DisaggregatedPlan = plan(
+        observations,
+        ds.slices,
+        target,
+        roles,
+        progress_deadline_seconds=deadline,
+        new_scaled_at=last_scale_up(snapshot, target) if deadline else None,
+        now=snapshot.now,
+    )
     remaining = predict_remaining(p, observations, ds.slices, roles)
     declared = held_children(p) if is_paused("DisaggregatedSet", ds, options.control) else p.declared
     declared = tuple(sorted(declared, key=lambda c: c.revision == target))  # old children first: see below
@@ -230,8 +254,10 @@ def status_of(ds: DisaggregatedSet, snapshot: Snapshot) -> dict[str, Any]:
     observed = observe_children(ds, snapshot)
     target = target_revision(ds, observed, snapshot)
     children = [c for c in observed if not c.being_deleted]
-    statuses = [ChildStatus(c.role, c.revision, c.replicas, c.ready, c.updated if c.revision == target else 0, c.slice)
-                for c in children]
+    statuses = [
+        ChildStatus(c.role, c.revision, c.replicas, c.ready, c.updated if c.revision == target else 0, c.slice)
+        for c in children
+    ]
     scalers = external.observed_replicas(ds, snapshot)  # an External role's target: its scaler (None: none yet)
     roles = [(r.name, scalers.get(r.name) if r.external else r.replicas) for r in ds.roles]
     return update_status(roles, statuses, target, ds.slices).to_wire()

@@ -31,6 +31,7 @@ docs/disaggregatedset.md, "Rendering and observation").
   revisions qualify is the caller's decision (upstream: the target once every spec role has
   ``readyReplicas >= 1``; an old revision's services stay while it is still ready on all roles).
 """
+
 from __future__ import annotations
 
 import copy
@@ -39,6 +40,7 @@ from typing import Any, NamedTuple, Protocol
 
 from pulumi_lws.core.dependencies import Ref, ref_of
 from pulumi_lws.core.manifests import merged, metadata
+from pulumi_lws.core.objectmeta import ObjectMeta
 from pulumi_lws.core.snapshot import Snapshot, labels_of
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled
@@ -52,7 +54,6 @@ from pulumi_lws.disaggregatedset.api.disaggregatedset import (
 from pulumi_lws.disaggregatedset.observe import NODE, split_by_child
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.lws import labels as L
-from pulumi_lws.core.objectmeta import ObjectMeta
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import ReconcileOptions, reconcile
 from pulumi_lws.lws.render.pod import prepend_env, value_env
@@ -91,6 +92,7 @@ class RenderedChildren(NamedTuple):
 
 # ---- labels, env, placement ----------------------------------------------------------------
 
+
 def ds_labels(ds_name: str, slice_index: int, revision: str, role: str) -> dict[str, str]:
     """The four ``disaggregatedset.x-k8s.io/*`` labels (stamped on every rendered object)."""
     return {DL.NAME: ds_name, DL.ROLE: role, DL.SLICE: str(slice_index), DL.REVISION: revision}
@@ -103,8 +105,12 @@ def child_labels(ds_name: str, slice_index: int, revision: str, role: str) -> di
 
 def ds_env(ds_name: str, slice_index: int, revision: str, role: str) -> list[dict[str, Any]]:
     """``DISAGGREGATEDSET_{NAME,ROLE,SLICE,REVISION}`` (the seeds' LWS page), in that order."""
-    return [value_env(DL.ENV_NAME, ds_name), value_env(DL.ENV_ROLE, role),
-            value_env(DL.ENV_SLICE, str(slice_index)), value_env(DL.ENV_REVISION, revision)]
+    return [
+        value_env(DL.ENV_NAME, ds_name),
+        value_env(DL.ENV_ROLE, role),
+        value_env(DL.ENV_SLICE, str(slice_index)),
+        value_env(DL.ENV_REVISION, revision),
+    ]
 
 
 def _term(exprs: list[dict[str, Any]], topology: str) -> dict[str, Any]:
@@ -116,32 +122,52 @@ def _append(spec: dict[str, Any], kind: str, term: dict[str, Any]) -> None:
     section.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
 
 
-def add_placement_affinities(spec: dict[str, Any], ds_name: str, slice_index: int, placement_type: str,
-                             topology: str) -> None:
+def add_placement_affinities(
+    spec: dict[str, Any], ds_name: str, slice_index: int, placement_type: str, topology: str
+) -> None:
     """Upstream ``SetPlacementAffinities`` on one pod spec (in place; existing affinity kept, terms
     appended in upstream's order). No-op for ``None`` or an empty topology (upstream's guard)."""
     if placement_type not in (EXCLUSIVE_SLICE, EXCLUSIVE_TOPOLOGY) or not topology:
         return
     s = str(slice_index)
-    _append(spec, "podAffinity", _term([
-        {"key": DL.NAME, "operator": "In", "values": [ds_name]},
-        {"key": DL.SLICE, "operator": "In", "values": [s]},
-    ], topology))
+    _append(
+        spec,
+        "podAffinity",
+        _term(
+            [
+                {"key": DL.NAME, "operator": "In", "values": [ds_name]},
+                {"key": DL.SLICE, "operator": "In", "values": [s]},
+            ],
+            topology,
+        ),
+    )
     spread: list[dict[str, Any]] = [{"key": DL.NAME, "operator": "In", "values": [ds_name]}]
     if slice_index == 0:  # a label-less legacy pod is slice 0, not another slice
         spread.append({"key": DL.SLICE, "operator": "Exists"})
     spread.append({"key": DL.SLICE, "operator": "NotIn", "values": [s]})
     _append(spec, "podAntiAffinity", _term(spread, topology))
     if placement_type == EXCLUSIVE_TOPOLOGY:
-        _append(spec, "podAntiAffinity", _term([
-            {"key": DL.NAME, "operator": "Exists"},
-            {"key": DL.NAME, "operator": "NotIn", "values": [ds_name]},
-            {"key": DL.SLICE, "operator": "Exists"},
-        ], topology))
+        _append(
+            spec,
+            "podAntiAffinity",
+            _term(
+                [
+                    {"key": DL.NAME, "operator": "Exists"},
+                    {"key": DL.NAME, "operator": "NotIn", "values": [ds_name]},
+                    {"key": DL.SLICE, "operator": "Exists"},
+                ],
+                topology,
+            ),
+        )
 
 
-def _decorate_template(template: Mapping[str, Any], labels: Mapping[str, str], env: list[dict[str, Any]],
-                       ds: DisaggregatedSet, slice_index: int) -> dict[str, Any]:
+def _decorate_template(
+    template: Mapping[str, Any],
+    labels: Mapping[str, str],
+    env: list[dict[str, Any]],
+    ds: DisaggregatedSet,
+    slice_index: int,
+) -> dict[str, Any]:
     out = copy.deepcopy(dict(template))
     meta = dict(out.get("metadata") or {})
     meta["labels"] = merged(meta.get("labels"), labels)
@@ -155,12 +181,14 @@ def _decorate_template(template: Mapping[str, Any], labels: Mapping[str, str], e
 
 # ---- the child LWS -------------------------------------------------------------------------
 
+
 def _role(ds: DisaggregatedSet, role: DisaggregatedRole | str) -> DisaggregatedRole:
     return ds.role(role) if isinstance(role, str) else role
 
 
-def _with_child_metadata(lws: LeaderWorkerSet, labels: Mapping[str, str], initial_replicas: int | None,
-                         replaces: str | None = None) -> None:
+def _with_child_metadata(
+    lws: LeaderWorkerSet, labels: Mapping[str, str], initial_replicas: int | None, replaces: str | None = None
+) -> None:
     lws.metadata.labels = merged(lws.metadata.labels, labels)
     annotations = {k: v for k, v in lws.metadata.annotations.items() if k not in (DL.INITIAL_REPLICAS, DL.REPLACES)}
     if initial_replicas is not None:
@@ -170,8 +198,16 @@ def _with_child_metadata(lws: LeaderWorkerSet, labels: Mapping[str, str], initia
     lws.metadata.annotations = annotations
 
 
-def child_lws(ds: DisaggregatedSet, role: DisaggregatedRole | str, slice_index: int, revision: str, replicas: int,
-              *, initial_replicas: int | None = None, replaces: str | None = None) -> LeaderWorkerSet:
+def child_lws(
+    ds: DisaggregatedSet,
+    role: DisaggregatedRole | str,
+    slice_index: int,
+    revision: str,
+    replicas: int,
+    *,
+    initial_replicas: int | None = None,
+    replaces: str | None = None,
+) -> LeaderWorkerSet:
     """The child LeaderWorkerSet of ``role`` in ``slice_index`` at DS ``revision`` (module docstring)."""
     r = _role(ds, role)
     lws = ds.role_spec_as_lws(r, name=names.child_lws(ds.name, slice_index, revision, r.name))
@@ -200,8 +236,16 @@ def recorded_revision_data(part: Snapshot, name: str) -> Mapping[str, Any] | Non
     return data
 
 
-def recorded_child_lws(ds: DisaggregatedSet, role: str, slice_index: int, revision: str, replicas: int,
-                       part: Snapshot, *, initial_replicas: int | None = None) -> LeaderWorkerSet:
+def recorded_child_lws(
+    ds: DisaggregatedSet,
+    role: str,
+    slice_index: int,
+    revision: str,
+    replicas: int,
+    part: Snapshot,
+    *,
+    initial_replicas: int | None = None,
+) -> LeaderWorkerSet:
     """A child of a revision other than the target (or of a removed role), on the template it was
     rendered with (module docstring). Falls back to :func:`child_lws` when no LWS
     ControllerRevision of it is observed and the role is still in the spec; raises ``ValueError``
@@ -212,8 +256,10 @@ def recorded_child_lws(ds: DisaggregatedSet, role: str, slice_index: int, revisi
     if data is None:
         if in_spec:
             return child_lws(ds, role, slice_index, revision, replicas, initial_replicas=initial_replicas)
-        raise ValueError(f"child LeaderWorkerSet {name!r} of removed role {role!r}: no ControllerRevision "
-                         "observed, its template cannot be rendered")
+        raise ValueError(
+            f"child LeaderWorkerSet {name!r} of removed role {role!r}: no ControllerRevision "
+            "observed, its template cannot be rendered"
+        )
     if in_spec:
         base = ds.role_spec_as_lws(role, name=name)
     else:
@@ -228,6 +274,7 @@ def recorded_child_lws(ds: DisaggregatedSet, role: str, slice_index: int, revisi
 
 
 # ---- children -> manifests -----------------------------------------------------------------
+
 
 def _stamped(manifest: Mapping[str, Any], labels: Mapping[str, str]) -> Mapping[str, Any]:
     """``manifest`` with ``labels`` merged over its metadata labels (a copy; the manifest itself
@@ -246,26 +293,45 @@ def _nodes_only(snapshot: Snapshot) -> Snapshot:
     return Snapshot({k: o for k, o in snapshot.objects.items() if k[0] == NODE}, snapshot.now)
 
 
-def reconcile_child(ds: DisaggregatedSet, child: ChildSpec, part: Snapshot, *, target_revision: str | None = None,
-                    options: ReconcileOptions = DEFAULT_OPTIONS) -> tuple[LeaderWorkerSet, Reconciled]:
+def reconcile_child(
+    ds: DisaggregatedSet,
+    child: ChildSpec,
+    part: Snapshot,
+    *,
+    target_revision: str | None = None,
+    options: ReconcileOptions = DEFAULT_OPTIONS,
+) -> tuple[LeaderWorkerSet, Reconciled]:
     """One child's LWS model and its LWS reconcile against ``part`` (its objects + Nodes); the
     manifests carry the four DS labels on their metadata."""
     target = target_revision if target_revision is not None else compute_revision(ds)
     if child.revision == target and child.role in ds.role_names:
-        lws = child_lws(ds, child.role, child.slice, child.revision, child.replicas,
-                        initial_replicas=child.initial_replicas, replaces=getattr(child, "replaces", None))
+        lws = child_lws(
+            ds,
+            child.role,
+            child.slice,
+            child.revision,
+            child.replicas,
+            initial_replicas=child.initial_replicas,
+            replaces=getattr(child, "replaces", None),
+        )
     else:
-        lws = recorded_child_lws(ds, child.role, child.slice, child.revision, child.replicas, part,
-                                 initial_replicas=child.initial_replicas)
+        lws = recorded_child_lws(
+            ds, child.role, child.slice, child.revision, child.replicas, part, initial_replicas=child.initial_replicas
+        )
     rec = reconcile(lws, part, options)
     stamp = ds_labels(ds.name, child.slice, child.revision, child.role)
     manifests = tuple(_stamped(m, stamp) for m in rec.manifests)
     return lws, Reconciled(stage=rec.stage, manifests=manifests, catalog=rec.catalog, dependencies=rec.dependencies)
 
 
-def render_children(ds: DisaggregatedSet, children: Sequence[ChildSpec], snapshot: Snapshot, *,
-                    options: ReconcileOptions = DEFAULT_OPTIONS,
-                    parts: Mapping[str, Snapshot] | None = None) -> RenderedChildren:
+def render_children(
+    ds: DisaggregatedSet,
+    children: Sequence[ChildSpec],
+    snapshot: Snapshot,
+    *,
+    options: ReconcileOptions = DEFAULT_OPTIONS,
+    parts: Mapping[str, Snapshot] | None = None,
+) -> RenderedChildren:
     """Every declared child (``declared`` not False) reconciled by the LWS pipeline against its
     part of ``snapshot`` (a :func:`~pulumi_lws.disaggregatedset.observe.ds_scope` read).
     ``parts``: ``split_by_child(snapshot)`` when the caller has it."""
@@ -299,16 +365,22 @@ def render_children(ds: DisaggregatedSet, children: Sequence[ChildSpec], snapsho
 
 # ---- Services ------------------------------------------------------------------------------
 
+
 def service(ds: DisaggregatedSet, slice_index: int, revision: str, role: str) -> dict[str, Any]:
     """Upstream ``buildService``: headless ``<lws>-prv`` selecting that child's pods."""
     selector = {DL.NAME: ds.name, DL.ROLE: role, DL.REVISION: revision, DL.SLICE: str(slice_index)}
     name = names.service(names.child_lws(ds.name, slice_index, revision, role))
-    return {"apiVersion": "v1", "kind": "Service", "metadata": metadata(name, ds.namespace, selector),
-            "spec": {"clusterIP": "None", "selector": dict(selector)}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": metadata(name, ds.namespace, selector),
+        "spec": {"clusterIP": "None", "selector": dict(selector)},
+    }
 
 
-def services(ds: DisaggregatedSet, revisions: Iterable[str], slices: Iterable[int], *,
-             roles: Iterable[str] | None = None) -> list[dict[str, Any]]:
+def services(
+    ds: DisaggregatedSet, revisions: Iterable[str], slices: Iterable[int], *, roles: Iterable[str] | None = None
+) -> list[dict[str, Any]]:
     """The Services of ``revisions`` (those the caller found ready on all roles, the target
     first when it qualifies) in every slice of ``slices``: one per spec role (or ``roles``), in
     slice, then given revision, then role order."""

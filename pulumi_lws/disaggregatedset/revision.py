@@ -26,6 +26,7 @@ Invariants:
   controller keeps its observed key as long as its content matches the spec
   (:mod:`pulumi_lws.disaggregatedset.adoption`), and rolls to pulumi-lws's key at the next change.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -55,4 +56,4 @@ def revision_payload(ds: DisaggregatedSet) -> str:
 
 def compute_revision(ds: DisaggregatedSet) -> str:
     """Upstream ``ComputeRevision``: the first 8 hex characters of sha256(:func:`revision_payload`)."""
-    return hashlib.sha256(revision_payload(ds).encode()).hexdigest()[:names.REVISION_LEN]
+    return hashlib.sha256(revision_payload(ds).encode()).hexdigest()[: names.REVISION_LEN]

@@ -24,6 +24,7 @@ cannot reproduce, so the adopted revision is never offered as its own "previous"
 Invariant: for a recorded revision, ``covered`` of a spec whose templates equal the revision's
 (in the user's form) equals the revision's ``covered``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -59,8 +60,17 @@ def _pod_spec_user_form(spec: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(spec)
     for field in ("containers", "initContainers"):
         if isinstance(out.get(field), list):
-            out[field] = [{**c, "env": [e for e in c.get("env") or [] if not (isinstance(e, Mapping) and e.get("name") in RENDERED_ENV)]}
-                          if isinstance(c, Mapping) else c for c in out[field]]
+            out[field] = [
+                {
+                    **c,
+                    "env": [
+                        e for e in c.get("env") or [] if not (isinstance(e, Mapping) and e.get("name") in RENDERED_ENV)
+                    ],
+                }
+                if isinstance(c, Mapping)
+                else c
+                for c in out[field]
+            ]
     affinity = out.get("affinity")
     if isinstance(affinity, Mapping):
         affinity = dict(affinity)
@@ -69,8 +79,10 @@ def _pod_spec_user_form(spec: Mapping[str, Any]) -> dict[str, Any]:
             if isinstance(section, Mapping):
                 terms = section.get("requiredDuringSchedulingIgnoredDuringExecution")
                 if isinstance(terms, list):
-                    affinity[kind] = {**section, "requiredDuringSchedulingIgnoredDuringExecution":
-                                      [t for t in terms if not _placement_term(t)]}
+                    affinity[kind] = {
+                        **section,
+                        "requiredDuringSchedulingIgnoredDuringExecution": [t for t in terms if not _placement_term(t)],
+                    }
         out["affinity"] = affinity
     return out
 
@@ -98,8 +110,10 @@ def user_form(lwt: Any) -> Any:
 def covered(ds: DisaggregatedSet, snapshot: Snapshot | None = None) -> dict[Path, Any]:
     """Every role's template of the spec in the user's form (the snapshot is not needed: the
     recorded revisions are read in the same form)."""
-    return {_path(i): user_form(revision_data(ds.role_spec_as_lws(r))["spec"]["leaderWorkerTemplate"])
-            for i, r in enumerate(ds.roles)}
+    return {
+        _path(i): user_form(revision_data(ds.role_spec_as_lws(r))["spec"]["leaderWorkerTemplate"])
+        for i, r in enumerate(ds.roles)
+    }
 
 
 def recorded_revisions(ds: DisaggregatedSet, snapshot: Snapshot) -> list[RecordedRevision]:
@@ -114,7 +128,10 @@ def recorded_revisions(ds: DisaggregatedSet, snapshot: Snapshot) -> list[Recorde
         if data is None:
             continue
         found.setdefault(child.revision, {})[_path(index[child.role])] = user_form(
-            (data.get("spec") or {}).get("leaderWorkerTemplate"))
+            (data.get("spec") or {}).get("leaderWorkerTemplate")
+        )
         order[child.revision] = max(order.get(child.revision, 0.0), child.created or 0.0)
-    return [RecordedRevision(rev, order[rev], f"child LeaderWorkerSets of revision {rev}", paths)
-            for rev, paths in found.items()]
+    return [
+        RecordedRevision(rev, order[rev], f"child LeaderWorkerSets of revision {rev}", paths)
+        for rev, paths in found.items()
+    ]

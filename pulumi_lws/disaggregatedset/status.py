@@ -12,6 +12,7 @@ External role without a scaler (``target`` None) is never available. The two are
 exclusive: setting one True flips the other, when present and True, to False with the same
 reason and message; ``lastTransitionTime`` changes only when a condition's status flips.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
@@ -25,8 +26,9 @@ PROGRESSING = "Progressing"
 ALL_ROLES_READY = "AllRolesReady"
 ROLLOUT_IN_PROGRESS = "RolloutInProgress"
 AVAILABLE_MESSAGE = "All roles have reached their desired replica count, ready and updated to the current revision"
-PROGRESSING_MESSAGE = ("Not all roles have reached their desired replica count, ready and updated to the current "
-                       "revision")
+PROGRESSING_MESSAGE = (
+    "Not all roles have reached their desired replica count, ready and updated to the current revision"
+)
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,12 @@ class RoleStatus:
     updated_replicas: int = 0
 
     def to_wire(self) -> dict[str, Any]:
-        return {"name": self.name, "replicas": self.replicas, "readyReplicas": self.ready_replicas,
-                "updatedReplicas": self.updated_replicas}
+        return {
+            "name": self.name,
+            "replicas": self.replicas,
+            "readyReplicas": self.ready_replicas,
+            "updatedReplicas": self.updated_replicas,
+        }
 
 
 @dataclass(frozen=True)
@@ -61,21 +67,31 @@ class DisaggregatedSetStatus:
     observed_generation: int | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"roleStatuses": [r.to_wire() for r in self.role_statuses],
-                     "conditions": [c.to_wire() for c in self.conditions]}
+        out: dict[str, Any] = {
+            "roleStatuses": [r.to_wire() for r in self.role_statuses],
+            "conditions": [c.to_wire() for c in self.conditions],
+        }
         if self.observed_generation is not None:
             out["observedGeneration"] = self.observed_generation
         return out
 
 
-def role_statuses(roles: Sequence[str], children: Iterable[ChildStatus], target_revision: str) -> tuple[RoleStatus, ...]:
+def role_statuses(
+    roles: Sequence[str], children: Iterable[ChildStatus], target_revision: str
+) -> tuple[RoleStatus, ...]:
     """Per spec role: replicas/ready over every child, updated over the target revision's children."""
     children = list(children)
     out = []
     for name in roles:
         mine = [c for c in children if c.role == name]
-        out.append(RoleStatus(name, sum(c.replicas for c in mine), sum(c.ready_replicas for c in mine),
-                              sum(c.updated_replicas for c in mine if c.revision == target_revision)))
+        out.append(
+            RoleStatus(
+                name,
+                sum(c.replicas for c in mine),
+                sum(c.ready_replicas for c in mine),
+                sum(c.updated_replicas for c in mine if c.revision == target_revision),
+            )
+        )
     return tuple(out)
 
 
@@ -111,14 +127,23 @@ def set_condition(previous: Sequence[Condition], new: Condition, now: str | None
             if cond.status != new.status:
                 out.append(replace(new, last_transition_time=now))
             else:
-                out.append(replace(cond, observed_generation=new.observed_generation, reason=new.reason,
-                                   message=new.message))
+                out.append(
+                    replace(cond, observed_generation=new.observed_generation, reason=new.reason, message=new.message)
+                )
             continue
         if not _exclusive(cond.type, new.type):
             out.append(cond)
         elif cond.status == TRUE:
-            out.append(replace(cond, status=FALSE, last_transition_time=now,
-                               observed_generation=new.observed_generation, reason=new.reason, message=new.message))
+            out.append(
+                replace(
+                    cond,
+                    status=FALSE,
+                    last_transition_time=now,
+                    observed_generation=new.observed_generation,
+                    reason=new.reason,
+                    message=new.message,
+                )
+            )
         else:
             out.append(replace(cond, observed_generation=new.observed_generation))
     if not found:
@@ -126,12 +151,19 @@ def set_condition(previous: Sequence[Condition], new: Condition, now: str | None
     return tuple(out)
 
 
-def update_status(roles: Sequence[tuple[str, int | None]], children: Iterable[ChildStatus], target_revision: str,
-                  slices: int, previous: Sequence[Condition] = (), generation: int | None = None,
-                  now: str | None = None) -> DisaggregatedSetStatus:
+def update_status(
+    roles: Sequence[tuple[str, int | None]],
+    children: Iterable[ChildStatus],
+    target_revision: str,
+    slices: int,
+    previous: Sequence[Condition] = (),
+    generation: int | None = None,
+    now: str | None = None,
+) -> DisaggregatedSetStatus:
     """``updateStatus``: ``roles`` = (name, per-slice target replicas; None for an External role
     without a scaler) in spec order."""
     statuses = role_statuses([n for n, _ in roles], children, target_revision)
     available = is_available(statuses, [t for _, t in roles], slices)
-    return DisaggregatedSetStatus(statuses, set_condition(previous, condition(available, generation), now), available,
-                                  generation)
+    return DisaggregatedSetStatus(
+        statuses, set_condition(previous, condition(available, generation), now), available, generation
+    )

@@ -2,6 +2,7 @@
 
 Registered on import; the shells reach it through :func:`pulumi_lws.core.workload.workload_for`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -69,24 +70,31 @@ class DisaggregatedSetWorkload(Workload):
     api_version = API_VERSION
     #: its pods are its LeaderWorkerSet children's: found by the LeaderWorkerSet labels
     group_labels = LWS_GROUP_LABELS
-    words = Words("DisaggregatedSet", "prefill/decode roles of LeaderWorkerSets rolled in proportional lockstep "
-                                      "(kubernetes-sigs/lws)")
+    words = Words(
+        "DisaggregatedSet",
+        "prefill/decode roles of LeaderWorkerSets rolled in proportional lockstep (kubernetes-sigs/lws)",
+    )
     arguments = ARGUMENTS
     gang = lws_workload.GANG  # the children's
-    rbac = RbacFacts(actions=lws_workload.ACTIONS | {("patch-status", SCALER_KIND)},
-                     renders=(*lws_workload.RENDERS, SCALER))
+    rbac = RbacFacts(
+        actions=lws_workload.ACTIONS | {("patch-status", SCALER_KIND)}, renders=(*lws_workload.RENDERS, SCALER)
+    )
     observes = (*lws_workload.OBSERVES, SCALER)
     reconcile_written_annotations = lws_workload.LeaderWorkerSetWorkload.reconcile_written_annotations  # the children's
     upstream = UpstreamController(
-        group="disaggregatedset.x-k8s.io", plural="disaggregatedsets",
+        group="disaggregatedset.x-k8s.io",
+        plural="disaggregatedsets",
         controller="the DisaggregatedSet controller (kubernetes-sigs/lws, which also installs the LeaderWorkerSet "
-                   "controller; CRD disaggregatedsets.disaggregatedset.x-k8s.io)",
+        "controller; CRD disaggregatedsets.disaggregatedset.x-k8s.io)",
         model="the step sequence is upstream's ComputeNextStep (checked against its planner vectors); it approximates "
-              "where upstream's executor diverges from its planner (the coordinated drain over-drains) and where "
-              "pulumi-lws adds a progress deadline upstream lacks",
-        owner_kinds=(KIND,))
+        "where upstream's executor diverges from its planner (the coordinated drain over-drains) and where "
+        "pulumi-lws adds a progress deadline upstream lacks",
+        owner_kinds=(KIND,),
+    )
 
-    def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> DisaggregatedSet:
+    def parse(
+        self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True
+    ) -> DisaggregatedSet:
         return DisaggregatedSet.from_manifest(dict(manifest), namespace=namespace, validate=validate)
 
     def validate_update(self, spec: DisaggregatedSet, old: DisaggregatedSet) -> None:
@@ -97,19 +105,26 @@ class DisaggregatedSetWorkload(Workload):
 
     def options(self, **choices: Any) -> DisaggregatedSetOptions:
         children = {k: v for k, v in choices.items() if k in ("update_order", "gang_provider", "volcano_queue") and v}
-        return DisaggregatedSetOptions(progress_deadline_seconds=choices.get("progress_deadline_seconds"),
-                                       children=ReconcileOptions(**children), control=control_choices(choices))
+        return DisaggregatedSetOptions(
+            progress_deadline_seconds=choices.get("progress_deadline_seconds"),
+            children=ReconcileOptions(**children),
+            control=control_choices(choices),
+        )
 
     def scope(self, spec: DisaggregatedSet, *, nodes: bool | None = None) -> Scope:
         if nodes is None:
             nodes = spec.placement_type != "None" or any(needs_nodes(spec.role_spec_as_lws(r)) for r in spec.roles)
         return ds_scope(spec.namespace, spec.name, nodes=nodes, scalers=any(r.external for r in spec.roles))
 
-    def reconcile(self, spec: DisaggregatedSet, snapshot: Snapshot, options: DisaggregatedSetOptions | None = None) -> Reconciled:
+    def reconcile(
+        self, spec: DisaggregatedSet, snapshot: Snapshot, options: DisaggregatedSetOptions | None = None
+    ) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.disaggregatedset.reconcile.reconcile``
         options = options or DisaggregatedSetOptions()
         result = with_disown(_reconcile_module.reconcile(spec, snapshot, options), snapshot, self.upstream)
-        return controlled(KIND, spec, spec.name, result, snapshot, options.control, total=self.budgets(spec)[""].replicas)
+        return controlled(
+            KIND, spec, spec.name, result, snapshot, options.control, total=self.budgets(spec)[""].replicas
+        )
 
     def budgets(self, spec: DisaggregatedSet) -> dict[str, Budgets]:
         """Per role (every slice together) the ceiling ``target + maxSurge`` and the floor
@@ -118,8 +133,11 @@ class DisaggregatedSetWorkload(Workload):
         for t in role_targets(spec):
             replicas = (t.replicas or 0) * spec.slices
             out[t.name] = Budgets(replicas, t.config.max_surge * spec.slices, t.config.max_unavailable * spec.slices)
-        out[""] = Budgets(sum(b.replicas for b in out.values()), sum(b.max_surge for b in out.values()),
-                          sum(b.max_unavailable for b in out.values()))
+        out[""] = Budgets(
+            sum(b.replicas for b in out.values()),
+            sum(b.max_surge for b in out.values()),
+            sum(b.max_unavailable for b in out.values()),
+        )
         return out
 
     def status(self, spec: DisaggregatedSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
@@ -136,7 +154,6 @@ class DisaggregatedSetWorkload(Workload):
         from pulumi_lws.disaggregatedset import rollback
 
         return rollback.recorded_revisions(spec, snapshot)
-
 
     def target_revision(self, spec: DisaggregatedSet) -> str:
         """The spec's own key; an adopted fleet converges to upstream's (:meth:`observed_target_revision`)."""
@@ -175,8 +192,14 @@ class DisaggregatedSetWorkload(Workload):
                 state = ("U" if ready else "u") if updated else ("o" if ready else "x")
                 if cell.state == "-":
                     state = "-"
-                cells.append(GroupCell(id=f"{child.slice}/{child.role}/{child.revision[:8]}/{cell.id}", state=state,
-                                       revision=child.revision, detail=cell.detail))
+                cells.append(
+                    GroupCell(
+                        id=f"{child.slice}/{child.role}/{child.revision[:8]}/{cell.id}",
+                        state=state,
+                        revision=child.revision,
+                        detail=cell.detail,
+                    )
+                )
             if lws is not None:  # a removed role's groups drain outside the spec's budgets
                 live += view.live
                 available += view.available
@@ -186,9 +209,17 @@ class DisaggregatedSetWorkload(Workload):
             lane[k + 2] += view.available
         # what the role LeaderWorkerSets are asked to run (old and new, surge included), as the
         # planner's Stage.replicas: the Replicas column means the same in plan and simulate
-        replicas = sum(child.replicas for child in children if child.role in spec.role_names and not child.being_deleted)
-        return GroupsView(replicas=replicas, partition=None, cells=tuple(cells), live=live, available=available,
-                          lanes=tuple(Lane(name, *counts) for name, counts in lanes.items()))
+        replicas = sum(
+            child.replicas for child in children if child.role in spec.role_names and not child.being_deleted
+        )
+        return GroupsView(
+            replicas=replicas,
+            partition=None,
+            cells=tuple(cells),
+            live=live,
+            available=available,
+            lanes=tuple(Lane(name, c[0], c[1], c[2], c[3]) for name, c in lanes.items()),
+        )
 
 
 WORKLOAD = register(DisaggregatedSetWorkload())

@@ -1,9 +1,10 @@
 """Facts about a group's pods that planners and renderers both need: subgroup membership and
 TPU requests (upstream ``getSubGroupIndex``, ``PodRequestsTPUs``)."""
+
 from __future__ import annotations
 
-from typing import Any, Mapping
-
+from collections.abc import Mapping
+from typing import Any
 
 TPU_RESOURCE = "google.com/tpu"
 

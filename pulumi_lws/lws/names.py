@@ -10,6 +10,7 @@ revision); they match upstream's so DNS names, PVC names and ``kubectl`` habits 
 * group key ``sha1("<namespace>/<leader pod name>")`` hex; subgroup key
   ``sha1("<leader pod name>/<subgroup index>")`` hex (upstream ``genGroupUniqueKey``)
 """
+
 from __future__ import annotations
 
 import hashlib

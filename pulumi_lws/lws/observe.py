@@ -1,16 +1,25 @@
 """What a LeaderWorkerSet reconcile reads from the cluster, and the LWS readers over it."""
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import labels_of
 from pulumi_lws.lws import labels as L
 
-
 #: Kinds an LWS reconcile reads, selected by the ``leaderworkerset.sigs.k8s.io/name`` label
 #: (Nodes are cluster-scoped and listed whole, only when a feature needs them).
-LWS_KINDS: tuple[str, ...] = ("StatefulSet", "Deployment", "Pod", "ControllerRevision", "Service", "PodGroup", "Workload")
+LWS_KINDS: tuple[str, ...] = (
+    "StatefulSet",
+    "Deployment",
+    "Pod",
+    "ControllerRevision",
+    "Service",
+    "PodGroup",
+    "Workload",
+)
 
 
 def revision_of(obj: Mapping[str, Any] | None) -> str | None:

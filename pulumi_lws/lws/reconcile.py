@@ -6,22 +6,22 @@ objects to declare plus the actions to take. It keeps no state between calls: re
 the same snapshot returns the same result, and re-running it after a partial apply can only
 move the rollout as far as the observed readiness allows.
 """
+
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
-from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.dependencies import Ref
-from pulumi_lws.lws.revision import RevisionCatalog, build_catalog
+from pulumi_lws.core.control import RECOVERY_PARAM, Control, is_paused
+from pulumi_lws.core.dependencies import Ref, check_dependency_order
+from pulumi_lws.core.snapshot import Snapshot, sts_partition, sts_replicas
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.workload import Reconciled
-from pulumi_lws.core.control import RECOVERY_PARAM, Control, is_paused
-from pulumi_lws.core.snapshot import sts_partition, sts_replicas
-from pulumi_lws.core.dependencies import check_dependency_order
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.revision import RevisionCatalog, build_catalog
 
 #: Annotation that opts one LWS into the budget-driven combined rollout (#1018) from YAML.
 UPDATE_ORDER_ANNOTATION = "pulumi-lws.io/update-order"
@@ -43,7 +43,7 @@ class ReconcileOptions:
     #: pause / progress deadline (:mod:`pulumi_lws.core.control`), applied by ``Workload.reconcile``
     control: Control | None = None
 
-    def for_lws(self, lws: LeaderWorkerSet) -> "ReconcileOptions":
+    def for_lws(self, lws: LeaderWorkerSet) -> ReconcileOptions:
         order = lws.metadata.annotations.get(UPDATE_ORDER_ANNOTATION)
         if order in ("ScaleFirst", "RolloutFirst"):
             return dataclasses.replace(self, update_order=order)  # type: ignore[arg-type]
@@ -62,8 +62,9 @@ def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOption
     return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
 
 
-def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]], *,
-                          check_order: bool = False) -> dict[Ref, tuple[Ref, ...]]:
+def manifest_dependencies(
+    lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]], *, check_order: bool = False
+) -> dict[Ref, tuple[Ref, ...]]:
     """The apply order of one reconcile's manifests (pure; docs/leaderworkerset.md "Apply order").
 
     * every workload after its Service and its revision's ControllerRevision
@@ -89,8 +90,11 @@ def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str,
     position = {ref: n for n, ref in enumerate(refs)}
     if len(position) != len(refs):  # the same object twice: the general merge decides (and the check)
         return _merged_dependencies(lws, manifests, check_order)
-    crs = {(m["metadata"].get("labels") or {}).get(L.TEMPLATE_REVISION_HASH): ref
-           for m, ref in zip(manifests, refs) if ref[0] == "ControllerRevision"}
+    crs = {
+        (m["metadata"].get("labels") or {}).get(L.TEMPLATE_REVISION_HASH): ref
+        for m, ref in zip(manifests, refs)
+        if ref[0] == "ControllerRevision"
+    }
     gang = gang_dependencies(manifests)  # {} without gang objects (one scan of the kinds)
     leader: Ref | None = ("StatefulSet", lws.name)
     if lws.spec.group_identity == "Hash" or leader not in position:
@@ -112,8 +116,12 @@ def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str,
         if gang and ref in gang:
             deps += gang[ref]
         # ordinal_dependencies: a worker StatefulSet (group-index label, not the leader's) after the leader
-        if leader is not None and ref[0] == "StatefulSet" and ref != leader and \
-                L.GROUP_INDEX in (m["metadata"].get("labels") or {}):
+        if (
+            leader is not None
+            and ref[0] == "StatefulSet"
+            and ref != leader
+            and L.GROUP_INDEX in (m["metadata"].get("labels") or {})
+        ):
             deps.append(leader)
         kept: list[Ref] = []
         for d in deps:  # merge_dependencies: declared, not itself, first seen
@@ -131,8 +139,9 @@ def manifest_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str,
     return out
 
 
-def _merged_dependencies(lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]],
-                         check_order: bool) -> dict[Ref, tuple[Ref, ...]]:
+def _merged_dependencies(
+    lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]], check_order: bool
+) -> dict[Ref, tuple[Ref, ...]]:
     """:func:`manifest_dependencies` by the general merge of the three rules' results."""
     from pulumi_lws.core.dependencies import merge_dependencies
     from pulumi_lws.lws.render.ordinal import ordinal_dependencies, workload_dependencies
@@ -158,8 +167,13 @@ def forced_rollback(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> S
     statefulsets = snapshot.list("StatefulSet", **{L.NAME: lws.name})
     if not statefulsets:
         return stage
-    actions = with_forced_rollback(stage.actions, statefulsets, snapshot.list("Pod", **{L.NAME: lws.name}),
-                                   now=snapshot.now, propagation={lws.name: "Foreground"})
+    actions = with_forced_rollback(
+        stage.actions,
+        statefulsets,
+        snapshot.list("Pod", **{L.NAME: lws.name}),
+        now=snapshot.now,
+        propagation={lws.name: "Foreground"},
+    )
     return stage if len(actions) == len(stage.actions) else dataclasses.replace(stage, actions=actions)
 
 
@@ -170,18 +184,29 @@ def held_for_failure(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage, opt
     is still recreated when it fails. Otherwise ``stage`` itself."""
     if stage.complete or not is_paused("LeaderWorkerSet", lws, options.control):
         return stage
-    held = dataclasses.replace(stage, actions=tuple(a for a in stage.actions  # recovery admissions stay
-                                                    if a.verb != "ungate" or a.params.get(RECOVERY_PARAM) is True))
+    held = dataclasses.replace(
+        stage,
+        actions=tuple(
+            a
+            for a in stage.actions  # recovery admissions stay
+            if a.verb != "ungate" or a.params.get(RECOVERY_PARAM) is True
+        ),
+    )
     sts = snapshot.get("StatefulSet", lws.name)
     if lws.spec.group_identity == "Hash" or sts is None:
         return held
     observed = {g.id: g.revision for g in stage.groups if g.exists and g.revision}
-    return dataclasses.replace(held, partition=sts_partition(sts), replicas=sts_replicas(sts),
-                               group_revisions={**dict(stage.group_revisions), **observed})
+    return dataclasses.replace(
+        held,
+        partition=sts_partition(sts),
+        replicas=sts_replicas(sts),
+        group_revisions={**dict(stage.group_revisions), **observed},
+    )
 
 
-def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,
-                       options: ReconcileOptions) -> tuple[Stage, list[Mapping[str, Any]]]:
+def _reconcile_ordinal(
+    lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog, options: ReconcileOptions
+) -> tuple[Stage, list[Mapping[str, Any]]]:
     """Ordinal identity: rollout stage -> failure handling -> placement -> pod labels -> render
     -> gang objects.
 
@@ -196,8 +221,8 @@ def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: Revisi
     from pulumi_lws.lws.render.scheduling import with_gang_scheduling
     from pulumi_lws.lws.rollout.failure.ordinal import plan_failure_actions, with_failure_state
     from pulumi_lws.lws.rollout.ordinal.planner import plan_ordinal
-    from pulumi_lws.lws.rollout.placement import place_groups, with_placement
     from pulumi_lws.lws.rollout.ordinal.pod_labels import label_actions
+    from pulumi_lws.lws.rollout.placement import place_groups, with_placement
 
     stage = plan_ordinal(lws, snapshot, catalog, options)
     failure = plan_failure_actions(lws, snapshot, held_for_failure(lws, snapshot, stage, options))
@@ -205,14 +230,16 @@ def _reconcile_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: Revisi
     placement = place_groups(lws, snapshot, stage, catalog)
     stage = with_placement(stage, placement)
     stage = dataclasses.replace(stage, actions=stage.actions + label_actions(lws, snapshot, stage))
-    manifests = render_ordinal(lws, stage, catalog, options, group_domains=placement.group_domains,
-                               worker_groups=placement.worker_groups)
+    manifests = render_ordinal(
+        lws, stage, catalog, options, group_domains=placement.group_domains, worker_groups=placement.worker_groups
+    )
     manifests = with_gang_scheduling(manifests, lws, stage, catalog, options.gang_provider, options.volcano_queue)
     return stage, list(with_failure_state(manifests, lws, failure))
 
 
-def _reconcile_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog,
-                    options: ReconcileOptions) -> tuple[Stage, list[Mapping[str, Any]]]:
+def _reconcile_hash(
+    lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog, options: ReconcileOptions
+) -> tuple[Stage, list[Mapping[str, Any]]]:
     """Hash identity: admission stage -> paused recovery admissions -> failure handling -> render
     (counts on the Deployment)."""
     from pulumi_lws.lws.render.hash import render_hash

@@ -12,11 +12,13 @@ Invariants:
 * a nil ``networkConfig`` hashes like ``{subdomainPolicy: Shared}`` (upgrades do not roll);
 * ``revision_key(apply_revision(x, revision_data(y))) == revision_key(y)`` for any x, y.
 """
+
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from pulumi_lws.core.adoption import pruned
 from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
@@ -103,7 +105,7 @@ def is_lws_revision_data(data: Any) -> bool:
     return isinstance(spec, Mapping) and isinstance(spec.get("leaderWorkerTemplate"), Mapping)
 
 
-def build_catalog(lws: LeaderWorkerSet, observed_revisions: "list[Mapping[str, Any]]") -> RevisionCatalog:
+def build_catalog(lws: LeaderWorkerSet, observed_revisions: list[Mapping[str, Any]]) -> RevisionCatalog:
     """Catalog from the desired spec and the observed ControllerRevision objects of this LWS.
 
     Only LWS revisions count: a StatefulSet's own history revisions carry the same labels (they
@@ -132,7 +134,7 @@ def build_catalog(lws: LeaderWorkerSet, observed_revisions: "list[Mapping[str, A
     return RevisionCatalog(target=target, known=known)
 
 
-def matching_revision(lws: LeaderWorkerSet, observed: "Iterable[Revision]", key: str) -> Revision | None:
+def matching_revision(lws: LeaderWorkerSet, observed: Iterable[Revision], key: str) -> Revision | None:
     """The observed revision (highest number first) whose covered fields equal ``lws``'s although
     its key is not ``key`` — one the upstream controller wrote with its own hash (Go's JSON
     bytes, not canonical JSON) — or None. Equality is upstream's ``SetMatchesRevision``: apply
@@ -145,5 +147,3 @@ def matching_revision(lws: LeaderWorkerSet, observed: "Iterable[Revision]", key:
         except (ValueError, TypeError, KeyError):  # unreadable data (pydantic errors are ValueErrors)
             continue
     return None
-
-

@@ -4,6 +4,7 @@ The covered part of the spec (:mod:`pulumi_lws.lws.revision`): ``spec.leaderWork
 ``spec.networkConfig``; a ControllerRevision's ``data`` stores both as a replace-patch, its
 ``revision`` number orders them (upstream's history numbering).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -32,6 +33,12 @@ def recorded_revisions(lws: LeaderWorkerSet, snapshot: Snapshot) -> list[Recorde
     for cr in snapshot.list("ControllerRevision", **{L.NAME: lws.name}):
         key = labels_of(cr).get(L.TEMPLATE_REVISION_HASH)
         if key and is_lws_revision_data(cr.get("data")):
-            out.append(RecordedRevision(key, float(cr.get("revision") or 0), f"ControllerRevision/{cr['metadata']['name']}",
-                                        covered_of_data(cr["data"])))
+            out.append(
+                RecordedRevision(
+                    key,
+                    float(cr.get("revision") or 0),
+                    f"ControllerRevision/{cr['metadata']['name']}",
+                    covered_of_data(cr["data"]),
+                )
+            )
     return out

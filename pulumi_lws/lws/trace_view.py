@@ -9,6 +9,7 @@ Ordinal groups are identified by ordinal (leader pod ``<lws>-<i>``, worker State
 ``<lws>-<i>``); Hash groups by group key (leader pod from the Deployment, worker StatefulSet
 ``<lws>-<key[:8]>``). This module reads the observation only; it imports no planner (layer 2, beside ``observe``).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,12 +32,16 @@ from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import revision_of
 
 
-def read_groups(snapshot: Snapshot, name: str, replicas: int, size: int, target: str, hash_mode: bool = False) -> GroupsView:
+def read_groups(
+    snapshot: Snapshot, name: str, replicas: int, size: int, target: str, hash_mode: bool = False
+) -> GroupsView:
     """Cells for every leader pod and every ordinal the leader controller wants.
 
     Linear in the pods of ``name``: the pods are listed once and every group's workers are found
     through one name-prefix index (:class:`_Workers`), never by a scan per group."""
-    return _hash(snapshot, name, replicas, size, target) if hash_mode else _ordinal(snapshot, name, replicas, size, target)
+    return (
+        _hash(snapshot, name, replicas, size, target) if hash_mode else _ordinal(snapshot, name, replicas, size, target)
+    )
 
 
 class _Workers:
@@ -94,8 +99,12 @@ def count_groups(snapshot: Snapshot, name: str, size: int, target: str, hash_mod
         state = _state(snapshot, leader, f"{name}-{i}", size, target)
         updated += state in "Uu"
         available += state in "Uo"
-    return GroupCounts(sts_replicas(sts) if sts else 0, sum(1 for p in leaders_by_ordinal.values() if not is_deleting(p)),
-                       available, updated)
+    return GroupCounts(
+        sts_replicas(sts) if sts else 0,
+        sum(1 for p in leaders_by_ordinal.values() if not is_deleting(p)),
+        available,
+        updated,
+    )
 
 
 def _ordinal_leaders(snap: Snapshot, name: str) -> dict[int, Mapping[str, Any]]:
@@ -116,10 +125,17 @@ def _ordinal(snap: Snapshot, name: str, replicas: int, size: int, target: str) -
     leaders = _ordinal_leaders(snap, name)
     wanted = range(sts_replicas(sts)) if sts is not None and not is_deleting(sts) else range(0)
     workers = _Workers(snap)
-    cells = [_cell(snap, str(i), leaders.get(i), f"{name}-{i}", size, target, i >= replicas, workers)
-             for i in sorted(set(leaders) | set(wanted))]
-    return GroupsView(sts_replicas(sts) if sts else 0, sts_partition(sts) if sts else None, tuple(cells),
-                      sum(1 for p in leaders.values() if not is_deleting(p)), sum(1 for c in cells if c.state in "Uo"))
+    cells = [
+        _cell(snap, str(i), leaders.get(i), f"{name}-{i}", size, target, i >= replicas, workers)
+        for i in sorted(set(leaders) | set(wanted))
+    ]
+    return GroupsView(
+        sts_replicas(sts) if sts else 0,
+        sts_partition(sts) if sts else None,
+        tuple(cells),
+        sum(1 for p in leaders.values() if not is_deleting(p)),
+        sum(1 for c in cells if c.state in "Uo"),
+    )
 
 
 def _hash(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> GroupsView:
@@ -127,7 +143,9 @@ def _hash(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> G
     workers still terminate (PostTermination's "tearing down" groups), in creation order."""
     dep = snap.get("Deployment", name)
     leaders, keyed, orphans = _hash_groups(snap.list("Pod", **{L.NAME: name}))
-    entries: list[tuple[tuple[str, str], str, Mapping[str, Any] | None]] = [(_created(p), key, p) for key, p in keyed.items()]
+    entries: list[tuple[tuple[str, str], str, Mapping[str, Any] | None]] = [
+        (_created(p), key, p) for key, p in keyed.items()
+    ]
     entries += [(min(_created(w) for w in ws), key, None) for key, ws in orphans.items()]
     cells = []
     workers = _Workers(snap)
@@ -139,12 +157,18 @@ def _hash(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> G
             rev = revision_of(orphans[key][0])
             cells.append(GroupCell(key, "u" if rev == target else "x", rev, False, "terminating"))
     spec_replicas = int(((dep or {}).get("spec") or {}).get("replicas", 0)) if dep else 0
-    return GroupsView(spec_replicas, None, tuple(cells), sum(1 for p in leaders if not is_deleting(p)),
-                      sum(1 for c in cells if c.state in "Uo"))
+    return GroupsView(
+        spec_replicas,
+        None,
+        tuple(cells),
+        sum(1 for p in leaders if not is_deleting(p)),
+        sum(1 for c in cells if c.state in "Uo"),
+    )
 
 
-def _hash_groups(pods: list[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], dict[str, Mapping[str, Any]],
-                                                         dict[str, list[Mapping[str, Any]]]]:
+def _hash_groups(
+    pods: list[Mapping[str, Any]],
+) -> tuple[list[Mapping[str, Any]], dict[str, Mapping[str, Any]], dict[str, list[Mapping[str, Any]]]]:
     """Hash groups among ``pods``: every leader pod, the leaders by group key (the last of a key),
     and the workers of groups whose leader is not among them, by group key (else group index)."""
     leaders = [p for p in pods if is_hash_leader(p)]
@@ -181,12 +205,25 @@ def _created(pod: Mapping[str, Any]) -> tuple[str, str]:
     return (str(meta.get("creationTimestamp", "")), str(meta.get("name", "")))
 
 
-def _cell(snap: Snapshot, gid: str, leader: Mapping[str, Any] | None, worker_name: str, size: int, target: str, surge: bool,
-          pods: _Workers) -> GroupCell:
+def _cell(
+    snap: Snapshot,
+    gid: str,
+    leader: Mapping[str, Any] | None,
+    worker_name: str,
+    size: int,
+    target: str,
+    surge: bool,
+    pods: _Workers,
+) -> GroupCell:
     if leader is None:
         return GroupCell(gid, "-", None, surge, "")
-    return GroupCell(gid, _state(snap, leader, worker_name, size, target), revision_of(leader), surge,
-                     _detail(leader, worker_name, pods))
+    return GroupCell(
+        gid,
+        _state(snap, leader, worker_name, size, target),
+        revision_of(leader),
+        surge,
+        _detail(leader, worker_name, pods),
+    )
 
 
 def _state(snap: Snapshot, leader: Mapping[str, Any], worker_name: str, size: int, target: str) -> str:

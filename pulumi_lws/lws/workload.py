@@ -2,6 +2,7 @@
 
 Registered on import; the shells reach it through :func:`pulumi_lws.core.workload.workload_for`.
 """
+
 from __future__ import annotations
 
 import math
@@ -50,18 +51,34 @@ GANG = GangChoice(("kubernetes", "volcano"))
 #: the kinds a LeaderWorkerSet reconcile lists (:data:`pulumi_lws.lws.observe.LWS_KINDS`, Nodes
 #: for exclusive placement) and renders, with their API versions
 OBSERVES: tuple[KindRef, ...] = (
-    KindRef("StatefulSet", "apps/v1"), KindRef("Deployment", "apps/v1"), KindRef("Pod", "v1"),
-    KindRef("ControllerRevision", "apps/v1"), KindRef("Service", "v1"), *(GANG.podgroup(p) for p in GANG.providers),
-    KindRef("Workload", "scheduling.k8s.io/v1beta1"), KindRef("Node", "v1", namespaced=False),
+    KindRef("StatefulSet", "apps/v1"),
+    KindRef("Deployment", "apps/v1"),
+    KindRef("Pod", "v1"),
+    KindRef("ControllerRevision", "apps/v1"),
+    KindRef("Service", "v1"),
+    *(GANG.podgroup(p) for p in GANG.providers),
+    KindRef("Workload", "scheduling.k8s.io/v1beta1"),
+    KindRef("Node", "v1", namespaced=False),
 )
 RENDERS: tuple[KindRef, ...] = tuple(k for k in OBSERVES if k.kind not in ("Pod", "Node"))
 #: the (verb, kind) actions the LeaderWorkerSet planners emit (DisaggregatedSet's children too)
-ACTIONS: frozenset[tuple[str, str]] = frozenset({
-    ("label", "Pod"), ("annotate", "Pod"), ("ungate", "Pod"), ("set-condition", "Pod"), ("finalize", "Pod"),
-    ("delete", "Pod"), ("annotate", "StatefulSet"), ("annotate", "Deployment"),
-})
+ACTIONS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("label", "Pod"),
+        ("annotate", "Pod"),
+        ("ungate", "Pod"),
+        ("set-condition", "Pod"),
+        ("finalize", "Pod"),
+        ("delete", "Pod"),
+        ("annotate", "StatefulSet"),
+        ("annotate", "Deployment"),
+    }
+)
 #: the children's gang choices, as the LeaderWorkerSet component takes them (DisaggregatedSet reuses them)
-GANG_OPTIONS: tuple[Option, ...] = (Option("gang_provider", one_of(*GANG.providers)), Option("volcano_queue", queue_name))
+GANG_OPTIONS: tuple[Option, ...] = (
+    Option("gang_provider", one_of(*GANG.providers)),
+    Option("volcano_queue", queue_name),
+)
 
 #: the component arguments: top-level field name (snake_case) -> path inside the manifest; the
 #: ``rollout`` object key by key; ``update_order``, ``gang_provider``, ``volcano_queue``
@@ -82,9 +99,14 @@ ARGUMENTS = ArgumentSchema(
     },
     # a manifest's values are taken as written (upstream rejects maxSurge: "5"); only the typed
     # ``rollout`` argument, which the provider delivers as strings, is coerced
-    nested={"rollout": Nested(("spec", "rolloutStrategy", "rollingUpdateConfiguration"),
-                              {"max_unavailable": "maxUnavailable", "max_surge": "maxSurge", "partition": "partition"},
-                              coerce=int_or_percent, expected="expected an object with maxUnavailable/maxSurge/partition")},
+    nested={
+        "rollout": Nested(
+            ("spec", "rolloutStrategy", "rollingUpdateConfiguration"),
+            {"max_unavailable": "maxUnavailable", "max_surge": "maxSurge", "partition": "partition"},
+            coerce=int_or_percent,
+            expected="expected an object with maxUnavailable/maxSurge/partition",
+        )
+    },
     options=(Option("update_order", one_of("ScaleFirst", "RolloutFirst")), *GANG_OPTIONS),
     model=LeaderWorkerSet,
 )
@@ -97,7 +119,9 @@ class LeaderWorkerSetWorkload(Workload):
     api_version = API_VERSION
     #: the simulated kubelet finds a pod's workload and group by these (leader and worker pods)
     group_labels = GROUP_LABELS
-    words = Words("LeaderWorkerSet", "leader + worker pods per group, group-level rolling updates (kubernetes-sigs/lws)")
+    words = Words(
+        "LeaderWorkerSet", "leader + worker pods per group, group-level rolling updates (kubernetes-sigs/lws)"
+    )
     arguments = ARGUMENTS
     gang = GANG
     rbac = RbacFacts(actions=ACTIONS, renders=RENDERS)
@@ -106,16 +130,20 @@ class LeaderWorkerSetWorkload(Workload):
     #: the leader StatefulSet's / Deployment's restart counts, written before the actions they account for
     reconcile_written_annotations = (L.GROUP_RESTART_COUNTS,)
     upstream = UpstreamController(
-        group="leaderworkerset.x-k8s.io", plural="leaderworkersets",
+        group="leaderworkerset.x-k8s.io",
+        plural="leaderworkersets",
         controller="the LeaderWorkerSet controller (kubernetes-sigs/lws; its release manifests or Helm chart install "
-                   "the CRD leaderworkersets.leaderworkerset.x-k8s.io)",
+        "the CRD leaderworkersets.leaderworkerset.x-k8s.io)",
         model="Ordinal: exact (upstream's rollingUpdateParameters, checked against its conformance vectors); "
-              "Hash: the Deployment + group-replacement-gate model is exact for admission, approximate for the "
-              "Deployment controller's own pacing; updateOrder RolloutFirst is pulumi-lws only",
+        "Hash: the Deployment + group-replacement-gate model is exact for admission, approximate for the "
+        "Deployment controller's own pacing; updateOrder RolloutFirst is pulumi-lws only",
         event_reasons={"ungate": "GroupReplacementAdmitted", "delete": "RecreateGroup"},
-        owner_kinds=(KIND,))
+        owner_kinds=(KIND,),
+    )
 
-    def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> LeaderWorkerSet:
+    def parse(
+        self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True
+    ) -> LeaderWorkerSet:
         return LeaderWorkerSet.from_manifest(dict(manifest), namespace=namespace, validate=validate)
 
     def validate_update(self, spec: LeaderWorkerSet, old: LeaderWorkerSet) -> None:
@@ -126,20 +154,31 @@ class LeaderWorkerSetWorkload(Workload):
 
     def options(self, **choices: Any) -> ReconcileOptions:
         known = ("update_order", "gang_provider", "volcano_queue")
-        return ReconcileOptions(**{k: v for k, v in choices.items() if k in known and v}, control=control_choices(choices))
+        return ReconcileOptions(
+            **{k: v for k, v in choices.items() if k in known and v}, control=control_choices(choices)
+        )
 
     def scope(self, spec: LeaderWorkerSet, *, nodes: bool | None = None) -> Scope:
         return lws_scope(spec.namespace, spec.name, nodes=needs_nodes(spec) if nodes is None else nodes)
 
-    def reconcile(self, spec: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOptions | None = None) -> Reconciled:
+    def reconcile(
+        self, spec: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOptions | None = None
+    ) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.lws.reconcile.reconcile``
         options = options or ReconcileOptions()
         result = _reconcile_module.reconcile(spec, snapshot, options)
         result = controlled(KIND, spec, spec.name, result, snapshot, options.control, total=spec.replicas)
-        return with_adoption(result, snapshot, self.upstream)  # a fleet upstream created: drop its ownerReferences
+        adopted: Reconciled = with_adoption(
+            result, snapshot, self.upstream
+        )  # a fleet upstream created: drop its ownerReferences
+        return adopted
 
     def budgets(self, spec: LeaderWorkerSet) -> dict[str, Budgets]:
-        return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable(), min(spec.user_partition(), spec.replicas))}
+        return {
+            "": Budgets(
+                spec.replicas, spec.max_surge(), spec.max_unavailable(), min(spec.user_partition(), spec.replicas)
+            )
+        }
 
     def status(self, spec: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
         return lws_status(spec, snapshot, stage)  # with the progress-deadline condition
@@ -159,7 +198,6 @@ class LeaderWorkerSetWorkload(Workload):
     def target_revision(self, spec: LeaderWorkerSet) -> str:
         return revision_key(spec)
 
-
     def observed_target_revision(self, spec: LeaderWorkerSet, snapshot: Snapshot) -> str:
         """The catalog's target: an adopted fleet keeps the key of upstream's matching ControllerRevision."""
         return build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name})).target.key
@@ -174,9 +212,13 @@ class LeaderWorkerSetWorkload(Workload):
         sub_key = spec.metadata.annotations.get(L.SUBGROUP_EXCLUSIVE_TOPOLOGY) or None
         policy = lwt.sub_group_policy
         per_domain = math.ceil(spec.size / policy.sub_group_size) if sub_key and policy and policy.sub_group_size else 1
-        return Placement(exclusive_topology(spec), spec.replicas,
-                         ((lwt.leader_pod_template(), 1), (lwt.worker_template, spec.size - 1)),
-                         nodes_per_domain=per_domain, subgroup_key=sub_key)
+        return Placement(
+            exclusive_topology(spec),
+            spec.replicas,
+            ((lwt.leader_pod_template(), 1), (lwt.worker_template, spec.size - 1)),
+            nodes_per_domain=per_domain,
+            subgroup_key=sub_key,
+        )
 
     def first_render_header(self, spec: LeaderWorkerSet, result: Reconciled) -> str:
         """``pulumi-lws render``'s line above the first stage's objects (:mod:`pulumi_lws.lws.render.headers`)."""
@@ -190,7 +232,9 @@ class LeaderWorkerSetWorkload(Workload):
 
         return lws_steady_header(spec, expansion)
 
-    def predict_trace(self, old: LeaderWorkerSet, new: LeaderWorkerSet, choices: Mapping[str, Any] | None = None) -> Trace:
+    def predict_trace(
+        self, old: LeaderWorkerSet, new: LeaderWorkerSet, choices: Mapping[str, Any] | None = None
+    ) -> Trace:
         """``pulumi-lws plan``'s rows for OLD -> NEW from the exact models (Ordinal readiness order,
         Hash gate model; ``choices["update_order"]``, else NEW's update-order annotation, else ScaleFirst): :mod:`pulumi_lws.lws.rollout.plan_trace`."""
         from pulumi_lws.lws.rollout.plan_trace import build_trace, check_pair
@@ -207,8 +251,7 @@ class LeaderWorkerSetWorkload(Workload):
     def trace_view(self, spec: LeaderWorkerSet, snapshot: Snapshot) -> GroupsView:
         # the catalog's target, not revision_key(spec): an adopted fleet keeps upstream's key
         target = build_catalog(spec, snapshot.list("ControllerRevision", **{L.NAME: spec.name})).target.key
-        return read_groups(snapshot, spec.name, spec.replicas, spec.size, target,
-                           spec.spec.group_identity == "Hash")
+        return read_groups(snapshot, spec.name, spec.replicas, spec.size, target, spec.spec.group_identity == "Hash")
 
 
 WORKLOAD = register(LeaderWorkerSetWorkload())

@@ -8,6 +8,7 @@ datastore ``Role`` entry (``<role>-<ordinal>``) with its ``role-template-hash`` 
 Statuses are upstream's datastore statuses (``Running`` = ready/available; every other status is
 "not ready"). ``template_hash == ""`` means the label is missing (unknown).
 """
+
 from __future__ import annotations
 
 import re

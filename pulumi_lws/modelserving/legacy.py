@@ -28,6 +28,7 @@ over, so re-rendering an adopted replica would restart it. Instead:
 Invariant: on a fleet pulumi-lws rendered itself (every pod controlled by a StatefulSet) nothing
 is legacy and :func:`adopt_legacy` returns its inputs unchanged.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -60,8 +61,10 @@ def is_legacy(statefulsets: Iterable[Obj], pods: Iterable[Obj]) -> bool:
 def _statefulset_made(pod: Obj) -> bool:
     if K.STS_POD_NAME in labels_of(pod):
         return True
-    return any(ref.get("kind") == "StatefulSet" and ref.get("controller")
-               for ref in (pod.get("metadata") or {}).get("ownerReferences") or [])
+    return any(
+        ref.get("kind") == "StatefulSet" and ref.get("controller")
+        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []
+    )
 
 
 def upstream_pod_names(ms: str, g: int, role: str, r: int, worker_replicas: int) -> list[str]:
@@ -134,9 +137,14 @@ def _rendered_replicas(ms: str, manifests: Sequence[Obj]) -> dict[Key, str]:
     return out
 
 
-def adopt_legacy(ms: str, snapshot: Snapshot, manifests: Sequence[dict[str, Any]], stage: Stage,
-                 worker_replicas: Mapping[Key, int],
-                 legacy: Mapping[Key, LegacyReplica] | None = None) -> tuple[list[dict[str, Any]], Stage]:
+def adopt_legacy(
+    ms: str,
+    snapshot: Snapshot,
+    manifests: Sequence[dict[str, Any]],
+    stage: Stage,
+    worker_replicas: Mapping[Key, int],
+    legacy: Mapping[Key, LegacyReplica] | None = None,
+) -> tuple[list[dict[str, Any]], Stage]:
     """``manifests`` without the StatefulSets of legacy replicas, and ``stage`` with the deletes
     that replace legacy replicas (module doc). ``worker_replicas[key]``: W of each legacy replica
     (from its revision), to tell a whole replica from one missing a pod; ``legacy``: the
@@ -155,9 +163,18 @@ def adopt_legacy(ms: str, snapshot: Snapshot, manifests: Sequence[dict[str, Any]
         keep = key in rendered and rendered[key] == rep.revision and whole and not any(is_deleting(p) for p in rep.pods)
         if keep:
             continue
-        deletes += [Action("delete", "Pod", _name(p), {"propagation": "Background"}, uid=p["metadata"].get("uid"),
-                           reason=REPLACE_REASON)
-                    for p in rep.pods if not is_deleting(p) and p["metadata"].get("uid") not in planned]
+        deletes += [
+            Action(
+                "delete",
+                "Pod",
+                _name(p),
+                {"propagation": "Background"},
+                uid=p["metadata"].get("uid"),
+                reason=REPLACE_REASON,
+            )
+            for p in rep.pods
+            if not is_deleting(p) and p["metadata"].get("uid") not in planned
+        ]
     if not deletes:
         return kept, stage
     return kept, dataclasses.replace(stage, actions=stage.actions + tuple(deletes), complete=False)

@@ -18,6 +18,7 @@ name leaves room for its pods' ``controller-revision-hash`` label ``<sts>-<hash>
 at most :data:`REVISION_HASH_MAX` (10) characters, so a StatefulSet name is at most
 :data:`STATEFULSET_MAX` (52) characters.
 """
+
 from __future__ import annotations
 
 LABEL_MAX = 63

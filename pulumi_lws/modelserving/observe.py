@@ -21,6 +21,7 @@ Invariants:
 * deletion costs are Σ ``controller.kubernetes.io/pod-deletion-cost`` over the pods (an
   invalid value counts 0); groups are returned by ascending ordinal.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -79,16 +80,23 @@ def deletion_cost(pods: Iterable[Obj]) -> int:
     return total
 
 
-def _worker_replicas(ms: ModelServing, catalog: RevisionCatalog, role: str, template_hash: str, group_revision: str,
-                     worker_sts: Obj | None) -> int:
+def _worker_replicas(
+    ms: ModelServing,
+    catalog: RevisionCatalog,
+    role: str,
+    template_hash: str,
+    group_revision: str,
+    worker_sts: Obj | None,
+) -> int:
     """W of a role replica: its template's (by hash), else its group revision's role, else the live
     spec's, else what its worker StatefulSet declares."""
     w = _catalog_worker_replicas(ms, catalog, role, template_hash, group_revision)
     return int(((worker_sts or {}).get("spec") or {}).get("replicas") or 0) if w is None else w
 
 
-def _catalog_worker_replicas(ms: ModelServing, catalog: RevisionCatalog, role: str, template_hash: str,
-                             group_revision: str) -> int | None:
+def _catalog_worker_replicas(
+    ms: ModelServing, catalog: RevisionCatalog, role: str, template_hash: str, group_revision: str
+) -> int | None:
     """:func:`_worker_replicas` from the catalog and the spec alone; None: only the worker
     StatefulSet can say (a role neither knows)."""
     rev = catalog.revision_with_role_hash(role, template_hash, prefer=[group_revision]) if template_hash else None
@@ -145,16 +153,26 @@ class _Observer:
             found = self.shared_roles[key] = tuple(states)
         return found
 
-    def role_state(self, g: int, role: str, r: int, group_revision: str, sts: Sequence[Obj],
-                   pods: Sequence[Obj]) -> tuple[RoleReplicaState, int]:
+    def role_state(
+        self, g: int, role: str, r: int, group_revision: str, sts: Sequence[Obj], pods: Sequence[Obj]
+    ) -> tuple[RoleReplicaState, int]:
         """A role replica's state and its pods' deletion cost (module invariants); ``sts`` and
         ``pods`` are its objects in name order."""
         ms = self.ms
         cost = deletion_cost(pods)
         if not sts and is_legacy(sts, pods):
             template_hash = _first_hash(sts, pods)
-            return _legacy_state(ms, self.catalog, g, role, r, group_revision,
-                                 {p["metadata"]["name"]: p for p in pods}, template_hash, cost), cost
+            return _legacy_state(
+                ms,
+                self.catalog,
+                g,
+                role,
+                r,
+                group_revision,
+                {p["metadata"]["name"]: p for p in pods},
+                template_hash,
+                cost,
+            ), cost
         base = names.entry_statefulset(ms.name, g, role, r)
         entry = _named(sts, base)
         worker = _named(sts, f"{base}-{names.WORKER_SUFFIX}")
@@ -190,8 +208,17 @@ def _all_ready(base: str, w: int, pods: Sequence[Obj]) -> bool:
     return all(pod_running_and_ready(by_name.get(f"{prefix}{i}")) for i in range(1, w + 1))
 
 
-def _legacy_state(ms: ModelServing, catalog: RevisionCatalog, g: int, role: str, r: int, group_revision: str,
-                  pods: Mapping[str, Obj], label_hash: str, cost: int) -> RoleReplicaState:
+def _legacy_state(
+    ms: ModelServing,
+    catalog: RevisionCatalog,
+    g: int,
+    role: str,
+    r: int,
+    group_revision: str,
+    pods: Mapping[str, Obj],
+    label_hash: str,
+    cost: int,
+) -> RoleReplicaState:
     """A role replica of bare, Kthena-named pods (:mod:`pulumi_lws.modelserving.legacy`): its
     template hash is its revision's stored role's (upstream computed the label with its own hash)."""
     revision = LegacyReplica(g, role, r, tuple(pods.values())).revision
@@ -219,8 +246,9 @@ def _legacy_hash(ms: ModelServing, catalog: RevisionCatalog, role: str, revision
     return catalog.role_hash(revision, role)
 
 
-def legacy_worker_replicas(ms: ModelServing, catalog: RevisionCatalog, snapshot: Snapshot,
-                           replicas: ObservedReplicas | None = None) -> dict[tuple[int, str, int], int]:
+def legacy_worker_replicas(
+    ms: ModelServing, catalog: RevisionCatalog, snapshot: Snapshot, replicas: ObservedReplicas | None = None
+) -> dict[tuple[int, str, int], int]:
     """W of every legacy role replica of ``ms`` (its revision's role, as :func:`_legacy_state` reads it)."""
     out = {}
     for key, rep in legacy_replicas(ms.name, snapshot, replicas).items():
@@ -252,8 +280,13 @@ def spec_replicas_by_role(ms: ModelServing) -> dict[str, int]:
     return out
 
 
-def _group_running(ms: ModelServing, catalog: RevisionCatalog, revision: str, roles: Iterable[RoleReplicaState],
-                   wanted_of: Mapping[str, int] | None = None) -> bool:
+def _group_running(
+    ms: ModelServing,
+    catalog: RevisionCatalog,
+    revision: str,
+    roles: Iterable[RoleReplicaState],
+    wanted_of: Mapping[str, int] | None = None,
+) -> bool:
     """Every role of the group's revision has its spec's count of Running replicas (by count, not
     by ordinal: a surge rollout can leave sparse role ordinals {1, 2}); a role the spec no longer
     has: every observed replica Running. ``wanted_of``: the spec's replicas per role, when known."""
@@ -277,8 +310,9 @@ def _group_running(ms: ModelServing, catalog: RevisionCatalog, revision: str, ro
     return True
 
 
-def observe_groups(snapshot: Snapshot, ms: ModelServing, catalog: RevisionCatalog,
-                   replicas: ObservedReplicas | None = None) -> tuple[GroupState, ...]:
+def observe_groups(
+    snapshot: Snapshot, ms: ModelServing, catalog: RevisionCatalog, replicas: ObservedReplicas | None = None
+) -> tuple[GroupState, ...]:
     """The ServingGroups of ``ms`` in ``snapshot`` (module invariants), ascending ordinal.
     ``replicas``: the reconcile's index of ``snapshot`` when the caller has it (same answer)."""
     replicas = replicas or observed_replicas(ms.name, snapshot)

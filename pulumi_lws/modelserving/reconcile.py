@@ -15,6 +15,7 @@ Invariants:
 * every revision a declared group or role replica renders from is declared as a ControllerRevision
   that its StatefulSets depend on (written before anything uses it).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -57,7 +58,7 @@ class ModelServingOptions:
     #: pause / progress deadline (:mod:`pulumi_lws.core.control`), applied by ``Workload.reconcile``
     control: Control | None = None
 
-    def for_ms(self, ms: ModelServing) -> "ModelServingOptions":
+    def for_ms(self, ms: ModelServing) -> ModelServingOptions:
         if self.max_groups_in_flight is not None:
             return self
         return replace(self, max_groups_in_flight=max_groups_in_flight_annotation(ms))  # keeps ``control``
@@ -83,8 +84,9 @@ def current_revision(groups: tuple[GroupState, ...], update_revision: str) -> st
     return min(old, key=lambda rev: (-old[rev], rev))
 
 
-def carried_revision(ms: ModelServing, snapshot: Snapshot, groups: tuple[GroupState, ...], target: str,
-                     catalog: RevisionCatalog) -> str | None:
+def carried_revision(
+    ms: ModelServing, snapshot: Snapshot, groups: tuple[GroupState, ...], target: str, catalog: RevisionCatalog
+) -> str | None:
     """``status.currentRevision`` when no live group runs an old revision any more but the rollout
     is not complete (a group is relabelled to the target and not ready yet): upstream keeps the
     previous current revision until every group is updated and available. That revision is the
@@ -94,15 +96,21 @@ def carried_revision(ms: ModelServing, snapshot: Snapshot, groups: tuple[GroupSt
     across reconciles and crashes. None when the rollout is complete or there is none."""
     live = [g for g in groups if g.status != DELETING]
     complete = len(groups) == ms.replicas == len(live) and all(
-        g.revision == target and g.status == RUNNING for g in live)
+        g.revision == target and g.status == RUNNING for g in live
+    )
     if complete:
         return None
-    older = [cr for cr in snapshot.list("ControllerRevision", **{L.NAME: ms.name})
-             if (cr.get("metadata") or {}).get("labels", {}).get(L.REVISION) not in (None, target)
-             and cr["metadata"]["labels"][L.REVISION] in catalog]
+    older = [
+        cr
+        for cr in snapshot.list("ControllerRevision", **{L.NAME: ms.name})
+        if (cr.get("metadata") or {}).get("labels", {}).get(L.REVISION) not in (None, target)
+        and cr["metadata"]["labels"][L.REVISION] in catalog
+    ]
     if not older:
         return None
-    oldest = min(older, key=lambda cr: (str(cr["metadata"].get("creationTimestamp") or ""), str(cr["metadata"]["name"])))
+    oldest = min(
+        older, key=lambda cr: (str(cr["metadata"].get("creationTimestamp") or ""), str(cr["metadata"]["name"]))
+    )
     return str(oldest["metadata"]["labels"][L.REVISION])
 
 
@@ -128,8 +136,9 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
     # adopted Kthena pods: kept without StatefulSets, or deleted to be recreated (docs/modes.md)
     legacy = legacy_replicas(ms.name, snapshot, replicas)
     if legacy:
-        manifests, stage = adopt_legacy(ms.name, snapshot, manifests, stage,
-                                        legacy_worker_replicas(ms, catalog, snapshot, replicas), legacy)
+        manifests, stage = adopt_legacy(
+            ms.name, snapshot, manifests, stage, legacy_worker_replicas(ms, catalog, snapshot, replicas), legacy
+        )
     manifests = [_as_observed(m, snapshot) if m.get("kind") == "ControllerRevision" else m for m in manifests]
     dependencies = modelserving_dependencies(manifests, check_order=True)  # raises if one comes after its dependent
     return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
@@ -145,8 +154,9 @@ def forced_rollback(ms: ModelServing, snapshot: Snapshot, stage: Stage) -> Stage
     statefulsets = snapshot.list("StatefulSet", **{L.NAME: ms.name})
     if not statefulsets:
         return stage
-    actions = with_forced_rollback(stage.actions, statefulsets, snapshot.list("Pod", **{L.NAME: ms.name}),
-                                   now=snapshot.now)
+    actions = with_forced_rollback(
+        stage.actions, statefulsets, snapshot.list("Pod", **{L.NAME: ms.name}), now=snapshot.now
+    )
     return stage if len(actions) == len(stage.actions) else replace(stage, actions=actions)
 
 
@@ -157,48 +167,91 @@ def _as_observed(manifest: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]
     if manifest.get("kind") != "ControllerRevision":
         return manifest
     seen = snapshot.get("ControllerRevision", manifest["metadata"]["name"])
-    if seen is None or seen.get("data") == manifest.get("data") or pruned(seen.get("data")) != pruned(manifest.get("data")):
+    if (
+        seen is None
+        or seen.get("data") == manifest.get("data")
+        or pruned(seen.get("data")) != pruned(manifest.get("data"))
+    ):
         return manifest
     return {**manifest, "data": seen["data"]}
 
 
-def _servinggroup_stage(ms: ModelServing, groups: tuple[GroupState, ...], target: str, current: str | None,
-                        catalog: RevisionCatalog) -> tuple[Stage, list[DeclaredGroup]]:
+def _servinggroup_stage(
+    ms: ModelServing, groups: tuple[GroupState, ...], target: str, current: str | None, catalog: RevisionCatalog
+) -> tuple[Stage, list[DeclaredGroup]]:
     cfg = ms.rolling_update_configuration()
     budget = scale_servinggroup_budget(ms.replicas, cfg.max_unavailable, cfg.max_surge, cfg.partition)
-    plan: ServingGroupPlan = plan_servinggroup_rollout(budget, target, groups, current_revision=current,
-                                                       known_revisions=catalog.keys(), ms=ms.name)
+    plan: ServingGroupPlan = plan_servinggroup_rollout(
+        budget, target, groups, current_revision=current, known_revisions=catalog.keys(), ms=ms.name
+    )
     return servinggroup_stage(plan), [DeclaredGroup(o, rev) for o, rev in sorted(plan.desired.items())]
 
 
 def role_specs(ms: ModelServing) -> tuple[RoleSpec, ...]:
     """The current spec's roles as the role planner takes them (budgets scaled per role)."""
-    return tuple(RoleSpec(r.name, r.replicas, role_template_hash(r),
-                          scale_role_budget(r.replicas, r.max_unavailable, r.max_surge, r.partition))
-                 for r in ms.roles)
+    return tuple(
+        RoleSpec(
+            r.name,
+            r.replicas,
+            role_template_hash(r),
+            scale_role_budget(r.replicas, r.max_unavailable, r.max_surge, r.partition),
+        )
+        for r in ms.roles
+    )
 
 
-def _role_stage(ms: ModelServing, groups: tuple[GroupState, ...], target: str, current: str | None,
-                catalog: RevisionCatalog, options: ModelServingOptions,
-                snapshot: Snapshot | None = None, replicas: ObservedReplicas | None = None) -> tuple[Stage, list[DeclaredGroup]]:
-    legacy = {g.ordinal: {r.name: h for r in ms.roles if (h := catalog.role_hash(g.revision, r.name)) is not None}
-              for g in groups}
+def _role_stage(
+    ms: ModelServing,
+    groups: tuple[GroupState, ...],
+    target: str,
+    current: str | None,
+    catalog: RevisionCatalog,
+    options: ModelServingOptions,
+    snapshot: Snapshot | None = None,
+    replicas: ObservedReplicas | None = None,
+) -> tuple[Stage, list[DeclaredGroup]]:
+    legacy = {
+        g.ordinal: {r.name: h for r in ms.roles if (h := catalog.role_hash(g.revision, r.name)) is not None}
+        for g in groups
+    }
     current_hashes = {r.name: h for r in ms.roles if current and (h := catalog.role_hash(current, r.name))}
-    plan: RolePlan = plan_role_rollout(role_specs(ms), target, groups, replicas=ms.replicas, legacy_hashes=legacy,
-                                       current_revision=current, current_role_hashes=current_hashes,
-                                       max_groups_in_flight=options.max_groups_in_flight, ms=ms.name)
+    plan: RolePlan = plan_role_rollout(
+        role_specs(ms),
+        target,
+        groups,
+        replicas=ms.replicas,
+        legacy_hashes=legacy,
+        current_revision=current,
+        current_role_hashes=current_hashes,
+        max_groups_in_flight=options.max_groups_in_flight,
+        ms=ms.name,
+    )
     running = _template_revisions(ms, snapshot, replicas) if snapshot is not None else {}
     declared = []
     for g, revision in sorted(plan.group_revisions.items()):
-        roles = tuple(DeclaredRole(r.role, r.ordinal, _template_revision(catalog, r.role, r.template_hash, revision, target,
-                                                                         running.get((g, r.role, r.ordinal))))
-                      for r in plan.roles if r.group == g and r.declared)
+        roles = tuple(
+            DeclaredRole(
+                r.role,
+                r.ordinal,
+                _template_revision(
+                    catalog, r.role, r.template_hash, revision, target, running.get((g, r.role, r.ordinal))
+                ),
+            )
+            for r in plan.roles
+            if r.group == g and r.declared
+        )
         declared.append(DeclaredGroup(g, revision if revision in catalog else target, roles))
     return role_stage(plan), declared
 
 
-def _template_revision(catalog: RevisionCatalog, role: str, template_hash: str, group_revision: str, target: str,
-                       running: str | None = None) -> str:
+def _template_revision(
+    catalog: RevisionCatalog,
+    role: str,
+    template_hash: str,
+    group_revision: str,
+    target: str,
+    running: str | None = None,
+) -> str:
     """The revision to render a role replica's template from: one whose role has ``template_hash``
     (the revision its entry StatefulSet's pod template already carries first, then its group's
     revision, so an unchanged replica keeps its pods even when its group moves to the update
@@ -211,8 +264,9 @@ def _template_revision(catalog: RevisionCatalog, role: str, template_hash: str, 
     return found
 
 
-def _template_revisions(ms: ModelServing, snapshot: Snapshot,
-                        replicas: ObservedReplicas | None = None) -> dict[tuple[int, str, int], str]:
+def _template_revisions(
+    ms: ModelServing, snapshot: Snapshot, replicas: ObservedReplicas | None = None
+) -> dict[tuple[int, str, int], str]:
     """``(group, role, ordinal)`` -> the ``revision`` label of its entry StatefulSet's pod template
     (what its pods run), for every live entry StatefulSet of ``ms``, and of every legacy (adopted)
     replica's pods."""
@@ -239,8 +293,9 @@ def _template_revisions(ms: ModelServing, snapshot: Snapshot,
 def label_selector(ms: ModelServing) -> str:
     """Upstream ``status.labelSelector``: one entry pod per ServingGroup (HPA/KEDA count groups)."""
     first = ms.roles[0].name
-    return ",".join(f"{k}={v}" for k, v in ((L.ENTRY, L.ENTRY_VALUE), (L.NAME, ms.name), (L.ROLE, first),
-                                             (L.ROLE_ID, f"{first}-0")))
+    return ",".join(
+        f"{k}={v}" for k, v in ((L.ENTRY, L.ENTRY_VALUE), (L.NAME, ms.name), (L.ROLE, first), (L.ROLE_ID, f"{first}-0"))
+    )
 
 
 def status_of(ms: ModelServing, snapshot: Snapshot) -> dict[str, Any]:
@@ -254,7 +309,13 @@ def status_of(ms: ModelServing, snapshot: Snapshot) -> dict[str, Any]:
     groups = plan_recovery(ms, snapshot, groups, replicas).mark(groups)  # a recovering group is Creating, as upstream
     target = catalog.target  # the spec's revision, or the content-matched one it adopts
     current = current_revision(groups, target) or carried_revision(ms, snapshot, groups, target, catalog)
-    status = update_modelserving_status(groups, ms.replicas, target, current or "",
-                                        ms.partition(), partition_mode="ordinal",
-                                        roles_must_be_ready=ms.strategy == ROLE_ROLLING_UPDATE)
+    status = update_modelserving_status(
+        groups,
+        ms.replicas,
+        target,
+        current or "",
+        ms.partition(),
+        partition_mode="ordinal",
+        roles_must_be_ready=ms.strategy == ROLE_ROLLING_UPDATE,
+    )
     return {**status.as_dict(), "labelSelector": label_selector(ms)}

@@ -31,6 +31,7 @@ snapshot taken after the actions ran plans no second delete for the same failure
 replica restart every pod of it is created within ``grace + slack`` of the deletion, so the
 generation rule is silent (no loop); every action carries the pod's uid.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -133,9 +134,12 @@ class RecoveryPlan:
             return tuple(groups)
         out = []
         for g in groups:
-            roles = tuple(dataclasses.replace(r, status=CREATING)
-                          if (g.ordinal, r.role, r.ordinal) in self.replicas and r.status != DELETING else r
-                          for r in g.roles)
+            roles = tuple(
+                dataclasses.replace(r, status=CREATING)
+                if (g.ordinal, r.role, r.ordinal) in self.replicas and r.status != DELETING
+                else r
+                for r in g.roles
+            )
             hit = g.ordinal in self.groups and g.status != DELETING
             out.append(dataclasses.replace(g, roles=roles, status=CREATING if hit else g.status))
         return tuple(out)
@@ -151,9 +155,11 @@ class RecoveryPlan:
                 return False
             return not (role_keys and role is not None and f"{g}/{role}/{r}" not in revs)
 
-        return RecoveryPlan(tuple(x for x in self.recoveries if keep(x.group, x.role, x.ordinal)),
-                            tuple(w for w in self.waits if keep(w.group, w.role, w.ordinal)),
-                            frozenset(k for k in self.replicas if keep(*k)))
+        return RecoveryPlan(
+            tuple(x for x in self.recoveries if keep(x.group, x.role, x.ordinal)),
+            tuple(w for w in self.waits if keep(w.group, w.role, w.ordinal)),
+            frozenset(k for k in self.replicas if keep(*k)),
+        )
 
     def apply_to(self, stage: Stage) -> Stage:
         """The stage with the recovery actions appended, recovering groups' phase ``recovering``,
@@ -170,12 +176,23 @@ class RecoveryPlan:
             if plan.recoveries:
                 blocker = None
             else:
-                blocker = Blocker(GRACE_PERIOD, "; ".join(w.message for w in plan.waits),
-                                  tuple(dict.fromkeys(str(w.group) for w in plan.waits)),
-                                  ("run pulumi up again once the grace period has elapsed",
-                                   "or lower spec.template.restartGracePeriodSeconds"))
-        return dataclasses.replace(stage, actions=stage.actions + plan.actions, groups=views, blocker=blocker,
-                                   notes=stage.notes + plan.notes(), complete=stage.complete and not plan.busy)
+                blocker = Blocker(
+                    GRACE_PERIOD,
+                    "; ".join(w.message for w in plan.waits),
+                    tuple(dict.fromkeys(str(w.group) for w in plan.waits)),
+                    (
+                        "run pulumi up again once the grace period has elapsed",
+                        "or lower spec.template.restartGracePeriodSeconds",
+                    ),
+                )
+        return dataclasses.replace(
+            stage,
+            actions=stage.actions + plan.actions,
+            groups=views,
+            blocker=blocker,
+            notes=stage.notes + plan.notes(),
+            complete=stage.complete and not plan.busy,
+        )
 
 
 # ---- pod status ------------------------------------------------------------------------------
@@ -251,18 +268,23 @@ def mixed_generations(pods: Iterable[Pod]) -> str | None:
         if born is None or is_deleting(p):
             continue
         lbl = labels_of(p)
-        by_template[(str(lbl.get(L.REVISION, "")), str(lbl.get(L.ROLE_TEMPLATE_HASH, "")))].append((born, name_of(p), p))
+        by_template[(str(lbl.get(L.REVISION, "")), str(lbl.get(L.ROLE_TEMPLATE_HASH, "")))].append(
+            (born, name_of(p), p)
+        )
     for key in sorted(by_template):
         members = sorted(by_template[key], key=lambda m: (m[0], m[1]))
         (old_t, old, _), (young_t, young, young_pod) = members[0], members[-1]
         limit = termination_grace(young_pod) + GENERATION_SLACK_SECONDS
         if young_t - old_t > limit:
-            return (f"pod {young} was recreated {young_t - old_t:g}s after {old} was created (more than "
-                    f"terminationGracePeriodSeconds + {GENERATION_SLACK_SECONDS:g}s): its siblings ran with the pod it replaced")
+            return (
+                f"pod {young} was recreated {young_t - old_t:g}s after {old} was created (more than "
+                f"terminationGracePeriodSeconds + {GENERATION_SLACK_SECONDS:g}s): its siblings ran with the pod it replaced"
+            )
     return None
 
 
 # ---- the plan --------------------------------------------------------------------------------
+
 
 def _needs_a_look(pods: Sequence[Pod], policy: str) -> bool:
     """Whether a live replica's ``pods`` can make :func:`plan_recovery` act or wait: a pod that
@@ -273,12 +295,16 @@ def _needs_a_look(pods: Sequence[Pod], policy: str) -> bool:
 
 
 def _delete(pods: Iterable[Pod], reason: str) -> tuple[Action, ...]:
-    return tuple(Action("delete", "Pod", name_of(p), {"propagation": "Background"}, uid=uid_of(p), reason=reason)
-                 for p in sorted(pods, key=name_of) if not is_deleting(p))
+    return tuple(
+        Action("delete", "Pod", name_of(p), {"propagation": "Background"}, uid=uid_of(p), reason=reason)
+        for p in sorted(pods, key=name_of)
+        if not is_deleting(p)
+    )
 
 
-def plan_recovery(ms: ModelServing, snapshot: Snapshot, groups: Sequence[GroupState],
-                  observed: ObservedReplicas | None = None) -> RecoveryPlan:
+def plan_recovery(
+    ms: ModelServing, snapshot: Snapshot, groups: Sequence[GroupState], observed: ObservedReplicas | None = None
+) -> RecoveryPlan:
     """Recovery for every live role replica of ``groups`` (observed, not yet marked). ``observed``:
     the reconcile's index of ``snapshot`` when the caller has it (same answer)."""
     policy = ms.spec.recovery_policy
@@ -288,8 +314,11 @@ def plan_recovery(ms: ModelServing, snapshot: Snapshot, groups: Sequence[GroupSt
     waits: list[Wait] = []
     replicas: set[tuple[int, str, int]] = set()
     for g in sorted(groups, key=lambda x: x.ordinal):
-        if g.status == DELETING or not any(_needs_a_look(observed.pods_of((g.ordinal, r.role, r.ordinal)), policy)
-                                           for r in g.roles if r.status != DELETING):
+        if g.status == DELETING or not any(
+            _needs_a_look(observed.pods_of((g.ordinal, r.role, r.ordinal)), policy)
+            for r in g.roles
+            if r.status != DELETING
+        ):
             continue  # no pod of a live replica failed or is of another generation: nothing to do
         gname = group_name(ms.name, g.ordinal)
         live = [r for r in sorted(g.roles, key=lambda r: (r.role, r.ordinal)) if r.status != DELETING]
@@ -318,8 +347,15 @@ def plan_recovery(ms: ModelServing, snapshot: Snapshot, groups: Sequence[GroupSt
                     recoveries.append(Recovery(g.ordinal, rep.role, rep.ordinal, POD, msg, _delete([p], msg)))
                     replicas.add(key)
                 for p, s in pending:
-                    waits.append(Wait(g.ordinal, rep.role, rep.ordinal, s, f"waiting {s}s restartGracePeriodSeconds "
-                                      f"before recreating pod {name_of(p)} of {gname}"))
+                    waits.append(
+                        Wait(
+                            g.ordinal,
+                            rep.role,
+                            rep.ordinal,
+                            s,
+                            f"waiting {s}s restartGracePeriodSeconds before recreating pod {name_of(p)} of {gname}",
+                        )
+                    )
                     replicas.add(key)
                 continue
             causes = [why for _, why in due] + ([generation] if generation else [])
@@ -333,8 +369,15 @@ def plan_recovery(ms: ModelServing, snapshot: Snapshot, groups: Sequence[GroupSt
                 replicas.add(key)
             elif pending:
                 s = min(s for _, s in pending)
-                waits.append(Wait(g.ordinal, rep.role, rep.ordinal, s, f"waiting {s}s restartGracePeriodSeconds "
-                                  f"before recreating role {rid} of {gname}"))
+                waits.append(
+                    Wait(
+                        g.ordinal,
+                        rep.role,
+                        rep.ordinal,
+                        s,
+                        f"waiting {s}s restartGracePeriodSeconds before recreating role {rid} of {gname}",
+                    )
+                )
                 replicas.add(key)
         if group_causes:
             msg = f"{'; '.join(group_causes)}; ServingGroupRecreate: recreating ServingGroup {gname}"
@@ -344,7 +387,14 @@ def plan_recovery(ms: ModelServing, snapshot: Snapshot, groups: Sequence[GroupSt
         elif group_waits:
             s = min(w.seconds for w in group_waits)
             first = group_waits[0]
-            waits.append(Wait(g.ordinal, first.role, first.ordinal, s, f"waiting {s}s restartGracePeriodSeconds "
-                              f"before recreating ServingGroup {gname}"))
+            waits.append(
+                Wait(
+                    g.ordinal,
+                    first.role,
+                    first.ordinal,
+                    s,
+                    f"waiting {s}s restartGracePeriodSeconds before recreating ServingGroup {gname}",
+                )
+            )
             replicas |= {(g.ordinal, r.role, r.ordinal) for r in live}
     return RecoveryPlan(tuple(recoveries), tuple(waits), frozenset(replicas))

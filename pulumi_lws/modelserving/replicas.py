@@ -15,6 +15,7 @@ Invariants:
 * :meth:`ObservedReplicas.by_group` yields groups by ascending ordinal, each with its replicas
   sorted by ``(role, ordinal)`` — the union of the replicas that have a StatefulSet or a Pod.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -39,8 +40,12 @@ class ObservedReplicas:
 
     __slots__ = ("_groups", "_pod_ranges", "_pods", "_sts", "_sts_ranges", "memo", "ms")
 
-    def __init__(self, ms: str, statefulsets: tuple[list[Obj], dict[Key, tuple[int, int]]],
-                 pods: tuple[list[Obj], dict[Key, tuple[int, int]]]) -> None:
+    def __init__(
+        self,
+        ms: str,
+        statefulsets: tuple[list[Obj], dict[Key, tuple[int, int]]],
+        pods: tuple[list[Obj], dict[Key, tuple[int, int]]],
+    ) -> None:
         self.ms = ms
         self._sts, self._sts_ranges = statefulsets
         self._pods, self._pod_ranges = pods
@@ -50,11 +55,11 @@ class ObservedReplicas:
 
     def statefulsets_of(self, key: Key) -> Sequence[Obj]:
         span = self._sts_ranges.get(key)
-        return self._sts[span[0]:span[1]] if span is not None else _EMPTY
+        return self._sts[span[0] : span[1]] if span is not None else _EMPTY
 
     def pods_of(self, key: Key) -> Sequence[Obj]:
         span = self._pod_ranges.get(key)
-        return self._pods[span[0]:span[1]] if span is not None else _EMPTY
+        return self._pods[span[0] : span[1]] if span is not None else _EMPTY
 
     def has_statefulsets(self, key: Key) -> bool:
         return key in self._sts_ranges
@@ -90,12 +95,14 @@ def observed_replicas(ms: str, snapshot: Snapshot) -> ObservedReplicas:
     memo: dict[tuple[Any, Any, Any], Key | None] = {}  # the label triple -> its key (parsed once per value)
     # every object of the kind, the ``name`` label checked here (where the labels are read anyway):
     # the same objects as ``snapshot.list(kind, name=ms)``, without a label index built for one reader
-    return ObservedReplicas(ms, _grouped(ms, snapshot.list("StatefulSet"), memo),
-                            _grouped(ms, snapshot.list("Pod"), memo))
+    return ObservedReplicas(
+        ms, _grouped(ms, snapshot.list("StatefulSet"), memo), _grouped(ms, snapshot.list("Pod"), memo)
+    )
 
 
-def _grouped(ms: str, objs: list[Obj], memo: dict[tuple[Any, Any, Any], Key | None]
-             ) -> tuple[list[Obj], dict[Key, tuple[int, int]]]:
+def _grouped(
+    ms: str, objs: list[Obj], memo: dict[tuple[Any, Any, Any], Key | None]
+) -> tuple[list[Obj], dict[Key, tuple[int, int]]]:
     """The objects of ``objs`` labelled ``name=<ms>`` that belong to one of its replicas, as one list
     grouped by replica (name order within each, the replicas in first-seen order), and each
     replica's span in it."""

@@ -24,6 +24,7 @@ Invariants:
   ``role_template_hash(r) == role_hash_of(role_data(r))``; a catalog built from observed objects
   resolves a revision key to its roles, and a (role, template hash) to a revision holding it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -155,8 +156,7 @@ class RevisionCatalog:
         memo = ("same", a, b, name)
         if memo not in self._memo:
             first, second = (next((r for r in self.roles.get(k, ()) if r.get("name") == name), None) for k in (a, b))
-            self._memo[memo] = (first is not None and second is not None
-                                and pruned(dict(first)) == pruned(dict(second)))
+            self._memo[memo] = first is not None and second is not None and pruned(dict(first)) == pruned(dict(second))
         return bool(self._memo[memo])
 
     def revision_with_role_hash(self, name: str, template_hash: str, prefer: Iterable[str] = ()) -> str | None:

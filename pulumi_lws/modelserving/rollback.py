@@ -13,13 +13,14 @@ onto the StatefulSets and pods), so the recorded roles need no user-form strippi
 nulls and empty values of Go's serialisation (``creationTimestamp: null``, ``resources: {}``),
 which :func:`pulumi_lws.core.rollback.rollback_manifest` prunes on both sides.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.core.timestamps import parse_timestamp as timestamp
 from pulumi_lws.core.rollback import Path, RecordedRevision
 from pulumi_lws.core.snapshot import Snapshot, labels_of
+from pulumi_lws.core.timestamps import parse_timestamp as timestamp
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving.api.modelserving import ModelServing
 from pulumi_lws.modelserving.revision import revision_data, role_data, roles_of_data
@@ -37,6 +38,9 @@ def recorded_revisions(ms: ModelServing, snapshot: Snapshot) -> list[RecordedRev
         key, roles = labels_of(cr).get(L.REVISION), roles_of_data(cr.get("data"))
         if key and roles is not None:
             created = timestamp((cr.get("metadata") or {}).get("creationTimestamp")) or 0.0
-            out.append(RecordedRevision(key, created, f"ControllerRevision/{cr['metadata']['name']}",
-                                        {ROLES: [role_data(r) for r in roles]}))
+            out.append(
+                RecordedRevision(
+                    key, created, f"ControllerRevision/{cr['metadata']['name']}", {ROLES: [role_data(r) for r in roles]}
+                )
+            )
     return out

@@ -19,6 +19,7 @@ Conditions (exactly one True, upstream's types, reasons and messages): ``UpdateI
 pulumi-lws choice (kthena#1344, opt-in flag ``roles_must_be_ready``): a group counts as available
 only while every one of its role replicas is Running.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -56,10 +57,15 @@ class ModelServingStatus:
         return true[-1].type if true else None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"replicas": self.replicas, "availableReplicas": self.available_replicas,
-                "updatedReplicas": self.updated_replicas, "currentReplicas": self.current_replicas,
-                "currentRevision": self.current_revision, "updateRevision": self.update_revision,
-                "conditions": [c.to_wire() for c in self.conditions]}
+        return {
+            "replicas": self.replicas,
+            "availableReplicas": self.available_replicas,
+            "updatedReplicas": self.updated_replicas,
+            "currentReplicas": self.current_replicas,
+            "currentRevision": self.current_revision,
+            "updateRevision": self.update_revision,
+            "conditions": [c.to_wire() for c in self.conditions],
+        }
 
 
 def go_ints(values: Iterable[int]) -> str:
@@ -92,7 +98,11 @@ def set_condition(previous: Sequence[Condition], new: Condition) -> tuple[Condit
     ones (Available vs Progressing/UpdateInProgress) to False, append when absent."""
     out = list(previous)
     found = False
-    exclusive = {AVAILABLE: {PROGRESSING, UPDATE_IN_PROGRESS}, PROGRESSING: {AVAILABLE}, UPDATE_IN_PROGRESS: {AVAILABLE}}
+    exclusive = {
+        AVAILABLE: {PROGRESSING, UPDATE_IN_PROGRESS},
+        PROGRESSING: {AVAILABLE},
+        UPDATE_IN_PROGRESS: {AVAILABLE},
+    }
     for i, c in enumerate(out):
         if c.type == new.type:
             if c.status != new.status:
@@ -105,10 +115,17 @@ def set_condition(previous: Sequence[Condition], new: Condition) -> tuple[Condit
     return tuple(out)
 
 
-def update_modelserving_status(groups: Sequence[GroupState], replicas: int, update_revision: str,
-                               previous_current_revision: str = "", partition: int = 0, *,
-                               previous_conditions: Sequence[Condition] = (), partition_mode: str = "position",
-                               roles_must_be_ready: bool = False) -> ModelServingStatus:
+def update_modelserving_status(
+    groups: Sequence[GroupState],
+    replicas: int,
+    update_revision: str,
+    previous_current_revision: str = "",
+    partition: int = 0,
+    *,
+    previous_conditions: Sequence[Condition] = (),
+    partition_mode: str = "position",
+    roles_must_be_ready: bool = False,
+) -> ModelServingStatus:
     """The status fields for ``groups`` (see the module docstring). ``partition_mode="position"`` is
     upstream's ``rolloutActive`` check; pulumi-lws passes ``"ordinal"``."""
     ordered = by_ordinal(groups)
@@ -138,11 +155,23 @@ def update_modelserving_status(groups: Sequence[GroupState], replicas: int, upda
     current = sum(1 for g in ordered if g.revision == cur)
     progressing = [g.ordinal for g in ordered if not group_available(g, roles_must_be_ready)]
     if active:
-        cond = new_condition(UPDATE_IN_PROGRESS, f"{SOME_GROUPS_PROGRESSING}: {go_ints(progressing)}, "
-                                                 f"{SOME_GROUPS_UPDATED}: {go_ints(g.ordinal for g in updated)}")
+        cond = new_condition(
+            UPDATE_IN_PROGRESS,
+            f"{SOME_GROUPS_PROGRESSING}: {go_ints(progressing)}, "
+            f"{SOME_GROUPS_UPDATED}: {go_ints(g.ordinal for g in updated)}",
+        )
     elif not progressing:
         cond = new_condition(AVAILABLE, ALL_GROUPS_READY)
     else:
         cond = new_condition(PROGRESSING, f"{SOME_GROUPS_PROGRESSING}: {go_ints(progressing)}")
-    return ModelServingStatus(len(ordered), available, len(updated), current, cur, update_revision,
-                              set_condition(previous_conditions, cond), active, complete)
+    return ModelServingStatus(
+        len(ordered),
+        available,
+        len(updated),
+        current,
+        cur,
+        update_revision,
+        set_condition(previous_conditions, cond),
+        active,
+        complete,
+    )

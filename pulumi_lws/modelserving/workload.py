@@ -2,6 +2,7 @@
 
 Registered on import; the shells reach it through :func:`pulumi_lws.core.workload.workload_for`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -38,8 +39,12 @@ from pulumi_lws.modelserving.rollout.role_planner import role_lanes
 #: Kthena's PodGroups are Volcano's, whatever a LeaderWorkerSet of the same program uses
 GANG = GangChoice(("volcano",))
 OBSERVES: tuple[KindRef, ...] = (
-    KindRef("StatefulSet", "apps/v1"), KindRef("Pod", "v1"), KindRef("Service", "v1"),
-    KindRef("ControllerRevision", "apps/v1"), GANG.podgroup(), KindRef("Node", "v1", namespaced=False),
+    KindRef("StatefulSet", "apps/v1"),
+    KindRef("Pod", "v1"),
+    KindRef("Service", "v1"),
+    KindRef("ControllerRevision", "apps/v1"),
+    GANG.podgroup(),
+    KindRef("Node", "v1", namespaced=False),
 )
 
 #: the component arguments: field name (snake_case) -> path inside the manifest, and the
@@ -67,27 +72,36 @@ class ModelServingWorkload(Workload):
     api_version = API_VERSION
     #: the simulated kubelet finds a pod's workload and ServingGroup by these (``group-name`` is ``<ms>-<g>``)
     group_labels = GroupLabels(owner=L.NAME, group=L.GROUP_NAME, group_pattern=r".*-(\d+)")
-    words = Words("Kthena ModelServing", "ServingGroups of roles, ServingGroup- or Role-level rolling updates "
-                                         "(volcano-sh/kthena)", group="ServingGroup")
+    words = Words(
+        "Kthena ModelServing",
+        "ServingGroups of roles, ServingGroup- or Role-level rolling updates (volcano-sh/kthena)",
+        group="ServingGroup",
+    )
     arguments = ARGUMENTS
     gang = GANG
     # Kthena creates the Pods itself, each with a controller ownerReference to the ModelServing
     # (kthena-modelserving-behaviour.md section 2): adoption disowns them though nothing renders them
-    rbac = RbacFacts(actions=frozenset({("delete", "Pod")}),
-                     renders=tuple(k for k in OBSERVES if k.kind not in ("Pod", "Node")),
-                     upstream_owns_unrendered=frozenset({"Pod"}))
+    rbac = RbacFacts(
+        actions=frozenset({("delete", "Pod")}),
+        renders=tuple(k for k in OBSERVES if k.kind not in ("Pod", "Node")),
+        upstream_owns_unrendered=frozenset({"Pod"}),
+    )
     observes = OBSERVES
     upstream = UpstreamController(
-        group="workload.serving.volcano.sh", plural="modelservings",
+        group="workload.serving.volcano.sh",
+        plural="modelservings",
         controller="the Kthena ModelServing controller (volcano-sh/kthena; its Helm chart installs the CRD "
-                   "modelservings.workload.serving.volcano.sh)",
+        "modelservings.workload.serving.volcano.sh)",
         model="the stage sequence is upstream's loop run to its fixed point per observation (exact for "
-              "ServingGroupRollingUpdate and RoleRollingUpdate, sparse ordinals after a surge included); timing is "
-              "approximate: upstream creates Pods directly where pulumi-lws renders StatefulSets",
+        "ServingGroupRollingUpdate and RoleRollingUpdate, sparse ordinals after a surge included); timing is "
+        "approximate: upstream creates Pods directly where pulumi-lws renders StatefulSets",
         event_reasons={"delete": "RoleDeleting"},
-        owner_kinds=(KIND,))
+        owner_kinds=(KIND,),
+    )
 
-    def parse(self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True) -> ModelServing:
+    def parse(
+        self, manifest: Mapping[str, Any], *, namespace: str | None = None, validate: bool = True
+    ) -> ModelServing:
         ms = ModelServing.from_manifest(dict(manifest), namespace=namespace, validate=validate)
         max_groups_in_flight_annotation(ms)  # a bad pulumi-lws annotation fails before anything renders
         return ms
@@ -99,18 +113,25 @@ class ModelServingWorkload(Workload):
         return spec.namespace, spec.name
 
     def options(self, **choices: Any) -> ModelServingOptions:
-        return ModelServingOptions(max_groups_in_flight=choices.get("max_groups_in_flight"), control=control_choices(choices))
+        return ModelServingOptions(
+            max_groups_in_flight=choices.get("max_groups_in_flight"), control=control_choices(choices)
+        )
 
     def scope(self, spec: ModelServing, *, nodes: bool | None = None) -> Scope:
         base = modelserving_scope(spec.namespace, spec.name)
         return Scope(base.namespace, base.selector, base.kinds, bool(nodes))
 
-    def reconcile(self, spec: ModelServing, snapshot: Snapshot, options: ModelServingOptions | None = None) -> Reconciled:
+    def reconcile(
+        self, spec: ModelServing, snapshot: Snapshot, options: ModelServingOptions | None = None
+    ) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.modelserving.reconcile.reconcile``
         options = options or ModelServingOptions()
         result = _reconcile_module.reconcile(spec, snapshot, options)
         result = controlled(KIND, spec, spec.name, result, snapshot, options.control, total=spec.replicas)
-        return with_adoption(result, snapshot, self.upstream)  # a fleet upstream created: drop its ownerReferences
+        adopted: Reconciled = with_adoption(
+            result, snapshot, self.upstream
+        )  # a fleet upstream created: drop its ownerReferences
+        return adopted
 
     def budgets(self, spec: ModelServing) -> dict[str, Budgets]:
         """ServingGroupRollingUpdate: the ServingGroup budget. RoleRollingUpdate: no ServingGroup
@@ -119,9 +140,13 @@ class ModelServingWorkload(Workload):
         if spec.strategy == ROLE_ROLLING_UPDATE:
             cap = max_groups_in_flight_annotation(spec)
             out = {"": Budgets(spec.replicas, 0, spec.replicas if cap is None else min(cap, spec.replicas))}
-            out.update({r.name: Budgets(r.replicas, spec.role_max_surge(r), spec.role_max_unavailable(r)) for r in spec.roles})
+            out.update(
+                {r.name: Budgets(r.replicas, spec.role_max_surge(r), spec.role_max_unavailable(r)) for r in spec.roles}
+            )
             return out
-        return {"": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable(), min(spec.partition(), spec.replicas))}
+        return {
+            "": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable(), min(spec.partition(), spec.replicas))
+        }
 
     def status(self, spec: ModelServing, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
         return with_control_conditions(status_of(spec, snapshot), stage)
@@ -165,11 +190,22 @@ class ModelServingWorkload(Workload):
             updated, ready = g.revision == target, g.status == RUNNING
             state = ("U" if ready else "u") if updated else ("o" if ready else "x")
             # no surge flag: ordinals do not identify surge capacity (upstream, sparse ordinals)
-            cells.append(GroupCell(id=str(g.ordinal), state=state, revision=g.revision,
-                                   detail="terminating" if g.status == DELETING else ""))
-        return GroupsView(replicas=spec.replicas, partition=spec.partition() or None, cells=tuple(cells),
-                          live=len(groups), available=sum(1 for g in groups if g.status == RUNNING),
-                          lanes=_role_lanes(spec, groups, target) if spec.strategy == ROLE_ROLLING_UPDATE else ())
+            cells.append(
+                GroupCell(
+                    id=str(g.ordinal),
+                    state=state,
+                    revision=g.revision,
+                    detail="terminating" if g.status == DELETING else "",
+                )
+            )
+        return GroupsView(
+            replicas=spec.replicas,
+            partition=spec.partition() or None,
+            cells=tuple(cells),
+            live=len(groups),
+            available=sum(1 for g in groups if g.status == RUNNING),
+            lanes=_role_lanes(spec, groups, target) if spec.strategy == ROLE_ROLLING_UPDATE else (),
+        )
 
 
 def _role_lanes(spec: ModelServing, groups: Sequence[GroupState], target: str) -> tuple[Lane, ...]:
@@ -177,10 +213,17 @@ def _role_lanes(spec: ModelServing, groups: Sequence[GroupState], target: str) -
     read independently): per spec role its replicas not being deleted, updated when their
     role-template-hash is the spec role's (unlabelled ones: when their group is on the target)."""
     hashes = {r.name: role_template_hash(r) for r in spec.roles}
-    replicas = ((rr.role, rr.template_hash == hashes[rr.role] or (not rr.template_hash and g.revision == target),
-                 rr.status == RUNNING)
-                for g in groups if g.status != DELETING
-                for rr in g.roles if rr.role in hashes and rr.status != DELETING)
+    replicas = (
+        (
+            rr.role,
+            rr.template_hash == hashes[rr.role] or (not rr.template_hash and g.revision == target),
+            rr.status == RUNNING,
+        )
+        for g in groups
+        if g.status != DELETING
+        for rr in g.roles
+        if rr.role in hashes and rr.status != DELETING
+    )
     return role_lanes(replicas, order=tuple(hashes))
 
 

@@ -8,6 +8,7 @@ serves is :func:`pulumi_lws.provider.schema.package_schema` (committed as ``sche
 regenerated with ``make schema``). tests/engine/test_provider_over_grpc.py starts it exactly so
 and drives ``GetSchema`` and ``Construct`` from a test engine (tests/grpc_engine.py).
 """
+
 import pathlib
 import sys
 

@@ -16,6 +16,7 @@ Invariants: :func:`package_schema` is deterministic (no clock, no environment); 
 readable diff. Regenerate with ``make schema`` (= ``python -m pulumi_lws.provider.schema``); the
 test ``tests/provider/test_schema_drift.py`` fails naming that command when the file is stale.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,8 @@ INT_OR_PERCENT: dict[str, tuple[str, ...]] = {
 PACKAGE_METADATA: dict[str, Any] = {
     "displayName": "pulumi-lws",
     "description": "LeaderWorkerSet, Kthena ModelServing and DisaggregatedSet semantics for Pulumi: multi-host LLM "
-                   "inference groups expanded into native Kubernetes objects, one safe rollout stage per `pulumi up`, "
-                   "no operator.",
+    "inference groups expanded into native Kubernetes objects, one safe rollout stage per `pulumi up`, "
+    "no operator.",
     "keywords": ["kubernetes", "leaderworkerset", "llm", "inference", "category/cloud", "kind/component"],
     "license": "Apache-2.0",
     "homepage": REPOSITORY,
@@ -106,7 +107,7 @@ def make_provider(version: str | None = None) -> Any:
 
         def __init__(self) -> None:
             super().__init__(components(), name=NAME, version=version or __version__)
-            self.schema = json.dumps(refine(json.loads(self.schema)))
+            self.schema = json.dumps(refine(json.loads(self.schema)))  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
 
         def construct(self, name: str, resource_type: str, inputs: Any, options: Any = None) -> Any:
             from pulumi.provider.server import ComponentInitError

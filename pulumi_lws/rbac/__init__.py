@@ -40,6 +40,7 @@ Layout: :mod:`pulumi_lws.rbac.policy` (kinds, grants, :func:`policy`), :mod:`pul
 needs it and why; :meth:`Policy.allows` is the RBAC authorizer's rule match (group, resource
 incl. subresource, verb, namespaced-or-cluster, resourceNames).
 """
+
 from __future__ import annotations
 
 from pulumi_lws.rbac.documents import (
@@ -83,10 +84,39 @@ from pulumi_lws.rbac.policy import (
 )
 
 __all__ = [
+    "AWAIT_WATCHES",
+    "CONTROLLER",
+    "CRD",
+    "KINDS",
+    "MANAGED_VERBS",
+    "MODES",
+    "OPERATOR_FREE",
+    "PULUMI_KUBERNETES",
+    "RECONCILE",
+    "VERB_REQUESTS",
+    "Grant",
+    "Kind",
+    "Policy",
+    "adoption_kinds",
+    "api_actions",
+    "api_renders",
+    "check_mode",
+    "controller_grants",
+    "fixed_gang_provider",
+    "key_of",
+    "kind_of_manifest",
+    "kinds",
+    "managed_grants",
+    "manifests",
+    "merge",
     "object_name",
-    "AWAIT_WATCHES", "CONTROLLER", "CRD", "KINDS", "MANAGED_VERBS", "MODES", "OPERATOR_FREE", "PULUMI_KUBERNETES",
-    "RECONCILE", "VERB_REQUESTS", "Grant", "Kind", "Policy", "adoption_kinds", "api_actions", "api_renders",
-    "check_mode", "controller_grants", "fixed_gang_provider", "key_of", "kind_of_manifest", "kinds", "managed_grants",
-    "manifests", "merge", "observe_grants", "parse_service_account", "policy", "policy_for_manifest", "rbac_yaml",
-    "reconcile_grants", "resolve", "skips_await", "upstream_owns_unrendered",
+    "observe_grants",
+    "parse_service_account",
+    "policy",
+    "policy_for_manifest",
+    "rbac_yaml",
+    "reconcile_grants",
+    "resolve",
+    "skips_await",
+    "upstream_owns_unrendered",
 ]

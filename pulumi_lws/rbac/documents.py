@@ -1,5 +1,6 @@
 """RBAC documents: Role/RoleBinding (+ ClusterRole/Binding) manifests from policies, the policy of
 one upstream workload manifest, and the YAML ``pulumi-lws render --rbac`` prints."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,8 +26,13 @@ def object_name(base: str, mode: str = OPERATOR_FREE) -> str:
     return base if mode == OPERATOR_FREE else f"{base}-{mode}"
 
 
-def manifests(policies: Iterable[Policy], *, name: str = "pulumi-lws", subject_namespace: str = "default",
-              subject_name: str = "pulumi-lws") -> list[dict[str, Any]]:
+def manifests(
+    policies: Iterable[Policy],
+    *,
+    name: str = "pulumi-lws",
+    subject_namespace: str = "default",
+    subject_name: str = "pulumi-lws",
+) -> list[dict[str, Any]]:
     """Role + RoleBinding per namespace, and one ClusterRole + ClusterRoleBinding only when some
     grant is cluster-scoped; every binding names the ServiceAccount ``subject_namespace/subject_name``."""
     subject = [{"kind": "ServiceAccount", "name": subject_name, "namespace": subject_namespace}]
@@ -35,24 +41,54 @@ def manifests(policies: Iterable[Policy], *, name: str = "pulumi-lws", subject_n
     cluster_rules: list[dict[str, Any]] = []
     for p in merge(policies):
         meta = {"name": name, "namespace": p.namespace, "labels": dict(labels)}
-        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta,
-                    "rules": p.rules(cluster=False)})
-        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": dict(meta),
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
-                    "subjects": subject})
+        out.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "Role",
+                "metadata": meta,
+                "rules": p.rules(cluster=False),
+            }
+        )
+        out.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "RoleBinding",
+                "metadata": dict(meta),
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+                "subjects": subject,
+            }
+        )
         cluster_rules += [r for r in p.rules(cluster=True) if r not in cluster_rules]
     if cluster_rules:
         meta = {"name": name, "labels": dict(labels)}
-        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": meta,
-                    "rules": cluster_rules})
-        out.append({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": dict(meta),
-                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-                    "subjects": subject})
+        out.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole",
+                "metadata": meta,
+                "rules": cluster_rules,
+            }
+        )
+        out.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": dict(meta),
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": subject,
+            }
+        )
     return out
 
 
-def policy_for_manifest(manifest: Mapping[str, Any], *, namespace: str | None = None, gang_provider: str = "kubernetes",
-                        adoption: bool = False, mode: str = OPERATOR_FREE) -> Policy:
+def policy_for_manifest(
+    manifest: Mapping[str, Any],
+    *,
+    namespace: str | None = None,
+    gang_provider: str = "kubernetes",
+    adoption: bool = False,
+    mode: str = OPERATOR_FREE,
+) -> Policy:
     """The policy of one upstream workload manifest in ``mode``: its scope as the spec needs it
     (Nodes only for exclusive placement) and, operator-free, the kinds its first and steady stages
     render. Raises ``SpecError`` for an invalid manifest or a mode / option mismatch (nothing is
@@ -71,14 +107,28 @@ def policy_for_manifest(manifest: Mapping[str, Any], *, namespace: str | None = 
     gang = workload.gang.provider(gang_provider)
     scope = workload.scope(spec)
     if mode == CONTROLLER:  # what controller.register_custom_resource observes; the CR is all it manages
-        return policy(workload.kind, ns, scope_kinds=scope.kinds, nodes=scope.nodes, gang_provider=gang, mode=mode,
-                      upstream=workload.upstream)
+        return policy(
+            workload.kind,
+            ns,
+            scope_kinds=scope.kinds,
+            nodes=scope.nodes,
+            gang_provider=gang,
+            mode=mode,
+            upstream=workload.upstream,
+        )
     first = workload.reconcile(spec, EMPTY, workload.options(gang_provider=gang)).manifests
     steady = steady_state(manifest, namespace=namespace, gang_provider=gang).reconciled.manifests
     rendered = [*first, *steady]
-    return policy(workload.kind, ns, scope_kinds=scope.kinds, nodes=scope.nodes,
-                  rendered={kind_of_manifest(m) for m in rendered}, gang_provider=gang, adoption=adoption,
-                  awaited={kind_of_manifest(m) for m in rendered if not skips_await(m)})
+    return policy(
+        workload.kind,
+        ns,
+        scope_kinds=scope.kinds,
+        nodes=scope.nodes,
+        rendered={kind_of_manifest(m) for m in rendered},
+        gang_provider=gang,
+        adoption=adoption,
+        awaited={kind_of_manifest(m) for m in rendered if not skips_await(m)},
+    )
 
 
 def skips_await(manifest: Mapping[str, Any]) -> bool:
@@ -94,24 +144,41 @@ def parse_service_account(value: str) -> tuple[str, str]:
     return namespace, name
 
 
-def rbac_yaml(manifests_: Sequence[Mapping[str, Any]], *, namespace: str | None = None, gang_provider: str = "kubernetes",
-              service_account: str = "default/pulumi-lws", adoption: bool = False, mode: str = OPERATOR_FREE) -> str:
+def rbac_yaml(
+    manifests_: Sequence[Mapping[str, Any]],
+    *,
+    namespace: str | None = None,
+    gang_provider: str = "kubernetes",
+    service_account: str = "default/pulumi-lws",
+    adoption: bool = False,
+    mode: str = OPERATOR_FREE,
+) -> str:
     """The RBAC documents for every workload of ``manifests_`` (other documents ignored) in
     ``mode`` as YAML, with a header naming the workloads, the mode and the subject. Invalid input
     raises before any output."""
-    
+
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
     from pulumi_lws.core.workload import workload_of
 
     sa_namespace, sa_name = parse_service_account(service_account)
     workloads = [m for m in manifests_ if workload_of(m) is not None]
-    policies = [policy_for_manifest(m, namespace=namespace, gang_provider=gang_provider, adoption=adoption, mode=mode)
-                for m in workloads]
-    names = ", ".join(f"{m['kind']} {p.namespace}/{(m.get('metadata') or {}).get('name')}" for m, p in zip(workloads, policies))
-    jobs = ("pulumi-lws observe + CRD check, pulumi-kubernetes managing the custom resource" if mode == CONTROLLER
-            else "pulumi-lws reconcile + pulumi-kubernetes")
-    header = (f"# least-privilege RBAC for `pulumi up` of {names or 'no workload'} in mode {mode} ({jobs}), "
-              f"bound to ServiceAccount {sa_namespace}/{sa_name}\n")
-    docs = manifests(policies, name=object_name("pulumi-lws", mode), subject_namespace=sa_namespace,
-                     subject_name=sa_name)
+    policies = [
+        policy_for_manifest(m, namespace=namespace, gang_provider=gang_provider, adoption=adoption, mode=mode)
+        for m in workloads
+    ]
+    names = ", ".join(
+        f"{m['kind']} {p.namespace}/{(m.get('metadata') or {}).get('name')}" for m, p in zip(workloads, policies)
+    )
+    jobs = (
+        "pulumi-lws observe + CRD check, pulumi-kubernetes managing the custom resource"
+        if mode == CONTROLLER
+        else "pulumi-lws reconcile + pulumi-kubernetes"
+    )
+    header = (
+        f"# least-privilege RBAC for `pulumi up` of {names or 'no workload'} in mode {mode} ({jobs}), "
+        f"bound to ServiceAccount {sa_namespace}/{sa_name}\n"
+    )
+    docs = manifests(
+        policies, name=object_name("pulumi-lws", mode), subject_namespace=sa_namespace, subject_name=sa_name
+    )
     return header + dump_documents(docs) if docs else header

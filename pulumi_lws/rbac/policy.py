@@ -7,6 +7,7 @@ PodGroups are come from its registered :class:`~pulumi_lws.core.workload.Workloa
 :func:`upstream_owns_unrendered`, :func:`fixed_gang_provider`); :data:`KINDS` holds the
 Kubernetes kinds every API may use, and an API's own kinds (a custom resource it renders or
 observes) join it from its facts."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -21,6 +22,7 @@ PULUMI_KUBERNETES = "pulumi-kubernetes"
 #: the components' ``mode`` values (:data:`pulumi_lws.components.controller.MODES`, checked by a test)
 OPERATOR_FREE, CONTROLLER = "operator-free", "controller"
 MODES = (OPERATOR_FREE, CONTROLLER)
+
 
 @dataclass(frozen=True)
 class Kind:
@@ -61,6 +63,7 @@ VERB_REQUESTS: dict[str, tuple[tuple[str, str], ...]] = {
     "patch-status": (("get", ""), ("patch", "status")),
     "delete": (("delete", ""),),
 }
+
 
 def _workload(api: str) -> Any:
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
@@ -166,8 +169,15 @@ class Policy:
         for g in self.grants:
             if g.cluster == cluster:
                 merged.setdefault((g.group, g.resource, g.resource_names), set()).add(g.verb)
-        return [{"apiGroups": [group], "resources": [resource], **({"resourceNames": list(names)} if names else {}),
-                 "verbs": sorted(verbs)} for (group, resource, names), verbs in sorted(merged.items())]
+        return [
+            {
+                "apiGroups": [group],
+                "resources": [resource],
+                **({"resourceNames": list(names)} if names else {}),
+                "verbs": sorted(verbs),
+            }
+            for (group, resource, names), verbs in sorted(merged.items())
+        ]
 
 
 def resolve(kind: str, gang_provider: str = "kubernetes") -> str:
@@ -189,15 +199,17 @@ def kind_of_manifest(manifest: Mapping[str, Any]) -> str:
     return resolve(kind)
 
 
-def _grant(kind: str | Kind, verb: str, who: str, why: str, subresource: str = "",
-           names: tuple[str, ...] = ()) -> Grant:
+def _grant(
+    kind: str | Kind, verb: str, who: str, why: str, subresource: str = "", names: tuple[str, ...] = ()
+) -> Grant:
     k = kinds()[kind] if isinstance(kind, str) else kind
     resource = f"{k.plural}/{subresource}" if subresource else k.plural
     return Grant(k.group, resource, verb, who, why, cluster=not k.namespaced, resource_names=names)
 
 
-def adoption_kinds(scope_kinds: Iterable[str], rendered: Iterable[str], gang_provider: str = "kubernetes", *,
-                   api: str = "") -> list[str]:
+def adoption_kinds(
+    scope_kinds: Iterable[str], rendered: Iterable[str], gang_provider: str = "kubernetes", *, api: str = ""
+) -> list[str]:
     """The scope kinds ``disown`` can meet (:func:`pulumi_lws.core.adoption.disown_actions`: every
     observed object owned by the CR): what the upstream controller creates is what pulumi-lws
     renders in its place, plus :func:`upstream_owns_unrendered` (LWS Pods belong to their
@@ -209,14 +221,23 @@ def adoption_kinds(scope_kinds: Iterable[str], rendered: Iterable[str], gang_pro
 
 def observe_grants(scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes") -> list[Grant]:
     """One LIST per scope kind (and Nodes, cluster-scoped, when the scope reads them): both modes."""
-    out = [_grant(resolve(k, gang_provider), "list", RECONCILE, "observe: one LIST per scope kind") for k in scope_kinds]
+    out = [
+        _grant(resolve(k, gang_provider), "list", RECONCILE, "observe: one LIST per scope kind") for k in scope_kinds
+    ]
     if nodes:
         out.append(_grant("Node", "list", RECONCILE, "observe: Nodes for exclusive placement"))
     return out
 
 
-def reconcile_grants(api: str, scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes",
-                     adoption: bool = False, rendered: Iterable[str] = ()) -> list[Grant]:
+def reconcile_grants(
+    api: str,
+    scope_kinds: Iterable[str],
+    *,
+    nodes: bool,
+    gang_provider: str = "kubernetes",
+    adoption: bool = False,
+    rendered: Iterable[str] = (),
+) -> list[Grant]:
     """What the operator-free reconcile itself sends: observe, act, Events (``rendered``: for adoption)."""
     scope_kinds = list(scope_kinds)
     out = observe_grants(scope_kinds, nodes=nodes, gang_provider=gang_provider)
@@ -228,8 +249,12 @@ def reconcile_grants(api: str, scope_kinds: Iterable[str], *, nodes: bool, gang_
     for verb, kind in sorted(actions):
         for http_verb, sub in VERB_REQUESTS[verb]:
             out.append(_grant(resolve(kind, gang_provider), http_verb, RECONCILE, f"action {verb} {kind}", sub))
-    for verb, why in (("list", "read the workload's Events (dedup)"), ("create", "record the stage's Events"),
-                      ("get", "bump a repeated Event"), ("patch", "bump a repeated Event")):
+    for verb, why in (
+        ("list", "read the workload's Events (dedup)"),
+        ("create", "record the stage's Events"),
+        ("get", "bump a repeated Event"),
+        ("patch", "bump a repeated Event"),
+    ):
         out.append(_grant("Event", verb, RECONCILE, f"events: {why}"))
     return out
 
@@ -254,13 +279,21 @@ def managed_grants(rendered: Iterable[str | Kind], awaited: Iterable[str | Kind]
     return out
 
 
-def controller_grants(upstream: Any, scope_kinds: Iterable[str], *, nodes: bool,
-                      gang_provider: str = "kubernetes") -> list[Grant]:
+def controller_grants(
+    upstream: Any, scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes"
+) -> list[Grant]:
     """Controller mode (module docstring): observe, the CRD GET by name, pulumi-kubernetes on the
     CR. ``upstream``: the API's :class:`~pulumi_lws.core.workload.UpstreamController`."""
     out = observe_grants(scope_kinds, nodes=nodes, gang_provider=gang_provider)
-    out.append(_grant(CRD, "get", RECONCILE, f"controller mode: is {upstream.crd_name} served (missing-controller "
-                                             "error)", names=(upstream.crd_name,)))
+    out.append(
+        _grant(
+            CRD,
+            "get",
+            RECONCILE,
+            f"controller mode: is {upstream.crd_name} served (missing-controller error)",
+            names=(upstream.crd_name,),
+        )
+    )
     return out + managed_grants([Kind(upstream.group, upstream.plural)])
 
 
@@ -273,19 +306,40 @@ def check_mode(mode: str, *, kind: str, adoption: bool = False, gang_provider: s
         raise SpecError(kind, None, [FieldError("mode", f"Unsupported value: supported values: {supported}", mode)])
     problems = []
     if mode == CONTROLLER and adoption:
-        problems.append(FieldError("adoption", "adoption is operator-free mode taking a fleet over from the controller; "
-                                               "in mode \"controller\" the controller keeps it", adoption))
+        problems.append(
+            FieldError(
+                "adoption",
+                "adoption is operator-free mode taking a fleet over from the controller; "
+                'in mode "controller" the controller keeps it',
+                adoption,
+            )
+        )
     if mode == CONTROLLER and gang_provider != "kubernetes" and fixed_gang_provider(kind) is None:
-        problems.append(FieldError("gangProvider", "is a pulumi-lws (operator-free) option the upstream controller "
-                                                   "does not implement; remove it or use mode \"operator-free\"",
-                                   gang_provider))
+        problems.append(
+            FieldError(
+                "gangProvider",
+                "is a pulumi-lws (operator-free) option the upstream controller "
+                'does not implement; remove it or use mode "operator-free"',
+                gang_provider,
+            )
+        )
     if problems:
         raise SpecError(kind, None, problems)
 
 
-def policy(api: str, namespace: str, *, scope_kinds: Iterable[str], nodes: bool, rendered: Iterable[str] = (),
-           gang_provider: str = "kubernetes", adoption: bool = False, awaited: Iterable[str] | None = None,
-           mode: str = OPERATOR_FREE, upstream: Any = None) -> Policy:
+def policy(
+    api: str,
+    namespace: str,
+    *,
+    scope_kinds: Iterable[str],
+    nodes: bool,
+    rendered: Iterable[str] = (),
+    gang_provider: str = "kubernetes",
+    adoption: bool = False,
+    awaited: Iterable[str] | None = None,
+    mode: str = OPERATOR_FREE,
+    upstream: Any = None,
+) -> Policy:
     """The grants one workload of ``api`` needs in ``namespace`` in ``mode`` (module docstring).
     ``rendered``/``awaited``/``adoption``: operator-free only; ``upstream``: controller mode's
     :class:`~pulumi_lws.core.workload.UpstreamController` (default: the registered API's).
@@ -300,12 +354,15 @@ def policy(api: str, namespace: str, *, scope_kinds: Iterable[str], nodes: bool,
             raise ValueError(f"{api} in controller mode renders nothing (the controller does): got {sorted(rendered)}")
         if upstream is None:
             upstream = _workload(api).upstream
-        return Policy(namespace, tuple(dict.fromkeys(
-            controller_grants(upstream, scope_kinds, nodes=nodes, gang_provider=gang_provider))))
+        return Policy(
+            namespace,
+            tuple(dict.fromkeys(controller_grants(upstream, scope_kinds, nodes=nodes, gang_provider=gang_provider))),
+        )
     unknown = rendered - api_renders(api)
     if unknown:
         raise ValueError(f"{api} rendered {sorted(unknown)}: add them to its Workload.rbac.renders (api_renders)")
-    grants = reconcile_grants(api, scope_kinds, nodes=nodes, gang_provider=gang_provider, adoption=adoption,
-                              rendered=rendered)
+    grants = reconcile_grants(
+        api, scope_kinds, nodes=nodes, gang_provider=gang_provider, adoption=adoption, rendered=rendered
+    )
     grants += managed_grants(rendered, awaited)
     return Policy(namespace, tuple(dict.fromkeys(grants)))

@@ -25,11 +25,13 @@ that fail for sure; a failed operation's dependents are skipped too, so the appl
 closed under the dependencies — exactly what a crashed ``pulumi up`` can leave behind. The stack
 state then records exactly the operations that happened.
 """
+
 from __future__ import annotations
 
 import random
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable, Mapping
+from typing import Any
 
 from pulumi_lws.sim.defaults import apply_defaults
 from pulumi_lws.sim.store import AlreadyExists, Conflict, NotFound, Store, clone, meta
@@ -38,8 +40,15 @@ PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy"
 Key = tuple[str, str, str]  # kind, namespace, name
 
 #: StatefulSet spec fields that may change in place (everything else is forbidden on update).
-_STS_MUTABLE = {"replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit",
-                "persistentVolumeClaimRetentionPolicy", "minReadySeconds"}
+_STS_MUTABLE = {
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+}
 _POD_MUTABLE = {"schedulingGates", "activeDeadlineSeconds", "tolerations"}
 
 
@@ -118,7 +127,9 @@ def matching_keys(refs: Collection[tuple], keys: Iterable[Key]) -> list[Key]:
     return [k for k in keys if k in full or (k[0], k[2]) in short]
 
 
-def resolve_dependencies(desired: Mapping[Key, Any], dependencies: Mapping[tuple, Iterable[tuple]]) -> dict[Key, tuple[Key, ...]]:
+def resolve_dependencies(
+    desired: Mapping[Key, Any], dependencies: Mapping[tuple, Iterable[tuple]]
+) -> dict[Key, tuple[Key, ...]]:
     """``dependencies`` as full keys of desired manifests. A ``(kind, name)`` dependent applies to
     every desired manifest of that kind and name; its ``(kind, name)`` dependencies are resolved in
     the dependent's namespace. Dependencies on undeclared objects are dropped (nothing to wait for)."""
@@ -173,10 +184,16 @@ class Applier:
         self.pending: dict[Key, tuple[str, dict[str, Any]]] = {}  # replacements waiting for the old object
         self.dependencies: dict[str, dict[Key, tuple[Key, ...]]] = {}  # per stack: as last applied
 
-    def apply(self, manifests: Iterable[Mapping[str, Any]], stack_id: str = "sim", *,
-              keep: float = 1.0, rng: random.Random | None = None,
-              dependencies: Mapping[tuple, Iterable[tuple]] | None = None,
-              crash: Collection[tuple] = ()) -> ApplyResult:
+    def apply(
+        self,
+        manifests: Iterable[Mapping[str, Any]],
+        stack_id: str = "sim",
+        *,
+        keep: float = 1.0,
+        rng: random.Random | None = None,
+        dependencies: Mapping[tuple, Iterable[tuple]] | None = None,
+        crash: Collection[tuple] = (),
+    ) -> ApplyResult:
         """Apply ``manifests`` as one ``pulumi up`` of ``stack_id`` (module docstring: order,
         ``dependencies``, ``keep`` and ``crash``). Invariant: an applied dependent's dependencies
         were all applied in this run; a deletion happened only if every upsert happened.
@@ -201,13 +218,27 @@ class Applier:
             done.add(key)
         known = {k: ds for k, ds in self.dependencies.get(stack_id, {}).items() if k not in done}
         known.update((k, deps[k]) for k in done if k in deps)
-        self._delete_removed(previous, [k for k in previous if k not in desired], known,
-                             all_upserts_done=len(done) == len(desired), draw=draw, res=res)
+        self._delete_removed(
+            previous,
+            [k for k in previous if k not in desired],
+            known,
+            all_upserts_done=len(done) == len(desired),
+            draw=draw,
+            res=res,
+        )
         self.dependencies[stack_id] = {k: ds for k, ds in known.items() if k in previous}
         return res
 
-    def _delete_removed(self, previous: dict[Key, dict[str, Any]], removed: list[Key],
-                        deps: Mapping[Key, tuple[Key, ...]], *, all_upserts_done: bool, draw, res: ApplyResult) -> None:
+    def _delete_removed(
+        self,
+        previous: dict[Key, dict[str, Any]],
+        removed: list[Key],
+        deps: Mapping[Key, tuple[Key, ...]],
+        *,
+        all_upserts_done: bool,
+        draw,
+        res: ApplyResult,
+    ) -> None:
         """Delete what the stack no longer declares: only after a run whose upserts all happened,
         dependents first; a deletion that did not happen keeps what it depends on."""
         kept: set[Key] = set()
@@ -271,7 +302,7 @@ class Applier:
     def flush_pending(self) -> list[str]:
         """Create replacements whose predecessor is gone; return what was created."""
         done = []
-        for key, (stack_id, manifest) in sorted(self.pending.items()):
+        for key, (_stack_id, manifest) in sorted(self.pending.items()):
             if self.store.get(*key) is None:
                 self.store.create(manifest)
                 del self.pending[key]

@@ -11,6 +11,7 @@ on OLD, observed with NEW's scope.
 An explicit ``nodes`` pool is used exactly as given (a mismatch is a blocker, not fixed up).
 Pure: no file read, nothing written; the manifests passed in are not modified.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping

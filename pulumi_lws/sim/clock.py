@@ -4,13 +4,14 @@ Invariants: time only moves forward; events scheduled for the same instant fire 
 they were scheduled (a sequence number breaks ties), so a run is a pure function of the
 scenario and the seed. Nothing here reads the wall clock.
 """
+
 from __future__ import annotations
 
 import heapq
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Callable
 
 #: Simulated time 0 is 2026-01-01T00:00:00Z; ``Snapshot.now`` = EPOCH + clock time.
 EPOCH = 1767225600.0

@@ -10,11 +10,13 @@ Invariants:
 - after every write path (``apply``, ``execute``, ``step``) the controllers run to a fixpoint
   at the current instant (``settle``), so observations never see half-reconciled controllers.
 """
+
 from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from pulumi_lws.core.ports import Scope
 from pulumi_lws.core.snapshot import Snapshot
@@ -34,14 +36,21 @@ MAX_SETTLE_PASSES = 200
 class SimCluster:
     """A deterministic in-process Kubernetes cluster."""
 
-    def __init__(self, *, seed: int = 0, nodes: Iterable[Mapping[str, Any]] = (), kubelet: KubeletConfig | None = None,
-                 statefulset_history: str = "objects") -> None:
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        nodes: Iterable[Mapping[str, Any]] = (),
+        kubelet: KubeletConfig | None = None,
+        statefulset_history: str = "objects",
+    ) -> None:
         self.clock = Clock(seed)
         self.store = Store(self.clock)
         self.kubelet = Kubelet(self.store, self.clock, kubelet)
         self.scheduler = Scheduler(self.store, self.clock)
-        self.statefulsets = StatefulSetController(self.store, self.clock, self.kubelet,
-                                                  history_objects=statefulset_history == "objects")
+        self.statefulsets = StatefulSetController(
+            self.store, self.clock, self.kubelet, history_objects=statefulset_history == "objects"
+        )
         self.replicasets = ReplicaSetController(self.store, self.clock, self.kubelet)
         self.deployments = DeploymentController(self.store, self.clock, self.replicasets)
         self.gc = GarbageCollector(self.store)
@@ -53,10 +62,15 @@ class SimCluster:
     def observe(self, scope: Scope) -> Snapshot:
         def sel(kind: str) -> dict:
             pairs = scope.selector_for(kind)
-            return {"matchLabels": {k: v for k, v in pairs.items() if v is not None},
-                    "matchExpressions": [{"key": k, "operator": "Exists"} for k, v in pairs.items() if v is None]}
+            return {
+                "matchLabels": {k: v for k, v in pairs.items() if v is not None},
+                "matchExpressions": [{"key": k, "operator": "Exists"} for k, v in pairs.items() if v is None],
+            }
+
         # copies re-made only for objects written since the last observe (Store.observed)
-        objs = [self.store.observed(o) for kind in scope.kinds for o in self.store.list(kind, scope.namespace, sel(kind))]
+        objs = [
+            self.store.observed(o) for kind in scope.kinds for o in self.store.list(kind, scope.namespace, sel(kind))
+        ]
         if scope.nodes:
             objs += [self.store.observed(n) for n in self.store.list("Node")]
         return Snapshot.of(objs, now=self.clock.epoch)
@@ -71,8 +85,13 @@ class SimCluster:
         head = f"{action.verb} {action.kind}/{action.name}"
         try:
             if action.verb == "delete":
-                self.store.delete(action.kind, namespace, action.name, uid=action.uid,
-                                  propagation=str(action.params.get("propagation", "Background")))
+                self.store.delete(
+                    action.kind,
+                    namespace,
+                    action.name,
+                    uid=action.uid,
+                    propagation=str(action.params.get("propagation", "Background")),
+                )
                 return f"{head}: deleted"
             obj = self.store.get(action.kind, namespace, action.name)
             if obj is None:
@@ -81,9 +100,14 @@ class SimCluster:
                 raise Conflict(f"uid precondition failed (have {meta(obj)['uid']}, want {action.uid})")
             if action.verb == "patch-status":
                 return f"{head}: {self._patch_status(obj, action)}"
-            handler = {"label": self._merge_meta, "annotate": self._merge_meta, "ungate": self._ungate,
-                       "set-condition": self._set_condition, "finalize": self._finalize,
-                       "disown": self._disown}.get(action.verb)
+            handler = {
+                "label": self._merge_meta,
+                "annotate": self._merge_meta,
+                "ungate": self._ungate,
+                "set-condition": self._set_condition,
+                "finalize": self._finalize,
+                "disown": self._disown,
+            }.get(action.verb)
             if handler is None:
                 return f"{head}: error: unknown verb {action.verb!r}"
             return f"{head}: {handler(obj, action)}"
@@ -168,14 +192,17 @@ class SimCluster:
             elif event.bump:
                 existing.update(bumped(existing, event, now))
                 self.store.touch(existing)
-                out.append(f"event {event.reason} {event.regarding['kind']}/{event.regarding['name']}: "
-                           f"count {existing['count']}")
+                out.append(
+                    f"event {event.reason} {event.regarding['kind']}/{event.regarding['name']}: "
+                    f"count {existing['count']}"
+                )
         return out
 
     def _set_condition(self, obj: dict[str, Any], action: Action) -> str:
         p = action.params
-        set_condition(obj, str(p["type"]), str(p.get("status", "True")), self.clock.timestamp(),
-                      p.get("reason"), p.get("message"))
+        set_condition(
+            obj, str(p["type"]), str(p.get("status", "True")), self.clock.timestamp(), p.get("reason"), p.get("message")
+        )
         self.store.touch(obj)
         return "ok"
 
@@ -187,13 +214,21 @@ class SimCluster:
         return "ok"
 
     # ---- Pulumi-like apply ---------------------------------------------------------------
-    def apply(self, manifests: Iterable[Mapping[str, Any]], stack_id: str = "sim", *, keep: float = 1.0,
-              dependencies: Mapping[tuple, Iterable[tuple]] | None = None, crash: Iterable[tuple] = ()) -> ApplyResult:
+    def apply(
+        self,
+        manifests: Iterable[Mapping[str, Any]],
+        stack_id: str = "sim",
+        *,
+        keep: float = 1.0,
+        dependencies: Mapping[tuple, Iterable[tuple]] | None = None,
+        crash: Iterable[tuple] = (),
+    ) -> ApplyResult:
         """One ``pulumi up`` of ``stack_id`` (``sim/apply.py``): ``dependencies`` as in
         ``Reconciled.dependencies``; ``keep``/``crash`` inject a crash whose applied set stays
         closed under them."""
-        result = self.applier.apply(manifests, stack_id, keep=keep, rng=self.clock.rng,
-                                    dependencies=dependencies, crash=tuple(crash))
+        result = self.applier.apply(
+            manifests, stack_id, keep=keep, rng=self.clock.rng, dependencies=dependencies, crash=tuple(crash)
+        )
         self.settle()
         return result
 
@@ -224,10 +259,18 @@ class SimCluster:
         if node.get("kind") == "Node":
             return self.store.create(node)
         cap = {k: str(v) for k, v in dict(node.get("capacity") or {}).items()}
-        return self.store.create({"apiVersion": "v1", "kind": "Node",
-                                  "metadata": {"name": node["name"], "labels": dict(node.get("labels") or {})},
-                                  "status": {"capacity": cap, "allocatable": dict(cap),
-                                             "conditions": [{"type": "Ready", "status": "True"}]}})
+        return self.store.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": node["name"], "labels": dict(node.get("labels") or {})},
+                "status": {
+                    "capacity": cap,
+                    "allocatable": dict(cap),
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            }
+        )
 
     def lose_node(self, name: str) -> None:
         """The node goes NotReady: its pods turn not ready and are force-deleted (evicted)."""
@@ -273,8 +316,9 @@ class SimCluster:
     def add_nodes(self, count: int, gpus_per_node: float | None = None) -> list[str]:
         """``count`` new Ready nodes ``node-<i>`` (numbered after the highest existing ``node-<i>``),
         cpu 64, memory 512Gi and ``gpus_per_node`` nvidia.com/gpu each (the ``--nodes`` pool's shape)."""
-        taken = [int(m.group(1)) for n in self.store.list("Node")
-                 if (m := re.fullmatch(r"node-(\d+)", meta(n)["name"]))]
+        taken = [
+            int(m.group(1)) for n in self.store.list("Node") if (m := re.fullmatch(r"node-(\d+)", meta(n)["name"]))
+        ]
         first = max(taken, default=-1) + 1
         names = []
         for i in range(first, first + count):
@@ -324,7 +368,9 @@ class SimCluster:
         obj = self.store.get(kind, namespace, name)
         return None if obj is None else strip_internal(obj)
 
-    def list(self, kind: str, namespace: str | None = "default", selector: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def list(
+        self, kind: str, namespace: str | None = "default", selector: Mapping[str, Any] | None = None
+    ) -> list[dict[str, Any]]:
         return [strip_internal(o) for o in self.store.list(kind, namespace, selector)]
 
     def create(self, obj: Mapping[str, Any]) -> dict[str, Any]:

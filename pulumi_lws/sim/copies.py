@@ -3,9 +3,11 @@
 Invariant: a copy shares nothing with the stored object (every dict and list below it is new or
 comes from an earlier copy), and never carries the simulator-private ``_sim*`` keys.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pulumi_lws.core.copying import json_copy
 
@@ -33,8 +35,10 @@ def refreshed(previous: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, 
         if old == v:
             out[k] = old
         elif type(v) is dict and type(old) is dict:
-            out[k] = {kk: vv if type(vv) in _ATOMIC else (ov if (ov := old.get(kk, _MISSING)) == vv else json_copy(vv))
-                      for kk, vv in v.items()}
+            out[k] = {
+                kk: vv if type(vv) in _ATOMIC else (ov if (ov := old.get(kk, _MISSING)) == vv else json_copy(vv))
+                for kk, vv in v.items()
+            }
         else:
             out[k] = json_copy(v)
     return out

@@ -6,6 +6,7 @@ itself and copies of the nested dicts it fills in (copy on write: ``spec``, the 
 ``status``...), never a dict ``obj`` shares with someone else — so a shallow copy of a caller's
 manifest can be defaulted without touching the caller's (the applier relies on it).
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -17,10 +17,12 @@ ReplicaSet: keeps ``spec.replicas`` active (not terminating, not terminal) pods 
 assigned; Pending < Unknown < Running; not ready < ready; lower ``pod-deletion-cost`` first;
 ready for less time first; more restarts first; newer first.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pulumi_lws.core import keys as K  # Kubernetes well-known keys only: no API label
 from pulumi_lws.core.scaling import scaled_value
@@ -44,7 +46,7 @@ def resolve_fenceposts(max_surge: Any, max_unavailable: Any, replicas: int) -> t
 
 
 def _active(pod: Mapping[str, Any]) -> bool:
-    return not meta(pod).get("deletionTimestamp") and pod["status"].get("phase") not in ("Succeeded", "Failed")  # type: ignore[arg-type]
+    return not meta(pod).get("deletionTimestamp") and pod["status"].get("phase") not in ("Succeeded", "Failed")
 
 
 class ReplicaSetController:
@@ -59,7 +61,7 @@ class ReplicaSetController:
         return self.ready(pod) and since is not None and self.clock.now - since >= min_ready
 
     def pods(self, rs: Mapping[str, Any]) -> list[dict[str, Any]]:
-        uid = meta(rs)["uid"]  # type: ignore[arg-type]
+        uid = meta(rs)["uid"]
         return [p for p in self.store.dependents(uid) if p["kind"] == "Pod" and controller_uid(p) == uid]
 
     def sync_all(self) -> None:
@@ -86,18 +88,22 @@ class ReplicaSetController:
         assigned = bool((pod.get("spec") or {}).get("nodeName"))
         phase = _PHASE_RANK.get(pod["status"].get("phase"), 0)
         ready = self.ready(pod)
-        cost = int((meta(pod).get("annotations") or {}).get(K.POD_DELETION_COST, 0))  # type: ignore[arg-type]
+        cost = int((meta(pod).get("annotations") or {}).get(K.POD_DELETION_COST, 0))
         since = self.kubelet.ready_since(pod)
         ready_for = (self.clock.now - since) if (ready and since is not None) else 0.0
         restarts = sum(int(s.get("restartCount") or 0) for s in pod["status"].get("containerStatuses") or [])
         created = float(pod.get("_sim_created_at", 0.0))
-        return (assigned, phase, ready, cost, ready_for, -restarts, -created, meta(pod)["name"])  # type: ignore[arg-type]
+        return (assigned, phase, ready, cost, ready_for, -restarts, -created, meta(pod)["name"])
 
     def _create_pod(self, rs: dict[str, Any]) -> None:
         tmpl = clone(rs["spec"].get("template") or {})
         tmeta = tmpl.get("metadata") or {}
-        pod_meta = {"generateName": f"{meta(rs)['name']}-", "namespace": meta(rs)["namespace"],
-                    "labels": dict(tmeta.get("labels") or {}), "ownerReferences": [owner_ref(rs)]}
+        pod_meta = {
+            "generateName": f"{meta(rs)['name']}-",
+            "namespace": meta(rs)["namespace"],
+            "labels": dict(tmeta.get("labels") or {}),
+            "ownerReferences": [owner_ref(rs)],
+        }
         if tmeta.get("annotations"):
             pod_meta["annotations"] = dict(tmeta["annotations"])
         self.store.create({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": tmpl.get("spec") or {}})
@@ -106,10 +112,13 @@ class ReplicaSetController:
         min_ready = float(rs["spec"].get("minReadySeconds") or 0)
         pods = self.pods(rs)
         active = [p for p in pods if _active(p)]
-        st = {"observedGeneration": meta(rs)["generation"], "replicas": len(active),
-              "readyReplicas": sum(self.ready(p) for p in active),
-              "availableReplicas": sum(self.available(p, min_ready) for p in active),
-              "terminatingReplicas": sum(1 for p in pods if meta(p).get("deletionTimestamp"))}
+        st = {
+            "observedGeneration": meta(rs)["generation"],
+            "replicas": len(active),
+            "readyReplicas": sum(self.ready(p) for p in active),
+            "availableReplicas": sum(self.available(p, min_ready) for p in active),
+            "terminatingReplicas": sum(1 for p in pods if meta(p).get("deletionTimestamp")),
+        }
         if rs["status"] != st:
             rs["status"] = st
             self.store.touch(rs)
@@ -125,7 +134,7 @@ class DeploymentController:
                 self.sync(d)
 
     def replica_sets(self, d: Mapping[str, Any]) -> list[dict[str, Any]]:
-        uid = meta(d)["uid"]  # type: ignore[arg-type]
+        uid = meta(d)["uid"]
         rss = [r for r in self.store.dependents(uid) if r["kind"] == "ReplicaSet" and controller_uid(r) == uid]
         return sorted(rss, key=lambda r: (r["_sim_created_at"], meta(r)["name"]))
 
@@ -170,13 +179,29 @@ class DeploymentController:
         selector = clone(d["spec"].get("selector") or {})
         selector.setdefault("matchLabels", {})[K.POD_TEMPLATE_HASH] = h
         number = 1 + max((int((meta(r).get("annotations") or {}).get(REVISION_ANNOTATION, 0)) for r in rss), default=0)
-        return self.store.create({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {
-            "name": f"{meta(d)['name']}-{h}", "namespace": meta(d)["namespace"], "labels": dict(tmpl["metadata"]["labels"]),
-            "annotations": {REVISION_ANNOTATION: str(number), DESIRED_ANNOTATION: str(replicas),
-                            MAX_ANNOTATION: str(replicas + surge)},
-            "ownerReferences": [owner_ref(d)]},
-            "spec": {"replicas": 0, "selector": selector, "template": tmpl,
-                     "minReadySeconds": d["spec"].get("minReadySeconds", 0)}})
+        return self.store.create(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ReplicaSet",
+                "metadata": {
+                    "name": f"{meta(d)['name']}-{h}",
+                    "namespace": meta(d)["namespace"],
+                    "labels": dict(tmpl["metadata"]["labels"]),
+                    "annotations": {
+                        REVISION_ANNOTATION: str(number),
+                        DESIRED_ANNOTATION: str(replicas),
+                        MAX_ANNOTATION: str(replicas + surge),
+                    },
+                    "ownerReferences": [owner_ref(d)],
+                },
+                "spec": {
+                    "replicas": 0,
+                    "selector": selector,
+                    "template": tmpl,
+                    "minReadySeconds": d["spec"].get("minReadySeconds", 0),
+                },
+            }
+        )
 
     def _budgets(self, d: Mapping[str, Any]) -> tuple[int, int, int]:
         replicas = int(d["spec"].get("replicas", 1))
@@ -220,9 +245,12 @@ class DeploymentController:
             if target is not None:
                 self._scale(d, target, replicas)
             return
-        if new_rs is not None and int(new_rs["spec"]["replicas"]) == replicas and \
-                (meta(new_rs).get("annotations") or {}).get(DESIRED_ANNOTATION) == str(replicas) and \
-                int(new_rs["status"].get("availableReplicas") or 0) == replicas:  # IsSaturated
+        if (
+            new_rs is not None
+            and int(new_rs["spec"]["replicas"]) == replicas
+            and (meta(new_rs).get("annotations") or {}).get(DESIRED_ANNOTATION) == str(replicas)
+            and int(new_rs["status"].get("availableReplicas") or 0) == replicas
+        ):  # IsSaturated
             for rs in old:
                 if int(rs["spec"]["replicas"]) > 0:
                     self._scale(d, rs, 0)
@@ -233,8 +261,13 @@ class DeploymentController:
         to_add = allowed - sum(int(r["spec"]["replicas"]) for r in active)
         # ReplicaSetsBySizeNewer (scale up) / BySizeOlder (scale down): larger first, then by age.
         newer_first = to_add > 0
-        active.sort(key=lambda r: (-int(r["spec"]["replicas"]),
-                                   -r["_sim_created_at"] if newer_first else r["_sim_created_at"], meta(r)["name"]))
+        active.sort(
+            key=lambda r: (
+                -int(r["spec"]["replicas"]),
+                -r["_sim_created_at"] if newer_first else r["_sim_created_at"],
+                meta(r)["name"],
+            )
+        )
         added, sizes = 0, []
         for rs in active:
             have = int(rs["spec"]["replicas"])
@@ -309,11 +342,14 @@ class DeploymentController:
         rss = old + ([new_rs] if new_rs is not None else [])
         replicas = int(d["spec"].get("replicas", 1))
         available = sum(int(r["status"].get("availableReplicas") or 0) for r in rss)
-        st = {"observedGeneration": meta(d)["generation"],
-              "replicas": sum(int(r["status"].get("replicas") or 0) for r in rss),
-              "updatedReplicas": int(new_rs["status"].get("replicas") or 0) if new_rs is not None else 0,
-              "readyReplicas": sum(int(r["status"].get("readyReplicas") or 0) for r in rss),
-              "availableReplicas": available, "unavailableReplicas": max(0, replicas - available)}
+        st = {
+            "observedGeneration": meta(d)["generation"],
+            "replicas": sum(int(r["status"].get("replicas") or 0) for r in rss),
+            "updatedReplicas": int(new_rs["status"].get("replicas") or 0) if new_rs is not None else 0,
+            "readyReplicas": sum(int(r["status"].get("readyReplicas") or 0) for r in rss),
+            "availableReplicas": available,
+            "unavailableReplicas": max(0, replicas - available),
+        }
         if d["status"] != st:
             d["status"] = st
             self.store.touch(d)

@@ -9,14 +9,15 @@ Invariants: ``manifest`` always equals the current content of the workspace file
 one); an update is applied exactly once, in scenario order; ``parsed()`` is re-parsed only after
 a change.
 """
+
 from __future__ import annotations
 
 import pathlib
 from typing import Any
 
-from pulumi_lws.workloads import Workload, modelled
 from pulumi_lws.sim.scenario import Scenario, Update
 from pulumi_lws.sim.workspace import Workspace
+from pulumi_lws.workloads import Workload, modelled
 
 
 class DesiredSpec:
@@ -27,8 +28,10 @@ class DesiredSpec:
         self.workspace = workspace
         self.file = scenario.manifest_file if workspace is not None else None
         self.manifest: dict[str, Any] | None = (
-            workspace.read(self.file) if workspace is not None and self.file else
-            (dict(scenario.manifest) if scenario.manifest is not None else None))
+            workspace.read(self.file)
+            if workspace is not None and self.file
+            else (dict(scenario.manifest) if scenario.manifest is not None else None)
+        )
         self._parsed: Any = None
 
     @property

@@ -12,16 +12,19 @@ its own files (``lws.yaml``): spec updates reach it only as edits of its workspa
 
 This is the only simulator module allowed to reach a planner (through the workload registry).
 """
+
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import Any, Protocol
 
 from pulumi_lws.core.driver import Cycle, cycle
 from pulumi_lws.core.stage import Stage
 from pulumi_lws.sim.apply import ApplyResult
 from pulumi_lws.sim.cluster import SimCluster
+
 
 @dataclass
 class EngineStep:
@@ -43,7 +46,9 @@ class Engine(Protocol):
 class PureEngine:
     name = "pure"
 
-    def __init__(self, namespace: str = "default", update_order: str | None = None, gang_provider: str | None = None) -> None:
+    def __init__(
+        self, namespace: str = "default", update_order: str | None = None, gang_provider: str | None = None
+    ) -> None:
         self.namespace = namespace
         self.choices = {"update_order": update_order, "gang_provider": gang_provider}
 
@@ -57,11 +62,22 @@ class PureEngine:
         namespace, name = workload.identity(spec)
 
         def apply(observed: Cycle[ApplyResult]) -> ApplyResult:
-            return cluster.apply(observed.reconciled.manifests, stack_id=f"{namespace}/{name}", keep=keep,
-                                 dependencies=observed.reconciled.dependencies)
+            return cluster.apply(
+                observed.reconciled.manifests,
+                stack_id=f"{namespace}/{name}",
+                keep=keep,
+                dependencies=observed.reconciled.dependencies,
+            )
 
-        done = cycle(workload, spec, workload.options(**self.choices), cluster, cluster, apply=apply,
-                     nodes=bool(cluster.store.list("Node")))
+        done = cycle(
+            workload,
+            spec,
+            workload.options(**self.choices),
+            cluster,
+            cluster,
+            apply=apply,
+            nodes=bool(cluster.store.list("Node")),
+        )
         assert done.applied is not None
         return EngineStep([done.stage], done.applied, list(done.executed))
 
@@ -83,9 +99,15 @@ class PulumiEngine:
         return EngineStep(list(result.stages), applied, executed)
 
 
-def make_engine(name: str, *, namespace: str = "default", program: pathlib.Path | None = None,
-                update_order: str | None = None, gang_provider: str | None = None,
-                stack_id: str | None = None) -> Engine:
+def make_engine(
+    name: str,
+    *,
+    namespace: str = "default",
+    program: pathlib.Path | None = None,
+    update_order: str | None = None,
+    gang_provider: str | None = None,
+    stack_id: str | None = None,
+) -> Engine:
     """``pure`` or ``pulumi`` (``program``: the program file to run, e.g. in a workspace)."""
     if name == "pure":
         return PureEngine(namespace, update_order, gang_provider)

@@ -25,6 +25,7 @@ Invariants: no file, no network; the manifest passed in is not modified; when ``
 result is a fixed point (its stage is complete, without blocker or actions); otherwise ``blocker``
 says why the last reconcile could not go on.
 """
+
 from __future__ import annotations
 
 import copy
@@ -85,9 +86,15 @@ class _CountingEngine(PureEngine):
         return super().step(cluster, manifest, keep=keep)
 
 
-def steady_state(manifest: Mapping[str, Any], *, namespace: str | None = None, nodes: int | None = None,
-                 gpus_per_node: float | None = None, zones: int | None = None,
-                 gang_provider: str | None = None) -> Expansion:
+def steady_state(
+    manifest: Mapping[str, Any],
+    *,
+    namespace: str | None = None,
+    nodes: int | None = None,
+    gpus_per_node: float | None = None,
+    zones: int | None = None,
+    gang_provider: str | None = None,
+) -> Expansion:
     """Converge ``manifest`` (any workload the registry models) on an embedded cluster and
     reconcile it once more.
 
@@ -103,8 +110,15 @@ def steady_state(manifest: Mapping[str, Any], *, namespace: str | None = None, n
     spec = workload.parse(doc, namespace=namespace)
     ns, name = workload.identity(spec)
     chosen = node_pool(spec, nodes, gpus_per_node, zones, workload=workload)
-    scenario = Scenario(name=name, engine="pure", namespace=ns, manifest=doc, nodes=chosen.nodes,
-                        start="converged", gang_provider=gang_provider)
+    scenario = Scenario(
+        name=name,
+        engine="pure",
+        namespace=ns,
+        manifest=doc,
+        nodes=chosen.nodes,
+        start="converged",
+        gang_provider=gang_provider,
+    )
     engine = _CountingEngine(ns, None, gang_provider)
     runner = Runner(scenario, engine)
     try:
@@ -112,13 +126,15 @@ def steady_state(manifest: Mapping[str, Any], *, namespace: str | None = None, n
         converged = True
     except RuntimeError:  # warm-up's "did not converge": the final reconcile names the blocker
         converged = False
-    final = cycle(workload, spec, workload.options(gang_provider=gang_provider), runner.cluster,
-                  nodes=bool(chosen.nodes)).reconciled  # read only: the next up's objects, not applied
+    final = cycle(
+        workload, spec, workload.options(gang_provider=gang_provider), runner.cluster, nodes=bool(chosen.nodes)
+    ).reconciled  # read only: the next up's objects, not applied
     return Expansion(final, engine.steps, converged, chosen)
 
 
-def node_pool(spec: Any, nodes: int | None, gpus_per_node: float | None, zones: int | None, *,
-              workload: Workload | None = None) -> Pool:
+def node_pool(
+    spec: Any, nodes: int | None, gpus_per_node: float | None, zones: int | None, *, workload: Workload | None = None
+) -> Pool:
     """The pool ``steady_state`` runs on (see the module docstring). ``workload``: the spec's API
     (default: looked up by ``spec.kind``)."""
     from pulumi_lws.workloads import workload_for
@@ -144,7 +160,9 @@ def _selected(workload: Workload, spec: Any, nodes: list[dict[str, Any]]) -> lis
     wanted: dict[str, str] = {}
     for m in workload.reconcile(spec, EMPTY, workload.options()).manifests:
         template = ((m.get("spec") or {}).get("template") or {}) if isinstance(m.get("spec"), Mapping) else {}
-        for k, v in (((template.get("spec") or {}) if isinstance(template, Mapping) else {}).get("nodeSelector") or {}).items():
+        for k, v in (
+            ((template.get("spec") or {}) if isinstance(template, Mapping) else {}).get("nodeSelector") or {}
+        ).items():
             wanted.setdefault(str(k), str(v))
     for node in nodes:
         for k, v in wanted.items():
@@ -167,8 +185,10 @@ def default_pool(placement: Placement, key: str) -> Pool:
                 cap[res] = math.ceil(amount)
         if sub_key:
             node["labels"].setdefault(sub_key, node["name"])
-    what = (f"{len(out)} node{'s' if len(out) > 1 else ''} in {domains} domain{'s' if domains > 1 else ''} of {key}, "
-            "assumed: one domain per group, each node fits a whole group; choose with --nodes/--zones")
+    what = (
+        f"{len(out)} node{'s' if len(out) > 1 else ''} in {domains} domain{'s' if domains > 1 else ''} of {key}, "
+        "assumed: one domain per group, each node fits a whole group; choose with --nodes/--zones"
+    )
     return Pool(_labelled(placement, out), what, assumed=True)
 
 

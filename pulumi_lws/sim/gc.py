@@ -13,6 +13,7 @@ objects and possible orphans), not every object. It acts exactly as a scan of ev
 other objects are no-ops for that scan, and a candidate that appears during the pass is visited in
 this pass when the scan would still reach it (it existed when the pass began and comes later).
 """
+
 from __future__ import annotations
 
 import heapq
@@ -51,11 +52,11 @@ class GarbageCollector:
 
     def _place(self, uid: str) -> tuple[str, int, str]:
         """Where a scan of :meth:`Store.all` meets the object: kinds by name, then creation order."""
-        return (self.store.by_uid(uid)["kind"], self.store.creation_order(uid), uid)
+        return (self.store.by_uid(uid)["kind"], self.store.creation_order(uid), uid)  # type: ignore[index]  # the object was just listed from the store: present
 
     def _actionable(self, obj) -> bool:
         m = obj["metadata"]
-        return bool(m.get("deletionTimestamp")) or bool(m.get("ownerReferences")) and self.store.all_owners_gone(obj)
+        return bool(m.get("deletionTimestamp")) or (bool(m.get("ownerReferences")) and self.store.all_owners_gone(obj))
 
     def visit(self, obj) -> None:
         """One object of the scan: finish or cascade a deletion, or delete an orphan."""
@@ -75,7 +76,8 @@ class GarbageCollector:
             if not meta(dep).get("deletionTimestamp"):
                 self._delete(dep, "Foreground" if self.store.dependents(meta(dep)["uid"]) else "Background")
             if self.store.by_uid(meta(dep)["uid"]) is not None and any(
-                    r.get("uid") == uid and r.get("blockOwnerDeletion") for r in meta(dep).get("ownerReferences") or []):
+                r.get("uid") == uid and r.get("blockOwnerDeletion") for r in meta(dep).get("ownerReferences") or []
+            ):
                 blocking += 1
         if blocking == 0:
             self.store.remove_finalizer(owner, FOREGROUND)

@@ -14,12 +14,14 @@ Invariants:
   ``CRASH_PERIOD_SECONDS`` after the previous start (``restartCount`` = exits so far); a pull
   error leaves the pod ``Pending`` with the container waiting in ``ImagePullBackOff``.
 """
+
 from __future__ import annotations
 
 import fnmatch
 import heapq
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from pulumi_lws.core.simulation import GroupLabels, group_of, owner_of
 from pulumi_lws.sim.clock import Clock
@@ -57,13 +59,15 @@ class Override:
     never_ready: bool | None = None
 
     def matches(self, pod: Mapping[str, Any], created_at: float, groups: tuple[GroupLabels, ...] = ()) -> bool:
-        name = meta(pod)["name"]  # type: ignore[arg-type]
+        name = meta(pod)["name"]
         if self.pod is not None and not fnmatch.fnmatchcase(name, self.pod):
             return False
         if self.after is not None and created_at < self.after:
             return False
-        if self.image is not None and not any(fnmatch.fnmatchcase(str(c.get("image", "")), self.image)
-                                              for c in (pod.get("spec") or {}).get("containers") or []):
+        if self.image is not None and not any(
+            fnmatch.fnmatchcase(str(c.get("image", "")), self.image)
+            for c in (pod.get("spec") or {}).get("containers") or []
+        ):
             return False
         if self.lws is not None and owner_of(pod, groups) != self.lws:
             return False
@@ -110,8 +114,9 @@ class KubeletConfig:
         return self.default
 
 
-def set_condition(pod: dict[str, Any], ctype: str, status: str, now: str, reason: str | None = None,
-                  message: str | None = None) -> bool:
+def set_condition(
+    pod: dict[str, Any], ctype: str, status: str, now: str, reason: str | None = None, message: str | None = None
+) -> bool:
     """Upsert a pod condition; lastTransitionTime changes only when the status flips. True if changed."""
     conds = pod.setdefault("status", {}).setdefault("conditions", [])
     for c in conds:
@@ -204,8 +209,11 @@ class Kubelet:
             self.sync(pod)
             if store.version == before:
                 self._leave_quiet(uid, rv, pod, now)
-            elif store.version == before + 1 and m.get("resourceVersion") == str(store.version) \
-                    and store.by_uid(uid) is pod:
+            elif (
+                store.version == before + 1
+                and m.get("resourceVersion") == str(store.version)
+                and store.by_uid(uid) is pod
+            ):
                 due.discard(uid)  # its own single write: a sync now would write nothing
                 self._leave_quiet(uid, m["resourceVersion"], pod, now)
 
@@ -234,8 +242,12 @@ class Kubelet:
     def _admit(self, pod: dict[str, Any], state: dict[str, Any]) -> None:
         created = float(pod.get("_sim_created_at", self.clock.now))
         timing = Timing(0.0, 0.0) if self.config.instant else self.config.timing_for(pod, created)
-        state.update(scheduled_at=self.clock.now, timing=timing,
-                     running_at=self.clock.now + timing.start, ready_at=self.clock.now + timing.start + timing.ready)
+        state.update(
+            scheduled_at=self.clock.now,
+            timing=timing,
+            running_at=self.clock.now + timing.start,
+            ready_at=self.clock.now + timing.start + timing.ready,
+        )
         faults = self.config.image_faults(pod)
         if faults:
             state["image_faults"] = faults
@@ -265,14 +277,27 @@ class Kubelet:
             containers_ready = False
         else:
             changed |= self._container_statuses(pod, containers_ready, state.get("restarts", 0))
-        changed |= set_condition(pod, "ContainersReady", "True" if containers_ready else "False", ts,
-                                 None if containers_ready else "ContainersNotReady")
+        changed |= set_condition(
+            pod,
+            "ContainersReady",
+            "True" if containers_ready else "False",
+            ts,
+            None if containers_ready else "ContainersNotReady",
+        )
         return changed
 
     def _container_statuses(self, pod: dict[str, Any], ready: bool, restarts: int) -> bool:
-        want = [{"name": c.get("name", f"c{i}"), "image": c.get("image", ""), "ready": ready, "started": True,
-                 "restartCount": restarts, "state": {"running": {}}}
-                for i, c in enumerate((pod.get("spec") or {}).get("containers") or [])]
+        want = [
+            {
+                "name": c.get("name", f"c{i}"),
+                "image": c.get("image", ""),
+                "ready": ready,
+                "started": True,
+                "restartCount": restarts,
+                "state": {"running": {}},
+            }
+            for i, c in enumerate((pod.get("spec") or {}).get("containers") or [])
+        ]
         if pod["status"].get("containerStatuses") == want:
             return False
         pod["status"]["containerStatuses"] = want
@@ -284,17 +309,29 @@ class Kubelet:
         want = []
         for i, c in enumerate((pod.get("spec") or {}).get("containers") or []):
             name, image = c.get("name", f"c{i}"), c.get("image", "")
-            waiting = ({"reason": "ImagePullBackOff", "message": f'Back-off pulling image "{image}"'}
-                       if faults.get(name) == "pull" else {"reason": "ContainerCreating"})
-            want.append({"name": name, "image": image, "ready": False, "started": False, "restartCount": 0,
-                         "state": {"waiting": waiting}})
+            waiting = (
+                {"reason": "ImagePullBackOff", "message": f'Back-off pulling image "{image}"'}
+                if faults.get(name) == "pull"
+                else {"reason": "ContainerCreating"}
+            )
+            want.append(
+                {
+                    "name": name,
+                    "image": image,
+                    "ready": False,
+                    "started": False,
+                    "restartCount": 0,
+                    "state": {"waiting": waiting},
+                }
+            )
         if pod["status"].get("containerStatuses") == want:
             return False
         pod["status"]["containerStatuses"] = want
         return True
 
-    def _crash_loop(self, pod: dict[str, Any], state: dict[str, Any], faults: Mapping[str, str],
-                    others_ready: bool) -> bool:
+    def _crash_loop(
+        self, pod: dict[str, Any], state: dict[str, Any], faults: Mapping[str, str], others_ready: bool
+    ) -> bool:
         """The failing containers at this instant of their cycle (a pure function of the time
         since ``running_at``): running for ``CRASH_RUN_SECONDS`` after each start, then waiting in
         CrashLoopBackOff until the next start; ``state["crash_next"]`` is the next change."""
@@ -310,14 +347,32 @@ class Kubelet:
         for i, c in enumerate((pod.get("spec") or {}).get("containers") or []):
             name, image = c.get("name", f"c{i}"), c.get("image", "")
             if faults.get(name) != "crash":
-                want.append({"name": name, "image": image, "ready": others_ready, "started": True,
-                             "restartCount": base, "state": {"running": {}}})
+                want.append(
+                    {
+                        "name": name,
+                        "image": image,
+                        "ready": others_ready,
+                        "started": True,
+                        "restartCount": base,
+                        "state": {"running": {}},
+                    }
+                )
                 continue
-            entry: dict[str, Any] = {"name": name, "image": image, "ready": False, "started": running,
-                                     "restartCount": base + exits,
-                                     "state": {"running": {}} if running else {"waiting": {
-                                         "reason": "CrashLoopBackOff",
-                                         "message": f"back-off {CRASH_PERIOD_SECONDS:g}s restarting failed container={name}"}}}
+            entry: dict[str, Any] = {
+                "name": name,
+                "image": image,
+                "ready": False,
+                "started": running,
+                "restartCount": base + exits,
+                "state": {"running": {}}
+                if running
+                else {
+                    "waiting": {
+                        "reason": "CrashLoopBackOff",
+                        "message": f"back-off {CRASH_PERIOD_SECONDS:g}s restarting failed container={name}",
+                    }
+                },
+            }
             if exits:
                 entry["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error"}}
             want.append(entry)
@@ -332,7 +387,9 @@ class Kubelet:
         gates = [g.get("conditionType") for g in (pod.get("spec") or {}).get("readinessGates") or []]
         ready = condition_true(pod, "ContainersReady") and all(condition_true(pod, g) for g in gates)
         changed = set_condition(pod, "Initialized", "True", ts)
-        changed |= set_condition(pod, "Ready", "True" if ready else "False", ts, None if ready else "ContainersNotReady")
+        changed |= set_condition(
+            pod, "Ready", "True" if ready else "False", ts, None if ready else "ContainersNotReady"
+        )
         if ready and "ready_since" not in pod["_sim_kubelet"]:
             pod["_sim_kubelet"]["ready_since"] = self.clock.now
         elif not ready:
@@ -341,8 +398,14 @@ class Kubelet:
 
     def _terminate(self, pod: dict[str, Any]) -> None:
         ts = self.clock.timestamp()
-        changed = set_condition(pod, "Ready", "False", ts, "PodTerminating") if pod["status"].get("conditions") else False
-        changed |= set_condition(pod, "ContainersReady", "False", ts, "PodTerminating") if pod["status"].get("conditions") else False
+        changed = (
+            set_condition(pod, "Ready", "False", ts, "PodTerminating") if pod["status"].get("conditions") else False
+        )
+        changed |= (
+            set_condition(pod, "ContainersReady", "False", ts, "PodTerminating")
+            if pod["status"].get("conditions")
+            else False
+        )
         if changed:
             self.store.touch(pod)
         if not self.store.remove_if_done(pod) and self.terminated(pod):

@@ -9,6 +9,7 @@ Invariants: pure and deterministic (same rows, same notes); a row's existing not
 events such as ``lws.yaml patched``) is kept first; blockers other than plain waiting
 (``waiting-for-groups``) are spelled out once, when they first appear.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -69,7 +70,9 @@ def _lanes(prev: TraceRow, row: TraceRow, rolled: bool = True) -> list[str]:
     parts = ready + moved
     done = lambda r: all(lane.old == 0 and lane.new_ready == lane.new for lane in r.lanes)  # noqa: E731
     if done(row) and prev.lanes and not done(prev):  # old ones gone, or new ones (replaced at once) now ready
-        parts.append("rolling update complete" if rolled or any(lane.old for lane in prev.lanes) else "all groups ready")
+        parts.append(
+            "rolling update complete" if rolled or any(lane.old for lane in prev.lanes) else "all groups ready"
+        )
     if row.blocker and row.blocker_code not in WAITING_CODES + ("waiting-for-roles",) and row.blocker != prev.blocker:
         parts.append(_blocked(row))
     return parts
@@ -87,8 +90,11 @@ def _blocked(row: TraceRow) -> str:
 def complete(row: TraceRow) -> bool:
     """Every wanted group updated and ready, no surge, nothing terminating, the full count live."""
     wanted = [g for g in row.groups if g.state != "-"]
-    return bool(wanted) and all(g.state == "U" and not g.surge and not g.detail for g in wanted) \
+    return (
+        bool(wanted)
+        and all(g.state == "U" and not g.surge and not g.detail for g in wanted)
         and row.live == len(wanted) == row.replicas
+    )
 
 
 def _had_old(row: TraceRow) -> bool:
@@ -148,7 +154,9 @@ def _rollout_partition(prev: TraceRow, row: TraceRow) -> list[str]:
     spec_replicas = sum(1 for g in row.groups if not g.surge and g.state != "-") or row.replicas
     start = min(prev.replicas, spec_replicas)
     if row.case == "rf":
-        return [f"RolloutFirst: partition {start}→{row.partition}, replicas stay {row.replicas} until old groups are replaced"]
+        return [
+            f"RolloutFirst: partition {start}→{row.partition}, replicas stay {row.replicas} until old groups are replaced"
+        ]
     if row.partition < start:
         return [f"partition {start}→{row.partition} in one stage (fixed point)"]
     return [f"partition {row.partition}"]
@@ -159,15 +167,32 @@ def _groups(prev: TraceRow, row: TraceRow) -> tuple[list[str], list[str]]:
     was, now = _present(prev), _present(row)
     same_rev = prev.revision == row.revision
     ready = [i for i, g in now.items() if g.state == "U" and not (i in was and was[i].state == "U" and same_rev)]
-    updating = [i for i, g in now.items() if g.state == "u" and not g.detail and i in was and was[i].detail != "gated"
-                and (was[i].state in "ox" or (was[i].state == "U" and not same_rev))]
+    updating = [
+        i
+        for i, g in now.items()
+        if g.state == "u"
+        and not g.detail
+        and i in was
+        and was[i].detail != "gated"
+        and (was[i].state in "ox" or (was[i].state == "U" and not same_rev))
+    ]
     gated = [i for i, g in now.items() if g.detail == "gated" and i in was and was[i].detail != "gated"]
     admitted = [i for i, g in now.items() if i in was and was[i].detail == "gated" and g.detail != "gated"]
-    terminating = [i for i, g in now.items() if g.detail == "terminating" and (i not in was or was[i].detail != "terminating")]
-    unschedulable = [i for i, g in now.items() if g.detail == "unschedulable" and (i not in was or was[i].detail != "unschedulable")]
+    terminating = [
+        i for i, g in now.items() if g.detail == "terminating" and (i not in was or was[i].detail != "terminating")
+    ]
+    unschedulable = [
+        i for i, g in now.items() if g.detail == "unschedulable" and (i not in was or was[i].detail != "unschedulable")
+    ]
     removed = [i for i, g in was.items() if i not in now and not g.surge]
-    changes = ((updating, "updating"), (admitted, "admitted (ungated)"), (gated, "gated"),
-               (terminating, "tearing down"), (removed, "removed"), (unschedulable, "unschedulable"))
+    changes = (
+        (updating, "updating"),
+        (admitted, "admitted (ungated)"),
+        (gated, "gated"),
+        (terminating, "tearing down"),
+        (removed, "removed"),
+        (unschedulable, "unschedulable"),
+    )
     parts = [_verb(ids, word, word) for ids, word in changes if ids]
     return ([_verb(ready, "becomes ready", "become ready")] if ready else []), parts
 

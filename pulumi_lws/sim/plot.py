@@ -36,6 +36,7 @@ largest of live, available, replicas and ceiling, so no line leaves the chart; n
 overlap (boxes from :func:`text_width` in monospace), which ``tests/sim/test_plot_render.py``
 checks on the rasterized SVG's text elements.
 """
+
 from __future__ import annotations
 
 import math
@@ -51,8 +52,14 @@ from pulumi_lws.core.workload import Budgets
 from pulumi_lws.sim.timeline import Timeline
 
 #: one colour per drawn state (:mod:`pulumi_lws.core.glyphs`); none of them red: red is a blocker's
-COLOURS = {G.UPDATED_READY: "#2e9e44", G.UPDATED_NOT_READY: "#f0b429", G.OLD_READY: "#8fb3d9",
-           G.OLD_NOT_READY: "#b9a7d9", G.GATED: "#c8c8c8", G.TERMINATING: "#707070"}
+COLOURS = {
+    G.UPDATED_READY: "#2e9e44",
+    G.UPDATED_NOT_READY: "#f0b429",
+    G.OLD_READY: "#8fb3d9",
+    G.OLD_NOT_READY: "#b9a7d9",
+    G.GATED: "#c8c8c8",
+    G.TERMINATING: "#707070",
+}
 ABSENT = "#eeeeee"
 FLOOR, CEILING, BLOCKED, MARKER = "#c0392b", "#7d3c98", "#d9534f", "#333333"
 WAITING, UNARMED = "#8a8a8a", "#9e9e9e"
@@ -196,13 +203,21 @@ def lane_budgets(workload: Any, spec: Any) -> dict[str, Budgets]:
             out[role] = b
         else:
             for s in range(slices):
-                out[lane_title(s, role)] = Budgets(b.replicas // slices, b.max_surge // slices, b.max_unavailable // slices)
+                out[lane_title(s, role)] = Budgets(
+                    b.replicas // slices, b.max_surge // slices, b.max_unavailable // slices
+                )
     return out
 
 
-def svg_timeline(rows: Sequence[TraceRow], end_time: float | None = None, title: str = "pulumi-lws simulate", *,
-                 timeline: Timeline | None = None, stages: Sequence[TraceRow] = (),
-                 lane_budgets: Mapping[str, Budgets] | None = None) -> str:
+def svg_timeline(
+    rows: Sequence[TraceRow],
+    end_time: float | None = None,
+    title: str = "pulumi-lws simulate",
+    *,
+    timeline: Timeline | None = None,
+    stages: Sequence[TraceRow] = (),
+    lane_budgets: Mapping[str, Budgets] | None = None,
+) -> str:
     """SVG text (module doc). ``rows``: every recorded row; ``stages``: the stage table (its rows
     give the ``S<n>`` labels; without, none); ``timeline``: reconcile changes, budgets and when the
     floor is armed (no reconcile ticks or budget lines without); ``lane_budgets``: per role lane
@@ -228,11 +243,23 @@ def svg_timeline(rows: Sequence[TraceRow], end_time: float | None = None, title:
     f = Frame(t0, t1, lanes_top, lanes_bottom, lanes_bottom + 30 + CHART_H, ymax)
     drawn = {d for r in rows for g in r.groups if (d := g.drawn) is not None} if not roles else set()
     absent = any(len({g.id for g in r.groups if g.drawn is not None}) < len(lanes) for r in rows)
-    legend = _legend(f.base + 40, roles=bool(roles), states=drawn, runs=runs, checked=bool(timeline.armed_intervals(t1)),
-                     unarmed=_has_unarmed(timeline, f), absent=absent and bool(lanes))
+    legend = _legend(
+        f.base + 40,
+        roles=bool(roles),
+        states=drawn,
+        runs=runs,
+        checked=bool(timeline.armed_intervals(t1)),
+        unarmed=_has_unarmed(timeline, f),
+        absent=absent and bool(lanes),
+    )
     height = f.base + 40 + 18 * len(legend) + 8
-    parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + WIDTH + RIGHT}" height="{height:.0f}" '
-              f'font-family="monospace" font-size="{FONT}">'), '<rect width="100%" height="100%" fill="#fff"/>']
+    parts = [
+        (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + WIDTH + RIGHT}" height="{height:.0f}" '
+            f'font-family="monospace" font-size="{FONT}">'
+        ),
+        '<rect width="100%" height="100%" fill="#fff"/>',
+    ]
     parts += _header(head, final is not None)
     parts += _role_panels(rows, roles, f, lane_budgets or {}) if roles else _lane_rects(rows, lanes, f)
     parts += _chart(rows, timeline, f)
@@ -248,8 +275,10 @@ def svg_timeline(rows: Sequence[TraceRow], end_time: float | None = None, title:
 def _header(lines: list[str], blocked: bool) -> list[str]:
     out = [f'<text x="{LEFT}" y="20" font-size="14">{escape(lines[0])}</text>']
     for i, line in enumerate(lines[1:]):
-        out.append(f'<text class="blocked-text" x="{LEFT}" y="{36 + 14 * i}" fill="{BLOCKED}" font-weight="bold">'
-                   f'{escape(line)}</text>')
+        out.append(
+            f'<text class="blocked-text" x="{LEFT}" y="{36 + 14 * i}" fill="{BLOCKED}" font-weight="bold">'
+            f"{escape(line)}</text>"
+        )
     return out
 
 
@@ -257,7 +286,9 @@ def _lane_rects(rows: Sequence[TraceRow], lanes: list[str], f: Frame) -> list[st
     parts = []
     for li, gid in enumerate(lanes):
         y = f.lanes_top + li * LANE_H
-        parts.append(f'<text class="lane-label" x="5" y="{y + 12}">{"R-" + gid if gid.isdigit() else "G-" + escape(gid[:6])}</text>')
+        parts.append(
+            f'<text class="lane-label" x="5" y="{y + 12}">{"R-" + gid if gid.isdigit() else "G-" + escape(gid[:6])}</text>'
+        )
         for ri, row in enumerate(rows):
             nxt = rows[ri + 1].time if ri + 1 < len(rows) else f.t1
             cell = next((g for g in row.groups if g.id == gid), None)
@@ -265,11 +296,13 @@ def _lane_rects(rows: Sequence[TraceRow], lanes: list[str], f: Frame) -> list[st
             fill = COLOURS[drawn] if drawn else ABSENT
             words = G.WORDS[drawn] if drawn else "absent"
             stroke = ' stroke="#000" stroke-dasharray="2,2"' if cell is not None and cell.surge else ""
-            parts.append(f'<rect class="cell" data-state="{drawn or "absent"}" x="{f.x(row.time):.1f}" y="{y}" '
-                         f'width="{max(f.x(nxt) - f.x(row.time), 0.5):.1f}" height="{LANE_H - 3}" fill="{fill}"{stroke}>'
-                         f'<title>t={row.time:g} {escape(gid)}: {escape(words)}'
-                         f'{escape(" (" + cell.detail + ")") if cell and cell.detail and cell.detail not in (G.GATED, G.TERMINATING) else ""}'
-                         '</title></rect>')
+            parts.append(
+                f'<rect class="cell" data-state="{drawn or "absent"}" x="{f.x(row.time):.1f}" y="{y}" '
+                f'width="{max(f.x(nxt) - f.x(row.time), 0.5):.1f}" height="{LANE_H - 3}" fill="{fill}"{stroke}>'
+                f"<title>t={row.time:g} {escape(gid)}: {escape(words)}"
+                f"{escape(' (' + cell.detail + ')') if cell and cell.detail and cell.detail not in (G.GATED, G.TERMINATING) else ''}"
+                "</title></rect>"
+            )
     return parts
 
 
@@ -311,40 +344,58 @@ def _role_panels(rows: Sequence[TraceRow], roles: list[str], f: Frame, budgets: 
 
         last = series[-1]
         parts.append(f'<g class="role-lane" data-role="{escape(name)}" data-ymax="{ymax}">')
-        parts.append(f'<text class="lane-title" x="{LEFT}" y="{top - 9}" font-weight="bold">{escape(name)}</text>'
-                     f'<text x="{LEFT + 8 + text_width(name):.1f}" y="{top - 9}" fill="#555">old|new at the end {last.old}|{last.new}'
-                     f'{"" if b is None else f" (target {b.replicas}, maxSurge {b.max_surge}, maxUnavailable {b.max_unavailable})"}'
-                     '</text>')
+        parts.append(
+            f'<text class="lane-title" x="{LEFT}" y="{top - 9}" font-weight="bold">{escape(name)}</text>'
+            f'<text x="{LEFT + 8 + text_width(name):.1f}" y="{top - 9}" fill="#555">old|new at the end {last.old}|{last.new}'
+            f"{'' if b is None else f' (target {b.replicas}, maxSurge {b.max_surge}, maxUnavailable {b.max_unavailable})'}"
+            "</text>"
+        )
         parts.append(f'<rect x="{LEFT}" y="{top}" width="{WIDTH}" height="{PANEL_H}" fill="#fafafa" stroke="#ccc"/>')
         for value in sorted({0, ymax}):
-            parts.append(f'<text x="{LEFT - 8}" y="{y(value) + 4:.1f}" text-anchor="end">{value}</text>'
-                         f'<line class="lane-grid" data-value="{value}" x1="{LEFT}" y1="{y(value):.1f}" '
-                         f'x2="{LEFT + WIDTH}" y2="{y(value):.1f}" stroke="#ddd"/>')
+            parts.append(
+                f'<text x="{LEFT - 8}" y="{y(value) + 4:.1f}" text-anchor="end">{value}</text>'
+                f'<line class="lane-grid" data-value="{value}" x1="{LEFT}" y1="{y(value):.1f}" '
+                f'x2="{LEFT + WIDTH}" y2="{y(value):.1f}" stroke="#ddd"/>'
+            )
         old = _steps(rows, f.t1, [lane.old_ready for lane in series], f.x, y)
         top_edge = _steps(rows, f.t1, ready_n, f.x, y)
         zero = [(px, y(0)) for px, _ in old]
-        parts.append(f'<polygon class="old-ready" fill="{OLD_FILL}" stroke="none" '
-                     f'points="{_points(old + zero[::-1])}"><title>{escape(name)}: old revisions, ready</title></polygon>')
-        parts.append(f'<polygon class="new-ready" fill="{NEW_FILL}" stroke="none" '
-                     f'points="{_points(top_edge + old[::-1])}"><title>{escape(name)}: target revision, ready</title></polygon>')
+        parts.append(
+            f'<polygon class="old-ready" fill="{OLD_FILL}" stroke="none" '
+            f'points="{_points(old + zero[::-1])}"><title>{escape(name)}: old revisions, ready</title></polygon>'
+        )
+        parts.append(
+            f'<polygon class="new-ready" fill="{NEW_FILL}" stroke="none" '
+            f'points="{_points(top_edge + old[::-1])}"><title>{escape(name)}: target revision, ready</title></polygon>'
+        )
         live = _steps(rows, f.t1, live_n, f.x, y)
-        parts.append(f'<polyline class="lane-live" fill="none" stroke="{LANE_LIVE}" stroke-width="1.5" '
-                     f'stroke-dasharray="4,3" points="{_points(live)}"/>')
-        budget_lines: list[tuple[str, int | None, str, str]] = [("lane-floor", floor, FLOOR, f"floor {floor}"),
-                                                                 ("lane-ceiling", ceiling, CEILING, f"ceiling {ceiling}")]
+        parts.append(
+            f'<polyline class="lane-live" fill="none" stroke="{LANE_LIVE}" stroke-width="1.5" '
+            f'stroke-dasharray="4,3" points="{_points(live)}"/>'
+        )
+        budget_lines: list[tuple[str, int | None, str, str]] = [
+            ("lane-floor", floor, FLOOR, f"floor {floor}"),
+            ("lane-ceiling", ceiling, CEILING, f"ceiling {ceiling}"),
+        ]
         for cls, bound, colour, text in budget_lines:
             if bound is None:
                 continue
-            parts.append(f'<line class="{cls}" data-value="{bound}" x1="{LEFT}" y1="{y(bound):.1f}" x2="{LEFT + WIDTH}" '
-                         f'y2="{y(bound):.1f}" stroke="{colour}" stroke-width="1.5" stroke-dasharray="6,4"/>')
+            parts.append(
+                f'<line class="{cls}" data-value="{bound}" x1="{LEFT}" y1="{y(bound):.1f}" x2="{LEFT + WIDTH}" '
+                f'y2="{y(bound):.1f}" stroke="{colour}" stroke-width="1.5" stroke-dasharray="6,4"/>'
+            )
             dy = 11 if cls == "lane-floor" and floor != ceiling else (-3 if cls == "lane-ceiling" else 11)
-            parts.append(f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y(bound) + dy:.1f}" fill="{colour}">'
-                         f'{escape(text)}</text>')
+            parts.append(
+                f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y(bound) + dy:.1f}" fill="{colour}">'
+                f"{escape(text)}</text>"
+            )
         for ri, (row, lane) in enumerate(zip(rows, series)):  # hover: the counts of each interval
             nxt = rows[ri + 1].time if ri + 1 < len(rows) else f.t1
-            parts.append(f'<rect x="{f.x(row.time):.1f}" y="{top}" width="{max(f.x(nxt) - f.x(row.time), 0.5):.1f}" '
-                         f'height="{PANEL_H}" fill="none" pointer-events="all"><title>t={row.time:g} {escape(name)}: '
-                         f'old|new {escape(lane.text)}</title></rect>')
+            parts.append(
+                f'<rect x="{f.x(row.time):.1f}" y="{top}" width="{max(f.x(nxt) - f.x(row.time), 0.5):.1f}" '
+                f'height="{PANEL_H}" fill="none" pointer-events="all"><title>t={row.time:g} {escape(name)}: '
+                f"old|new {escape(lane.text)}</title></rect>"
+            )
         parts.append("</g>")
     return parts
 
@@ -353,35 +404,56 @@ def _chart(rows: Sequence[TraceRow], timeline: Timeline, f: Frame) -> list[str]:
     parts = [f'<text class="axis-label" x="5" y="{f.y(f.ymax) + 4:.1f}">groups</text>']
     for value in sorted({0, f.ymax} | (set(range(f.ymax)) if f.ymax <= 8 else set())):
         parts.append(f'<text class="y-tick" x="{LEFT - 8}" y="{f.y(value) + 4:.1f}" text-anchor="end">{value}</text>')
-        parts.append(f'<line class="grid" data-value="{value}" x1="{LEFT}" y1="{f.y(value):.1f}" x2="{LEFT + WIDTH}" '
-                     f'y2="{f.y(value):.1f}" stroke="#ddd"/>')
+        parts.append(
+            f'<line class="grid" data-value="{value}" x1="{LEFT}" y1="{f.y(value):.1f}" x2="{LEFT + WIDTH}" '
+            f'y2="{f.y(value):.1f}" stroke="#ddd"/>'
+        )
     for attr, colour, dash in (("live", "#555", ' stroke-dasharray="4,3"'), ("available", "#2e9e44", "")):
         pts = []
         for ri, row in enumerate(rows):
             nxt = rows[ri + 1].time if ri + 1 < len(rows) else f.t1
             y = f.y(getattr(row, attr))
             pts += [f"{f.x(row.time):.1f},{y:.1f}", f"{f.x(nxt):.1f},{y:.1f}"]
-        parts.append(f'<polyline class="{attr}" fill="none" stroke="{colour}" stroke-width="2"{dash} points="{" ".join(pts)}"/>')
+        parts.append(
+            f'<polyline class="{attr}" fill="none" stroke="{colour}" stroke-width="2"{dash} points="{" ".join(pts)}"/>'
+        )
     budgets, armed = timeline.budgets, timeline.armed_intervals(f.t1)
     labels: list[tuple[float, str, str, str]] = []  # (y, class, colour, text) of the last budget's lines
     for i, b in enumerate(budgets):
         end = budgets[i + 1].start if i + 1 < len(budgets) else f.t1
         y = f.y(b.ceiling)
-        parts.append(f'<line class="ceiling" data-value="{b.ceiling}" x1="{f.x(b.start):.1f}" y1="{y:.1f}" '
-                     f'x2="{f.x(end):.1f}" y2="{y:.1f}" stroke="{CEILING}" stroke-width="1.5" stroke-dasharray="6,4"/>')
+        parts.append(
+            f'<line class="ceiling" data-value="{b.ceiling}" x1="{f.x(b.start):.1f}" y1="{y:.1f}" '
+            f'x2="{f.x(end):.1f}" y2="{y:.1f}" stroke="{CEILING}" stroke-width="1.5" stroke-dasharray="6,4"/>'
+        )
         y = f.y(b.floor)
         checked = [(max(b.start, s), min(end, e)) for s, e in armed if min(end, e) > max(b.start, s)]
         for s, e in _gaps(b.start, end, checked):
-            parts.append(f'<line class="floor-unarmed" data-value="{b.floor}" x1="{f.x(s):.1f}" y1="{y:.1f}" '
-                         f'x2="{f.x(e):.1f}" y2="{y:.1f}" stroke="{UNARMED}" stroke-width="1" stroke-dasharray="1,3"/>')
+            parts.append(
+                f'<line class="floor-unarmed" data-value="{b.floor}" x1="{f.x(s):.1f}" y1="{y:.1f}" '
+                f'x2="{f.x(e):.1f}" y2="{y:.1f}" stroke="{UNARMED}" stroke-width="1" stroke-dasharray="1,3"/>'
+            )
         for s, e in checked:
-            parts.append(f'<line class="floor" data-value="{b.floor}" x1="{f.x(s):.1f}" y1="{y:.1f}" '
-                         f'x2="{f.x(e):.1f}" y2="{y:.1f}" stroke="{FLOOR}" stroke-width="1.5" stroke-dasharray="6,4"/>')
+            parts.append(
+                f'<line class="floor" data-value="{b.floor}" x1="{f.x(s):.1f}" y1="{y:.1f}" '
+                f'x2="{f.x(e):.1f}" y2="{y:.1f}" stroke="{FLOOR}" stroke-width="1.5" stroke-dasharray="6,4"/>'
+            )
         if i + 1 == len(budgets):
             floor_armed = bool(checked) and checked[-1][1] >= end
-            labels = [(f.y(b.ceiling), "ceiling", CEILING, f"ceiling {b.ceiling} = replicas {b.replicas} + maxSurge {b.max_surge}"),
-                      (f.y(b.floor), "floor", FLOOR if floor_armed else UNARMED,
-                       f"floor {b.floor} = replicas {b.replicas} - maxUnavailable {b.max_unavailable}")]
+            labels = [
+                (
+                    f.y(b.ceiling),
+                    "ceiling",
+                    CEILING,
+                    f"ceiling {b.ceiling} = replicas {b.replicas} + maxSurge {b.max_surge}",
+                ),
+                (
+                    f.y(b.floor),
+                    "floor",
+                    FLOOR if floor_armed else UNARMED,
+                    f"floor {b.floor} = replicas {b.replicas} - maxUnavailable {b.max_unavailable}",
+                ),
+            ]
     # labels right of the chart: the ceiling's above its line, the floor's below, never touching
     if labels:
         (cy, *c_rest), (fy, *f_rest) = labels
@@ -389,7 +461,9 @@ def _chart(rows: Sequence[TraceRow], timeline: Timeline, f: Frame) -> list[str]:
         if fy - cy < FONT + 2:  # equal or adjacent lines: keep both readable
             fy = cy + FONT + 2
         for y, (cls, colour, text) in ((cy, c_rest), (fy, f_rest)):
-            parts.append(f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y:.1f}" fill="{colour}">{escape(text)}</text>')
+            parts.append(
+                f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y:.1f}" fill="{colour}">{escape(text)}</text>'
+            )
     return parts
 
 
@@ -428,10 +502,12 @@ def _bands(runs: Sequence[Band], f: Frame) -> list[str]:
             label = f'<text x="{x0 + 4:.1f}" y="{f.lanes_bottom + 16}" fill="{colour}"{weight}>{escape(text)}</text>'
             next_free = x0 + 4 + text_width(text) + 8
         tip = escape(f"{text}: " + " / ".join(band.messages[:3]) + (" ..." if len(band.messages) > 3 else ""))
-        parts.append(f'<g class="{cls}" data-blocker="{escape(band.code)}" data-start="{band.start:g}" data-end="{band.end:g}">'
-                     f'<rect x="{x0:.1f}" y="{f.lanes_top - 2}" width="{max(x1 - x0, 1):.1f}" '
-                     f'height="{f.base - f.lanes_top + 2:.1f}" fill="{colour}" fill-opacity="{0.10 if band.real else 0.08}" '
-                     f'stroke="{colour}" stroke-width="{1 if band.real else 0.5}"><title>{tip}</title></rect>{label}</g>')
+        parts.append(
+            f'<g class="{cls}" data-blocker="{escape(band.code)}" data-start="{band.start:g}" data-end="{band.end:g}">'
+            f'<rect x="{x0:.1f}" y="{f.lanes_top - 2}" width="{max(x1 - x0, 1):.1f}" '
+            f'height="{f.base - f.lanes_top + 2:.1f}" fill="{colour}" fill-opacity="{0.10 if band.real else 0.08}" '
+            f'stroke="{colour}" stroke-width="{1 if band.real else 0.5}"><title>{tip}</title></rect>{label}</g>'
+        )
     return parts
 
 
@@ -442,18 +518,22 @@ def _markers(times: Sequence[float], texts: Sequence[str], levels: Sequence[int]
     for n, (t, text, level) in enumerate(zip(times, texts, levels), 1):
         x = f.x(t)
         y = top + LEVEL_H * level + 10
-        parts.append(f'<g class="stage-marker" data-time="{t:g}" data-stage="{n}"><line x1="{x:.1f}" y1="{y - 9:.1f}" '
-                     f'x2="{x:.1f}" y2="{f.base}" stroke="{MARKER}" stroke-width="0.6" stroke-dasharray="1,2"/>'
-                     f'<text x="{x + 2:.1f}" y="{y:.1f}" fill="{MARKER}">{text}</text>'
-                     f'<title>t={t:g}s: stage {n} of the table starts</title></g>')
+        parts.append(
+            f'<g class="stage-marker" data-time="{t:g}" data-stage="{n}"><line x1="{x:.1f}" y1="{y - 9:.1f}" '
+            f'x2="{x:.1f}" y2="{f.base}" stroke="{MARKER}" stroke-width="0.6" stroke-dasharray="1,2"/>'
+            f'<text x="{x + 2:.1f}" y="{y:.1f}" fill="{MARKER}">{text}</text>'
+            f"<title>t={t:g}s: stage {n} of the table starts</title></g>"
+        )
     return parts
 
 
 def _reconcile_ticks(changes: Sequence[float], f: Frame) -> list[str]:
     """A short tick under the time axis at every reconcile that changed objects or acted."""
-    return [f'<line class="reconcile-tick" data-time="{t:g}" x1="{f.x(t):.1f}" y1="{f.base - 5}" x2="{f.x(t):.1f}" '
-            f'y2="{f.base}" stroke="{MARKER}" stroke-width="1.5"><title>t={t:g}s: reconcile changed objects</title></line>'
-            for t in changes]
+    return [
+        f'<line class="reconcile-tick" data-time="{t:g}" x1="{f.x(t):.1f}" y1="{f.base - 5}" x2="{f.x(t):.1f}" '
+        f'y2="{f.base}" stroke="{MARKER}" stroke-width="1.5"><title>t={t:g}s: reconcile changed objects</title></line>'
+        for t in changes
+    ]
 
 
 def _time_axis(f: Frame) -> list[str]:
@@ -474,9 +554,13 @@ def _time_axis(f: Frame) -> list[str]:
         if x - w / 2 >= last_end + 6:
             label = f'<text x="{x:.1f}" y="{f.base + 15}" text-anchor="middle">{text}</text>'
             last_end = x + w / 2
-        parts.append(f'<g class="time-tick" data-time="{t:g}"><line x1="{x:.1f}" y1="{f.base}" x2="{x:.1f}" '
-                     f'y2="{f.base + 4}" stroke="#000"/>{label}</g>')
-    parts.append(f'<text class="axis-label" x="{LEFT + WIDTH / 2:.1f}" y="{f.base + 29}" text-anchor="middle">time (s)</text>')
+        parts.append(
+            f'<g class="time-tick" data-time="{t:g}"><line x1="{x:.1f}" y1="{f.base}" x2="{x:.1f}" '
+            f'y2="{f.base + 4}" stroke="#000"/>{label}</g>'
+        )
+    parts.append(
+        f'<text class="axis-label" x="{LEFT + WIDTH / 2:.1f}" y="{f.base + 29}" text-anchor="middle">time (s)</text>'
+    )
     return parts
 
 
@@ -486,21 +570,27 @@ def _swatch_rect(fill: str, opacity: str = "") -> Swatch:
 
 def _swatch_line(colour: str, dash: str = "", width: float = 2) -> Swatch:
     dashed = f' stroke-dasharray="{dash}"' if dash else ""
-    return lambda x, y: (f'<line x1="{x:.1f}" y1="{y + 6:.1f}" x2="{x + 14:.1f}" y2="{y + 6:.1f}" stroke="{colour}" '
-                         f'stroke-width="{width}"{dashed}/>')
+    return lambda x, y: (
+        f'<line x1="{x:.1f}" y1="{y + 6:.1f}" x2="{x + 14:.1f}" y2="{y + 6:.1f}" stroke="{colour}" '
+        f'stroke-width="{width}"{dashed}/>'
+    )
 
 
 Swatch = Callable[[float, float], str]
 
 
-def _legend(y: float, *, roles: bool, states: set[str], runs: Sequence[Band], checked: bool, unarmed: bool,
-            absent: bool) -> list[list[str]]:
+def _legend(
+    y: float, *, roles: bool, states: set[str], runs: Sequence[Band], checked: bool, unarmed: bool, absent: bool
+) -> list[list[str]]:
     """Legend lines (each a list of SVG parts): every state, line and band the plot draws, in the
     tables' words (:data:`pulumi_lws.core.glyphs.WORDS`), laid out so entries never touch."""
     boxes: list[tuple[Swatch, str]] = []
     if roles:
-        boxes += [(_swatch_rect(OLD_FILL), "old revisions, ready"), (_swatch_rect(NEW_FILL), "target revision, ready"),
-                  (_swatch_line(LANE_LIVE, "4,3"), "role live (old + new)")]
+        boxes += [
+            (_swatch_rect(OLD_FILL), "old revisions, ready"),
+            (_swatch_rect(NEW_FILL), "target revision, ready"),
+            (_swatch_line(LANE_LIVE, "4,3"), "role live (old + new)"),
+        ]
     else:
         boxes += [(_swatch_rect(COLOURS[s]), G.WORDS[s]) for s in G.ORDER if s in states]
         if absent:
@@ -511,8 +601,15 @@ def _legend(y: float, *, roles: bool, states: set[str], runs: Sequence[Band], ch
     if unarmed:
         lines.append((_swatch_line(UNARMED, "1,3", 1), "floor (not checked until fully available)"))
     lines += [(_swatch_line(CEILING, "6,4"), "ceiling"), (_swatch_line(MARKER, "1,2", 1), "stage start")]
-    lines.append((lambda x, y: f'<line x1="{x + 6:.1f}" y1="{y + 7:.1f}" x2="{x + 6:.1f}" y2="{y + 12:.1f}" '
-                  f'stroke="{MARKER}" stroke-width="1.5"/>', "reconcile changed objects"))
+    lines.append(
+        (
+            lambda x, y: (
+                f'<line x1="{x + 6:.1f}" y1="{y + 7:.1f}" x2="{x + 6:.1f}" y2="{y + 12:.1f}" '
+                f'stroke="{MARKER}" stroke-width="1.5"/>'
+            ),
+            "reconcile changed objects",
+        )
+    )
     if any(b.real for b in runs):
         lines.append((_swatch_rect(BLOCKED, ' fill-opacity="0.25"'), "blocked"))
     if any(not b.real for b in runs):
@@ -526,8 +623,10 @@ def _legend(y: float, *, roles: bool, states: set[str], runs: Sequence[Band], ch
             if line and lx + w > LEFT + WIDTH + RIGHT - 10:
                 out.append(line)
                 line, lx, y = [], LEFT, y + 18
-            line.append(f'<g class="legend-entry">{swatch(lx, y)}<text x="{lx + 18:.1f}" y="{y + 10:.1f}">'
-                        f'{escape(text)}</text></g>')
+            line.append(
+                f'<g class="legend-entry">{swatch(lx, y)}<text x="{lx + 18:.1f}" y="{y + 10:.1f}">'
+                f"{escape(text)}</text></g>"
+            )
             lx += w + 16
         if line:
             out.append(line)

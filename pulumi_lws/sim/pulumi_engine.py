@@ -19,6 +19,7 @@ engine runs them; the mock monitor alone ignores them.
 Each call installs fresh mocks, a fresh root stack and a fresh event loop, so it can be called any
 number of times in one process. ``.get()`` reads (registrations with an id) are not manifests.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -30,22 +31,22 @@ import runpy
 import sys
 import threading
 import weakref
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Union
+from typing import Any, ClassVar
 
 import pulumi
 from pulumi.runtime import settings as _settings
 from pulumi.runtime.mocks import MockMonitor
 from pulumi.runtime.sync_await import _sync_await
 
-from pulumi_lws.core.model import ints_back
-from pulumi_lws.core.ports import Actuator
 from pulumi_lws.backend import use_backend
 from pulumi_lws.components.leaderworkerset import on_stage
-from pulumi_lws.core.ports import Observer
+from pulumi_lws.core.model import ints_back
+from pulumi_lws.core.ports import Actuator, Observer
 from pulumi_lws.core.stage import Stage
 
-Program = Union[str, os.PathLike, Callable[[], Any]]
+Program = str | os.PathLike[str] | Callable[[], Any]
 #: A stand-in provider: the output properties of one registration, or None to echo its inputs
 #: (a test makes a computed output unknown in preview by leaving it out).
 ResourceOutputs = Callable[[pulumi.runtime.MockResourceArgs], dict[str, Any] | None]
@@ -89,12 +90,12 @@ class _CapturingEngine:
     """The engine service's ``Log`` as the Pulumi CLI receives it (the mock engine only forwards the
     message text to Python's ``logging`` and drops the resource, so diagnostics lose their place)."""
 
-    _SEVERITIES = {0: "debug", 1: "info", 2: "warning", 3: "error"}
+    _SEVERITIES: ClassVar[dict[int, str]] = {0: "debug", 1: "info", 2: "warning", 3: "error"}
 
     def __init__(self, into: list[LogEntry]) -> None:
         self.into = into
 
-    def Log(self, request) -> None:  # noqa: N802 (gRPC name)
+    def Log(self, request) -> None:
         self.into.append(LogEntry(self._SEVERITIES.get(request.severity, "info"), request.urn, request.message))
 
 
@@ -129,8 +130,12 @@ class _ManifestMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         outputs = self.resource_outputs(args) if self.resource_outputs is not None else None
-        if args.custom and args.typ.startswith("kubernetes:") and not args.resource_id \
-                and not args.typ.startswith("pulumi:providers:"):
+        if (
+            args.custom
+            and args.typ.startswith("kubernetes:")
+            and not args.resource_id
+            and not args.typ.startswith("pulumi:providers:")
+        ):
             manifest = _wire(args)
             if not (manifest.get("metadata") or {}).get("name"):  # auto-named: the provider's name (or the logical one)
                 given = ((outputs or {}).get("metadata") or {}).get("name")
@@ -179,15 +184,18 @@ class _RecordingMonitor(MockMonitor):
             return
         props = rpc.deserialize_properties(request.object)
         for transform in chain:
-            result = transform(pulumi.ResourceTransformArgs(request.custom, request.type, request.name, props,
-                                                            pulumi.ResourceOptions()))
+            result = transform(
+                pulumi.ResourceTransformArgs(
+                    request.custom, request.type, request.name, props, pulumi.ResourceOptions()
+                )
+            )
             if inspect.isawaitable(result):
                 result = _sync_await(result)
             if result is not None:
                 props = result.props
         request.object.CopyFrom(_sync_await(rpc.serialize_properties(props, {})))
 
-    def RegisterResource(self, request):  # noqa: N802 (gRPC name)
+    def RegisterResource(self, request):
         _remember_thread_loop()
         self._run_transforms(request)
         response = super().RegisterResource(request)
@@ -214,12 +222,21 @@ def _registration(request: Any) -> Registration:
     from google.protobuf import json_format
 
     return Registration(
-        type=request.type, name=request.name, parent=request.parent, dependencies=tuple(request.dependencies),
+        type=request.type,
+        name=request.name,
+        parent=request.parent,
+        dependencies=tuple(request.dependencies),
         secret_paths=tuple(_secret_paths(json_format.MessageToDict(request.object))),
-        aliases=tuple(json_format.MessageToDict(a.spec) if a.HasField("spec") else {"urn": a.urn} for a in request.aliases),
-        protect=bool(request.protect), retain_on_delete=bool(request.retainOnDelete), provider=request.provider,
+        aliases=tuple(
+            json_format.MessageToDict(a.spec) if a.HasField("spec") else {"urn": a.urn} for a in request.aliases
+        ),
+        protect=bool(request.protect),
+        retain_on_delete=bool(request.retainOnDelete),
+        provider=request.provider,
         before_delete_hooks=tuple(request.hooks.before_delete) if request.HasField("hooks") else (),
-        custom=bool(request.custom), inputs=json_format.MessageToDict(request.object))
+        custom=bool(request.custom),
+        inputs=json_format.MessageToDict(request.object),
+    )
 
 
 class _ConstructionOrder:
@@ -234,8 +251,9 @@ class _ConstructionOrder:
         return None
 
 
-def _declared(mocks: _ManifestMocks, monitor: _RecordingMonitor,
-              order: _ConstructionOrder) -> tuple[list[dict[str, Any]], dict[Key, tuple[Key, ...]]]:
+def _declared(
+    mocks: _ManifestMocks, monitor: _RecordingMonitor, order: _ConstructionOrder
+) -> tuple[list[dict[str, Any]], dict[Key, tuple[Key, ...]]]:
     """Manifests in construction order and their dependencies as manifest keys (dependencies on
     anything that is not a manifest, e.g. a component, are dropped)."""
     names = sorted(mocks.manifests, key=lambda n: order.order.get(n, len(order.order)))
@@ -297,7 +315,7 @@ def _program_callable(program: Program) -> Callable[[], Any]:
 _spare_loop: list[asyncio.AbstractEventLoop] = []
 #: loops the mock monitor's worker threads made for themselves (pulumi's ``_ensure_event_loop``);
 #: nobody else closes them (:func:`_retire_loop` does)
-_thread_loops: "weakref.WeakSet[asyncio.AbstractEventLoop]" = weakref.WeakSet()
+_thread_loops: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
 
 def _remember_thread_loop() -> None:
@@ -371,10 +389,18 @@ def _is_secret(value: Any) -> bool:
     return False
 
 
-def run_program(program: Program, observer: Observer, actuator: Actuator, *, preview: bool = False,
-                stack: str = "sim", project: str = "lws",
-                resource_outputs: ResourceOutputs | None = None,
-                config: Mapping[str, str] | None = None, secret_keys: Iterable[str] = ()) -> EngineResult:
+def run_program(
+    program: Program,
+    observer: Observer,
+    actuator: Actuator,
+    *,
+    preview: bool = False,
+    stack: str = "sim",
+    project: str = "lws",
+    resource_outputs: ResourceOutputs | None = None,
+    config: Mapping[str, str] | None = None,
+    secret_keys: Iterable[str] = (),
+) -> EngineResult:
     """Run ``program`` (a ``__main__.py`` path, a project directory or a callable) once.
 
     ``config`` is the stack configuration as the Pulumi CLI hands it to a program (full keys,

@@ -9,11 +9,13 @@ Both manifests are validated as the API server would, through the workload contr
 (``parse``; ``validate_update(new, old)``: immutable fields); every problem raises
 :class:`SpecError` with field paths.
 """
+
 from __future__ import annotations
 
 import copy
 import string
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
@@ -30,11 +32,20 @@ UPDATE_ORDERS = ("ScaleFirst", "RolloutFirst")
 OPTIONS = "Options"
 
 
-def scenario_from_change(old: Mapping[str, Any], new: Mapping[str, Any], *, nodes: int | None = None,
-                         gpus_per_node: float | None = None, zones: int | None = None,
-                         ready_seconds: float | None = None, update_order: str | None = None,
-                         name: str | None = None, description: str | None = None,
-                         max_time: float | None = None, fail_images: Sequence[str] | None = None) -> Scenario:
+def scenario_from_change(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    *,
+    nodes: int | None = None,
+    gpus_per_node: float | None = None,
+    zones: int | None = None,
+    ready_seconds: float | None = None,
+    update_order: str | None = None,
+    name: str | None = None,
+    description: str | None = None,
+    max_time: float | None = None,
+    fail_images: Sequence[str] | None = None,
+) -> Scenario:
     """The scenario "converged on ``old``, ``new`` applied at t=0" (pure engine).
 
     ``nodes``: a pool of that many nodes ``node-<i>`` (cpu 64, memory 512Gi, plus ``gpus_per_node``
@@ -51,37 +62,69 @@ def scenario_from_change(old: Mapping[str, Any], new: Mapping[str, Any], *, node
     Neither argument is modified.
     """
     errors = _pool_errors(nodes, gpus_per_node, zones, ready_seconds, update_order)
-    errors += [FieldError("--fail-image", "must be a non-empty image name", image)
-               for image in fail_images or () if not str(image).strip()]
+    errors += [
+        FieldError("--fail-image", "must be a non-empty image name", image)
+        for image in fail_images or ()
+        if not str(image).strip()
+    ]
     if errors:
         raise SpecError(OPTIONS, None, errors)
     workload, old_spec = _valid(old, "old")
     new_workload, new_spec = _valid(new, "new")
     refused = option_refused(workload, "update_order", "--update-order") if update_order is not None else None
     if refused:
-        raise SpecError(OPTIONS, None, [FieldError("--update-order", refused.removeprefix("--update-order "), update_order)])
+        raise SpecError(
+            OPTIONS, None, [FieldError("--update-order", refused.removeprefix("--update-order "), update_order)]
+        )
     if new_workload is not workload:
-        raise SpecError("Change", None, [FieldError("kind", f"old and new must be the same kind (old: {workload.kind}, "
-                                                            f"new: {new_workload.kind})", new_workload.kind)])
+        raise SpecError(
+            "Change",
+            None,
+            [
+                FieldError(
+                    "kind",
+                    f"old and new must be the same kind (old: {workload.kind}, new: {new_workload.kind})",
+                    new_workload.kind,
+                )
+            ],
+        )
     (old_ns, old_name), (new_ns, new_name) = workload.identity(old_spec), workload.identity(new_spec)
     if old_name != new_name:
-        errors.append(FieldError("metadata.name", f"old and new must name the same {workload.kind} "
-                                 f"(old: {old_name!r}, new: {new_name!r})", new_name))
+        errors.append(
+            FieldError(
+                "metadata.name",
+                f"old and new must name the same {workload.kind} (old: {old_name!r}, new: {new_name!r})",
+                new_name,
+            )
+        )
     if old_ns != new_ns:
-        errors.append(FieldError("metadata.namespace", "old and new must be in the same namespace "
-                                 f"(old: {old_ns!r}, new: {new_ns!r})", new_ns))
+        errors.append(
+            FieldError(
+                "metadata.namespace",
+                f"old and new must be in the same namespace (old: {old_ns!r}, new: {new_ns!r})",
+                new_ns,
+            )
+        )
     if errors:
         raise SpecError("Change", new_name or None, errors)
     workload.validate_update(new_spec, old_spec)  # update-only rules (immutable fields)
 
-    sc = Scenario(name=name or new_name, engine="pure", namespace=old_ns, start="converged",
-                  description=description or f"{old_name}: the change applied at t=0 to the converged set",
-                  manifest=copy.deepcopy(dict(old)), updates=[Update(at=0.0, manifest=copy.deepcopy(dict(new)))],
-                  nodes=pool(nodes or 0, gpus_per_node, zones or 1),
-                  update_order=update_order)
+    sc = Scenario(
+        name=name or new_name,
+        engine="pure",
+        namespace=old_ns,
+        start="converged",
+        description=description or f"{old_name}: the change applied at t=0 to the converged set",
+        manifest=copy.deepcopy(dict(old)),
+        updates=[Update(at=0.0, manifest=copy.deepcopy(dict(new)))],
+        nodes=pool(nodes or 0, gpus_per_node, zones or 1),
+        update_order=update_order,
+    )
     if ready_seconds is not None or fail_images:
-        sc.kubelet = KubeletConfig(default=Timing() if ready_seconds is None else Timing(ready=float(ready_seconds)),
-                                   fail_images=tuple(str(i).strip() for i in fail_images or ()))
+        sc.kubelet = KubeletConfig(
+            default=Timing() if ready_seconds is None else Timing(ready=float(ready_seconds)),
+            fail_images=tuple(str(i).strip() for i in fail_images or ()),
+        )
     if max_time is not None:
         sc.max_time = float(max_time)
     return sc
@@ -95,8 +138,13 @@ def pool(nodes: int, gpus_per_node: float | None = None, zones: int = 1) -> list
         capacity: dict[str, Any] = {"cpu": NODE_CPU, "memory": NODE_MEMORY}
         if gpus_per_node:
             capacity[GPU] = int(gpus_per_node) if float(gpus_per_node).is_integer() else gpus_per_node
-        out.append({"name": name, "labels": {"kubernetes.io/hostname": name, ZONE_LABEL: zone_name(i % zones)},
-                    "capacity": capacity})
+        out.append(
+            {
+                "name": name,
+                "labels": {"kubernetes.io/hostname": name, ZONE_LABEL: zone_name(i % zones)},
+                "capacity": capacity,
+            }
+        )
     return out
 
 
@@ -108,14 +156,19 @@ def zone_name(i: int) -> str:
 def _valid(manifest: Mapping[str, Any], which: str) -> tuple[Workload, Any]:
     """The workload API of ``manifest`` (by kind) and its parsed spec; SpecError otherwise."""
     if not isinstance(manifest, Mapping):
-        raise SpecError("manifest", None, [FieldError("<root>", f"{which}: expected a mapping", type(manifest).__name__)])
+        raise SpecError(
+            "manifest", None, [FieldError("<root>", f"{which}: expected a mapping", type(manifest).__name__)]
+        )
     workload = workload_of(manifest)
     if workload is None:
         from pulumi_lws.workloads import registered
 
         known = ", ".join(sorted(registered()))
-        raise SpecError("manifest", None, [FieldError("kind", f"{which}: not a workload this project models "
-                                                              f"(known: {known})", manifest.get("kind"))])
+        raise SpecError(
+            "manifest",
+            None,
+            [FieldError("kind", f"{which}: not a workload this project models (known: {known})", manifest.get("kind"))],
+        )
     return workload, workload.parse(dict(manifest))
 
 

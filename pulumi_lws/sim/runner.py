@@ -19,21 +19,22 @@ workload's ``budgets``; per role for multi-role APIs as each API's trace view re
 The run fails (exit 1) on a violation, when it ends blocked, or (``requireConverged``) when it
 has not converged by ``maxTime``.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from pulumi_lws.core.stage import Stage, is_webhook_labels
+from pulumi_lws.core.trace import GroupsView, Trace, TraceRow, rows_changed
 from pulumi_lws.core.workload import Budgets
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.desired import DesiredSpec
 from pulumi_lws.sim.engines import Engine, EngineStep, make_engine
-from pulumi_lws.core.trace import GroupsView
 from pulumi_lws.sim.narrate import narrate
 from pulumi_lws.sim.scenario import Scenario
 from pulumi_lws.sim.workspace import Workspace
-from pulumi_lws.core.trace import Trace, TraceRow, rows_changed
 from pulumi_lws.workloads import simulator_group_labels
 
 WARMUP_ROUNDS = 50
@@ -118,8 +119,10 @@ class _Budget:
         out = []
         if row.live > self.ceiling():
             if self.scale_down_live is not None:
-                out.append(f"t={row.time:g}: {row.live} live groups > {self.scale_down_live} live when the scale-down "
-                           f"to {r} began (a scale-down never adds groups)")
+                out.append(
+                    f"t={row.time:g}: {row.live} live groups > {self.scale_down_live} live when the scale-down "
+                    f"to {r} began (a scale-down never adds groups)"
+                )
             else:
                 out.append(f"t={row.time:g}: {row.live} live groups > replicas {r} + maxSurge {ms}")
         if self.armed and row.available < r - mu:
@@ -148,8 +151,12 @@ class Runner:
         self.probe = probe
         if not scenario.kubelet.group_labels:  # the cluster knows no API: the registered ones declare their labels
             scenario.kubelet.group_labels = simulator_group_labels()
-        self.cluster = SimCluster(seed=scenario.seed, nodes=scenario.nodes, kubelet=scenario.kubelet,
-                                  statefulset_history=scenario.statefulset_history)
+        self.cluster = SimCluster(
+            seed=scenario.seed,
+            nodes=scenario.nodes,
+            kubelet=scenario.kubelet,
+            statefulset_history=scenario.statefulset_history,
+        )
         self.budget = _Budget()
         self._seen: dict[str, int] = {}
         self.stages: list[Stage] = []
@@ -164,10 +171,14 @@ class Runner:
         if engine is not None and not isinstance(engine, str):
             return engine
         sc = self.sc
-        return make_engine(engine or sc.default_engine, namespace=sc.namespace,
-                           program=self.workspace.program if self.workspace else None,
-                           update_order=sc.update_order, gang_provider=sc.gang_provider,
-                           stack_id=str(sc.program) if sc.program else None)
+        return make_engine(
+            engine or sc.default_engine,
+            namespace=sc.namespace,
+            program=self.workspace.program if self.workspace else None,
+            update_order=sc.update_order,
+            gang_provider=sc.gang_provider,
+            stack_id=str(sc.program) if sc.program else None,
+        )
 
     def close(self) -> None:
         """Remove the workspace (idempotent)."""
@@ -209,8 +220,11 @@ class Runner:
         snap = getattr(self, "_last_snapshot", None)
         if snap is None:
             return {}
-        pods = [o for o in snap if o.get("kind") == "Pod"
-                and (o.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        pods = [
+            o
+            for o in snap
+            if o.get("kind") == "Pod" and (o.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        ]
         return manifest_demand(pods)
 
     def _stable(self, cells: tuple) -> tuple:
@@ -227,12 +241,22 @@ class Runner:
         stage = step.stage if step else (self.stages[-1] if self.stages else None)  # latest verdict
         actions, labelled = split_executed(step)
         blocker = stage.blocker if stage else None
-        row = TraceRow(time=self.cluster.clock.now, replicas=view.replicas, partition=view.partition, groups=view.cells,
-                       live=view.live, available=view.available,
-                       revision=self.spec.workload.target_revision(self._parsed()),
-                       actions=actions, blocker=str(blocker) if blocker else None, note=note,
-                       case=stage.case if stage else None, blocker_code=blocker.code if blocker else None,
-                       labelled=labelled, lanes=view.lanes)
+        row = TraceRow(
+            time=self.cluster.clock.now,
+            replicas=view.replicas,
+            partition=view.partition,
+            groups=view.cells,
+            live=view.live,
+            available=view.available,
+            revision=self.spec.workload.target_revision(self._parsed()),
+            actions=actions,
+            blocker=str(blocker) if blocker else None,
+            note=note,
+            case=stage.case if stage else None,
+            blocker_code=blocker.code if blocker else None,
+            labelled=labelled,
+            lanes=view.lanes,
+        )
         self.rows.append(row)
         self.demand.append((row.time, self._demand()))
         self.violations += self.budget.check(row)
@@ -243,8 +267,11 @@ class Runner:
         spec = self._parsed()
         if row is None or spec is None:
             return False
-        if t is not None and (any(u.at > t for u in self._updates) or any(f.at > t for f in self._faults)
-                              or any(e.at > t for e in self._events)):
+        if t is not None and (
+            any(u.at > t for u in self._updates)
+            or any(f.at > t for f in self._faults)
+            or any(e.at > t for e in self._events)
+        ):
             return False
         last = self.stages[-1] if self.stages else None
         if last is not None and (not last.complete or last.blocker is not None):
@@ -271,14 +298,20 @@ class Runner:
             return None
         above = [g for g in wanted if int(g.id) >= budgets.partition]
         below = [g for g in wanted if int(g.id) < budgets.partition]
-        if all(g.state == "U" and not g.surge for g in above) and all(g.state in "Uo" for g in below) \
-                and any(g.state == "o" for g in below):
+        if (
+            all(g.state == "U" and not g.surge for g in above)
+            and all(g.state in "Uo" for g in below)
+            and any(g.state == "o" for g in below)
+        ):
             return budgets.partition
         return None
 
     def _scheduled_after(self, t: float) -> bool:
-        return (any(u.at > t for u in self._updates) or any(f.at > t for f in self._faults)
-                or any(e.at > t for e in self._events))
+        return (
+            any(u.at > t for u in self._updates)
+            or any(f.at > t for f in self._faults)
+            or any(e.at > t for e in self._events)
+        )
 
     # ---- scenario events -----------------------------------------------------------------
     def _due_updates(self, t: float) -> list[str]:
@@ -375,8 +408,11 @@ class Runner:
             if self.probe is not None:
                 self.probe(self.cluster, t)
             converged = self._converged(row, t) if step is not None else converged and not notes
-            held = (self._held_at_partition(row, t) if step is not None else held if not notes else None) \
-                if not converged else None
+            held = (
+                (self._held_at_partition(row, t) if step is not None else held if not notes else None)
+                if not converged
+                else None
+            )
             if ((converged or held is not None) and self.sc.when_converged) or t >= self.sc.max_time:
                 break
             k += 1
@@ -389,8 +425,12 @@ class Runner:
 
     def _result(self, t: float, converged: bool, held: int | None = None) -> RunResult:
         rows = narrate(rows_changed(coalesce(self.rows)), first_note=self._first_note())
-        trace = Trace(rows=rows, violations=list(self.violations), converged=converged,
-                      held_at_partition=None if converged else held)
+        trace = Trace(
+            rows=rows,
+            violations=list(self.violations),
+            converged=converged,
+            held_at_partition=None if converged else held,
+        )
         last = self.stages[-1] if self.stages else None
         reason = None
         if self.violations:
@@ -402,8 +442,9 @@ class Runner:
             reason = f"rollout ended blocked: {trace.blocked}"
         elif not converged and self.sc.require_converged:
             reason = f"did not converge by t={t:g}s"
-        return RunResult(self.sc, trace, self.stages, self.cluster, t, reason, self.rows, self.engine.name,
-                         demand=list(self.demand))
+        return RunResult(
+            self.sc, trace, self.stages, self.cluster, t, reason, self.rows, self.engine.name, demand=list(self.demand)
+        )
 
 
 def split_executed(step: EngineStep | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -433,8 +474,13 @@ def coalesce(rows: list[TraceRow]) -> list[TraceRow]:
     for row in rows:
         if out and not row.actions and _state(out[-1]) == _state(row):
             prev = out[-1]
-            out[-1] = replace(prev, blocker=row.blocker, blocker_code=row.blocker_code, note=prev.note or row.note,
-                              case=prev.case or row.case).with_labelled(row.labelled)
+            out[-1] = replace(
+                prev,
+                blocker=row.blocker,
+                blocker_code=row.blocker_code,
+                note=prev.note or row.note,
+                case=prev.case or row.case,
+            ).with_labelled(row.labelled)
             continue
         out.append(row)
     return out

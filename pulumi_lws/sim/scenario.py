@@ -5,21 +5,41 @@ Invariants: loading is pure (no cluster is touched, no file is written); unknown
 paths are relative to the scenario file, except in a program scenario ``manifest:`` and every
 update's ``file:``, which name files of the program's project directory (the workspace).
 """
+
 from __future__ import annotations
 
 import copy
 import pathlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
-from pulumi_lws.sim.workspace import load_workload_manifest, merge_patch  # noqa: F401  (merge_patch: re-exported API)
+from pulumi_lws.sim.workspace import load_workload_manifest, merge_patch
 
-TOP_KEYS = {"name", "description", "seed", "engine", "namespace", "manifest", "objects", "program", "start",
-            "updates", "nodes", "kubelet", "faults", "events", "reconcile", "stop", "cluster", "apply"}
+TOP_KEYS = {
+    "name",
+    "description",
+    "seed",
+    "engine",
+    "namespace",
+    "manifest",
+    "objects",
+    "program",
+    "start",
+    "updates",
+    "nodes",
+    "kubelet",
+    "faults",
+    "events",
+    "reconcile",
+    "stop",
+    "cluster",
+    "apply",
+}
 FAULT_TYPES = ("pod-crash", "container-restart", "node-loss")
 #: the verb keys of a timed ``events:`` entry (exactly one per entry)
 EVENT_VERBS = ("annotate", "deletePods", "addNodes", "removeNode", "cordon")
@@ -151,9 +171,14 @@ def load_scenario(source: str | pathlib.Path | Mapping[str, Any], base: pathlib.
         err.add("<root>", "expected a mapping")
         err.raise_if_any()
     err.unknown("", data, TOP_KEYS)
-    sc = Scenario(name=str(data.get("name") or (path.stem if path else "scenario")), path=path,
-                  description=str(data.get("description") or ""), seed=int(data.get("seed") or 0),
-                  namespace=str(data.get("namespace") or "default"), start=str(data.get("start") or "empty"))
+    sc = Scenario(
+        name=str(data.get("name") or (path.stem if path else "scenario")),
+        path=path,
+        description=str(data.get("description") or ""),
+        seed=int(data.get("seed") or 0),
+        namespace=str(data.get("namespace") or "default"),
+        start=str(data.get("start") or "empty"),
+    )
     sc.engine = data.get("engine")
     if sc.engine not in (None, "pure", "pulumi"):
         err.add("engine", "must be pure or pulumi", sc.engine)
@@ -221,8 +246,13 @@ def _update(u: Mapping[str, Any], base: pathlib.Path, i: int, err: _Errors) -> U
         if key in u and not isinstance(u[key], Mapping):
             err.add(f"updates[{i}].{key}", "expected a mapping", u[key])
     manifest = _manifest(u["manifest"], base, f"updates[{i}].manifest", err) if "manifest" in u else None
-    return Update(at=float(u.get("at", 0)), manifest=manifest, patch=u.get("patch"),
-                  file=None if u.get("file") is None else str(u["file"]), replace=u.get("replace"))
+    return Update(
+        at=float(u.get("at", 0)),
+        manifest=manifest,
+        patch=u.get("patch"),
+        file=None if u.get("file") is None else str(u["file"]),
+        replace=u.get("replace"),
+    )
 
 
 def _inside(relative: str) -> bool:
@@ -238,14 +268,18 @@ def _check_updates(sc: Scenario, err: _Errors) -> None:
         err.add("manifest", "must be a relative path inside the program directory (the workspace)", sc.manifest_file)
     for i, u in enumerate(sc.updates):
         if u.file is not None and not _inside(u.file):
-            err.add(f"updates[{i}].file", "must be a relative path inside the program directory (the workspace)", u.file)
+            err.add(
+                f"updates[{i}].file", "must be a relative path inside the program directory (the workspace)", u.file
+            )
         elif u.file is not None and sc.program is None:
             err.add(f"updates[{i}].file", "file updates need a program: (the workspace is its directory)")
         elif u.file is not None and sc.program is not None and not (sc.program.parent / u.file).is_file():
             err.add(f"updates[{i}].file", "file not found in the program directory", u.file)
         elif u.file is None and sc.program is not None and sc.manifest_file is None:
-            err.add(f"updates[{i}]", "in a program scenario a spec update needs manifest: <file the program reads> "
-                                     "(or use file:)")
+            err.add(
+                f"updates[{i}]",
+                "in a program scenario a spec update needs manifest: <file the program reads> (or use file:)",
+            )
 
 
 def _nodes(nodes: list[Mapping[str, Any]], err: _Errors) -> list[dict[str, Any]]:
@@ -287,18 +321,35 @@ def _kubelet(k: Mapping[str, Any], err: _Errors) -> KubeletConfig:
     if not isinstance(k, Mapping):
         err.add("kubelet", "expected a mapping", k)
         return KubeletConfig()
-    err.unknown("kubelet.", k, set(_TIMING_KEYS) | {"terminationGracePeriodSeconds", "overrides", "failImages",
-                                                    "pullErrors"})
-    default = Timing(**{v: (bool(k[key]) if v == "never_ready" else float(k[key])) for key, v in _TIMING_KEYS.items() if key in k})
+    err.unknown(
+        "kubelet.", k, set(_TIMING_KEYS) | {"terminationGracePeriodSeconds", "overrides", "failImages", "pullErrors"}
+    )
+    default = Timing(
+        **{v: (bool(k[key]) if v == "never_ready" else float(k[key])) for key, v in _TIMING_KEYS.items() if key in k}  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
+    )
     overrides = []
     for i, o in enumerate(k.get("overrides") or []):
         err.unknown(f"kubelet.overrides[{i}].", o, set(_TIMING_KEYS) | {"pod", "group", "lws", "after", "image"})
-        timing = {v: (bool(o[key]) if v == "never_ready" else float(o[key])) for key, v in _TIMING_KEYS.items() if key in o}
-        overrides.append(Override(pod=o.get("pod"), image=None if o.get("image") is None else str(o["image"]), group=None if o.get("group") is None else str(o["group"]),
-                                  lws=o.get("lws"), after=None if o.get("after") is None else float(o["after"]), **timing))
-    return KubeletConfig(default=default, overrides=overrides,
-                         termination_grace=float(k.get("terminationGracePeriodSeconds", 1.0)),
-                         fail_images=_images(k, "failImages", err), pull_errors=_images(k, "pullErrors", err))
+        timing = {
+            v: (bool(o[key]) if v == "never_ready" else float(o[key])) for key, v in _TIMING_KEYS.items() if key in o
+        }
+        overrides.append(
+            Override(
+                pod=o.get("pod"),
+                image=None if o.get("image") is None else str(o["image"]),
+                group=None if o.get("group") is None else str(o["group"]),
+                lws=o.get("lws"),
+                after=None if o.get("after") is None else float(o["after"]),
+                **timing,  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
+            )
+        )
+    return KubeletConfig(
+        default=default,
+        overrides=overrides,
+        termination_grace=float(k.get("terminationGracePeriodSeconds", 1.0)),
+        fail_images=_images(k, "failImages", err),
+        pull_errors=_images(k, "pullErrors", err),
+    )
 
 
 def _time(value: Any, path: str, err: _Errors) -> float:
@@ -351,11 +402,13 @@ def _event(verb: str, value: Any, at: float, e: Mapping[str, Any], path: str, er
         if not isinstance(annotations, Mapping) or not annotations:
             err.add(f"{path}.annotations", "Required value: a mapping of annotations (null deletes one)", annotations)
             ok = False
-        elif any(not isinstance(k, str) or not (v is None or isinstance(v, (str, int, float, bool)))
-                 for k, v in annotations.items()):
+        elif any(
+            not isinstance(k, str) or not (v is None or isinstance(v, (str, int, float, bool)))
+            for k, v in annotations.items()
+        ):
             err.add(f"{path}.annotations", "keys must be strings, values strings (or null)", dict(annotations))
             ok = False
-        return Event(at, verb, glob, annotations=dict(annotations)) if ok else None
+        return Event(at, verb, glob, annotations=dict(annotations)) if ok else None  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
     if verb == "addNodes":
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             err.add(path, "expected a node count >= 1", value)

@@ -1,7 +1,9 @@
 """Label selectors (``matchLabels`` / ``matchExpressions``) as the API server evaluates them."""
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 
 def match_expression(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:

@@ -17,14 +17,16 @@ Semantics (Kubernetes ``defaultStatefulSetControl``, MaxUnavailableStatefulSet o
 - volumeClaimTemplates -> PVC ``<claim>-<pod>``; persistentVolumeClaimRetentionPolicy
   whenScaled/whenDeleted=Delete makes the pod / the StatefulSet own the claim (GC removes it).
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from pulumi_lws.core import keys as K  # Kubernetes well-known keys only: no API label
-from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
+from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.sim.clock import Clock
 from pulumi_lws.sim.kubelet import Kubelet
 from pulumi_lws.sim.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
@@ -48,12 +50,12 @@ def ordinal_of(sts_name: str, pod_name: str) -> int | None:
     per StatefulSet name: thousands of names would thrash ``re``'s pattern cache)."""
     if len(pod_name) <= len(sts_name) + 1 or not pod_name.startswith(sts_name) or pod_name[len(sts_name)] != "-":
         return None
-    digits = pod_name[len(sts_name) + 1:]
+    digits = pod_name[len(sts_name) + 1 :]
     return int(digits) if digits.isdecimal() else None
 
 
 def pod_revision(pod: Mapping[str, Any]) -> str | None:
-    return (meta(pod).get("labels") or {}).get(K.CONTROLLER_REVISION_HASH)  # type: ignore[arg-type]
+    return (meta(pod).get("labels") or {}).get(K.CONTROLLER_REVISION_HASH)
 
 
 def _running_ready(pod: Mapping[str, Any]) -> bool:
@@ -88,8 +90,11 @@ class StatefulSetController:
             if m.get("deletionTimestamp"):
                 continue
             uid = m["uid"]
-            inputs = (m.get("resourceVersion"), self.store.dependents_epoch(uid),
-                      self.clock.now if sts["spec"].get("minReadySeconds") else None)
+            inputs = (
+                m.get("resourceVersion"),
+                self.store.dependents_epoch(uid),
+                self.clock.now if sts["spec"].get("minReadySeconds") else None,
+            )
             if self._quiet.get(uid) == inputs:
                 continue
             before = self.store.version
@@ -162,7 +167,7 @@ class StatefulSetController:
                     break
             name = dm["name"]
             if controller == uid and len(name) > len(prefix) and name.startswith(prefix):
-                digits = name[len(prefix):]
+                digits = name[len(prefix) :]
                 if digits.isdecimal():
                     out[int(digits)] = dep
         return out
@@ -172,7 +177,11 @@ class StatefulSetController:
         start = wanted.start
         for ordinal in wanted:
             pod = pods.get(ordinal)
-            if pod is not None and pod["status"].get("phase") in ("Failed", "Succeeded") and not meta(pod).get("deletionTimestamp"):
+            if (
+                pod is not None
+                and pod["status"].get("phase") in ("Failed", "Succeeded")
+                and not meta(pod).get("deletionTimestamp")
+            ):
                 pod["_sim_killed"] = True
                 self._delete(pod)
                 pod = self.store.get("Pod", meta(sts)["namespace"], meta(pod)["name"])
@@ -257,9 +266,17 @@ class StatefulSetController:
                 revision = (pm.get("labels") or {}).get(K.CONTROLLER_REVISION_HASH)
                 current += revision == current_name
                 updated += revision == update_name
-        st = {"observedGeneration": meta(sts)["generation"], "replicas": replicas, "readyReplicas": ready,
-              "availableReplicas": available, "currentReplicas": current, "updatedReplicas": updated,
-              "currentRevision": current_name, "updateRevision": update_name, "collisionCount": 0}
+        st = {
+            "observedGeneration": meta(sts)["generation"],
+            "replicas": replicas,
+            "readyReplicas": ready,
+            "availableReplicas": available,
+            "currentReplicas": current,
+            "updatedReplicas": updated,
+            "currentRevision": current_name,
+            "updateRevision": update_name,
+            "collisionCount": 0,
+        }
         rolling = (sts["spec"].get("updateStrategy") or {}).get("type", "RollingUpdate") == "RollingUpdate"
         if rolling and st["updatedReplicas"] == st["replicas"] and st["readyReplicas"] == st["replicas"]:
             st["currentReplicas"] = st["updatedReplicas"]
@@ -277,7 +294,12 @@ class StatefulSetController:
         tmeta = tmpl.get("metadata") or {}
         labels = dict(tmeta.get("labels") or {})
         labels.update({K.CONTROLLER_REVISION_HASH: rev.name, K.STS_POD_NAME: name, K.POD_INDEX: str(ordinal)})
-        pod_meta = {"name": name, "namespace": meta(sts)["namespace"], "labels": labels, "ownerReferences": [owner_ref(sts)]}
+        pod_meta = {
+            "name": name,
+            "namespace": meta(sts)["namespace"],
+            "labels": labels,
+            "ownerReferences": [owner_ref(sts)],
+        }
         if tmeta.get("annotations"):
             pod_meta["annotations"] = dict(tmeta["annotations"])
         spec = dict(tmpl.get("spec") or {})
@@ -294,12 +316,22 @@ class StatefulSetController:
             claim = (vct.get("metadata") or {}).get("name", "data")
             pvc_name = f"{claim}-{pod_name}"
             if self.store.get("PersistentVolumeClaim", ns, pvc_name) is None:
-                pvc_meta = {"name": pvc_name, "namespace": ns,
-                            "labels": dict((sts["spec"].get("selector") or {}).get("matchLabels") or {})}
+                pvc_meta = {
+                    "name": pvc_name,
+                    "namespace": ns,
+                    "labels": dict((sts["spec"].get("selector") or {}).get("matchLabels") or {}),
+                }
                 if retention.get("whenDeleted") == "Delete":
                     pvc_meta["ownerReferences"] = [owner_ref(sts, controller=False)]
-                self.store.create({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": pvc_meta,
-                                   "spec": clone(vct.get("spec") or {}), "status": {"phase": "Bound"}})
+                self.store.create(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "PersistentVolumeClaim",
+                        "metadata": pvc_meta,
+                        "spec": clone(vct.get("spec") or {}),
+                        "status": {"phase": "Bound"},
+                    }
+                )
             volumes = [v for v in volumes if v.get("name") != claim]
             volumes.append({"name": claim, "persistentVolumeClaim": {"claimName": pvc_name}})
         return volumes
@@ -309,7 +341,11 @@ class StatefulSetController:
         if retention.get("whenScaled") != "Delete":
             return
         for vct in sts["spec"].get("volumeClaimTemplates") or []:
-            pvc = self.store.get("PersistentVolumeClaim", meta(sts)["namespace"], f"{(vct.get('metadata') or {}).get('name', 'data')}-{meta(pod)['name']}")
+            pvc = self.store.get(
+                "PersistentVolumeClaim",
+                meta(sts)["namespace"],
+                f"{(vct.get('metadata') or {}).get('name', 'data')}-{meta(pod)['name']}",
+            )
             if pvc is not None:
                 self.store._unindex_owners(pvc)
                 meta(pvc)["ownerReferences"] = [owner_ref(pod, controller=False)]
@@ -330,7 +366,11 @@ class StatefulSetController:
         out = []
         for cr in self.store.dependents(uid):
             if cr["kind"] == "ControllerRevision" and controller_uid(cr) == uid:
-                tmpl = {k: v for k, v in ((cr.get("data") or {}).get("spec") or {}).get("template", {}).items() if k != "$patch"}
+                tmpl = {
+                    k: v
+                    for k, v in ((cr.get("data") or {}).get("spec") or {}).get("template", {}).items()
+                    if k != "$patch"
+                }
                 out.append(Rev(meta(cr)["name"], int(cr.get("revision") or 0), tmpl))
         return sorted(out, key=lambda r: r.number)
 
@@ -353,16 +393,25 @@ class StatefulSetController:
             return rev
         if existing is not None:
             cr = self.store.get("ControllerRevision", meta(sts)["namespace"], name)
-            cr["revision"] = rev.number
-            self.store.touch(cr)
+            cr["revision"] = rev.number  # type: ignore[index]  # the object was just listed from the store: present
+            self.store.touch(cr)  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
             return rev
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         labels[REVISION_HASH_LABEL] = digest
-        self.store.create({"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                           "metadata": {"name": name, "namespace": meta(sts)["namespace"], "labels": labels,
-                                        "ownerReferences": [owner_ref(sts)]},
-                           "data": {"spec": {"template": {**clone(template), "$patch": "replace"}}},
-                           "revision": rev.number})
+        self.store.create(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ControllerRevision",
+                "metadata": {
+                    "name": name,
+                    "namespace": meta(sts)["namespace"],
+                    "labels": labels,
+                    "ownerReferences": [owner_ref(sts)],
+                },
+                "data": {"spec": {"template": {**clone(template), "$patch": "replace"}}},
+                "revision": rev.number,
+            }
+        )
         return rev
 
     def _truncate_history(self, sts, pods: Mapping[int, Mapping[str, Any]]) -> None:

@@ -21,10 +21,13 @@ so the garbage collector and the scheduler visit what may need them, not the who
 :attr:`Store.unbound_pods` (Pending pods without a node, not deleting); and
 :attr:`Store.pods_written` tells the kubelet which pods were written since it last looked.
 """
+
 from __future__ import annotations
 
+import builtins
 import uuid
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any, cast
 
 from pulumi_lws.core.copying import json_copy
 from pulumi_lws.sim.clock import Clock
@@ -63,7 +66,8 @@ def clone(value: Any) -> Any:
 
 
 def meta(obj: Mapping[str, Any]) -> dict[str, Any]:
-    return obj.setdefault("metadata", {})  # type: ignore[union-attr]
+    # a stored object is a dict: the Mapping in the signature is for readers' sake
+    return cast("dict[str, Any]", obj).setdefault("metadata", {})
 
 
 def owner_uids(obj: Mapping[str, Any]) -> list[str]:
@@ -79,8 +83,14 @@ def controller_uid(obj: Mapping[str, Any]) -> str | None:
 
 def owner_ref(owner: Mapping[str, Any], *, controller: bool = True, block: bool = True) -> dict[str, Any]:
     m = owner["metadata"]
-    return {"apiVersion": owner.get("apiVersion", "v1"), "kind": owner["kind"], "name": m["name"],
-            "uid": m["uid"], "controller": controller, "blockOwnerDeletion": block}
+    return {
+        "apiVersion": owner.get("apiVersion", "v1"),
+        "kind": owner["kind"],
+        "name": m["name"],
+        "uid": m["uid"],
+        "controller": controller,
+        "blockOwnerDeletion": block,
+    }
 
 
 class Store:
@@ -93,7 +103,7 @@ class Store:
         self._objs: dict[str, dict[Key, dict[str, Any]]] = {}
         self._by_uid: dict[str, dict[str, Any]] = {}
         self._dependents: dict[str, set[str]] = {}
-        self._sorted: dict[str, list[dict[str, Any]]] = {}  # kind -> objects by (namespace, name)
+        self._sorted: dict[str, builtins.list[dict[str, Any]]] = {}  # kind -> objects by (namespace, name)
         self._observed: dict[str, tuple[str, dict[str, Any]]] = {}  # uid -> (resourceVersion, stripped copy)
         self._epochs: dict[str, int] = {}  # owner uid -> writes to its dependents
         self._uid_counter = 0
@@ -102,7 +112,7 @@ class Store:
         #: owners may all be gone (written with only missing owners, or an owner was removed).
         #: A superset is harmless (the collector re-checks); ``gc_added`` lists additions in order.
         self.gc_candidates: set[str] = set()
-        self.gc_added: list[str] = []
+        self.gc_added: builtins.list[str] = []
         #: uids of Pods the scheduler must look at (``Scheduler._wants_scheduling``, exactly)
         self.unbound_pods: set[str] = set()
         #: uids of Pods written (or created) since the kubelet took this set (``Kubelet.sync_all``)
@@ -118,11 +128,15 @@ class Store:
     def by_uid(self, uid: str | None) -> dict[str, Any] | None:
         return self._by_uid.get(uid) if uid else None
 
-    def list(self, kind: str, namespace: str | None = None, selector: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    def list(
+        self, kind: str, namespace: str | None = None, selector: Mapping[str, Any] | None = None
+    ) -> builtins.list[dict[str, Any]]:
         """Objects of ``kind`` (in ``namespace`` if given) matching ``selector``, sorted by name."""
         ordered = self._sorted.get(kind)
         if ordered is None:  # names never change: re-sorted only after a create/remove of the kind
-            ordered = sorted(self._objs.get(kind, {}).values(), key=lambda o: (meta(o).get("namespace", ""), meta(o)["name"]))
+            ordered = sorted(
+                self._objs.get(kind, {}).values(), key=lambda o: (meta(o).get("namespace", ""), meta(o)["name"])
+            )
             self._sorted[kind] = ordered
         if namespace is None and not selector:
             return list(ordered)
@@ -159,15 +173,15 @@ class Store:
         """Changes whenever a dependent of ``uid`` is created, written, re-owned or removed."""
         return self._epochs.get(uid, 0)
 
-    def kinds(self) -> list[str]:
+    def kinds(self) -> builtins.list[str]:
         return sorted(k for k, objs in self._objs.items() if objs)
 
-    def dependents(self, uid: str) -> list[dict[str, Any]]:
+    def dependents(self, uid: str) -> builtins.list[dict[str, Any]]:
         """Objects whose ownerReferences name ``uid`` (sorted by kind, name)."""
         objs = [self._by_uid[d] for d in self._dependents.get(uid, ()) if d in self._by_uid]
         return sorted(objs, key=lambda o: (o["kind"], meta(o)["name"]))
 
-    def dependents_unordered(self, uid: str) -> list[dict[str, Any]]:
+    def dependents_unordered(self, uid: str) -> builtins.list[dict[str, Any]]:
         """:meth:`dependents` in no particular order (for order-free consumers: no sort)."""
         objs = self._by_uid
         return [objs[d] for d in self._dependents.get(uid, ()) if d in objs]
@@ -228,8 +242,11 @@ class Store:
             self._gc_candidate(uid)
         if obj["kind"] == "Pod":
             self.pods_written.add(uid)
-            if (not (obj.get("spec") or {}).get("nodeName") and not m.get("deletionTimestamp")
-                    and obj["status"].get("phase") == "Pending"):
+            if (
+                not (obj.get("spec") or {}).get("nodeName")
+                and not m.get("deletionTimestamp")
+                and obj["status"].get("phase") == "Pending"
+            ):
                 self.unbound_pods.add(uid)
             else:
                 self.unbound_pods.discard(uid)
@@ -259,7 +276,11 @@ class Store:
         for k, v in want.items():
             if k not in ("metadata", "status") and not k.startswith("_sim"):
                 stored[k] = v
-        for k in [k for k in stored if k not in want and k not in ("metadata", "status", "kind", "apiVersion") and not k.startswith("_sim")]:
+        for k in [
+            k
+            for k in stored
+            if k not in want and k not in ("metadata", "status", "kind", "apiVersion") and not k.startswith("_sim")
+        ]:
             del stored[k]
         m = meta(stored)
         for field in ("labels", "annotations"):
@@ -274,8 +295,16 @@ class Store:
         self.touch(stored, spec_changed=spec_changed)
         return stored
 
-    def delete(self, kind: str, namespace: str, name: str, *, propagation: str = "Background",
-               uid: str | None = None, grace: float | None = None) -> dict[str, Any] | None:
+    def delete(
+        self,
+        kind: str,
+        namespace: str,
+        name: str,
+        *,
+        propagation: str = "Background",
+        uid: str | None = None,
+        grace: float | None = None,
+    ) -> dict[str, Any] | None:
         """API DELETE. Returns the object if it still exists (terminating), None if removed.
 
         Raises NotFound, or Conflict when ``uid`` does not match (a recreated object).

@@ -17,6 +17,7 @@ runs; the run itself (rows, stages, verdict) is exactly the plain runner's. Inva
   plot draws it as checked only there;
 * ``deadline_passed`` is the first traced time a stage reported its progress deadline exceeded.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -77,8 +78,11 @@ class Timeline:
         if actions or applied.created or applied.updated or applied.replaced or applied.deleted:
             self.changes.append(now)
         last = self.budgets[-1] if self.budgets else None
-        if budget is not None and (last is None or (last.replicas, last.max_unavailable, last.max_surge)
-                                   != (budget.replicas, budget.max_unavailable, budget.max_surge)):
+        if budget is not None and (
+            last is None
+            or (last.replicas, last.max_unavailable, last.max_surge)
+            != (budget.replicas, budget.max_unavailable, budget.max_surge)
+        ):
             self.budgets.append(budget)
 
 

@@ -12,13 +12,15 @@ Invariants:
 - every path stays inside the workspace (``..`` and absolute paths are refused);
 - ``close()`` removes the copy; it is idempotent.
 """
+
 from __future__ import annotations
 
 import copy
 import pathlib
 import shutil
 import tempfile
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from pulumi_lws.core.resource import load_manifest
 from pulumi_lws.core.yamlio import dump_document, load_documents, read_text
@@ -62,7 +64,7 @@ class Workspace:
         self.program = self.root / program_name
 
     @classmethod
-    def for_program(cls, program: pathlib.Path) -> "Workspace":
+    def for_program(cls, program: pathlib.Path) -> Workspace:
         """The workspace of a program file (its directory is the Pulumi project)."""
         return cls(program.parent, program.name)
 
@@ -89,7 +91,7 @@ class Workspace:
             self._tmp.cleanup()
             self._tmp = None
 
-    def __enter__(self) -> "Workspace":
+    def __enter__(self) -> Workspace:
         return self
 
     def __exit__(self, *exc: object) -> None:

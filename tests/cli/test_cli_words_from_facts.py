@@ -1,5 +1,6 @@
 """The CLI knows no API: its help words and the flags it refuses come from the registered APIs'
 facts (``Workload.words``, ``Workload.arguments``, ``Workload.gang``; pulumi_lws/cli/apis.py)."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,8 +10,11 @@ from pulumi_lws.cli import build_parser, main
 from pulumi_lws.cli.apis import kinds, kinds_taking
 from pulumi_lws.workloads import option_refused, registered, workload_for
 
-EXAMPLES = {"LeaderWorkerSet": "quickstart/lws.yaml", "ModelServing": "modelserving-pd/ms.yaml",
-            "DisaggregatedSet": "disaggregated-pd/ds.yaml"}
+EXAMPLES = {
+    "LeaderWorkerSet": "quickstart/lws.yaml",
+    "ModelServing": "modelserving-pd/ms.yaml",
+    "DisaggregatedSet": "disaggregated-pd/ds.yaml",
+}
 
 
 def help_of(capsys, *argv: str) -> str:
@@ -35,11 +39,15 @@ def test_each_command_names_every_registered_api(capsys, command):
 
 
 def test_update_order_is_taken_by_the_apis_whose_arguments_say_so():
-    assert kinds_taking("update_order") == [k for k, w in registered().items()
-                                            if "update_order" in w.arguments.option_names] == ["LeaderWorkerSet"]
+    assert (
+        kinds_taking("update_order")
+        == [k for k, w in registered().items() if "update_order" in w.arguments.option_names]
+        == ["LeaderWorkerSet"]
+    )
     assert option_refused(workload_for("LeaderWorkerSet"), "update_order", "--update-order") is None
     assert option_refused(workload_for("ModelServing"), "update_order", "--update-order") == (
-        "--update-order does not apply to a ModelServing (only LeaderWorkerSet takes it)")
+        "--update-order does not apply to a ModelServing (only LeaderWorkerSet takes it)"
+    )
 
 
 @pytest.mark.parametrize("kind", ["ModelServing", "DisaggregatedSet"])

@@ -2,6 +2,7 @@
 table, each role's old|new per stage, in text, markdown and json; ``--diff`` shows the child
 objects changing; update-rule violations exit 2), ``render`` at both stages and
 ``simulate --from/--to``, with their exit codes."""
+
 from __future__ import annotations
 
 import copy
@@ -21,7 +22,9 @@ from pulumi_lws.disaggregatedset.revision import compute_revision
 ROOT = TESTS_DIR.parent
 DS = ROOT / "examples" / "disaggregated-pd" / "ds.yaml"
 OLD_IMAGE, NEW_IMAGE = "nginxinc/nginx-unprivileged:1.27", "nginxinc/nginx-unprivileged:1.28"
-STEPS = next(v for v in load_conformance("disaggregatedset-planner.json") if v["name"] == "medium_6_2_surge1")["expectedSteps"]
+STEPS = next(v for v in load_conformance("disaggregatedset-planner.json") if v["name"] == "medium_6_2_surge1")[
+    "expectedSteps"
+]
 #: each stage after the first: ((prefill old, new), (decode old, new)) — upstream's steps 1..12
 LANES = [((s["old"][0], s["new"][0]), (s["old"][1], s["new"][1])) for s in STEPS[1:]]
 
@@ -57,7 +60,9 @@ def change(tmp_path) -> tuple[pathlib.Path, pathlib.Path]:
 
 # ---- plan -----------------------------------------------------------------------------------------
 def _cells(line: str, sep: str) -> list[str]:
-    return [c.strip() for c in (line.strip().strip("|").split(" | ") if sep == "md" else re.split(r"\s{2,}", line.strip()))]
+    return [
+        c.strip() for c in (line.strip().strip("|").split(" | ") if sep == "md" else re.split(r"\s{2,}", line.strip()))
+    ]
 
 
 def test_plan_table_shows_each_roles_old_new_lanes_per_stage(capsys, change) -> None:
@@ -125,12 +130,19 @@ def test_plan_of_an_unchanged_set_has_no_changes(capsys) -> None:
     assert code == 0 and "no changes" in out
 
 
-@pytest.mark.parametrize("edit,message", [
-    (lambda d: d["metadata"].update(name="other"), "name different DisaggregatedSets"),
-    (lambda d: d["metadata"].update(namespace="elsewhere"), "namespace"),
-    (lambda d: d["spec"]["roles"][0]["spec"].update(
-        rolloutStrategy={"rollingUpdateConfiguration": {"partition": 1}}), "partition"),
-])
+@pytest.mark.parametrize(
+    "edit,message",
+    [
+        (lambda d: d["metadata"].update(name="other"), "name different DisaggregatedSets"),
+        (lambda d: d["metadata"].update(namespace="elsewhere"), "namespace"),
+        (
+            lambda d: d["spec"]["roles"][0]["spec"].update(
+                rolloutStrategy={"rollingUpdateConfiguration": {"partition": 1}}
+            ),
+            "partition",
+        ),
+    ],
+)
 def test_plan_update_rule_violations_exit_2(capsys, tmp_path, edit, message) -> None:
     new = with_image(example(), NEW_IMAGE)
     edit(new)

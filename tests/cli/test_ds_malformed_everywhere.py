@@ -3,6 +3,7 @@ and the Pulumi component. Each row of the validation table (tests/disaggregateds
 test_ds_validation.BAD) and of the families every API is fed alike (malformed.family_rows: pod
 templates, ObjectMeta, int32 fields) exits 2 naming the field, prints no traceback, and registers
 nothing."""
+
 from __future__ import annotations
 
 import sys
@@ -11,8 +12,8 @@ from typing import Any
 import pulumi
 import pytest
 from conftest import TESTS_DIR, fresh_mock_runtime
-from malformed import assert_rejected, family_rows, put, recording_mocks, write_manifest
 from fakes_component import FakeActuator
+from malformed import assert_rejected, family_rows, put, recording_mocks, write_manifest
 
 sys.path.insert(0, str(TESTS_DIR / "disaggregatedset" / "api"))
 from ds_base import ds
@@ -25,10 +26,15 @@ from pulumi_lws.core.snapshot import Snapshot
 GOOD = ds()
 pulumi_test = pulumi.runtime.test
 R0 = "spec.roles[0]"
-ROWS = ([(cid, manifest, path) for cid, manifest, path, _message, _kind in BAD]
-        + family_rows(GOOD, [f"{R0}.spec.leaderWorkerTemplate.workerTemplate"],
-                      ["spec.slices", f"{R0}.spec.replicas", f"{R0}.spec.leaderWorkerTemplate.size"])
-        + [("role-label-value", put(GOOD, f"{R0}.metadata", {"labels": {"a": "b c"}}), f"{R0}.metadata.labels")])
+ROWS = (
+    [(cid, manifest, path) for cid, manifest, path, _message, _kind in BAD]
+    + family_rows(
+        GOOD,
+        [f"{R0}.spec.leaderWorkerTemplate.workerTemplate"],
+        ["spec.slices", f"{R0}.spec.replicas", f"{R0}.spec.leaderWorkerTemplate.size"],
+    )
+    + [("role-label-value", put(GOOD, f"{R0}.metadata", {"labels": {"a": "b c"}}), f"{R0}.metadata.labels")]
+)
 #: the component names an unnamed manifest after its Pulumi resource, so a missing name is valid there
 COMPONENT_ROWS = [r for r in ROWS if r[0] != "name-required"]
 
@@ -40,8 +46,16 @@ def test_the_table_is_big() -> None:
 @pytest.mark.parametrize("manifest,field", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_every_cli_entry_point_exits_2_naming_the_field(tmp_path, capsys, manifest, field) -> None:
     bad, good = write_manifest(tmp_path, "bad.yaml", manifest), write_manifest(tmp_path, "good.yaml", GOOD)
-    assert_rejected(capsys, (["render", bad], ["render", bad, "--stage", "steady"], ["plan", good, bad],
-                 ["simulate", "--from", good, "--to", bad]), field)
+    assert_rejected(
+        capsys,
+        (
+            ["render", bad],
+            ["render", bad, "--stage", "steady"],
+            ["plan", good, bad],
+            ["simulate", "--from", good, "--to", bad],
+        ),
+        field,
+    )
 
 
 class _Observer:
@@ -80,7 +94,9 @@ def test_a_good_manifest_through_the_component_registers(mocks) -> None:
 
     def check(_):
         assert observer.calls
-        assert {a.typ for a in mocks.registered if a.custom} >= {"kubernetes:apps/v1:StatefulSet",
-                                                                 "kubernetes:apps/v1:ControllerRevision"}
+        assert {a.typ for a in mocks.registered if a.custom} >= {
+            "kubernetes:apps/v1:StatefulSet",
+            "kubernetes:apps/v1:ControllerRevision",
+        }
 
     return pulumi.Output.all(comp.urn, *[c.urn for c in comp.child_resources]).apply(check)

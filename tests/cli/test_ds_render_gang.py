@@ -3,6 +3,7 @@ every child LeaderWorkerSet's gang objects follow the flag, first stage and stea
 (Volcano: one PodGroup per child group; kubernetes: the Workload + PodGroups), as for a
 LeaderWorkerSet; every printed object validated (kubernetes-validate strict; the gang API's
 schema is 1.37's, as tests/lws)."""
+
 from __future__ import annotations
 
 import copy
@@ -55,4 +56,6 @@ def test_kubernetes_is_the_default(capsys, tmp_path):
     objs = render(capsys, str(gang_file(tmp_path)))
     assert {o["apiVersion"] for o in objs if o["kind"] == "PodGroup"} == {"scheduling.k8s.io/v1beta1"}
     assert sorted(o["metadata"]["labels"][L.NAME].rsplit("-", 1)[1] for o in objs if o["kind"] == "Workload") == [
-        "decode", "prefill"]
+        "decode",
+        "prefill",
+    ]

@@ -1,6 +1,7 @@
 """``pulumi-lws`` never shows a traceback for user error, and its exit codes are distinct and
 documented (pulumi_lws/cli/exit_codes.py, README "Exit codes"): 0 done, 1 not converged,
 2 bad input, 3 internal error, 130 interrupted, 141 closed pipe."""
+
 from __future__ import annotations
 
 import os
@@ -19,21 +20,37 @@ from pulumi_lws.cli import main
 
 SAMPLE = TESTS_DIR / "manifests_upstream" / "docs_examples_sample_lws.yaml"
 ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(9))
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 10)}]\n" for i in range(9)
+)
 DUPLICATE = SAMPLE.read_text().replace("spec:\n", "spec:\n  replicas: 1\n", 1)
 
 
-def cli(*argv: str, stdin: bytes | None = None, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+def cli(
+    *argv: str, stdin: bytes | None = None, env: dict | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
     """``python -m pulumi_lws.cli ARGV`` in a subprocess (the real entry point, real stdio)."""
-    return subprocess.run([sys.executable, "-m", "pulumi_lws.cli", *argv], check=False, input=stdin, capture_output=True,
-                          cwd=REPO_ROOT, env={**os.environ, **(env or {})}, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "pulumi_lws.cli", *argv],
+        check=False,
+        input=stdin,
+        capture_output=True,
+        cwd=REPO_ROOT,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+    )
 
 
 def bad_inputs(tmp_path) -> dict[str, tuple[str, str]]:
     """name -> (path argument, a phrase the one-line message must hold)."""
-    files = {"non-utf8.yaml": b"kind: LeaderWorkerSet\nname: \xff\xfe\n", "empty.yaml": b"",
-             "comments-only.yaml": b"# nothing here\n---\n", "alias-bomb.yaml": ALIAS_BOMB.encode(),
-             "duplicate.yaml": DUPLICATE.encode(), "broken.yaml": b"kind: [unclosed\n", "list.yaml": b"- a\n- b\n"}
+    files = {
+        "non-utf8.yaml": b"kind: LeaderWorkerSet\nname: \xff\xfe\n",
+        "empty.yaml": b"",
+        "comments-only.yaml": b"# nothing here\n---\n",
+        "alias-bomb.yaml": ALIAS_BOMB.encode(),
+        "duplicate.yaml": DUPLICATE.encode(),
+        "broken.yaml": b"kind: [unclosed\n",
+        "list.yaml": b"- a\n- b\n",
+    }
     for name, data in files.items():
         (tmp_path / name).write_bytes(data)
     return {
@@ -49,8 +66,17 @@ def bad_inputs(tmp_path) -> dict[str, tuple[str, str]]:
     }
 
 
-CASES = ["directory", "missing", "non-utf8", "empty", "comments-only", "alias-bomb", "duplicate-key", "invalid-yaml",
-         "not-a-mapping"]
+CASES = [
+    "directory",
+    "missing",
+    "non-utf8",
+    "empty",
+    "comments-only",
+    "alias-bomb",
+    "duplicate-key",
+    "invalid-yaml",
+    "not-a-mapping",
+]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -124,8 +150,10 @@ def test_internal_error_exits_3_with_one_line_and_the_traceback_only_when_asked(
     assert main(["render", str(SAMPLE)]) == X.INTERNAL_ERROR == 3
     err = capsys.readouterr().err
     first = err.splitlines()[0]
-    assert first == ("internal error: AttributeError: 'NoneType' object has no attribute 'get' "
-                     "(please report; rerun with PULUMI_LWS_DEBUG=1 for the traceback)")
+    assert first == (
+        "internal error: AttributeError: 'NoneType' object has no attribute 'get' "
+        "(please report; rerun with PULUMI_LWS_DEBUG=1 for the traceback)"
+    )
     assert ("Traceback" in err) is debug
     assert len(err.splitlines()) == 1 or debug
 

@@ -1,6 +1,7 @@
 """A component created under Pulumi mocks with no backend installed and no kubeconfig fails with
 one clear error naming what to do (``use_backend`` for tests/simulator, a kubeconfig or
 ``kubernetes:context`` for a real cluster), not the Kubernetes client's raw ``ConfigError``."""
+
 from __future__ import annotations
 
 import pulumi
@@ -34,9 +35,11 @@ def test_component_without_backend_names_what_to_do(mocks, no_kubeconfig) -> Non
 
 def test_unknown_context_is_named(tmp_path, monkeypatch) -> None:
     config = tmp_path / "config"
-    config.write_text("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
-                      "users: [{name: u, user: {token: t}}]\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"
-                      "current-context: a\n")
+    config.write_text(
+        "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n"
+        "current-context: a\n"
+    )
     monkeypatch.setenv("KUBECONFIG", str(config))
     with pytest.raises(NoClusterError, match="context 'prod'"):
         current_backend(context="prod")

@@ -1,6 +1,7 @@
 """The CLI on ModelServing manifests, dispatched through the workload registry: render (first and
 steady stage), plan (table, markdown, json, --diff, update rules) and simulate --from/--to
 (GPU node pools, --plot), with their exit codes."""
+
 from __future__ import annotations
 
 import copy
@@ -55,6 +56,7 @@ def write(tmp_path: pathlib.Path, name: str, *docs: dict) -> pathlib.Path:
 
 # ---- render -------------------------------------------------------------------------------------
 
+
 def test_render_first_stage_of_a_modelserving_prints_valid_objects_under_a_header(capsys):
     code, out, err = run(capsys, "render", PD)
     assert code == 0 and err == ""
@@ -75,7 +77,10 @@ def test_render_steady_and_pass_through_in_file_order(capsys, tmp_path):
     assert code == 0
     headers = [line for line in out.splitlines() if line.startswith("# ")]
     assert headers[0].startswith("# Service front: passed through unchanged")
-    assert headers[1].startswith("# ModelServing default/pd: steady state after ") and "4 groups, all on revision" in headers[1]
+    assert (
+        headers[1].startswith("# ModelServing default/pd: steady state after ")
+        and "4 groups, all on revision" in headers[1]
+    )
 
 
 def test_render_volcano_scheduler_adds_one_podgroup_per_servinggroup(capsys, tmp_path):
@@ -95,6 +100,7 @@ def test_render_invalid_modelserving_exits_2_and_prints_nothing(capsys, tmp_path
 
 
 # ---- plan ---------------------------------------------------------------------------------------
+
 
 def test_plan_table_of_the_seed_example_replaces_r3_first(capsys, tmp_path):
     """The seed's six-stage table: 4 ServingGroups, maxUnavailable 1, R-3 down to R-0."""
@@ -121,9 +127,13 @@ def test_plan_diff_shows_only_the_first_replaced_group_and_the_new_revision(caps
     code, out, _ = run(capsys, "plan", PD, new, "--diff")
     assert code == 0
     assert "--- /dev/null\n+++ b/ControllerRevision/pd-" in out
-    changed = {line[len("+++ b/"):] for line in out.splitlines() if line.startswith("+++ b/")}
-    assert {"StatefulSet/pd-3-prefill-0", "StatefulSet/pd-3-prefill-0-w", "StatefulSet/pd-3-decode-0",
-            "StatefulSet/pd-3-decode-0-w"} <= changed
+    changed = {line[len("+++ b/") :] for line in out.splitlines() if line.startswith("+++ b/")}
+    assert {
+        "StatefulSet/pd-3-prefill-0",
+        "StatefulSet/pd-3-prefill-0-w",
+        "StatefulSet/pd-3-decode-0",
+        "StatefulSet/pd-3-decode-0-w",
+    } <= changed
     assert not any(name.startswith("StatefulSet/pd-0-") for name in changed)
     assert f"-        image: {OLD_IMAGE}\n" in out and f"+        image: {NEW_IMAGE}\n" in out
     code, out, _ = run(capsys, "plan", PD, new, "--diff", "--format", "json")
@@ -147,8 +157,11 @@ def test_plan_no_changes_and_update_rule_exit_codes(capsys, tmp_path):
 
 def test_plan_role_rolling_update_warns_when_every_group_goes_below_ready(capsys, tmp_path):
     role = KTHENA / "examples_model-serving_role-rollingupdate.yaml"
-    new = write(tmp_path, "r.yaml", *[d for d in yaml.safe_load_all(role.read_text().replace("image: nginx\n",
-                                                                                           "image: nginx:2\n")) if d])
+    new = write(
+        tmp_path,
+        "r.yaml",
+        *[d for d in yaml.safe_load_all(role.read_text().replace("image: nginx\n", "image: nginx:2\n")) if d],
+    )
     code, out, _ = run(capsys, "plan", role, new)
     assert code == 0
     assert "rolling update complete" in out
@@ -158,8 +171,14 @@ def test_plan_role_rolling_update_warns_when_every_group_goes_below_ready(capsys
 def test_plan_with_surge_counts_the_surge_group(capsys, tmp_path):
     old = copy.deepcopy(pd())
     old["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] = {"maxUnavailable": 0, "maxSurge": 1}
-    code, out, _ = run(capsys, "plan", write(tmp_path, "o.yaml", old), write(tmp_path, "n.yaml", with_image(old, NEW_IMAGE)),
-                       "--format", "json")
+    code, out, _ = run(
+        capsys,
+        "plan",
+        write(tmp_path, "o.yaml", old),
+        write(tmp_path, "n.yaml", with_image(old, NEW_IMAGE)),
+        "--format",
+        "json",
+    )
     assert code == 0
     rows = json.loads(out)["rows"]
     assert max(r["live"] for r in rows) == 5 and min(r["available"] for r in rows) == 4
@@ -167,6 +186,7 @@ def test_plan_with_surge_counts_the_surge_group(capsys, tmp_path):
 
 
 # ---- simulate -----------------------------------------------------------------------------------
+
 
 def test_simulate_from_to_converges_with_a_plot(capsys, tmp_path):
     new = write(tmp_path, "new.yaml", with_image(pd(), NEW_IMAGE))
@@ -184,11 +204,13 @@ def test_simulate_gpu_pool_surge_group_unschedulable_is_a_named_blocker(capsys, 
     old = with_gpus(pd())
     old["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] = {"maxUnavailable": 0, "maxSurge": 1}
     a, b = write(tmp_path, "o.yaml", old), write(tmp_path, "n.yaml", with_image(old, NEW_IMAGE))
-    code, out, err = run(capsys, "simulate", "--from", a, "--to", b, "--nodes", "3", "--gpus-per-node", "8",
-                         "--format", "json")
+    code, out, err = run(
+        capsys, "simulate", "--from", a, "--to", b, "--nodes", "3", "--gpus-per-node", "8", "--format", "json"
+    )
     assert code == 0 and json.loads(out)["converged"]
-    code, out, err = run(capsys, "simulate", "--from", a, "--to", b, "--nodes", "2", "--gpus-per-node", "8",
-                         "--format", "json")
+    code, out, err = run(
+        capsys, "simulate", "--from", a, "--to", b, "--nodes", "2", "--gpus-per-node", "8", "--format", "json"
+    )
     assert code == 1 and "rollout ended blocked: surge-not-ready" in err
     trace = json.loads(out)
     assert trace["blocked"].startswith("surge-not-ready: surge group pd-4 is not ready")
@@ -203,7 +225,9 @@ def test_simulate_bad_modelserving_exits_2_naming_the_file(capsys, tmp_path):
     assert code == 2 and "--to" in err and "spec.replicas" in err
 
 
-@pytest.mark.parametrize("manifest", ["examples_model-serving_rollingupdate.yaml", "examples_model-serving_sample.yaml"])
+@pytest.mark.parametrize(
+    "manifest", ["examples_model-serving_rollingupdate.yaml", "examples_model-serving_sample.yaml"]
+)
 def test_upstream_samples_plan_an_image_change(capsys, tmp_path, manifest):
     path = KTHENA / manifest
     docs = [d for d in yaml.safe_load_all(path.read_text()) if d]

@@ -1,12 +1,13 @@
 """Every upstream ModelServing example (mirrored in tests/manifests_upstream_kthena) renders, at
 the first stage and at steady state, into objects that validate strictly against Kubernetes 1.35;
 the one sample upstream's webhook rejects is refused with exit 2 naming the field."""
+
 from __future__ import annotations
 
 import pytest
 import yaml
-
 from conftest import TESTS_DIR, validate_manifest
+
 from pulumi_lws.cli import main
 
 MIRRORS = TESTS_DIR / "manifests_upstream_kthena"
@@ -30,8 +31,11 @@ def test_every_upstream_example_renders_valid_objects(path, stage, capsys) -> No
     for obj in objs:
         validate_manifest(obj)
     if stage == "steady":
-        entry = [o for o in objs if o["kind"] == "StatefulSet" and o["spec"]["replicas"] == 1
-                 and not o["metadata"]["name"].endswith("-w")]
+        entry = [
+            o
+            for o in objs
+            if o["kind"] == "StatefulSet" and o["spec"]["replicas"] == 1 and not o["metadata"]["name"].endswith("-w")
+        ]
         assert entry, "every role replica has its entry StatefulSet"
 
 

@@ -1,4 +1,5 @@
 """``pulumi-lws plan OLD.yaml NEW.yaml``: the seeds' documented sequence, formats, RolloutFirst, errors."""
+
 from __future__ import annotations
 
 import json
@@ -9,11 +10,22 @@ import yaml
 from pulumi_lws.cli import main
 
 SEED = {
-    "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
     "metadata": {"name": "leaderworkerset-sample"},
-    "spec": {"rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": {"maxUnavailable": 2, "maxSurge": 2}},
-             "replicas": 4, "leaderWorkerTemplate": {"size": 4, "workerTemplate": {"spec": {"containers": [
-                 {"name": "nginx", "image": "nginxinc/nginx-unprivileged:1.27"}]}}}},
+    "spec": {
+        "rolloutStrategy": {
+            "type": "RollingUpdate",
+            "rollingUpdateConfiguration": {"maxUnavailable": 2, "maxSurge": 2},
+        },
+        "replicas": 4,
+        "leaderWorkerTemplate": {
+            "size": 4,
+            "workerTemplate": {
+                "spec": {"containers": [{"name": "nginx", "image": "nginxinc/nginx-unprivileged:1.27"}]}
+            },
+        },
+    },
 }
 
 
@@ -53,7 +65,9 @@ def test_seed_example_prints_documented_sequence(tmp_path, capsys):
 
 @pytest.mark.parametrize("fmt", ["table", "markdown"])
 def test_table_formats(tmp_path, capsys, fmt):
-    rc = main(["plan", write(tmp_path, "o.yaml", SEED), write(tmp_path, "n.yaml", with_image(SEED, "x:2")), "--format", fmt])
+    rc = main(
+        ["plan", write(tmp_path, "o.yaml", SEED), write(tmp_path, "n.yaml", with_image(SEED, "x:2")), "--format", fmt]
+    )
     out = capsys.readouterr().out
     assert rc == 0 and "R-4 (Surge)" in out and "rollout complete" in out
     if fmt == "markdown":

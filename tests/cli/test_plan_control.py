@@ -1,5 +1,6 @@
 """``pulumi-lws plan`` with a paused NEW (every API): the prediction is the rollout as resumed, the
 pause is a warning and the JSON ``control`` note; the progress deadline is reported as a setting."""
+
 from __future__ import annotations
 
 import json
@@ -15,10 +16,14 @@ from pulumi_lws.core.control import PROGRESS_DEADLINE_ANNOTATION
 
 PAIRS = {
     "LeaderWorkerSet": (lws_manifest(4, "img:1"), lws_manifest(4, "img:2")),
-    "ModelServing": (MS.ms_manifest(replicas=3, roles=[MS.role("p", 1)]),
-                     MS.with_image(MS.ms_manifest(replicas=3, roles=[MS.role("p", 1)]), "img:2")),
-    "DisaggregatedSet": (DS.ds_manifest(DS.role("prefill", 2), DS.role("decode", 1)),
-                         DS.with_image(DS.ds_manifest(DS.role("prefill", 2), DS.role("decode", 1)), "img:2")),
+    "ModelServing": (
+        MS.ms_manifest(replicas=3, roles=[MS.role("p", 1)]),
+        MS.with_image(MS.ms_manifest(replicas=3, roles=[MS.role("p", 1)]), "img:2"),
+    ),
+    "DisaggregatedSet": (
+        DS.ds_manifest(DS.role("prefill", 2), DS.role("decode", 1)),
+        DS.with_image(DS.ds_manifest(DS.role("prefill", 2), DS.role("decode", 1)), "img:2"),
+    ),
 }
 
 

@@ -1,6 +1,7 @@
 """``pulumi-lws plan --mode controller``: the same stage sequence as operator-free mode (the
 planners model the upstream controllers), plus where that model is upstream-exact and where it
 approximates; pulumi-lws-only choices are refused (exit 2)."""
+
 from __future__ import annotations
 
 import copy
@@ -15,9 +16,12 @@ from pulumi_lws.cli.exit_codes import BAD_INPUT
 from pulumi_lws.workloads import workload_for
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SAMPLES = {"lws-ordinal": ROOT / "examples" / "quickstart" / "lws.yaml", "lws-hash": ROOT / "examples" / "hash" / "lws.yaml",
-           "modelserving": ROOT / "examples" / "modelserving-pd" / "ms.yaml",
-           "disaggregatedset": ROOT / "examples" / "disaggregated-pd" / "ds.yaml"}
+SAMPLES = {
+    "lws-ordinal": ROOT / "examples" / "quickstart" / "lws.yaml",
+    "lws-hash": ROOT / "examples" / "hash" / "lws.yaml",
+    "modelserving": ROOT / "examples" / "modelserving-pd" / "ms.yaml",
+    "disaggregatedset": ROOT / "examples" / "disaggregated-pd" / "ds.yaml",
+}
 
 
 def new_image(doc, image="nginxinc/nginx-unprivileged:1.29"):
@@ -34,6 +38,7 @@ def new_image(doc, image="nginxinc/nginx-unprivileged:1.29"):
         elif isinstance(node, list):
             for v in node:
                 walk(v)
+
     walk(out["spec"])
     return out
 

@@ -1,4 +1,5 @@
 """``pulumi-lws plan --diff``: per-object unified diffs of the next ``pulumi up``; "no changes"."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,10 @@ def run(capsys, *argv):
 
 
 def test_diff_shows_the_image_change_per_object_after_the_stage_table(tmp_path, capsys):
-    old, new = write(tmp_path, "o.yaml", SEED), write(tmp_path, "n.yaml", with_image(SEED, "nginxinc/nginx-unprivileged:1.28"))
+    old, new = (
+        write(tmp_path, "o.yaml", SEED),
+        write(tmp_path, "n.yaml", with_image(SEED, "nginxinc/nginx-unprivileged:1.28")),
+    )
     code, out, _ = run(capsys, old, new, "--diff")
     assert code == 0
     table, _, diff = out.partition(f"--- a/StatefulSet/{NAME}\n")
@@ -42,7 +46,10 @@ def test_scale_down_deletes_objects_against_dev_null():
     diffs = {d.key: d for d in plan_diff(old, new)}
     assert {k for k, d in diffs.items() if d.change == "deleted"} >= {f"StatefulSet/{NAME}-2", f"StatefulSet/{NAME}-3"}
     assert f"+++ {NULL}\n" in diffs[f"StatefulSet/{NAME}-3"].text
-    assert "-  replicas: 4\n" in diffs[f"StatefulSet/{NAME}"].text and "+  replicas: 2\n" in diffs[f"StatefulSet/{NAME}"].text
+    assert (
+        "-  replicas: 4\n" in diffs[f"StatefulSet/{NAME}"].text
+        and "+  replicas: 2\n" in diffs[f"StatefulSet/{NAME}"].text
+    )
 
 
 def test_hash_mode_diff_names_the_deployment():

@@ -1,5 +1,6 @@
 """``pulumi-lws plan``: the update rules (immutable fields), multi-document files and ``--name``,
 plain-word descriptions, and help texts without markup (plan, simulate, rollout)."""
+
 from __future__ import annotations
 
 import json
@@ -29,13 +30,19 @@ SGS = {"subGroupSize": 2}
 SGS_PATH = "spec.leaderWorkerTemplate.SubGroupPolicy.subGroupSize"  # upstream's path, capital S
 
 
-@pytest.mark.parametrize("old_edit, new_edit, path", [
-    ((("spec", "leaderWorkerTemplate", "subGroupPolicy"), SGS),
-     (("spec", "leaderWorkerTemplate", "subGroupPolicy"), {"subGroupSize": 4}), SGS_PATH),
-    (None, (("spec", "leaderWorkerTemplate", "subGroupPolicy"), SGS), SGS_PATH),
-    (None, (("spec", "podTerminationPolicy"), "Parallel"), "spec.podTerminationPolicy"),
-    (None, (("spec", "groupIdentity"), "Hash"), "spec.groupIdentity"),
-])
+@pytest.mark.parametrize(
+    "old_edit, new_edit, path",
+    [
+        (
+            (("spec", "leaderWorkerTemplate", "subGroupPolicy"), SGS),
+            (("spec", "leaderWorkerTemplate", "subGroupPolicy"), {"subGroupSize": 4}),
+            SGS_PATH,
+        ),
+        (None, (("spec", "leaderWorkerTemplate", "subGroupPolicy"), SGS), SGS_PATH),
+        (None, (("spec", "podTerminationPolicy"), "Parallel"), "spec.podTerminationPolicy"),
+        (None, (("spec", "groupIdentity"), "Hash"), "spec.groupIdentity"),
+    ],
+)
 def test_immutable_field_changes_exit_2_naming_the_field(tmp_path, capsys, old_edit, new_edit, path):
     old = edited(SEED, *old_edit) if old_edit else SEED
     new = edited(with_image(old, "x:2"), *new_edit)
@@ -48,8 +55,12 @@ def test_immutable_field_changes_exit_2_naming_the_field(tmp_path, capsys, old_e
 MULTI = [
     {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "front"}, "spec": {"ports": [{"port": 80}]}},
     SEED,
-    {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "hpa"},
-     "spec": {"scaleTargetRef": {"kind": "LeaderWorkerSet", "name": SEED["metadata"]["name"]}}},
+    {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "hpa"},
+        "spec": {"scaleTargetRef": {"kind": "LeaderWorkerSet", "name": SEED["metadata"]["name"]}},
+    },
 ]
 
 

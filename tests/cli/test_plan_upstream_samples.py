@@ -1,6 +1,7 @@
 """Every LeaderWorkerSet of the mirrored upstream samples (tests/manifests_upstream) survives a
 one-image change through ``plan --diff`` and ``simulate --from/--to``: exit 0 (converged) or 1
 with a named blocker, never 2 or 3; the diff shows the image line."""
+
 from __future__ import annotations
 
 import copy
@@ -13,7 +14,9 @@ from pulumi_lws.cli import main
 from pulumi_lws.cli.documents import read
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[1] / "manifests_upstream"
-CASES = [(path, doc.name) for path in sorted(SAMPLES.glob("*.yaml")) for doc in read(path) if doc.kind == "LeaderWorkerSet"]
+CASES = [
+    (path, doc.name) for path in sorted(SAMPLES.glob("*.yaml")) for doc in read(path) if doc.kind == "LeaderWorkerSet"
+]
 
 
 def test_the_walk_covers_every_sample_with_a_leaderworkerset():

@@ -1,5 +1,6 @@
 """``pulumi-lws render`` (default ``--stage first``): creation-stage YAML through reconcile(lws, EMPTY), multi-document input,
 namespaces, and clean failures on invalid input."""
+
 from __future__ import annotations
 
 import pytest
@@ -44,7 +45,8 @@ def test_multi_document_file_and_namespace(capsys, tmp_path):
     assert code == 0, err
     objs = docs(out)
     assert [line for line in out.splitlines() if line.startswith("# ")] == [
-        line for line in out.splitlines() if line.startswith("# LeaderWorkerSet ")]
+        line for line in out.splitlines() if line.startswith("# LeaderWorkerSet ")
+    ]
     assert out.count("# LeaderWorkerSet ") == 2
     by_lws = {}
     for obj in objs:
@@ -62,14 +64,22 @@ def test_stdin(capsys, monkeypatch):
     assert ("StatefulSet", "leaderworkerset-sample-2") in {(o["kind"], o["metadata"]["name"]) for o in docs(out)}
 
 
-@pytest.mark.parametrize("text,needle", [
-    ("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: Bad_Name}\n", "metadata.name"),
-    ("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: ok}\nspec: {replicas: many}\n",
-     "spec.replicas"),
-    ("kind: [unclosed\n", "invalid YAML"),
-    ("- just\n- a list\n", "expected a mapping"),
-    ("", "no YAML document"),
-])
+@pytest.mark.parametrize(
+    "text,needle",
+    [
+        (
+            "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: Bad_Name}\n",
+            "metadata.name",
+        ),
+        (
+            "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: ok}\nspec: {replicas: many}\n",
+            "spec.replicas",
+        ),
+        ("kind: [unclosed\n", "invalid YAML"),
+        ("- just\n- a list\n", "expected a mapping"),
+        ("", "no YAML document"),
+    ],
+)
 def test_invalid_input_exits_2_with_message(capsys, tmp_path, text, needle):
     path = tmp_path / "bad.yaml"
     path.write_text(text)
@@ -82,7 +92,9 @@ def test_invalid_input_exits_2_with_message(capsys, tmp_path, text, needle):
 def test_one_invalid_document_prints_nothing(capsys, tmp_path):
     good = (INPUTS / "rollout-strategy.yaml").read_text()
     path = tmp_path / "mixed.yaml"
-    path.write_text(good + "\n---\napiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: X}\n")
+    path.write_text(
+        good + "\n---\napiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: X}\n"
+    )
     code, out, err = run(capsys, str(path))
     assert code == 2 and out == "" and "metadata.name" in err
 
@@ -103,15 +115,28 @@ def test_leader_ready_creation_stage_has_no_workers_yet(capsys):
     assert [o for o in objs if o["kind"] != "StatefulSet"] == [o for o in golden if o["kind"] != "StatefulSet"]
 
 
-@pytest.mark.parametrize("patch, words", [
-    ({}, "3 groups of 4 pods on revision {rev}: leader StatefulSet and 3 worker StatefulSets"),
-    ({"startupPolicy": "LeaderReady"}, ("leader StatefulSet only; worker StatefulSets follow once leader pods are Ready "
-                                        "(startupPolicy LeaderReady); --stage steady shows them")),
-    ({"groupIdentity": "Hash"}, ("leader Deployment only; worker StatefulSets follow once leader pods exist "
-                                 "(each group's name comes from its leader pod); --stage steady shows them")),
-    ({"leaderWorkerTemplate": {"size": 1}}, "leader StatefulSet only (size 1: no workers)"),
-    ({"replicas": 0}, "no groups yet (replicas 0)"),
-])
+@pytest.mark.parametrize(
+    "patch, words",
+    [
+        ({}, "3 groups of 4 pods on revision {rev}: leader StatefulSet and 3 worker StatefulSets"),
+        (
+            {"startupPolicy": "LeaderReady"},
+            (
+                "leader StatefulSet only; worker StatefulSets follow once leader pods are Ready "
+                "(startupPolicy LeaderReady); --stage steady shows them"
+            ),
+        ),
+        (
+            {"groupIdentity": "Hash"},
+            (
+                "leader Deployment only; worker StatefulSets follow once leader pods exist "
+                "(each group's name comes from its leader pod); --stage steady shows them"
+            ),
+        ),
+        ({"leaderWorkerTemplate": {"size": 1}}, "leader StatefulSet only (size 1: no workers)"),
+        ({"replicas": 0}, "no groups yet (replicas 0)"),
+    ],
+)
 def test_first_stage_header_says_in_words_what_is_printed(capsys, tmp_path, patch, words):
     doc = yaml.safe_load((TESTS_DIR / "manifests_upstream" / "docs_examples_sample_lws.yaml").read_text())
     for key, value in patch.items():
@@ -124,7 +149,9 @@ def test_first_stage_header_says_in_words_what_is_printed(capsys, tmp_path, patc
     code, out, err = run(capsys, str(path))
     assert code == 0, err
     head = out.splitlines()[0]
-    rev = next(o for o in docs(out) if o["kind"] == "ControllerRevision")["metadata"]["labels"][L.TEMPLATE_REVISION_HASH]
+    rev = next(o for o in docs(out) if o["kind"] == "ControllerRevision")["metadata"]["labels"][
+        L.TEMPLATE_REVISION_HASH
+    ]
     assert head.startswith("# LeaderWorkerSet default/leaderworkerset-sample: first `pulumi up` on an empty cluster, ")
     assert head.endswith(words.format(rev=rev))
     assert "groups=" not in head and "[in progress]" not in head

@@ -1,6 +1,7 @@
 """``pulumi-lws render --stage steady``: every object of the converged fleet, with the values a
 running cluster gives them (exclusive placement pinned to the leaders' domains, gang objects of
 either provider), node pools from flags or assumed, and a stuck set printed with its blocker."""
+
 from __future__ import annotations
 
 import copy
@@ -17,9 +18,21 @@ from pulumi_lws.sim.expansion import steady_state
 UPSTREAM = TESTS_DIR / "manifests_upstream"
 EXCLUSIVE = UPSTREAM / "config_samples_leaderworkerset_exclusiveplacement.yaml"
 NODEPOOL = "cloud.google.com/gke-nodepool"
-GANG = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "inf"},
-        "spec": {"replicas": 2, "scheduling": {}, "leaderWorkerTemplate": {"size": 3, "workerTemplate": {"spec": {
-            "containers": [{"name": "w", "image": "a", "resources": {"requests": {"cpu": "500m"}}}]}}}}}
+GANG = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "metadata": {"name": "inf"},
+    "spec": {
+        "replicas": 2,
+        "scheduling": {},
+        "leaderWorkerTemplate": {
+            "size": 3,
+            "workerTemplate": {
+                "spec": {"containers": [{"name": "w", "image": "a", "resources": {"requests": {"cpu": "500m"}}}]}
+            },
+        },
+    },
+}
 
 
 def run(capsys, *argv: str) -> tuple[int, list[str], list[dict], str]:
@@ -37,9 +50,15 @@ def test_exclusive_placement_shows_every_worker_statefulset_pinned_to_a_domain(c
     code, heads, objs, err = run(capsys, str(EXCLUSIVE), "--stage", "steady")
     assert code == 0, err
     sts = by_name(objs, "StatefulSet")
-    assert sorted(sts) == ["leaderworkerset-sample", "leaderworkerset-sample-0", "leaderworkerset-sample-1",
-                           "leaderworkerset-sample-2"]
-    domains = [sts[f"leaderworkerset-sample-{i}"]["spec"]["template"]["spec"]["nodeSelector"][NODEPOOL] for i in range(3)]
+    assert sorted(sts) == [
+        "leaderworkerset-sample",
+        "leaderworkerset-sample-0",
+        "leaderworkerset-sample-1",
+        "leaderworkerset-sample-2",
+    ]
+    domains = [
+        sts[f"leaderworkerset-sample-{i}"]["spec"]["template"]["spec"]["nodeSelector"][NODEPOOL] for i in range(3)
+    ]
     assert sorted(domains) == ["domain-a", "domain-b", "domain-c"]  # one domain per group, as the assumed pool has
     leader = sts["leaderworkerset-sample"]["spec"]["template"]["spec"]["affinity"]
     assert leader["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == NODEPOOL
@@ -48,7 +67,10 @@ def test_exclusive_placement_shows_every_worker_statefulset_pinned_to_a_domain(c
     (head,) = heads
     assert head.startswith("LeaderWorkerSet default/leaderworkerset-sample: steady state after ")
     assert f"3 nodes in 3 domains of {NODEPOOL}, assumed" in head
-    assert head.endswith("3 groups of 4 pods, all on revision " + sts["leaderworkerset-sample"]["metadata"]["labels"][L.TEMPLATE_REVISION_HASH])
+    assert head.endswith(
+        "3 groups of 4 pods, all on revision "
+        + sts["leaderworkerset-sample"]["metadata"]["labels"][L.TEMPLATE_REVISION_HASH]
+    )
 
 
 def test_first_stage_of_the_same_file_has_the_leader_only_and_says_why(capsys) -> None:
@@ -60,11 +82,14 @@ def test_first_stage_of_the_same_file_has_the_leader_only_and_says_why(capsys) -
 
 
 def test_a_given_pool_labels_domains_per_zone(capsys) -> None:
-    code, (head,), objs, err = run(capsys, str(EXCLUSIVE), "--stage", "steady", "--nodes", "6", "--zones", "3",
-                                   "--gpus-per-node", "8")
+    code, (head,), objs, err = run(
+        capsys, str(EXCLUSIVE), "--stage", "steady", "--nodes", "6", "--zones", "3", "--gpus-per-node", "8"
+    )
     assert code == 0, err
     sts = by_name(objs, "StatefulSet")
-    domains = {sts[f"leaderworkerset-sample-{i}"]["spec"]["template"]["spec"]["nodeSelector"][NODEPOOL] for i in range(3)}
+    domains = {
+        sts[f"leaderworkerset-sample-{i}"]["spec"]["template"]["spec"]["nodeSelector"][NODEPOOL] for i in range(3)
+    }
     assert domains == {"domain-a", "domain-b", "domain-c"}
     assert "node pool: 6 nodes in 3 zones" in head and "assumed" not in head
 
@@ -78,10 +103,13 @@ def test_too_few_domains_prints_the_last_reconcile_with_the_blocker_and_exits_1(
     assert len(workers) == 2  # two groups found a domain; the third waits
 
 
-@pytest.mark.parametrize("provider, api, kinds", [
-    ("volcano", "scheduling.volcano.sh/v1beta1", ["PodGroup", "PodGroup"]),
-    ("kubernetes", "scheduling.k8s.io/v1beta1", ["Workload", "PodGroup", "PodGroup"]),
-])
+@pytest.mark.parametrize(
+    "provider, api, kinds",
+    [
+        ("volcano", "scheduling.volcano.sh/v1beta1", ["PodGroup", "PodGroup"]),
+        ("kubernetes", "scheduling.k8s.io/v1beta1", ["Workload", "PodGroup", "PodGroup"]),
+    ],
+)
 def test_gang_provider_objects_in_the_steady_state(capsys, tmp_path, provider, api, kinds) -> None:
     path = tmp_path / "gang.yaml"
     path.write_text(yaml.safe_dump(GANG))
@@ -133,12 +161,15 @@ def test_the_steady_state_is_a_fixed_point() -> None:
     assert expansion.converged and stage.complete and stage.blocker is None and stage.actions == ()
 
 
-@pytest.mark.parametrize("flags, needle", [
-    (["--nodes", "3"], "--nodes only with --stage steady"),
-    (["--stage", "steady", "--zones", "2"], "--zones"),
-    (["--stage", "steady", "--nodes", "0"], "--nodes"),
-    (["--stage", "later"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "flags, needle",
+    [
+        (["--nodes", "3"], "--nodes only with --stage steady"),
+        (["--stage", "steady", "--zones", "2"], "--zones"),
+        (["--stage", "steady", "--nodes", "0"], "--nodes"),
+        (["--stage", "later"], "invalid choice"),
+    ],
+)
 def test_bad_pool_flags_exit_2(capsys, flags, needle) -> None:
     code, _, objs, err = run(capsys, str(EXCLUSIVE), *flags)
     assert code == 2 and objs == [] and needle in err and "Traceback" not in err

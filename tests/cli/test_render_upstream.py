@@ -1,6 +1,7 @@
 """``pulumi-lws render`` on every upstream sample (tests/manifests_upstream): both stages exit 0,
 every rendered object validates strictly (Kubernetes 1.35), non-LeaderWorkerSet documents come
 out unchanged and in file order, and each LeaderWorkerSet expands into the objects it should."""
+
 from __future__ import annotations
 
 import pytest
@@ -107,7 +108,10 @@ def test_several_lws_in_one_file_all_render_and_name_picks_one(capsys, tmp_path)
     path.write_text(yaml.safe_dump_all([a, svc, b]))
     out = render(capsys, path)
     assert [head.split(":")[0] for head, _ in out] == [
-        f"{LWS} default/{a['metadata']['name']}", f"Service {svc['metadata']['name']}", f"{LWS} default/{b['metadata']['name']}"]
+        f"{LWS} default/{a['metadata']['name']}",
+        f"Service {svc['metadata']['name']}",
+        f"{LWS} default/{b['metadata']['name']}",
+    ]
     assert out[1][1] == [svc]
     only = render(capsys, path, "--name", b["metadata"]["name"])
     assert len(only) == 1 and only[0][1] == out[2][1]

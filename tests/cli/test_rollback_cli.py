@@ -2,6 +2,7 @@
 written with ``--apply`` into its document of a multi-document file (the rest byte for byte).
 The cluster is the simulator (installed with ``use_backend``, as the component's backend) and
 kmock's in-memory API server behind the live backend (LiveCluster over HTTP)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -56,6 +57,7 @@ def test_nothing_recorded_to_roll_back_to_exits_1(tmp_path, capsys) -> None:
 
 def test_apply_refuses_standard_input(capsys, monkeypatch) -> None:
     import io
+
     h = mid_rollout()
     monkeypatch.setattr("sys.stdin", io.StringIO(yaml.safe_dump(lws_manifest(4, "img:2"))))
     with use_backend(h.cluster, h.cluster):
@@ -71,8 +73,11 @@ async def test_reads_the_controller_revisions_through_the_live_backend(kmock, tm
     from pulumi_lws.cluster.live import LiveCluster
 
     h = mid_rollout()
-    for kind, plural in (("ControllerRevision", "apps/v1/controllerrevisions"), ("StatefulSet", "apps/v1/statefulsets"),
-                         ("Service", "v1/services")):  # the revisions are all rollback reads
+    for kind, plural in (
+        ("ControllerRevision", "apps/v1/controllerrevisions"),
+        ("StatefulSet", "apps/v1/statefulsets"),
+        ("Service", "v1/services"),
+    ):  # the revisions are all rollback reads
         for obj in h.cluster.list(kind):
             kmock.objects[(plural, obj["metadata"]["namespace"], obj["metadata"]["name"])] = copy.deepcopy(obj)
     kmock.resources["apps/v1/deployments"] = {}
@@ -97,10 +102,13 @@ async def test_the_rollout_poll_fingerprints_pod_readiness_over_the_api(kmock) -
     from pulumi_lws.cli.rollout import readiness_fingerprint
 
     def pod(ready: str) -> dict:
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "default", "uid": "u1",
-                                                                  "labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "c", "image": "i"}]},
-                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": ready}]}}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "web-0", "namespace": "default", "uid": "u1", "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": ready}]},
+        }
 
     kmock.objects[("v1/pods", "default", "web-0")] = pod("False")
     client = kmock_client(str(kmock.url))

@@ -1,6 +1,7 @@
 """``pulumi-lws rollout``'s loop (:func:`drive`) against a faked Automation API boundary: a stack
 whose ``up`` returns scripted outputs of the three components, an injected clock and sleep, and
 the progress display in terminal and plain modes; the exit codes of every stop condition."""
+
 from __future__ import annotations
 
 import io
@@ -10,14 +11,45 @@ from pulumi_lws.cli.progress import ERASE_LINE, Display
 from pulumi_lws.cli.rollout import drive
 
 
-def stage(groups: str, *, complete: bool = False, paused: bool = False, exceeded: bool = False, roles=None,
-          updated: int = 0, total: int = 4, started: float = 1000.0, now: float = 1060.0) -> dict:
-    control = {"paused": paused, "deadlineExceeded": exceeded, "updatedGroups": updated, "totalGroups": total,
-               "readyGroups": groups.count("U") + groups.count("o"), "startedAt": started, "now": now,
-               "progressing": {"type": "Progressing", "status": "False", "reason": "ProgressDeadlineExceeded",
-                               "message": "no group became ready ...; holding: waiting for groups 3"} if exceeded else None}
-    out = {"policy": "lws/ordinal", "replicas": total, "partition": None, "case": None, "complete": complete,
-           "groups": groups, "paused": paused, "control": control}
+def stage(
+    groups: str,
+    *,
+    complete: bool = False,
+    paused: bool = False,
+    exceeded: bool = False,
+    roles=None,
+    updated: int = 0,
+    total: int = 4,
+    started: float = 1000.0,
+    now: float = 1060.0,
+) -> dict:
+    control = {
+        "paused": paused,
+        "deadlineExceeded": exceeded,
+        "updatedGroups": updated,
+        "totalGroups": total,
+        "readyGroups": groups.count("U") + groups.count("o"),
+        "startedAt": started,
+        "now": now,
+        "progressing": {
+            "type": "Progressing",
+            "status": "False",
+            "reason": "ProgressDeadlineExceeded",
+            "message": "no group became ready ...; holding: waiting for groups 3",
+        }
+        if exceeded
+        else None,
+    }
+    out = {
+        "policy": "lws/ordinal",
+        "replicas": total,
+        "partition": None,
+        "case": None,
+        "complete": complete,
+        "groups": groups,
+        "paused": paused,
+        "control": control,
+    }
     if roles is not None:
         out["roles"] = roles
     return out
@@ -70,8 +102,13 @@ def run(outputs, *, tty: bool = False, **kw):
 
 
 def test_plain_mode_prints_one_line_per_stage_with_counts_elapsed_and_eta_then_exits_0() -> None:
-    result, out, stack, _ = run([lws_outputs(stage("oooo")), lws_outputs(stage("ooUU", updated=2)),
-                                 lws_outputs(stage("UUUU", updated=4, complete=True))])
+    result, out, stack, _ = run(
+        [
+            lws_outputs(stage("oooo")),
+            lws_outputs(stage("ooUU", updated=2)),
+            lws_outputs(stage("UUUU", updated=4, complete=True)),
+        ]
+    )
     assert result.exit_code == X.OK and result.complete and stack.ups == 3
     lines = out.splitlines()
     assert ERASE_LINE not in out
@@ -122,8 +159,11 @@ def test_a_persistent_blocker_stops_after_patience_runs() -> None:
 def test_max_stages_and_until_complete() -> None:
     never = [lws_outputs(stage("oooo"))]
     assert run(never, max_stages=4)[2].ups == 4
-    result, _, stack, _ = run([*[lws_outputs(stage("oooo"))] * 60, lws_outputs(stage("UUUU", complete=True))],
-                              max_stages=4, until_complete=True)
+    result, _, stack, _ = run(
+        [*[lws_outputs(stage("oooo"))] * 60, lws_outputs(stage("UUUU", complete=True))],
+        max_stages=4,
+        until_complete=True,
+    )
     assert result.exit_code == X.OK and stack.ups == 61
 
 
@@ -134,8 +174,9 @@ def test_timeout_bounds_the_run_and_the_last_wait() -> None:
 
 
 def test_bounded_poll_runs_the_next_stage_as_soon_as_readiness_changes() -> None:
-    result, _, _, clock = run([lws_outputs(stage("oooo")), lws_outputs(stage("UUUU", complete=True))],
-                              fingerprints=["a", "a", "b"])
+    result, _, _, clock = run(
+        [lws_outputs(stage("oooo")), lws_outputs(stage("UUUU", complete=True))], fingerprints=["a", "a", "b"]
+    )
     assert result.exit_code == X.OK
     assert clock.sleeps == [2, 2]  # woke on the change, not after the 10 s interval
 

@@ -1,5 +1,6 @@
 """``pulumi-lws simulate --from OLD --to NEW``: multi-document files, ``--name``, exclusive
 placement on an assumed pool, and a starting state that never converges (a named blocker, exit 1)."""
+
 from __future__ import annotations
 
 import yaml
@@ -8,7 +9,9 @@ from test_plan_rules import MULTI, edited, multi
 
 from pulumi_lws.cli import main
 
-EXCLUSIVE = edited(SEED, ("metadata", "annotations"), {"leaderworkerset.sigs.k8s.io/exclusive-topology": "example.com/pool"})
+EXCLUSIVE = edited(
+    SEED, ("metadata", "annotations"), {"leaderworkerset.sigs.k8s.io/exclusive-topology": "example.com/pool"}
+)
 
 
 def sim(capsys, *argv):

@@ -2,6 +2,7 @@
 ``simulate --from/--to`` print the same columns with the same meanings for the same change, the
 component's preview table is ``plan``'s rows, and one glyph set (with its ASCII fallback and a
 legend line) draws the same state with the same mark in every API."""
+
 from __future__ import annotations
 
 import json
@@ -49,7 +50,7 @@ def table(out: str) -> tuple[list[str], list[list[str]], str]:
     start = next(i for i, line in enumerate(lines) if line.startswith("Stage "))
     head, body = lines[start], []
     cols = _column_starts(head)
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("Stage "):
             legend = line
             break
@@ -61,7 +62,7 @@ def table(out: str) -> tuple[list[str], list[list[str]], str]:
 def _column_starts(head: str) -> list[int]:
     starts, prev = [], " "
     for i, ch in enumerate(head):
-        if ch != " " and prev == " " and (i == 0 or head[i - 2:i] == "  "):
+        if ch != " " and prev == " " and (i == 0 or head[i - 2 : i] == "  "):
             starts.append(i)
         prev = ch
     return starts
@@ -124,7 +125,10 @@ def test_stage_one_draws_the_same_state_with_the_same_mark(kind, tmp_path, capsy
     lines = planned.splitlines()
     first, legend = lines[2], lines[-1]
     ready = UNICODE.mark("updated-ready")
-    assert first.startswith("Stage 1") and [c for c in re.split(r"\s+", first) if c in UNICODE.marks.values()] == [ready] * 4
+    assert (
+        first.startswith("Stage 1")
+        and [c for c in re.split(r"\s+", first) if c in UNICODE.marks.values()] == [ready] * 4
+    )
     assert "❎" not in planned and "🔵 old revision, ready" in legend
 
 
@@ -170,8 +174,12 @@ def test_every_api_names_its_lanes():
     for kind, workload in registered().items():
         spec = workload.parse(yaml.safe_load(EXAMPLES[kind].read_text()))
         assert isinstance(workload.stage_lanes(spec), Lanes)
-    assert registered()["DisaggregatedSet"].stage_lanes(
-        registered()["DisaggregatedSet"].parse(yaml.safe_load(EXAMPLES["DisaggregatedSet"].read_text()))) is Lanes.ROLES
+    assert (
+        registered()["DisaggregatedSet"].stage_lanes(
+            registered()["DisaggregatedSet"].parse(yaml.safe_load(EXAMPLES["DisaggregatedSet"].read_text()))
+        )
+        is Lanes.ROLES
+    )
     ms = registered()["ModelServing"]
     doc = yaml.safe_load(EXAMPLES["ModelServing"].read_text())
     assert ms.stage_lanes(ms.parse(doc)) is Lanes.GROUPS
@@ -183,8 +191,9 @@ def test_ascii_fallback_when_stdout_cannot_encode_the_marks(tmp_path):
     old, new = change(tmp_path, "LeaderWorkerSet")
     env = {**os.environ, "PYTHONIOENCODING": "ascii", "PYTHONPATH": str(ROOT)}
     for argv in (["plan", old, new], ["simulate", "--from", old, "--to", new]):
-        done = subprocess.run([sys.executable, "-m", "pulumi_lws.cli", *argv], capture_output=True, env=env,
-                              timeout=300)
+        done = subprocess.run(
+            [sys.executable, "-m", "pulumi_lws.cli", *argv], capture_output=True, env=env, timeout=300
+        )
         out = done.stdout.decode("ascii")  # nothing but ASCII
         assert done.returncode == 0, done.stderr.decode()
         assert "Traceback" not in done.stderr.decode()

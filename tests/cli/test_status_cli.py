@@ -3,6 +3,7 @@ the embedded cluster is copied into kmock, and the command reads it through the 
 a kubeconfig (no Pulumi CLI): stage table, blocker, the next ``pulumi up``; json and markdown;
 the spec from manifest files or from the upstream CRs the cluster holds; ``--watch`` bounded;
 an unreachable cluster is one ``error:`` line and exit 4."""
+
 from __future__ import annotations
 
 import asyncio
@@ -22,17 +23,29 @@ from pulumi_lws.sim.scenario import Scenario
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LWS_DOC = yaml.safe_load((ROOT / "examples" / "quickstart" / "lws.yaml").read_text())
-PLURALS = {"StatefulSet": "apps/v1/statefulsets", "Deployment": "apps/v1/deployments", "Pod": "v1/pods",
-           "Service": "v1/services", "ControllerRevision": "apps/v1/controllerrevisions"}
+PLURALS = {
+    "StatefulSet": "apps/v1/statefulsets",
+    "Deployment": "apps/v1/deployments",
+    "Pod": "v1/pods",
+    "Service": "v1/services",
+    "ControllerRevision": "apps/v1/controllerrevisions",
+}
 
 
 def kubeconfig(tmp_path, url: str) -> str:
     path = tmp_path / "kubeconfig"
-    path.write_text(yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": "kmock",
-        "clusters": [{"name": "kmock", "cluster": {"server": url}}],
-        "users": [{"name": "test", "user": {"token": "t"}}],
-        "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "current-context": "kmock",
+                "clusters": [{"name": "kmock", "cluster": {"server": url}}],
+                "users": [{"name": "test", "user": {"token": "t"}}],
+                "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}],
+            }
+        )
+    )
     return str(path)
 
 
@@ -70,8 +83,9 @@ async def status(capsys, *argv: str) -> tuple[int, str, str]:
 @pytest.mark.asyncio
 async def test_a_converged_fleet_shows_complete_and_an_idle_next_up(kmock, tmp_path, capsys):
     seed(kmock, LWS_DOC)
-    code, out, err = await status(capsys, "--kubeconfig", kubeconfig(tmp_path, str(kmock.url)),
-                                  write(tmp_path, "lws.yaml", LWS_DOC))
+    code, out, err = await status(
+        capsys, "--kubeconfig", kubeconfig(tmp_path, str(kmock.url)), write(tmp_path, "lws.yaml", LWS_DOC)
+    )
     assert code == OK, err
     name = LWS_DOC["metadata"]["name"]
     assert f"LeaderWorkerSet default/{name}" in out and "complete" in out
@@ -95,8 +109,14 @@ async def test_json_shows_the_stage_the_next_up_applies_for_a_new_image(kmock, t
 @pytest.mark.asyncio
 async def test_markdown_has_a_heading_and_a_fenced_table(kmock, tmp_path, capsys):
     seed(kmock, LWS_DOC)
-    code, out, _ = await status(capsys, "--kubeconfig", kubeconfig(tmp_path, str(kmock.url)), "--format", "markdown",
-                                write(tmp_path, "lws.yaml", with_image(LWS_DOC, "nginx:1.29")))
+    code, out, _ = await status(
+        capsys,
+        "--kubeconfig",
+        kubeconfig(tmp_path, str(kmock.url)),
+        "--format",
+        "markdown",
+        write(tmp_path, "lws.yaml", with_image(LWS_DOC, "nginx:1.29")),
+    )
     assert code == OK and out.startswith("## LeaderWorkerSet") and "\n```\n" in out
 
 
@@ -105,7 +125,9 @@ async def test_without_manifests_the_upstream_crs_are_the_spec(kmock, tmp_path, 
     seed(kmock, LWS_DOC)
     name = LWS_DOC["metadata"]["name"]
     kmock.objects[("leaderworkerset.x-k8s.io/v1/leaderworkersets", "default", name)] = {
-        **copy.deepcopy(LWS_DOC), "metadata": {"name": name, "namespace": "default", "uid": "cr-1"}}
+        **copy.deepcopy(LWS_DOC),
+        "metadata": {"name": name, "namespace": "default", "uid": "cr-1"},
+    }
     code, out, err = await status(capsys, "--kubeconfig", kubeconfig(tmp_path, str(kmock.url)), "--format", "json")
     assert code == OK, err
     views = json.loads(out)["workloads"]
@@ -124,16 +146,32 @@ async def test_nothing_to_show_says_where_specs_live(kmock, tmp_path, capsys):
 @pytest.mark.asyncio
 async def test_watch_is_bounded_and_prints_only_on_change(kmock, tmp_path, capsys):
     seed(kmock, LWS_DOC)
-    code, out, _ = await status(capsys, "--kubeconfig", kubeconfig(tmp_path, str(kmock.url)), "--watch",
-                                "--interval", "0.05", "--timeout", "0.3",
-                                write(tmp_path, "lws.yaml", with_image(LWS_DOC, "nginx:1.29")))
+    code, out, _ = await status(
+        capsys,
+        "--kubeconfig",
+        kubeconfig(tmp_path, str(kmock.url)),
+        "--watch",
+        "--interval",
+        "0.05",
+        "--timeout",
+        "0.3",
+        write(tmp_path, "lws.yaml", with_image(LWS_DOC, "nginx:1.29")),
+    )
     assert code == NOT_CONVERGED  # nothing rolls without a pulumi up: the watch times out
     assert out.count("LeaderWorkerSet default/") == 1  # the unchanged view is printed once
 
 
 def test_an_unreachable_cluster_is_one_error_and_exit_4(tmp_path, capsys):
-    code = main(["status", "--kubeconfig", kubeconfig(tmp_path, "http://127.0.0.1:9"), "--attempts", "1",
-                 write(tmp_path, "lws.yaml", LWS_DOC)])
+    code = main(
+        [
+            "status",
+            "--kubeconfig",
+            kubeconfig(tmp_path, "http://127.0.0.1:9"),
+            "--attempts",
+            "1",
+            write(tmp_path, "lws.yaml", LWS_DOC),
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == UNREACHABLE and out == ""
     assert err.startswith("error: ") and len(err.strip().splitlines()) == 1 and "Traceback" not in err

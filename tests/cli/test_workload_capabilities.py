@@ -4,6 +4,7 @@ kind (pulumi_lws/core/workload.py, "Optional capabilities"): ``plan`` rows (``pr
 node pool (the ``placement`` facts). A workload that implements one gets its own behaviour whatever
 its kind; one without gets the generic behaviour; LeaderWorkerSet's output is what it was
 (byte-identical: tests/golden, tests/examples)."""
+
 from __future__ import annotations
 
 import copy
@@ -49,9 +50,18 @@ class With(Without):
 
 
 def lws_doc(image: str = "a") -> dict:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "inf"},
-            "spec": {"replicas": 3, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": {
-                "containers": [{"name": "w", "image": image}]}}}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "inf"},
+        "spec": {
+            "replicas": 3,
+            "leaderWorkerTemplate": {
+                "size": 2,
+                "workerTemplate": {"spec": {"containers": [{"name": "w", "image": image}]}},
+            },
+        },
+    }
 
 
 def test_no_shell_keeps_a_kind_keyed_table():

@@ -4,6 +4,7 @@ kind of the DisaggregatedSet scope (the LeaderWorkerSet kinds, selected by
 the same count for 2 roles x 1 slice at rest as for 10 roles x 2 slices mid-rollout (2 revisions
 per role and slice: 40 child LeaderWorkerSets). kmock ignores label selectors, so the client-side
 check of the scope is what keeps a foreign DisaggregatedSet's objects out."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,33 +25,57 @@ from pulumi_lws.workloads import workload_for
 
 NS = "serving"
 DS = workload_for("DisaggregatedSet")
-PLURALS = {"StatefulSet": "apps/v1/statefulsets", "Deployment": "apps/v1/deployments", "Service": "v1/services",
-           "Pod": "v1/pods", "ControllerRevision": "apps/v1/controllerrevisions"}
-
-
+PLURALS = {
+    "StatefulSet": "apps/v1/statefulsets",
+    "Deployment": "apps/v1/deployments",
+    "Service": "v1/services",
+    "Pod": "v1/pods",
+    "ControllerRevision": "apps/v1/controllerrevisions",
+}
 
 
 def manifest(roles: int, slices: int, image: str = "nginx:1", placement: bool = False) -> dict:
     def role(i: int) -> dict:
-        return {"name": f"r{i}", "spec": {"replicas": 2, "leaderWorkerTemplate": {
-            "size": 2, "workerTemplate": {"spec": {"containers": [{"name": "s", "image": image}]}}}}}
+        return {
+            "name": f"r{i}",
+            "spec": {
+                "replicas": 2,
+                "leaderWorkerTemplate": {
+                    "size": 2,
+                    "workerTemplate": {"spec": {"containers": [{"name": "s", "image": image}]}},
+                },
+            },
+        }
 
     spec: dict = {"roles": [role(i) for i in range(roles)], "slices": slices}
     if placement:
         spec["placementPolicy"] = {"type": "ExclusiveSlice", "topology": "topology.kubernetes.io/zone"}
-    return {"apiVersion": DS.api_version, "kind": "DisaggregatedSet", "metadata": {"name": "pd", "namespace": NS},
-            "spec": spec}
+    return {
+        "apiVersion": DS.api_version,
+        "kind": "DisaggregatedSet",
+        "metadata": {"name": "pd", "namespace": NS},
+        "spec": spec,
+    }
 
 
 def _pods(sts: dict) -> list[dict]:
     template = sts["spec"]["template"]
     name = sts["metadata"]["name"]
-    return [{"apiVersion": "v1", "kind": "Pod",
-             "metadata": {"name": f"{name}-{i}", "namespace": NS, "uid": f"uid-{name}-{i}",
-                          "labels": dict(template["metadata"]["labels"])},
-             "spec": copy.deepcopy(template["spec"]),
-             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
-            for i in range(sts["spec"]["replicas"])]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-{i}",
+                "namespace": NS,
+                "uid": f"uid-{name}-{i}",
+                "labels": dict(template["metadata"]["labels"]),
+            },
+            "spec": copy.deepcopy(template["spec"]),
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        }
+        for i in range(sts["spec"]["replicas"])
+    ]
 
 
 def cluster_objects(roles: int, slices: int, *, revisions: int = 1, placement: bool = False) -> list[dict]:
@@ -77,10 +102,12 @@ def cluster_objects(roles: int, slices: int, *, revisions: int = 1, placement: b
 def _seed(kmock, objects: list[dict]) -> None:
     for o in objects:
         kmock.objects[(PLURALS[o["kind"]], NS, o["metadata"]["name"])] = o
-    kmock.objects[("v1/pods", NS, "other-0")] = {"apiVersion": "v1", "kind": "Pod",
-                                                 "metadata": {"name": "other-0", "namespace": NS,
-                                                              "labels": {DL.NAME: "other"}},
-                                                 "spec": {"containers": [{"name": "s", "image": "x"}]}}
+    kmock.objects[("v1/pods", NS, "other-0")] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "other-0", "namespace": NS, "labels": {DL.NAME: "other"}},
+        "spec": {"containers": [{"name": "s", "image": "x"}]},
+    }
 
 
 def test_every_kind_the_disaggregatedset_scope_observes_has_a_resource_class():

@@ -5,6 +5,7 @@ the test's event loop. kmock ignores label selectors and has no status-subresour
 the tests assert on the requests sent (selector, patch bodies, delete options) as well as on the
 resulting objects.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -14,17 +15,16 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from kmock_helpers import kmock_client  # noqa: E402
-from pulumi_lws.lws import labels as L  # noqa: E402
-from pulumi_lws.cluster.live import LiveCluster, condition_patch, ungate_patch  # noqa: E402
-from pulumi_lws.core.stage import Action  # noqa: E402
+from kmock_helpers import kmock_client
+
+from pulumi_lws.cluster.live import LiveCluster, condition_patch, ungate_patch
+from pulumi_lws.core.stage import Action
+from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import lws_scope
 
 NS = "serving"
 LWS = "demo"
 GROUPS = 50
-
-
 
 
 def _meta(name: str, lws: str = LWS, **labels: str) -> dict:
@@ -35,15 +35,31 @@ def _pod(name: str, lws: str = LWS, gates: list[str] | None = None) -> dict:
     spec: dict = {"containers": [{"name": "main", "image": "nginx"}]}
     if gates:
         spec["schedulingGates"] = [{"name": g} for g in gates]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": _meta(name, lws), "spec": spec,
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": _meta(name, lws),
+        "spec": spec,
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
 
 
 def _sts(name: str, replicas: int) -> dict:
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": _meta(name),
-            "spec": {"replicas": replicas, "serviceName": LWS, "selector": {"matchLabels": {L.NAME: LWS}},
-                     "template": {"metadata": {"labels": {L.NAME: LWS}}, "spec": {"containers": [{"name": "main", "image": "nginx"}]}}},
-            "status": {"replicas": replicas, "availableReplicas": replicas}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": _meta(name),
+        "spec": {
+            "replicas": replicas,
+            "serviceName": LWS,
+            "selector": {"matchLabels": {L.NAME: LWS}},
+            "template": {
+                "metadata": {"labels": {L.NAME: LWS}},
+                "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+            },
+        },
+        "status": {"replicas": replicas, "availableReplicas": replicas},
+    }
 
 
 def _seed(kmock) -> None:
@@ -55,12 +71,20 @@ def _seed(kmock) -> None:
             name = f"{LWS}-{i}" if w == 0 else f"{LWS}-{i}-{w}"
             kmock.objects[("v1/pods", NS, name)] = _pod(name)
     kmock.objects[("v1/pods", NS, "other-0")] = _pod("other-0", lws="other")
-    kmock.objects[("v1/services", NS, LWS)] = {"apiVersion": "v1", "kind": "Service", "metadata": _meta(LWS),
-                                               "spec": {"clusterIP": "None"}}
+    kmock.objects[("v1/services", NS, LWS)] = {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": _meta(LWS),
+        "spec": {"clusterIP": "None"},
+    }
     for n, key in enumerate(["aaa", "bbb"], 1):
         kmock.objects[("apps/v1/controllerrevisions", NS, f"{LWS}-{key}-{n}")] = {
-            "apiVersion": "apps/v1", "kind": "ControllerRevision", "revision": n, "data": {"spec": {}},
-            "metadata": _meta(f"{LWS}-{key}-{n}", **{L.TEMPLATE_REVISION_HASH: key})}
+            "apiVersion": "apps/v1",
+            "kind": "ControllerRevision",
+            "revision": n,
+            "data": {"spec": {}},
+            "metadata": _meta(f"{LWS}-{key}-{n}", **{L.TEMPLATE_REVISION_HASH: key}),
+        }
     kmock.resources["apps/v1/deployments"] = {}
     kmock.objects[("v1/nodes", None, "node-a")] = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"}}
     # scheduling.k8s.io/v1beta1 PodGroup/Workload are not declared: the API is absent (404).
@@ -123,7 +147,8 @@ async def test_execute_sends_precise_patches(kmock):
     from lightkube.resources.apps_v1 import StatefulSet
 
     from pulumi_lws.cluster.resilience import status_code
-    with pytest.raises(Exception) as gone:  # noqa: PT011 - kmock answers 404 without a JSON Status body
+
+    with pytest.raises(Exception) as gone:
         await asyncio.to_thread(live.client.get, StatefulSet, "demo-2", namespace=NS)
     assert status_code(gone.value) == 404
 
@@ -156,14 +181,20 @@ async def test_finalize_adds_and_removes_with_a_guarded_json_patch(kmock):
     from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
 
     kmock.objects[("v1/pods", NS, "demo-3")] = _pod("demo-3")
-    kmock.objects[("v1/pods", NS, "demo-4")] = {**_pod("demo-4"), "metadata": {
-        **_meta("demo-4"), "finalizers": ["other.io/keep", RETAIN_FINALIZER]}}
+    kmock.objects[("v1/pods", NS, "demo-4")] = {
+        **_pod("demo-4"),
+        "metadata": {**_meta("demo-4"), "finalizers": ["other.io/keep", RETAIN_FINALIZER]},
+    }
     live = LiveCluster(kmock_client(str(kmock.url)), now=lambda: 0.0)
-    lines = await asyncio.to_thread(live.execute, NS, [
-        Action("finalize", "Pod", "demo-3", {"add": [RETAIN_FINALIZER]}, uid="uid-demo-3"),
-        Action("finalize", "Pod", "demo-4", {"remove": [RETAIN_FINALIZER]}, uid="uid-demo-4"),
-        Action("finalize", "Pod", "demo-4", {"remove": ["absent.io/x"]}, uid="uid-demo-4"),
-    ])
+    lines = await asyncio.to_thread(
+        live.execute,
+        NS,
+        [
+            Action("finalize", "Pod", "demo-3", {"add": [RETAIN_FINALIZER]}, uid="uid-demo-3"),
+            Action("finalize", "Pod", "demo-4", {"remove": [RETAIN_FINALIZER]}, uid="uid-demo-4"),
+            Action("finalize", "Pod", "demo-4", {"remove": ["absent.io/x"]}, uid="uid-demo-4"),
+        ],
+    )
     assert lines[0].startswith("finalize Pod/demo-3") and lines[2].endswith("unchanged")
     assert kmock.objects[("v1/pods", NS, "demo-3")].raw["metadata"]["finalizers"] == [RETAIN_FINALIZER]
     assert kmock.objects[("v1/pods", NS, "demo-4")].raw["metadata"]["finalizers"] == ["other.io/keep"]
@@ -172,11 +203,13 @@ async def test_finalize_adds_and_removes_with_a_guarded_json_patch(kmock):
     assert len(patches) == 2 and all(r.headers["Content-Type"] == "application/json-patch+json" for r in patches)
     assert json.loads(patches[0].body) == [
         {"op": "test", "path": "/metadata/uid", "value": "uid-demo-3"},
-        {"op": "add", "path": "/metadata/finalizers", "value": [RETAIN_FINALIZER]}]
+        {"op": "add", "path": "/metadata/finalizers", "value": [RETAIN_FINALIZER]},
+    ]
     assert json.loads(patches[1].body) == [
         {"op": "test", "path": "/metadata/uid", "value": "uid-demo-4"},
         {"op": "test", "path": "/metadata/finalizers/1", "value": RETAIN_FINALIZER},
-        {"op": "remove", "path": "/metadata/finalizers/1"}]
+        {"op": "remove", "path": "/metadata/finalizers/1"},
+    ]
 
 
 def test_finalizer_patch_appends_to_an_existing_list_and_removes_highest_index_first():
@@ -185,6 +218,9 @@ def test_finalizer_patch_appends_to_an_existing_list_and_removes_highest_index_f
     assert finalizer_patch(["a"], add=["b", "a"]) == [{"op": "add", "path": "/metadata/finalizers/-", "value": "b"}]
     assert finalizer_patch(["x", "y", "x"], remove=["x"], uid="u") == [
         {"op": "test", "path": "/metadata/uid", "value": "u"},
-        {"op": "test", "path": "/metadata/finalizers/2", "value": "x"}, {"op": "remove", "path": "/metadata/finalizers/2"},
-        {"op": "test", "path": "/metadata/finalizers/0", "value": "x"}, {"op": "remove", "path": "/metadata/finalizers/0"}]
+        {"op": "test", "path": "/metadata/finalizers/2", "value": "x"},
+        {"op": "remove", "path": "/metadata/finalizers/2"},
+        {"op": "test", "path": "/metadata/finalizers/0", "value": "x"},
+        {"op": "remove", "path": "/metadata/finalizers/0"},
+    ]
     assert finalizer_patch(None, remove=["x"]) == []

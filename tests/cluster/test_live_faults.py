@@ -14,6 +14,7 @@ with one fault injected into the verb's write, and asserts the documented outcom
 
 Every case then runs the next reconcile (the same actions, no fault) and asserts it converges.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -41,17 +42,27 @@ POD = f"/api/v1/namespaces/{NS}/pods/demo-1"
 STS = f"/apis/apps/v1/namespaces/{NS}/statefulsets/demo-s"
 SCALERS = "disaggregatedset.x-k8s.io/v1/disaggregatedsetrolescalers"
 SCALER = f"/apis/disaggregatedset.x-k8s.io/v1/namespaces/{NS}/disaggregatedsetrolescalers/demo-r"
-UPSTREAM_OWNER = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "name": "demo",
-                  "uid": "uid-upstream-lws"}
-STALE = ('Operation cannot be fulfilled on pods "demo-1": the object has been modified; '
-         "please apply your changes to the latest version and try again")
+UPSTREAM_OWNER = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "name": "demo",
+    "uid": "uid-upstream-lws",
+}
+STALE = (
+    'Operation cannot be fulfilled on pods "demo-1": the object has been modified; '
+    "please apply your changes to the latest version and try again"
+)
 
 
 def _pod(name: str, **extra) -> dict:
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}", "labels": {L.NAME: "demo"}},
-            "spec": {"containers": [{"name": "main", "image": "nginx"}]},
-            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}, **extra}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}", "labels": {L.NAME: "demo"}},
+        "spec": {"containers": [{"name": "main", "image": "nginx"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        **extra,
+    }
 
 
 def seed(kmock) -> None:
@@ -63,14 +74,26 @@ def seed(kmock) -> None:
     kmock.objects[("v1/pods", NS, "demo-1")] = target
     kmock.objects[("v1/pods", NS, "demo-2")] = _pod("demo-2")
     kmock.objects[("apps/v1/statefulsets", NS, "demo-s")] = {
-        "apiVersion": "apps/v1", "kind": "StatefulSet",
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
         "metadata": {"name": "demo-s", "namespace": NS, "uid": "uid-demo-s", "labels": {L.NAME: "demo"}},
-        "spec": {"replicas": 1, "serviceName": "demo", "selector": {"matchLabels": {L.NAME: "demo"}},
-                 "template": {"metadata": {"labels": {L.NAME: "demo"}}, "spec": {"containers": [{"name": "m", "image": "x"}]}}}}
+        "spec": {
+            "replicas": 1,
+            "serviceName": "demo",
+            "selector": {"matchLabels": {L.NAME: "demo"}},
+            "template": {
+                "metadata": {"labels": {L.NAME: "demo"}},
+                "spec": {"containers": [{"name": "m", "image": "x"}]},
+            },
+        },
+    }
     kmock.objects[(SCALERS, NS, "demo-r")] = {
-        "apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSetRoleScaler",
-        "metadata": {"name": "demo-r", "namespace": NS, "uid": "uid-demo-r"}, "spec": {"replicas": 3},
-        "status": {"replicas": 2, "selector": "a=b"}}
+        "apiVersion": "disaggregatedset.x-k8s.io/v1",
+        "kind": "DisaggregatedSetRoleScaler",
+        "metadata": {"name": "demo-r", "namespace": NS, "uid": "uid-demo-r"},
+        "spec": {"replicas": 3},
+        "status": {"replicas": 2, "selector": "a=b"},
+    }
 
 
 def _raw(kmock, plural: str, name: str) -> dict | None:
@@ -95,28 +118,59 @@ class VerbCase:
 
 
 VERBS: dict[str, VerbCase] = {
-    "label": VerbCase(Action("label", "Pod", "demo-1", {"labels": {"team": "a"}}, uid="uid-demo-1"), "PATCH", POD,
-                      lambda k: _target(k)["metadata"]["labels"].get("team") == "a"),
-    "annotate": VerbCase(Action("annotate", "Pod", "demo-1", {"annotations": {L.GROUP_RESTART_COUNTS: "1"}},
-                                uid="uid-demo-1"), "PATCH", POD,
-                         lambda k: (_target(k)["metadata"].get("annotations") or {}).get(L.GROUP_RESTART_COUNTS) == "1"),
-    "ungate": VerbCase(Action("ungate", "Pod", "demo-1", {"gate": L.GROUP_REPLACEMENT_GATE}, uid="uid-demo-1"),
-                       "PATCH", POD, lambda k: _target(k)["spec"]["schedulingGates"] == [{"name": "other.io/gate"}],
-                       reads_first=True),
-    "set-condition": VerbCase(Action("set-condition", "Pod", "demo-1", {"type": L.GROUP_READY_CONDITION, "status": "True"},
-                                     uid="uid-demo-1"), "PATCH", f"{POD}/status",
-                              lambda k: [c["type"] for c in _target(k)["status"]["conditions"]].count(L.GROUP_READY_CONDITION) == 1,
-                              reads_first=True),
-    "finalize": VerbCase(Action("finalize", "Pod", "demo-1", {"remove": [RETAIN_FINALIZER]}, uid="uid-demo-1"),
-                         "PATCH", POD, lambda k: _target(k)["metadata"]["finalizers"] == ["other.io/keep"], reads_first=True),
-    "patch-status": VerbCase(Action("patch-status", "DisaggregatedSetRoleScaler", "demo-r", {"status": {"replicas": 3}},
-                                    uid="uid-demo-r"), "PATCH", f"{SCALER}/status",
-                             lambda k: _raw(k, SCALERS, "demo-r")["status"] == {"replicas": 3, "selector": "a=b"},
-                             reads_first=True),
-    "disown": VerbCase(Action("disown", "Pod", "demo-1", {"owners": [UPSTREAM_OWNER["uid"]]}, uid="uid-demo-1"),
-                       "PATCH", POD, lambda k: not _target(k)["metadata"].get("ownerReferences"), reads_first=True),
-    "delete": VerbCase(Action("delete", "StatefulSet", "demo-s", {"propagation": "Foreground"}, uid="uid-demo-s"),
-                       "DELETE", STS, lambda k: _raw(k, "apps/v1/statefulsets", "demo-s") is None),
+    "label": VerbCase(
+        Action("label", "Pod", "demo-1", {"labels": {"team": "a"}}, uid="uid-demo-1"),
+        "PATCH",
+        POD,
+        lambda k: _target(k)["metadata"]["labels"].get("team") == "a",
+    ),
+    "annotate": VerbCase(
+        Action("annotate", "Pod", "demo-1", {"annotations": {L.GROUP_RESTART_COUNTS: "1"}}, uid="uid-demo-1"),
+        "PATCH",
+        POD,
+        lambda k: (_target(k)["metadata"].get("annotations") or {}).get(L.GROUP_RESTART_COUNTS) == "1",
+    ),
+    "ungate": VerbCase(
+        Action("ungate", "Pod", "demo-1", {"gate": L.GROUP_REPLACEMENT_GATE}, uid="uid-demo-1"),
+        "PATCH",
+        POD,
+        lambda k: _target(k)["spec"]["schedulingGates"] == [{"name": "other.io/gate"}],
+        reads_first=True,
+    ),
+    "set-condition": VerbCase(
+        Action("set-condition", "Pod", "demo-1", {"type": L.GROUP_READY_CONDITION, "status": "True"}, uid="uid-demo-1"),
+        "PATCH",
+        f"{POD}/status",
+        lambda k: [c["type"] for c in _target(k)["status"]["conditions"]].count(L.GROUP_READY_CONDITION) == 1,
+        reads_first=True,
+    ),
+    "finalize": VerbCase(
+        Action("finalize", "Pod", "demo-1", {"remove": [RETAIN_FINALIZER]}, uid="uid-demo-1"),
+        "PATCH",
+        POD,
+        lambda k: _target(k)["metadata"]["finalizers"] == ["other.io/keep"],
+        reads_first=True,
+    ),
+    "patch-status": VerbCase(
+        Action("patch-status", "DisaggregatedSetRoleScaler", "demo-r", {"status": {"replicas": 3}}, uid="uid-demo-r"),
+        "PATCH",
+        f"{SCALER}/status",
+        lambda k: _raw(k, SCALERS, "demo-r")["status"] == {"replicas": 3, "selector": "a=b"},
+        reads_first=True,
+    ),
+    "disown": VerbCase(
+        Action("disown", "Pod", "demo-1", {"owners": [UPSTREAM_OWNER["uid"]]}, uid="uid-demo-1"),
+        "PATCH",
+        POD,
+        lambda k: not _target(k)["metadata"].get("ownerReferences"),
+        reads_first=True,
+    ),
+    "delete": VerbCase(
+        Action("delete", "StatefulSet", "demo-s", {"propagation": "Foreground"}, uid="uid-demo-s"),
+        "DELETE",
+        STS,
+        lambda k: _raw(k, "apps/v1/statefulsets", "demo-s") is None,
+    ),
 }
 #: the verbs the actuator implements now (a VerbCase may be ready before its verb lands)
 HANDLED = sorted(set(VERBS) & set(LiveCluster(kmock_client("http://127.0.0.1:1"))._handlers()))
@@ -133,8 +187,11 @@ def _post_done(kmock) -> bool:
 
 
 def live(kmock, waits: list[float]) -> LiveCluster:
-    return LiveCluster(kmock_client(str(kmock.url), timeout=CLIENT_TIMEOUT), now=lambda: 0.0,
-                       retry=RetryPolicy(sleep=waits.append, jitter=0.0))
+    return LiveCluster(
+        kmock_client(str(kmock.url), timeout=CLIENT_TIMEOUT),
+        now=lambda: 0.0,
+        retry=RetryPolicy(sleep=waits.append, jitter=0.0),
+    )
 
 
 def _sent(kmock, method: str, path: str) -> int:
@@ -155,12 +212,16 @@ def test_every_verb_of_the_actuator_has_fault_cases():
 # ---- retried and done ------------------------------------------------------------------------
 @pytest.mark.asyncio
 @pytest.mark.parametrize("verb", HANDLED)
-@pytest.mark.parametrize("fault, waits_expected", [
-    ({"status": 500}, 0.5),
-    ({"status": 503, "reason": "ServiceUnavailable"}, 0.5),
-    ({"status": 429, "reason": "TooManyRequests", "retry_after": 3}, 3.0),
-    ({"delay": HANG}, 0.5),
-], ids=["500", "503", "429-retry-after", "timeout"])
+@pytest.mark.parametrize(
+    "fault, waits_expected",
+    [
+        ({"status": 500}, 0.5),
+        ({"status": 503, "reason": "ServiceUnavailable"}, 0.5),
+        ({"status": 429, "reason": "TooManyRequests", "retry_after": 3}, 3.0),
+        ({"delay": HANG}, 0.5),
+    ],
+    ids=["500", "503", "429-retry-after", "timeout"],
+)
 async def test_transient_fault_is_retried_and_done(kmock, verb, fault, waits_expected):
     seed(kmock)
     case, waits = VERBS[verb], []
@@ -190,8 +251,11 @@ async def test_a_failed_read_before_the_write_is_retried(kmock, verb):
 # ---- outcome unknown: settled by re-reading -------------------------------------------------------
 @pytest.mark.asyncio
 @pytest.mark.parametrize("verb", HANDLED)
-@pytest.mark.parametrize("fault, shown", [({"status": 500}, "HTTP 500"), ({"delay": HANG}, "timed out")],
-                         ids=["500-after-write", "timeout-after-write"])
+@pytest.mark.parametrize(
+    "fault, shown",
+    [({"status": 500}, "HTTP 500"), ({"delay": HANG}, "timed out")],
+    ids=["500-after-write", "timeout-after-write"],
+)
 async def test_a_write_that_landed_is_settled_by_re_reading_not_re_sent(kmock, verb, fault, shown):
     seed(kmock)
     case, waits = VERBS[verb], []
@@ -226,12 +290,22 @@ async def test_a_precondition_409_is_skipped_and_the_next_reconcile_re_plans(kmo
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("verb", HANDLED)
-@pytest.mark.parametrize("fault, shown", [
-    ({"status": 409, "reason": "Conflict", "message": 'admission webhook "quota.example.com" denied the request: conflict'},
-     "HTTP 409 Conflict: admission webhook"),
-    ({"status": 409, "reason": "AlreadyExists", "message": "object already exists"}, "HTTP 409 AlreadyExists"),
-    ({"status": 500, "times": None}, "HTTP 500 InternalError: injected fault (gave up after 5 attempts)"),
-], ids=["409-webhook", "409-already-exists", "500-persistent"])
+@pytest.mark.parametrize(
+    "fault, shown",
+    [
+        (
+            {
+                "status": 409,
+                "reason": "Conflict",
+                "message": 'admission webhook "quota.example.com" denied the request: conflict',
+            },
+            "HTTP 409 Conflict: admission webhook",
+        ),
+        ({"status": 409, "reason": "AlreadyExists", "message": "object already exists"}, "HTTP 409 AlreadyExists"),
+        ({"status": 500, "times": None}, "HTTP 500 InternalError: injected fault (gave up after 5 attempts)"),
+    ],
+    ids=["409-webhook", "409-already-exists", "500-persistent"],
+)
 async def test_an_error_names_the_action_context_status_and_the_applied_actions(kmock, caplog, verb, fault, shown):
     seed(kmock)
     case, waits = VERBS[verb], []
@@ -274,6 +348,11 @@ async def test_an_action_on_a_recreated_object_is_skipped_by_its_uid_guard(kmock
 @pytest.mark.asyncio
 async def test_a_validation_422_is_an_error_not_a_skip(kmock):
     seed(kmock)
-    kmock.inject(Fault("PATCH", POD, 422, reason="Invalid", message='Pod "demo-1" is invalid: metadata.labels: Invalid value'))
-    with pytest.raises(ActionError, match=r"label Pod/serving/demo-1 failed on cluster context 'kmock' at http://127.0.0.1:\d+: HTTP 422 Invalid"):
+    kmock.inject(
+        Fault("PATCH", POD, 422, reason="Invalid", message='Pod "demo-1" is invalid: metadata.labels: Invalid value')
+    )
+    with pytest.raises(
+        ActionError,
+        match=r"label Pod/serving/demo-1 failed on cluster context 'kmock' at http://127.0.0.1:\d+: HTTP 422 Invalid",
+    ):
         await asyncio.to_thread(live(kmock, []).execute, NS, [VERBS["label"].action])

@@ -14,6 +14,7 @@ Faults: a refused connection (a closed loopback port), TLS to a plain-HTTP serve
 the client's timeout, and a kubeconfig file that is missing, empty, not YAML, not a kubeconfig, or
 names a context it does not define. No network beyond loopback.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -40,18 +41,26 @@ pytestmark = pytest.mark.kmock(cls=FaultyEmulator)
 
 NS = "serving"
 CONTAINERS = {"containers": [{"name": "s", "image": "nginx:1"}]}
-LWS = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-       "metadata": {"name": "web", "namespace": NS},
-       "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": CONTAINERS}}}}
+LWS = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "metadata": {"name": "web", "namespace": NS},
+    "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": CONTAINERS}}},
+}
 EVERY_GET = re.compile(r"/.*")
 
 
 def kubeconfig_text(server: str, *, context: str = "kmock") -> str:
-    return yaml.safe_dump({
-        "apiVersion": "v1", "kind": "Config", "current-context": context,
-        "clusters": [{"name": "kmock", "cluster": {"server": server}}],
-        "users": [{"name": "test", "user": {"token": "t"}}],
-        "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}]})
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": context,
+            "clusters": [{"name": "kmock", "cluster": {"server": server}}],
+            "users": [{"name": "test", "user": {"token": "t"}}],
+            "contexts": [{"name": "kmock", "context": {"cluster": "kmock", "user": "test"}}],
+        }
+    )
 
 
 def closed_port() -> int:
@@ -82,6 +91,7 @@ def _served(fault: Fault | None, scheme: str = "http") -> Callable[[object, path
             kmock.inject(fault)
         port = str(kmock.url).rstrip("/").rsplit(":", 1)[1]
         return _kubeconfig_file(tmp_path, kubeconfig_text(f"{scheme}://127.0.0.1:{port}"))
+
     return setup
 
 
@@ -92,28 +102,41 @@ def _refused(kmock, tmp_path):
 def _file(text: str | None) -> Callable[[object, pathlib.Path], str]:
     def setup(kmock, tmp_path):
         return str(tmp_path / "no-such-kubeconfig") if text is None else _kubeconfig_file(tmp_path, text)
+
     return setup
 
 
 FAULTS = {
     "refused": ClusterFault(_refused, ("{server}", "connection failed (ConnectError", "refused")),
     "tls": ClusterFault(_served(None, "https"), ("{server}", "TLS handshake failed")),
-    "http-401": ClusterFault(_served(Fault("GET", EVERY_GET, 401, "Unauthorized", "Unauthorized", times=None)),
-                             ("{server}", "HTTP 401 Unauthorized")),
-    "http-403": ClusterFault(_served(Fault("GET", EVERY_GET, 403, "Forbidden", 'pods is forbidden: User "test" '
-                                           'cannot list resource', times=None)), ("{server}", "HTTP 403 Forbidden")),
-    "http-500": ClusterFault(_served(Fault("GET", EVERY_GET, 500, times=None)),
-                             ("{server}", "HTTP 500 InternalError", "gave up after 1 attempts")),
-    "garbage": ClusterFault(_served(Fault("GET", EVERY_GET, 200, body="<html>captive portal</html>", times=None)),
-                            ("{server}", "malformed response")),
-    "slow": ClusterFault(_served(Fault("GET", EVERY_GET, 200, delay=HANG, times=None)),
-                         ("{server}", "timed out (ReadTimeout")),
+    "http-401": ClusterFault(
+        _served(Fault("GET", EVERY_GET, 401, "Unauthorized", "Unauthorized", times=None)),
+        ("{server}", "HTTP 401 Unauthorized"),
+    ),
+    "http-403": ClusterFault(
+        _served(
+            Fault("GET", EVERY_GET, 403, "Forbidden", 'pods is forbidden: User "test" cannot list resource', times=None)
+        ),
+        ("{server}", "HTTP 403 Forbidden"),
+    ),
+    "http-500": ClusterFault(
+        _served(Fault("GET", EVERY_GET, 500, times=None)),
+        ("{server}", "HTTP 500 InternalError", "gave up after 1 attempts"),
+    ),
+    "garbage": ClusterFault(
+        _served(Fault("GET", EVERY_GET, 200, body="<html>captive portal</html>", times=None)),
+        ("{server}", "malformed response"),
+    ),
+    "slow": ClusterFault(
+        _served(Fault("GET", EVERY_GET, 200, delay=HANG, times=None)), ("{server}", "timed out (ReadTimeout")
+    ),
     "kubeconfig-missing": ClusterFault(_file(None), ("kubeconfig {file}: no such file",)),
     "kubeconfig-empty": ClusterFault(_file(""), ("kubeconfig {file}: the file is empty",)),
     "kubeconfig-not-yaml": ClusterFault(_file("clusters: [\n  {name: x\n"), ("kubeconfig {file}: not valid YAML",)),
     "kubeconfig-not-a-config": ClusterFault(_file("just some text\n"), ("kubeconfig {file}: not a kubeconfig",)),
-    "kubeconfig-unknown-context": ClusterFault(_file(kubeconfig_text("http://127.0.0.1:1", context="prod")),
-                                               ("kubeconfig {file}: no context 'prod'",)),
+    "kubeconfig-unknown-context": ClusterFault(
+        _file(kubeconfig_text("http://127.0.0.1:1", context="prod")), ("kubeconfig {file}: no context 'prod'",)
+    ),
 }
 
 
@@ -216,7 +239,8 @@ def _expected(fault: ClusterFault, kubeconfig: str) -> list[str]:
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 async def test_a_cluster_fault_is_exit_4_and_one_line_naming_the_server_or_file(
-        kmock, tmp_path, capsys, monkeypatch, one_attempt, command, fault):
+    kmock, tmp_path, capsys, monkeypatch, one_attempt, command, fault
+):
     case = FAULTS[fault]
     kubeconfig = case.setup(kmock, tmp_path)
 
@@ -234,7 +258,8 @@ async def test_a_cluster_fault_is_exit_4_and_one_line_naming_the_server_or_file(
 @pytest.mark.asyncio
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 async def test_the_component_fails_the_up_in_one_line_before_anything_is_registered(
-        kmock, tmp_path, monkeypatch, one_attempt, fault):
+    kmock, tmp_path, monkeypatch, one_attempt, fault
+):
     case = FAULTS[fault]
     kubeconfig = case.setup(kmock, tmp_path)
 

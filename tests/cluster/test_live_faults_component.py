@@ -4,6 +4,7 @@ actions applied before it are logged on the component, and ``pulumi up`` fails w
 status and the applied actions. The actuator is the live one against kmock in the fault suite
 (test_live_faults.py); here a stand-in raises the same :class:`ActionError` so the mock engine's
 event loop needs no HTTP server."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -30,8 +31,12 @@ class FailingSecondActuator:
 
     def execute(self, namespace, actions):
         applied = [f"label Pod/{actions[0].name}: step=pre"]
-        failure = ActionError(f"delete Pod/{namespace}/demo-1 failed on cluster context 'prod': HTTP 500 InternalError: "
-                              "etcdserver: request timed out (gave up after 5 attempts)", action=actions[1], status=500)
+        failure = ActionError(
+            f"delete Pod/{namespace}/demo-1 failed on cluster context 'prod': HTTP 500 InternalError: "
+            "etcdserver: request timed out (gave up after 5 attempts)",
+            action=actions[1],
+            status=500,
+        )
         raise failure.within(applied, 2, len(actions))
 
 
@@ -58,7 +63,9 @@ def test_a_failed_action_fails_the_update_naming_it_and_logs_the_applied_ones(mo
         LeaderWorkerSet("demo", ARGS)
 
     message = str(raised.value)
-    assert message.startswith("demo: cluster error: delete Pod/serving/demo-1 failed on cluster context 'prod': HTTP 500")
+    assert message.startswith(
+        "demo: cluster error: delete Pod/serving/demo-1 failed on cluster context 'prod': HTTP 500"
+    )
     assert "[action 2 of 3; applied before it: label Pod/demo-0: step=pre; not run: 1 later action(s);" in message
     assert "label Pod/demo-0: step=pre" in logged  # logged on the component although the update failed
     assert not any("demo-2" in line for line in logged)
@@ -78,8 +85,10 @@ class FailingObserver:
     def observe(self, scope):
         from pulumi_lws.core.ports import ObserveError
 
-        raise ObserveError("observe failed: LIST StatefulSet in namespace 'serving' on cluster context 'prod': "
-                           "HTTP 503 ServiceUnavailable; nothing was planned from the partial read")
+        raise ObserveError(
+            "observe failed: LIST StatefulSet in namespace 'serving' on cluster context 'prod': "
+            "HTTP 503 ServiceUnavailable; nothing was planned from the partial read"
+        )
 
 
 def test_a_failed_observe_fails_the_update_in_one_line_before_anything_is_registered(monkeypatch):

@@ -12,6 +12,7 @@ The cluster holds what each API's first reconcile declares. Documented outcome p
 
 Then the next reconcile (no fault) observes the fault-free snapshot and plans the same stage.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -39,24 +40,41 @@ CONTAINERS = {"containers": [{"name": "s", "image": "nginx:1"}]}
 
 
 def _lws() -> dict:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": "lws", "namespace": NS},
-            "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": CONTAINERS}}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "lws", "namespace": NS},
+        "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": CONTAINERS}}},
+    }
 
 
 def _ms() -> dict:
-    role = {"replicas": 1, "workerReplicas": 1, "entryTemplate": {"spec": CONTAINERS}, "workerTemplate": {"spec": CONTAINERS}}
-    return {"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing",
-            "metadata": {"name": "ms", "namespace": NS},
-            "spec": {"replicas": 2, "schedulerName": "volcano",
-                     "template": {"roles": [{"name": "prefill", **role}, {"name": "decode", **copy.deepcopy(role)}]}}}
+    role = {
+        "replicas": 1,
+        "workerReplicas": 1,
+        "entryTemplate": {"spec": CONTAINERS},
+        "workerTemplate": {"spec": CONTAINERS},
+    }
+    return {
+        "apiVersion": "workload.serving.volcano.sh/v1alpha1",
+        "kind": "ModelServing",
+        "metadata": {"name": "ms", "namespace": NS},
+        "spec": {
+            "replicas": 2,
+            "schedulerName": "volcano",
+            "template": {"roles": [{"name": "prefill", **role}, {"name": "decode", **copy.deepcopy(role)}]},
+        },
+    }
 
 
 def _ds() -> dict:
     role = {"replicas": 1, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": CONTAINERS}}}
-    return {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
-            "metadata": {"name": "ds", "namespace": NS},
-            "spec": {"roles": [{"name": "prefill", "spec": role}, {"name": "decode", "spec": copy.deepcopy(role)}]}}
+    return {
+        "apiVersion": "disaggregatedset.x-k8s.io/v1",
+        "kind": "DisaggregatedSet",
+        "metadata": {"name": "ds", "namespace": NS},
+        "spec": {"roles": [{"name": "prefill", "spec": role}, {"name": "decode", "spec": copy.deepcopy(role)}]},
+    }
 
 
 def _scopes(api: str, spec: Any) -> Scope:
@@ -67,7 +85,11 @@ def _scopes(api: str, spec: Any) -> Scope:
     return workload_for(api).scope(spec, nodes=True)
 
 
-APIS = {"LeaderWorkerSet": (_lws, "kubernetes"), "ModelServing": (_ms, "volcano"), "DisaggregatedSet": (_ds, "kubernetes")}
+APIS = {
+    "LeaderWorkerSet": (_lws, "kubernetes"),
+    "ModelServing": (_ms, "volcano"),
+    "DisaggregatedSet": (_ds, "kubernetes"),
+}
 
 
 def _list_path(kind: str, gang_provider: str) -> str:
@@ -102,8 +124,12 @@ def seed(kmock, api: str) -> Any:
 
 
 def cluster(kmock, waits: list[float], provider: str) -> LiveCluster:
-    return LiveCluster(kmock_client(str(kmock.url), timeout=CLIENT_TIMEOUT), gang_provider=provider, now=lambda: 0.0,
-                       retry=RetryPolicy(sleep=waits.append, jitter=0.0))
+    return LiveCluster(
+        kmock_client(str(kmock.url), timeout=CLIENT_TIMEOUT),
+        gang_provider=provider,
+        now=lambda: 0.0,
+        retry=RetryPolicy(sleep=waits.append, jitter=0.0),
+    )
 
 
 def _objects(snapshot) -> list[tuple[str, str]]:
@@ -134,17 +160,24 @@ async def _next_reconcile_converges(kmock, api: str, spec, objects, summary) -> 
 
 def test_every_api_scope_kind_is_fault_injected():
     for api in APIS:
-        assert {kind for a, kind in CASES if a == api} >= {*_scopes(api, workload_for(api).parse(APIS[api][0]())).kinds, "Node"}
+        assert {kind for a, kind in CASES if a == api} >= {
+            *_scopes(api, workload_for(api).parse(APIS[api][0]())).kinds,
+            "Node",
+        }
     assert len(CASES) >= 7 + 1 + 5 + 1 + 7 + 1
 
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("api, kind", CASES, ids=[f"{a}-{k}" for a, k in CASES])
-@pytest.mark.parametrize("fault, waits_expected", [
-    ({"status": 500}, 0.5),
-    ({"status": 429, "reason": "TooManyRequests", "retry_after": 2}, 2.0),
-    ({"delay": HANG}, 0.5),
-], ids=["500", "429-retry-after", "timeout"])
+@pytest.mark.parametrize(
+    "fault, waits_expected",
+    [
+        ({"status": 500}, 0.5),
+        ({"status": 429, "reason": "TooManyRequests", "retry_after": 2}, 2.0),
+        ({"delay": HANG}, 0.5),
+    ],
+    ids=["500", "429-retry-after", "timeout"],
+)
 async def test_a_transient_list_failure_is_retried_and_the_snapshot_is_whole(kmock, api, kind, fault, waits_expected):
     spec, objects, summary = await _baseline(kmock, api)
     waits: list[float] = []
@@ -158,10 +191,14 @@ async def test_a_transient_list_failure_is_retried_and_the_snapshot_is_whole(kmo
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("api, kind", CASES, ids=[f"{a}-{k}" for a, k in CASES])
-@pytest.mark.parametrize("fault, shown", [
-    ({"status": 409, "reason": "Conflict", "message": "conflict"}, "HTTP 409 Conflict: conflict"),
-    ({"status": 500, "times": None}, "HTTP 500 InternalError: injected fault (gave up after 5 attempts)"),
-], ids=["409", "500-persistent"])
+@pytest.mark.parametrize(
+    "fault, shown",
+    [
+        ({"status": 409, "reason": "Conflict", "message": "conflict"}, "HTTP 409 Conflict: conflict"),
+        ({"status": 500, "times": None}, "HTTP 500 InternalError: injected fault (gave up after 5 attempts)"),
+    ],
+    ids=["409", "500-persistent"],
+)
 async def test_a_failed_list_fails_the_observe_naming_the_list_and_context(kmock, api, kind, fault, shown):
     spec, objects, summary = await _baseline(kmock, api)
     kmock.inject(Fault("GET", _list_path(kind, APIS[api][1]), **fault))
@@ -173,6 +210,8 @@ async def test_a_failed_list_fails_the_observe_naming_the_list_and_context(kmock
     message = str(raised.value)
     selector = ",".join(k if v is None else f"{k}={v}" for k, v in sorted(scope.selector_for(kind).items()))
     where = "LIST Node" if kind == "Node" else f"LIST {kind} in namespace {NS} selected by {selector}"
-    assert message.startswith(f"observe failed: {where} on cluster context 'kmock' at {str(kmock.url).rstrip('/')}: {shown}"), message
+    assert message.startswith(
+        f"observe failed: {where} on cluster context 'kmock' at {str(kmock.url).rstrip('/')}: {shown}"
+    ), message
     assert "nothing was planned from the partial read" in message
     await _next_reconcile_converges(kmock, api, spec, objects, summary)

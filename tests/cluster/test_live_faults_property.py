@@ -11,6 +11,7 @@ which *landed* (the write took effect, its answer was lost). Then:
 - otherwise the action fails with :class:`ActionError` after the whole budget, the object
   untouched, and the lines applied before it listed.
 """
+
 from __future__ import annotations
 
 import copy
@@ -46,7 +47,9 @@ class ScriptedClient:
 
     def __init__(self, script: list[str], target: str) -> None:
         self.script, self.target, self.patches = list(script), target, 0
-        self.pods = {n: _Obj(kind="Pod", metadata={"name": n, "uid": f"uid-{n}", "labels": {}}) for n in ("a", "b", "c")}
+        self.pods = {
+            n: _Obj(kind="Pod", metadata={"name": n, "uid": f"uid-{n}", "labels": {}}) for n in ("a", "b", "c")
+        }
 
     def get(self, res, name, namespace=None):
         return _Obj(copy.deepcopy(dict(self.pods[name])))
@@ -54,6 +57,7 @@ class ScriptedClient:
     def patch(self, res, name, patch, namespace=None, patch_type=None):
         def apply():
             self.pods[name]["metadata"]["labels"].update(patch["metadata"]["labels"])
+
         if name != self.target or not self.script:
             return apply()
         self.patches += 1
@@ -72,7 +76,7 @@ def test_any_failure_sequence_ends_in_the_documented_outcome(script):
     actions = [Action("label", "Pod", n, {"labels": {"step": n}}, uid=f"uid-{n}") for n in ("a", "b", "c")]
     k = next((i for i, f in enumerate(script) if FAILURES[f][1]), len(script))  # first landed failure or success
     landed = k < len(script)  # stopped at a landed failure: a re-read finds the write done
-    backoff = [FAILURES[f][2] or 0.5 * 2 ** i for i, f in enumerate(script)]
+    backoff = [FAILURES[f][2] or 0.5 * 2**i for i, f in enumerate(script)]
 
     try:
         lines = cluster.execute("ns", actions)
@@ -82,10 +86,14 @@ def test_any_failure_sequence_ends_in_the_documented_outcome(script):
         assert f"gave up after {ATTEMPTS} attempts" in str(exc)
         assert exc.applied == ("label Pod/a: step=a",) and "not run: 1 later action(s)" in str(exc)
         assert client.pods["b"]["metadata"]["labels"] == {} and client.pods["c"]["metadata"]["labels"] == {}
-        assert client.patches == ATTEMPTS and waits == backoff[:ATTEMPTS - 1]
+        assert client.patches == ATTEMPTS and waits == backoff[: ATTEMPTS - 1]
         return
     assert k < ATTEMPTS, script  # a write that landed on the last attempt is found by a last re-read
-    assert lines[1].startswith("label Pod/ns/b: done (settled by re-reading") if landed else lines[1] == "label Pod/b: step=b"
+    assert (
+        lines[1].startswith("label Pod/ns/b: done (settled by re-reading")
+        if landed
+        else lines[1] == "label Pod/b: step=b"
+    )
     assert all(client.pods[n]["metadata"]["labels"] == {"step": n} for n in ("a", "b", "c"))
     assert client.patches == k + 1 if landed else client.patches == k  # a landed write is never re-sent
-    assert waits == backoff[:min(k + 1, ATTEMPTS - 1)] if landed else waits == backoff[:k]
+    assert waits == backoff[: min(k + 1, ATTEMPTS - 1)] if landed else waits == backoff[:k]

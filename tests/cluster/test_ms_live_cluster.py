@@ -3,6 +3,7 @@ observes has a resource class (StatefulSet, Pod, Service, ControllerRevision, Vo
 ``scheduling.volcano.sh/v1beta1``), one LIST per kind whatever the number of ServingGroups, a
 cluster without Volcano (404) is skipped, and the ModelServing component always asks for the
 Volcano PodGroup (``gang_provider="volcano"``), whatever a LeaderWorkerSet in the same program uses."""
+
 from __future__ import annotations
 
 import asyncio
@@ -21,20 +22,34 @@ from pulumi_lws.workloads import workload_for
 
 NS = "serving"
 MS = workload_for("ModelServing")
-PLURALS = {"StatefulSet": "apps/v1/statefulsets", "Service": "v1/services", "Pod": "v1/pods",
-           "ControllerRevision": "apps/v1/controllerrevisions", "PodGroup": "scheduling.volcano.sh/v1beta1/podgroups"}
-
-
+PLURALS = {
+    "StatefulSet": "apps/v1/statefulsets",
+    "Service": "v1/services",
+    "Pod": "v1/pods",
+    "ControllerRevision": "apps/v1/controllerrevisions",
+    "PodGroup": "scheduling.volcano.sh/v1beta1/podgroups",
+}
 
 
 def _spec(groups: int, scheduler: str = "volcano"):
-    role = {"replicas": 1, "workerReplicas": 1,
-            "entryTemplate": {"spec": {"containers": [{"name": "s", "image": "nginx:1"}]}},
-            "workerTemplate": {"spec": {"containers": [{"name": "s", "image": "nginx:1"}]}}}
-    return MS.parse({"apiVersion": MS.api_version, "kind": "ModelServing", "metadata": {"name": "pd", "namespace": NS},
-                     "spec": {"replicas": groups, "schedulerName": scheduler,
-                              "template": {"roles": [{"name": "prefill", **role},
-                                                     {"name": "decode", **copy.deepcopy(role)}]}}})
+    role = {
+        "replicas": 1,
+        "workerReplicas": 1,
+        "entryTemplate": {"spec": {"containers": [{"name": "s", "image": "nginx:1"}]}},
+        "workerTemplate": {"spec": {"containers": [{"name": "s", "image": "nginx:1"}]}},
+    }
+    return MS.parse(
+        {
+            "apiVersion": MS.api_version,
+            "kind": "ModelServing",
+            "metadata": {"name": "pd", "namespace": NS},
+            "spec": {
+                "replicas": groups,
+                "schedulerName": scheduler,
+                "template": {"roles": [{"name": "prefill", **role}, {"name": "decode", **copy.deepcopy(role)}]},
+            },
+        }
+    )
 
 
 def _seed(kmock, groups: int, *, volcano: bool = True) -> int:
@@ -53,15 +68,23 @@ def _seed(kmock, groups: int, *, volcano: bool = True) -> int:
             for i in range(start, start + m["spec"]["replicas"]):
                 pods += 1
                 kmock.objects[("v1/pods", NS, f"{name}-{i}")] = {
-                    "apiVersion": "v1", "kind": "Pod",
-                    "metadata": {"name": f"{name}-{i}", "namespace": NS, "uid": f"uid-{name}-{i}",
-                                 "labels": dict(template["metadata"]["labels"])},
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"{name}-{i}",
+                        "namespace": NS,
+                        "uid": f"uid-{name}-{i}",
+                        "labels": dict(template["metadata"]["labels"]),
+                    },
                     "spec": copy.deepcopy(template["spec"]),
-                    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
-    kmock.objects[("v1/pods", NS, "other-0")] = {"apiVersion": "v1", "kind": "Pod",
-                                                 "metadata": {"name": "other-0", "namespace": NS,
-                                                              "labels": {ML.NAME: "other"}},
-                                                 "spec": {"containers": [{"name": "s", "image": "x"}]}}
+                    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+                }
+    kmock.objects[("v1/pods", NS, "other-0")] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "other-0", "namespace": NS, "labels": {ML.NAME: "other"}},
+        "spec": {"containers": [{"name": "s", "image": "x"}]},
+    }
     return pods
 
 
@@ -91,7 +114,9 @@ async def test_list_calls_per_reconcile_are_fixed_for_50_servinggroups(kmock):
     lists, podgroups, snapshot = await _lists(kmock, 50)
     scope = MS.scope(_spec(50))
     assert lists == len(scope.kinds) == 5  # one LIST per kind, no Nodes
-    assert podgroups == 50 and all(pg["apiVersion"] == "scheduling.volcano.sh/v1beta1" for pg in snapshot.list("PodGroup"))
+    assert podgroups == 50 and all(
+        pg["apiVersion"] == "scheduling.volcano.sh/v1beta1" for pg in snapshot.list("PodGroup")
+    )
     requests = [r for r in kmock if r.resource is not None]
     assert all(r.params.get("labelSelector") == f"{ML.NAME}=pd" for r in requests)
     assert {r.resource.group for r in requests if r.resource.plural == "podgroups"} == {"scheduling.volcano.sh"}

@@ -8,6 +8,7 @@ mock engine asks for each registration's outputs (``run_program(resource_outputs
 update every computed output has its value; in a preview the outputs named in ``unknown`` are
 left out, i.e. unknown, exactly as for resources that do not exist yet.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,7 +20,7 @@ import pulumi
 
 from pulumi_lws.sim.pulumi_engine import unwrap_secrets
 
-NAMESPACE = "serving-8f2c1a"          # what the Namespace's auto-naming yields in the update
+NAMESPACE = "serving-8f2c1a"  # what the Namespace's auto-naming yields in the update
 IMAGE = "registry.example/vllm@sha256:1f2e3d4c"
 TOKEN = "hf_s3cr3tT0kenValue"
 API_KEY = "sk-live-0123456789"
@@ -51,12 +52,20 @@ class OtherResources:
 
         ns = k8s.core.v1.Namespace("serving")  # auto-named, as most programs do
         image = Image("vllm-image", "registry.example/vllm")
-        secret = k8s.core.v1.Secret("hf", metadata={"name": "hf", "namespace": "kube-system"},
-                                    string_data={"token": pulumi.Output.secret(TOKEN)})
+        secret = k8s.core.v1.Secret(
+            "hf",
+            metadata={"name": "hf", "namespace": "kube-system"},
+            string_data={"token": pulumi.Output.secret(TOKEN)},
+        )
         infra = pulumi.StackReference("org/infra/prod")
-        return OtherResources(namespace=ns.metadata.name, image=image.ref, token=secret.string_data["token"],
-                              api_key=pulumi.Config("app").require_secret("apiKey"),
-                              replicas=infra.get_output("replicas"), urns=[ns.urn, image.urn, secret.urn, infra.urn])
+        return OtherResources(
+            namespace=ns.metadata.name,
+            image=image.ref,
+            token=secret.string_data["token"],
+            api_key=pulumi.Config("app").require_secret("apiKey"),
+            replicas=infra.get_output("replicas"),
+            urns=[ns.urn, image.urn, secret.urn, infra.urn],
+        )
 
 
 def provider(*, preview: bool = False, unknown: frozenset[str] = frozenset()):
@@ -75,8 +84,11 @@ def provider(*, preview: bool = False, unknown: frozenset[str] = frozenset()):
             data = unwrap_secrets(inputs.get("stringData") or {})
             return {**inputs, "stringData": {k: pulumi.Output.secret(v) for k, v in data.items()}}
         if args.typ == "pulumi:pulumi:StackReference":
-            return {"name": inputs.get("name")} if "replicas" in hide else \
-                {"name": inputs.get("name"), "outputs": {"replicas": REPLICAS}, "secretOutputNames": []}
+            return (
+                {"name": inputs.get("name")}
+                if "replicas" in hide
+                else {"name": inputs.get("name"), "outputs": {"replicas": REPLICAS}, "secretOutputNames": []}
+            )
         return None
 
     return outputs
@@ -101,6 +113,7 @@ def recorded_logs() -> Iterator[list[str]]:
     def recorder(level):
         def log(msg, resource=None, stream_id=None, ephemeral=None):
             lines.append(f"{level}: {msg}")
+
         return log
 
     for level in saved:

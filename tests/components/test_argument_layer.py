@@ -2,6 +2,7 @@
 its manifest with, once: the same forms, the same errors, for every API; ``metadata: None`` (or
 any non-object metadata) is a SpecError naming ``metadata``, never an AttributeError, and nothing
 is registered."""
+
 from __future__ import annotations
 
 import pytest
@@ -17,8 +18,11 @@ from pulumi_lws.core.errors import SpecError
 from pulumi_lws.core.ports import EmptyObserver
 from pulumi_lws.workloads import workload_for
 
-EXAMPLES = {"LeaderWorkerSet": "quickstart/lws.yaml", "ModelServing": "modelserving-pd/ms.yaml",
-            "DisaggregatedSet": "disaggregated-pd/ds.yaml"}
+EXAMPLES = {
+    "LeaderWorkerSet": "quickstart/lws.yaml",
+    "ModelServing": "modelserving-pd/ms.yaml",
+    "DisaggregatedSet": "disaggregated-pd/ds.yaml",
+}
 KINDS = sorted(EXAMPLES)
 
 
@@ -28,8 +32,12 @@ def example(kind: str) -> dict:
 
 def _bad_metadata_forms(kind: str, value) -> list:
     doc = {**example(kind), "metadata": value}
-    return [doc, {"manifest": doc}, {"manifest": doc, "replicas": 2} if kind != "DisaggregatedSet" else {"manifest": doc, "slices": 1},
-            yaml.safe_dump(doc)]
+    return [
+        doc,
+        {"manifest": doc},
+        {"manifest": doc, "replicas": 2} if kind != "DisaggregatedSet" else {"manifest": doc, "slices": 1},
+        yaml.safe_dump(doc),
+    ]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -55,8 +63,13 @@ def test_every_form_builds_the_same_spec_and_manifest(kind) -> None:
     doc = example(kind)
     doc["metadata"] = {"name": "web", "namespace": "serving"}
     workload = workload_for(kind)
-    forms = [doc, yaml.safe_dump(doc), {"manifest": doc}, {"manifest": yaml.safe_dump(doc)},
-             workload.arguments.model.from_manifest(doc)]
+    forms = [
+        doc,
+        yaml.safe_dump(doc),
+        {"manifest": doc},
+        {"manifest": yaml.safe_dump(doc)},
+        workload.arguments.model.from_manifest(doc),
+    ]
     built = [build_spec(kind, "ignored", f) for f in forms]
     assert all(b.spec.to_wire() == built[0].spec.to_wire() for b in built[1:])
     assert built[0].manifest["metadata"] == {"name": "web", "namespace": "serving"}

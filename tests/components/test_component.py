@@ -4,17 +4,18 @@ The fake returns a fixed stage (with actions) and a few manifests, so these test
 component's own behaviour: args handling, validation before registration, registration shape
 (types, names, parent, provider), actions only on update, outputs.
 """
+
 from __future__ import annotations
 
 import pulumi
 import pytest
-
 from conftest import fresh_mock_runtime, ints_back
 from fakes_component import FakeActuator, FakeObserver, fake_reconcile
+
+from pulumi_lws.backend import use_backend
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import reconcile as reconcile_module
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.backend import use_backend
 
 WORKER = {"spec": {"containers": [{"name": "nginx", "image": "nginxinc/nginx-unprivileged:1.27"}]}}
 ARGS = {"replicas": 2, "size": 2, "worker_template": WORKER, "namespace": "serving"}
@@ -68,8 +69,11 @@ def test_children_are_parented_to_the_component(mocks, backend):
     lws = _component(mocks)("demo", ARGS)
 
     def check(_):
-        urns = [str(u) for u in pulumi.runtime.settings.SETTINGS.monitor.get_registered_resources()] \
-            if hasattr(pulumi.runtime.settings.SETTINGS.monitor, "get_registered_resources") else []
+        urns = (
+            [str(u) for u in pulumi.runtime.settings.SETTINGS.monitor.get_registered_resources()]
+            if hasattr(pulumi.runtime.settings.SETTINGS.monitor, "get_registered_resources")
+            else []
+        )
         children = [u for u in urns if "kubernetes:" in u]
         assert children and all("lws:index:LeaderWorkerSet$kubernetes:" in u for u in children)
         assert len(lws.child_resources) == 5
@@ -115,24 +119,44 @@ def test_outputs_and_actions_on_update(mocks, backend):
         assert (leader, service, revision) == ("demo", "demo", "rev2")
         assert selector == f"{L.NAME}=demo,{L.WORKER_INDEX}=0"
         control = stage.pop("control")  # rollout control (docs/rollout-control.md)
-        assert stage == {"policy": "lws/ordinal", "replicas": 2, "partition": 1, "case": "3", "complete": False, "groups": "ou",
-                         "paused": False}
+        assert stage == {
+            "policy": "lws/ordinal",
+            "replicas": 2,
+            "partition": 1,
+            "case": "3",
+            "complete": False,
+            "groups": "ou",
+            "paused": False,
+        }
         assert control["paused"] is False and control["deadlineExceeded"] is False and control["progressing"] is None
         assert (control["updatedGroups"], control["totalGroups"], control["progressDeadlineSeconds"]) == (1, 2, 600.0)
         assert blocker == "GroupNotReady: group 1 is not ready"
-        assert remaining == [{"replicas": 2, "partition": 0, "groups": "Uu"}, {"replicas": 2, "partition": 0, "groups": "UU"}]
+        assert remaining == [
+            {"replicas": 2, "partition": 0, "groups": "Uu"},
+            {"replicas": 2, "partition": 0, "groups": "UU"},
+        ]
         assert actions == [f"done ungate Pod/demo-1 (gate={L.GROUP_REPLACEMENT_GATE})"]
         assert status["readyReplicas"] == 1 and status["updatedReplicas"] == 1
         assert {c["type"] for c in status["conditions"]} >= {"Available", "Progressing"}
 
-    return pulumi.Output.all(_settled(lws), lws.leader_name, lws.service_name, lws.selector, lws.revision, lws.stage, lws.blocker,
-                             lws.remaining_stages, lws.actions, lws.status).apply(check)
+    return pulumi.Output.all(
+        _settled(lws),
+        lws.leader_name,
+        lws.service_name,
+        lws.selector,
+        lws.revision,
+        lws.stage,
+        lws.blocker,
+        lws.remaining_stages,
+        lws.actions,
+        lws.status,
+    ).apply(check)
 
 
 def test_preview_lists_actions_but_does_not_execute(backend):
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
 
-    observer, actuator = backend
+    _observer, actuator = backend
 
     class Echo(pulumi.runtime.Mocks):
         def new_resource(self, args):
@@ -155,12 +179,15 @@ def test_preview_lists_actions_but_does_not_execute(backend):
     assert actuator.calls == []
 
 
-@pytest.mark.parametrize("bad", [
-    {"replicas": 2, "size": 2, "worker_template": WORKER, "name": "Not_A_Name"},
-    {"replicas": "three", "size": 2},
-    {"bogus_field": 1},
-    {"replicas": 1, "update_order": "Sideways"},
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"replicas": 2, "size": 2, "worker_template": WORKER, "name": "Not_A_Name"},
+        {"replicas": "three", "size": 2},
+        {"bogus_field": 1},
+        {"replicas": 1, "update_order": "Sideways"},
+    ],
+)
 def test_invalid_args_raise_before_any_registration(mocks, backend, bad):
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
 
@@ -171,13 +198,19 @@ def test_invalid_args_raise_before_any_registration(mocks, backend, bad):
 
 
 def test_args_forms_build_the_same_spec():
-    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet as Model
     from pulumi_lws.components.args import build_spec
+    from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet as Model
 
-    manifest = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                "metadata": {"name": "demo", "namespace": "serving"},
-                "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": WORKER},
-                         "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 2, "maxSurge": "50%"}}}}
+    manifest = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "demo", "namespace": "serving"},
+        "spec": {
+            "replicas": 2,
+            "leaderWorkerTemplate": {"size": 2, "workerTemplate": WORKER},
+            "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 2, "maxSurge": "50%"}},
+        },
+    }
     import yaml
 
     forms = [
@@ -185,8 +218,13 @@ def test_args_forms_build_the_same_spec():
         yaml.safe_dump(manifest),
         {"manifest": manifest},
         Model.from_manifest(manifest),
-        {"replicas": 2.0, "size": 2.0, "workerTemplate": WORKER, "namespace": "serving",
-         "rollout": {"maxUnavailable": "2", "maxSurge": "50%"}},
+        {
+            "replicas": 2.0,
+            "size": 2.0,
+            "workerTemplate": WORKER,
+            "namespace": "serving",
+            "rollout": {"maxUnavailable": "2", "maxSurge": "50%"},
+        },
     ]
     specs = [build_spec("LeaderWorkerSet", "demo", f).spec.to_wire() for f in forms]
     assert all(s == specs[0] for s in specs[1:])
@@ -198,15 +236,28 @@ def test_args_forms_build_the_same_spec():
 def test_update_order_option():
     from pulumi_lws.components.args import build_spec
 
-    assert build_spec("LeaderWorkerSet", "demo", {**ARGS, "updateOrder": "RolloutFirst"}).options.update_order == "RolloutFirst"
+    assert (
+        build_spec("LeaderWorkerSet", "demo", {**ARGS, "updateOrder": "RolloutFirst"}).options.update_order
+        == "RolloutFirst"
+    )
 
 
 def test_preview_stage_table_shows_now_and_predicted_rows():
     from pulumi_lws.components.outputs import stage_table
 
-    table = stage_table(fake_reconcile(__import__("pulumi_lws.components.args", fromlist=["x"]).build_spec("LeaderWorkerSet", "demo", ARGS).spec, None).stage)
+    table = stage_table(
+        fake_reconcile(
+            __import__("pulumi_lws.components.args", fromlist=["x"]).build_spec("LeaderWorkerSet", "demo", ARGS).spec,
+            None,
+        ).stage
+    )
     lines = table.splitlines()
     assert lines[0].split()[:3] == ["Stage", "Partition", "Replicas"]
-    assert len(lines) == 2 + 3 + 1 and "now: partition 0: every group admitted" in lines[2] and "case" not in lines[2] and "predicted" in lines[3]
+    assert (
+        len(lines) == 2 + 3 + 1
+        and "now: partition 0: every group admitted" in lines[2]
+        and "case" not in lines[2]
+        and "predicted" in lines[3]
+    )
     assert lines[-1] == "legend: ✅ updated, ready; ⏳ updated, not ready; 🔵 old revision, ready"
     assert "blocked: GroupNotReady" in lines[2] and "actions: ungate Pod/demo-1" in lines[2]

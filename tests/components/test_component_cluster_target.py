@@ -1,9 +1,11 @@
 """Without an installed backend the component talks to the cluster the default pulumi-kubernetes
 provider targets: the stack's ``kubernetes:context`` / ``kubernetes:kubeconfig`` config, and the
 gang provider's PodGroup API."""
+
 from __future__ import annotations
 
 import json
+from typing import ClassVar
 
 import pulumi
 import yaml
@@ -14,19 +16,25 @@ from pulumi_lws.core.snapshot import Snapshot
 WORKER = {"spec": {"containers": [{"name": "nginx", "image": "nginxinc/nginx-unprivileged:1.27"}]}}
 
 KUBECONFIG = {
-    "apiVersion": "v1", "kind": "Config", "current-context": "dev",
-    "clusters": [{"name": "dev", "cluster": {"server": "https://dev.example:6443"}},
-                 {"name": "prod", "cluster": {"server": "https://prod.example:6443"}}],
+    "apiVersion": "v1",
+    "kind": "Config",
+    "current-context": "dev",
+    "clusters": [
+        {"name": "dev", "cluster": {"server": "https://dev.example:6443"}},
+        {"name": "prod", "cluster": {"server": "https://prod.example:6443"}},
+    ],
     "users": [{"name": "u", "user": {"token": "t"}}],
-    "contexts": [{"name": "dev", "context": {"cluster": "dev", "user": "u"}},
-                 {"name": "prod", "context": {"cluster": "prod", "user": "u"}}],
+    "contexts": [
+        {"name": "dev", "context": {"cluster": "dev", "user": "u"}},
+        {"name": "prod", "context": {"cluster": "prod", "user": "u"}},
+    ],
 }
 
 
 class Recorder:
     """Stands in for LiveCluster: records how it was built; observes an empty cluster."""
 
-    built: list[dict] = []
+    built: ClassVar[list[dict]] = []
 
     @classmethod
     def from_kubeconfig(cls, context=None, *, kubeconfig=None, gang_provider="kubernetes"):

@@ -8,6 +8,7 @@
 (c) secrets: marked secret on every child that carries one, never in outputs, logs or the stage
     table, never in a validation error.
 """
+
 from __future__ import annotations
 
 import copy
@@ -52,32 +53,51 @@ def worker(image, token, api_key) -> dict:
 
 def program(*, from_outputs: bool, namespace=None, image=None):
     """The LeaderWorkerSet with its inputs from the other resources, or the same values written out."""
+
     def run():
         from pulumi_lws import LeaderWorkerSet
 
         src = OtherResources.declare()
         if from_outputs:
-            args = {"namespace": namespace or src.namespace, "replicas": src.replicas, "size": 2,
-                    "worker_template": worker(image or src.image, src.token, src.api_key)}
+            args = {
+                "namespace": namespace or src.namespace,
+                "replicas": src.replicas,
+                "size": 2,
+                "worker_template": worker(image or src.image, src.token, src.api_key),
+            }
         else:
-            args = {"namespace": namespace or NAMESPACE, "replicas": REPLICAS, "size": 2,
-                    "worker_template": worker(image or IMAGE, TOKEN, API_KEY)}
+            args = {
+                "namespace": namespace or NAMESPACE,
+                "replicas": REPLICAS,
+                "size": 2,
+                "worker_template": worker(image or IMAGE, TOKEN, API_KEY),
+            }
         lws = LeaderWorkerSet("llm", args)
         for key in ("stage", "blocker", "actions", "status", "revision", "selector"):
             pulumi.export(key, getattr(lws, key))
+
     return run
 
 
 def run(prog, observer=None, *, preview=False, unknown=frozenset()):
     observer = observer or EmptyObserver()
     with stack_config():
-        return run_program(prog, observer, FakeActuator() if observer.__class__ is EmptyObserver else observer,
-                           preview=preview, resource_outputs=provider(preview=preview, unknown=unknown))
+        return run_program(
+            prog,
+            observer,
+            FakeActuator() if observer.__class__ is EmptyObserver else observer,
+            preview=preview,
+            resource_outputs=provider(preview=preview, unknown=unknown),
+        )
 
 
 def source_urns(result) -> set[str]:
-    wanted = {("kubernetes:core/v1:Namespace", "serving"), ("test:index:Image", "vllm-image"),
-              ("kubernetes:core/v1:Secret", "hf"), ("pulumi:pulumi:StackReference", "org/infra/prod")}
+    wanted = {
+        ("kubernetes:core/v1:Namespace", "serving"),
+        ("test:index:Image", "vllm-image"),
+        ("kubernetes:core/v1:Secret", "hf"),
+        ("pulumi:pulumi:StackReference", "org/infra/prod"),
+    }
     registered = {u for u, r in result.registrations.items() if (r.type, r.name) in wanted}
     # a StackReference is read (ReadResource), not registered: its URN is the engine's
     return registered | {"urn:pulumi:sim::lws::pulumi:pulumi:StackReference::org/infra/prod"}
@@ -104,12 +124,18 @@ def test_b_preview_with_unknown_inputs_on_a_fresh_stack_plans_creation_and_says_
     stage = result.outputs["stage"]
     assert stage["replicas"] == 0 and stage["groups"] == ""
     assert stage["assumptions"] == [
-        ("namespace is unknown until Namespace 'serving' is created; this preview assumes nothing of this "
-         "workload exists there yet (every object is created)"),
-        ("replicas is unknown until stack org/infra/prod exports it; this preview assumes 0, the most "
-         "disruptive value (every group removed)"),
-        ("worker_template.spec.containers[0].image is unknown until Image 'vllm-image' is created; passed "
-         "through to the children (it cannot change this stage: every object is created)"),
+        (
+            "namespace is unknown until Namespace 'serving' is created; this preview assumes nothing of this "
+            "workload exists there yet (every object is created)"
+        ),
+        (
+            "replicas is unknown until stack org/infra/prod exports it; this preview assumes 0, the most "
+            "disruptive value (every group removed)"
+        ),
+        (
+            "worker_template.spec.containers[0].image is unknown until Image 'vllm-image' is created; passed "
+            "through to the children (it cannot change this stage: every object is created)"
+        ),
     ]
     children = children_of(result, TYPE)
     kinds = sorted(r.type.split(":")[-1] for r in children.values())
@@ -123,10 +149,18 @@ def test_b_preview_with_unknown_inputs_on_a_fresh_stack_plans_creation_and_says_
 
 
 def test_b_preview_when_groups_run_assumes_the_template_changes():
-    manifest_doc = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                    "metadata": {"name": "llm", "namespace": "serving"},
-                    "spec": {"replicas": REPLICAS, "leaderWorkerTemplate": {"size": 2, "workerTemplate": worker(OLD_IMAGE, TOKEN, API_KEY)}}}
-    runner = Runner(Scenario(name="llm", engine="pure", manifest=copy.deepcopy(manifest_doc), start="converged"), "pure")
+    manifest_doc = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "llm", "namespace": "serving"},
+        "spec": {
+            "replicas": REPLICAS,
+            "leaderWorkerTemplate": {"size": 2, "workerTemplate": worker(OLD_IMAGE, TOKEN, API_KEY)},
+        },
+    }
+    runner = Runner(
+        Scenario(name="llm", engine="pure", manifest=copy.deepcopy(manifest_doc), start="converged"), "pure"
+    )
     runner.warm_up()
     cluster = runner.cluster
 
@@ -136,17 +170,29 @@ def test_b_preview_when_groups_run_assumes_the_template_changes():
 
             src = OtherResources.declare()
             image = src.image if image_from_build else "registry.example/vllm:next"
-            lws = LeaderWorkerSet("llm", {"namespace": "serving", "replicas": REPLICAS, "size": 2,
-                                          "worker_template": worker(image, TOKEN, API_KEY)})
+            lws = LeaderWorkerSet(
+                "llm",
+                {
+                    "namespace": "serving",
+                    "replicas": REPLICAS,
+                    "size": 2,
+                    "worker_template": worker(image, TOKEN, API_KEY),
+                },
+            )
             pulumi.export("stage", lws.stage)
+
         return body
 
     with recorded_logs() as logs:
         unknown = run(prog(True), cluster, preview=True, unknown=frozenset({"image"}))
     changed = run(prog(False), cluster, preview=True)
     stage = dict(unknown.outputs["stage"])
-    assert stage.pop("assumptions") == [("worker_template.spec.containers[0].image is unknown until Image "
-                                         "'vllm-image' is created; this preview assumes the template changes")]
+    assert stage.pop("assumptions") == [
+        (
+            "worker_template.spec.containers[0].image is unknown until Image "
+            "'vllm-image' is created; this preview assumes the template changes"
+        )
+    ]
     assert stage == changed.outputs["stage"] and stage["complete"] is False  # the rollout stage of a new image
     table = next(line for line in logs if "assumes: worker_template" in line)
     assert "Partition" in table  # the note is part of the logged stage table
@@ -171,8 +217,15 @@ def test_c_a_validation_error_never_prints_a_secret():
     def prog():
         from pulumi_lws import LeaderWorkerSet
 
-        LeaderWorkerSet("llm", {"namespace": pulumi.Output.secret("Not_A_Namespace_s3cr3t"), "replicas": 1, "size": 1,
-                                "worker_template": worker(OLD_IMAGE, "x", "y")})
+        LeaderWorkerSet(
+            "llm",
+            {
+                "namespace": pulumi.Output.secret("Not_A_Namespace_s3cr3t"),
+                "replicas": 1,
+                "size": 1,
+                "worker_template": worker(OLD_IMAGE, "x", "y"),
+            },
+        )
 
     with pytest.raises(SpecError) as err:
         run(prog)
@@ -188,9 +241,15 @@ def test_plain_inputs_are_returned_as_they_are():
 
 
 def test_whole_manifest_as_an_output_and_a_nested_output_in_it():
-    manifest_doc = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                    "metadata": {"name": "llm", "namespace": NAMESPACE},
-                    "spec": {"replicas": REPLICAS, "leaderWorkerTemplate": {"size": 2, "workerTemplate": worker(IMAGE, TOKEN, API_KEY)}}}
+    manifest_doc = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "llm", "namespace": NAMESPACE},
+        "spec": {
+            "replicas": REPLICAS,
+            "leaderWorkerTemplate": {"size": 2, "workerTemplate": worker(IMAGE, TOKEN, API_KEY)},
+        },
+    }
 
     def prog(as_output: bool):
         def body():
@@ -203,6 +262,7 @@ def test_whole_manifest_as_an_output_and_a_nested_output_in_it():
                 LeaderWorkerSet("llm", {"manifest": pulumi.Output.from_input(doc)})
             else:
                 LeaderWorkerSet("llm", {"manifest": doc})
+
         return body
 
     a, b = run(prog(True)), run(prog(False))
@@ -222,21 +282,30 @@ def test_an_unknown_number_in_a_template_is_planned_with_1_and_says_so():
 
     result = run(prog, preview=True, unknown=frozenset({"image"}))
     assert result.outputs["stage"]["assumptions"] == [
-        ("worker_template.spec.containers[0].ports[0].containerPort is unknown until Image 'vllm-image' is created; "
-         "planned with 1 in its place (it cannot change this stage: every object is created)")]
+        (
+            "worker_template.spec.containers[0].ports[0].containerPort is unknown until Image 'vllm-image' is created; "
+            "planned with 1 in its place (it cannot change this stage: every object is created)"
+        )
+    ]
     update = run(prog)
     sts = next(m for m in update.manifests if m["kind"] == "StatefulSet")
     assert sts["spec"]["template"]["spec"]["containers"][0]["ports"][0]["containerPort"] == 8080
 
 
-@pytest.mark.parametrize(("path", "role"), [
-    (("namespace",), "identity"), (("manifest", "metadata", "name"), "identity"),
-    (("worker_template", "spec", "containers", 0, "name"), "template"),
-    (("manifest", "spec", "template", "roles", 0, "entryTemplate", "spec", "containers", 0, "image"), "template"),
-    (("replicas",), "decision"), (("rollout", "max_unavailable"), "decision"),
-    (("manifest", "spec", "roles", 1, "spec", "replicas"), "decision"),
-    (("startup_policy",), "other"), (("manifest", "spec", "roles", 0, "name"), "other"),
-])
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        (("namespace",), "identity"),
+        (("manifest", "metadata", "name"), "identity"),
+        (("worker_template", "spec", "containers", 0, "name"), "template"),
+        (("manifest", "spec", "template", "roles", 0, "entryTemplate", "spec", "containers", 0, "image"), "template"),
+        (("replicas",), "decision"),
+        (("rollout", "max_unavailable"), "decision"),
+        (("manifest", "spec", "roles", 1, "spec", "replicas"), "decision"),
+        (("startup_policy",), "other"),
+        (("manifest", "spec", "roles", 0, "name"), "other"),
+    ],
+)
 def test_each_unknown_field_gets_the_stand_in_of_its_role(path, role):
     from pulumi_lws.components.inputs import MOST_DISRUPTIVE, Unknown
 
@@ -247,7 +316,6 @@ def test_each_unknown_field_gets_the_stand_in_of_its_role(path, role):
         assert unknown.stand_in == MOST_DISRUPTIVE[key][0][0]
     else:
         assert unknown.stand_in.startswith("pulumi-unknown-") and len(unknown.stand_in) == len("pulumi-unknown-") + 8
-
 
 
 _SECRET = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=4, max_size=24)

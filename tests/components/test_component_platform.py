@@ -16,6 +16,7 @@ from the registered alias specs by Pulumi's documented child-alias rule), invoki
 under ``pulumi destroy --run-program`` (the test calls the registered hook), and its delete order
 (the simulator's applier deletes dependents first, as the engine does).
 """
+
 from __future__ import annotations
 
 import copy
@@ -34,12 +35,22 @@ from pulumi_lws.sim.pulumi_engine import EngineResult, run_program
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WORKER = {"spec": {"containers": [{"name": "vllm", "image": "nginxinc/nginx-unprivileged:1.27"}]}}
 KINDS: dict[str, tuple[str, dict[str, Any]]] = {
-    "LeaderWorkerSet": ("lws:index:LeaderWorkerSet", {"name": "llm", "replicas": 2, "size": 2, "worker_template": WORKER}),
-    "ModelServing": ("lws:index:ModelServing",
-                     {"manifest": yaml.safe_load((ROOT / "examples/modelserving-pd/ms.yaml").read_text()), "name": "llm",
-                      "replicas": 2}),
-    "DisaggregatedSet": ("lws:index:DisaggregatedSet",
-                         {"manifest": yaml.safe_load((ROOT / "examples/disaggregated-pd/ds.yaml").read_text()), "name": "llm"}),
+    "LeaderWorkerSet": (
+        "lws:index:LeaderWorkerSet",
+        {"name": "llm", "replicas": 2, "size": 2, "worker_template": WORKER},
+    ),
+    "ModelServing": (
+        "lws:index:ModelServing",
+        {
+            "manifest": yaml.safe_load((ROOT / "examples/modelserving-pd/ms.yaml").read_text()),
+            "name": "llm",
+            "replicas": 2,
+        },
+    ),
+    "DisaggregatedSet": (
+        "lws:index:DisaggregatedSet",
+        {"manifest": yaml.safe_load((ROOT / "examples/disaggregated-pd/ds.yaml").read_text()), "name": "llm"},
+    ),
 }
 TEAM = {"platform.example/team": "ml"}
 STACK_URN = "urn:pulumi:sim::lws::pulumi:pulumi:Stack::lws-sim"
@@ -48,25 +59,53 @@ STACK_URN = "urn:pulumi:sim::lws::pulumi:pulumi:Stack::lws-sim"
 class VllmService(pulumi.ComponentResource):
     """A platform team's reusable component: one pulumi-lws workload, a Service and an HPA."""
 
-    def __init__(self, name: str, kind: str, *, workload_name: str | None = None,
-                 workload_opts: pulumi.ResourceOptions | None = None, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        *,
+        workload_name: str | None = None,
+        workload_opts: pulumi.ResourceOptions | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         import pulumi_kubernetes as k8s
 
         import pulumi_lws
 
         super().__init__("platform:index:VllmService", name, {}, opts)
         args = copy.deepcopy(KINDS[kind][1])
-        self.workload = getattr(pulumi_lws, kind)(workload_name or f"{name}-llm", args,
-                                                  pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self), workload_opts))
+        self.workload = getattr(pulumi_lws, kind)(
+            workload_name or f"{name}-llm",
+            args,
+            pulumi.ResourceOptions.merge(pulumi.ResourceOptions(parent=self), workload_opts),
+        )
         meta = {"name": f"{name}-api", "namespace": "default"}
-        self.service = k8s.core.v1.Service(f"{name}-api", metadata=meta, spec={
-            "selector": {"app.kubernetes.io/name": "llm"}, "ports": [{"port": 80, "targetPort": 8080}]},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.workload]))
-        self.hpa = k8s.autoscaling.v2.HorizontalPodAutoscaler(f"{name}-hpa", metadata={**meta, "name": f"{name}-hpa"}, spec={
-            "scaleTargetRef": {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "name": "llm"},
-            "minReplicas": 1, "maxReplicas": 4,
-            "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]},
-            opts=pulumi.ResourceOptions(parent=self))
+        self.service = k8s.core.v1.Service(
+            f"{name}-api",
+            metadata=meta,
+            spec={"selector": {"app.kubernetes.io/name": "llm"}, "ports": [{"port": 80, "targetPort": 8080}]},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.workload]),
+        )
+        self.hpa = k8s.autoscaling.v2.HorizontalPodAutoscaler(
+            f"{name}-hpa",
+            metadata={**meta, "name": f"{name}-hpa"},
+            spec={
+                "scaleTargetRef": {
+                    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+                    "kind": "LeaderWorkerSet",
+                    "name": "llm",
+                },
+                "minReplicas": 1,
+                "maxReplicas": 4,
+                "metrics": [
+                    {
+                        "type": "Resource",
+                        "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}},
+                    }
+                ],
+            },
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         self.register_outputs({"stage": self.workload.stage})
 
 
@@ -75,10 +114,16 @@ def add_team_label(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransfo
     if not args.type_.startswith("kubernetes:") or args.type_.startswith("pulumi:providers:"):
         return None
     props = copy.deepcopy(dict(args.props))
-    props["metadata"] = {**(props.get("metadata") or {}), "labels": {**((props.get("metadata") or {}).get("labels") or {}), **TEAM}}
+    props["metadata"] = {
+        **(props.get("metadata") or {}),
+        "labels": {**((props.get("metadata") or {}).get("labels") or {}), **TEAM},
+    }
     template = (props.get("spec") or {}).get("template")
     if isinstance(template, dict):
-        template["metadata"] = {**(template.get("metadata") or {}), "labels": {**((template.get("metadata") or {}).get("labels") or {}), **TEAM}}
+        template["metadata"] = {
+            **(template.get("metadata") or {}),
+            "labels": {**((template.get("metadata") or {}).get("labels") or {}), **TEAM},
+        }
     return pulumi.ResourceTransformResult(props, args.opts)
 
 
@@ -90,6 +135,7 @@ def wrapped(kind: str, captured: list | None = None, **kw):
         pulumi.export("stage", svc.workload.stage)
         pulumi.export("actions", svc.workload.actions)
         pulumi.export("revision", svc.workload.revision)
+
     return program
 
 
@@ -100,6 +146,7 @@ def bare(kind: str, name: str = "llm", opts: pulumi.ResourceOptions | None = Non
         workload = getattr(pulumi_lws, kind)(name, copy.deepcopy(KINDS[kind][1]), opts)
         pulumi.export("stage", workload.stage)
         pulumi.export("revision", workload.revision)
+
     return program
 
 
@@ -109,8 +156,11 @@ def workload_children(result: EngineResult, kind: str) -> dict[str, Any]:
 
 
 def manifests_by_key(result: EngineResult, names: set[str] | None = None) -> dict[tuple, dict]:
-    return {(m["kind"], m["metadata"]["name"]): m for m in result.manifests
-            if names is None or m["metadata"]["name"] in names}
+    return {
+        (m["kind"], m["metadata"]["name"]): m
+        for m in result.manifests
+        if names is None or m["metadata"]["name"] in names
+    }
 
 
 def up(cluster: SimCluster, program, stack: str = "platform") -> tuple[EngineResult, Any]:
@@ -141,9 +191,15 @@ def test_nests_inside_a_platform_component_without_changing_its_children(kind):
     names = {m["metadata"]["name"] for m in alone.manifests}
     assert manifests_by_key(nested, names) == manifests_by_key(alone) and nested.stages == alone.stages
     siblings = {r.type for r in nested.registrations.values() if r.parent == wrapper}
-    assert siblings == {KINDS[kind][0], "kubernetes:core/v1:Service", "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"}
+    assert siblings == {
+        KINDS[kind][0],
+        "kubernetes:core/v1:Service",
+        "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+    }
     service = next(u for u, r in nested.registrations.items() if r.name == "vllm-api")
-    assert component in nested.registrations[service].dependencies or set(children) & set(nested.registrations[service].dependencies)
+    assert component in nested.registrations[service].dependencies or set(children) & set(
+        nested.registrations[service].dependencies
+    )
     for m in nested.manifests:
         validate_manifest(m)
 
@@ -186,7 +242,11 @@ def alias_urns(result: EngineResult, urn: str) -> set[str]:
     if parent_reg is not None:
         for parent_alias in alias_urns(result, reg.parent):
             alias_parent_name = parent_alias.rsplit("::", 1)[1]
-            name = alias_parent_name + reg.name[len(parent_reg.name):] if reg.name.startswith(parent_reg.name) else reg.name
+            name = (
+                alias_parent_name + reg.name[len(parent_reg.name) :]
+                if reg.name.startswith(parent_reg.name)
+                else reg.name
+            )
             out.add(make_urn(parent_alias, reg.type, name))
     return out
 
@@ -200,16 +260,21 @@ def unmatched(old: EngineResult, new: EngineResult) -> list[str]:
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_rename_and_move_under_a_parent_with_aliases_replaces_nothing(kind):
     before = run_program(bare(kind, "llm"), SimCluster(), SimCluster())
-    moved = wrapped(kind, workload_name="vllm-llm",
-                    workload_opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name="llm", parent=pulumi.ROOT_STACK_RESOURCE)]))
+    moved = wrapped(
+        kind,
+        workload_name="vllm-llm",
+        workload_opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(name="llm", parent=pulumi.ROOT_STACK_RESOURCE)]),
+    )
     after = run_program(moved, SimCluster(), SimCluster())
     assert unmatched(before, after) == []
     # the same objects with the same inputs: no replacement, no diff
     names = {m["metadata"]["name"] for m in before.manifests}
     assert manifests_by_key(after, names) == manifests_by_key(before)
     # without the alias every old URN would be deleted and its object re-created
-    assert len(unmatched(before, run_program(wrapped(kind, workload_name="vllm-llm"), SimCluster(), SimCluster()))) \
+    assert (
+        len(unmatched(before, run_program(wrapped(kind, workload_name="vllm-llm"), SimCluster(), SimCluster())))
         == len(before.registrations) - 1
+    )
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
@@ -219,8 +284,12 @@ def test_protect_retain_on_delete_and_explicit_providers_reach_every_child(kind)
 
         team = k8s.Provider("team-cluster")
         special = k8s.Provider("gpu-cluster")
-        VllmService("vllm", kind, opts=pulumi.ResourceOptions(protect=True, providers={"kubernetes": team}),
-                    workload_opts=pulumi.ResourceOptions(retain_on_delete=True))
+        VllmService(
+            "vllm",
+            kind,
+            opts=pulumi.ResourceOptions(protect=True, providers={"kubernetes": team}),
+            workload_opts=pulumi.ResourceOptions(retain_on_delete=True),
+        )
         VllmService("pinned", kind, workload_name="pinned-llm", workload_opts=pulumi.ResourceOptions(provider=special))
 
     result = run_program(program, SimCluster(), SimCluster())
@@ -231,20 +300,27 @@ def test_protect_retain_on_delete_and_explicit_providers_reach_every_child(kind)
     assert all("team-cluster" in r.provider for r in protected.values())
     assert result.registrations[components["vllm-llm"]].protect
     pinned = kids["pinned-llm"]
-    assert pinned and all("gpu-cluster" in r.provider and not r.protect and not r.retain_on_delete for r in pinned.values())
+    assert pinned and all(
+        "gpu-cluster" in r.provider and not r.protect and not r.retain_on_delete for r in pinned.values()
+    )
 
 
 def _objects(cluster: SimCluster) -> list[tuple[str, str]]:
-    return sorted((o["kind"], o["metadata"]["name"]) for kind in ("StatefulSet", "Deployment", "Pod", "Service",
-                                                                  "ControllerRevision", "HorizontalPodAutoscaler")
-                  for o in cluster.store.list(kind, "default"))
+    return sorted(
+        (o["kind"], o["metadata"]["name"])
+        for kind in ("StatefulSet", "Deployment", "Pod", "Service", "ControllerRevision", "HorizontalPodAutoscaler")
+        for o in cluster.store.list(kind, "default")
+    )
 
 
 def _retain_one_group(cluster: SimCluster) -> list[str]:
     """What an exhausted restart budget leaves: one StatefulSet's pods finalized and deleted."""
     sts = max(cluster.store.list("StatefulSet", "default"), key=lambda s: s["metadata"]["name"])
-    pods = [p for p in cluster.store.list("Pod", "default")
-            if any(o.get("uid") == sts["metadata"]["uid"] for o in p["metadata"].get("ownerReferences") or [])]
+    pods = [
+        p
+        for p in cluster.store.list("Pod", "default")
+        if any(o.get("uid") == sts["metadata"]["uid"] for o in p["metadata"].get("ownerReferences") or [])
+    ]
     assert pods
     cluster.execute("default", list(retain_actions(pods, "test: restart budget exhausted")))
     cluster.settle()
@@ -268,11 +344,19 @@ def test_destroy_removes_everything_including_retained_pods(kind):
     for with_hooks in (True, False):
         cluster, captured = SimCluster(), []
         last = converge(cluster, wrapped(kind, captured))
-        workloads = [u for u, r in last.registrations.items() if r.type in ("kubernetes:apps/v1:StatefulSet", "kubernetes:apps/v1:Deployment")]
+        workloads = [
+            u
+            for u, r in last.registrations.items()
+            if r.type in ("kubernetes:apps/v1:StatefulSet", "kubernetes:apps/v1:Deployment")
+        ]
         hooks = {h for u in workloads for h in last.registrations[u].before_delete_hooks}
         assert hooks == {"vllm-vllm-llm-release-retained-pods"}  # bound on every workload child, by name
         retained = _retain_one_group(cluster)
-        kept = [p for p in cluster.store.list("Pod", "default") if RETAIN_FINALIZER in (p["metadata"].get("finalizers") or [])]
+        kept = [
+            p
+            for p in cluster.store.list("Pod", "default")
+            if RETAIN_FINALIZER in (p["metadata"].get("finalizers") or [])
+        ]
         assert sorted(p["metadata"]["name"] for p in kept) == sorted(retained)
         captured = []
         last = run_program(wrapped(kind, captured), cluster, cluster)  # the program destroy --run-program runs

@@ -1,5 +1,6 @@
 """examples/quickstart/from-other-resources: the quickstart with its namespace from a Namespace and
 its image from a ConfigMap (Pulumi Outputs), under the mock engine — update and preview."""
+
 from __future__ import annotations
 
 import copy
@@ -27,19 +28,30 @@ def test_update_gives_the_quickstart_children_in_the_namespace_after_their_sourc
     from pulumi_lws.core.workload import workload_for
 
     result = run_program(VARIANT, EmptyObserver(), FakeActuator())
-    mine = sorted((m for m in result.manifests if m["kind"] not in ("Namespace", "ConfigMap")),
-                  key=lambda m: (m["kind"], m["metadata"]["name"]))
+    mine = sorted(
+        (m for m in result.manifests if m["kind"] not in ("Namespace", "ConfigMap")),
+        key=lambda m: (m["kind"], m["metadata"]["name"]),
+    )
     doc = copy.deepcopy(yaml.safe_load(QUICKSTART.read_text()))
     doc["metadata"]["namespace"] = "inference"
     lws = workload_for("LeaderWorkerSet")
     expected = lws.reconcile(lws.parse(doc), EMPTY)
-    assert [(m["kind"], m["metadata"]["name"]) for m in mine] == sorted((m["kind"], m["metadata"]["name"]) for m in expected.manifests)
+    assert [(m["kind"], m["metadata"]["name"]) for m in mine] == sorted(
+        (m["kind"], m["metadata"]["name"]) for m in expected.manifests
+    )
     assert all(m["metadata"]["namespace"] == "inference" for m in mine)
     for m in result.manifests:
         validate_manifest(m)
-    sources = {u for u, r in result.registrations.items() if r.type in ("kubernetes:core/v1:Namespace", "kubernetes:core/v1:ConfigMap")}
+    sources = {
+        u
+        for u, r in result.registrations.items()
+        if r.type in ("kubernetes:core/v1:Namespace", "kubernetes:core/v1:ConfigMap")
+    }
     assert len(sources) == 2 and all(sources <= set(r.dependencies) for r in _children(result).values())
-    assert result.outputs["revision"] == lws.target_revision(lws.parse(doc)) and "assumptions" not in result.outputs["stage"]
+    assert (
+        result.outputs["revision"] == lws.target_revision(lws.parse(doc))
+        and "assumptions" not in result.outputs["stage"]
+    )
 
 
 def test_preview_on_a_fresh_stack_passes_the_unknowns_through_and_says_so():
@@ -53,8 +65,15 @@ def test_preview_on_a_fresh_stack_passes_the_unknowns_through_and_says_so():
 
     result = run_program(VARIANT, EmptyObserver(), FakeActuator(), preview=True, resource_outputs=provider)
     image, namespace = result.outputs["stage"]["assumptions"]  # in the order the arguments are read
-    assert namespace == ("namespace is unknown until Namespace 'inference' is created; this preview assumes nothing "
-                        "of this workload exists there yet (every object is created)")
-    assert image.startswith("manifest.spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image is unknown "
-                               "until ConfigMap 'release' is created; passed through")
-    assert {r.type for r in _children(result).values()} >= {"kubernetes:apps/v1:StatefulSet", "kubernetes:core/v1:Service"}
+    assert namespace == (
+        "namespace is unknown until Namespace 'inference' is created; this preview assumes nothing "
+        "of this workload exists there yet (every object is created)"
+    )
+    assert image.startswith(
+        "manifest.spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image is unknown "
+        "until ConfigMap 'release' is created; passed through"
+    )
+    assert {r.type for r in _children(result).values()} >= {
+        "kubernetes:apps/v1:StatefulSet",
+        "kubernetes:core/v1:Service",
+    }

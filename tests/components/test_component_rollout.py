@@ -1,4 +1,5 @@
 """`pulumi-lws rollout`: the loop over a fake stack, and the missing-CLI exit."""
+
 from __future__ import annotations
 
 import shutil
@@ -18,8 +19,11 @@ class FakeStack:
 
 
 def _out(partition, groups, complete=False, blocker=None):
-    return {"stage": {"replicas": 4, "partition": partition, "groups": groups, "case": "3", "complete": complete},
-            "blocker": blocker, "leaderName": "x"}
+    return {
+        "stage": {"replicas": 4, "partition": partition, "groups": groups, "case": "3", "complete": complete},
+        "blocker": blocker,
+        "leaderName": "x",
+    }
 
 
 def test_drive_until_complete():
@@ -27,7 +31,9 @@ def test_drive_until_complete():
     lines: list[str] = []
     result = drive(stack, interval=0, echo=lines.append, sleep=lambda s: None)
     assert result.complete and stack.ups == 4 and len(result.stages) == 4
-    assert lines[0].startswith("stage 1 workload:") and "groups oooo" in lines[0]  # format: tests/cli/test_rollout_driver.py
+    assert (
+        lines[0].startswith("stage 1 workload:") and "groups oooo" in lines[0]
+    )  # format: tests/cli/test_rollout_driver.py
 
 
 def test_drive_stops_on_persistent_blocker():
@@ -43,7 +49,10 @@ def test_drive_gives_up_after_max_stages_and_when_no_lws_output():
 
 
 def test_nested_lws_outputs_are_found():
-    assert len(lws_outputs({"a": {"stage": {"complete": True}}, "b": {"stage": {"complete": False}, "blocker": None}})) == 2
+    assert (
+        len(lws_outputs({"a": {"stage": {"complete": True}}, "b": {"stage": {"complete": False}, "blocker": None}}))
+        == 2
+    )
 
 
 def test_missing_cli_exits_2(monkeypatch, capsys):

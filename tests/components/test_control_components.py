@@ -2,6 +2,7 @@
 holds the stage (what the program registers is what the cluster shows), the outputs say paused,
 ``progress_deadline_seconds`` reaches the status as ``Progressing=False``, and bad control
 arguments raise before anything registers."""
+
 from __future__ import annotations
 
 import copy
@@ -26,9 +27,12 @@ def program(component: str, manifest: dict, **extra):
     def run():
         import pulumi_lws
 
-        res = getattr(pulumi_lws, component)(manifest["metadata"]["name"], {"manifest": copy.deepcopy(manifest)} | extra)
+        res = getattr(pulumi_lws, component)(
+            manifest["metadata"]["name"], {"manifest": copy.deepcopy(manifest)} | extra
+        )
         for key in OUTPUTS:
             pulumi.export(key, getattr(res, key))
+
     return run
 
 
@@ -82,13 +86,18 @@ def test_the_progress_deadline_argument_reaches_the_status_condition(component) 
     late = run_program(program(component, new, progress_deadline_seconds=30), h.cluster, FakeActuator()).outputs
     cond = [c for c in late["status"]["conditions"] if c["type"] == "Progressing"]
     assert cond and cond[0]["status"] == "False" and cond[0]["reason"] == PROGRESS_DEADLINE_EXCEEDED
-    assert late["stage"]["control"]["deadlineExceeded"] is True and late["stage"]["control"]["progressDeadlineSeconds"] == 30
+    assert (
+        late["stage"]["control"]["deadlineExceeded"] is True
+        and late["stage"]["control"]["progressDeadlineSeconds"] == 30
+    )
     relaxed = run_program(program(component, new, progress_deadline_seconds=0), h.cluster, FakeActuator()).outputs
     assert relaxed["stage"]["control"]["deadlineExceeded"] is False
 
 
 @pytest.mark.parametrize("component", sorted(CASES))
-@pytest.mark.parametrize("extra,field", [({"paused": "yes"}, "paused"), ({"progress_deadline_seconds": -1}, "progressDeadlineSeconds")])
+@pytest.mark.parametrize(
+    "extra,field", [({"paused": "yes"}, "paused"), ({"progress_deadline_seconds": -1}, "progressDeadlineSeconds")]
+)
 def test_bad_control_arguments_raise_before_anything_registers(component, extra, field) -> None:
     _, new = CASES[component]()
     with pytest.raises(SpecError, match=field):

@@ -3,6 +3,7 @@ resource (right apiVersion/kind, the spec as written, the ``pulumi.com/waitFor``
 user's ``pulumi.com/skipAwait``), the same validation (bad input registers nothing), the stage the
 controller will take in the outputs, no action executed, and a missing CRD as one clear error
 naming the controller before anything registers. Operator-free mode records Events on update."""
+
 from __future__ import annotations
 
 import copy
@@ -45,6 +46,7 @@ def program(kind: str, manifest: dict, **extra: Any):
         c = component(kind)("w", {"manifest": manifest, "mode": "controller", **extra})
         for key in ("revision", "stage", "blocker", "remaining_stages", "actions"):
             pulumi.export(key, getattr(c, key))
+
     return run
 
 
@@ -99,14 +101,25 @@ def test_a_missing_crd_is_one_error_naming_the_controller(kind):
     assert workload.upstream.crd_name in message and workload.upstream.controller in message
     assert 'mode "operator-free"' in message
 
-    cluster.create({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-                    "metadata": {"name": workload.upstream.crd_name}})
+    cluster.create(
+        {
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": workload.upstream.crd_name},
+        }
+    )
     result = run_program(program(kind, copy.deepcopy(SAMPLES[kind])), cluster, cluster)
     assert [m["kind"] for m in result.manifests] == [kind]
 
 
-@pytest.mark.parametrize("kind,option", [("LeaderWorkerSet", "update_order"), ("ModelServing", "max_groups_in_flight"),
-                                         ("DisaggregatedSet", "progress_deadline_seconds")])
+@pytest.mark.parametrize(
+    "kind,option",
+    [
+        ("LeaderWorkerSet", "update_order"),
+        ("ModelServing", "max_groups_in_flight"),
+        ("DisaggregatedSet", "progress_deadline_seconds"),
+    ],
+)
 def test_operator_free_options_are_refused_in_controller_mode(kind, option):
     registered: list[Any] = []
     fresh_mock_runtime(recording_mocks(registered))

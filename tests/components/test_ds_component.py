@@ -3,6 +3,7 @@ embedded cluster: children registered with ``parent=self`` and ``depends_on`` th
 dependencies, outputs (revision, stage with one old|new lane per role, blocker, status
 roleStatuses + condition), invalid args raise SpecError before anything registers (nothing
 observed, nothing registered), ``progress_deadline_seconds`` (the provider schema: tests/provider)."""
+
 from __future__ import annotations
 
 import copy
@@ -52,6 +53,7 @@ def _program(manifest: dict, **extra):
         ds = DisaggregatedSet("pd", {"manifest": manifest} | extra)
         for key in OUTPUTS:
             pulumi.export(key, getattr(ds, key))
+
     return program
 
 
@@ -62,7 +64,10 @@ def lanes(outputs: dict) -> dict[str, tuple[int, int, int, int]]:
 def test_registers_every_manifest_with_the_reconciles_dependencies():
     result = run_program(_program(PD), EmptyObserver(), FakeActuator())
     expected = DS.reconcile(DS.parse(PD), EMPTY)
-    key = lambda m: (m["kind"], m["metadata"]["name"])
+
+    def key(m):
+        return (m["kind"], m["metadata"]["name"])
+
     assert sorted(map(key, result.manifests)) == sorted(map(key, expected.manifests))
     deps = {(k[0], k[-1]): {(d[0], d[-1]) for d in v} for k, v in result.dependencies.items() if v}
     want = {k: set(v) for k, v in expected.dependencies.items() if v}
@@ -81,13 +86,18 @@ def test_children_are_parented_to_the_component(mocks):
 
     def check(_):
         monitor = pulumi.runtime.settings.SETTINGS.monitor
-        urns = [str(u) for u in monitor.get_registered_resources()] if hasattr(monitor, "get_registered_resources") else []
+        urns = (
+            [str(u) for u in monitor.get_registered_resources()] if hasattr(monitor, "get_registered_resources") else []
+        )
         children = [u for u in urns if "kubernetes:" in u]
         assert children and all("lws:index:DisaggregatedSet$kubernetes:" in u for u in children)
         assert len(ds.child_resources) == len(DS.reconcile(DS.parse(PD), EMPTY).manifests)
         kinds = {a.typ for a in mocks.registered if a.custom}
-        assert kinds == {"kubernetes:apps/v1:StatefulSet", "kubernetes:core/v1:Service",
-                         "kubernetes:apps/v1:ControllerRevision"}
+        assert kinds == {
+            "kubernetes:apps/v1:StatefulSet",
+            "kubernetes:core/v1:Service",
+            "kubernetes:apps/v1:ControllerRevision",
+        }
         component = [a for a in mocks.registered if not a.custom]
         assert [a.typ for a in component] == ["lws:index:DisaggregatedSet"]
 
@@ -104,8 +114,11 @@ def test_outputs_on_a_converged_cluster_then_mid_rollout():
     status = done["status"]
     assert status["roleStatuses"] == [
         {"name": "prefill", "replicas": 6, "readyReplicas": 6, "updatedReplicas": 6},
-        {"name": "decode", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2}]
-    assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [("Available", "True", "AllRolesReady")]
+        {"name": "decode", "replicas": 2, "readyReplicas": 2, "updatedReplicas": 2},
+    ]
+    assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [
+        ("Available", "True", "AllRolesReady")
+    ]
 
     new = with_image(PD, NEW_IMAGE)
     first = run_program(_program(new), cluster, cluster)
@@ -149,18 +162,28 @@ def _bad(edit) -> dict:
     return doc
 
 
-@pytest.mark.parametrize("args, path", [
-    ({"slices": 0}, "spec.slices"),
-    ({"roles": [copy.deepcopy(PD["spec"]["roles"][0])]}, "spec.roles"),
-    ({"manifest": _bad(lambda d: _role(d, 0)["spec"].update(replicas=-1))}, "spec.roles[0].spec.replicas"),
-    ({"manifest": _bad(lambda d: _role(d, 1).update(name="Decode"))}, "spec.roles[1].name"),
-    ({"manifest": _bad(lambda d: _role(d, 0)["spec"].update(
-        rolloutStrategy={"rollingUpdateConfiguration": {"partition": 1}}))},
-     "spec.roles[0].spec.rolloutStrategy.rollingUpdateConfiguration.partition"),
-    ({"placement_policy": {"type": "ExclusiveSlice"}}, "spec.placementPolicy.topology"),
-    ({"progress_deadline_seconds": -1}, "progressDeadlineSeconds"),
-    ({"progress_deadline_seconds": "soon"}, "progressDeadlineSeconds"),
-])
+@pytest.mark.parametrize(
+    "args, path",
+    [
+        ({"slices": 0}, "spec.slices"),
+        ({"roles": [copy.deepcopy(PD["spec"]["roles"][0])]}, "spec.roles"),
+        ({"manifest": _bad(lambda d: _role(d, 0)["spec"].update(replicas=-1))}, "spec.roles[0].spec.replicas"),
+        ({"manifest": _bad(lambda d: _role(d, 1).update(name="Decode"))}, "spec.roles[1].name"),
+        (
+            {
+                "manifest": _bad(
+                    lambda d: _role(d, 0)["spec"].update(
+                        rolloutStrategy={"rollingUpdateConfiguration": {"partition": 1}}
+                    )
+                )
+            },
+            "spec.roles[0].spec.rolloutStrategy.rollingUpdateConfiguration.partition",
+        ),
+        ({"placement_policy": {"type": "ExclusiveSlice"}}, "spec.placementPolicy.topology"),
+        ({"progress_deadline_seconds": -1}, "progressDeadlineSeconds"),
+        ({"progress_deadline_seconds": "soon"}, "progressDeadlineSeconds"),
+    ],
+)
 def test_invalid_args_raise_before_anything_registers(args, path):
     from pulumi_lws.components.args import build_spec
 
@@ -194,8 +217,13 @@ def test_progress_deadline_seconds_argument_reaches_the_reconcile(monkeypatch):
     monkeypatch.setattr(ds_reconcile, "reconcile", spy)
     annotated = copy.deepcopy(PD)
     annotated["metadata"]["annotations"] = {ds_reconcile.PROGRESS_DEADLINE_ANNOTATION: "120"}
-    for manifest, extra in ((PD, {}), (PD, {"progress_deadline_seconds": 30}), (annotated, {}),
-                            (annotated, {"progress_deadline_seconds": 45}), (annotated, {"progress_deadline_seconds": 0})):
+    for manifest, extra in (
+        (PD, {}),
+        (PD, {"progress_deadline_seconds": 30}),
+        (annotated, {}),
+        (annotated, {"progress_deadline_seconds": 45}),
+        (annotated, {"progress_deadline_seconds": 0}),
+    ):
         run_program(_program(manifest, **extra), EmptyObserver(), FakeActuator())
     # default 600; the argument; the annotation; the argument wins over the annotation; 0 disables
     assert seen == [600.0, 30.0, 120.0, 45.0, None]
@@ -218,8 +246,9 @@ def test_a_new_revision_never_ready_is_a_named_blocker_after_the_deadline(monkey
         objs = []
         for o in snapshot.objects.values():
             o = copy.deepcopy(dict(o))
-            if o["kind"] == "Pod" and o["metadata"]["labels"].get("disaggregatedset.x-k8s.io/revision") == \
-                    DS.target_revision(ds):
+            if o["kind"] == "Pod" and o["metadata"]["labels"].get(
+                "disaggregatedset.x-k8s.io/revision"
+            ) == DS.target_revision(ds):
                 o["status"] = {"phase": "Pending"}
             objs.append(o)
         return real(ds, Snapshot.of(objs, now=snapshot.now + 3600), options)
@@ -230,4 +259,3 @@ def test_a_new_revision_never_ready_is_a_named_blocker_after_the_deadline(monkey
     assert {r: v[0] for r, v in lanes(out).items()} == {"prefill": 6, "decode": 2}  # old capacity kept
     relaxed = run_program(_program(new, progress_deadline_seconds=0), cluster, FakeActuator()).outputs
     assert not (relaxed["blocker"] or "").startswith("progress-deadline-exceeded")
-

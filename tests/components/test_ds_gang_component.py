@@ -7,6 +7,7 @@ Workload + PodGroups and ``schedulingGroup`` on the pod templates. Every registe
 passes kubernetes-validate (strict, 1.35; the Volcano CRD kind has no schema there). Bad values
 raise SpecError naming the field before anything registers; controller mode rejects them (the
 upstream controller's gang scheduling is its own configuration)."""
+
 from __future__ import annotations
 
 import copy
@@ -52,6 +53,7 @@ def program(manifest: dict, **extra):
         from pulumi_lws import DisaggregatedSet
 
         DisaggregatedSet("pd", {"manifest": manifest} | extra)
+
     return run
 
 
@@ -60,8 +62,10 @@ WAS_K8S = "1.37"  # first Kubernetes schema with scheduling.k8s.io/v1beta1 and s
 
 def converged(doc: dict, provider: str | None = None) -> SimCluster:
     """The embedded cluster with ``doc`` rolled out and ready (every child's worker StatefulSets exist)."""
-    runner = Runner(Scenario(name="pd", engine="pure", manifest=copy.deepcopy(doc), start="converged",
-                             gang_provider=provider), "pure")
+    runner = Runner(
+        Scenario(name="pd", engine="pure", manifest=copy.deepcopy(doc), start="converged", gang_provider=provider),
+        "pure",
+    )
     runner.warm_up()
     return runner.cluster
 
@@ -96,8 +100,12 @@ def pod_groups(manifests: list[dict], api: str) -> list[dict]:
 def test_volcano_renders_one_pod_group_per_child_group_with_the_queue():
     manifests = register(gang_manifest(), gang_provider="volcano", volcano_queue="inference")
     groups = pod_groups(manifests, VOLCANO_API)
-    per_child = {child: sorted(int(g["metadata"]["labels"][L.GROUP_INDEX]) for g in groups
-                               if g["metadata"]["labels"][L.NAME] == child) for child in children().values()}
+    per_child = {
+        child: sorted(
+            int(g["metadata"]["labels"][L.GROUP_INDEX]) for g in groups if g["metadata"]["labels"][L.NAME] == child
+        )
+        for child in children().values()
+    }
     assert per_child == {children()[role]: list(range(n)) for role, n in REPLICAS.items()}
     assert len(groups) == sum(REPLICAS.values())
     assert {g["spec"]["queue"] for g in groups} == {"inference"}
@@ -132,8 +140,11 @@ def test_kubernetes_provider_is_the_default(extra):
     assert not pod_groups(manifests, VOLCANO_API)
     workloads = [m for m in manifests if m["kind"] == "Workload"]
     assert sorted(w["metadata"]["labels"][L.NAME] for w in workloads) == sorted(children().values())
-    k8s_groups = {m["metadata"]["name"] for m in manifests
-                  if m["kind"] == "PodGroup" and m["apiVersion"].startswith("scheduling.k8s.io/")}
+    k8s_groups = {
+        m["metadata"]["name"]
+        for m in manifests
+        if m["kind"] == "PodGroup" and m["apiVersion"].startswith("scheduling.k8s.io/")
+    }
     sts = workers(manifests)
     assert len(sts) == sum(REPLICAS.values())
     assert {s["spec"]["template"]["spec"]["schedulingGroup"]["podGroupName"] for s in sts} <= k8s_groups
@@ -145,9 +156,14 @@ def test_without_scheduling_the_provider_adds_nothing():
     assert not [m for m in manifests if m["kind"] in ("PodGroup", "Workload")]
 
 
-@pytest.mark.parametrize("extra, field", [({"gang_provider": "yunikorn"}, "gangProvider"),
-                                          ({"gang_provider": "volcano", "volcano_queue": 3}, "volcanoQueue"),
-                                          ({"volcanoQueue": ""}, "volcanoQueue")])
+@pytest.mark.parametrize(
+    "extra, field",
+    [
+        ({"gang_provider": "yunikorn"}, "gangProvider"),
+        ({"gang_provider": "volcano", "volcano_queue": 3}, "volcanoQueue"),
+        ({"volcanoQueue": ""}, "volcanoQueue"),
+    ],
+)
 def test_bad_gang_arguments_raise_before_anything_registers(extra, field):
     class Observer(EmptyObserver):
         calls = 0
@@ -164,5 +180,7 @@ def test_bad_gang_arguments_raise_before_anything_registers(extra, field):
 
 def test_controller_mode_rejects_the_gang_provider():
     with pytest.raises(SpecError) as err:
-        run_program(program(gang_manifest(), mode="controller", gang_provider="volcano"), EmptyObserver(), FakeActuator())
+        run_program(
+            program(gang_manifest(), mode="controller", gang_provider="volcano"), EmptyObserver(), FakeActuator()
+        )
     assert "gangProvider" in str(err.value) and "operator-free" in str(err.value)

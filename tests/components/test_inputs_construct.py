@@ -3,6 +3,7 @@ deserializes them with ``keep_unknowns``): a bare ``pulumi.output.UNKNOWN`` insi
 unknown sentinel of an input with no dependency) is planned like an unknown Output — never an
 ``AssertionError`` — and passed through to the children unknown. The gRPC path itself is
 tested in tests/engine/test_provider_over_grpc.py."""
+
 from __future__ import annotations
 
 import pulumi
@@ -33,12 +34,15 @@ def test_a_bare_unknown_in_plain_args_is_planned_and_passed_through():
         lws = LeaderWorkerSet("llm", {"replicas": 1, "size": 1, "worker_template": _template(UNKNOWN)})
         pulumi.export("stage", lws.stage)
 
-    result = run_program(program, EmptyObserver(), _NoActions(), preview=True,
-                         resource_outputs=lambda args: {})  # computed outputs unknown in the preview
+    result = run_program(
+        program, EmptyObserver(), _NoActions(), preview=True, resource_outputs=lambda args: {}
+    )  # computed outputs unknown in the preview
     assert result.outputs["stage"]["assumptions"] == [
         "worker_template.spec.containers[0].image is unknown in this preview; passed through to the children "
-        "(it cannot change this stage: every object is created)"]
+        "(it cannot change this stage: every object is created)"
+    ]
     statefulsets = [m for m in result.manifests if m["kind"] == "StatefulSet"]
     # the mock monitor hands an unknown input over as an Unknown (the placeholder never reaches a child)
-    assert statefulsets and all(isinstance(m["spec"]["template"]["spec"]["containers"][0]["image"], Unknown)
-                                for m in statefulsets)
+    assert statefulsets and all(
+        isinstance(m["spec"]["template"]["spec"]["containers"][0]["image"], Unknown) for m in statefulsets
+    )

@@ -2,6 +2,7 @@
 cluster: children registered with ``parent=self`` and ``depends_on`` the reconcile's
 dependencies, outputs (selector = upstream status.labelSelector, revision, stage, blocker,
 status), invalid args raise SpecError before anything registers, ``max_groups_in_flight``."""
+
 from __future__ import annotations
 
 import copy
@@ -56,18 +57,24 @@ def _program(manifest: dict, **extra):
         ms = ModelServing("pd", {"manifest": manifest} | extra)
         for key in ("selector", "revision", "stage", "blocker", "remaining_stages", "actions", "status"):
             pulumi.export(key, getattr(ms, key))
+
     return program
 
 
 def test_registers_every_manifest_with_the_reconciles_dependencies():
     result = run_program(_program(PD), EmptyObserver(), FakeActuator())
     expected = MS.reconcile(MS.parse(PD), EMPTY)
-    key = lambda m: (m["kind"], m["metadata"]["name"])
+
+    def key(m):
+        return (m["kind"], m["metadata"]["name"])
+
     assert sorted(map(key, result.manifests)) == sorted(map(key, expected.manifests))
     deps = {(k[0], k[-1]): {(d[0], d[-1]) for d in v} for k, v in result.dependencies.items() if v}
     want = {k: set(v) for k, v in expected.dependencies.items() if v}
     assert deps == want and want  # every depends_on is the reconcile's, and there are some
-    assert result.outputs["stage"]["complete"] is False and result.outputs["revision"] == MS.target_revision(MS.parse(PD))
+    assert result.outputs["stage"]["complete"] is False and result.outputs["revision"] == MS.target_revision(
+        MS.parse(PD)
+    )
 
 
 @pulumi.runtime.test
@@ -79,12 +86,18 @@ def test_children_are_parented_to_the_component(mocks):
 
     def check(_):
         monitor = pulumi.runtime.settings.SETTINGS.monitor
-        urns = [str(u) for u in monitor.get_registered_resources()] if hasattr(monitor, "get_registered_resources") else []
+        urns = (
+            [str(u) for u in monitor.get_registered_resources()] if hasattr(monitor, "get_registered_resources") else []
+        )
         children = [u for u in urns if "kubernetes:" in u]
         assert children and all("lws:index:ModelServing$kubernetes:" in u for u in children)
         assert len(ms.child_resources) == len(MS.reconcile(MS.parse(PD), EMPTY).manifests) == 25
         kinds = {a.typ for a in mocks.registered if a.custom}
-        assert kinds == {"kubernetes:apps/v1:StatefulSet", "kubernetes:core/v1:Service", "kubernetes:apps/v1:ControllerRevision"}
+        assert kinds == {
+            "kubernetes:apps/v1:StatefulSet",
+            "kubernetes:core/v1:Service",
+            "kubernetes:apps/v1:ControllerRevision",
+        }
 
     return pulumi.Output.all(ms.urn, *[c.urn for c in ms.child_resources]).apply(check)
 
@@ -93,9 +106,14 @@ def test_outputs_on_a_converged_cluster_then_mid_rollout():
     cluster = converged(PD)
     spec = MS.parse(PD)
     done = run_program(_program(PD), cluster, cluster).outputs
-    assert done["selector"] == done["status"]["labelSelector"] == (
-        "modelserving.volcano.sh/entry=true,modelserving.volcano.sh/name=pd,"
-        "modelserving.volcano.sh/role=prefill,modelserving.volcano.sh/role-id=prefill-0")
+    assert (
+        done["selector"]
+        == done["status"]["labelSelector"]
+        == (
+            "modelserving.volcano.sh/entry=true,modelserving.volcano.sh/name=pd,"
+            "modelserving.volcano.sh/role=prefill,modelserving.volcano.sh/role-id=prefill-0"
+        )
+    )
     assert done["revision"] == MS.target_revision(spec) and done["blocker"] is None
     assert done["stage"]["complete"] is True and done["stage"]["groups"] == "UUUU"
     status = done["status"]
@@ -112,14 +130,24 @@ def test_outputs_on_a_converged_cluster_then_mid_rollout():
     assert moving["status"]["currentRevision"] == done["revision"]
 
 
-@pytest.mark.parametrize("args, path", [
-    ({"replicas": -1}, "spec.replicas"),
-    ({"max_groups_in_flight": 0}, "maxGroupsInFlight"),
-    ({"max_groups_in_flight": "two"}, "maxGroupsInFlight"),
-    ({"manifest": {**PD, "metadata": {"name": "pd", "annotations": {"pulumi-lws.io/max-groups-in-flight": "0"}}}},
-     "metadata.annotations[pulumi-lws.io/max-groups-in-flight]"),
-    ({"rollout_strategy": {"type": "Sideways"}}, "spec.rolloutStrategy.type"),
-])
+@pytest.mark.parametrize(
+    "args, path",
+    [
+        ({"replicas": -1}, "spec.replicas"),
+        ({"max_groups_in_flight": 0}, "maxGroupsInFlight"),
+        ({"max_groups_in_flight": "two"}, "maxGroupsInFlight"),
+        (
+            {
+                "manifest": {
+                    **PD,
+                    "metadata": {"name": "pd", "annotations": {"pulumi-lws.io/max-groups-in-flight": "0"}},
+                }
+            },
+            "metadata.annotations[pulumi-lws.io/max-groups-in-flight]",
+        ),
+        ({"rollout_strategy": {"type": "Sideways"}}, "spec.rolloutStrategy.type"),
+    ],
+)
 def test_invalid_args_raise_before_anything_registers(args, path):
     from pulumi_lws.components.args import build_spec
 

@@ -8,6 +8,7 @@ source (docs/component.md "How pulumi-kubernetes treats the children"):
   also writes (the leader's group restart counts): pulumi-kubernetes applies without force, and a
   field two managers own is a server-side-apply conflict once its value changes.
 """
+
 from __future__ import annotations
 
 import pulumi
@@ -22,19 +23,26 @@ COUNTS = '{"0": 1}'
 
 
 def _obj(kind: str, name: str, api: str = "apps/v1", **annotations: str) -> dict:
-    return {"apiVersion": api, "kind": kind, "metadata": {"name": name, "namespace": "ns", "annotations": dict(annotations)},
-            "spec": {}}
+    return {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "ns", "annotations": dict(annotations)},
+        "spec": {},
+    }
 
 
-@pytest.mark.parametrize(("manifest", "skip_await", "force"), [
-    (_obj("StatefulSet", "lws"), True, False),
-    (_obj("StatefulSet", "lws", **{L.GROUP_RESTART_COUNTS: COUNTS}), True, True),
-    (_obj("Deployment", "lws", **{L.GROUP_RESTART_COUNTS: COUNTS}), True, True),
-    (_obj("StatefulSet", "lws-0"), True, False),
-    (_obj("Service", "lws", api="v1"), False, False),
-    (_obj("ControllerRevision", "lws-abc-1"), False, False),
-    (_obj("PodGroup", "lws-0", api="scheduling.x-k8s.io/v1alpha1"), False, False),
-])
+@pytest.mark.parametrize(
+    ("manifest", "skip_await", "force"),
+    [
+        (_obj("StatefulSet", "lws"), True, False),
+        (_obj("StatefulSet", "lws", **{L.GROUP_RESTART_COUNTS: COUNTS}), True, True),
+        (_obj("Deployment", "lws", **{L.GROUP_RESTART_COUNTS: COUNTS}), True, True),
+        (_obj("StatefulSet", "lws-0"), True, False),
+        (_obj("Service", "lws", api="v1"), False, False),
+        (_obj("ControllerRevision", "lws-abc-1"), False, False),
+        (_obj("PodGroup", "lws-0", api="scheduling.x-k8s.io/v1alpha1"), False, False),
+    ],
+)
 def test_the_annotations_each_kind_gets(manifest, skip_await, force):
     annotations = with_skip_await(manifest)["metadata"]["annotations"]
     assert (annotations.get(L.SKIP_AWAIT) == "true") is skip_await

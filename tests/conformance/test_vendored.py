@@ -6,12 +6,12 @@ extracts from the seeds' LWS docs page. A clone of this repository alone has no 
 these checks skip there (every other test reads only the vendored copies), and run wherever
 ``../shared`` sits beside the checkout (CI), so an update there is noticed.
 """
+
 from __future__ import annotations
 
 import json
 
 import pytest
-
 from conftest import CONFORMANCE_DIR, SHARED_DIR
 from seed_docs import DOCS_EXAMPLES, SEED_PAGE_GLOB, extract_lws_examples
 
@@ -31,8 +31,9 @@ def test_vendored_vectors_are_byte_identical_to_shared() -> None:
     shared = sorted(p.name for p in SHARED_CONFORMANCE.glob("*.json"))
     assert shared == VENDORED, "a conformance file was added or removed in ../shared: vendor it"
     for name in VENDORED:
-        assert (CONFORMANCE_DIR / name).read_bytes() == (SHARED_CONFORMANCE / name).read_bytes(), \
+        assert (CONFORMANCE_DIR / name).read_bytes() == (SHARED_CONFORMANCE / name).read_bytes(), (
             f"{name} differs from ../shared/conformance/{name}: copy it again (cp ../shared/conformance/{name} tests/conformance/)"
+        )
 
 
 @needs_shared

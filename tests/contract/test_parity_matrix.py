@@ -13,6 +13,7 @@ controller mode), status, rollback, RBAC (both modes), the provider schema (the 
 serves every argument its facts name), and the bad-input families of tests/malformed.py (every
 CLI entry point exits 2 naming the field; the component registers nothing).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,8 +43,11 @@ from pulumi_lws.sim.kubelet import KubeletConfig, Timing
 from pulumi_lws.sim.pulumi_engine import run_program
 from pulumi_lws.workloads import registered, workload_for
 
-EXAMPLES = {"LeaderWorkerSet": "quickstart/lws.yaml", "ModelServing": "modelserving-pd/ms.yaml",
-            "DisaggregatedSet": "disaggregated-pd/ds.yaml"}
+EXAMPLES = {
+    "LeaderWorkerSet": "quickstart/lws.yaml",
+    "ModelServing": "modelserving-pd/ms.yaml",
+    "DisaggregatedSet": "disaggregated-pd/ds.yaml",
+}
 SAMPLES: dict[str, dict[str, Any]] = {
     **{kind: yaml.safe_load((REPO_ROOT / "examples" / path).read_text()) for kind, path in EXAMPLES.items()},
     TOY_KIND: TOY_SAMPLE,
@@ -148,6 +152,7 @@ def _program(kind: str, manifest: dict[str, Any], **extra: Any):
         c = component_class(kind)("w", {"manifest": manifest, **extra})
         for key in ("revision", "stage", "blocker", "remaining_stages", "actions", "status"):
             pulumi.export(key, getattr(c, key))
+
     return run
 
 
@@ -225,7 +230,9 @@ def test_rollback(kind, tmp_path, capsys) -> None:
         with use_backend(h.cluster, h.cluster):
             assert main(["rollback", path, "--apply"]) == X.OK, capsys.readouterr().err
         rolled = yaml.safe_load(open(path).read())
-        assert workload.target_revision(workload.parse(rolled)) == workload.target_revision(workload.parse(sample(kind)))
+        assert workload.target_revision(workload.parse(rolled)) == workload.target_revision(
+            workload.parse(sample(kind))
+        )
 
 
 # -- RBAC, provider schema
@@ -280,8 +287,16 @@ def test_bad_input_every_cli_entry_point_exits_2_naming_the_field(kind, family, 
     good = write_manifest(tmp_path, "good.yaml", sample(kind))
     bad = write_manifest(tmp_path, "bad.yaml", breaks(sample(kind)))
     with api(kind):
-        assert_rejected(capsys, (["render", bad], ["render", bad, "--stage", "steady"], ["plan", good, bad],
-                                 ["simulate", "--from", good, "--to", bad]), field)
+        assert_rejected(
+            capsys,
+            (
+                ["render", bad],
+                ["render", bad, "--stage", "steady"],
+                ["plan", good, bad],
+                ["simulate", "--from", good, "--to", bad],
+            ),
+            field,
+        )
 
 
 class _Observer:

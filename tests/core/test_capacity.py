@@ -1,6 +1,7 @@
 """A stage's demand from its rendered manifests (issue 24 item 5, the pure part): the pod's
 effective requests as Kubernetes computes them x replicas, for every API's workloads — and the
 line `plan` and `simulate` print."""
+
 from __future__ import annotations
 
 import json
@@ -17,21 +18,38 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_a_limit_stands_in_for_an_absent_request_and_init_containers_take_the_max():
-    spec = {"containers": [{"name": "a", "resources": {"limits": {"nvidia.com/gpu": "8", "cpu": "4"},
-                                                       "requests": {"cpu": "2", "memory": "1Gi"}}},
-                           {"name": "b", "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}}],
-            "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "8", "memory": "1Mi"}}}],
-            "overhead": {"cpu": "100m"}}
+    spec = {
+        "containers": [
+            {
+                "name": "a",
+                "resources": {"limits": {"nvidia.com/gpu": "8", "cpu": "4"}, "requests": {"cpu": "2", "memory": "1Gi"}},
+            },
+            {"name": "b", "resources": {"requests": {"cpu": "500m", "memory": "512Mi"}}},
+        ],
+        "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "8", "memory": "1Mi"}}}],
+        "overhead": {"cpu": "100m"},
+    }
     assert dict(ordered(pod_demand(spec))) == {"nvidia.com/gpu": "8", "cpu": "8100m", "memory": "1536Mi"}
 
 
 def test_manifests_count_replicas_x_template_and_ignore_objects_without_pods():
     def sts(kind, replicas, gpus):
-        return {"kind": kind, "spec": {"replicas": replicas, "template": {"spec": {"containers": [
-            {"name": "c", "resources": {"limits": {"amd.com/gpu": str(gpus)}}}]}}}}
+        return {
+            "kind": kind,
+            "spec": {
+                "replicas": replicas,
+                "template": {
+                    "spec": {"containers": [{"name": "c", "resources": {"limits": {"amd.com/gpu": str(gpus)}}}]}
+                },
+            },
+        }
 
-    manifests = [sts("StatefulSet", 3, 2), sts("Deployment", 2, 1), {"kind": "Service", "spec": {}},
-                 {"kind": "Pod", "spec": {"containers": [{"name": "p", "resources": {"requests": {"google.com/tpu": 4}}}]}}]
+    manifests = [
+        sts("StatefulSet", 3, 2),
+        sts("Deployment", 2, 1),
+        {"kind": "Service", "spec": {}},
+        {"kind": "Pod", "spec": {"containers": [{"name": "p", "resources": {"requests": {"google.com/tpu": 4}}}]}},
+    ]
     assert demand_text(manifest_demand(manifests)) == "8 amd.com/gpu, 4 google.com/tpu"
     assert demand_text(manifest_demand(reversed(manifests))) == demand_text(manifest_demand(manifests))
     assert demand_text({}) == "none"
@@ -45,6 +63,7 @@ def test_peak_is_per_resource():
 
 def _with_gpus(doc, image_tag: str):
     """Every container requests 1 nvidia.com/gpu (a limit: the request defaults to it) and 1 cpu."""
+
     def walk(node):
         if isinstance(node, dict):
             for c in node.get("containers") or []:
@@ -55,12 +74,16 @@ def _with_gpus(doc, image_tag: str):
         elif isinstance(node, list):
             for v in node:
                 walk(v)
+
     walk(doc)
     return doc
 
 
-EXAMPLES = {"LeaderWorkerSet": "examples/quickstart/lws.yaml", "ModelServing": "examples/modelserving-pd/ms.yaml",
-            "DisaggregatedSet": "examples/disaggregated-pd/ds.yaml"}
+EXAMPLES = {
+    "LeaderWorkerSet": "examples/quickstart/lws.yaml",
+    "ModelServing": "examples/modelserving-pd/ms.yaml",
+    "DisaggregatedSet": "examples/disaggregated-pd/ds.yaml",
+}
 
 
 @pytest.mark.parametrize("api", sorted(EXAMPLES))
@@ -77,8 +100,10 @@ def test_plan_prints_the_demand_before_and_of_the_next_up_for_every_api(api, tmp
         assert (before, after) == (16, 24)
     main(["plan", str(old), str(new)])
     line = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("demand ")]
-    assert line == [f"demand (pod requests x pods declared): before {before} nvidia.com/gpu, {before} cpu; "
-                    f"the next pulumi up declares {after} nvidia.com/gpu, {after} cpu"]
+    assert line == [
+        f"demand (pod requests x pods declared): before {before} nvidia.com/gpu, {before} cpu; "
+        f"the next pulumi up declares {after} nvidia.com/gpu, {after} cpu"
+    ]
 
 
 def test_simulate_prints_each_stage_s_peak_demand(capsys):

@@ -1,5 +1,6 @@
 """core/control.py and core/rollback.py on literal objects: settings resolution and its errors,
 the held (paused) reconcile, the progress-deadline verdict, and the rollback rebase (hypothesis)."""
+
 from __future__ import annotations
 
 import pytest
@@ -38,29 +39,53 @@ OURS = {K.OWNERSHIP: K.OWNERSHIP_VALUE}
 
 
 def obj(kind, name, spec=None, *, labels=OURS, created="2026-01-01T00:00:00Z", owners=None, **extra):
-    meta = {"name": name, "namespace": "default", "labels": dict(labels), "uid": f"u-{name}", "resourceVersion": "7",
-            "creationTimestamp": created, "managedFields": [{"manager": "x"}]}
+    meta = {
+        "name": name,
+        "namespace": "default",
+        "labels": dict(labels),
+        "uid": f"u-{name}",
+        "resourceVersion": "7",
+        "creationTimestamp": created,
+        "managedFields": [{"manager": "x"}],
+    }
     if owners:
         meta["ownerReferences"] = owners
-    return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta, **({"spec": spec} if spec is not None else {}),
-            "status": {"replicas": 1}, **extra}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": kind,
+        "metadata": meta,
+        **({"spec": spec} if spec is not None else {}),
+        "status": {"replicas": 1},
+        **extra,
+    }
 
 
 def ready_pod(name, created, ready_at=None):
     pod = obj("Pod", name, {"containers": []}, labels={}, created=created)
-    pod["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready_at else "False",
-                                                         "lastTransitionTime": ready_at or created}]}
+    pod["status"] = {
+        "phase": "Running",
+        "conditions": [
+            {"type": "Ready", "status": "True" if ready_at else "False", "lastTransitionTime": ready_at or created}
+        ],
+    }
     return pod
 
 
 def stage(**kw):
-    base = {"policy": "t", "target_revision": "rev2", "replicas": 2, "partition": 1, "group_revisions": {"0": "rev1", "1": "rev2"},
-                "groups": (GroupView("0", "rev1", True, False), GroupView("1", "rev2", False, True))}
+    base = {
+        "policy": "t",
+        "target_revision": "rev2",
+        "replicas": 2,
+        "partition": 1,
+        "group_revisions": {"0": "rev1", "1": "rev2"},
+        "groups": (GroupView("0", "rev1", True, False), GroupView("1", "rev2", False, True)),
+    }
     base.update(kw)
     return Stage(**base)
 
 
 # ---- settings ------------------------------------------------------------------------------------
+
 
 def test_argument_wins_over_annotation_wins_over_default() -> None:
     assert resolve("K", "n", {}) == Settings(False, 600.0)
@@ -70,8 +95,10 @@ def test_argument_wins_over_annotation_wins_over_default() -> None:
     assert resolve("K", "n", {PROGRESS_DEADLINE_ANNOTATION: "0"}).deadline is None
 
 
-@pytest.mark.parametrize("key,value", [(PAUSED_ANNOTATION, "yes"), (PROGRESS_DEADLINE_ANNOTATION, "10m"),
-                                       (PROGRESS_DEADLINE_ANNOTATION, "-1")])
+@pytest.mark.parametrize(
+    "key,value",
+    [(PAUSED_ANNOTATION, "yes"), (PROGRESS_DEADLINE_ANNOTATION, "10m"), (PROGRESS_DEADLINE_ANNOTATION, "-1")],
+)
 def test_a_malformed_annotation_names_its_field_path(key, value) -> None:
     with pytest.raises(SpecError) as err:
         resolve("LeaderWorkerSet", "web", {key: value})
@@ -84,11 +111,26 @@ def test_malformed_arguments_name_the_argument() -> None:
     assert "paused" in str(err.value) and "progressDeadlineSeconds" in str(err.value)
 
 
-@pytest.mark.parametrize("module,manifest", [
-    ("LeaderWorkerSet", {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "a"},
-                  "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 1, "workerTemplate": {"spec": {
-                      "containers": [{"name": "c", "image": "i"}]}}}}}),
-])
+@pytest.mark.parametrize(
+    "module,manifest",
+    [
+        (
+            "LeaderWorkerSet",
+            {
+                "apiVersion": "leaderworkerset.x-k8s.io/v1",
+                "kind": "LeaderWorkerSet",
+                "metadata": {"name": "a"},
+                "spec": {
+                    "replicas": 1,
+                    "leaderWorkerTemplate": {
+                        "size": 1,
+                        "workerTemplate": {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+                    },
+                },
+            },
+        ),
+    ],
+)
 def test_component_arguments_become_the_annotations_and_bad_ones_fail_before_registration(module, manifest) -> None:
     from pulumi_lws.components.args import build_spec
 
@@ -102,19 +144,35 @@ def test_component_arguments_become_the_annotations_and_bad_ones_fail_before_reg
 
 # ---- pause ---------------------------------------------------------------------------------------
 
+
 def test_hold_registers_what_it_observed_and_keeps_only_failure_handling() -> None:
     sts = obj("StatefulSet", "web", {"replicas": 2, "partition": 2})
     old_cr = obj("ControllerRevision", "web-rev1", data={"x": 1}, revision=1)
-    sts_history = obj("ControllerRevision", "web-123", data={"y": 1}, owners=[{"kind": "StatefulSet", "controller": True}])
+    sts_history = obj(
+        "ControllerRevision", "web-123", data={"y": 1}, owners=[{"kind": "StatefulSet", "controller": True}]
+    )
     pod = obj("Pod", "web-0", {"containers": []})
     snapshot = Snapshot.of([sts, old_cr, sts_history, pod])
     planned = Reconciled(
-        stage=stage(actions=(Action("ungate", "Pod", "web-1"), Action("delete", "Pod", "web-0", uid="u-web-0"),
-                             Action("annotate", "StatefulSet", "web", {"annotations": {"counts": "1"}}))),
-        manifests=({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "web-rev2"}},
-                   {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web"}, "spec": {"replicas": 3, "partition": 0}},
-                   {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web-2"}, "spec": {}}),
-        dependencies={("StatefulSet", "web"): (("ControllerRevision", "web-rev2"),)})
+        stage=stage(
+            actions=(
+                Action("ungate", "Pod", "web-1"),
+                Action("delete", "Pod", "web-0", uid="u-web-0"),
+                Action("annotate", "StatefulSet", "web", {"annotations": {"counts": "1"}}),
+            )
+        ),
+        manifests=(
+            {"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "web-rev2"}},
+            {
+                "apiVersion": "apps/v1",
+                "kind": "StatefulSet",
+                "metadata": {"name": "web"},
+                "spec": {"replicas": 3, "partition": 0},
+            },
+            {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "web-2"}, "spec": {}},
+        ),
+        dependencies={("StatefulSet", "web"): (("ControllerRevision", "web-rev2"),)},
+    )
     held = hold(planned, snapshot)
     by = {(m["kind"], m["metadata"]["name"]): m for m in held.manifests}
     assert set(by) == {("StatefulSet", "web"), ("ControllerRevision", "web-rev1")}  # no creation, nothing dropped
@@ -150,15 +208,21 @@ def test_the_deadline_counts_from_the_newest_observed_progress() -> None:
     cond = late.stage.control.condition
     assert late.stage.control.exceeded and cond["status"] == "False" and cond["reason"] == PROGRESS_DEADLINE_EXCEEDED
     assert "holding: waiting for groups 0, 1" in cond["message"]
-    blocked = govern(_result(stage(blocker=Blocker("Stuck", "group 1 unschedulable"))), Snapshot.of(pods, now=T0 + 9999),
-                     Settings(False, 600.0), total=2)
+    blocked = govern(
+        _result(stage(blocker=Blocker("Stuck", "group 1 unschedulable"))),
+        Snapshot.of(pods, now=T0 + 9999),
+        Settings(False, 600.0),
+        total=2,
+    )
     assert "holding: Stuck: group 1 unschedulable" in blocked.stage.control.condition["message"]
 
 
 def test_no_deadline_while_creating_paused_complete_or_disabled() -> None:
     pods = [ready_pod("a", "2026-01-01T00:00:00Z", "2026-01-01T00:00:10Z")]
     snap, late = Snapshot.of(pods, now=T0 + 10_000), Settings(False, 600.0)
-    assert not govern(_result(manifests=[{"kind": "Service", "metadata": {"name": "new"}}]), snap, late, total=2).stage.control.exceeded
+    assert not govern(
+        _result(manifests=[{"kind": "Service", "metadata": {"name": "new"}}]), snap, late, total=2
+    ).stage.control.exceeded
     assert not govern(_result(), snap, Settings(True, 600.0), total=2).stage.control.exceeded
     assert not govern(_result(stage(complete=True)), snap, late, total=2).stage.control.exceeded
     assert not govern(_result(), snap, Settings(False, None), total=2).stage.control.exceeded
@@ -166,7 +230,9 @@ def test_no_deadline_while_creating_paused_complete_or_disabled() -> None:
 
 
 def test_the_condition_replaces_progressing_in_the_status() -> None:
-    st = govern(_result(), Snapshot.of([ready_pod("a", "2026-01-01T00:00:00Z")], now=T0 + 700), Settings(False, 600.0), total=2).stage
+    st = govern(
+        _result(), Snapshot.of([ready_pod("a", "2026-01-01T00:00:00Z")], now=T0 + 700), Settings(False, 600.0), total=2
+    ).stage
     status = {"conditions": [{"type": "Available", "status": "False"}, {"type": "Progressing", "status": "True"}]}
     out = with_control_conditions(status, st)
     assert [c["type"] for c in out["conditions"]] == ["Available", "Progressing"]
@@ -175,9 +241,11 @@ def test_the_condition_replaces_progressing_in_the_status() -> None:
 
 # ---- rollback ---------------------------------------------------------------------------------------
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 3) | st.text("ab", max_size=2),
-                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("abc", max_size=2), inner, max_size=3),
-                    max_leaves=12)
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.text("ab", max_size=2),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("abc", max_size=2), inner, max_size=3),
+    max_leaves=12,
+)
 
 
 @given(JSON, JSON)
@@ -197,8 +265,14 @@ def test_rollback_never_touches_paths_outside_the_covered_ones(other, current, r
 
 def test_only_differing_leaves_reach_the_users_sparse_manifest() -> None:
     mine = {"containers": [{"name": "c", "image": "i:2"}]}
-    current = {"containers": [{"name": "c", "image": "i:2", "imagePullPolicy": "IfNotPresent"}], "dnsPolicy": "ClusterFirst"}
-    recorded = {"containers": [{"name": "c", "image": "i:1", "imagePullPolicy": "IfNotPresent"}], "dnsPolicy": "ClusterFirst"}
+    current = {
+        "containers": [{"name": "c", "image": "i:2", "imagePullPolicy": "IfNotPresent"}],
+        "dnsPolicy": "ClusterFirst",
+    }
+    recorded = {
+        "containers": [{"name": "c", "image": "i:1", "imagePullPolicy": "IfNotPresent"}],
+        "dnsPolicy": "ClusterFirst",
+    }
     assert rebase(mine, current, recorded) == {"containers": [{"name": "c", "image": "i:1"}]}
 
 

@@ -2,6 +2,7 @@
 and ``rollout_started`` now read) against the two separate scans it replaced, kept here as the
 reference, on random snapshots (hypothesis): timestamps shared, missing, unparsable or malformed,
 pods Ready or not, the target revision in names or labels."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -45,8 +46,20 @@ def reference_rollout_started(snapshot, target_revision):
                 times.append(t)
     return min(times, default=None)
 
-STAMPS = st.sampled_from([None, "", "2026-01-01T00:00:00Z", "2026-01-01T00:00:05Z", "2026-01-01T00:00:05.5Z",
-                          "2026-01-01T00:01:00+00:00", "2026-01-01T00:01:00", "not a time", 7])
+
+STAMPS = st.sampled_from(
+    [
+        None,
+        "",
+        "2026-01-01T00:00:00Z",
+        "2026-01-01T00:00:05Z",
+        "2026-01-01T00:00:05.5Z",
+        "2026-01-01T00:01:00+00:00",
+        "2026-01-01T00:01:00",
+        "not a time",
+        7,
+    ]
+)
 
 
 @st.composite
@@ -61,8 +74,15 @@ def objects(draw) -> dict:
             meta[field] = value
     obj: dict = {"kind": kind, "metadata": meta}
     if kind == "Pod" and draw(st.booleans()):
-        obj["status"] = {"conditions": [{"type": "Ready", "status": draw(st.sampled_from(["True", "False"])),
-                                         "lastTransitionTime": draw(STAMPS)}]}
+        obj["status"] = {
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": draw(st.sampled_from(["True", "False"])),
+                    "lastTransitionTime": draw(STAMPS),
+                }
+            ]
+        }
     return obj
 
 
@@ -76,9 +96,19 @@ def test_one_pass_reads_what_the_two_readers_read(objs: list[dict], target: str)
 
 
 def test_shared_timestamps_are_parsed_once_each_and_read_correctly() -> None:
-    objs = [{"kind": "Pod", "metadata": {"name": f"p{i}", "creationTimestamp": "2026-01-01T00:00:00Z",
-                                         "labels": {"revision": "r2" if i % 2 else "r1"}},
-             "status": {"conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:30Z"}]}}
-            for i in range(4)]
+    objs = [
+        {
+            "kind": "Pod",
+            "metadata": {
+                "name": f"p{i}",
+                "creationTimestamp": "2026-01-01T00:00:00Z",
+                "labels": {"revision": "r2" if i % 2 else "r1"},
+            },
+            "status": {
+                "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "2026-01-01T00:00:30Z"}]
+            },
+        }
+        for i in range(4)
+    ]
     last, started = progress_and_start(Snapshot.of(objs), "r2")
     assert last == 1767225630.0 and started == 1767225600.0

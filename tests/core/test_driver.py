@@ -1,5 +1,6 @@
 """The one reconcile cycle (pulumi_lws/core/driver.py): observe once -> reconcile -> apply -> act,
 generic over the Workload contract, the same for every registered API."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,8 +18,11 @@ from pulumi_lws.workloads import registered, workload_for
 
 ACTION = Action("delete", "Pod", "p-0")
 #: one valid manifest per built-in API (the examples' own)
-EXAMPLES = {"LeaderWorkerSet": "quickstart/lws.yaml", "ModelServing": "modelserving-pd/ms.yaml",
-            "DisaggregatedSet": "disaggregated-pd/ds.yaml"}
+EXAMPLES = {
+    "LeaderWorkerSet": "quickstart/lws.yaml",
+    "ModelServing": "modelserving-pd/ms.yaml",
+    "DisaggregatedSet": "disaggregated-pd/ds.yaml",
+}
 
 
 class Toy:
@@ -40,8 +44,9 @@ class Toy:
         if self.fail:
             raise ValueError("bad spec")
         self.seen.append((snapshot, options))
-        stage = Stage(policy="toy", target_revision="r", replicas=1, partition=0,
-                      group_revisions={}, actions=self.actions)
+        stage = Stage(
+            policy="toy", target_revision="r", replicas=1, partition=0, group_revisions={}, actions=self.actions
+        )
         return Reconciled(stage, ({"kind": "Pod", "metadata": {"name": "p-0"}},))
 
 
@@ -61,8 +66,15 @@ class Recorder:
 def test_one_observation_feeds_the_reconcile_and_the_result():
     toy, ports = Toy((ACTION,)), Recorder()
     applied: list[Any] = []
-    done = cycle(toy, "a", {"o": 1}, ports, ports, nodes=True,
-                 apply=lambda c: applied.append(("apply", c.snapshot, c.reconciled.manifests)) or "applied")
+    done = cycle(
+        toy,
+        "a",
+        {"o": 1},
+        ports,
+        ports,
+        nodes=True,
+        apply=lambda c: applied.append(("apply", c.snapshot, c.reconciled.manifests)) or "applied",
+    )
     assert [c[0] for c in ports.calls] == ["observe", "execute"]  # read once, acted once, in order
     assert ports.calls[0][1] == toy.scope("a", nodes=True)
     assert toy.seen == [(done.snapshot, {"o": 1})]  # the reconcile saw exactly the snapshot returned

@@ -2,6 +2,7 @@
 it concerns, with upstream's reason where upstream has one; blocker entered/cleared, rollout
 started/completed and surge reclaimed on the workload; re-running the same reconcile records no
 new Event object (deterministic names; action events are bumped, state events not re-recorded)."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -42,9 +43,18 @@ ACTIONS = (
 
 def stage(*, actions=(), blocker=None, complete=False, groups=None, notes=(), replicas=2, target="rev2") -> Stage:
     groups = groups if groups is not None else (GroupView("0", "rev1", True, False), GroupView("1", target, True, True))
-    return Stage(policy="lws/ordinal", target_revision=target, replicas=replicas, partition=0,
-                 group_revisions={g.id: target for g in groups}, groups=tuple(groups), actions=tuple(actions),
-                 blocker=blocker, complete=complete, notes=tuple(notes))
+    return Stage(
+        policy="lws/ordinal",
+        target_revision=target,
+        replicas=replicas,
+        partition=0,
+        group_revisions={g.id: target for g in groups},
+        groups=tuple(groups),
+        actions=tuple(actions),
+        blocker=blocker,
+        complete=complete,
+        notes=tuple(notes),
+    )
 
 
 def recorded(events, previous=()):
@@ -58,7 +68,9 @@ def recorded(events, previous=()):
 
 def test_every_action_kind_has_its_event_on_the_object_it_concerns():
     events = derive_events(REF, stage(actions=ACTIONS), reasons=LWS_REASONS)
-    by_object = {(e.regarding["kind"], e.regarding["name"]): e for e in events if e.regarding["kind"] != "LeaderWorkerSet"}
+    by_object = {
+        (e.regarding["kind"], e.regarding["name"]): e for e in events if e.regarding["kind"] != "LeaderWorkerSet"
+    }
     assert len(by_object) == len(ACTIONS)
     for action in ACTIONS:
         event = by_object[(action.kind, action.name)]
@@ -75,11 +87,16 @@ def test_webhook_label_bookkeeping_has_no_event():
 
 
 def test_failure_notes_become_upstream_events_on_the_workload():
-    notes = ("RecreateGroup: group 2: worker web-2-1 failed", "GroupRestartBackoff: group 1 recreates in 8s (restart 2)",
-             "plain note without a reason")
+    notes = (
+        "RecreateGroup: group 2: worker web-2-1 failed",
+        "GroupRestartBackoff: group 1 recreates in 8s (restart 2)",
+        "plain note without a reason",
+    )
     events = [e for e in derive_events(REF, stage(notes=notes)) if e.reason not in (STARTED,)]
     assert [(e.reason, e.type, e.regarding["kind"]) for e in events] == [
-        ("RecreateGroup", "Normal", "LeaderWorkerSet"), ("GroupRestartBackoff", "Warning", "LeaderWorkerSet")]
+        ("RecreateGroup", "Normal", "LeaderWorkerSet"),
+        ("GroupRestartBackoff", "Warning", "LeaderWorkerSet"),
+    ]
     later = derive_events(REF, stage(notes=("GroupRestartBackoff: group 1 recreates in 3s (restart 2)",)))
     assert events[1].name in {e.name for e in later}  # the same backoff, bumped: not a new Event per second
 
@@ -108,19 +125,26 @@ def test_rollout_started_then_completed_once():
 
 
 def test_surge_reclaimed_is_upstreams_groups_progressing():
-    groups = (GroupView("0", "rev2", True, True, index=0), GroupView("1", "rev2", True, True, index=1),
-              GroupView("2", "rev2", True, True, surge=True, index=2))
+    groups = (
+        GroupView("0", "rev2", True, True, index=0),
+        GroupView("1", "rev2", True, True, index=1),
+        GroupView("2", "rev2", True, True, surge=True, index=2),
+    )
     events = derive_events(REF, stage(groups=groups, replicas=2))
     [surge] = [e for e in events if e.reason == SURGE_RECLAIMED]
     assert surge.message == "deleting surge replica web-2" and surge.action == "Delete"
-    assert not [e for e in derive_events(REF, stage(groups=groups, replicas=2), recorded(events))
-                if e.reason == SURGE_RECLAIMED]
+    assert not [
+        e for e in derive_events(REF, stage(groups=groups, replicas=2), recorded(events)) if e.reason == SURGE_RECLAIMED
+    ]
 
 
 def test_the_same_reconcile_twice_creates_no_new_event_object():
     cluster = SimCluster()
-    s = stage(actions=ACTIONS, blocker=Blocker("waiting-for-groups", "group 0 not ready"),
-              notes=("RecreateGroup: group 2: worker failed",))
+    s = stage(
+        actions=ACTIONS,
+        blocker=Blocker("waiting-for-groups", "group 0 not ready"),
+        notes=("RecreateGroup: group 2: worker failed",),
+    )
     first = report_events(cluster, REF, s, LWS_REASONS)
     names = sorted(e["metadata"]["name"] for e in cluster.list("Event"))
     second = report_events(cluster, REF, s, LWS_REASONS)
@@ -136,6 +160,7 @@ def test_an_actuator_without_events_records_nothing():
     class Plain:
         def execute(self, namespace, actions):
             return []
+
     assert report_events(Plain(), REF, stage(actions=ACTIONS)) == []
 
 

@@ -1,6 +1,7 @@
 """``core.forced_rollback``: the pods a StatefulSet controller will never replace after a bad
 template, checked against the simulator's controller (Parallel and OrderedReady, with and without
 ``maxUnavailable``), and the delete actions that unstick it."""
+
 from __future__ import annotations
 
 import pytest
@@ -42,7 +43,8 @@ def _updated_and_ready(c: SimCluster) -> bool:
     return len(pods) == s["spec"]["replicas"] and all(
         p["metadata"]["labels"]["controller-revision-hash"] == rev
         and any(x["type"] == "Ready" and x["status"] == "True" for x in p["status"].get("conditions") or [])
-        for p in pods)
+        for p in pods
+    )
 
 
 @pytest.mark.parametrize("policy", ["Parallel", "OrderedReady"])
@@ -88,19 +90,30 @@ def test_nothing_is_stalled_while_the_controller_can_still_replace() -> None:
 
 def _sts_obj(policy="Parallel", partition=0, mu=None, generation=2, observed=2, update="web-new"):
     ru = {"partition": partition, **({"maxUnavailable": mu} if mu is not None else {})}
-    return {"metadata": {"name": "web", "uid": "u", "generation": generation},
-            "spec": {"replicas": 3, "podManagementPolicy": policy,
-                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": ru}},
-            "status": {"observedGeneration": observed, "updateRevision": update}}
+    return {
+        "metadata": {"name": "web", "uid": "u", "generation": generation},
+        "spec": {
+            "replicas": 3,
+            "podManagementPolicy": policy,
+            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": ru},
+        },
+        "status": {"observedGeneration": observed, "updateRevision": update},
+    }
 
 
 def _pod(i: int, rev: str, ready: bool, deleting: bool = False):
-    meta = {"name": f"web-{i}", "uid": f"p{i}", "labels": {"controller-revision-hash": rev},
-            "ownerReferences": [{"uid": "u", "controller": True}]}
+    meta = {
+        "name": f"web-{i}",
+        "uid": f"p{i}",
+        "labels": {"controller-revision-hash": rev},
+        "ownerReferences": [{"uid": "u", "controller": True}],
+    }
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    return {"metadata": meta, "status": {"phase": "Running",
-                                         "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}}
+    return {
+        "metadata": meta,
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    }
 
 
 def test_pure_rules_partition_generation_terminating_and_budget() -> None:

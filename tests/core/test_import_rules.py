@@ -13,14 +13,14 @@
   (``pulumi_lws.workloads``, ``core.workload``);
 * no import cycles (imports under ``if TYPE_CHECKING:`` are annotations, not imports).
 """
+
 from __future__ import annotations
 
 import ast
 import pathlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
-
 from conftest import REPO_ROOT
 
 PKG = REPO_ROOT / "pulumi_lws"
@@ -29,11 +29,35 @@ SHELLS = ("components", "sim", "cluster", "cli", "provider", "backend", "workloa
 ALLOWED_API_IMPORTS = {"disaggregatedset": {"lws"}}
 CLIENT_LIBRARIES = ("pulumi", "pulumi_kubernetes", "lightkube", "httpx", "kubernetes")
 #: layer of each top-level module/package inside an API package (missing = checked as layer 0)
-API_LAYERS = {"labels": 0, "names": 0, "group_shape": 0, "api": 1, "observe": 2, "revision": 2, "trace_view": 2,
-              "recovery": 3,
-              "rollout": 3, "status": 3, "render": 4, "adoption": 5, "reconcile": 5, "rollback": 5, "workload": 5}
-SIM_CLUSTER_SIDE = ("store", "clock", "defaults", "statefulset", "deployment", "kubelet", "scheduler", "gc",
-                    "apply", "cluster")
+API_LAYERS = {
+    "labels": 0,
+    "names": 0,
+    "group_shape": 0,
+    "api": 1,
+    "observe": 2,
+    "revision": 2,
+    "trace_view": 2,
+    "recovery": 3,
+    "rollout": 3,
+    "status": 3,
+    "render": 4,
+    "adoption": 5,
+    "reconcile": 5,
+    "rollback": 5,
+    "workload": 5,
+}
+SIM_CLUSTER_SIDE = (
+    "store",
+    "clock",
+    "defaults",
+    "statefulset",
+    "deployment",
+    "kubelet",
+    "scheduler",
+    "gc",
+    "apply",
+    "cluster",
+)
 
 
 def module_name(path: pathlib.Path) -> str:
@@ -45,11 +69,13 @@ def _type_checking_block(node: ast.AST) -> bool:
     test = getattr(node, "test", None)
     return isinstance(node, ast.If) and (
         (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
-        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"))
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
 
 
 def imports_of(path: pathlib.Path) -> Iterator[str]:
     """Every module a file imports at run time (module level or inside functions)."""
+
     def walk(node: ast.AST) -> Iterator[str]:
         for child in ast.iter_child_nodes(node):
             if _type_checking_block(child):
@@ -60,12 +86,15 @@ def imports_of(path: pathlib.Path) -> Iterator[str]:
                 yield child.module
                 yield from (f"{child.module}.{a.name}" for a in child.names)  # `from pkg import module`
             yield from walk(child)
+
     yield from walk(ast.parse(path.read_text()))
 
 
 SOURCES = {module_name(p): p for p in PKG.rglob("*.py")}
-GRAPH = {mod: sorted({i for i in imports_of(path) if i in SOURCES or not i.startswith("pulumi_lws")})
-         for mod, path in SOURCES.items()}
+GRAPH = {
+    mod: sorted({i for i in imports_of(path) if i in SOURCES or not i.startswith("pulumi_lws")})
+    for mod, path in SOURCES.items()
+}
 
 
 def internal(mod: str) -> list[str]:
@@ -95,7 +124,9 @@ def violations() -> list[str]:
                 if dep_top == top:
                     here, there = API_LAYERS.get(part(mod, 2), 0), API_LAYERS.get(part(dep, 2), 0)
                     if there > here:
-                        out.append(f"{mod} -> {dep}: layer {part(mod, 2) or top} ({here}) imports a higher layer ({there})")
+                        out.append(
+                            f"{mod} -> {dep}: layer {part(mod, 2) or top} ({here}) imports a higher layer ({there})"
+                        )
             if top == "sim" and part(mod, 2) in SIM_CLUSTER_SIDE and dep.startswith("pulumi_lws."):
                 if any(seg in dep.split(".") for seg in ("rollout", "render", "reconcile", "workload", "workloads")):
                     out.append(f"{mod} -> {dep}: the simulated cluster never imports a planner or renderer")
@@ -151,14 +182,17 @@ def test_the_checker_sees_the_tree() -> None:
     assert "pulumi_lws.core.stage" in internal("pulumi_lws.lws.reconcile")
 
 
-@pytest.mark.parametrize("source, expected", [
-    ({"pulumi_lws.core.x": ["pulumi_lws.lws.labels"]}, "core imports only core"),
-    ({"pulumi_lws.lws.rollout.x": ["pulumi_lws.lws.render.pod"]}, "imports a higher layer"),
-    ({"pulumi_lws.lws.api.x": ["pulumi_lws.sim.cluster"]}, "never imports a shell"),
-    ({"pulumi_lws.lws.api.x": ["pulumi"]}, "no Pulumi SDK"),
-    ({"pulumi_lws.modelserving.x": ["pulumi_lws.lws.names"]}, "do not import each other"),
-    ({"pulumi_lws.sim.kubelet": ["pulumi_lws.lws.rollout.hash.planner"]}, "never imports a planner"),
-])
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ({"pulumi_lws.core.x": ["pulumi_lws.lws.labels"]}, "core imports only core"),
+        ({"pulumi_lws.lws.rollout.x": ["pulumi_lws.lws.render.pod"]}, "imports a higher layer"),
+        ({"pulumi_lws.lws.api.x": ["pulumi_lws.sim.cluster"]}, "never imports a shell"),
+        ({"pulumi_lws.lws.api.x": ["pulumi"]}, "no Pulumi SDK"),
+        ({"pulumi_lws.modelserving.x": ["pulumi_lws.lws.names"]}, "do not import each other"),
+        ({"pulumi_lws.sim.kubelet": ["pulumi_lws.lws.rollout.hash.planner"]}, "never imports a planner"),
+    ],
+)
 def test_the_checker_catches_each_kind_of_violation(source, expected) -> None:
     saved = dict(GRAPH)
     GRAPH.update(source)
@@ -201,13 +235,16 @@ def test_the_shells_import_no_api_package() -> None:
     assert shell_violations() == []
 
 
-@pytest.mark.parametrize("source", [
-    {"pulumi_lws.rbac.x": ["pulumi_lws.modelserving.api.modelserving"]},
-    {"pulumi_lws.cli.plan": ["pulumi_lws.lws.reconcile"]},
-    {"pulumi_lws.sim.kubelet": ["pulumi_lws.modelserving.labels"]},
-    {"pulumi_lws.cluster.live": ["pulumi_lws.lws.labels"]},
-    {"pulumi_lws.backend": ["pulumi_lws.disaggregatedset.api"]},
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"pulumi_lws.rbac.x": ["pulumi_lws.modelserving.api.modelserving"]},
+        {"pulumi_lws.cli.plan": ["pulumi_lws.lws.reconcile"]},
+        {"pulumi_lws.sim.kubelet": ["pulumi_lws.modelserving.labels"]},
+        {"pulumi_lws.cluster.live": ["pulumi_lws.lws.labels"]},
+        {"pulumi_lws.backend": ["pulumi_lws.disaggregatedset.api"]},
+    ],
+)
 def test_the_shell_checker_catches_an_api_import(source) -> None:
     saved = dict(GRAPH)
     GRAPH.update(source)

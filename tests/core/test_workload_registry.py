@@ -1,4 +1,5 @@
 """The workload registry the shells dispatch through (pulumi_lws.core.workload)."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,14 +9,26 @@ from pulumi_lws.core.ports import EmptyObserver, Scope
 from pulumi_lws.core.snapshot import EMPTY
 from pulumi_lws.workloads import BUILTIN, registered, workload_for, workload_of
 
-LWS_DOC = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-           "metadata": {"name": "web", "namespace": "serving"},
-           "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {
-               "spec": {"containers": [{"name": "w", "image": "nginx:1.27"}]}}}}}
+LWS_DOC = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "metadata": {"name": "web", "namespace": "serving"},
+    "spec": {
+        "replicas": 2,
+        "leaderWorkerTemplate": {
+            "size": 2,
+            "workerTemplate": {"spec": {"containers": [{"name": "w", "image": "nginx:1.27"}]}},
+        },
+    },
+}
 
 
 def test_builtin_apis_are_registered_by_importing_pulumi_lws_workloads() -> None:
-    assert BUILTIN == ("pulumi_lws.lws.workload", "pulumi_lws.modelserving.workload", "pulumi_lws.disaggregatedset.workload")
+    assert BUILTIN == (
+        "pulumi_lws.lws.workload",
+        "pulumi_lws.modelserving.workload",
+        "pulumi_lws.disaggregatedset.workload",
+    )
     assert set(registered()) == {"LeaderWorkerSet", "ModelServing", "DisaggregatedSet"}
 
 
@@ -24,7 +37,10 @@ def test_dispatch_by_kind_and_by_manifest() -> None:
     assert workload_of(LWS_DOC) is lws
     assert workload_of({"apiVersion": "v1", "kind": "Service"}) is None
     assert workload_of("not a mapping") is None  # type: ignore[arg-type]
-    with pytest.raises(KeyError, match=r"no workload API for kind 'ModelServingX' \(known: DisaggregatedSet, LeaderWorkerSet, ModelServing\)"):
+    with pytest.raises(
+        KeyError,
+        match=r"no workload API for kind 'ModelServingX' \(known: DisaggregatedSet, LeaderWorkerSet, ModelServing\)",
+    ):
         workload_for("ModelServingX")
 
 
@@ -73,8 +89,12 @@ def test_a_complete_workload_passes_the_registration_check() -> None:
 def test_a_missing_fact_fails_at_registration_naming_it(fact) -> None:
     lws = type(workload_for("LeaderWorkerSet"))
     # a fresh Workload subclass that borrows every member of the LWS workload but one fact
-    members = {k: v for klass in reversed(lws.__mro__[:lws.__mro__.index(W.Workload)]) for k, v in vars(klass).items()
-               if not k.startswith("__")}
+    members = {
+        k: v
+        for klass in reversed(lws.__mro__[: lws.__mro__.index(W.Workload)])
+        for k, v in vars(klass).items()
+        if not k.startswith("__")
+    }
     members.pop(fact)
     if fact != "kind":
         members["kind"] = "Partial"
@@ -92,13 +112,16 @@ def test_an_unimplemented_method_fails_at_registration_not_in_a_command() -> Non
     assert "status" in facts_only.__abstractmethods__ and "covered" in facts_only.__abstractmethods__
 
 
-@pytest.mark.parametrize("change, problem", [
-    ({"api_version": "v1"}, "api_version"),
-    ({"words": W.Words("", "x")}, "words"),
-    ({"words": W.Words("X", "two\nlines")}, "words"),
-    ({"gang": W.GangChoice(("slurm",))}, "gang"),
-    ({"observes": ()}, "observes"),
-])
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        ({"api_version": "v1"}, "api_version"),
+        ({"words": W.Words("", "x")}, "words"),
+        ({"words": W.Words("X", "two\nlines")}, "words"),
+        ({"gang": W.GangChoice(("slurm",))}, "gang"),
+        ({"observes": ()}, "observes"),
+    ],
+)
 def test_an_inconsistent_fact_fails_at_registration(change, problem) -> None:
     bad = type("Bad", (_complete_class(),), change)()
     with pytest.raises(W.IncompleteWorkload, match=problem):
@@ -109,8 +132,10 @@ def test_argument_schema_problems_are_named() -> None:
     from pulumi_lws.core.facts import ArgumentSchema, Option
 
     lws = workload_for("LeaderWorkerSet")
-    schema = ArgumentSchema(fields={"name": ("metadata", "name"), "namespace": ("metadata", "namespace")},
-                            options=(Option("replicasCount"), Option("name")))
+    schema = ArgumentSchema(
+        fields={"name": ("metadata", "name"), "namespace": ("metadata", "namespace")},
+        options=(Option("replicasCount"), Option("name")),
+    )
     bad = type("Bad", (_complete_class(),), {"arguments": schema})()
     problems = W.check_workload(bad)
     assert any("snake_case" in p for p in problems) and any("also a field" in p for p in problems), problems
@@ -125,8 +150,11 @@ def test_rendered_kinds_must_be_observed() -> None:
     assert any("rbac.renders not in observes: ['ConfigMap']" in p for p in W.check_workload(bad))
 
 
-SAMPLES = {"LeaderWorkerSet": "quickstart/lws.yaml", "ModelServing": "modelserving-pd/ms.yaml",
-           "DisaggregatedSet": "disaggregated-pd/ds.yaml"}
+SAMPLES = {
+    "LeaderWorkerSet": "quickstart/lws.yaml",
+    "ModelServing": "modelserving-pd/ms.yaml",
+    "DisaggregatedSet": "disaggregated-pd/ds.yaml",
+}
 
 
 def _minimal(kind: str) -> dict:

@@ -1,5 +1,6 @@
 """core/yamlio.py on libyaml and on the pure-Python classes: same documents, same guarantees,
 byte-identical output, and a clean fallback where PyYAML was built without libyaml."""
+
 from __future__ import annotations
 
 import importlib
@@ -14,13 +15,15 @@ from pulumi_lws.core import yamlio
 from pulumi_lws.core.errors import SpecError
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-CORPUS = sorted(p for d in ("examples", "tests/manifests_upstream", "tests/manifests_upstream_kthena",
-                            "tests/manifests_upstream_ds") for p in (ROOT / d).rglob("*.yaml"))
+CORPUS = sorted(
+    p
+    for d in ("examples", "tests/manifests_upstream", "tests/manifests_upstream_kthena", "tests/manifests_upstream_ds")
+    for p in (ROOT / d).rglob("*.yaml")
+)
 
 
 class PythonStrictLoader(yamlio.StrictMapping, yaml.SafeLoader):
     """The strict loader's checks on the pure-Python parser (what a PyYAML without libyaml runs)."""
-
 
 
 def load_python(text: str, source: str = "<input>") -> list:
@@ -41,12 +44,15 @@ def test_corpus_loads_alike_on_both_parsers() -> None:
         assert yamlio.load_documents(text, str(path)) == load_python(text, str(path)), path
 
 
-@pytest.mark.parametrize(("text", "phrase", "line"), [
-    ("a: 1\nb: 2\na: 3\n", "duplicate key 'a' (first at line 1, again at line 3)", 3),
-    ("spec:\n  x: 1\n  x: 2\n", "duplicate key 'x'", 3),
-    ("a: [1\n", "invalid YAML", 1),
-    ("a: *missing\n", "undefined alias", 1),
-])
+@pytest.mark.parametrize(
+    ("text", "phrase", "line"),
+    [
+        ("a: 1\nb: 2\na: 3\n", "duplicate key 'a' (first at line 1, again at line 3)", 3),
+        ("spec:\n  x: 1\n  x: 2\n", "duplicate key 'x'", 3),
+        ("a: [1\n", "invalid YAML", 1),
+        ("a: *missing\n", "undefined alias", 1),
+    ],
+)
 def test_errors_name_the_file_line_and_cause_on_both_parsers(text: str, phrase: str, line: int) -> None:
     for load in (yamlio.load_documents, load_python):
         with pytest.raises(SpecError) as err:
@@ -59,8 +65,8 @@ def test_errors_name_the_file_line_and_cause_on_both_parsers(text: str, phrase: 
 
 def test_alias_bomb_is_refused_on_both_parsers() -> None:
     bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
-        for p, c in zip("abcdef", "bcdefg"))
+        f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdef", "bcdefg")
+    )
     for load in (yamlio.load_documents, load_python):
         with pytest.raises(SpecError, match="aliases expand to more than"):
             load(bomb, "bomb.yaml")
@@ -69,10 +75,14 @@ def test_alias_bomb_is_refused_on_both_parsers() -> None:
 def _manifests(text: st.SearchStrategy[str]) -> st.SearchStrategy[dict]:
     """Mappings at the top, as renderers write (a bare scalar document ends differently in the two
     emitters, with ``...``; none is ever written)."""
-    scalars = st.one_of(st.none(), st.booleans(), st.integers(-2**40, 2**40),
-                        st.floats(allow_nan=False, allow_infinity=False), text)
-    docs = st.recursive(scalars, lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(text.filter(bool), inner, max_size=4)), max_leaves=20)
+    scalars = st.one_of(
+        st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=False, allow_infinity=False), text
+    )
+    docs = st.recursive(
+        scalars,
+        lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(text.filter(bool), inner, max_size=4)),
+        max_leaves=20,
+    )
     return st.dictionaries(text.filter(bool), docs, min_size=1, max_size=5)
 
 

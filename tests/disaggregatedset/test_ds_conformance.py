@@ -5,6 +5,7 @@ conformance README's properties (§2) with hypothesis, and the prefill:decode ra
 Adapter: ``config`` entries are already-resolved integers -> :class:`RollingUpdateConfig`. Vector
 data is never edited.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -65,24 +66,29 @@ def test_force_drain_can_exceed_the_surge_after_orphan_prevention() -> None:
     steps = compute_all_steps((0, 1, 3, 0), (0, 1, 3, 0), cfg)
     assert [(s.as_dict(), s.branch) for s in steps[1:3]] == [
         ({"old": [0, 1, 2, 0], "new": [0, 0, 0, 0]}, "proportional-drain"),
-        ({"old": [0, 1, 2, 0], "new": [0, 1, 1, 0]}, FORCE_DRAIN)]
+        ({"old": [0, 1, 2, 0], "new": [0, 1, 1, 0]}, FORCE_DRAIN),
+    ]
 
 
 # ---- extractRollingUpdateConfig -------------------------------------------------------------
 
-@pytest.mark.parametrize("ms, mu, target, given_, expected", [
-    (None, None, 4, False, (1, 0)),             # omitted object: the planner default
-    (None, None, 4, True, (0, 1)),              # `{}`: CRD defaults maxSurge 0, maxUnavailable 1 (addenda §4.1)
-    (2, 0, 4, True, (2, 0)),                    # surge only
-    (0, 2, 4, True, (0, 2)),                    # unavailable only
-    (1, 1, 4, True, (1, 1)),                    # both
-    ("25%", "25%", 6, True, (2, 1)),            # surge rounds up, unavailable down, of the target
-    ("10%", 0, 0, True, (1, 0)),                # 10% of 0 -> 0 both: default
-    (0, "10%", 5, True, (1, 0)),                # floor(0.5) = 0, surge 0: default
-    ("50%", "50%", 1, True, (1, 0)),            # unavailable floor(0.5)=0; surge ceil(0.5)=1
-    ("x", 1, 4, True, (0, 1)),                  # an unscalable value counts as 0 (upstream ignores the error)
-    (0, 0, 4, True, (1, 0)),                    # both 0 (webhook-invalid): default
-])
+
+@pytest.mark.parametrize(
+    "ms, mu, target, given_, expected",
+    [
+        (None, None, 4, False, (1, 0)),  # omitted object: the planner default
+        (None, None, 4, True, (0, 1)),  # `{}`: CRD defaults maxSurge 0, maxUnavailable 1 (addenda §4.1)
+        (2, 0, 4, True, (2, 0)),  # surge only
+        (0, 2, 4, True, (0, 2)),  # unavailable only
+        (1, 1, 4, True, (1, 1)),  # both
+        ("25%", "25%", 6, True, (2, 1)),  # surge rounds up, unavailable down, of the target
+        ("10%", 0, 0, True, (1, 0)),  # 10% of 0 -> 0 both: default
+        (0, "10%", 5, True, (1, 0)),  # floor(0.5) = 0, surge 0: default
+        ("50%", "50%", 1, True, (1, 0)),  # unavailable floor(0.5)=0; surge ceil(0.5)=1
+        ("x", 1, 4, True, (0, 1)),  # an unscalable value counts as 0 (upstream ignores the error)
+        (0, 0, 4, True, (1, 0)),  # both 0 (webhook-invalid): default
+    ],
+)
 def test_extract_rolling_update_config(ms, mu, target, given_, expected) -> None:
     c = extract_rolling_update_config(ms, mu, target, given_)
     assert (c.max_surge, c.max_unavailable) == expected
@@ -91,12 +97,17 @@ def test_extract_rolling_update_config(ms, mu, target, given_, expected) -> None
 def test_empty_object_is_not_an_omitted_one() -> None:
     # addenda §4.1: 3 roles 2/2/1; omitted -> create-first, `{}` -> delete-first
     omitted = compute_all_steps((2, 2, 1), (2, 2, 1), (extract_rolling_update_config(None, None, 2, False),) * 3)
-    assert [s.as_dict() for s in omitted[:2]] == [{"old": [2, 2, 1], "new": [0, 0, 0]},
-                                                  {"old": [2, 2, 1], "new": [1, 1, 1]}]
+    assert [s.as_dict() for s in omitted[:2]] == [
+        {"old": [2, 2, 1], "new": [0, 0, 0]},
+        {"old": [2, 2, 1], "new": [1, 1, 1]},
+    ]
     empty = tuple(extract_rolling_update_config(None, None, t, True) for t in (2, 2, 1))
     assert [s.as_dict() for s in compute_all_steps((2, 2, 1), (2, 2, 1), empty)] == [
-        {"old": [2, 2, 1], "new": [0, 0, 0]}, {"old": [1, 1, 1], "new": [0, 0, 0]},
-        {"old": [0, 0, 0], "new": [1, 1, 1]}, {"old": [0, 0, 0], "new": [2, 2, 1]}]
+        {"old": [2, 2, 1], "new": [0, 0, 0]},
+        {"old": [1, 1, 1], "new": [0, 0, 0]},
+        {"old": [0, 0, 0], "new": [1, 1, 1]},
+        {"old": [0, 0, 0], "new": [2, 2, 1]},
+    ]
 
 
 def test_total_steps_and_default() -> None:
@@ -108,7 +119,8 @@ def test_total_steps_and_default() -> None:
 # ---- properties (conformance README §2) -----------------------------------------------------
 
 budget = st.builds(RollingUpdateConfig, st.integers(0, 4), st.integers(0, 4)).filter(
-    lambda c: c.max_surge > 0 or c.max_unavailable > 0)
+    lambda c: c.max_surge > 0 or c.max_unavailable > 0
+)
 
 
 @st.composite

@@ -6,6 +6,7 @@ at every reconcile, including mid-rollout (lws#1022), and the rollout converges 
 ``status.replicas``/``status.selector`` (what an HPA reads) are written with the ``patch-status``
 action. The DS scope lists the scaler kind exactly when a role is External; the CRD is a cluster
 prerequisite, never among a DisaggregatedSet's manifests (two sets in one stack never clash)."""
+
 from __future__ import annotations
 
 import copy
@@ -26,14 +27,26 @@ NS = "default"
 
 def manifest(image: str = "nginx:1", *, decode_external: bool = True, prefill: int = 3, name: str = "pd") -> dict:
     def role(name: str, replicas: int, external_: bool = False) -> dict:
-        r = {"name": name, "spec": {"replicas": replicas, "leaderWorkerTemplate": {
-            "size": 2, "workerTemplate": {"spec": {"containers": [{"name": "s", "image": image}]}}}}}
+        r = {
+            "name": name,
+            "spec": {
+                "replicas": replicas,
+                "leaderWorkerTemplate": {
+                    "size": 2,
+                    "workerTemplate": {"spec": {"containers": [{"name": "s", "image": image}]}},
+                },
+            },
+        }
         if external_:
             r["scaling"] = {"mode": "External"}
         return r
 
-    return {"apiVersion": DS.api_version, "kind": "DisaggregatedSet", "metadata": {"name": name, "namespace": NS},
-            "spec": {"roles": [role("prefill", prefill), role("decode", 1, decode_external)]}}
+    return {
+        "apiVersion": DS.api_version,
+        "kind": "DisaggregatedSet",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"roles": [role("prefill", prefill), role("decode", 1, decode_external)]},
+    }
 
 
 def kinds(result) -> list[str]:
@@ -41,7 +54,9 @@ def kinds(result) -> list[str]:
 
 
 def scaler_of(result, role: str = "decode", ds: str = "pd") -> dict:
-    return next(m for m in result.manifests if m["kind"] == external.SCALER_KIND and m["metadata"]["name"] == f"{ds}-{role}")
+    return next(
+        m for m in result.manifests if m["kind"] == external.SCALER_KIND and m["metadata"]["name"] == f"{ds}-{role}"
+    )
 
 
 def test_the_scope_lists_the_scaler_kind_exactly_when_a_role_is_external():
@@ -59,9 +74,14 @@ def test_the_crd_carries_upstreams_scale_subresource():
     crd = external.scaler_crd()
     assert crd["metadata"]["name"] == "disaggregatedsetrolescalers.disaggregatedset.x-k8s.io"
     (version,) = crd["spec"]["versions"]
-    assert version["subresources"] == {"status": {}, "scale": {
-        "specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas",
-        "labelSelectorPath": ".status.selector"}}
+    assert version["subresources"] == {
+        "status": {},
+        "scale": {
+            "specReplicasPath": ".spec.replicas",
+            "statusReplicasPath": ".status.replicas",
+            "labelSelectorPath": ".status.selector",
+        },
+    }
     replicas = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["replicas"]
     assert replicas["default"] == 0 and replicas["minimum"] == 0
     assert crd["spec"]["names"]["kind"] == external.SCALER_KIND and crd["spec"]["scope"] == "Namespaced"
@@ -88,7 +108,9 @@ def test_a_fresh_external_role_is_seeded_with_1():
     result = DS.reconcile(spec, EMPTY)
     s = scaler_of(result)
     assert s["spec"] == {"replicas": 1} and s["metadata"]["labels"]["disaggregatedset.x-k8s.io/role"] == "decode"
-    assert not any(m["kind"] == external.SCALER_KIND and m["metadata"]["name"] == "pd-prefill" for m in result.manifests)
+    assert not any(
+        m["kind"] == external.SCALER_KIND and m["metadata"]["name"] == "pd-prefill" for m in result.manifests
+    )
     assert not [a for a in result.stage.actions if a.verb == "patch-status"]  # nothing observed to patch yet
 
 
@@ -124,8 +146,10 @@ def test_scaler_status_is_upstreams_selector_and_replicas_over_revisions():
     spec = DS.parse(manifest())
     children = [type("C", (), {"role": "decode", "replicas": n, "being_deleted": False})() for n in (2, 3)]
     assert external.scaler_status(spec, "decode", children) == {
-        "replicas": 5, "selector": "disaggregatedset.x-k8s.io/name=pd,disaggregatedset.x-k8s.io/role=decode,"
-                                    "leaderworkerset.sigs.k8s.io/worker-index=0"}
+        "replicas": 5,
+        "selector": "disaggregatedset.x-k8s.io/name=pd,disaggregatedset.x-k8s.io/role=decode,"
+        "leaderworkerset.sigs.k8s.io/worker-index=0",
+    }
 
 
 def test_status_is_written_by_a_uid_guarded_patch_status_and_then_left_alone():
@@ -137,7 +161,9 @@ def test_status_is_written_by_a_uid_guarded_patch_status_and_then_left_alone():
     obj = cluster.get(external.SCALER_KIND, "pd-decode")
     (action,) = [a for a in result.stage.actions if a.verb == "patch-status"]
     assert (action.kind, action.name, action.uid) == (external.SCALER_KIND, "pd-decode", obj["metadata"]["uid"])
-    assert action.params["status"]["replicas"] == 1 and action.params["status"]["selector"] == external.selector(spec, "decode")
+    assert action.params["status"]["replicas"] == 1 and action.params["status"]["selector"] == external.selector(
+        spec, "decode"
+    )
     assert "patch-status DisaggregatedSetRoleScaler/pd-decode" in action.describe()
     assert cluster.execute(NS, [action]) == ["patch-status DisaggregatedSetRoleScaler/pd-decode: ok"]
     obj = cluster.get(external.SCALER_KIND, "pd-decode")
@@ -171,9 +197,15 @@ def _decode(cluster: SimCluster, spec) -> tuple[int, int]:
     from pulumi_lws.disaggregatedset.revision import compute_revision
 
     target = compute_revision(spec)
-    kids = [c for c in ds_observe.observe_children(spec, cluster.observe(DS.scope(spec)))
-            if c.role == "decode" and not c.being_deleted]
-    return (sum(c.replicas for c in kids if c.revision != target), sum(c.replicas for c in kids if c.revision == target))
+    kids = [
+        c
+        for c in ds_observe.observe_children(spec, cluster.observe(DS.scope(spec)))
+        if c.role == "decode" and not c.being_deleted
+    ]
+    return (
+        sum(c.replicas for c in kids if c.revision != target),
+        sum(c.replicas for c in kids if c.revision == target),
+    )
 
 
 def test_scaling_mid_rollout_retargets_and_converges():

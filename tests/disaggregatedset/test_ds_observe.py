@@ -1,5 +1,6 @@
 """DisaggregatedSet observation (observe.py): the one scope, the per-child split, and the child
 readings (replicas, ready, initial-replicas, creation order) read back from the simulator."""
+
 from __future__ import annotations
 
 import pathlib
@@ -40,7 +41,12 @@ def up(c, ds, children, *, svc_revisions=()):
 
 def test_one_scope_for_the_whole_set() -> None:
     scope = ds_scope("ns", "ds")
-    assert (scope.namespace, dict(scope.selector), scope.kinds, scope.nodes) == ("ns", {DL.NAME: "ds"}, LWS_KINDS, False)
+    assert (scope.namespace, dict(scope.selector), scope.kinds, scope.nodes) == (
+        "ns",
+        {DL.NAME: "ds"},
+        LWS_KINDS,
+        False,
+    )
     assert ds_scope("ns", "ds", nodes=True).nodes
 
 
@@ -49,21 +55,39 @@ def test_children_read_back_from_the_simulator() -> None:
     old = load(BASE)
     a = compute_revision(old)
     up(c, old, steady(old))
-    assert {ch.name: ch.ready for ch in observe_children(old, snap(c))} == {f"ds-0-{a}-prefill": 0, f"ds-0-{a}-decode": 0}
+    assert {ch.name: ch.ready for ch in observe_children(old, snap(c))} == {
+        f"ds-0-{a}-prefill": 0,
+        f"ds-0-{a}-decode": 0,
+    }
     run_until(c, 10)
     first = {ch.role: ch for ch in observe_children(old, snap(c))}
     assert {r: (ch.replicas, ch.ready, ch.initial_replicas, ch.slice, ch.revision) for r, ch in first.items()} == {
-        "prefill": (2, 2, None, 0, a), "decode": (1, 1, None, 0, a)}
+        "prefill": (2, 2, None, 0, a),
+        "decode": (1, 1, None, 0, a),
+    }
     assert all(ch.workload and not ch.being_deleted and not ch.hash_mode for ch in first.values())
 
     new = load(with_image(BASE, 0, "img:v2"))
     b = compute_revision(new)
-    up(c, new, [plan(0, a, "prefill", 2, initial=2), plan(0, a, "decode", 1, initial=1),
-                plan(0, b, "prefill", 1), plan(0, b, "decode", 0)], svc_revisions=[a])
+    up(
+        c,
+        new,
+        [
+            plan(0, a, "prefill", 2, initial=2),
+            plan(0, a, "decode", 1, initial=1),
+            plan(0, b, "prefill", 1),
+            plan(0, b, "decode", 0),
+        ],
+        svc_revisions=[a],
+    )
     run_until(c, 20)
     seen = {(ch.revision, ch.role): ch for ch in observe_children(new, snap(c))}
     assert {k: (ch.replicas, ch.ready, ch.initial_replicas) for k, ch in seen.items()} == {
-        (a, "prefill"): (2, 2, 2), (a, "decode"): (1, 1, 1), (b, "prefill"): (1, 1, None), (b, "decode"): (0, 0, None)}
+        (a, "prefill"): (2, 2, 2),
+        (a, "decode"): (1, 1, 1),
+        (b, "prefill"): (1, 1, None),
+        (b, "decode"): (0, 0, None),
+    }
     assert seen[(b, "prefill")].created > seen[(a, "prefill")].created
     assert seen[(a, "prefill")].created == first["prefill"].created  # re-declaring keeps the objects
     assert revisions_newest_first(list(seen.values()), 0) == [b, a]
@@ -107,15 +131,30 @@ def test_hash_child_replicas_from_the_deployment() -> None:
     assert (seen["prefill"].replicas, seen["prefill"].ready) == (2, 2)
 
 
-def _obj(kind: str, name: str, child: str, *, ds: str = "ds", slice_: str | None = "0", deleting: bool = False,
-         created: str = "2026-01-01T00:00:00Z", annotations: dict | None = None, ds_labels: bool = True) -> dict:
+def _obj(
+    kind: str,
+    name: str,
+    child: str,
+    *,
+    ds: str = "ds",
+    slice_: str | None = "0",
+    deleting: bool = False,
+    created: str = "2026-01-01T00:00:00Z",
+    annotations: dict | None = None,
+    ds_labels: bool = True,
+) -> dict:
     labels = {L.NAME: child}
     if ds_labels:
         labels.update({DL.NAME: ds, DL.ROLE: "decode", DL.REVISION: "abcd1234"})
         if slice_ is not None:
             labels[DL.SLICE] = slice_
-    meta = {"name": name, "namespace": NS, "labels": labels, "creationTimestamp": created,
-            "annotations": annotations or {}}
+    meta = {
+        "name": name,
+        "namespace": NS,
+        "labels": labels,
+        "creationTimestamp": created,
+        "annotations": annotations or {},
+    }
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:01:00Z"
     return {"kind": kind, "metadata": meta, "spec": {"replicas": 3}}
@@ -125,8 +164,14 @@ def test_literal_readings_deleting_partial_foreign_and_legacy() -> None:
     ds = load(BASE)
     objs = [
         # a child whose leader StatefulSet is being deleted; replicas from the annotation, not spec
-        _obj("StatefulSet", "c1", "c1", deleting=True, created="2026-01-01T00:00:05Z",
-             annotations={L.REPLICAS: "2", DL.INITIAL_REPLICAS: "x"}),
+        _obj(
+            "StatefulSet",
+            "c1",
+            "c1",
+            deleting=True,
+            created="2026-01-01T00:00:05Z",
+            annotations={L.REPLICAS: "2", DL.INITIAL_REPLICAS: "x"},
+        ),
         _obj("ControllerRevision", "c1-k-1", "c1", created="2026-01-01T00:00:01Z"),
         # a child with no leader workload left: only terminating pods (identity from their labels)
         _obj("Pod", "c2-0", "c2", deleting=True),
@@ -146,7 +191,9 @@ def test_literal_readings_deleting_partial_foreign_and_legacy() -> None:
     assert c3.key == "0/decode/abcd1234"
 
 
-@pytest.mark.parametrize("raw, want", [("3", 3), ("+3", 3), ("-1", -1), ("0", 0), ("x", None), ("", None),
-                                       (" 3", None), ("3.0", None), (None, None)])
+@pytest.mark.parametrize(
+    "raw, want",
+    [("3", 3), ("+3", 3), ("-1", -1), ("0", 0), ("x", None), ("", None), (" 3", None), ("3.0", None), (None, None)],
+)
 def test_parse_initial_replicas_as_strconv_atoi(raw, want) -> None:
     assert parse_initial_replicas(raw) == want

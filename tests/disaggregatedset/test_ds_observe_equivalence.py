@@ -2,6 +2,7 @@
 implementations they replaced read (kept below as references): same parts, same ChildState, on
 random observations of a few children (stray and revision-only children, other sets' objects,
 Nodes, deletions, missing leader workloads, odd timestamps)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -34,8 +35,11 @@ DS = "ds"
 def reference_split(snapshot: Snapshot) -> dict[str, Snapshot]:
     nodes = {key: obj for key, obj in snapshot.objects.items() if key[0] == NODE}
     parts: dict[str, dict[tuple[str, str], Any]] = {}
-    selected = {labels_of(o).get(DL.NAME) for (kind, _), o in snapshot.objects.items()
-                if kind not in (NODE, CONTROLLER_REVISION)} - {None}
+    selected = {
+        labels_of(o).get(DL.NAME)
+        for (kind, _), o in snapshot.objects.items()
+        if kind not in (NODE, CONTROLLER_REVISION)
+    } - {None}
     labelled: set[str] = set()
     for key, obj in snapshot.objects.items():
         if key[0] == NODE:
@@ -46,13 +50,15 @@ def reference_split(snapshot: Snapshot) -> dict[str, Snapshot]:
             ds_name = labels_of(obj).get(DL.NAME)
             if key[0] != CONTROLLER_REVISION or (ds_name is not None and (ds_name in selected or not selected)):
                 labelled.add(child)
-    return {child: Snapshot({**objs, **nodes}, snapshot.now) for child, objs in sorted(parts.items())
-            if child in labelled}
+    return {
+        child: Snapshot({**objs, **nodes}, snapshot.now) for child, objs in sorted(parts.items()) if child in labelled
+    }
 
 
 def reference_observe_child(ds_name: str, name: str, part: Snapshot) -> ChildState | None:
-    objs = sorted((o for (kind, _), o in part.objects.items() if kind != NODE),
-                  key=lambda o: (o["kind"], o["metadata"]["name"]))
+    objs = sorted(
+        (o for (kind, _), o in part.objects.items() if kind != NODE), key=lambda o: (o["kind"], o["metadata"]["name"])
+    )
     workload, hash_mode = _leader_workload(part, name)
     identity = _identity(ds_name, ([workload] if workload is not None else []) + objs)
     if identity is None:
@@ -62,15 +68,29 @@ def reference_observe_child(ds_name: str, name: str, part: Snapshot) -> ChildSta
     target = labels_of(workload).get(L.TEMPLATE_REVISION_HASH, "") if workload is not None else ""
     view = read_groups(part, name, replicas, _template_size(workload), target, hash_mode)
     updated = sum(1 for c in view.cells if c.state in "Uu")
-    initial = parse_initial_replicas(annotations_of(workload).get(DL.INITIAL_REPLICAS)) if workload is not None else None
-    stamps = [t for t in (parse_timestamp((o.get("metadata") or {}).get("creationTimestamp")) for o in objs)
-              if t is not None]
+    initial = (
+        parse_initial_replicas(annotations_of(workload).get(DL.INITIAL_REPLICAS)) if workload is not None else None
+    )
+    stamps = [
+        t for t in (parse_timestamp((o.get("metadata") or {}).get("creationTimestamp")) for o in objs) if t is not None
+    ]
     deleting = is_deleting(workload) if workload is not None else all(is_deleting(o) for o in objs)
     live = 0 if deleting else max(view.live, view.replicas)
-    return ChildState(name=name, role=role, slice=slice_index, revision=revision, replicas=replicas,
-                      ready=view.available, initial_replicas=initial, created=min(stamps) if stamps else None,
-                      being_deleted=deleting, updated=updated, hash_mode=hash_mode, workload=workload is not None,
-                      live=live)
+    return ChildState(
+        name=name,
+        role=role,
+        slice=slice_index,
+        revision=revision,
+        replicas=replicas,
+        ready=view.available,
+        initial_replicas=initial,
+        created=min(stamps) if stamps else None,
+        being_deleted=deleting,
+        updated=updated,
+        hash_mode=hash_mode,
+        workload=workload is not None,
+        live=live,
+    )
 
 
 CHILDREN = ("ds-0-aaaaaaaa-prefill", "ds-0-bbbbbbbb-prefill", "ds-1-aaaaaaaa-decode", "other-lws")
@@ -87,8 +107,9 @@ def objects(draw, child: str) -> list[dict[str, Any]]:
         if ds is not None:
             out[DL.NAME] = ds
             if draw(st.booleans()):
-                out.update({DL.ROLE: "prefill", DL.REVISION: rev,
-                            DL.SLICE: draw(st.sampled_from(("0", "1", "", "-1", "x")))})
+                out.update(
+                    {DL.ROLE: "prefill", DL.REVISION: rev, DL.SLICE: draw(st.sampled_from(("0", "1", "", "-1", "x")))}
+                )
         if draw(st.booleans()):
             out[L.TEMPLATE_REVISION_HASH] = draw(st.sampled_from(("h1", "h2")))
         return out
@@ -101,8 +122,10 @@ def objects(draw, child: str) -> list[dict[str, Any]]:
         if draw(st.integers(0, 4)) == 0:
             m["deletionTimestamp"] = "2026-01-01T00:02:00Z"
         if draw(st.booleans()):
-            m["annotations"] = {DL.INITIAL_REPLICAS: draw(st.sampled_from(("3", "x", "+2"))),
-                                L.REPLICAS: draw(st.sampled_from(("2", "3")))}
+            m["annotations"] = {
+                DL.INITIAL_REPLICAS: draw(st.sampled_from(("3", "x", "+2"))),
+                L.REPLICAS: draw(st.sampled_from(("2", "3"))),
+            }
         return m
 
     out: list[dict[str, Any]] = []
@@ -111,11 +134,22 @@ def objects(draw, child: str) -> list[dict[str, Any]]:
         out.append({"kind": leader_kind, "metadata": meta(child), "spec": {"replicas": draw(st.integers(0, 3))}})
     for i in range(draw(st.integers(0, 3))):
         ready = draw(st.booleans())
-        out.append({"kind": "Pod", "metadata": meta(f"{child}-{i}"),
-                    "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": str(ready)}]}})
+        out.append(
+            {
+                "kind": "Pod",
+                "metadata": meta(f"{child}-{i}"),
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": str(ready)}]},
+            }
+        )
         if draw(st.booleans()):
-            out.append({"kind": "StatefulSet", "metadata": meta(f"{child}-{i}"), "spec": {"replicas": 1},
-                        "status": {"availableReplicas": int(ready)}})
+            out.append(
+                {
+                    "kind": "StatefulSet",
+                    "metadata": meta(f"{child}-{i}"),
+                    "spec": {"replicas": 1},
+                    "status": {"availableReplicas": int(ready)},
+                }
+            )
     if draw(st.booleans()):
         out.append({"kind": CONTROLLER_REVISION, "metadata": meta(f"{child}-{rev}"), "revision": 1})
     return out

@@ -1,5 +1,6 @@
 """The DisaggregatedSet revision (revision.compute_revision): upstream ComputeRevision's coverage
 (role names + leaderWorkerTemplate, in role order) plus groupIdentity, canonical and stable."""
+
 from __future__ import annotations
 
 import copy
@@ -19,12 +20,22 @@ from pulumi_lws.disaggregatedset.revision import compute_revision, revision_payl
 
 
 def role(name: str, image: str = "img:v1", **spec: Any) -> dict[str, Any]:
-    return {"name": name, "spec": {"replicas": 2, "leaderWorkerTemplate": {
-        "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}}, **spec}}
+    return {
+        "name": name,
+        "spec": {
+            "replicas": 2,
+            "leaderWorkerTemplate": {"workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}},
+            **spec,
+        },
+    }
 
 
-BASE: dict[str, Any] = {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
-                        "metadata": {"name": "ds"}, "spec": {"roles": [role("prefill"), role("decode")]}}
+BASE: dict[str, Any] = {
+    "apiVersion": "disaggregatedset.x-k8s.io/v1",
+    "kind": "DisaggregatedSet",
+    "metadata": {"name": "ds"},
+    "spec": {"roles": [role("prefill"), role("decode")]},
+}
 
 
 def rev(m: dict[str, Any]) -> str:
@@ -49,9 +60,14 @@ def test_shape_payload_and_pinned_key() -> None:
     ds = DisaggregatedSet.from_manifest(copy.deepcopy(BASE))
     payload = json.loads(revision_payload(ds))
     assert [e["name"] for e in payload] == ["prefill", "decode"]
-    assert payload[0] == {"name": "prefill", "template": {
-        "size": 1, "restartPolicy": "RecreateGroupOnPodRestart",
-        "workerTemplate": {"spec": {"containers": [{"name": "c", "image": "img:v1"}]}}}}
+    assert payload[0] == {
+        "name": "prefill",
+        "template": {
+            "size": 1,
+            "restartPolicy": "RecreateGroupOnPodRestart",
+            "workerTemplate": {"spec": {"containers": [{"name": "c", "image": "img:v1"}]}},
+        },
+    }
     key = compute_revision(ds)
     assert len(key) == 8 and all(ch in "0123456789abcdef" for ch in key)
     # pinned: a change here re-rolls every DisaggregatedSet on upgrade (say so in the release notes)
@@ -60,14 +76,22 @@ def test_shape_payload_and_pinned_key() -> None:
 
 
 def test_stable_across_processes_and_hash_seeds() -> None:
-    code = ("import json,sys; from pulumi_lws.disaggregatedset.api import DisaggregatedSet;"
-            "from pulumi_lws.disaggregatedset.revision import compute_revision;"
-            "print(compute_revision(DisaggregatedSet.from_manifest(json.loads(sys.argv[1]))))")
+    code = (
+        "import json,sys; from pulumi_lws.disaggregatedset.api import DisaggregatedSet;"
+        "from pulumi_lws.disaggregatedset.revision import compute_revision;"
+        "print(compute_revision(DisaggregatedSet.from_manifest(json.loads(sys.argv[1]))))"
+    )
     keys = set()
     for seed in ("0", "1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        out = subprocess.run([sys.executable, "-c", code, json.dumps(BASE)], capture_output=True, text=True,
-                             env=env, cwd=REPO_ROOT, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code, json.dumps(BASE)],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=REPO_ROOT,
+            check=True,
+        )
         keys.add(out.stdout.strip())
     assert keys == {rev(BASE)}
 
@@ -83,8 +107,9 @@ def test_dict_order_and_written_defaults_do_not_matter() -> None:
 
 UNCOVERED = {
     "replicas": lambda m: [r["spec"].update(replicas=5) for r in m["spec"]["roles"]],
-    "rolloutStrategy": lambda m: r0(m)["spec"].update(rolloutStrategy={
-        "type": "RollingUpdate", "rollingUpdateConfiguration": {"maxSurge": 2, "maxUnavailable": 0}}),
+    "rolloutStrategy": lambda m: r0(m)["spec"].update(
+        rolloutStrategy={"type": "RollingUpdate", "rollingUpdateConfiguration": {"maxSurge": 2, "maxUnavailable": 0}}
+    ),
     "startupPolicy": lambda m: r0(m)["spec"].update(startupPolicy="LeaderReady"),
     "networkConfig": lambda m: r0(m)["spec"].update(networkConfig={"subdomainPolicy": "UniquePerReplica"}),
     "role metadata": lambda m: r0(m).update(metadata={"labels": {"a": "b"}, "annotations": {"c": "d"}}),

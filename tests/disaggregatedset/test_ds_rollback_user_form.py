@@ -3,6 +3,7 @@ upstream rendered it, compared with the spec's without what the DS renderer writ
 current revision's recorded template equals the spec's covered value (no rollback diff), with
 placement terms, a user's own affinity, env and labels, whatever the placement type, and a
 revision's image change is the only difference left."""
+
 from __future__ import annotations
 
 import copy
@@ -18,13 +19,21 @@ from pulumi_lws.disaggregatedset.rollback import covered, user_form
 from pulumi_lws.disaggregatedset.workload import WORKLOAD as DS
 from pulumi_lws.lws.revision import revision_data
 
-USER_AFFINITY = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"team": "ml"}}, "topologyKey": "kubernetes.io/hostname"}]}}
+USER_AFFINITY = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"team": "ml"}}, "topologyKey": "kubernetes.io/hostname"}
+        ]
+    }
+}
 
 
 def manifest(placement: str, image: str = "img:1") -> dict:
-    doc = ds_manifest(role("prefill", 2, image=image), role("decode", 1, image=image),
-                      placement={"type": placement, "topology": "zone"})
+    doc = ds_manifest(
+        role("prefill", 2, image=image),
+        role("decode", 1, image=image),
+        placement={"type": placement, "topology": "zone"},
+    )
     tmpl = doc["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["workerTemplate"]
     tmpl["metadata"] = {"labels": {"team": "ml"}}
     tmpl["spec"]["affinity"] = copy.deepcopy(USER_AFFINITY)
@@ -33,9 +42,12 @@ def manifest(placement: str, image: str = "img:1") -> dict:
 
 
 def recorded(ds, build, revision: str) -> dict:
-    return {("spec", "roles", i, "spec", "leaderWorkerTemplate"):
-            user_form(revision_data(build(ds, r.name, 0, revision, r.replicas))["spec"]["leaderWorkerTemplate"])
-            for i, r in enumerate(ds.roles)}
+    return {
+        ("spec", "roles", i, "spec", "leaderWorkerTemplate"): user_form(
+            revision_data(build(ds, r.name, 0, revision, r.replicas))["spec"]["leaderWorkerTemplate"]
+        )
+        for i, r in enumerate(ds.roles)
+    }
 
 
 @pytest.mark.parametrize("placement", ["None", "ExclusiveSlice", "ExclusiveTopology"])

@@ -1,6 +1,7 @@
 """``role_scaler_crd`` under Pulumi's mock engine: two DisaggregatedSets with External roles in one
 stack share ONE CRD registration (retain_on_delete, upstream's schema), neither set declares the
 CRD itself, and each set declares only its own scaler."""
+
 from __future__ import annotations
 
 import pulumi
@@ -23,11 +24,20 @@ def test_two_sets_in_one_stack_share_one_crd_registration():
             DisaggregatedSet(name, {"manifest": manifest(name=name)}, opts=pulumi.ResourceOptions(depends_on=[crd]))
 
     result = run_program(program, EmptyObserver(), FakeActuator())
-    crds = [r for r in result.registrations.values() if r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"]
+    crds = [
+        r
+        for r in result.registrations.values()
+        if r.type == "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
+    ]
     assert len(crds) == 1 and crds[0].name == external.CRD_NAME and crds[0].retain_on_delete
     assert "DisaggregatedSet" not in crds[0].parent  # the program's, not a child of either set
-    assert [m["metadata"]["name"] for m in result.manifests if m["kind"] == "CustomResourceDefinition"] == [external.CRD_NAME]
-    assert next(m for m in result.manifests if m["kind"] == "CustomResourceDefinition")["spec"] == external.scaler_crd()["spec"]
+    assert [m["metadata"]["name"] for m in result.manifests if m["kind"] == "CustomResourceDefinition"] == [
+        external.CRD_NAME
+    ]
+    assert (
+        next(m for m in result.manifests if m["kind"] == "CustomResourceDefinition")["spec"]
+        == external.scaler_crd()["spec"]
+    )
     scalers = sorted(m["metadata"]["name"] for m in result.manifests if m["kind"] == external.SCALER_KIND)
     assert scalers == ["pd-decode", "pd2-decode"]
 

@@ -4,6 +4,7 @@ label; kmock ignores selectors, so the client-side check keeps a foreign set's s
 cluster without the CRD reads no scaler (404 skipped), and the ``patch-status`` action writes
 ``status.replicas``/``status.selector`` with a uid-guarded JSON patch on the scaler's ``/status``
 (kmock has no status-subresource semantics: the request is asserted as well as the object)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -28,27 +29,51 @@ SCALERS = "disaggregatedset.x-k8s.io/v1/disaggregatedsetrolescalers"
 
 def manifest() -> dict:
     def role(name: str, external_: bool) -> dict:
-        r = {"name": name, "spec": {"replicas": 2, "leaderWorkerTemplate": {
-            "size": 2, "workerTemplate": {"spec": {"containers": [{"name": "s", "image": "nginx:1"}]}}}}}
+        r = {
+            "name": name,
+            "spec": {
+                "replicas": 2,
+                "leaderWorkerTemplate": {
+                    "size": 2,
+                    "workerTemplate": {"spec": {"containers": [{"name": "s", "image": "nginx:1"}]}},
+                },
+            },
+        }
         if external_:
             r["scaling"] = {"mode": "External"}
         return r
 
-    return {"apiVersion": DS.api_version, "kind": "DisaggregatedSet", "metadata": {"name": "pd", "namespace": NS},
-            "spec": {"roles": [role("prefill", False), role("decode", True)]}}
+    return {
+        "apiVersion": DS.api_version,
+        "kind": "DisaggregatedSet",
+        "metadata": {"name": "pd", "namespace": NS},
+        "spec": {"roles": [role("prefill", False), role("decode", True)]},
+    }
 
 
 def scaler(name: str, ds: str, replicas: int, **extra) -> dict:
-    return {"apiVersion": external.SCALER_API_VERSION, "kind": external.SCALER_KIND,
-            "metadata": {"name": name, "namespace": NS, "uid": f"uid-{name}", "generation": 3,
-                         "labels": {DL.NAME: ds, DL.ROLE: "decode"}},
-            "spec": {"replicas": replicas}, **extra}
+    return {
+        "apiVersion": external.SCALER_API_VERSION,
+        "kind": external.SCALER_KIND,
+        "metadata": {
+            "name": name,
+            "namespace": NS,
+            "uid": f"uid-{name}",
+            "generation": 3,
+            "labels": {DL.NAME: ds, DL.ROLE: "decode"},
+        },
+        "spec": {"replicas": replicas},
+        **extra,
+    }
 
 
 def test_the_scaler_kind_has_a_resource_class():
     assert external.SCALER_KIND in DS.scope(DS.parse(manifest())).kinds
     res = resource_classes()[external.SCALER_KIND]
-    assert res._api_info.resource.group == "disaggregatedset.x-k8s.io" and res._api_info.plural == "disaggregatedsetrolescalers"
+    assert (
+        res._api_info.resource.group == "disaggregatedset.x-k8s.io"
+        and res._api_info.plural == "disaggregatedsetrolescalers"
+    )
 
 
 @pytest.mark.asyncio
@@ -71,8 +96,11 @@ async def test_one_list_of_scalers_read_back_as_the_target(kmock):
     assert scaler_out["spec"] == {"replicas": 5}  # echoed, never re-seeded
     (action,) = [a for a in result.stage.actions if a.verb == "patch-status"]
     # status.replicas counts the role's groups the cluster runs (no child observed yet: 0)
-    assert action.params["status"] == {"replicas": 0, "selector": external.selector(spec, "decode"),
-                                       "observedGeneration": 3}
+    assert action.params["status"] == {
+        "replicas": 0,
+        "selector": external.selector(spec, "decode"),
+        "observedGeneration": 3,
+    }
 
 
 @pytest.mark.asyncio
@@ -84,22 +112,32 @@ async def test_a_cluster_without_the_crd_reads_no_scaler(kmock):
 
 @pytest.mark.asyncio
 async def test_patch_status_is_a_uid_guarded_json_patch_on_the_status_subresource(kmock):
-    kmock.objects[(SCALERS, NS, "pd-decode")] = scaler("pd-decode", "pd", 4,
-                                                       status={"conditions": [{"type": "Ready", "status": "True"}]})
+    kmock.objects[(SCALERS, NS, "pd-decode")] = scaler(
+        "pd-decode", "pd", 4, status={"conditions": [{"type": "Ready", "status": "True"}]}
+    )
     spec = DS.parse(manifest())
     live = LiveCluster(kmock_client(str(kmock.url)))
     snapshot = await asyncio.to_thread(live.observe, DS.scope(spec))
     (action,) = [a for a in DS.reconcile(spec, snapshot).stage.actions if a.verb == "patch-status"]
     before = len(list(kmock))
     lines = await asyncio.to_thread(live.execute, NS, [action])
-    assert lines == [(f"patch-status {external.SCALER_KIND}/pd-decode: observedGeneration=3, replicas=0, "
-                      f"selector={external.selector(spec, 'decode')}")]
-    patch = next(r for r in list(kmock)[before:] if str(r.url.path).endswith("/disaggregatedsetrolescalers/pd-decode/status"))
+    assert lines == [
+        (
+            f"patch-status {external.SCALER_KIND}/pd-decode: observedGeneration=3, replicas=0, "
+            f"selector={external.selector(spec, 'decode')}"
+        )
+    ]
+    patch = next(
+        r for r in list(kmock)[before:] if str(r.url.path).endswith("/disaggregatedsetrolescalers/pd-decode/status")
+    )
     assert patch.headers["Content-Type"] == "application/json-patch+json"
     ops = json.loads(patch.body)
     assert ops[0] == {"op": "test", "path": "/metadata/uid", "value": "uid-pd-decode"}
-    assert {(o["op"], o["path"]) for o in ops[1:]} == {("add", "/status/replicas"), ("add", "/status/selector"),
-                                                       ("add", "/status/observedGeneration")}
+    assert {(o["op"], o["path"]) for o in ops[1:]} == {
+        ("add", "/status/replicas"),
+        ("add", "/status/selector"),
+        ("add", "/status/observedGeneration"),
+    }
     obj = kmock.objects[(SCALERS, NS, "pd-decode")].raw
     assert obj["status"]["replicas"] == 0 and obj["status"]["selector"] == external.selector(spec, "decode")
     assert obj["status"]["conditions"] == [{"type": "Ready", "status": "True"}]  # other status fields kept
@@ -109,4 +147,6 @@ async def test_patch_status_is_a_uid_guarded_json_patch_on_the_status_subresourc
 def test_status_patch_shapes():
     assert status_patch(None, {"replicas": 1}) == [{"op": "add", "path": "/status", "value": {"replicas": 1}}]
     assert status_patch({"x": 1}, {"replicas": 2}, "u") == [
-        {"op": "test", "path": "/metadata/uid", "value": "u"}, {"op": "add", "path": "/status/replicas", "value": 2}]
+        {"op": "test", "path": "/metadata/uid", "value": "u"},
+        {"op": "add", "path": "/status/replicas", "value": 2},
+    ]

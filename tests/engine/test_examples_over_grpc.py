@@ -5,11 +5,13 @@ addresses, project, stack, dry-run, parallelism), every registration a gRPC call
 Each run's registrations must equal the mock-engine run of the same program
 (``pulumi_lws.sim.pulumi_engine.run_program``, what ``pulumi-lws simulate`` uses): types, names,
 parents, dependencies, secrets, options and inputs."""
+
 from __future__ import annotations
 
 import shutil
 
 import pytest
+import yaml
 from conftest import REPO_ROOT
 from grpc_engine import TestEngine, plain, secret_paths
 from grpc_program import exit_code_like_language_host, run_like_language_host
@@ -19,8 +21,6 @@ from pulumi_lws.core.errors import SpecError
 from pulumi_lws.core.model import ints_back
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.pulumi_engine import run_program
-
-import yaml
 
 EXAMPLES = ("quickstart", "modelserving-pd", "disaggregated-pd")
 STACK = "dev"
@@ -53,16 +53,35 @@ def _manifest(registered) -> dict:
 
 
 def _grpc_view(engine: TestEngine) -> dict:
-    return {urn: (r.type, r.name, r.parent, tuple(r.dependencies), tuple(secret_paths(r.inputs)),
-                  bool(r.options.get("protect")), bool(r.options.get("retainOnDelete")),
-                  tuple((r.options.get("hooks") or {}).get("beforeDelete", ())))
-            for urn, r in engine.resources.items()}
+    return {
+        urn: (
+            r.type,
+            r.name,
+            r.parent,
+            tuple(r.dependencies),
+            tuple(secret_paths(r.inputs)),
+            bool(r.options.get("protect")),
+            bool(r.options.get("retainOnDelete")),
+            tuple((r.options.get("hooks") or {}).get("beforeDelete", ())),
+        )
+        for urn, r in engine.resources.items()
+    }
 
 
 def _mock_view(result) -> dict:
-    return {urn: (r.type, r.name, r.parent, r.dependencies, r.secret_paths, r.protect, r.retain_on_delete,
-                  r.before_delete_hooks)
-            for urn, r in result.registrations.items()}
+    return {
+        urn: (
+            r.type,
+            r.name,
+            r.parent,
+            r.dependencies,
+            r.secret_paths,
+            r.protect,
+            r.retain_on_delete,
+            r.before_delete_hooks,
+        )
+        for urn, r in result.registrations.items()
+    }
 
 
 def _sorted_deps(view: dict) -> dict:
@@ -79,7 +98,9 @@ def _both(example: str, cluster: SimCluster, *, dry_run: bool):
     grpc_actions, mock_actions = RecordingActuator(), RecordingActuator()
     with TestEngine(project=project, stack=STACK, dry_run=dry_run) as engine:
         run_like_language_host(program, engine, cluster, grpc_actions)
-    mocked = run_program(str(program / "__main__.py"), cluster, mock_actions, preview=dry_run, stack=STACK, project=project)
+    mocked = run_program(
+        str(program / "__main__.py"), cluster, mock_actions, preview=dry_run, stack=STACK, project=project
+    )
     return engine, mocked, grpc_actions.actions, mock_actions.actions
 
 
@@ -121,11 +142,14 @@ def _broken_copy(tmp_path, example: str, manifest: str, old: str, new: str):
     return copy
 
 
-@pytest.mark.parametrize(("example", "manifest", "old", "new", "field"), [
-    ("quickstart", "lws.yaml", "replicas: 4", "replicas: -4", "spec.replicas"),
-    ("modelserving-pd", "ms.yaml", "replicas: 4", "replicas: -4", "spec.replicas"),
-    ("disaggregated-pd", "ds.yaml", "replicas: 6", "replicas: -6", "spec.roles[0].spec.replicas"),
-])
+@pytest.mark.parametrize(
+    ("example", "manifest", "old", "new", "field"),
+    [
+        ("quickstart", "lws.yaml", "replicas: 4", "replicas: -4", "spec.replicas"),
+        ("modelserving-pd", "ms.yaml", "replicas: 4", "replicas: -4", "spec.replicas"),
+        ("disaggregated-pd", "ds.yaml", "replicas: 6", "replicas: -6", "spec.roles[0].spec.replicas"),
+    ],
+)
 def test_a_bad_input_is_one_clear_error_under_the_language_host(tmp_path, example, manifest, old, new, field):
     """The exec script logs a RunError's message alone and any other exception with its Python
     traceback: a component's SpecError is also a RunError, so ``pulumi up`` shows the message."""

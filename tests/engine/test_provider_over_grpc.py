@@ -11,6 +11,7 @@ The children must be what the Python component registers for the same inputs (ty
 parents, manifests: compared with a mock-engine run), with the component's URN as parent and the
 Namespace as dependency; the Construct response carries the component's outputs; a bad input is a
 gRPC ``INVALID_ARGUMENT`` carrying the Python component's own message, never a traceback."""
+
 from __future__ import annotations
 
 import copy
@@ -50,13 +51,21 @@ IMAGE = "vllm/vllm-openai:v0.8.5"
 
 
 def _container(image, token) -> dict:
-    return {"name": "server", "image": image, "ports": [{"containerPort": 8080}],
-            "env": [{"name": "HF_TOKEN", "value": token}]}
+    return {
+        "name": "server",
+        "image": image,
+        "ports": [{"containerPort": 8080}],
+        "env": [{"name": "HF_TOKEN", "value": token}],
+    }
 
 
 def _lws_inputs(image, token) -> dict:
-    return {"replicas": 3, "size": 2, "rollout": {"maxUnavailable": "25%", "maxSurge": 1},
-            "workerTemplate": {"spec": {"containers": [_container(image, token)]}}}
+    return {
+        "replicas": 3,
+        "size": 2,
+        "rollout": {"maxUnavailable": "25%", "maxSurge": 1},
+        "workerTemplate": {"spec": {"containers": [_container(image, token)]}},
+    }
 
 
 def _ms_inputs(image, token) -> dict:
@@ -68,24 +77,35 @@ def _ms_inputs(image, token) -> dict:
 def _ds_inputs(image, token) -> dict:
     manifest = yaml.safe_load((REPO_ROOT / "examples/disaggregated-pd/ds.yaml").read_text())
     manifest["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"] = [
-        _container(image, token)]
+        _container(image, token)
+    ]
     return {"manifest": manifest}
 
 
 #: component -> (inputs builder, the input path of the container the builders fill, a bad input, its field)
 COMPONENTS = {
     "LeaderWorkerSet": (_lws_inputs, "worker_template.spec.containers[0]", {"replicas": -1}, "spec.replicas"),
-    "ModelServing": (_ms_inputs, "manifest.spec.template.roles[0].entryTemplate.spec.containers[0]",
-                     {"manifest": {"spec": {"replicas": -1}}}, "spec.replicas"),
-    "DisaggregatedSet": (_ds_inputs, "manifest.spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0]",
-                         {"manifest": {"spec": {"roles": []}}}, "spec.roles"),
+    "ModelServing": (
+        _ms_inputs,
+        "manifest.spec.template.roles[0].entryTemplate.spec.containers[0]",
+        {"manifest": {"spec": {"replicas": -1}}},
+        "spec.replicas",
+    ),
+    "DisaggregatedSet": (
+        _ds_inputs,
+        "manifest.spec.roles[0].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0]",
+        {"manifest": {"spec": {"roles": []}}},
+        "spec.roles",
+    ),
 }
 
 
 @pytest.fixture(scope="module")
 def served():
-    with KmockCluster() as cluster, TestEngine(project=PROJECT, stack=STACK,
-                                               config={"kubernetes:kubeconfig": cluster.kubeconfig}) as engine:
+    with (
+        KmockCluster() as cluster,
+        TestEngine(project=PROJECT, stack=STACK, config={"kubernetes:kubeconfig": cluster.kubeconfig}) as engine,
+    ):
         engine.root_urn = ROOT
         with start_provider(engine.address, env={"KUBECONFIG": "/nonexistent/kubeconfig"}) as provider:
             configure(provider)
@@ -99,9 +119,14 @@ def _construct(served, component: str, inputs: dict, *, dry_run: bool, config: d
     if config is not None:
         engine.config = config
     try:
-        request = construct_request(engine, f"lws:index:{component}", "pd", inputs,
-                                    input_dependencies={"namespace": (NAMESPACE_URN,)},
-                                    dependencies=(NAMESPACE_URN,))
+        request = construct_request(
+            engine,
+            f"lws:index:{component}",
+            "pd",
+            inputs,
+            input_dependencies={"namespace": (NAMESPACE_URN,)},
+            dependencies=(NAMESPACE_URN,),
+        )
         return provider.stub.Construct(request)
     finally:
         engine.config = saved
@@ -117,9 +142,14 @@ def _python_run(component: str, inputs, *, preview: bool = False):
     import pulumi_lws
 
     cls = getattr(pulumi_lws, component)
-    return run_program(lambda: cls("pd", inputs() if callable(inputs) else inputs), EmptyObserver(), _NoActions(),
-                       preview=preview,
-                       stack=STACK, project=PROJECT)
+    return run_program(
+        lambda: cls("pd", inputs() if callable(inputs) else inputs),
+        EmptyObserver(),
+        _NoActions(),
+        preview=preview,
+        stack=STACK,
+        project=PROJECT,
+    )
 
 
 class _NoActions:
@@ -165,9 +195,10 @@ def test_get_schema_is_the_committed_schema_json(served):
 # -- Construct, update -------------------------------------------------------------------------
 @pytest.mark.parametrize("component", COMPONENTS)
 def test_construct_registers_what_the_python_component_registers(served, component):
-    build, container_path, _, _ = COMPONENTS[component]
-    wire = _with_namespace(build(IMAGE, output_value(TOKEN, is_secret=True)),
-                           output_value("serving", dependencies=(NAMESPACE_URN,)))
+    build, _container_path, _, _ = COMPONENTS[component]
+    wire = _with_namespace(
+        build(IMAGE, output_value(TOKEN, is_secret=True)), output_value("serving", dependencies=(NAMESPACE_URN,))
+    )
     response = _construct(served, component, wire, dry_run=False)
     engine = served[0]
 
@@ -207,8 +238,9 @@ def test_construct_preview_plans_unknowns_as_documented(served, component, encod
     stage says what it assumed (docs/component.md, "pulumi preview with unknown values")."""
     build, container_path, _, _ = COMPONENTS[component]
     image = output_value(known=False, dependencies=(NAMESPACE_URN,)) if encoding == "output value" else UNKNOWN
-    wire = _with_namespace(build(image, output_value(TOKEN, is_secret=True)),
-                           output_value("serving", dependencies=(NAMESPACE_URN,)))
+    wire = _with_namespace(
+        build(image, output_value(TOKEN, is_secret=True)), output_value("serving", dependencies=(NAMESPACE_URN,))
+    )
     state = to_dict(_construct(served, component, wire, dry_run=True).state)
     engine = served[0]
     children = engine.custom()
@@ -220,8 +252,11 @@ def test_construct_preview_plans_unknowns_as_documented(served, component, encod
     assert not any(UNKNOWN in json.dumps(_manifest(c)["metadata"]) for c in children)  # names are known
     note = f"{container_path}.image is unknown"
     assumptions = state["stage"]["assumptions"]
-    assert any(a.startswith(note) and a.endswith("passed through to the children (it cannot change this stage: "
-                                                 "every object is created)") for a in assumptions), assumptions
+    assert any(
+        a.startswith(note)
+        and a.endswith("passed through to the children (it cannot change this stage: every object is created)")
+        for a in assumptions
+    ), assumptions
     assert TOKEN not in json.dumps(state)
     preview_lines = [m for _, urn, m in engine.logs if urn.endswith("::pd")]
     assert any(f"assumes: {note}" in m for m in preview_lines), preview_lines
@@ -233,8 +268,10 @@ def test_construct_preview_with_an_unknown_namespace(served, component):
     wire = _with_namespace(build(IMAGE, "x"), output_value(known=False, dependencies=(NAMESPACE_URN,)))
     state = to_dict(_construct(served, component, wire, dry_run=True).state)
     engine = served[0]
-    assert any(a.startswith("namespace is unknown") and "assumes nothing of this workload exists there yet" in a
-               for a in state["stage"]["assumptions"])
+    assert any(
+        a.startswith("namespace is unknown") and "assumes nothing of this workload exists there yet" in a
+        for a in state["stage"]["assumptions"]
+    )
     assert all("metadata.namespace" in unknown_paths(c.inputs) for c in engine.custom())
 
 
@@ -281,7 +318,10 @@ def _token_images(value, path: str = "") -> list[str]:
     """Paths of the ``image`` of every container carrying the HF_TOKEN env (the one the inputs fill)."""
     found = []
     if isinstance(value, dict):
-        if any(isinstance(e, dict) and e.get("name") == "HF_TOKEN" for e in value.get("env") or ()) and "image" in value:
+        if (
+            any(isinstance(e, dict) and e.get("name") == "HF_TOKEN" for e in value.get("env") or ())
+            and "image" in value
+        ):
             found.append(f"{path}.image")
         for k, v in value.items():
             found += _token_images(v, f"{path}.{k}" if path else k)

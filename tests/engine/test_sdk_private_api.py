@@ -8,6 +8,7 @@ paths (the provider's ``Construct`` inside the grpc.aio server's running loop, t
 ``run_until_complete``); this module fails loudly, naming what to check, when an SDK upgrade
 changes any of these internals or leaves the range pinned in pyproject.toml.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -20,8 +21,10 @@ from conftest import REPO_ROOT
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-WHERE = ("pulumi_lws/components/inputs.py (resolve_inputs) and pulumi_lws/provider/schema.py (construct_error) "
-         "use this SDK internal; re-check them against the new SDK, then move the pin in pyproject.toml")
+WHERE = (
+    "pulumi_lws/components/inputs.py (resolve_inputs) and pulumi_lws/provider/schema.py (construct_error) "
+    "use this SDK internal; re-check them against the new SDK, then move the pin in pyproject.toml"
+)
 
 
 def _pinned_range() -> SpecifierSet:
@@ -70,7 +73,9 @@ def test_output_internals_the_inputs_read():
 
     for name in ("resources", "is_known", "is_secret", "future"):
         assert callable(getattr(pulumi.Output, name, None)), f"Output.{name} is gone: {WHERE}"
-    assert "with_unknowns" in inspect.signature(pulumi.Output.future).parameters, f"Output.future(with_unknowns=): {WHERE}"
+    assert "with_unknowns" in inspect.signature(pulumi.Output.future).parameters, (
+        f"Output.future(with_unknowns=): {WHERE}"
+    )
     assert inspect.isclass(Unknown), f"pulumi.output.Unknown is gone: {WHERE}"
     params = list(inspect.signature(pulumi.Output.__init__).parameters)
     assert params[:5] == ["self", "resources", "future", "is_known", "is_secret"], f"Output(...) changed: {WHERE}"
@@ -90,16 +95,17 @@ def test_construct_inputs_deserialize_as_documented(kind):
     """docs/component.md: a plain secret nested in an input is lifted to the whole input; an
     unknown sentinel becomes ``pulumi.output.Unknown`` (keep_unknowns)."""
     from google.protobuf import struct_pb2
+    from grpc_engine import SECRET_SIG, SIG_KEY, UNKNOWN
     from pulumi.output import Unknown
     from pulumi.runtime import rpc
-
-    from grpc_engine import SECRET_SIG, SIG_KEY, UNKNOWN
 
     leaf = {SIG_KEY: SECRET_SIG, "value": "token"} if kind == "secret" else UNKNOWN
     struct = struct_pb2.Struct()
     struct.update({"workerTemplate": {"spec": {"env": [{"name": "a", "value": leaf}]}}})
     value = rpc.deserialize_properties(struct, keep_unknowns=True)["workerTemplate"]
     if kind == "secret":
-        assert rpc.is_rpc_secret(value), f"nested plain secrets are no longer lifted (update docs/component.md): {WHERE}"
+        assert rpc.is_rpc_secret(value), (
+            f"nested plain secrets are no longer lifted (update docs/component.md): {WHERE}"
+        )
     else:
         assert isinstance(value["spec"]["env"][0]["value"], Unknown), WHERE

@@ -5,6 +5,7 @@ renders it (markdown-it-py, CommonMark + GFM tables): one table per changed work
 stage of ``pulumi-lws plan --format json``, the header's column count in every row, no escape or
 raw pipe leaking into a cell. What needs GitHub (the preview and the comment actions) is checked
 as configuration only."""
+
 from __future__ import annotations
 
 import json
@@ -44,19 +45,32 @@ def test_workflow_runs_preview_and_posts_one_comment():
     assert preview["uses"].startswith("pulumi/actions@") and preview["with"]["command"] == "preview"
     assert preview["with"]["comment-on-pr"] is False  # folded into the one comment
     plan = steps["plan"]
-    assert "pulumi-lws plan old.yaml \"$1\" --name \"$2\" --format markdown" in plan["run"]  # per workload
+    assert 'pulumi-lws plan old.yaml "$1" --name "$2" --format markdown' in plan["run"]  # per workload
     comment = steps["Comment"]
     assert comment["uses"].startswith("marocchino/sticky-pull-request-comment@")
     assert comment["with"]["path"] == plan["env"]["COMMENT"] == steps["Attach the preview"]["env"]["COMMENT"]
     assert "steps.preview.outputs.output" in steps["Attach the preview"]["env"]["PREVIEW"]
     names = list(steps)
-    assert names.index("pulumi preview") < names.index("plan") < names.index("Attach the preview") < names.index("Comment")
+    assert (
+        names.index("pulumi preview") < names.index("plan") < names.index("Attach the preview") < names.index("Comment")
+    )
 
 
 def _git(repo: pathlib.Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
-                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "t",
-                               "GIT_COMMITTER_EMAIL": "t@e"}).stdout.strip()
+    return subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@e",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@e",
+        },
+    ).stdout.strip()
 
 
 def _bump_image(text: str) -> str:
@@ -69,32 +83,60 @@ def pull_request(tmp_path_factory) -> dict:
     if shutil.which("git") is None or shutil.which("bash") is None:
         pytest.skip("needs git and bash")
     repo = tmp_path_factory.mktemp("repo")
-    files = {"serving/lws.yaml": EXAMPLES / "quickstart" / "lws.yaml", "serving/ms.yaml": EXAMPLES / "modelserving-pd" / "ms.yaml",
-             "serving/ds.yaml": EXAMPLES / "disaggregated-pd" / "ds.yaml", "serving/broken.yaml": EXAMPLES / "hash" / "lws.yaml"}
+    files = {
+        "serving/lws.yaml": EXAMPLES / "quickstart" / "lws.yaml",
+        "serving/ms.yaml": EXAMPLES / "modelserving-pd" / "ms.yaml",
+        "serving/ds.yaml": EXAMPLES / "disaggregated-pd" / "ds.yaml",
+        "serving/broken.yaml": EXAMPLES / "hash" / "lws.yaml",
+    }
     (repo / "serving").mkdir()
     for rel, src in files.items():
         (repo / rel).write_text(src.read_text())
-    (repo / "serving" / "config.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: '1'}\n")
+    (repo / "serving" / "config.yaml").write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: '1'}\n"
+    )
     # several workloads in one file (and a Service beside them): every one gets its table
-    (repo / "serving" / "fleet.yaml").write_text("\n---\n".join(
-        [(EXAMPLES / "quickstart" / "lws.yaml").read_text(), (EXAMPLES / "modelserving-pd" / "ms.yaml").read_text(),
-         "apiVersion: v1\nkind: Service\nmetadata: {name: front}\nspec: {ports: [{port: 80}]}\n"]))
+    (repo / "serving" / "fleet.yaml").write_text(
+        "\n---\n".join(
+            [
+                (EXAMPLES / "quickstart" / "lws.yaml").read_text(),
+                (EXAMPLES / "modelserving-pd" / "ms.yaml").read_text(),
+                "apiVersion: v1\nkind: Service\nmetadata: {name: front}\nspec: {ports: [{port: 80}]}\n",
+            ]
+        )
+    )
     _git(repo, "init", "-q")
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "base")
     base = _git(repo, "rev-parse", "HEAD")
     for rel in ("serving/lws.yaml", "serving/ms.yaml", "serving/ds.yaml", "serving/fleet.yaml"):
         (repo / rel).write_text(_bump_image((repo / rel).read_text()))
-    (repo / "serving" / "broken.yaml").write_text((repo / "serving" / "broken.yaml").read_text().replace("replicas: 2", "replicas: -2"))
+    (repo / "serving" / "broken.yaml").write_text(
+        (repo / "serving" / "broken.yaml").read_text().replace("replicas: 2", "replicas: -2")
+    )
     (repo / "serving" / "config.yaml").write_text((repo / "serving" / "config.yaml").read_text().replace("'1'", "'2'"))
-    (repo / "serving" / "new.yaml").write_text((EXAMPLES / "hash" / "lws.yaml").read_text().replace("name: web", "name: web2"))
+    (repo / "serving" / "new.yaml").write_text(
+        (EXAMPLES / "hash" / "lws.yaml").read_text().replace("name: web", "name: web2")
+    )
     _git(repo, "add", ".")
     _git(repo, "commit", "-qm", "head")
     head = _git(repo, "rev-parse", "HEAD")
     script = _steps()["plan"]["run"]
-    done = subprocess.run(["bash", "-c", script], check=False, cwd=repo, capture_output=True, text=True, timeout=300,
-                          env={"PATH": f"{BIN}:/usr/bin:/bin", "HOME": str(repo), "BASE_SHA": base, "HEAD_SHA": head,
-                               "COMMENT": "pulumi-lws-comment.md"})
+    done = subprocess.run(
+        ["bash", "-c", script],
+        check=False,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            "PATH": f"{BIN}:/usr/bin:/bin",
+            "HOME": str(repo),
+            "BASE_SHA": base,
+            "HEAD_SHA": head,
+            "COMMENT": "pulumi-lws-comment.md",
+        },
+    )
     assert done.returncode == 0, done.stderr
     return {"repo": repo, "base": base, "comment": (repo / "pulumi-lws-comment.md").read_text()}
 
@@ -131,13 +173,23 @@ def _table(tokens: list) -> tuple[list[str], list[list[str]]]:
 def _stages(repo: pathlib.Path, base: str, rel: str) -> list[dict]:
     old = repo / "old-for-test.yaml"
     old.write_text(_git(repo, "show", f"{base}:{rel}") + "\n")
-    done = subprocess.run([str(BIN / "pulumi-lws"), "plan", str(old), str(repo / rel), "--format", "json"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [str(BIN / "pulumi-lws"), "plan", str(old), str(repo / rel), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(done.stdout)["rows"]
 
 
-@pytest.mark.parametrize("rel, kind", [("serving/lws.yaml", "LeaderWorkerSet"), ("serving/ms.yaml", "ModelServing"),
-                                       ("serving/ds.yaml", "DisaggregatedSet")])
+@pytest.mark.parametrize(
+    "rel, kind",
+    [
+        ("serving/lws.yaml", "LeaderWorkerSet"),
+        ("serving/ms.yaml", "ModelServing"),
+        ("serving/ds.yaml", "DisaggregatedSet"),
+    ],
+)
 def test_one_table_row_per_stage_and_clean_cells(pull_request, rel, kind):
     section = _sections(pull_request["comment"])[rel]
     assert sum(t.type == "table_open" for t in section) == 1, f"{rel}: one table"
@@ -157,8 +209,14 @@ def test_one_table_row_per_stage_and_clean_cells(pull_request, rel, kind):
 
 def test_comment_covers_every_changed_workload_and_nothing_else(pull_request):
     sections = _sections(pull_request["comment"])
-    assert list(sections) == ["serving/broken.yaml", "serving/ds.yaml", "serving/fleet.yaml", "serving/lws.yaml",
-                              "serving/ms.yaml", "serving/new.yaml"]
+    assert list(sections) == [
+        "serving/broken.yaml",
+        "serving/ds.yaml",
+        "serving/fleet.yaml",
+        "serving/lws.yaml",
+        "serving/ms.yaml",
+        "serving/new.yaml",
+    ]
     broken = "".join(t.content for t in sections["serving/broken.yaml"])
     assert "pulumi-lws plan failed (exit 2)" in broken and "replicas" in broken
     assert not any(t.type == "table_open" for t in sections["serving/broken.yaml"])
@@ -179,15 +237,21 @@ def test_a_multi_workload_file_gets_one_table_per_workload(pull_request):
     assert "choose one with --name" not in pull_request["comment"]
 
 
-@pytest.mark.parametrize("rel, name", [("serving/lws.yaml", "leaderworkerset-sample"), ("serving/ms.yaml", "pd"),
-                                       ("serving/ds.yaml", "pd")])
+@pytest.mark.parametrize(
+    "rel, name", [("serving/lws.yaml", "leaderworkerset-sample"), ("serving/ms.yaml", "pd"), ("serving/ds.yaml", "pd")]
+)
 def test_each_table_lists_the_object_changes_of_the_next_up(pull_request, rel, name):
     paragraphs = [t.content for t in _sections(pull_request["comment"])[rel] if t.type == "inline"]
     line = next(p for p in paragraphs if p.startswith("Objects changed by the next"))
     old = pull_request["repo"] / "old-for-counts.yaml"
     old.write_text(_git(pull_request["repo"], "show", f"{pull_request['base']}:{rel}") + "\n")
-    done = subprocess.run([str(BIN / "pulumi-lws"), "plan", str(old), str(pull_request["repo"] / rel), "--format", "json",
-                           "--diff"], capture_output=True, text=True)
+    done = subprocess.run(
+        [str(BIN / "pulumi-lws"), "plan", str(old), str(pull_request["repo"] / rel), "--format", "json", "--diff"],
+        capture_output=True,
+        text=True,
+    )
     changes = [d["change"] for d in json.loads(done.stdout)["diff"]]
-    expected = f"{changes.count('created')} created, {changes.count('changed')} updated, {changes.count('deleted')} deleted"
+    expected = (
+        f"{changes.count('created')} created, {changes.count('changed')} updated, {changes.count('deleted')} deleted"
+    )
     assert line.endswith(f"{expected}.") and changes  # an image change creates and updates objects

@@ -1,14 +1,14 @@
 """Examples double as integration tests: every example scenario runs through ``pulumi-lws
 simulate`` (the example Pulumi programs under the mock engine, against the embedded cluster) with
 the outcome its file promises, and every example program registers valid objects on creation."""
+
 from __future__ import annotations
 
-from conftest import REPO_ROOT
 import pathlib
 
 import pytest
+from conftest import REPO_ROOT, validate_manifest
 
-from conftest import validate_manifest
 from pulumi_lws.cli import main
 from pulumi_lws.core.ports import EmptyObserver
 

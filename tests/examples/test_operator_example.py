@@ -8,6 +8,7 @@ silently ignored by the API server's pruning), plus what continuous reconcile ne
 (``continueResyncOnCommitMatch: true``, ``resyncFrequencySeconds`` >= 60, the operator's minimum).
 Core objects are validated with kubernetes-validate (strict, 1.35).
 """
+
 from __future__ import annotations
 
 import jsonschema
@@ -21,10 +22,22 @@ from pulumi_lws.rbac import rbac_yaml
 
 OPERATOR = REPO_ROOT / "examples" / "operator"
 
-_RESOURCE_REF = {"type": "object", "required": ["type"], "additionalProperties": False, "properties": {
-    "type": {"enum": ["Env", "FS", "Secret", "Literal"]},
-    "secret": {"type": "object", "required": ["name", "key"], "properties": {"name": {"type": "string"}, "key": {"type": "string"}}},
-    "env": {"type": "object"}, "filesystem": {"type": "object"}, "literal": {"type": "object"}}}
+_RESOURCE_REF = {
+    "type": "object",
+    "required": ["type"],
+    "additionalProperties": False,
+    "properties": {
+        "type": {"enum": ["Env", "FS", "Secret", "Literal"]},
+        "secret": {
+            "type": "object",
+            "required": ["name", "key"],
+            "properties": {"name": {"type": "string"}, "key": {"type": "string"}},
+        },
+        "env": {"type": "object"},
+        "filesystem": {"type": "object"},
+        "literal": {"type": "object"},
+    },
+}
 
 STACK_SCHEMA = {
     "type": "object",
@@ -35,7 +48,13 @@ STACK_SCHEMA = {
         "metadata": {"type": "object", "required": ["name", "namespace"]},
         "spec": {
             "type": "object",
-            "required": ["stack", "serviceAccountName", "projectRepo", "continueResyncOnCommitMatch", "resyncFrequencySeconds"],
+            "required": [
+                "stack",
+                "serviceAccountName",
+                "projectRepo",
+                "continueResyncOnCommitMatch",
+                "resyncFrequencySeconds",
+            ],
             "additionalProperties": False,
             "properties": {
                 "stack": {"type": "string", "pattern": "^[^/]+/[^/]+/[^/]+$"},
@@ -51,12 +70,16 @@ STACK_SCHEMA = {
                 "refresh": {"type": "boolean"},
                 "destroyOnFinalize": {"type": "boolean"},
                 "envRefs": {"type": "object", "additionalProperties": _RESOURCE_REF},
-                "workspaceTemplate": {"type": "object", "properties": {"spec": {"type": "object", "properties": {
-                    "image": {"type": "string"}}}}},
+                "workspaceTemplate": {
+                    "type": "object",
+                    "properties": {"spec": {"type": "object", "properties": {"image": {"type": "string"}}}},
+                },
             },
             # git source: exactly one of branch (tracked) or commit (pinned)
-            "oneOf": [{"required": ["branch"], "not": {"required": ["commit"]}},
-                      {"required": ["commit"], "not": {"required": ["branch"]}}],
+            "oneOf": [
+                {"required": ["branch"], "not": {"required": ["commit"]}},
+                {"required": ["commit"], "not": {"required": ["branch"]}},
+            ],
         },
     },
 }
@@ -74,12 +97,15 @@ def test_stack_follows_the_stated_schema():
     jsonschema.validate(_stack(), STACK_SCHEMA)
 
 
-@pytest.mark.parametrize("mutate, fragment", [
-    (lambda s: s.update(continueResyncOnCommitMatch=False), "True was expected"),
-    (lambda s: s.update(resyncFrequencySeconds=30), "minimum"),
-    (lambda s: s.update(resyncFrequencySecond=120), "resyncFrequencySecond"),
-    (lambda s: s.update(commit="abc"), "is not valid under any of the given schemas"),
-])
+@pytest.mark.parametrize(
+    "mutate, fragment",
+    [
+        (lambda s: s.update(continueResyncOnCommitMatch=False), "True was expected"),
+        (lambda s: s.update(resyncFrequencySeconds=30), "minimum"),
+        (lambda s: s.update(resyncFrequencySecond=120), "resyncFrequencySecond"),
+        (lambda s: s.update(commit="abc"), "is not valid under any of the given schemas"),
+    ],
+)
 def test_the_schema_rejects_what_breaks_continuous_reconcile(mutate, fragment):
     stack = _stack()
     mutate(stack["spec"])
@@ -95,8 +121,10 @@ def test_core_objects_are_valid_and_the_workspace_identity_is_consistent():
             validate_manifest(doc)
     stack = _stack()
     account = next(d for d in docs if d["kind"] == "ServiceAccount")
-    assert (account["metadata"]["namespace"], account["metadata"]["name"]) == (stack["metadata"]["namespace"],
-                                                                            stack["spec"]["serviceAccountName"])
+    assert (account["metadata"]["namespace"], account["metadata"]["name"]) == (
+        stack["metadata"]["namespace"],
+        stack["spec"]["serviceAccountName"],
+    )
     delegator = next(d for d in docs if d["kind"] == "ClusterRoleBinding")
     assert delegator["roleRef"]["name"] == "system:auth-delegator"
     assert delegator["subjects"] == [{"kind": "ServiceAccount", "name": "lws-stack", "namespace": "lws-operator"}]
@@ -117,8 +145,9 @@ def test_rbac_is_what_render_rbac_prints_for_the_program():
     """rbac.yaml is generated; regenerate with the command on its first line when it drifts."""
     text = (OPERATOR / "rbac.yaml").read_text()
     command = text.splitlines()[0].removeprefix("# Generated: ")
-    assert command == ("pulumi-lws render --rbac examples/operator/program/lws.yaml "
-                       "--service-account lws-operator/lws-stack")
+    assert command == (
+        "pulumi-lws render --rbac examples/operator/program/lws.yaml --service-account lws-operator/lws-stack"
+    )
     manifest = yaml.safe_load((OPERATOR / "program" / "lws.yaml").read_text())
     expected = rbac_yaml([manifest], service_account="lws-operator/lws-stack")
     body = "\n".join(text.splitlines()[2:]) + "\n"

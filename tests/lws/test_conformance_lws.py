@@ -11,13 +11,21 @@ upstream plus the surge hold, docs/rollout.md §2): every ``single_call`` and ``
 vector must give the upstream result there too (the hold never fires on them), and the surge
 hold must not change a single vector's result or trace.
 """
+
 from __future__ import annotations
 
 import pytest
-
 from conftest import load_conformance
-from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs, calculate_rolling_update_replicas, fixed_point, rolling_update_parameters, scale_budgets
+
 from pulumi_lws.lws.rollout.budget import hold_surge_for_availability, rule_for
+from pulumi_lws.lws.rollout.ordinal.planner import (
+    LeaderSts,
+    RolloutInputs,
+    calculate_rolling_update_replicas,
+    fixed_point,
+    rolling_update_parameters,
+    scale_budgets,
+)
 from pulumi_lws.lws.status.ordinal import group_counts
 
 DATA = load_conformance("lws-ordinal-rollout.json")
@@ -30,9 +38,13 @@ def to_inputs(v: dict) -> RolloutInputs:
     mu, ms = scale_budgets(lws["replicas"], lws["maxUnavailable"], lws["maxSurge"])
     sts = v["leaderSts"]
     return RolloutInputs(
-        replicas=lws["replicas"], max_unavailable=mu, max_surge=ms, user_partition=lws.get("partition", 0),
+        replicas=lws["replicas"],
+        max_unavailable=mu,
+        max_surge=ms,
+        user_partition=lws.get("partition", 0),
         sts=None if sts is None else LeaderSts(sts["replicas"], sts["partition"], sts.get("replicasAnnotation")),
-        template_changed=bool(v["templateChangedSinceLastReconcile"]), states=v["groups"] or "",
+        template_changed=bool(v["templateChangedSinceLastReconcile"]),
+        states=v["groups"] or "",
     )
 
 
@@ -40,7 +52,9 @@ def check(v: dict) -> None:
     mode = v["mode"]
     if mode == "calculateRollingUpdateReplicas":
         i = v["input"]
-        got = calculate_rolling_update_replicas(i["lwsReplicas"], i["maxSurge"], i["maxUnavailable"], i["unreadyReplicas"])
+        got = calculate_rolling_update_replicas(
+            i["lwsReplicas"], i["maxSurge"], i["maxUnavailable"], i["unreadyReplicas"]
+        )
         assert got == v["expected"]["replicas"]
         return
     inp = to_inputs(v)
@@ -87,7 +101,9 @@ def test_surge_hold_is_a_no_op_on_every_vector_decision():
         inp = to_inputs(v)
         d = rolling_update_parameters(inp)
         s = inp.sts.replicas if inp.sts else None
-        assert hold_surge_for_availability(d, inp.states, inp.replicas, inp.max_unavailable, inp.max_surge, s) == d, v["id"]
+        assert hold_surge_for_availability(d, inp.states, inp.replicas, inp.max_unavailable, inp.max_surge, s) == d, v[
+            "id"
+        ]
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=lambda v: v["id"])
@@ -103,4 +119,8 @@ def test_lws_ordinal_derived_vectors(vector):
 def test_vector_counts():
     modes = [v["mode"] for v in VECTORS]
     assert (len(VECTORS), len(DERIVED)) == (105, 8)
-    assert (modes.count("single_call"), modes.count("fixed_point"), modes.count("calculateRollingUpdateReplicas")) == (9, 90, 6)
+    assert (modes.count("single_call"), modes.count("fixed_point"), modes.count("calculateRollingUpdateReplicas")) == (
+        9,
+        90,
+        6,
+    )

@@ -1,6 +1,7 @@
 """Properties of revision adoption (LeaderWorkerSet and ModelServing catalogs): a ControllerRevision
 upstream wrote — Go's serialisation, its own key — is the target exactly when its content is the
 spec's; a different template never is; and a revision with pulumi-lws's own key always wins."""
+
 from __future__ import annotations
 
 import copy
@@ -22,13 +23,24 @@ images = st.sampled_from(["nginx:1.27", "nginx:1.28", "vllm/vllm-openai:v0.8"])
 
 
 def lws(image: str, size: int, replicas: int, restart: str, subdomain: str | None):
-    spec = {"replicas": replicas, "leaderWorkerTemplate": {
-        "size": size, "restartPolicy": restart,
-        "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}}}
+    spec = {
+        "replicas": replicas,
+        "leaderWorkerTemplate": {
+            "size": size,
+            "restartPolicy": restart,
+            "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}},
+        },
+    }
     if subdomain:
         spec["networkConfig"] = {"subdomainPolicy": subdomain}
-    return LWS.parse({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                      "metadata": {"name": "web", "namespace": "default"}, "spec": spec})
+    return LWS.parse(
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": spec,
+        }
+    )
 
 
 def upstream_cr(spec, number: int = 1) -> tuple[str, dict]:
@@ -36,12 +48,22 @@ def upstream_cr(spec, number: int = 1) -> tuple[str, dict]:
     lwt = data["spec"]["leaderWorkerTemplate"]
     lwt["workerTemplate"] = with_null_timestamps(lwt["workerTemplate"])
     key = go_style_key(data)
-    return key, {"kind": "ControllerRevision", "revision": number, "data": data,
-                 "metadata": {"name": f"web-{key}-{number}", "labels": {L.NAME: "web", L.TEMPLATE_REVISION_HASH: key}}}
+    return key, {
+        "kind": "ControllerRevision",
+        "revision": number,
+        "data": data,
+        "metadata": {"name": f"web-{key}-{number}", "labels": {L.NAME: "web", L.TEMPLATE_REVISION_HASH: key}},
+    }
 
 
-lws_specs = st.builds(lws, images, st.integers(1, 4), st.integers(0, 5),
-                      st.sampled_from(["RecreateGroupOnPodRestart", "None"]), st.sampled_from([None, "Shared", "UniquePerReplica"]))
+lws_specs = st.builds(
+    lws,
+    images,
+    st.integers(1, 4),
+    st.integers(0, 5),
+    st.sampled_from(["RecreateGroupOnPodRestart", "None"]),
+    st.sampled_from([None, "Shared", "UniquePerReplica"]),
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -55,19 +77,32 @@ def test_lws_upstream_revision_is_the_target_iff_its_content_matches(spec, other
     wire["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = other + "-x"
     changed = LWS.parse(wire)
     assert build_catalog(changed, [cr]).target.key == revision_key(changed)  # another template: no adoption
-    ours = {"kind": "ControllerRevision", "revision": 2, "data": revision_data(spec),
-            "metadata": {"labels": {L.NAME: "web", L.TEMPLATE_REVISION_HASH: revision_key(spec)}}}
+    ours = {
+        "kind": "ControllerRevision",
+        "revision": 2,
+        "data": revision_data(spec),
+        "metadata": {"labels": {L.NAME: "web", L.TEMPLATE_REVISION_HASH: revision_key(spec)}},
+    }
     assert build_catalog(spec, [cr, ours]).target.key == revision_key(spec)  # our own key wins
 
 
 def ms(image: str, workers: int, replicas: int):
-    role = {"name": "r", "replicas": 1, "workerReplicas": workers,
-            "entryTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}}
+    role = {
+        "name": "r",
+        "replicas": 1,
+        "workerReplicas": workers,
+        "entryTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}},
+    }
     if workers:
         role["workerTemplate"] = {"spec": {"containers": [{"name": "w", "image": image}]}}
-    return MS.parse({"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing",
-                     "metadata": {"name": "m", "namespace": "default"},
-                     "spec": {"replicas": replicas, "template": {"roles": [role]}}})
+    return MS.parse(
+        {
+            "apiVersion": "workload.serving.volcano.sh/v1alpha1",
+            "kind": "ModelServing",
+            "metadata": {"name": "m", "namespace": "default"},
+            "spec": {"replicas": replicas, "template": {"roles": [role]}},
+        }
+    )
 
 
 @settings(max_examples=40, deadline=None)
@@ -78,8 +113,12 @@ def test_ms_upstream_revision_is_the_target_iff_its_content_matches(spec):
         role = {k: (with_null_timestamps(v) if k.endswith("Template") else v) for k, v in role.items()}
         roles.append(role)
     key = go_style_key({"data": roles})
-    cr = {"kind": "ControllerRevision", "data": {"data": roles}, "revision": 1,
-          "metadata": {"name": f"m-{key}", "labels": {ML.NAME: "m", ML.REVISION: key}}}
+    cr = {
+        "kind": "ControllerRevision",
+        "data": {"data": roles},
+        "revision": 1,
+        "metadata": {"name": f"m-{key}", "labels": {ML.NAME: "m", ML.REVISION: key}},
+    }
     assert ms_catalog(spec, [cr]).target == key != modelserving_revision(spec)
     other = ms("other:1", 0, 1)
     assert ms_catalog(other, [cr]).target == modelserving_revision(other)

@@ -1,5 +1,6 @@
 """The realistic mid-rollout fixture of the issue-16 "LWS reconcile" row (bench/bench_fixtures.py
 ``realistic_mid_rollout_snapshot``) shows a fleet as it runs, and its row reports a ratio."""
+
 from __future__ import annotations
 
 import sys
@@ -25,8 +26,11 @@ def test_fixture_is_a_running_fleet_half_rolled() -> None:
     assert all(p["metadata"]["ownerReferences"][0]["name"] == "fleet" for p in leaders)
     workers = [p for p in pods if p not in leaders]
     # worker pods are numbered from the worker StatefulSet's ordinals.start (1), owned by it
-    assert sorted(p["metadata"]["name"] for p in workers if p["metadata"]["name"].startswith("fleet-0-")) == \
-        ["fleet-0-1", "fleet-0-2", "fleet-0-3"]
+    assert sorted(p["metadata"]["name"] for p in workers if p["metadata"]["name"].startswith("fleet-0-")) == [
+        "fleet-0-1",
+        "fleet-0-2",
+        "fleet-0-3",
+    ]
     assert all(p["metadata"]["ownerReferences"][0]["name"] == p["metadata"]["name"].rsplit("-", 1)[0] for p in workers)
     target = revision_key(lws)
     assert [p["metadata"]["labels"][L.TEMPLATE_REVISION_HASH] == target for p in leaders] == [False] * 4 + [True] * 4

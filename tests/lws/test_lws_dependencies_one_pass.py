@@ -4,6 +4,7 @@ through ``merge_dependencies``, then ``check_dependency_order``: the reference) 
 manifest lists — services named by serviceName or subdomain, declared or not, revisions with or
 without a ControllerRevision, gang objects, worker and leader StatefulSets, out-of-order and
 duplicated objects, Ordinal and Hash."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -30,12 +31,20 @@ def reference(lws, manifests, check_order):
 
 
 def make_lws(identity: str) -> LeaderWorkerSet:
-    spec = {"replicas": 2, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {
-        "spec": {"containers": [{"name": "c", "image": "v1"}]}}}}
+    spec = {
+        "replicas": 2,
+        "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": {"containers": [{"name": "c", "image": "v1"}]}}},
+    }
     if identity == "Hash":
         spec["groupIdentity"] = "Hash"
-    return LeaderWorkerSet.from_manifest({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                                          "metadata": {"name": NAME, "namespace": "default"}, "spec": spec})
+    return LeaderWorkerSet.from_manifest(
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": NAME, "namespace": "default"},
+            "spec": spec,
+        }
+    )
 
 
 REVS = st.sampled_from([None, "r1", "r2"])
@@ -43,8 +52,20 @@ REVS = st.sampled_from([None, "r1", "r2"])
 
 @st.composite
 def manifest(draw):
-    kind = draw(st.sampled_from(["StatefulSet", "StatefulSet", "Deployment", "Service", "ControllerRevision",
-                                 "PodGroup", "Workload", "ConfigMap"]))
+    kind = draw(
+        st.sampled_from(
+            [
+                "StatefulSet",
+                "StatefulSet",
+                "Deployment",
+                "Service",
+                "ControllerRevision",
+                "PodGroup",
+                "Workload",
+                "ConfigMap",
+            ]
+        )
+    )
     name = draw(st.sampled_from([NAME, f"{NAME}-0", f"{NAME}-1", "svc", "pg", "wl"]))
     labels = {}
     if draw(st.booleans()):
@@ -52,8 +73,11 @@ def manifest(draw):
     rev = draw(REVS)
     if rev:
         labels[L.TEMPLATE_REVISION_HASH] = rev
-    m = {"apiVersion": "scheduling.k8s.io/v1alpha1" if kind in ("PodGroup", "Workload") else "v1", "kind": kind,
-         "metadata": {"name": name, "labels": labels}}
+    m = {
+        "apiVersion": "scheduling.k8s.io/v1alpha1" if kind in ("PodGroup", "Workload") else "v1",
+        "kind": kind,
+        "metadata": {"name": name, "labels": labels},
+    }
     if kind in ("StatefulSet", "Deployment"):
         spec: dict = {}
         if draw(st.booleans()):

@@ -1,6 +1,7 @@
 """lws/trace_view.py: the group legend read from an observation. ``count_groups`` (the totals the
 DisaggregatedSet observation needs, no cell built) agrees with ``read_groups``' view on every
 observation; the Ordinal leader match (``<lws>-<decimal digits>``) is the old regex's."""
+
 from __future__ import annotations
 
 import re
@@ -17,8 +18,16 @@ NAME = "web"
 REVS = ("aaa", "bbb", None)
 
 
-def pod(name: str, *, rev: str | None, ready: bool, deleting: bool, size: str | None = None,
-        labels: dict[str, str] | None = None, owners: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def pod(
+    name: str,
+    *,
+    rev: str | None,
+    ready: bool,
+    deleting: bool,
+    size: str | None = None,
+    labels: dict[str, str] | None = None,
+    owners: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     lbl = {L.NAME: NAME, **(labels or {})}
     if rev is not None:
         lbl[L.TEMPLATE_REVISION_HASH] = rev
@@ -29,8 +38,10 @@ def pod(name: str, *, rev: str | None, ready: bool, deleting: bool, size: str | 
         meta["deletionTimestamp"] = "2026-01-01T00:01:00Z"
     if owners:
         meta["ownerReferences"] = owners
-    status = {"phase": "Running" if ready else "Pending",
-              "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+    status = {
+        "phase": "Running" if ready else "Pending",
+        "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+    }
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {}, "status": status}
 
 
@@ -38,8 +49,13 @@ def sts(name: str, replicas: int, *, rev: str | None, ready: bool, deleting: boo
     meta: dict[str, Any] = {"name": name, "labels": {L.NAME: NAME, **({L.TEMPLATE_REVISION_HASH: rev} if rev else {})}}
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:01:00Z"
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": meta, "spec": {"replicas": replicas},
-            "status": {"availableReplicas": replicas if ready else 0, "currentRevision": "r", "updateRevision": "r"}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": meta,
+        "spec": {"replicas": replicas},
+        "status": {"availableReplicas": replicas if ready else 0, "currentRevision": "r", "updateRevision": "r"},
+    }
 
 
 flags = st.booleans()
@@ -50,14 +66,26 @@ revs = st.sampled_from(REVS)
 def ordinal_observations(draw) -> Snapshot:
     objs = []
     for i in draw(st.lists(st.integers(0, 12), unique=True, max_size=8)):
-        objs.append(pod(f"{NAME}-{i}", rev=draw(revs), ready=draw(flags), deleting=draw(flags),
-                        size=draw(st.sampled_from((None, "1", "2", "3")))))
+        objs.append(
+            pod(
+                f"{NAME}-{i}",
+                rev=draw(revs),
+                ready=draw(flags),
+                deleting=draw(flags),
+                size=draw(st.sampled_from((None, "1", "2", "3"))),
+            )
+        )
         if draw(flags):
             objs.append(sts(f"{NAME}-{i}", 1, rev=draw(revs), ready=draw(flags), deleting=draw(flags)))
             objs.append(pod(f"{NAME}-{i}-1", rev=draw(revs), ready=draw(flags), deleting=False))
     # names the leader pattern must reject or read exactly as the regex did
-    for stray in draw(st.lists(st.sampled_from([f"{NAME}-07x", f"{NAME}-", f"{NAME}x-3", f"{NAME}-\u0663",
-                                                f"{NAME}-012", "other-1"]), unique=True, max_size=3)):
+    for stray in draw(
+        st.lists(
+            st.sampled_from([f"{NAME}-07x", f"{NAME}-", f"{NAME}x-3", f"{NAME}-\u0663", f"{NAME}-012", "other-1"]),
+            unique=True,
+            max_size=3,
+        )
+    ):
         objs.append(pod(stray, rev=draw(revs), ready=draw(flags), deleting=False))
     if draw(flags):
         objs.append(sts(NAME, draw(st.integers(0, 14)), rev="aaa", ready=True, deleting=draw(flags)))
@@ -67,7 +95,9 @@ def ordinal_observations(draw) -> Snapshot:
 @st.composite
 def hash_observations(draw) -> Snapshot:
     objs = []
-    for i, key in enumerate(draw(st.lists(st.sampled_from(["k1aaaaaaaa", "k2bbbbbbbb", "k3cccccccc", ""]), max_size=6))):
+    for i, key in enumerate(
+        draw(st.lists(st.sampled_from(["k1aaaaaaaa", "k2bbbbbbbb", "k3cccccccc", ""]), max_size=6))
+    ):
         labels = {L.WORKER_INDEX: "0", **({L.GROUP_KEY: key} if key else {})}
         objs.append(pod(f"{NAME}-lead-{i}", rev=draw(revs), ready=draw(flags), deleting=draw(flags), labels=labels))
         if key and draw(flags):
@@ -75,11 +105,18 @@ def hash_observations(draw) -> Snapshot:
     for j, key in enumerate(draw(st.lists(st.sampled_from(["k2bbbbbbbb", "k9zzzzzzzz", ""]), max_size=3))):
         owners = [{"kind": "StatefulSet", "name": f"{NAME}-{key[:8]}"}]
         labels = {L.GROUP_KEY: key} if key else {L.GROUP_INDEX: str(j)}
-        objs.append(pod(f"{NAME}-w-{j}", rev=draw(revs), ready=draw(flags), deleting=draw(flags), labels=labels,
-                        owners=owners))
+        objs.append(
+            pod(f"{NAME}-w-{j}", rev=draw(revs), ready=draw(flags), deleting=draw(flags), labels=labels, owners=owners)
+        )
     if draw(flags):
-        objs.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": NAME},
-                     "spec": {"replicas": draw(st.integers(0, 5))}})
+        objs.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": NAME},
+                "spec": {"replicas": draw(st.integers(0, 5))},
+            }
+        )
     return Snapshot.of(objs)
 
 
@@ -116,8 +153,12 @@ def test_counts_of_a_known_fleet() -> None:
     """Group 0 updated and ready, 1 updated but its workers unready, 2 old and ready, 3 leaderless
     (wanted by the StatefulSet), 4 terminating: the legend's totals."""
     objs = [sts(NAME, 4, rev="bbb", ready=True)]
-    groups = {0: ("bbb", True, True, False), 1: ("bbb", True, False, False), 2: ("aaa", True, True, False),
-              4: ("aaa", False, False, True)}
+    groups = {
+        0: ("bbb", True, True, False),
+        1: ("bbb", True, False, False),
+        2: ("aaa", True, True, False),
+        4: ("aaa", False, False, True),
+    }
     for i, (rev, ready, workers_ready, deleting) in groups.items():
         objs.append(pod(f"{NAME}-{i}", rev=rev, ready=ready, deleting=deleting))
         objs.append(sts(f"{NAME}-{i}", 1, rev=rev, ready=workers_ready))

@@ -6,6 +6,7 @@ with or without a crash half-way through the previous apply. After every re-run,
 the partition may have its worker StatefulSet on the new template, and no pod of such a group may
 have been recreated.
 """
+
 from __future__ import annotations
 
 import copy
@@ -22,13 +23,19 @@ NS, NAME = "default", "llm"
 
 
 def manifest(image: str) -> dict:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": NAME, "namespace": NS},
-            "spec": {"replicas": 4,
-                     "leaderWorkerTemplate": {
-                         "size": 3,
-                         "leaderTemplate": {"spec": {"containers": [{"name": "leader", "image": f"leader:{image}"}]}},
-                         "workerTemplate": {"spec": {"containers": [{"name": "worker", "image": f"worker:{image}"}]}}}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": NAME, "namespace": NS},
+        "spec": {
+            "replicas": 4,
+            "leaderWorkerTemplate": {
+                "size": 3,
+                "leaderTemplate": {"spec": {"containers": [{"name": "leader", "image": f"leader:{image}"}]}},
+                "workerTemplate": {"spec": {"containers": [{"name": "worker", "image": f"worker:{image}"}]}},
+            },
+        },
+    }
 
 
 def worker_image(sts: dict) -> str:
@@ -36,8 +43,11 @@ def worker_image(sts: dict) -> str:
 
 
 def group_pod_uids(cluster: SimCluster, ordinal: int) -> dict[str, str]:
-    pods = [p for p in cluster.list("Pod", NS) if p["metadata"]["name"] == f"{NAME}-{ordinal}"
-            or p["metadata"]["name"].startswith(f"{NAME}-{ordinal}-")]
+    pods = [
+        p
+        for p in cluster.list("Pod", NS)
+        if p["metadata"]["name"] == f"{NAME}-{ordinal}" or p["metadata"]["name"].startswith(f"{NAME}-{ordinal}-")
+    ]
     return {p["metadata"]["name"]: p["metadata"]["uid"] for p in pods}
 
 
@@ -64,7 +74,9 @@ def test_rerun_mid_rollout_never_touches_groups_below_the_partition(keep: float)
         cluster.step(t)
         step = engine.step(cluster, copy.deepcopy(desired))
         stage = step.stage
-        rollout_started = rollout_started or stage.target_revision != revision_of(cluster.get("StatefulSet", f"{NAME}-0"))
+        rollout_started = rollout_started or stage.target_revision != revision_of(
+            cluster.get("StatefulSet", f"{NAME}-0")
+        )
         partition = stage.partition or 0
         protected = {i: group_pod_uids(cluster, i) for i in range(partition)}
         # The "controller restart": re-run the program several times, the first after a crash
@@ -76,7 +88,9 @@ def test_rerun_mid_rollout_never_touches_groups_below_the_partition(keep: float)
         cluster.settle()
         for i in range(partition):
             sts = cluster.get("StatefulSet", f"{NAME}-{i}", NS)
-            assert sts is not None and worker_image(sts) == "worker:v1", f"group {i} below partition {partition} got the new worker template"
+            assert sts is not None and worker_image(sts) == "worker:v1", (
+                f"group {i} below partition {partition} got the new worker template"
+            )
             assert revision_of(sts) != stage.target_revision
             assert group_pod_uids(cluster, i) == protected[i], f"group {i} below partition {partition} was recreated"
         if stage.complete:

@@ -1,7 +1,7 @@
 """Revision keys: exactly the covered fields, stable across processes, catalog numbering."""
+
 from __future__ import annotations
 
-from conftest import REPO_ROOT
 import copy
 import json
 import os
@@ -10,20 +10,31 @@ import sys
 from typing import Any
 
 import pytest
+from conftest import REPO_ROOT
 
+from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import apply_revision, build_catalog, key_of_data, revision_data, revision_key
-from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
 
 ROOT = REPO_ROOT
 BASE: dict[str, Any] = {
-    "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
     "metadata": {"name": "demo", "namespace": "ns"},
-    "spec": {"replicas": 3, "leaderWorkerTemplate": {
-        "size": 4,
-        "leaderTemplate": {"metadata": {"labels": {"role": "leader"}}, "spec": {"containers": [{"name": "l", "image": "img:1"}]}},
-        "workerTemplate": {"spec": {"containers": [{"name": "w", "image": "img:1", "ports": [{"containerPort": 8080}]}]}}}},
+    "spec": {
+        "replicas": 3,
+        "leaderWorkerTemplate": {
+            "size": 4,
+            "leaderTemplate": {
+                "metadata": {"labels": {"role": "leader"}},
+                "spec": {"containers": [{"name": "l", "image": "img:1"}]},
+            },
+            "workerTemplate": {
+                "spec": {"containers": [{"name": "w", "image": "img:1", "ports": [{"containerPort": 8080}]}]}
+            },
+        },
+    },
 }
 #: Pinned: changing how the key is computed rolls every group of every user. Only change on purpose.
 GOLDEN_KEY = "554455b444"
@@ -65,7 +76,9 @@ COVERED = {
 }
 NOT_COVERED = {
     "replicas": lambda d: d["spec"].update(replicas=7),
-    "rolloutStrategy": lambda d: d["spec"].update(rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": 2, "partition": 1}}),
+    "rolloutStrategy": lambda d: d["spec"].update(
+        rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": 2, "partition": 1}}
+    ),
     "startupPolicy": lambda d: d["spec"].update(startupPolicy="LeaderReady"),
     "groupIdentity": lambda d: d["spec"].update(groupIdentity="Hash"),
     "groupReplacementPolicy": lambda d: d["spec"].update(groupReplacementPolicy="Immediate"),
@@ -112,31 +125,57 @@ def test_dict_key_order_and_float_ints_do_not_matter() -> None:
         d["spec"]["leaderWorkerTemplate"] = dict(reversed(list(lwt(d).items())))
 
     assert revision_key(make(reorder)) == GOLDEN_KEY
-    assert revision_key(make(lambda d: lwt(d)["workerTemplate"]["spec"]["containers"][0]["ports"][0].update(containerPort=8080.0))) == GOLDEN_KEY
+    assert (
+        revision_key(
+            make(lambda d: lwt(d)["workerTemplate"]["spec"]["containers"][0]["ports"][0].update(containerPort=8080.0))
+        )
+        == GOLDEN_KEY
+    )
 
 
 def test_snake_case_construction_has_the_same_key() -> None:
-    snake = LeaderWorkerSet(metadata={"name": "demo"}, spec={"replicas": 3, "leader_worker_template": {
-        "size": 4, "leader_template": BASE["spec"]["leaderWorkerTemplate"]["leaderTemplate"],
-        "worker_template": BASE["spec"]["leaderWorkerTemplate"]["workerTemplate"]}})
+    snake = LeaderWorkerSet(
+        metadata={"name": "demo"},
+        spec={
+            "replicas": 3,
+            "leader_worker_template": {
+                "size": 4,
+                "leader_template": BASE["spec"]["leaderWorkerTemplate"]["leaderTemplate"],
+                "worker_template": BASE["spec"]["leaderWorkerTemplate"]["workerTemplate"],
+            },
+        },
+    )
     assert revision_key(snake) == GOLDEN_KEY
 
 
 def test_key_is_stable_across_processes() -> None:
-    code = ("import json,sys; from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet as L; "
-            "from pulumi_lws.lws.revision import revision_key; print(revision_key(L.parse(json.loads(sys.argv[1]))))")
+    code = (
+        "import json,sys; from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet as L; "
+        "from pulumi_lws.lws.revision import revision_key; print(revision_key(L.parse(json.loads(sys.argv[1]))))"
+    )
     keys = set()
     for seed in ("0", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        out = subprocess.run([sys.executable, "-c", code, json.dumps(BASE)], env=env, cwd=ROOT,
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", code, json.dumps(BASE)],
+            env=env,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         keys.add(out.stdout.strip())
     assert keys == {GOLDEN_KEY}
 
 
 def test_apply_revision_round_trips() -> None:
     old = make()
-    new = make(lambda d: (lwt(d).update(size=6), d["spec"].update(replicas=5, networkConfig={"subdomainPolicy": "UniquePerReplica"})))
+    new = make(
+        lambda d: (
+            lwt(d).update(size=6),
+            d["spec"].update(replicas=5, networkConfig={"subdomainPolicy": "UniquePerReplica"}),
+        )
+    )
     back = apply_revision(new, revision_data(old))
     assert revision_key(back) == revision_key(old)
     assert back.spec.leader_worker_template == old.spec.leader_worker_template
@@ -147,9 +186,13 @@ def test_apply_revision_round_trips() -> None:
 
 
 def _cr(key: str, number: int, data: Any = None) -> dict[str, Any]:
-    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-            "metadata": {"name": f"demo-{key}-{number}", "labels": {L.NAME: "demo", L.TEMPLATE_REVISION_HASH: key}},
-            "revision": number, "data": data or {"spec": {"leaderWorkerTemplate": {"size": number}}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": f"demo-{key}-{number}", "labels": {L.NAME: "demo", L.TEMPLATE_REVISION_HASH: key}},
+        "revision": number,
+        "data": data or {"spec": {"leaderWorkerTemplate": {"size": number}}},
+    }
 
 
 def test_build_catalog_new_key_numbers_max_plus_one() -> None:
@@ -183,9 +226,13 @@ def test_build_catalog_empty() -> None:
 def test_build_catalog_ignores_statefulset_history_revisions() -> None:
     """A StatefulSet's own ControllerRevisions copy the pod template labels; they are not ours."""
     lws = make()
-    sts_revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "revision": 9,
-                    "metadata": {"name": "demo-7d9f8c6b5", "labels": {L.NAME: "demo", L.TEMPLATE_REVISION_HASH: "aaa"}},
-                    "data": {"spec": {"template": {"$patch": "replace", "spec": {"containers": []}}}}}
+    sts_revision = {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "revision": 9,
+        "metadata": {"name": "demo-7d9f8c6b5", "labels": {L.NAME: "demo", L.TEMPLATE_REVISION_HASH: "aaa"}},
+        "data": {"spec": {"template": {"$patch": "replace", "spec": {"containers": []}}}},
+    }
     cat = build_catalog(lws, [sts_revision, _cr("aaa", 2)])
     assert cat.get("aaa").number == 2 and cat.lws_at(lws, "aaa").size == 2
     assert cat.target.number == 3

@@ -29,6 +29,7 @@ here, and ``test_*_our_choice`` shows the planner's documented departure: ``SG-R
 Skipped (``unitCheckable: false``): the 10 ``e2e`` vectors (cluster observations: simulator
 scenarios) and ``ROLE-PART-CR`` (needs rendered Pods: the renderer's tests).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -68,9 +69,15 @@ from pulumi_lws.modelserving.status import update_modelserving_status
 DATA = load_conformance("kthena-modelserving.json")
 VECTORS = DATA["vectors"]
 CHECKABLE = [v for v in VECTORS if v["unitCheckable"]]
-SKIPPED = {v["id"]: ("e2e cluster observation: simulator scenario, not a unit decision" if v["kind"] == "e2e"
-                     else "needs rendered Pods (entry pod image/revision label): renderer tests")
-           for v in VECTORS if not v["unitCheckable"]}
+SKIPPED = {
+    v["id"]: (
+        "e2e cluster observation: simulator scenario, not a unit decision"
+        if v["kind"] == "e2e"
+        else "needs rendered Pods (entry pod image/revision label): renderer tests"
+    )
+    for v in VECTORS
+    if not v["unitCheckable"]
+}
 NEW = "new"  # roleTemplateHash 'new' = CalRoleTemplateHash(current spec)
 
 
@@ -85,21 +92,31 @@ def roles_of(items, role="prefill") -> list[RoleReplicaState]:
 def role_spec(v) -> RoleSpec:
     s = v["spec"]["role"]
     rolling = v["spec"].get("rolloutStrategy.type") == "RoleRollingUpdate"
-    b = scale_role_budget(s["replicas"], s["maxUnavailable"], s["maxSurge"], s["partition"], role_rolling_update=rolling)
+    b = scale_role_budget(
+        s["replicas"], s["maxUnavailable"], s["maxSurge"], s["partition"], role_rolling_update=rolling
+    )
     return RoleSpec(s["name"], s["replicas"], NEW, b)
 
 
 def check_ord(v):
     i = v["input"]
-    assert list(for_each_missing_ordinal(i["expectedCount"], i["existingOrdinals"], i["limit"])) == v["expected"]["visitedOrdinals"]
+    assert (
+        list(for_each_missing_ordinal(i["expectedCount"], i["existingOrdinals"], i["limit"]))
+        == v["expected"]["visitedOrdinals"]
+    )
 
 
 def _scale_up(v):
     spec, init, i = v["spec"], v["initial"], v["input"]
-    return scale_up_servinggroups(init["groupOrdinals"], i["expectedCount"], i["newRevision"],
-                                  partition=spec.get("partition") or 0, current_revision=init.get("status.currentRevision"),
-                                  controller_revisions=init.get("controllerRevisions", ()),
-                                  controller_revision_create_fails=i.get("controllerRevisionCreateFails", False))
+    return scale_up_servinggroups(
+        init["groupOrdinals"],
+        i["expectedCount"],
+        i["newRevision"],
+        partition=spec.get("partition") or 0,
+        current_revision=init.get("status.currentRevision"),
+        controller_revisions=init.get("controllerRevisions", ()),
+        controller_revision_create_fails=i.get("controllerRevisionCreateFails", False),
+    )
 
 
 def check_scale_up(v):
@@ -123,15 +140,22 @@ def check_scale_up_status(v):
     assert {str(c.ordinal): c.revision for c in r.created} == e["createdRevisionsByOrdinal"]
     groups = [GroupState(o, init["groupRevision"], init["groupStatus"]) for o in init["groupOrdinals"]]
     groups += [GroupState(c.ordinal, c.revision, "Creating") for c in r.created]
-    st = update_modelserving_status(groups, v["spec"]["replicas"], v["input"]["newRevision"], init["status.currentRevision"],
-                                    v["spec"].get("partition") or 0)
+    st = update_modelserving_status(
+        groups,
+        v["spec"]["replicas"],
+        v["input"]["newRevision"],
+        init["status.currentRevision"],
+        v["spec"].get("partition") or 0,
+    )
     assert (st.current_revision, st.update_revision) == (e["status.currentRevision"], e["status.updateRevision"])
 
 
 def check_scale_up_roles(v):
     init = v["initial"]
     existing = sorted(set(init["roleOrdinals"]) | set(init["deletingOrdinals"]))
-    assert [c.ordinal for c in scale_up_roles(existing, v["input"]["expectedCount"])] == v["expected"]["createdOrdinals"]
+    assert [c.ordinal for c in scale_up_roles(existing, v["input"]["expectedCount"])] == v["expected"][
+        "createdOrdinals"
+    ]
 
 
 def check_scale_down(v):
@@ -173,14 +197,20 @@ def check_manage_rolling(v):
 
 def check_delete_counts(v):
     i = v["input"]
-    picked = select_outdated_to_delete([f"r{k}" for k in range(i["runningOutdated"])],
-                                       [f"n{k}" for k in range(i["notRunningOutdated"])], i["maxScaleDown"])
+    picked = select_outdated_to_delete(
+        [f"r{k}" for k in range(i["runningOutdated"])],
+        [f"n{k}" for k in range(i["notRunningOutdated"])],
+        i["maxScaleDown"],
+    )
     assert len(picked) == v["expected"]["updateCount"]
 
 
 def check_surge_trigger(v):
     i = v["input"]
-    assert has_updateable_outdated_servinggroup(groups_of(v), i["updateRevision"], i["partition"], "position") is v["expected"]["result"]
+    assert (
+        has_updateable_outdated_servinggroup(groups_of(v), i["updateRevision"], i["partition"], "position")
+        is v["expected"]["result"]
+    )
 
 
 def check_sync(v):
@@ -221,7 +251,9 @@ def check_lifecycle(v):
                 state[c.ordinal] = GroupState(c.ordinal, c.revision, "Creating")
             for o in r.deleted:
                 del state[o]
-            trace.append({"step": step + pending, "created": [c.ordinal for c in r.created], "deleted": list(r.deleted)})
+            trace.append(
+                {"step": step + pending, "created": [c.ordinal for c in r.created], "deleted": list(r.deleted)}
+            )
         pending = ""
     assert len(trace) == len(v["expected"]["trace"])
     for got, want in zip(trace, v["expected"]["trace"]):
@@ -235,11 +267,17 @@ def check_lifecycle(v):
 
 def check_status(v):
     init, e = v["initial"], v["expected"]
-    st = update_modelserving_status(groups_of(v), v["spec"]["replicas"], v["input"]["updateRevision"], init["status.currentRevision"])
+    st = update_modelserving_status(
+        groups_of(v), v["spec"]["replicas"], v["input"]["updateRevision"], init["status.currentRevision"]
+    )
     assert st.current_revision == e["status.currentRevision"]
     assert st.update_revision == e["status.updateRevision"]
-    for key, attr in (("status.replicas", "replicas"), ("status.availableReplicas", "available_replicas"),
-                      ("status.updatedReplicas", "updated_replicas"), ("status.currentReplicas", "current_replicas")):
+    for key, attr in (
+        ("status.replicas", "replicas"),
+        ("status.availableReplicas", "available_replicas"),
+        ("status.updatedReplicas", "updated_replicas"),
+        ("status.currentReplicas", "current_replicas"),
+    ):
         if key in e:
             assert getattr(st, attr) == e[key], key
     if "lastConditionType" in e:
@@ -359,4 +397,7 @@ def test_our_choices_agree_elsewhere():
             assert a.deleted == b.deleted, v["id"]
         elif v["kind"] == "hasUpdateableOutdatedServingGroup":
             i = v["input"]
-            assert has_updateable_outdated_servinggroup(groups_of(v), i["updateRevision"], i["partition"], "ordinal") is v["expected"]["result"], v["id"]
+            assert (
+                has_updateable_outdated_servinggroup(groups_of(v), i["updateRevision"], i["partition"], "ordinal")
+                is v["expected"]["result"]
+            ), v["id"]

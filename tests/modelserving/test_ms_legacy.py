@@ -1,5 +1,6 @@
 """pulumi_lws.modelserving.legacy: which role replicas are adopted (legacy) and what a stage does
 with them (kept without StatefulSets, or deleted to be recreated in pulumi-lws's shape)."""
+
 from __future__ import annotations
 
 from pulumi_lws.core.snapshot import Snapshot
@@ -29,13 +30,24 @@ def pod(name, role="decode", g=0, r=0, revision="rev1", *, sts_owned=False, sts_
 
 def sts(name, revision="rev1"):
     labels = {L.NAME: "ms", L.GROUP_NAME: "ms-0", L.ROLE: "decode", L.ROLE_ID: "decode-0", L.REVISION: revision}
-    return {"kind": "StatefulSet", "metadata": {"name": name, "namespace": "default", "labels": labels},
-            "spec": {"template": {"metadata": {"labels": dict(labels)}}}}
+    return {
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": "default", "labels": labels},
+        "spec": {"template": {"metadata": {"labels": dict(labels)}}},
+    }
 
 
 def stage():
-    return Stage(policy="p", target_revision="rev1", replicas=1, partition=None, group_revisions={}, groups=(),
-                 blocker=None, complete=True)
+    return Stage(
+        policy="p",
+        target_revision="rev1",
+        replicas=1,
+        partition=None,
+        group_revisions={},
+        groups=(),
+        blocker=None,
+        complete=True,
+    )
 
 
 KTHENA = [pod(n) for n in upstream_pod_names("ms", 0, "decode", 0, 2)]
@@ -56,15 +68,22 @@ def test_bare_pods_are_legacy_statefulset_pods_never():
 
 
 def test_a_kept_legacy_replica_registers_no_statefulset_and_no_action():
-    rendered = [sts("ms-0-decode-0"), sts("ms-0-decode-0-w"), {"kind": "Service", "metadata": {"name": "ms-0-decode-0-0"}}]
+    rendered = [
+        sts("ms-0-decode-0"),
+        sts("ms-0-decode-0-w"),
+        {"kind": "Service", "metadata": {"name": "ms-0-decode-0-0"}},
+    ]
     manifests, out = adopt_legacy("ms", Snapshot.of(KTHENA), rendered, stage(), {(0, "decode", 0): 2})
     assert [m["kind"] for m in manifests] == ["Service"] and out == stage()
 
 
 def test_a_replaced_legacy_replica_is_deleted_and_waits():
     snap = Snapshot.of(KTHENA)
-    for why, rendered, workers in (("not declared", [], 2), ("other template", [sts("ms-0-decode-0", "rev2")], 2),
-                                   ("missing a worker", [sts("ms-0-decode-0")], 3)):
+    for why, rendered, workers in (
+        ("not declared", [], 2),
+        ("other template", [sts("ms-0-decode-0", "rev2")], 2),
+        ("missing a worker", [sts("ms-0-decode-0")], 3),
+    ):
         manifests, out = adopt_legacy("ms", snap, rendered, stage(), {(0, "decode", 0): workers})
         assert not manifests, why
         assert sorted(a.name for a in out.actions) == sorted(p["metadata"]["name"] for p in KTHENA), why

@@ -1,6 +1,7 @@
 """The per-reconcile replica index (modelserving/replicas.py) against the per-reader scans it
 replaced (observe's, legacy's and recovery's): same objects per role replica, in name order, same
 replica set and group order, foreign and malformed objects ignored (hypothesis)."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -25,8 +26,10 @@ def objects(draw) -> dict:
         value = draw(values)
         if value is not None:
             labels[key] = value
-    return {"kind": draw(st.sampled_from(["Pod", "StatefulSet", "Service"])),
-            "metadata": {"name": f"o{draw(st.integers(0, 10_000))}", "labels": labels}}
+    return {
+        "kind": draw(st.sampled_from(["Pod", "StatefulSet", "Service"])),
+        "metadata": {"name": f"o{draw(st.integers(0, 10_000))}", "labels": labels},
+    }
 
 
 def reference(ms: str, snapshot: Snapshot, kind: str) -> dict:
@@ -62,8 +65,9 @@ def test_the_index_holds_what_each_reader_scanned(objs: list[dict]) -> None:
     assert [g for g, _ in groups] == sorted({k[0] for k in index.replica_keys()})
     assert [k for _, keys in groups for k in keys] == index.replica_keys()
     for g, _ in groups:
-        assert sorted(p["metadata"]["name"] for p in index.group_pods(g)) == \
-            sorted(p["metadata"]["name"] for k, ps in pods.items() if k[0] == g for p in ps)
+        assert sorted(p["metadata"]["name"] for p in index.group_pods(g)) == sorted(
+            p["metadata"]["name"] for k, ps in pods.items() if k[0] == g for p in ps
+        )
 
 
 def test_an_absent_replica_has_no_objects() -> None:

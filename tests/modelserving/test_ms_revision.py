@@ -1,4 +1,5 @@
 """ModelServingRevision / CalRoleTemplateHash keys, ControllerRevision data and the catalog."""
+
 from __future__ import annotations
 
 import copy
@@ -52,15 +53,27 @@ def test_null_fields_hash_like_absent_ones():
     wire = two_role_wire()
     nulled = copy.deepcopy(wire)
     nulled["spec"]["template"]["roles"][1]["entryTemplate"]["spec"]["containers"][0]["command"] = None
-    assert modelserving_revision(ModelServing.from_manifest(wire)) == modelserving_revision(ModelServing.from_manifest(nulled))
+    assert modelserving_revision(ModelServing.from_manifest(wire)) == modelserving_revision(
+        ModelServing.from_manifest(nulled)
+    )
 
 
 def test_key_is_stable_across_processes():
     here = str(pathlib.Path(__file__).parent / "render")
-    code = (f"import sys; sys.path.insert(0, {here!r}); from ms_render_fixtures import two_role; "
-            "from pulumi_lws.modelserving.revision import modelserving_revision; print(modelserving_revision(two_role()))")
-    keys = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           env={"PYTHONHASHSEED": seed, "PATH": ""}).stdout.strip() for seed in ("1", "2")}
+    code = (
+        f"import sys; sys.path.insert(0, {here!r}); from ms_render_fixtures import two_role; "
+        "from pulumi_lws.modelserving.revision import modelserving_revision; print(modelserving_revision(two_role()))"
+    )
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+        ).stdout.strip()
+        for seed in ("1", "2")
+    }
     assert keys == {modelserving_revision(two_role())}
 
 
@@ -86,8 +99,12 @@ def test_scheduling_fields_do_not_change_the_key():
 def test_template_changes_change_the_key_and_only_that_roles_hash():
     a, b = two_role("vllm:1"), two_role("vllm:2")
     assert modelserving_revision(a) != modelserving_revision(b)
-    wire = with_role(two_role_wire(), "decode", workerReplicas=1,
-                     workerTemplate={"spec": {"containers": [{"name": "w", "image": "x"}]}})
+    wire = with_role(
+        two_role_wire(),
+        "decode",
+        workerReplicas=1,
+        workerTemplate={"spec": {"containers": [{"name": "w", "image": "x"}]}},
+    )
     c = ModelServing.parse(wire)
     assert role_template_hash(c.roles[0]) == role_template_hash(a.roles[0])
     assert role_template_hash(c.roles[1]) != role_template_hash(a.roles[1])
@@ -124,14 +141,38 @@ def test_catalog_reads_upstream_and_legacy_data_and_skips_garbage():
     ms = two_role()
     roles = [r.to_wire() for r in ms.roles]  # upstream stores full roles (replicas included)
     objs = [
-        {"kind": "ControllerRevision", "metadata": {"name": "llm-up", "labels": {
-            "modelserving.volcano.sh/name": "llm", "modelserving.volcano.sh/revision": "up"}}, "data": {"data": roles}},
-        {"kind": "ControllerRevision", "metadata": {"name": "llm-legacy", "labels": {
-            "modelserving.volcano.sh/name": "llm", "modelserving.volcano.sh/revision": "legacy"}}, "data": roles},
-        {"kind": "ControllerRevision", "metadata": {"name": "llm-bad", "labels": {
-            "modelserving.volcano.sh/name": "llm", "modelserving.volcano.sh/revision": "bad"}}, "data": {"spec": {}}},
-        {"kind": "ControllerRevision", "metadata": {"name": "other-x", "labels": {
-            "modelserving.volcano.sh/name": "other", "modelserving.volcano.sh/revision": "x"}}, "data": {"data": roles}},
+        {
+            "kind": "ControllerRevision",
+            "metadata": {
+                "name": "llm-up",
+                "labels": {"modelserving.volcano.sh/name": "llm", "modelserving.volcano.sh/revision": "up"},
+            },
+            "data": {"data": roles},
+        },
+        {
+            "kind": "ControllerRevision",
+            "metadata": {
+                "name": "llm-legacy",
+                "labels": {"modelserving.volcano.sh/name": "llm", "modelserving.volcano.sh/revision": "legacy"},
+            },
+            "data": roles,
+        },
+        {
+            "kind": "ControllerRevision",
+            "metadata": {
+                "name": "llm-bad",
+                "labels": {"modelserving.volcano.sh/name": "llm", "modelserving.volcano.sh/revision": "bad"},
+            },
+            "data": {"spec": {}},
+        },
+        {
+            "kind": "ControllerRevision",
+            "metadata": {
+                "name": "other-x",
+                "labels": {"modelserving.volcano.sh/name": "other", "modelserving.volcano.sh/revision": "x"},
+            },
+            "data": {"data": roles},
+        },
     ]
     cat = build_catalog(ms, objs)
     assert set(cat.keys()) == {"up", "legacy", cat.target}

@@ -1,4 +1,5 @@
 """observe_groups on literal snapshots: statuses, revisions, template hashes, deletion costs."""
+
 from __future__ import annotations
 
 import copy
@@ -33,10 +34,20 @@ def pods_of(sts, ready=True, cost=None):
     out = []
     for i in range(start, start + sts["spec"]["replicas"]):
         name = f"{sts['metadata']['name']}-{i}"
-        meta = {"name": name, "namespace": sts["metadata"]["namespace"],
-                "labels": {**sts["spec"]["template"]["metadata"]["labels"], "statefulset.kubernetes.io/pod-name": name},
-                "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": sts["metadata"]["name"],
-                                     "uid": f"uid-{sts['metadata']['name']}", "controller": True}]}
+        meta = {
+            "name": name,
+            "namespace": sts["metadata"]["namespace"],
+            "labels": {**sts["spec"]["template"]["metadata"]["labels"], "statefulset.kubernetes.io/pod-name": name},
+            "ownerReferences": [
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "name": sts["metadata"]["name"],
+                    "uid": f"uid-{sts['metadata']['name']}",
+                    "controller": True,
+                }
+            ],
+        }
         if cost is not None:
             meta["annotations"] = {"controller.kubernetes.io/pod-deletion-cost": cost}
         status = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
@@ -69,8 +80,11 @@ def test_all_ready_is_running():
     groups = observe_groups(Snapshot.of(cluster(objs)), ms, cat)
     assert [(g.ordinal, g.revision, g.status) for g in groups] == [(0, cat.target, RUNNING), (1, cat.target, RUNNING)]
     roles = groups[0].roles
-    assert [(r.role, r.ordinal, r.status) for r in roles] == [("decode", 0, RUNNING), ("prefill", 0, RUNNING),
-                                                               ("prefill", 1, RUNNING)]
+    assert [(r.role, r.ordinal, r.status) for r in roles] == [
+        ("decode", 0, RUNNING),
+        ("prefill", 0, RUNNING),
+        ("prefill", 1, RUNNING),
+    ]
     assert groups[0].role_replicas("prefill")[0].template_hash == role_template_hash(ms.roles[0])
 
 
@@ -143,8 +157,15 @@ def test_unknown_hash_and_foreign_objects():
     snap = cluster(objs)
     for o in snap:
         o["metadata"]["labels"].pop(L.ROLE_TEMPLATE_HASH, None)
-    snap.append({"kind": "Pod", "metadata": {"name": "other-0-a-0-0", "labels": {
-        L.NAME: "llm", L.GROUP_NAME: "other-0", L.ROLE: "a", L.ROLE_ID: "a-0"}}})
+    snap.append(
+        {
+            "kind": "Pod",
+            "metadata": {
+                "name": "other-0-a-0-0",
+                "labels": {L.NAME: "llm", L.GROUP_NAME: "other-0", L.ROLE: "a", L.ROLE_ID: "a-0"},
+            },
+        }
+    )
     snap.append({"kind": "Pod", "metadata": {"name": "x", "labels": {L.NAME: "llm", L.GROUP_NAME: "llm-x"}}})
     groups = observe_groups(Snapshot.of(snap), ms, cat)
     assert [g.ordinal for g in groups] == [0, 1]

@@ -1,4 +1,5 @@
 """UpdateModelServingStatus: counts, revision promotion (PR #1626 hold), conditions, tie-break."""
+
 from __future__ import annotations
 
 from pulumi_lws.modelserving.groups import GroupState, RoleReplicaState
@@ -42,7 +43,9 @@ def test_progressing_only_when_no_rollout_is_active():
 
 def test_exclusive_conditions_flip():
     first = update_modelserving_status([G(0, "b")], 1, "b", "b")
-    nxt = update_modelserving_status([G(0, "b"), G(1, "c", "Creating")], 1, "c", "b", previous_conditions=first.conditions)
+    nxt = update_modelserving_status(
+        [G(0, "b"), G(1, "c", "Creating")], 1, "c", "b", previous_conditions=first.conditions
+    )
     kinds = {c.type: c.status for c in nxt.conditions}
     assert kinds == {AVAILABLE: "False", UPDATE_IN_PROGRESS: "True"}
     assert PROGRESSING not in kinds
@@ -63,4 +66,7 @@ def test_deleting_groups_count_in_replicas_not_updated():
 def test_roles_must_be_ready_marks_group_unavailable():
     roles = (RoleReplicaState("p", 0, "h", "Running"), RoleReplicaState("p", 1, "h", "Creating"))
     assert update_modelserving_status([G(0, "b", roles=roles)], 1, "b", "b").available_replicas == 1
-    assert update_modelserving_status([G(0, "b", roles=roles)], 1, "b", "b", roles_must_be_ready=True).available_replicas == 0
+    assert (
+        update_modelserving_status([G(0, "b", roles=roles)], 1, "b", "b", roles_must_be_ready=True).available_replicas
+        == 0
+    )

@@ -11,6 +11,7 @@ site-packages) whose only view of the dependencies is one ``.pth`` line naming t
 site-packages directory — ``.pth`` files there (the editable install of this checkout) are not
 processed, so ``pulumi_lws`` can only come from the wheel. Commands run from a temporary cwd.
 """
+
 from __future__ import annotations
 
 import ast
@@ -41,8 +42,13 @@ def dist(tmp_path_factory) -> dict[str, pathlib.Path]:
         else:
             shutil.copy2(source, src / name)
     out = src / "dist"
-    done = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(src)],
-                          check=False, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", str(out), str(src)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     wheels, sdists = list(out.glob("*.whl")), list(out.glob("*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, list(out.iterdir())
@@ -54,18 +60,45 @@ def venv(dist, tmp_path_factory) -> pathlib.Path:
     root = tmp_path_factory.mktemp("venv")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120)
     python = root / "bin" / "python"
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-index", "--no-deps",
-                           "--no-compile", "--quiet", str(dist["wheel"])], check=False, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-index",
+            "--no-deps",
+            "--no-compile",
+            "--quiet",
+            str(dist["wheel"]),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    site = pathlib.Path(subprocess.check_output([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                                                text=True).strip())
+    site = pathlib.Path(
+        subprocess.check_output(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True
+        ).strip()
+    )
     (site / "zz-test-dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
     return root
 
 
 def run_in(venv: pathlib.Path, *argv: str, cwd: pathlib.Path) -> subprocess.CompletedProcess:
-    return subprocess.run(list(argv), check=False, capture_output=True, text=True, timeout=300, cwd=cwd,
-                          env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(cwd)})
+    return subprocess.run(
+        list(argv),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env={"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(cwd)},
+    )
 
 
 def test_one_version_string(dist):
@@ -80,7 +113,9 @@ def test_one_version_string(dist):
     classifiers = meta.get_all("Classifier")
     assert "Typing :: Typed" in classifiers and "Programming Language :: Python :: 3" in classifiers
     urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL"))
-    assert {"Homepage", "Repository", "Changelog", "Issues"} <= set(urls) and all(u.startswith("https://") for u in urls.values())
+    assert {"Homepage", "Repository", "Changelog", "Issues"} <= set(urls) and all(
+        u.startswith("https://") for u in urls.values()
+    )
     assert (REPO_ROOT / "CHANGELOG.md").read_text().count(f"## [{__version__}]") == 1
 
 
@@ -89,7 +124,10 @@ def test_package_data_in_and_test_data_out(dist):
         in_wheel = set(wheel.namelist())
     with tarfile.open(dist["sdist"]) as sdist:
         in_sdist = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
-    needed = {"pulumi_lws/py.typed", *(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "pulumi_lws/core/schemas").glob("*.json"))}
+    needed = {
+        "pulumi_lws/py.typed",
+        *(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "pulumi_lws/core/schemas").glob("*.json")),
+    }
     assert needed <= in_wheel and needed <= in_sdist
     sources = {str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "pulumi_lws").rglob("*.py")}
     assert sources <= in_wheel, sorted(sources - in_wheel)[:5]
@@ -102,7 +140,9 @@ def test_installed_wheel_runs_the_cli_and_imports(venv, tmp_path):
 
     version = run_in(venv, "pulumi-lws", "--version", cwd=tmp_path)
     assert version.returncode == 0 and version.stdout.strip() == f"pulumi-lws {__version__}", version.stderr
-    where = run_in(venv, "python", "-c", "import pulumi_lws, sys; print(pulumi_lws.__file__); print(sys.prefix)", cwd=tmp_path)
+    where = run_in(
+        venv, "python", "-c", "import pulumi_lws, sys; print(pulumi_lws.__file__); print(sys.prefix)", cwd=tmp_path
+    )
     module_file, prefix = where.stdout.split()
     assert module_file.startswith(prefix) and prefix == str(venv), where.stdout  # the wheel, not the checkout
 

@@ -1,5 +1,6 @@
 """README: the Install / languages / RBAC / continuous sections exist once, each saying what is
 tested here and what needs the Pulumi CLI, a cluster or GitHub; the docs they link exist."""
+
 from __future__ import annotations
 
 import re

@@ -7,6 +7,7 @@ package relies on, as a JSON Schema, and :func:`semantic_problems` adds what a J
 say (references resolve, required names exist). Stricter than Pulumi where it matters to users:
 every input, output and type property must carry a description.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -14,7 +15,10 @@ from typing import Any
 
 PRIMITIVES = ["boolean", "integer", "number", "string", "array", "object"]
 
-_TYPE_REF = {"type": "string", "pattern": r"^(#/types/[a-z]+:[a-z]+:[A-Za-z0-9]+|pulumi\.json#/(Any|Archive|Asset|Json)|/[a-z-]+/v[0-9.]+/schema\.json#/(types|resources)/.+)$"}
+_TYPE_REF = {
+    "type": "string",
+    "pattern": r"^(#/types/[a-z]+:[a-z]+:[A-Za-z0-9]+|pulumi\.json#/(Any|Archive|Asset|Json)|/[a-z-]+/v[0-9.]+/schema\.json#/(types|resources)/.+)$",
+}
 
 PACKAGE_RULES: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -32,7 +36,10 @@ PACKAGE_RULES: dict[str, Any] = {
             # exactly one way of saying what the value is
             "oneOf": [{"required": ["type"]}, {"required": ["$ref"]}, {"required": ["oneOf"]}],
             "allOf": [
-                {"if": {"properties": {"type": {"const": "array"}}, "required": ["type"]}, "then": {"required": ["items"]}},
+                {
+                    "if": {"properties": {"type": {"const": "array"}}, "required": ["type"]},
+                    "then": {"required": ["items"]},
+                },
             ],
         },
         "property": {
@@ -103,7 +110,7 @@ def semantic_problems(schema: dict[str, Any]) -> list[str]:
     problems = []
     types = schema.get("types", {})
     for ref in _refs(schema):
-        if ref.startswith("#/types/") and ref[len("#/types/"):] not in types:
+        if ref.startswith("#/types/") and ref[len("#/types/") :] not in types:
             problems.append(f"unresolved $ref {ref}")
     for token, res in schema.get("resources", {}).items():
         for listed, declared in (("required", "properties"), ("requiredInputs", "inputProperties")):
@@ -124,7 +131,7 @@ def input_json_schema(schema: dict[str, Any], token: str) -> dict[str, Any]:
         if ref == "pulumi.json#/Any":
             return {}
         if ref and ref.startswith("#/types/"):
-            typ = types[ref[len("#/types/"):]]
+            typ = types[ref[len("#/types/") :]]
             if "enum" in typ:
                 return {"enum": [e["value"] for e in typ["enum"]]}
             return obj(typ.get("properties", {}), typ.get("required", []))
@@ -138,8 +145,12 @@ def input_json_schema(schema: dict[str, Any], token: str) -> dict[str, Any]:
         return {"type": kind} if kind else {}
 
     def obj(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
-        return {"type": "object", "properties": {k: convert(v) for k, v in props.items()},
-                "required": list(required), "additionalProperties": False}
+        return {
+            "type": "object",
+            "properties": {k: convert(v) for k, v in props.items()},
+            "required": list(required),
+            "additionalProperties": False,
+        }
 
     res = schema["resources"][token]
     return obj(res.get("inputProperties", {}), res.get("requiredInputs", []))

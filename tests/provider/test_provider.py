@@ -1,4 +1,5 @@
 """Component provider: schema generated offline (no CLI, no engine) and the plugin manifests."""
+
 from __future__ import annotations
 
 import json
@@ -19,15 +20,38 @@ def test_schema_inputs_outputs():
     resource = _schema()["resources"]["lws:index:LeaderWorkerSet"]
     assert resource["isComponent"] is True
     inputs = resource["inputProperties"]
-    for key in ("manifest", "replicas", "size", "leaderTemplate", "workerTemplate", "rollout", "partition",
-                "startupPolicy", "subdomainPolicy", "groupIdentity", "groupReplacementPolicy", "restartPolicy",
-                "namespace", "updateOrder"):
+    for key in (
+        "manifest",
+        "replicas",
+        "size",
+        "leaderTemplate",
+        "workerTemplate",
+        "rollout",
+        "partition",
+        "startupPolicy",
+        "subdomainPolicy",
+        "groupIdentity",
+        "groupReplacementPolicy",
+        "restartPolicy",
+        "namespace",
+        "updateOrder",
+    ):
         assert key in inputs, key
     assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["workerTemplate"]["$ref"] == "pulumi.json#/Any"
     assert inputs["replicas"]["type"] == "integer"
     assert resource.get("requiredInputs", []) == []
     outputs = resource["properties"]
-    for key in ("leaderName", "serviceName", "selector", "revision", "stage", "blocker", "remainingStages", "actions", "status"):
+    for key in (
+        "leaderName",
+        "serviceName",
+        "selector",
+        "revision",
+        "stage",
+        "blocker",
+        "remainingStages",
+        "actions",
+        "status",
+    ):
         assert key in outputs and outputs[key].get("description"), key
     assert "blocker" not in resource["required"]
     rollout = _schema()["types"]["lws:index:RolloutArgs"]["properties"]
@@ -39,13 +63,21 @@ def test_provider_inputs_map_like_construct():
     """What construct passes (ints as floats, camelCase -> snake_case) builds a valid spec."""
     from pulumi.provider.experimental.component import ComponentProvider
 
-    from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
     from pulumi_lws.components.args import build_spec
+    from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
 
     provider = ComponentProvider([LeaderWorkerSet], name="lws", version="0.1.0")
-    mapped = provider.map_inputs({"replicas": 3.0, "size": 2.0, "rollout": {"maxSurge": "1", "partition": 1.0},
-                                  "workerTemplate": {"spec": {"containers": [{"name": "a", "image": "b", "ports": [{"containerPort": 8080.0}]}]}}},
-                                 provider._component_defs["LeaderWorkerSet"])
+    mapped = provider.map_inputs(
+        {
+            "replicas": 3.0,
+            "size": 2.0,
+            "rollout": {"maxSurge": "1", "partition": 1.0},
+            "workerTemplate": {
+                "spec": {"containers": [{"name": "a", "image": "b", "ports": [{"containerPort": 8080.0}]}]}
+            },
+        },
+        provider._component_defs["LeaderWorkerSet"],
+    )
     lws = build_spec("LeaderWorkerSet", "demo", mapped).spec
     assert lws.replicas == 3 and lws.size == 2 and lws.max_surge() == 1 and lws.user_partition() == 1
     port = lws.spec.leader_worker_template.worker_template["spec"]["containers"][0]["ports"][0]["containerPort"]
@@ -69,8 +101,20 @@ def test_schema_serves_the_modelserving_component():
     resource = _schema()["resources"]["lws:index:ModelServing"]
     assert resource["isComponent"] is True
     inputs = resource["inputProperties"]
-    assert set(inputs) == {"manifest", "name", "namespace", "replicas", "schedulerName", "recoveryPolicy",
-                           "rolloutStrategy", "roles", "maxGroupsInFlight", "mode", "paused", "progressDeadlineSeconds"}
+    assert set(inputs) == {
+        "manifest",
+        "name",
+        "namespace",
+        "replicas",
+        "schedulerName",
+        "recoveryPolicy",
+        "rolloutStrategy",
+        "roles",
+        "maxGroupsInFlight",
+        "mode",
+        "paused",
+        "progressDeadlineSeconds",
+    }
     assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["replicas"]["type"] == "integer"
     outputs = resource["properties"]
     for key in ("selector", "revision", "stage", "blocker", "remainingStages", "actions", "status"):
@@ -81,8 +125,19 @@ def test_schema_serves_the_disaggregatedset_component():
     resource = _schema()["resources"]["lws:index:DisaggregatedSet"]
     assert resource["isComponent"] is True
     inputs = resource["inputProperties"]
-    assert set(inputs) == {"manifest", "name", "namespace", "roles", "slices", "placementPolicy", "progressDeadlineSeconds",
-                           "mode", "paused", "gangProvider", "volcanoQueue"}
+    assert set(inputs) == {
+        "manifest",
+        "name",
+        "namespace",
+        "roles",
+        "slices",
+        "placementPolicy",
+        "progressDeadlineSeconds",
+        "mode",
+        "paused",
+        "gangProvider",
+        "volcanoQueue",
+    }
     assert inputs["gangProvider"]["type"] == inputs["volcanoQueue"]["type"] == "string"
     assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["slices"]["type"] == "integer"
     outputs = resource["properties"]

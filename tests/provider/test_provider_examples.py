@@ -10,6 +10,7 @@
   read (``sample.leaderName`` / ``sample.LeaderName``) is one of its outputs. Type-checking the
   values needs the generated SDK (README, "Using it from TypeScript / Go / YAML").
 """
+
 from __future__ import annotations
 
 import json
@@ -29,7 +30,7 @@ COMPONENTS = {token.split(":")[-1]: res for token, res in SCHEMA["resources"].it
 def _type_of(res: dict, key: str) -> dict | None:
     """The named object type of input ``key`` (None for primitives / Any)."""
     ref = res["inputProperties"][key].get("$ref", "")
-    return SCHEMA["types"].get(ref[len("#/types/"):]) if ref.startswith("#/types/") else None
+    return SCHEMA["types"].get(ref[len("#/types/") :]) if ref.startswith("#/types/") else None
 
 
 def _literal_keys(source: str, start: int, key_pattern: str) -> dict[str, int]:
@@ -56,7 +57,7 @@ def _literal_keys(source: str, start: int, key_pattern: str) -> dict[str, int]:
                 return keys
         elif depth == 1:
             match = key_re.match(source, i)
-            if match and (i == 0 or not (source[i - 1].isalnum() or source[i - 1] in "_.\"")):
+            if match and (i == 0 or not (source[i - 1].isalnum() or source[i - 1] in '_."')):
                 keys[match.group(1)] = match.end()
                 i = match.end()
                 continue
@@ -85,12 +86,15 @@ def test_yaml_program_uses_every_component_with_valid_properties():
         assert output in COMPONENTS[component]["properties"], value
 
 
-@pytest.mark.parametrize("properties, fragment", [
-    ({"replicas": "four"}, "'four' is not of type 'integer'"),
-    ({"rollout": {"maxSurge": 1.5}}, "1.5"),
-    ({"rollout": {"maxsurge": 1}}, "maxsurge"),
-    ({"replica": 4}, "replica"),
-])
+@pytest.mark.parametrize(
+    "properties, fragment",
+    [
+        ({"replicas": "four"}, "'four' is not of type 'integer'"),
+        ({"rollout": {"maxSurge": 1.5}}, "1.5"),
+        ({"rollout": {"maxsurge": 1}}, "maxsurge"),
+        ({"replica": 4}, "replica"),
+    ],
+)
 def test_yaml_validation_rejects_bad_properties(properties, fragment):
     program = {"resources": {"bad": {"type": "lws:LeaderWorkerSet", "properties": properties}}}
     with pytest.raises(jsonschema.ValidationError) as info:

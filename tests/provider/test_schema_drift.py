@@ -1,4 +1,5 @@
 """schema.json: committed, regenerated offline, Pulumi's package-schema rules, all three components."""
+
 from __future__ import annotations
 
 import json
@@ -22,7 +23,8 @@ def test_committed_schema_matches_the_generated_one():
     committed = (REPO_ROOT / "schema.json").read_text()
     assert committed == S.schema_text(), (
         f"schema.json is stale (a component argument or output changed): regenerate it with `{S.REGENERATE}` "
-        "and commit it")
+        "and commit it"
+    )
 
 
 def test_check_mode_names_the_regenerate_command(tmp_path, capsys):
@@ -39,11 +41,14 @@ def test_schema_follows_the_package_schema_rules(generated):
     assert semantic_problems(generated) == []
 
 
-@pytest.mark.parametrize("bad, fragment", [
-    ({"type": "array"}, "items"),                          # array without items
-    ({"type": "string"}, "description"),                   # undescribed input
-    ({"type": "int", "description": "x"}, "int"),          # not a schema primitive
-])
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        ({"type": "array"}, "items"),  # array without items
+        ({"type": "string"}, "description"),  # undescribed input
+        ({"type": "int", "description": "x"}, "int"),  # not a schema primitive
+    ],
+)
 def test_the_rules_reject_what_pulumi_rejects(generated, bad, fragment):
     broken = json.loads(json.dumps(generated))
     broken["resources"]["lws:index:LeaderWorkerSet"]["inputProperties"]["replicas"] = bad
@@ -94,7 +99,7 @@ def test_every_percent_input_is_registered_as_int_or_percent(generated):
 
 def test_refine_names_a_vanished_int_or_percent_property(generated, monkeypatch):
     monkeypatch.setitem(S.INT_OR_PERCENT, "lws:index:RolloutArgs", ("maxUnavailable", "gone"))
-    with pytest.raises(KeyError, match="RolloutArgs.gone"):
+    with pytest.raises(KeyError, match=r"RolloutArgs\.gone"):
         S.refine(generated)
 
 
@@ -114,7 +119,14 @@ def test_provider_accepts_integers_for_int_or_percent_inputs():
     definition = provider._component_defs["LeaderWorkerSet"]
     template = {"spec": {"containers": [{"name": "a", "image": "b"}]}}
     for sent, surge in ((2.0, 2), ("25%", "25%"), ("3", 3)):
-        mapped = provider.map_inputs({"replicas": 4.0, "size": 2.0, "workerTemplate": template,
-                                      "rollout": {"maxSurge": sent, "maxUnavailable": 1.0}}, definition)
+        mapped = provider.map_inputs(
+            {
+                "replicas": 4.0,
+                "size": 2.0,
+                "workerTemplate": template,
+                "rollout": {"maxSurge": sent, "maxUnavailable": 1.0},
+            },
+            definition,
+        )
         lws = build_spec("LeaderWorkerSet", "demo", mapped).spec
         assert lws.spec.rollout_strategy.rolling_update_configuration.max_surge == surge

@@ -2,6 +2,7 @@
 every action kind it plans (Ordinal and Hash LeaderWorkerSets, kubernetes and Volcano gangs,
 exclusive placement, adoption; ModelServing; DisaggregatedSet with an External role), and, per
 API, controller mode (:func:`controller_scenarios`: every scope shape its observe can have)."""
+
 from __future__ import annotations
 
 import copy
@@ -45,8 +46,9 @@ def scenarios() -> list[Scenario]:
     lws = _load(EXAMPLES / "quickstart" / "lws.yaml")
     hash_lws = _load(EXAMPLES / "hash" / "lws.yaml")
     exclusive = copy.deepcopy(lws)
-    exclusive["metadata"].setdefault("annotations", {})["leaderworkerset.sigs.k8s.io/exclusive-topology"] = \
+    exclusive["metadata"].setdefault("annotations", {})["leaderworkerset.sigs.k8s.io/exclusive-topology"] = (
         "topology.kubernetes.io/zone"
+    )
     ms = _load(EXAMPLES / "modelserving-pd" / "ms.yaml")
     ds = _load(EXAMPLES / "disaggregated-pd" / "ds.yaml")
     external = copy.deepcopy(ds)
@@ -82,8 +84,14 @@ def controller_scenarios() -> list[Scenario]:
     """Controller mode per API: the plain sample, and what widens the observed scope (gang
     objects, exclusive placement: Nodes, an External role: its scalers)."""
     by_name = {s.name: s for s in scenarios()}
-    picks = {"lws-controller": "lws-ordinal", "lws-controller-hash": "lws-hash",
-             "lws-controller-gang": "lws-gang-kubernetes", "lws-controller-exclusive": "lws-exclusive-placement",
-             "ms-controller": "ms-pd", "ms-controller-volcano": "ms-volcano",
-             "ds-controller": "ds-pd", "ds-controller-external": "ds-external-scaling"}
+    picks = {
+        "lws-controller": "lws-ordinal",
+        "lws-controller-hash": "lws-hash",
+        "lws-controller-gang": "lws-gang-kubernetes",
+        "lws-controller-exclusive": "lws-exclusive-placement",
+        "ms-controller": "ms-pd",
+        "ms-controller-volcano": "ms-volcano",
+        "ds-controller": "ds-pd",
+        "ds-controller-external": "ds-external-scaling",
+    }
     return [Scenario(name, by_name[source].manifest, mode="controller") for name, source in picks.items()]

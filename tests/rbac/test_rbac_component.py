@@ -1,4 +1,5 @@
 """ReconcilerRbac under Pulumi's mock engine, and `pulumi-lws render --rbac`: the same objects."""
+
 from __future__ import annotations
 
 import pulumi
@@ -17,16 +18,25 @@ MS = next(s for s in scenarios() if s.name == "ms-pd")
 
 @pulumi.runtime.test
 def test_component_registers_role_bindings_and_cluster_role_only_for_nodes(mocks):
-    component = ReconcilerRbac("lws-rbac", {"manifests": [EXCLUSIVE.manifest, MS.manifest, {"kind": "ConfigMap"}],
-                                            "service_account": "pulumi-operator/lws-stack", "create_service_account": True})
+    component = ReconcilerRbac(
+        "lws-rbac",
+        {
+            "manifests": [EXCLUSIVE.manifest, MS.manifest, {"kind": "ConfigMap"}],
+            "service_account": "pulumi-operator/lws-stack",
+            "create_service_account": True,
+        },
+    )
 
     def check(outputs):
         namespaces, cluster_role = outputs[:2]
         registered = {a.typ: a for a in mocks.registered if a.custom}
-        assert set(registered) == {"kubernetes:core/v1:ServiceAccount", "kubernetes:rbac.authorization.k8s.io/v1:Role",
-                                   "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
-                                   "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",
-                                   "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding"}
+        assert set(registered) == {
+            "kubernetes:core/v1:ServiceAccount",
+            "kubernetes:rbac.authorization.k8s.io/v1:Role",
+            "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding",
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",
+            "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+        }
         assert namespaces == ["serving"] and cluster_role == "lws-rbac"  # both workloads share one namespace
         cluster = registered["kubernetes:rbac.authorization.k8s.io/v1:ClusterRole"].inputs["rules"]
         assert [r["resources"] for r in cluster] == [["nodes"]]
@@ -35,8 +45,9 @@ def test_component_registers_role_bindings_and_cluster_role_only_for_nodes(mocks
         for doc in mocks.manifests():
             validate_manifest(doc)
 
-    return pulumi.Output.all(component.role_namespaces, component.cluster_role,
-                             *[r.urn for r in component.resources]).apply(check)
+    return pulumi.Output.all(
+        component.role_namespaces, component.cluster_role, *[r.urn for r in component.resources]
+    ).apply(check)
 
 
 def test_component_rejects_bad_input_before_registering(mocks):
@@ -50,8 +61,11 @@ def test_component_rejects_bad_input_before_registering(mocks):
 
 def test_render_rbac_prints_the_same_objects(tmp_path, capsys):
     path = tmp_path / "workloads.yaml"
-    path.write_text(yaml.safe_dump_all([EXCLUSIVE.manifest, {"apiVersion": "v1", "kind": "ConfigMap",
-                                                             "metadata": {"name": "x"}}, MS.manifest]))
+    path.write_text(
+        yaml.safe_dump_all(
+            [EXCLUSIVE.manifest, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}, MS.manifest]
+        )
+    )
     assert main(["render", str(path), "--rbac", "--service-account", "ops/runner"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("# least-privilege RBAC for `pulumi up` of LeaderWorkerSet serving/")

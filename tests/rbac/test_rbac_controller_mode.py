@@ -1,6 +1,7 @@
 """RBAC in controller mode (pure, the CLI flag, the component under the mock engine): exactly the
 observe LISTs, one CRD GET by name (cluster-scoped) and pulumi-kubernetes on the custom resource —
 no action, no Event write, no expanded kind — and mode/option mismatches refused before output."""
+
 from __future__ import annotations
 
 import pulumi
@@ -27,8 +28,10 @@ def expected_grants(scenario) -> set[tuple[str, str, str, bool, tuple[str, ...]]
     up = workload.upstream
     scope = workload.scope(workload.parse(scenario.manifest))
     gang = rbac.fixed_gang_provider(scenario.api) or "kubernetes"
-    out = {(rbac.kinds()[rbac.resolve(k, gang)].group, rbac.kinds()[rbac.resolve(k, gang)].plural, "list", False, ())
-           for k in scope.kinds}
+    out = {
+        (rbac.kinds()[rbac.resolve(k, gang)].group, rbac.kinds()[rbac.resolve(k, gang)].plural, "list", False, ())
+        for k in scope.kinds
+    }
     out |= {("", "nodes", "list", True, ())} if scope.nodes else set()
     out |= {(CRD_GROUP, CRDS, "get", True, (up.crd_name,))}
     out |= {(up.group, up.plural, verb, False, ()) for verb in rbac.MANAGED_VERBS}
@@ -44,10 +47,14 @@ def test_controller_mode_grants_exactly_observe_crd_check_and_the_custom_resourc
     # what operator-free adds and controller mode must not carry: actions, Event writes, expanded kinds
     assert not [g for g in policy.grants if g.why.startswith(("action", "events:"))]
     assert not policy.allows("", "events", "create", cluster=False)
-    assert not policy.allows("", "pods", "patch", cluster=False) and not policy.allows("", "pods", "delete", cluster=False)
+    assert not policy.allows("", "pods", "patch", cluster=False) and not policy.allows(
+        "", "pods", "delete", cluster=False
+    )
     assert not policy.allows("apps", "statefulsets", "patch", cluster=False)
     assert operator_free.allows("apps", "statefulsets", "patch", cluster=False)
-    assert not operator_free.allows(CRD_GROUP, CRDS, "get", cluster=True, name=workload_for(scenario.api).upstream.crd_name)
+    assert not operator_free.allows(
+        CRD_GROUP, CRDS, "get", cluster=True, name=workload_for(scenario.api).upstream.crd_name
+    )
 
 
 def test_the_crd_grant_is_that_one_crd_read_by_name():
@@ -57,21 +64,31 @@ def test_the_crd_grant_is_that_one_crd_read_by_name():
     assert not policy.allows(CRD_GROUP, CRDS, "get", cluster=True, name=workload_for("ModelServing").upstream.crd_name)
     assert not policy.allows(CRD_GROUP, CRDS, "get", cluster=True)  # a nameless request never matches resourceNames
     assert not policy.allows(CRD_GROUP, CRDS, "list", cluster=True, name=up.crd_name)
-    assert policy.rules(cluster=True) == [{"apiGroups": [CRD_GROUP], "resources": [CRDS], "resourceNames": [up.crd_name],
-                                           "verbs": ["get"]}]
+    assert policy.rules(cluster=True) == [
+        {"apiGroups": [CRD_GROUP], "resources": [CRDS], "resourceNames": [up.crd_name], "verbs": ["get"]}
+    ]
 
 
 def test_controller_rbac_of_all_three_apis_is_valid_yaml_with_one_crd_rule_each():
     manifests = [SAMPLE[api].manifest for api in APIS] + [
-        dict(SAMPLE["LeaderWorkerSet"].manifest, metadata={"name": "other", "namespace": "team-b"})]
+        dict(SAMPLE["LeaderWorkerSet"].manifest, metadata={"name": "other", "namespace": "team-b"})
+    ]
     text = rbac.rbac_yaml(manifests, mode="controller", service_account="pulumi-operator/lws-stack")
-    assert text.startswith("# least-privilege RBAC for `pulumi up` of LeaderWorkerSet serving/") and "in mode controller" in text
+    assert (
+        text.startswith("# least-privilege RBAC for `pulumi up` of LeaderWorkerSet serving/")
+        and "in mode controller" in text
+    )
     docs = list(yaml.safe_load_all(text))
     for doc in docs:
         validate_manifest(doc)  # kubernetes-validate, strict, 1.35
     assert [(d["kind"], d["metadata"].get("namespace")) for d in docs] == [
-        ("Role", NS), ("RoleBinding", NS), ("Role", "team-b"), ("RoleBinding", "team-b"),
-        ("ClusterRole", None), ("ClusterRoleBinding", None)]
+        ("Role", NS),
+        ("RoleBinding", NS),
+        ("Role", "team-b"),
+        ("RoleBinding", "team-b"),
+        ("ClusterRole", None),
+        ("ClusterRoleBinding", None),
+    ]
     cluster = docs[4]["rules"]
     assert sorted(r["resourceNames"][0] for r in cluster) == sorted(workload_for(a).upstream.crd_name for a in APIS)
     assert all(r["verbs"] == ["get"] and r["resources"] == [CRDS] for r in cluster)
@@ -90,7 +107,9 @@ def test_mode_mismatches_are_refused_naming_the_field():
     # ModelServing always observes Volcano's PodGroups: no option to refuse
     rbac.policy_for_manifest(SAMPLE["ModelServing"].manifest, mode="controller", gang_provider="volcano")
     with pytest.raises(ValueError, match="renders nothing"):
-        rbac.policy("LeaderWorkerSet", NS, scope_kinds=("Pod",), nodes=False, rendered={"StatefulSet"}, mode="controller")
+        rbac.policy(
+            "LeaderWorkerSet", NS, scope_kinds=("Pod",), nodes=False, rendered={"StatefulSet"}, mode="controller"
+        )
 
 
 def test_the_modes_are_the_components_and_the_clis():
@@ -105,7 +124,9 @@ def test_render_rbac_mode_controller(tmp_path, capsys):
     path.write_text(yaml.safe_dump_all([SAMPLE[api].manifest for api in APIS]))
     assert main(["render", str(path), "--rbac", "--mode", "controller", "--service-account", "ops/runner"]) == 0
     out = capsys.readouterr().out
-    assert out == rbac.rbac_yaml([SAMPLE[api].manifest for api in APIS], mode="controller", service_account="ops/runner")
+    assert out == rbac.rbac_yaml(
+        [SAMPLE[api].manifest for api in APIS], mode="controller", service_account="ops/runner"
+    )
     assert main(["render", str(path), "--mode", "controller"]) == 2  # --mode means nothing without --rbac
     assert capsys.readouterr().err.startswith("render: --mode only with --rbac")
     assert main(["render", str(path), "--rbac", "--mode", "controller", "--gang-provider", "volcano"]) == 2
@@ -116,15 +137,19 @@ def test_render_rbac_mode_controller(tmp_path, capsys):
 @pytest.mark.parametrize("api", APIS)
 @pulumi.runtime.test
 def test_component_in_controller_mode(mocks, api):
-    component = ReconcilerRbac("lws-rbac", {"manifests": [SAMPLE[api].manifest], "mode": "controller",
-                                            "service_account": "pulumi-operator/lws-stack"})
+    component = ReconcilerRbac(
+        "lws-rbac",
+        {"manifests": [SAMPLE[api].manifest], "mode": "controller", "service_account": "pulumi-operator/lws-stack"},
+    )
 
     def check(outputs):
         namespaces, cluster_role = outputs[:2]
         registered = {a.typ: a.inputs for a in mocks.registered if a.custom}
         assert namespaces == [NS] and cluster_role == "lws-rbac-controller"  # cluster-scoped CRD check; per-mode name
-        assert set(registered) == {f"kubernetes:rbac.authorization.k8s.io/v1:{k}"
-                                   for k in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")}
+        assert set(registered) == {
+            f"kubernetes:rbac.authorization.k8s.io/v1:{k}"
+            for k in ("Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
+        }
         role = registered["kubernetes:rbac.authorization.k8s.io/v1:Role"]["rules"]
         policy = rbac.policy_for_manifest(SAMPLE[api].manifest, mode="controller")
         assert role == policy.rules(cluster=False)
@@ -132,8 +157,9 @@ def test_component_in_controller_mode(mocks, api):
         for doc in mocks.manifests():
             validate_manifest(doc)
 
-    return pulumi.Output.all(component.role_namespaces, component.cluster_role,
-                             *[r.urn for r in component.resources]).apply(check)
+    return pulumi.Output.all(
+        component.role_namespaces, component.cluster_role, *[r.urn for r in component.resources]
+    ).apply(check)
 
 
 def test_component_refuses_a_mode_mismatch_before_registering(mocks):

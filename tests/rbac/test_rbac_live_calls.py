@@ -10,6 +10,7 @@ owns), not a list derived from the RBAC module. Controller mode runs the real co
 Pulumi's mock engine with the live backend on kmock (its CRD check and observe over HTTP) and
 checks, for pulumi-kubernetes (which kmock cannot record), that the policy manages exactly the
 kinds the component registers."""
+
 from __future__ import annotations
 
 import asyncio
@@ -41,6 +42,7 @@ def rbac_verb(request: Any) -> str:
         return "deletecollection"
     return {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}[method]
 
+
 #: one Action of each verb, on an observed object (params as the planners build them)
 PARAMS: dict[str, dict[str, Any]] = {
     "label": {"labels": {"example.com/rbac": "yes"}},
@@ -55,19 +57,33 @@ PARAMS: dict[str, dict[str, Any]] = {
 
 def _kmock_key(kind: str) -> str:
     k = rbac.kinds()[kind]
-    version = {"apps": "v1", "": "v1", "scheduling.k8s.io": "v1beta1", "scheduling.volcano.sh": "v1beta1",
-               "disaggregatedset.x-k8s.io": "v1"}[k.group]
+    version = {
+        "apps": "v1",
+        "": "v1",
+        "scheduling.k8s.io": "v1beta1",
+        "scheduling.volcano.sh": "v1beta1",
+        "disaggregatedset.x-k8s.io": "v1",
+    }[k.group]
     return "/".join(p for p in (k.group, version, k.plural) if p)
 
 
 def _pods(owner: dict[str, Any]) -> list[dict[str, Any]]:
     template = owner["spec"]["template"]
     name = owner["metadata"]["name"]
-    return [{"apiVersion": "v1", "kind": "Pod",
-             "metadata": {"name": f"{name}-{i}", "namespace": NS, "labels": dict(template["metadata"].get("labels") or {})},
-             "spec": {**copy.deepcopy(template["spec"]), "schedulingGates": [{"name": L.GROUP_REPLACEMENT_GATE}]},
-             "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}}
-            for i in range(int(owner["spec"].get("replicas") or 1))]
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"{name}-{i}",
+                "namespace": NS,
+                "labels": dict(template["metadata"].get("labels") or {}),
+            },
+            "spec": {**copy.deepcopy(template["spec"]), "schedulingGates": [{"name": L.GROUP_REPLACEMENT_GATE}]},
+            "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+        }
+        for i in range(int(owner["spec"].get("replicas") or 1))
+    ]
 
 
 def seed(kmock: Any, scenario: Scenario) -> list[dict[str, Any]]:
@@ -75,8 +91,7 @@ def seed(kmock: Any, scenario: Scenario) -> list[dict[str, Any]]:
     an ownerReference to the upstream CR); returns what was stored."""
     workload = workload_for(scenario.api)
     gang = rbac.fixed_gang_provider(scenario.api) or scenario.gang_provider
-    objects = [copy.deepcopy(dict(m)) for m in
-               steady_state(scenario.manifest, gang_provider=gang).reconciled.manifests]
+    objects = [copy.deepcopy(dict(m)) for m in steady_state(scenario.manifest, gang_provider=gang).reconciled.manifests]
     objects += [p for o in objects if o["kind"] in ("StatefulSet", "Deployment") for p in _pods(o)]
     for obj in objects:
         meta = obj["metadata"]
@@ -84,9 +99,18 @@ def seed(kmock: Any, scenario: Scenario) -> list[dict[str, Any]]:
         # upstream's shape: the CR owns what it creates; LWS Pods belong to their StatefulSet,
         # Kthena creates Pods itself (each owned by the ModelServing)
         if scenario.adoption and (obj["kind"] != "Pod" or scenario.api == "ModelServing"):
-            meta["ownerReferences"] = [{"apiVersion": f"{workload.upstream.group}/v1", "kind": workload.upstream.owner_kinds[0],
-                                        "name": "upstream", "uid": "uid-upstream-cr", "controller": True}]
-        kmock.objects[(_kmock_key(rbac.kind_of_manifest(obj) if obj["kind"] != "Pod" else "Pod"), NS, meta["name"])] = obj
+            meta["ownerReferences"] = [
+                {
+                    "apiVersion": f"{workload.upstream.group}/v1",
+                    "kind": workload.upstream.owner_kinds[0],
+                    "name": "upstream",
+                    "uid": "uid-upstream-cr",
+                    "controller": True,
+                }
+            ]
+        kmock.objects[(_kmock_key(rbac.kind_of_manifest(obj) if obj["kind"] != "Pod" else "Pod"), NS, meta["name"])] = (
+            obj
+        )
     return objects
 
 
@@ -110,8 +134,9 @@ def denied(policy: rbac.Policy, calls: set[Call]) -> list[Call]:
 
 def unused(grants: set[rbac.Grant], calls: set[Call]) -> list[rbac.Grant]:
     """The grants no call of ``calls`` was authorized by."""
-    return sorted((g for g in grants if not any(g.allows(c[0], c[1], c[2], cluster=c[3], name=c[4]) for c in calls)),
-                  key=str)
+    return sorted(
+        (g for g in grants if not any(g.allows(c[0], c[1], c[2], cluster=c[3], name=c[4]) for c in calls)), key=str
+    )
 
 
 def reconcile_calls(kmock: Any, scenario: Scenario, objects: list[dict[str, Any]]) -> set[Call]:
@@ -125,8 +150,11 @@ def reconcile_calls(kmock: Any, scenario: Scenario, objects: list[dict[str, Any]
     snapshot = live.observe(scope)
     planned = set(rbac.api_actions(scenario.api))
     # adoption: the planner's own disowns (core.adoption: every observed object the CR owns)
-    actions = [a for a in workload.reconcile(spec, snapshot, workload.options(gang_provider=gang)).stage.actions
-               if a.verb == "disown"]
+    actions = [
+        a
+        for a in workload.reconcile(spec, snapshot, workload.options(gang_provider=gang)).stage.actions
+        if a.verb == "disown"
+    ]
     assert bool(actions) == scenario.adoption, [a.describe() for a in actions]
     # deletes last, and each action on its own object, so no action meets an object another removed
     for n, (verb, kind) in enumerate(sorted(planned, key=lambda a: (a[0] == "delete", a))):
@@ -139,8 +167,9 @@ def reconcile_calls(kmock: Any, scenario: Scenario, objects: list[dict[str, Any]
     if hasattr(live, "record_events"):  # the reconcile records its stage as Events
         from pulumi_lws.core.events import WorkloadRef, report_events
 
-        stage = dataclasses.replace(workload.reconcile(spec, snapshot, workload.options(gang_provider=gang)).stage,
-                                    actions=tuple(actions[:1]))  # one action's Event is enough: LIST, CREATE, GET+PATCH
+        stage = dataclasses.replace(
+            workload.reconcile(spec, snapshot, workload.options(gang_provider=gang)).stage, actions=tuple(actions[:1])
+        )  # one action's Event is enough: LIST, CREATE, GET+PATCH
         ref = WorkloadRef(workload.kind, workload.api_version, NS, workload.identity(spec)[1])
         assert report_events(live, ref, stage) and report_events(live, ref, stage)  # created, then bumped
     return calls_since(kmock, before)
@@ -157,7 +186,9 @@ async def test_live_calls_are_allowed_and_no_reconcile_rule_is_unused(kmock, api
     for scenario in (s for s in scenarios() if s.api == api):
         objects = seed(kmock, scenario)
         calls = await asyncio.to_thread(reconcile_calls, kmock, scenario, objects)
-        policy = rbac.policy_for_manifest(scenario.manifest, gang_provider=scenario.gang_provider, adoption=scenario.adoption)
+        policy = rbac.policy_for_manifest(
+            scenario.manifest, gang_provider=scenario.gang_provider, adoption=scenario.adoption
+        )
         assert not denied(policy, calls), f"{scenario.name}: forbidden by the generated RBAC: {denied(policy, calls)}"
         used |= calls
         granted |= {g for g in policy.grants if g.who == rbac.RECONCILE}
@@ -176,9 +207,16 @@ def serve_crd(kmock: Any, workload: Any) -> None:
     upstream = workload.upstream
     kmock.resources[CRDS] = {}
     kmock.objects[(CRDS, None, upstream.crd_name)] = {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": upstream.crd_name},
-        "spec": {"group": upstream.group, "scope": "Namespaced", "versions": [],
-                 "names": {"kind": workload.kind, "plural": upstream.plural}}}
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": upstream.crd_name},
+        "spec": {
+            "group": upstream.group,
+            "scope": "Namespaced",
+            "versions": [],
+            "names": {"kind": workload.kind, "plural": upstream.plural},
+        },
+    }
 
 
 def controller_up(kmock: Any, scenario: Scenario) -> tuple[set[Call], Any]:
@@ -191,8 +229,11 @@ def controller_up(kmock: Any, scenario: Scenario) -> tuple[set[Call], Any]:
         getattr(pulumi_lws, scenario.api)("w", {"manifest": copy.deepcopy(scenario.manifest), "mode": "controller"})
 
     before = len(list(kmock))
-    live = LiveCluster(kmock_client(str(kmock.url)), gang_provider=(rbac.fixed_gang_provider(scenario.api) or "kubernetes"),
-                       now=lambda: 1000.0)
+    live = LiveCluster(
+        kmock_client(str(kmock.url)),
+        gang_provider=(rbac.fixed_gang_provider(scenario.api) or "kubernetes"),
+        now=lambda: 1000.0,
+    )
     result = run_program(program, live, live)  # an update, not a preview: nothing may be written even then
     return calls_since(kmock, before), result
 
@@ -214,14 +255,17 @@ async def test_controller_mode_calls_are_allowed_and_no_rule_is_unused(kmock, ap
         policy = rbac.policy_for_manifest(scenario.manifest, mode="controller")
         assert not denied(policy, calls), f"{scenario.name}: forbidden by the generated RBAC: {denied(policy, calls)}"
         assert {c[2] for c in calls} == {"get", "list"}, sorted(calls, key=str)  # reads only
-        assert [c for c in calls if c[2] == "get"] == [("apiextensions.k8s.io", "customresourcedefinitions", "get", True,
-                                                        workload.upstream.crd_name)]
+        assert [c for c in calls if c[2] == "get"] == [
+            ("apiextensions.k8s.io", "customresourcedefinitions", "get", True, workload.upstream.crd_name)
+        ]
         [cr] = result.manifests  # pulumi-kubernetes' part: the one CR, and what its await watches
         assert (cr["apiVersion"].partition("/")[0], cr["kind"]) == (workload.upstream.group, api)
         assert cr["metadata"]["annotations"]["pulumi.com/waitFor"].startswith("condition=")
         managed = {(g.group, g.resource, g.verb) for g in policy.grants if g.who == rbac.PULUMI_KUBERNETES}
         assert managed == {(workload.upstream.group, workload.upstream.plural, v) for v in rbac.MANAGED_VERBS} | {
-            ("", "events", "list"), ("", "events", "watch")}
+            ("", "events", "list"),
+            ("", "events", "watch"),
+        }
         used |= calls
         granted |= {g for g in policy.grants if g.who == rbac.RECONCILE}
         ran.append(scenario.name)
@@ -241,5 +285,6 @@ async def test_controller_mode_without_the_crd_sends_only_the_allowed_crd_get(km
         await asyncio.to_thread(controller_up, kmock, scenario)
     calls = calls_since(kmock, 0)
     policy = rbac.policy_for_manifest(scenario.manifest, mode="controller")
-    assert calls == {("apiextensions.k8s.io", "customresourcedefinitions", "get", True,
-                      workload_for(scenario.api).upstream.crd_name)} and not denied(policy, calls)
+    assert calls == {
+        ("apiextensions.k8s.io", "customresourcedefinitions", "get", True, workload_for(scenario.api).upstream.crd_name)
+    } and not denied(policy, calls)

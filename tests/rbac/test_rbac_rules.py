@@ -1,5 +1,6 @@
 """pulumi_lws.rbac as a pure function: what each API may plan and render is declared and checked
 against the code, rules are namespaced unless they must not be, and the RBAC YAML is valid."""
+
 from __future__ import annotations
 
 import ast
@@ -17,8 +18,11 @@ from pulumi_lws.workloads import workload_for
 
 #: the packages whose planners build each API's actions (DisaggregatedSet nests LeaderWorkerSet; the
 #: LeaderWorkerSet failure pipeline's retain/release finalizer actions are built in core/retention.py)
-API_PACKAGES = {"LeaderWorkerSet": ("lws", "core/retention.py"), "ModelServing": ("modelserving",),
-                "DisaggregatedSet": ("lws", "core/retention.py", "disaggregatedset")}
+API_PACKAGES = {
+    "LeaderWorkerSet": ("lws", "core/retention.py"),
+    "ModelServing": ("modelserving",),
+    "DisaggregatedSet": ("lws", "core/retention.py", "disaggregatedset"),
+}
 CONSTANTS = {"SCALER_KIND": "DisaggregatedSetRoleScaler"}
 
 
@@ -26,7 +30,7 @@ def _literal_actions(package: str) -> set[tuple[str, str]]:
     """(verb, kind) of every ``Action(verb, kind, ...)`` call in a package's sources."""
     found = set()
     root = REPO_ROOT / "pulumi_lws" / package
-    for path in (root.rglob("*.py") if root.is_dir() else [root]):
+    for path in root.rglob("*.py") if root.is_dir() else [root]:
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Action" and len(node.args) >= 2:
                 verb, kind = node.args[0], node.args[1]
@@ -74,11 +78,17 @@ def test_scenarios_render_every_kind_the_api_declares(api):
 def test_pulumi_kubernetes_manages_exactly_the_rendered_kinds():
     for scenario in scenarios():
         policy = rbac.policy_for_manifest(scenario.manifest, gang_provider=scenario.gang_provider)
-        managed = {(g.group, g.resource) for g in policy.grants if g.who == rbac.PULUMI_KUBERNETES and g.verb == "create"}
+        managed = {
+            (g.group, g.resource) for g in policy.grants if g.who == rbac.PULUMI_KUBERNETES and g.verb == "create"
+        }
         expected = {(rbac.kinds()[k].group, rbac.kinds()[k].plural) for k in _rendered(scenario)}
         assert managed == expected, scenario.name
         for group, resource in managed:
-            verbs = {g.verb for g in policy.grants if (g.group, g.resource) == (group, resource) and g.who == rbac.PULUMI_KUBERNETES}
+            verbs = {
+                g.verb
+                for g in policy.grants
+                if (g.group, g.resource) == (group, resource) and g.who == rbac.PULUMI_KUBERNETES
+            }
             assert verbs == set(rbac.MANAGED_VERBS), (scenario.name, resource)
         pk = {(g.resource, g.verb) for g in policy.grants if g.who == rbac.PULUMI_KUBERNETES}
         # await: Services watch their Endpoints; rendered StatefulSets/Deployments skip the built-in await
@@ -90,7 +100,9 @@ def test_await_watches_follow_skip_await():
     """A StatefulSet without ``pulumi.com/skipAwait`` would need its Pods watched."""
     with_await = rbac.policy("LeaderWorkerSet", NS, scope_kinds=("Pod",), nodes=False, rendered={"StatefulSet"})
     assert with_await.allows("", "pods", "watch", cluster=False)
-    skipped = rbac.policy("LeaderWorkerSet", NS, scope_kinds=("Pod",), nodes=False, rendered={"StatefulSet"}, awaited=())
+    skipped = rbac.policy(
+        "LeaderWorkerSet", NS, scope_kinds=("Pod",), nodes=False, rendered={"StatefulSet"}, awaited=()
+    )
     assert not skipped.allows("", "pods", "watch", cluster=False) and skipped.allows("", "pods", "list", cluster=False)
 
 
@@ -122,10 +134,19 @@ def test_rbac_manifests_are_valid_and_bind_the_service_account():
     for doc in docs:
         validate_manifest(doc)
     kinds = [(d["kind"], d["metadata"].get("namespace")) for d in docs]
-    assert kinds == [("Role", NS), ("RoleBinding", NS), ("Role", "team-b"), ("RoleBinding", "team-b"),
-                     ("ClusterRole", None), ("ClusterRoleBinding", None)]
-    assert all(d["subjects"] == [{"kind": "ServiceAccount", "name": "lws-stack", "namespace": "pulumi-operator"}]
-               for d in docs if d["kind"].endswith("Binding"))
+    assert kinds == [
+        ("Role", NS),
+        ("RoleBinding", NS),
+        ("Role", "team-b"),
+        ("RoleBinding", "team-b"),
+        ("ClusterRole", None),
+        ("ClusterRoleBinding", None),
+    ]
+    assert all(
+        d["subjects"] == [{"kind": "ServiceAccount", "name": "lws-stack", "namespace": "pulumi-operator"}]
+        for d in docs
+        if d["kind"].endswith("Binding")
+    )
     only_namespaced = rbac.manifests([rbac.policy_for_manifest(scenarios()[0].manifest)])
     assert [d["kind"] for d in only_namespaced] == ["Role", "RoleBinding"]
     yaml.safe_dump_all(docs)  # plain data

@@ -1,5 +1,6 @@
 """Smoke test of bench/bench_scale.py at tiny sizes: every figure function runs, measures a
 positive floor and reports a ratio with its target (the full figures are `make bench`)."""
+
 from __future__ import annotations
 
 import gc
@@ -9,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-import bench_scale as B  # noqa: E402
+import bench_scale as B
 
 RATIO = re.compile(r"^(\d+\.\d)x ")
 

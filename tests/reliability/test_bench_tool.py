@@ -1,5 +1,6 @@
 """bench/run.py as a tool: --help prints usage and runs nothing, --list, --only, --json and
 --compare; bench_cli's rows are ratios of the CLI commands against the same run's I/O floor."""
+
 from __future__ import annotations
 
 import json
@@ -18,8 +19,13 @@ import run as R  # noqa: E402
 
 
 def _bench(*argv: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(BENCH / "run.py"), *argv], capture_output=True, text=True,
-                          timeout=timeout, cwd=BENCH.parent)
+    return subprocess.run(
+        [sys.executable, str(BENCH / "run.py"), *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=BENCH.parent,
+    )
 
 
 def test_help_prints_usage_and_runs_no_row() -> None:
@@ -34,8 +40,11 @@ def test_list_names_every_section_and_row_once() -> None:
     assert done.returncode == 0
     names = [line.strip() for line in done.stdout.splitlines() if line.startswith("  ")]
     assert len(names) == len(set(names)) and {"lws-reconcile", "cli-ms", "ms-render"} <= set(names)
-    assert [line.split(":")[0] for line in done.stdout.splitlines() if not line.startswith(" ")] == \
-        ["scale", "cli", "earlier"]
+    assert [line.split(":")[0] for line in done.stdout.splitlines() if not line.startswith(" ")] == [
+        "scale",
+        "cli",
+        "earlier",
+    ]
 
 
 def test_unknown_row_is_a_usage_error() -> None:
@@ -62,8 +71,12 @@ def test_only_runs_one_row_and_json_report_compares(tmp_path: Path, capsys: pyte
 @pytest.mark.parametrize("kind", list(C.MANIFESTS))
 def test_cli_rows_are_ratios_of_real_command_runs(kind: str) -> None:
     rows = C.command_rows(kind, 20, repeat=1)  # 10% of 20 groups: a budget of 2
-    assert [r["figure"].split(":")[0] for r in rows] == ["render", "render --stage steady", "plan",
-                                                          "plan --format json"]
+    assert [r["figure"].split(":")[0] for r in rows] == [
+        "render",
+        "render --stage steady",
+        "plan",
+        "plan --format json",
+    ]
     for r in rows:
         assert not r["value"].startswith("error"), r
         assert re.match(r"^\d+\.\dx the I/O floor \(", r["value"]), r["value"]

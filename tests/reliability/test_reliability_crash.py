@@ -12,6 +12,7 @@ After every run and every simulated second the invariants of docs/reliability.md
 at the end the rollout must have converged (unlimited capacity) with no lost group and no leaked
 object.
 """
+
 from __future__ import annotations
 
 import json
@@ -53,16 +54,20 @@ def rerun_until_idle(h: Harness) -> int:
     """
     prev = h.last.manifests if h.last else None
     for n in range(1, MAX_SAME_INSTANT_RUNS + 1):
-        result, applied, executed = h.up()
+        result, applied, _executed = h.up()
         h.check()
         waiting = {f"{k[0]}/{k[2]}" for k in h.cluster.applier.pending}
-        replaced = [r for r in applied.replaced if r not in waiting]  # delete-before-replace still waiting: Pulumi waits too
+        replaced = [
+            r for r in applied.replaced if r not in waiting
+        ]  # delete-before-replace still waiting: Pulumi waits too
         changed = applied.created or applied.updated or applied.deleted or replaced or result.stage.actions
         if not changed and result.manifests == prev:
             return n
         prev = result.manifests
-    raise AssertionError(f"re-running at the same instant never became a no-op after {MAX_SAME_INSTANT_RUNS} runs:\n"
-                         + "\n".join(h.log[-MAX_SAME_INSTANT_RUNS:]))
+    raise AssertionError(
+        f"re-running at the same instant never became a no-op after {MAX_SAME_INSTANT_RUNS} runs:\n"
+        + "\n".join(h.log[-MAX_SAME_INSTANT_RUNS:])
+    )
 
 
 def same_snapshot_is_deterministic(h: Harness) -> None:
@@ -70,7 +75,9 @@ def same_snapshot_is_deterministic(h: Harness) -> None:
     lws = h.lws
     snap = h.cluster.observe(lws_scope(NS, NAME, nodes=bool(h.cluster.store.list("Node"))))
     a, b = reconcile(lws, snap, h.options), reconcile(lws, snap, h.options)
-    assert a.manifests == b.manifests and a.stage.actions == b.stage.actions, "reconcile is not a function of the snapshot"
+    assert a.manifests == b.manifests and a.stage.actions == b.stage.actions, (
+        "reconcile is not a function of the snapshot"
+    )
 
 
 @dataclass
@@ -84,8 +91,14 @@ class CaseResult:
 
 def run_case(case: Case, *, interval: float = 2.0, max_stages: int = 120) -> CaseResult:
     """Roll ``case`` out, crashing/re-running/changing the spec at random stages; assert the promise."""
-    h = Harness.create(case.start, seed=case.seed, ready=case.ready_seconds, slow=case.slow_groups, options=case.options,
-                       bad_image=case.bad_image)
+    h = Harness.create(
+        case.start,
+        seed=case.seed,
+        ready=case.ready_seconds,
+        slow=case.slow_groups,
+        options=case.options,
+        bad_image=case.bad_image,
+    )
     rng = random.Random(1_000_003 * case.seed + 17)
     pending = list(case.changes)
     h.change_spec(pending.pop(0))
@@ -119,8 +132,10 @@ def run_case(case: Case, *, interval: float = 2.0, max_stages: int = 120) -> Cas
             continue
         h.advance(interval)
     blocker = h.last.stage.blocker if h.last else None
-    raise AssertionError(f"{case.describe()}: not converged after {max_stages} stages with unlimited capacity "
-                         f"(blocker: {blocker})\n" + "\n".join(h.log[-8:]))
+    raise AssertionError(
+        f"{case.describe()}: not converged after {max_stages} stages with unlimited capacity "
+        f"(blocker: {blocker})\n" + "\n".join(h.log[-8:])
+    )
 
 
 FAST_SEEDS = range(0, 160)  # 40 per policy (policy = POLICIES[seed % 4])
@@ -140,7 +155,9 @@ def _run(seeds) -> dict[str, int]:
     return stats
 
 
-@pytest.mark.parametrize("first", range(FAST_SEEDS.start, FAST_SEEDS.stop, CHUNK), ids=lambda s: f"seeds{s}-{s + CHUNK - 1}")
+@pytest.mark.parametrize(
+    "first", range(FAST_SEEDS.start, FAST_SEEDS.stop, CHUNK), ids=lambda s: f"seeds{s}-{s + CHUNK - 1}"
+)
 def test_crash_rerun_and_change_at_every_stage(first: int) -> None:
     stats = _run(range(first, first + CHUNK))
     assert stats["cases"] == CHUNK and stats["reconciles"] > 3 * CHUNK
@@ -174,13 +191,21 @@ def test_fast_seeds_cover_every_policy_and_every_fault_kind() -> None:
         mine = [c for c in cases if c.policy == policy]
         assert any(c.p_crash > 0 for c in mine) and any(len(c.changes) > 1 for c in mine)
         assert any(c.changes[0]["spec"]["replicas"] != c.start["spec"]["replicas"] for c in mine)
-        assert any(isinstance(c.start["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]["maxSurge"], str) for c in mine)
+        assert any(
+            isinstance(c.start["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]["maxSurge"], str) for c in mine
+        )
     assert any(c.start["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]["partition"] > 0 for c in cases)
 
 
 def test_same_seed_same_rollout() -> None:
     a, b = run_case(random_case(7)), run_case(random_case(7))
-    assert (a.reconciles, a.stages, a.crashes, a.changes, a.reruns) == (b.reconciles, b.stages, b.crashes, b.changes, b.reruns)
+    assert (a.reconciles, a.stages, a.crashes, a.changes, a.reruns) == (
+        b.reconciles,
+        b.stages,
+        b.crashes,
+        b.changes,
+        b.reruns,
+    )
 
 
 @pytest.mark.slow
@@ -217,8 +242,9 @@ def test_crash_between_worker_and_leader_statefulset_keeps_workers_behind_leader
     worker = ("StatefulSet", f"{NAME}-1")
     assert ("StatefulSet", NAME) in result.dependencies[worker]
     before = h.cluster.get("StatefulSet", f"{NAME}-1")
-    applied = h.cluster.apply(result.manifests, stack_id=STACK, dependencies=result.dependencies,
-                              crash=[("StatefulSet", NAME)])
+    applied = h.cluster.apply(
+        result.manifests, stack_id=STACK, dependencies=result.dependencies, crash=[("StatefulSet", NAME)]
+    )
     assert f"StatefulSet/{NAME}" in applied.skipped and f"StatefulSet/{NAME}-1" in applied.skipped
     assert h.cluster.get("StatefulSet", f"{NAME}-1")["spec"]["template"] == before["spec"]["template"]
     assert follower_violations(h.cluster, h.lws) == []

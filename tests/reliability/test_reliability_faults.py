@@ -7,14 +7,15 @@ asserted after every run and every simulated second, the availability floor unti
 (phase Failed), `restart_container`, `lose_node`; capacity comes from `nodes`; slow image pulls
 are a long `startSeconds`.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import pytest
+from reliability_helpers import NS, Harness, final_state_problems, lws_manifest
 
 from pulumi_lws.lws.reconcile import ReconcileOptions
-from reliability_helpers import NS, Harness, final_state_problems, lws_manifest
 
 POLICIES = {
     "ordinal-scalefirst": ({}, ReconcileOptions()),
@@ -53,8 +54,9 @@ def pods(h: Harness, workers: bool) -> list[str]:
     from pulumi_lws.lws import labels as L
 
     live = [p for p in h.cluster.list("Pod", NS) if not p["metadata"].get("deletionTimestamp")]
-    return sorted(p["metadata"]["name"] for p in live
-                  if (p["metadata"].get("labels", {}).get(L.WORKER_INDEX) != "0") == workers)
+    return sorted(
+        p["metadata"]["name"] for p in live if (p["metadata"].get("labels", {}).get(L.WORKER_INDEX) != "0") == workers
+    )
 
 
 @pytest.mark.parametrize("policy", POLICIES)
@@ -147,8 +149,13 @@ def test_spec_changes_mid_rollout_leave_nothing_behind(policy: str) -> None:
 
 
 # ---- capacity too small: stuck with a named blocker, serving capacity kept -------------------
-ONE_8GPU_NODE = [{"name": "gpu-0", "labels": {"kubernetes.io/hostname": "gpu-0"},
-                  "capacity": {"cpu": 64, "memory": "512Gi", "nvidia.com/gpu": 8}}]
+ONE_8GPU_NODE = [
+    {
+        "name": "gpu-0",
+        "labels": {"kubernetes.io/hostname": "gpu-0"},
+        "capacity": {"cpu": 64, "memory": "512Gi", "nvidia.com/gpu": 8},
+    }
+]
 
 
 def stuck(h: Harness, stages: int = 25) -> None:
@@ -181,8 +188,14 @@ def test_717_rollout_first_converges_on_the_same_capacity() -> None:
 @pytest.mark.parametrize("policy", POLICIES)
 def test_unschedulable_new_template_is_a_named_blocker(policy: str) -> None:
     """The new template asks for 16 GPUs per pod on 8-GPU nodes: never schedulable."""
-    nodes = [{"name": f"gpu-{i}", "labels": {"kubernetes.io/hostname": f"gpu-{i}"},
-              "capacity": {"cpu": 64, "memory": "512Gi", "nvidia.com/gpu": 8}} for i in range(6)]
+    nodes = [
+        {
+            "name": f"gpu-{i}",
+            "labels": {"kubernetes.io/hostname": f"gpu-{i}"},
+            "capacity": {"cpu": 64, "memory": "512Gi", "nvidia.com/gpu": 8},
+        }
+        for i in range(6)
+    ]
     h = Harness.create(spec(policy, gpus=4, ms=0), nodes=nodes, options=POLICIES[policy][1])
     h.change_spec(spec(policy, "img:2", gpus=16, ms=0))
     stuck(h)

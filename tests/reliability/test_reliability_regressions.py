@@ -17,21 +17,27 @@
   tests/test_ordinal_properties.py counts an admitted group as a not-ready live ordinal. Fixed in
   the harness definition (``started_healthy``; docs/reliability.md "Definitions").
 """
+
 from __future__ import annotations
 
-from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.lws.revision import RevisionCatalog, build_catalog, revision_data, revision_key
-from pulumi_lws.lws.rollout.ordinal.groups import group_revisions, leader_current_revision, revision_below_partition, revisions_in_use
-from pulumi_lws.core.stage import GroupView
-from pulumi_lws.core.trace import GroupsView
-from pulumi_lws.core.trace import GroupCell
 from reliability_helpers import lws_manifest, parse, random_case, started_healthy
 from test_reliability_crash import run_case
 
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.stage import GroupView
+from pulumi_lws.core.trace import GroupCell, GroupsView
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.revision import RevisionCatalog, build_catalog, revision_data, revision_key
+from pulumi_lws.lws.rollout.ordinal.groups import (
+    group_revisions,
+    leader_current_revision,
+    revision_below_partition,
+    revisions_in_use,
+)
 
 # ---- the seeds, replayed in full ------------------------------------------------------------------
+
 
 def test_seed_12717_workers_never_get_the_target_when_a_new_spec_raises_the_partition() -> None:
     case = random_case(12717)
@@ -48,15 +54,20 @@ def test_seed_11705_floor_is_not_armed_while_a_group_is_being_replaced() -> None
 
 # ---- group_revisions / revision_below_partition ------------------------------------------------
 
+
 def _lws(image: str, replicas: int = 4) -> LeaderWorkerSet:
     return parse(lws_manifest(replicas=replicas, size=3, image=image))
 
 
 def _cr(lws: LeaderWorkerSet, number: int) -> dict:
     key = revision_key(lws)
-    return {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-            "metadata": {"name": f"rel-{key}-{number}", "labels": {L.NAME: "rel", L.TEMPLATE_REVISION_HASH: key}},
-            "data": revision_data(lws), "revision": number}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": f"rel-{key}-{number}", "labels": {L.NAME: "rel", L.TEMPLATE_REVISION_HASH: key}},
+        "data": revision_data(lws),
+        "revision": number,
+    }
 
 
 def _catalog(target: LeaderWorkerSet, *old: LeaderWorkerSet) -> RevisionCatalog:
@@ -79,7 +90,12 @@ def test_group_on_an_unknown_old_revision_keeps_its_workers_never_the_target() -
     workers = {0: K2, 1: K2, 2: K3, 3: K3}
     revs = group_revisions(groups, 4, 2, catalog, K3, workers)
     assert revs == {"0": K2, "1": K2, "2": K3, "3": K3}
-    assert group_revisions(groups, 4, 2, catalog, K3) != {"0": K3, "1": K3, "2": K3, "3": K3}  # without worker labels too
+    assert group_revisions(groups, 4, 2, catalog, K3) != {
+        "0": K3,
+        "1": K3,
+        "2": K3,
+        "3": K3,
+    }  # without worker labels too
 
 
 def test_group_on_an_unknown_revision_falls_back_to_the_nearest_known_old_revision_anywhere() -> None:
@@ -110,6 +126,7 @@ def test_known_leader_revision_wins_over_workers_ahead() -> None:
 
 # ---- revisions_in_use / leader_current_revision ------------------------------------------------
 
+
 def test_revisions_in_use_keeps_pod_and_leader_current_revisions_known_to_the_catalog() -> None:
     catalog = _catalog(V3, V1, V2)
     groups = (_group(0, K2), _group(1, K3))
@@ -119,10 +136,17 @@ def test_revisions_in_use_keeps_pod_and_leader_current_revisions_known_to_the_ca
 
 
 def test_leader_current_revision_reads_the_statefulset_history_label() -> None:
-    history = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-               "metadata": {"name": "rel-abc", "labels": {L.NAME: "rel", L.TEMPLATE_REVISION_HASH: K1}}}
-    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "rel"},
-           "status": {"currentRevision": "rel-abc", "updateRevision": "rel-def"}}
+    history = {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": "rel-abc", "labels": {L.NAME: "rel", L.TEMPLATE_REVISION_HASH: K1}},
+    }
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {"name": "rel"},
+        "status": {"currentRevision": "rel-abc", "updateRevision": "rel-def"},
+    }
     assert leader_current_revision(Snapshot.of([history, sts]), sts) == K1
     assert leader_current_revision(Snapshot.of([sts]), sts) is None
     assert leader_current_revision(Snapshot.of([]), None) is None
@@ -130,9 +154,11 @@ def test_leader_current_revision_reads_the_statefulset_history_label() -> None:
 
 # ---- the harness definition: started healthy ---------------------------------------------------
 
+
 def _view(states: str, s: int, terminating: set[int] = frozenset()) -> GroupsView:
-    cells = tuple(GroupCell(str(i), c, None, False, "terminating" if i in terminating else "")
-                  for i, c in enumerate(states))
+    cells = tuple(
+        GroupCell(str(i), c, None, False, "terminating" if i in terminating else "") for i, c in enumerate(states)
+    )
     live = sum(1 for i, c in enumerate(states) if c != "-" and i not in terminating)
     return GroupsView(s, 0, cells, live, sum(1 for c in states if c in "Uo"))
 

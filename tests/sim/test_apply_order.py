@@ -10,23 +10,25 @@
   only after a run whose upserts all happened, dependents first;
 * the planner: below the partition a group follows its leader pod's revision.
 """
+
 from __future__ import annotations
 
 import copy
 import random
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars, worker_sts
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from reliability_helpers import NAME, NS, STACK, Harness, lws_manifest, parse
 
-from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.core.dependencies import check_dependency_order, ref_of
+from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.rollout.ordinal.groups import group_revisions, observe_ordinal_groups
 from pulumi_lws.sim.apply import ApplyResult
 from pulumi_lws.sim.cluster import SimCluster
-from reliability_helpers import NAME, NS, STACK, Harness, lws_manifest, parse
-from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars, worker_sts
 
 LEADER = ("StatefulSet", NAME)
 
@@ -47,8 +49,10 @@ def _workers(result) -> list[tuple[str, str]]:
 
 # ---- the rules ---------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("scheduling", [None, {}, {"replica": {"leader": {}, "worker": {}}}],
-                         ids=["no-gang", "replica-gang", "role-gang"])
+
+@pytest.mark.parametrize(
+    "scheduling", [None, {}, {"replica": {"leader": {}, "worker": {}}}], ids=["no-gang", "replica-gang", "role-gang"]
+)
 def test_ordinal_workers_follow_the_leader_statefulset_and_their_gang(scheduling):
     manifest = lws_manifest(replicas=3, size=2, image="img:1")
     if scheduling is not None:
@@ -101,6 +105,7 @@ def test_dependencies_out_of_order_are_rejected():
 
 # ---- the component: depends_on as registered ---------------------------------------------------
 
+
 def test_component_registers_depends_on_from_the_dependencies():
     """Under the mock engine, each child's registration carries exactly the declared dependencies
     (dependency URNs of the RegisterResource request, mapped back to manifests)."""
@@ -123,6 +128,7 @@ def test_component_registers_depends_on_from_the_dependencies():
 
 # ---- the simulator: partial applies are closed under the dependencies -------------------------
 
+
 def _applied(res: ApplyResult) -> set[str]:
     return {label.split(" ")[0] for label in res.created + res.updated + res.unchanged + res.replaced}
 
@@ -144,8 +150,14 @@ def _dag(draw, prefix: str):
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(old=_dag("a"), new=_dag("b"), keep=st.floats(0.0, 1.0), seed=st.integers(0, 10_000),
-       shuffle=st.randoms(use_true_random=False), shared=st.integers(0, 4))
+@given(
+    old=_dag("a"),
+    new=_dag("b"),
+    keep=st.floats(0.0, 1.0),
+    seed=st.integers(0, 10_000),
+    shuffle=st.randoms(use_true_random=False),
+    shared=st.integers(0, 4),
+)
 def test_partial_apply_never_applies_a_dependent_without_its_dependencies(old, new, keep, seed, shuffle, shared):
     cluster = SimCluster(seed=seed)
     old_names, old_deps = old
@@ -190,6 +202,7 @@ def test_crashed_rollout_stage_keeps_workers_behind_their_leader(keep, seed):
 
 
 # ---- the planner: below the partition, workers follow their leader pod -------------------------
+
 
 def _groups_and_revisions(snapshot, new, partition):
     catalog = catalog_for(new, snapshot)

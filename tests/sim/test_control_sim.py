@@ -6,6 +6,7 @@ Each API runs in its reconcile harness (one ``up()`` = one ``pulumi up``: observ
 through ``Workload.trace_view`` (control_helpers.TraceBounds), ModelServing and DisaggregatedSet with
 their independent cluster readers (ms_helpers.Bounds, ds_helpers.Bounds).
 """
+
 from __future__ import annotations
 
 import copy
@@ -51,7 +52,9 @@ def ms_case(seed: int = 0, overrides=None):
 
 
 def ds_case(seed: int = 0, overrides=None):
-    old = DS.ds_manifest(DS.role("prefill", 3, size=2, surge=1, unavailable=0), DS.role("decode", 2, size=2, surge=1, unavailable=0))
+    old = DS.ds_manifest(
+        DS.role("prefill", 3, size=2, surge=1, unavailable=0), DS.role("decode", 2, size=2, surge=1, unavailable=0)
+    )
     h = DS.Harness.create(old, seed=seed)
     if overrides:
         h.cluster.kubelet.config.overrides.extend(overrides)
@@ -63,6 +66,7 @@ def hash_case(seed: int = 0, overrides=None):
         m = lws_manifest(4, image)
         m["spec"]["groupIdentity"] = "Hash"
         return m
+
     return lws_harness(hashed("img:1"), seed=seed, overrides=overrides), hashed("img:1"), hashed("img:2")
 
 
@@ -84,7 +88,9 @@ def roll_mid_way(h, new, ups: int = 30):
         h.up()
         h.advance(1.0)
         seen = set(images(h).values())
-        if seen == {"img:1", "img:2"} and not any(p["metadata"].get("deletionTimestamp") for p in h.cluster.list("Pod")):
+        if seen == {"img:1", "img:2"} and not any(
+            p["metadata"].get("deletionTimestamp") for p in h.cluster.list("Pod")
+        ):
             return
     raise AssertionError(f"never mid-rollout: {sorted(images(h).items())}")
 
@@ -127,13 +133,19 @@ def test_pause_mid_rollout_holds_recovers_and_resumes_where_it_stopped(api):
         h.advance(1.0)
     after = pods(h.cluster)
     assert after[victim][0] != before_pods[victim][0], "the failed group was not recreated"
-    assert {n: i for n, (_, i) in after.items()} == {n: i for n, (_, i) in before_pods.items()}, "a group moved while paused"
+    assert {n: i for n, (_, i) in after.items()} == {n: i for n, (_, i) in before_pods.items()}, (
+        "a group moved while paused"
+    )
     assert registered(h.cluster) == before_objects
     # resume: the first stage is exactly the one the pause held
     h.change_spec(new)
     resumed, _, _ = h.up()
-    assert (resumed.stage.replicas, resumed.stage.partition, dict(resumed.stage.group_revisions), resumed.stage.lanes) == \
-        (unpaused_next.replicas, unpaused_next.partition, dict(unpaused_next.group_revisions), unpaused_next.lanes)
+    assert (
+        resumed.stage.replicas,
+        resumed.stage.partition,
+        dict(resumed.stage.group_revisions),
+        resumed.stage.lanes,
+    ) == (unpaused_next.replicas, unpaused_next.partition, dict(unpaused_next.group_revisions), unpaused_next.lanes)
     converge(h)
     assert set(images(h).values()) == {"img:2"}
 
@@ -231,8 +243,10 @@ def test_hash_pause_holds_the_leader_deployment_natively_and_recreates_a_failed_
     h.change_spec(new)
     converge(h)
     assert set(images(h).values()) == {"img:2"}
-    assert "paused" not in h.cluster.store.get("Deployment", "default", "ctl")["spec"] or \
-        not h.cluster.store.get("Deployment", "default", "ctl")["spec"]["paused"]
+    assert (
+        "paused" not in h.cluster.store.get("Deployment", "default", "ctl")["spec"]
+        or not h.cluster.store.get("Deployment", "default", "ctl")["spec"]["paused"]
+    )
 
 
 @pytest.mark.slow
@@ -304,8 +318,11 @@ def test_hash_pause_recreates_and_readmits_failed_groups_of_both_revisions_witho
     deployment_spec = copy.deepcopy(h.cluster.store.get("Deployment", "default", "ctl")["spec"])
     before = pods(h.cluster)
     for image in ("img:1", "img:2"):
-        victim = max(n for n, (_, i) in before.items() if i == image
-                     and not h.cluster.store.get("Pod", "default", n)["spec"].get("schedulingGates"))
+        victim = max(
+            n
+            for n, (_, i) in before.items()
+            if i == image and not h.cluster.store.get("Pod", "default", n)["spec"].get("schedulingGates")
+        )
         h.cluster.restart_container("default", victim)
         h.bounds.disarm()
         admitted = []
@@ -318,18 +335,25 @@ def test_hash_pause_recreates_and_readmits_failed_groups_of_both_revisions_witho
         after = pods(h.cluster)
         assert victim not in after or after[victim][0] != before[victim][0], f"the {image} group was not recreated"
         assert admitted and all(a.params.get("recovery") for a in admitted), admitted
-        assert {h.cluster.store.get("Pod", "default", a.name)["spec"]["containers"][0]["image"] for a in admitted} == {image}
+        assert {h.cluster.store.get("Pod", "default", a.name)["spec"]["containers"][0]["image"] for a in admitted} == {
+            image
+        }
         assert _hash_groups(h) == groups, f"after the {image} failure"
         assert _images_count(h) == images_before
         assert h.cluster.store.get("Deployment", "default", "ctl")["spec"] == deployment_spec
         before = after
     h.change_spec(new)
     resumed, _, _ = h.up()
-    assert (resumed.stage.replicas, Counter(resumed.stage.group_revisions.values())) == \
-        (unpaused_next.replicas, Counter(unpaused_next.group_revisions.values()))
+    assert (resumed.stage.replicas, Counter(resumed.stage.group_revisions.values())) == (
+        unpaused_next.replicas,
+        Counter(unpaused_next.group_revisions.values()),
+    )
     # the admission the pause held (the surge leader made before it) is the one resume makes
-    assert [a.name for a in resumed.stage.actions if a.verb == "ungate"] == \
-        [a.name for a in unpaused_next.actions if a.verb == "ungate"] != []
+    assert (
+        [a.name for a in resumed.stage.actions if a.verb == "ungate"]
+        == [a.name for a in unpaused_next.actions if a.verb == "ungate"]
+        != []
+    )
     assert not any(a.params.get("recovery") for a in resumed.stage.actions)
     converge(h)
     assert set(images(h).values()) == {"img:2"}

@@ -1,6 +1,7 @@
 """The SVG timeline of a multi-role trace (DisaggregatedSet, ``simulate --plot``): one panel per
 role lane with its old/new ready areas, its live line and its own floor and ceiling from
 ``Workload.budgets(spec)[role]``; single-role traces keep their group lanes."""
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -32,8 +33,9 @@ def pd():
     runner = TimelineRunner(load_scenario(PD), "pure")
     result = runner.run()
     budgets = lane_budgets(runner.spec.workload, runner.spec.parsed())
-    svg = svg_timeline(result.raw_rows, result.end_time, "pd", timeline=runner.timeline, stages=result.trace.rows,
-                       lane_budgets=budgets)
+    svg = svg_timeline(
+        result.raw_rows, result.end_time, "pd", timeline=runner.timeline, stages=result.trace.rows, lane_budgets=budgets
+    )
     return result, budgets, ET.fromstring(svg)
 
 
@@ -77,8 +79,18 @@ def test_the_areas_follow_each_roles_old_and_new_ready_counts(pd):
 
 
 def test_without_budgets_the_panels_have_no_floor_or_ceiling():
-    rows = [TraceRow(time=t, replicas=3, partition=None, groups=(), live=3, available=3,
-                     lanes=(Lane("a", 2 - t, t, 2 - t, t), Lane("b", 1, 0, 1, 0))) for t in (0, 1, 2)]
+    rows = [
+        TraceRow(
+            time=t,
+            replicas=3,
+            partition=None,
+            groups=(),
+            live=3,
+            available=3,
+            lanes=(Lane("a", 2 - t, t, 2 - t, t), Lane("b", 1, 0, 1, 0)),
+        )
+        for t in (0, 1, 2)
+    ]
     root = ET.fromstring(svg_timeline(rows, 3))
     assert [p.get("data-role") for p in by_class(root, "role-lane")] == ["a", "b"]
     assert not by_class(root, "lane-floor") and not by_class(root, "lane-ceiling")
@@ -86,9 +98,29 @@ def test_without_budgets_the_panels_have_no_floor_or_ceiling():
 
 def test_lane_budgets_per_slice_lanes():
     ds = workload_for("DisaggregatedSet")
-    doc = {"apiVersion": ds.api_version, "kind": "DisaggregatedSet", "metadata": {"name": "pd"},
-           "spec": {"slices": 2, "roles": [
-               {"name": n, "spec": {"replicas": r, "leaderWorkerTemplate": {"workerTemplate": {"spec": {
-                   "containers": [{"name": "s", "image": "x"}]}}}}} for n, r in (("p", 3), ("d", 1))]}}
-    assert lane_budgets(ds, ds.parse(doc)) == {"p": Budgets(3, 1, 0), "1/p": Budgets(3, 1, 0),
-                                               "d": Budgets(1, 1, 0), "1/d": Budgets(1, 1, 0)}
+    doc = {
+        "apiVersion": ds.api_version,
+        "kind": "DisaggregatedSet",
+        "metadata": {"name": "pd"},
+        "spec": {
+            "slices": 2,
+            "roles": [
+                {
+                    "name": n,
+                    "spec": {
+                        "replicas": r,
+                        "leaderWorkerTemplate": {
+                            "workerTemplate": {"spec": {"containers": [{"name": "s", "image": "x"}]}}
+                        },
+                    },
+                }
+                for n, r in (("p", 3), ("d", 1))
+            ],
+        },
+    }
+    assert lane_budgets(ds, ds.parse(doc)) == {
+        "p": Budgets(3, 1, 0),
+        "1/p": Budgets(3, 1, 0),
+        "d": Budgets(1, 1, 0),
+        "1/d": Budgets(1, 1, 0),
+    }

@@ -1,5 +1,6 @@
 """The SVG timeline (``simulate --plot``): stage labels, reconcile ticks, floor/ceiling lines, blocked
 band, time ticks. (Legibility on the rasterized picture: test_plot_render.py.)"""
+
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -51,10 +52,15 @@ def test_floor_and_ceiling_at_the_right_height(scalefirst):
     assert float(floor.get("y1")) == pytest.approx(y_of(budget.floor, root), abs=0.2)
     assert float(ceiling.get("y1")) == pytest.approx(y_of(budget.ceiling, root), abs=0.2)
     assert floor.get("stroke-dasharray") and ceiling.get("stroke-dasharray")
-    labels = {e.get("class"): e.text for e in root.iter() if (e.get("class") or "").endswith("-label")
-              and e.get("class") not in ("axis-label", "lane-label")}
-    assert labels == {"floor-label": "floor 1 = replicas 2 - maxUnavailable 1",
-                      "ceiling-label": "ceiling 2 = replicas 2 + maxSurge 0"}
+    labels = {
+        e.get("class"): e.text
+        for e in root.iter()
+        if (e.get("class") or "").endswith("-label") and e.get("class") not in ("axis-label", "lane-label")
+    }
+    assert labels == {
+        "floor-label": "floor 1 = replicas 2 - maxUnavailable 1",
+        "ceiling-label": "ceiling 2 = replicas 2 + maxSurge 0",
+    }
 
 
 def test_one_label_per_stage_and_one_tick_per_reconcile_that_changed_something(scalefirst):

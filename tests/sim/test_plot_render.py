@@ -7,6 +7,7 @@ floor drawn as checked only where the simulator checks it.
 Needs the system cairo library (Debian/Ubuntu: ``apt-get install libcairo2``); without it the
 module is skipped with that reason.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -58,8 +59,16 @@ def texts(svg: str) -> list[tuple[str, float, float, str, float, bool]]:
     out = []
     for el in root.iter(f"{NS}text"):
         content = "".join(el.itertext())
-        out.append((content, float(el.get("x")), float(el.get("y")), el.get("text-anchor", "start"),
-                    float(el.get("font-size", size0)), el.get("font-weight") == "bold"))
+        out.append(
+            (
+                content,
+                float(el.get("x")),
+                float(el.get("y")),
+                el.get("text-anchor", "start"),
+                float(el.get("font-size", size0)),
+                el.get("font-weight") == "bold",
+            )
+        )
     return out
 
 
@@ -69,8 +78,11 @@ def boxes(svg: str) -> list[tuple[str, tuple[float, float, float, float]]]:
     ctx = cairocffi.Context(surface)
     out = []
     for content, x, y, anchor, size, bold in texts(svg):
-        ctx.select_font_face("monospace", cairocffi.FONT_SLANT_NORMAL,
-                             cairocffi.FONT_WEIGHT_BOLD if bold else cairocffi.FONT_WEIGHT_NORMAL)
+        ctx.select_font_face(
+            "monospace",
+            cairocffi.FONT_SLANT_NORMAL,
+            cairocffi.FONT_WEIGHT_BOLD if bold else cairocffi.FONT_WEIGHT_NORMAL,
+        )
         ctx.set_font_size(size)
         width = ctx.text_extents(content)[4]  # x_advance
         ascent, descent = ctx.font_extents()[:2]
@@ -82,7 +94,7 @@ def boxes(svg: str) -> list[tuple[str, tuple[float, float, float, float]]]:
 def overlapping(items) -> list[tuple[str, str]]:
     bad = []
     for i, (a, (ax0, ay0, ax1, ay1)) in enumerate(items):
-        for b, (bx0, by0, bx1, by1) in items[i + 1:]:
+        for b, (bx0, by0, bx1, by1) in items[i + 1 :]:
             if min(ax1, bx1) - max(ax0, bx0) > 0.5 and min(ay1, by1) - max(ay0, by0) > 0.5:
                 bad.append((a, b))
     return bad
@@ -107,8 +119,12 @@ def test_rasterizes_and_no_labels_overlap(name, plots):
 
 def _legend_words(svg: str) -> set[str]:
     root = ET.fromstring(svg)
-    return {"".join(t.itertext()) for g in root.iter(f"{NS}g") if g.get("class") == "legend-entry"
-            for t in g.iter(f"{NS}text")}
+    return {
+        "".join(t.itertext())
+        for g in root.iter(f"{NS}g")
+        if g.get("class") == "legend-entry"
+        for t in g.iter(f"{NS}text")
+    }
 
 
 @pytest.mark.parametrize("name", ["hash", "gpu-717"])

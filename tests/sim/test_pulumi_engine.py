@@ -1,15 +1,15 @@
 """run_program: real Pulumi programs (the quickstart example, callables) under the mock engine."""
+
 from __future__ import annotations
 
-from conftest import REPO_ROOT
-
 import pytest
+from conftest import REPO_ROOT
+from fakes_component import FakeActuator, FakeObserver, fake_reconcile
 
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import reconcile as reconcile_module
-from pulumi_lws.core.errors import SpecError
 from pulumi_lws.sim.pulumi_engine import run_program
-from fakes_component import FakeActuator, FakeObserver, fake_reconcile
 
 ROOT = REPO_ROOT
 QUICKSTART = ROOT / "examples" / "quickstart"
@@ -27,7 +27,9 @@ def test_quickstart_example_registers_the_stage_objects(fake_plan):
     assert observer.calls == [("default", "leaderworkerset-sample", False)]
     kinds = sorted(m["kind"] for m in result.manifests)
     assert kinds == ["ControllerRevision", "PodGroup", "Service", "StatefulSet", "StatefulSet"]
-    leader = next(m for m in result.manifests if m["kind"] == "StatefulSet" and m["metadata"]["name"] == "leaderworkerset-sample")
+    leader = next(
+        m for m in result.manifests if m["kind"] == "StatefulSet" and m["metadata"]["name"] == "leaderworkerset-sample"
+    )
     assert leader["apiVersion"] == "apps/v1" and leader["spec"]["replicas"] == 4  # ints back, replicas from lws.yaml
     assert isinstance(leader["spec"]["replicas"], int)
     assert [s.target_revision for s in result.stages] == ["rev2"]
@@ -39,7 +41,9 @@ def test_quickstart_example_registers_the_stage_objects(fake_plan):
 def test_preview_executes_no_action_and_root_program_runs_the_example(fake_plan):
     actuator = FakeActuator()
     result = run_program(ROOT / "__main__.py", FakeObserver(), actuator, preview=True)
-    assert actuator.calls == [] and result.outputs["actions"] == [f"ungate Pod/leaderworkerset-sample-1 (gate={L.GROUP_REPLACEMENT_GATE})"]
+    assert actuator.calls == [] and result.outputs["actions"] == [
+        f"ungate Pod/leaderworkerset-sample-1 (gate={L.GROUP_REPLACEMENT_GATE})"
+    ]
 
 
 def test_repeated_runs_are_independent(fake_plan):
@@ -49,8 +53,12 @@ def test_repeated_runs_are_independent(fake_plan):
 
     def program(name):
         def run():
-            lws = LeaderWorkerSet(name, {"replicas": 2, "size": 1, "worker_template": {"spec": {"containers": [{"name": "a", "image": "b"}]}}})
+            lws = LeaderWorkerSet(
+                name,
+                {"replicas": 2, "size": 1, "worker_template": {"spec": {"containers": [{"name": "a", "image": "b"}]}}},
+            )
             pulumi.export("name", lws.leader_name)
+
         return run
 
     names = [run_program(program(f"lws-{i}"), FakeObserver(), FakeActuator()).outputs for i in range(5)]
@@ -84,9 +92,15 @@ def test_runs_leave_no_event_loop_open_for_the_collector(tmp_path):
         "        k8s.core.v1.ConfigMap(f'c{i}', metadata={'name': f'c{i}'}, data={'k': 'v'})\n"
         "cluster = SimCluster()\n"
         "for _ in range(3):\n"
-        "    assert len(run_program(program, cluster, cluster).manifests) == 8\n")
+        "    assert len(run_program(program, cluster, cluster).manifests) == 8\n"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-W", "always::ResourceWarning", str(script)], capture_output=True,
-                          text=True, env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-W", "always::ResourceWarning", str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert "unclosed event loop" not in done.stderr and "Exception ignored" not in done.stderr

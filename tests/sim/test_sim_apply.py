@@ -1,8 +1,10 @@
 """Apply like Pulumi: create, update, delete, delete-before-replace, partial applies."""
+
 from __future__ import annotations
 
-from pulumi_lws.sim.apply import immutable_changes
 from sim_helpers import cluster, run_until, sts
+
+from pulumi_lws.sim.apply import immutable_changes
 
 
 def svc(name="s", ip=None):

@@ -1,5 +1,6 @@
 """The simulator's Deployment controller honours ``spec.paused`` as Kubernetes does: no new
 ReplicaSet and no rollout step while paused, the rollout continues once unpaused."""
+
 from __future__ import annotations
 
 import copy

@@ -11,16 +11,18 @@ Reference behaviour (kubernetes/pkg/controller/deployment, replicaset, controlle
 - ``ActivePodsWithRanks``: scale-down deletes unassigned before assigned, Pending < Unknown <
   Running, not ready before ready, lower ``controller.kubernetes.io/pod-deletion-cost`` first.
 """
+
 from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sim_helpers import deployment, run_until
 
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.deployment import resolve_fenceposts
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
-from sim_helpers import deployment, run_until
 
 HASH = "pod-template-hash"
 COST = "controller.kubernetes.io/pod-deletion-cost"
@@ -46,7 +48,8 @@ def _terminating(p: dict) -> bool:
 
 def _ready(p: dict) -> bool:
     return p["status"].get("phase") == "Running" and any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in p["status"].get("conditions") or [])
+        c.get("type") == "Ready" and c.get("status") == "True" for c in p["status"].get("conditions") or []
+    )
 
 
 def _active(c: SimCluster) -> list[dict]:
@@ -73,8 +76,10 @@ def _watch_victims(c: SimCluster, log: list[str]) -> None:
             worst_victim = max(ranks[p["metadata"]["uid"]] for p in gone)
             best_survivor = min(ranks[p["metadata"]["uid"]] for p in kept)
             if worst_victim > best_survivor:
-                log.append(f"t={c.clock.now} {rs['metadata']['name']}: deleted rank {worst_victim} "
-                           f"while rank {best_survivor} survives")
+                log.append(
+                    f"t={c.clock.now} {rs['metadata']['name']}: deleted rank {worst_victim} "
+                    f"while rank {best_survivor} survives"
+                )
 
     rsc.sync = sync  # type: ignore[method-assign]
 
@@ -88,9 +93,14 @@ def _zero(v: Any) -> bool:
 
 
 @settings(max_examples=60)
-@given(replicas=st.integers(1, 12), surge=intorpct, unavailable=intorpct, delays=delays,
-       costs=st.lists(st.integers(-3, 3), max_size=12),
-       rescale=st.one_of(st.none(), st.tuples(st.integers(0, 8), st.integers(1, 12))))
+@given(
+    replicas=st.integers(1, 12),
+    surge=intorpct,
+    unavailable=intorpct,
+    delays=delays,
+    costs=st.lists(st.integers(-3, 3), max_size=12),
+    rescale=st.one_of(st.none(), st.tuples(st.integers(0, 8), st.integers(1, 12))),
+)
 def test_rolling_update_bounds_and_converges(replicas, surge, unavailable, delays, costs, rescale):
     if _zero(surge) and _zero(unavailable):
         unavailable = 1  # API validation rejects literal 0/0 (only rounding may produce it)
@@ -136,13 +146,17 @@ def test_rolling_update_bounds_and_converges(replicas, surge, unavailable, delay
 
 def _converged(c: SimCluster, want: int) -> bool:
     d = c.store.get("Deployment", "default", "d")
-    new_hash = next(r for r in c.store.list("ReplicaSet")
-                    if r["spec"]["template"]["spec"]["containers"][0]["image"] == "b")["metadata"]["labels"][HASH]
+    new_hash = next(
+        r for r in c.store.list("ReplicaSet") if r["spec"]["template"]["spec"]["containers"][0]["image"] == "b"
+    )["metadata"]["labels"][HASH]
     old = [r for r in c.store.list("ReplicaSet") if r["metadata"]["labels"][HASH] != new_hash]
     pods = c.store.list("Pod")
-    return (all(r["spec"]["replicas"] == 0 for r in old) and len(pods) == want
-            and all(p["metadata"]["labels"][HASH] == new_hash and _ready(p) for p in pods)
-            and d["status"].get("updatedReplicas") == d["status"].get("availableReplicas") == want)
+    return (
+        all(r["spec"]["replicas"] == 0 for r in old)
+        and len(pods) == want
+        and all(p["metadata"]["labels"][HASH] == new_hash and _ready(p) for p in pods)
+        and d["status"].get("updatedReplicas") == d["status"].get("availableReplicas") == want
+    )
 
 
 def _pct(v: Any, replicas: int, up: bool) -> int:
@@ -180,7 +194,7 @@ def test_stuck_rollout_keeps_the_floor_and_the_old_pods(replicas, surge, unavail
     new = [p for p in _active(c) if p["spec"]["containers"][0]["image"] == "b"]
     # Stalled state of rolloutRolling: old pods scaled down to the floor at most, new ones fill the
     # rest of the surge room (capped at replicas).
-    assert len(old) == max(replicas - u, 0) or len(old) == replicas and not new
+    assert len(old) == max(replicas - u, 0) or (len(old) == replicas and not new)
     assert len(new) == min(replicas, replicas + s - len(old))
     assert all(map(_ready, old)) and not any(map(_ready, new))
 
@@ -216,8 +230,11 @@ def test_replicaset_scale_down_victims_follow_kubernetes_ranking(replicas, data)
 
 # ---- focused examples for the scaling-event fix (found by test_rolling_update_bounds_and_converges) ----
 
+
 def _sizes(c: SimCluster) -> dict[str, int]:
-    return {r["spec"]["template"]["spec"]["containers"][0]["image"]: r["spec"]["replicas"] for r in c.list("ReplicaSet")}
+    return {
+        r["spec"]["template"]["spec"]["containers"][0]["image"]: r["spec"]["replicas"] for r in c.list("ReplicaSet")
+    }
 
 
 def test_scale_down_mid_rollout_is_proportional_and_respects_the_new_surge():
@@ -246,6 +263,9 @@ def test_scale_up_mid_rollout_distributes_by_max_replicas_annotation():
     assert _sizes(c) == {"a": 15, "b": 10}
     for r in c.list("ReplicaSet"):
         ann = r["metadata"]["annotations"]
-        assert (ann["deployment.kubernetes.io/desired-replicas"], ann["deployment.kubernetes.io/max-replicas"]) == ("20", "25")
+        assert (ann["deployment.kubernetes.io/desired-replicas"], ann["deployment.kubernetes.io/max-replicas"]) == (
+            "20",
+            "25",
+        )
     run_until(c, 60)
     assert _sizes(c) == {"a": 0, "b": 20}

@@ -1,9 +1,11 @@
 """End-to-end: the quickstart scenarios (pure engine and the example program under the pulumi
 engine) and the CLI."""
+
 from __future__ import annotations
 
-from conftest import REPO_ROOT
 import json
+
+from conftest import REPO_ROOT
 
 from pulumi_lws.cli import main
 from pulumi_lws.sim.runner import simulate
@@ -11,14 +13,20 @@ from pulumi_lws.sim.scenario import load_scenario
 
 ROOT = REPO_ROOT
 PROGRAM_SCENARIO = ROOT / "examples" / "quickstart" / "scenario.yaml"  # `make demo`: __main__.py, engine pulumi
-QUICKSTART = ROOT / "examples" / "quickstart" / "scenario-pure.yaml"   # the same rollout, pure engine, inline LWS
+QUICKSTART = ROOT / "examples" / "quickstart" / "scenario-pure.yaml"  # the same rollout, pure engine, inline LWS
 
 # The documentation's table (R=4, MU=2, MS=2): stage 1 is the converged set before the update;
 # its transient stage 2 (partition 4) folds into stage 3: the planner goes straight to the fixed
 # point of what it observes.
 EXPECTED = [
-    (4, 0, "UUUU"), (6, 2, "oouuuu"), (6, 2, "oouuUu"), (6, 0, "uuuuUU"),
-    (6, 0, "uuUUUU"), (4, 0, "uuUU"), (4, 0, "uUUU"), (4, 0, "UUUU"),
+    (4, 0, "UUUU"),
+    (6, 2, "oouuuu"),
+    (6, 2, "oouuUu"),
+    (6, 0, "uuuuUU"),
+    (6, 0, "uuUUUU"),
+    (4, 0, "uuUU"),
+    (4, 0, "uUUU"),
+    (4, 0, "UUUU"),
 ]
 # The documentation's Description column, derived from the change between rows.
 NOTES = [
@@ -59,7 +67,9 @@ def test_program_scenario_runs_the_example_program_and_matches_the_pure_variant(
     assert result.engine == "pulumi" and _rows(result) == EXPECTED
     assert [r.note.removeprefix("lws.yaml patched; ") for r in result.trace.rows] == NOTES
     pure = simulate(load_scenario(QUICKSTART))
-    assert [r.to_json() | {"note": ""} for r in result.trace.rows] == [r.to_json() | {"note": ""} for r in pure.trace.rows]
+    assert [r.to_json() | {"note": ""} for r in result.trace.rows] == [
+        r.to_json() | {"note": ""} for r in pure.trace.rows
+    ]
     assert lws_yaml.read_bytes() == before
     images = {c["image"] for p in result.cluster.list("Pod") for c in p["spec"]["containers"]}
     assert images == {"nginxinc/nginx-unprivileged:1.28"}
@@ -82,6 +92,7 @@ def test_same_seed_same_trace():
         sc = load_scenario(QUICKSTART)
         sc.statefulset_history, sc.apply_keep = "internal", 0.7  # crash mid-apply draws from the seeded RNG
         return simulate(sc)
+
     a, b = run(), run()
     assert a.trace.to_json() == b.trace.to_json() and [r.time for r in a.raw_rows] == [r.time for r in b.raw_rows]
 

@@ -9,6 +9,7 @@
 * within one pass, an orphan the scan would still reach is collected in that pass, one it has
   passed waits for the next (exactly like the scan).
 """
+
 from __future__ import annotations
 
 import json
@@ -28,8 +29,14 @@ from pulumi_lws.sim.store import FOREGROUND, Store, owner_ref, strip_internal
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ALL = sorted(str(p.relative_to(ROOT / "examples")) for p in (ROOT / "examples").glob("*/scenario*.yaml"))
-COMPARED = ["quickstart/scenario.yaml", "hash/scenario.yaml", "modelserving-pd/scenario.yaml",
-            "disaggregated-pd/scenario-abc.yaml", "gpu-717/scenario-scalefirst.yaml", "gpu-717/scenario-rolloutfirst.yaml"]
+COMPARED = [
+    "quickstart/scenario.yaml",
+    "hash/scenario.yaml",
+    "modelserving-pd/scenario.yaml",
+    "disaggregated-pd/scenario-abc.yaml",
+    "gpu-717/scenario-scalefirst.yaml",
+    "gpu-717/scenario-rolloutfirst.yaml",
+]
 
 
 def reference_gc_sync(self: GarbageCollector) -> None:
@@ -44,8 +51,9 @@ def reference_scheduler_sync(self) -> None:
     if not pending:
         return
     nodes = self.store.list("Node")
-    pending.sort(key=lambda p: (-int((p.get("spec") or {}).get("priority") or 0), p["_sim_created_at"],
-                                p["metadata"]["name"]))
+    pending.sort(
+        key=lambda p: (-int((p.get("spec") or {}).get("priority") or 0), p["_sim_created_at"], p["metadata"]["name"])
+    )
     for pod in pending:
         self._schedule(pod, nodes)
 
@@ -62,8 +70,12 @@ def test_indexes_hold_what_the_scans_would_find(name: str) -> None:
         store = cluster.store
         wanted = {p["metadata"]["uid"] for p in store.list("Pod") if cluster.scheduler._wants_scheduling(p)}
         assert store.unbound_pods == wanted, f"t={t}"
-        must = {o["metadata"]["uid"] for o in store.all()
-                if o["metadata"].get("deletionTimestamp") or (o["metadata"].get("ownerReferences") and store.all_owners_gone(o))}
+        must = {
+            o["metadata"]["uid"]
+            for o in store.all()
+            if o["metadata"].get("deletionTimestamp")
+            or (o["metadata"].get("ownerReferences") and store.all_owners_gone(o))
+        }
         assert must <= store.gc_candidates, f"t={t}: {must - store.gc_candidates}"
         assert store.gc_candidates <= {o["metadata"]["uid"] for o in store.all()}, f"t={t}: a removed object is kept"
         ticks.append(t)
@@ -93,7 +105,9 @@ def _chain_store() -> tuple[Store, dict[str, str]]:
         uids[name] = store.create({"apiVersion": "v1", "kind": kind, "metadata": {"name": name}})["metadata"]["uid"]
     owner, owner2 = store.get("C", "default", "owner"), store.get("B", "default", "owner2")
     for kind, name, of in (("A", "early", owner), ("B", "late", owner), ("C", "grandchild", owner2)):
-        obj = store.create({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "ownerReferences": [owner_ref(of)]}})
+        obj = store.create(
+            {"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "ownerReferences": [owner_ref(of)]}}
+        )
         uids[name] = obj["metadata"]["uid"]
     return store, uids
 
@@ -135,7 +149,9 @@ def test_an_owner_removed_during_a_pass_orphans_later_objects_in_that_pass_earli
         store = Store(Clock(0))
         pod = store.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"nodeName": "n"}})
         for kind in ("AConfig", "ZConfig"):
-            store.create({"apiVersion": "v1", "kind": kind, "metadata": {"name": "d", "ownerReferences": [owner_ref(pod)]}})
+            store.create(
+                {"apiVersion": "v1", "kind": kind, "metadata": {"name": "d", "ownerReferences": [owner_ref(pod)]}}
+            )
         store.delete("Pod", "default", "p")  # on a node: kept for its grace period
         pod["spec"]["nodeName"] = None  # the kubelet is done: the collector removes it in its next pass
         store.touch(pod)
@@ -164,8 +180,15 @@ def _graphs(draw):
     for i in range(n):
         owners = draw(st.lists(st.integers(-1, i - 1), max_size=2, unique=True)) if i else []
         objs.append((draw(st.sampled_from(_KINDS)), f"o{i}", owners, draw(st.booleans()), draw(st.booleans())))
-    steps = draw(st.lists(st.tuples(st.sampled_from(("delete-bg", "delete-fg", "delete-orphan", "unfinalize", "terminate")),
-                                    st.integers(0, n - 1)), max_size=6))
+    steps = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(("delete-bg", "delete-fg", "delete-orphan", "unfinalize", "terminate")),
+                st.integers(0, n - 1),
+            ),
+            max_size=6,
+        )
+    )
     return objs, steps
 
 
@@ -173,11 +196,25 @@ def _build(objs) -> Store:
     store = Store(Clock(0))
     made = {}
     for kind, name, owners, finalized, on_node in objs:
-        refs = [owner_ref(made[o]) if o >= 0 else {"apiVersion": "v1", "kind": "Gone", "name": "x",
-                                                    "uid": "never", "controller": False} for o in owners]
-        m = {"name": name, **({"ownerReferences": refs} if refs else {}), **({"finalizers": ["keep"]} if finalized else {})}
-        made[int(name[1:])] = store.create({"apiVersion": "v1", "kind": kind, "metadata": m,
-                                            **({"spec": {"nodeName": "n"}} if kind == "Pod" and on_node else {})})
+        refs = [
+            owner_ref(made[o])
+            if o >= 0
+            else {"apiVersion": "v1", "kind": "Gone", "name": "x", "uid": "never", "controller": False}
+            for o in owners
+        ]
+        m = {
+            "name": name,
+            **({"ownerReferences": refs} if refs else {}),
+            **({"finalizers": ["keep"]} if finalized else {}),
+        }
+        made[int(name[1:])] = store.create(
+            {
+                "apiVersion": "v1",
+                "kind": kind,
+                "metadata": m,
+                **({"spec": {"nodeName": "n"}} if kind == "Pod" and on_node else {}),
+            }
+        )
     return store
 
 

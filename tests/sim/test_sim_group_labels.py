@@ -1,6 +1,7 @@
 """The simulated kubelet knows no API: a timing override by ``group:`` / ``lws:`` finds its pods with
 the labels each registered API declares (``Workload.group_labels``, pulumi_lws/core/simulation.py),
 handed to the kubelet by the driver side (the runner, the test harnesses)."""
+
 from __future__ import annotations
 
 from pulumi_lws.core.simulation import GroupLabels, group_of, owner_of
@@ -46,9 +47,18 @@ def test_a_new_api_declares_its_own_labels_and_the_kubelet_follows():
 
 
 def test_the_runner_hands_the_registered_labels_to_the_kubelet():
-    doc = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "web"},
-           "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 1, "workerTemplate": {
-               "spec": {"containers": [{"name": "w", "image": "a"}]}}}}}
+    doc = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "web"},
+        "spec": {
+            "replicas": 1,
+            "leaderWorkerTemplate": {
+                "size": 1,
+                "workerTemplate": {"spec": {"containers": [{"name": "w", "image": "a"}]}},
+            },
+        },
+    }
     runner = Runner(Scenario(name="t", engine="pure", manifest=doc))
     try:
         assert runner.cluster.kubelet.config.group_labels == simulator_group_labels()

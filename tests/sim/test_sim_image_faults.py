@@ -1,5 +1,6 @@
 """The simulator's faults of issue 24: image faults (``kubelet.failImages``, ``kubelet.pullErrors``,
 an ``image:`` override), timed ``events:``, their scenario validation and ``--fail-image``."""
+
 from __future__ import annotations
 
 import itertools
@@ -58,8 +59,9 @@ def test_a_failing_image_crash_loops_never_ready_and_restarts_every_ten_seconds(
     assert waiting and all(t not in running for t, _ in waiting)
     main = next(s for s in _status(c, "p")["containerStatuses"] if s["name"] == "main")
     side = next(s for s in _status(c, "p")["containerStatuses"] if s["name"] == "side")
-    assert main["state"] == {"waiting": {"reason": "CrashLoopBackOff",
-                                          "message": "back-off 10s restarting failed container=main"}}
+    assert main["state"] == {
+        "waiting": {"reason": "CrashLoopBackOff", "message": "back-off 10s restarting failed container=main"}
+    }
     assert main["lastState"]["terminated"]["exitCode"] == 1
     assert side["restartCount"] == 0 and side["state"] == {"running": {}}
 
@@ -78,8 +80,11 @@ def test_a_pull_error_leaves_the_pod_pending_in_image_pull_backoff() -> None:
 
 
 def test_other_images_are_unaffected_and_an_image_override_models_a_failing_probe() -> None:
-    c = SimCluster(kubelet=KubeletConfig(default=Timing(1, 2), fail_images=("img:bad",),
-                                         overrides=[Override(image="img:probe*", never_ready=True)]))
+    c = SimCluster(
+        kubelet=KubeletConfig(
+            default=Timing(1, 2), fail_images=("img:bad",), overrides=[Override(image="img:probe*", never_ready=True)]
+        )
+    )
     c.create(_image_pod("good", "img:1"))
     c.create(_image_pod("probe", "img:probe-fails"))
     c.step(10.0)
@@ -103,8 +108,12 @@ def test_the_statefulset_controller_recreates_a_fixed_template_only_once_the_bad
 
 # ---- events ---------------------------------------------------------------------------------
 def test_timed_events_annotate_delete_add_remove_and_cordon() -> None:
-    c = SimCluster(nodes=[{"name": "n-0", "labels": {}, "capacity": {"cpu": 8}},
-                          {"name": "node-3", "labels": {}, "capacity": {"cpu": 8}}])
+    c = SimCluster(
+        nodes=[
+            {"name": "n-0", "labels": {}, "capacity": {"cpu": 8}},
+            {"name": "node-3", "labels": {}, "capacity": {"cpu": 8}},
+        ]
+    )
     c.create(pod("a-1"))
     c.create(pod("a-2"))
     c.create(pod("b-1"))
@@ -129,39 +138,68 @@ def _write(tmp_path, data: dict) -> str:
     return str(path)
 
 
-LWS = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "s"},
-       "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 1, "workerTemplate": {
-           "spec": {"containers": [{"name": "c", "image": "img:1"}]}}}}}
+LWS = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "metadata": {"name": "s"},
+    "spec": {
+        "replicas": 2,
+        "leaderWorkerTemplate": {
+            "size": 1,
+            "workerTemplate": {"spec": {"containers": [{"name": "c", "image": "img:1"}]}},
+        },
+    },
+}
 
 
 def test_scenario_keys_load() -> None:
-    sc = load_scenario({"manifest": LWS, "kubelet": {"failImages": ["img:bad"], "pullErrors": ["img:typo"],
-                                                     "overrides": [{"image": "img:p", "neverReady": True}]},
-                        "events": [{"at": 5, "annotate": {"pods": "s-*", "annotations": {"k": "v"}}},
-                                   {"at": 6, "deletePods": "s-1"}, {"at": 7, "addNodes": 2, "gpusPerNode": 4},
-                                   {"at": 8, "removeNode": "node-0"}, {"at": 9, "cordon": "node-1"}]})
+    sc = load_scenario(
+        {
+            "manifest": LWS,
+            "kubelet": {
+                "failImages": ["img:bad"],
+                "pullErrors": ["img:typo"],
+                "overrides": [{"image": "img:p", "neverReady": True}],
+            },
+            "events": [
+                {"at": 5, "annotate": {"pods": "s-*", "annotations": {"k": "v"}}},
+                {"at": 6, "deletePods": "s-1"},
+                {"at": 7, "addNodes": 2, "gpusPerNode": 4},
+                {"at": 8, "removeNode": "node-0"},
+                {"at": 9, "cordon": "node-1"},
+            ],
+        }
+    )
     assert sc.kubelet.fail_images == ("img:bad",) and sc.kubelet.pull_errors == ("img:typo",)
     assert sc.kubelet.overrides[0].image == "img:p"
-    assert [(e.at, e.verb) for e in sc.events] == [(5, "annotate"), (6, "deletePods"), (7, "addNodes"),
-                                                   (8, "removeNode"), (9, "cordon")]
+    assert [(e.at, e.verb) for e in sc.events] == [
+        (5, "annotate"),
+        (6, "deletePods"),
+        (7, "addNodes"),
+        (8, "removeNode"),
+        (9, "cordon"),
+    ]
     assert sc.events[2].gpus_per_node == 4
 
 
-@pytest.mark.parametrize("data, path", [
-    ({"kubelet": {"failImages": "img:bad"}}, "kubelet.failImages"),
-    ({"kubelet": {"pullErrors": ["", "x"]}}, "kubelet.pullErrors[0]"),
-    ({"events": {"at": 1}}, "events"),
-    ({"events": [{"at": 1}]}, "events[0]"),
-    ({"events": [{"at": 1, "cordon": "a", "removeNode": "b"}]}, "events[0]"),
-    ({"events": [{"at": "soon", "cordon": "a"}]}, "events[0].at"),
-    ({"events": [{"at": 1, "addNodes": 0}]}, "events[0].addNodes"),
-    ({"events": [{"at": 1, "addNodes": 1, "gpusPerNode": -1}]}, "events[0].gpusPerNode"),
-    ({"events": [{"at": 1, "cordon": "a", "gpusPerNode": 1}]}, "events[0].gpusPerNode"),
-    ({"events": [{"at": 1, "annotate": {"pods": "x"}}]}, "events[0].annotate.annotations"),
-    ({"events": [{"at": 1, "annotate": {"annotations": {"a": "b"}}}]}, "events[0].annotate.pods"),
-    ({"events": [{"at": 1, "deletePods": 3}]}, "events[0].deletePods"),
-    ({"events": [{"at": 1, "cordon": "a", "typo": 1}]}, "events[0].typo"),
-])
+@pytest.mark.parametrize(
+    "data, path",
+    [
+        ({"kubelet": {"failImages": "img:bad"}}, "kubelet.failImages"),
+        ({"kubelet": {"pullErrors": ["", "x"]}}, "kubelet.pullErrors[0]"),
+        ({"events": {"at": 1}}, "events"),
+        ({"events": [{"at": 1}]}, "events[0]"),
+        ({"events": [{"at": 1, "cordon": "a", "removeNode": "b"}]}, "events[0]"),
+        ({"events": [{"at": "soon", "cordon": "a"}]}, "events[0].at"),
+        ({"events": [{"at": 1, "addNodes": 0}]}, "events[0].addNodes"),
+        ({"events": [{"at": 1, "addNodes": 1, "gpusPerNode": -1}]}, "events[0].gpusPerNode"),
+        ({"events": [{"at": 1, "cordon": "a", "gpusPerNode": 1}]}, "events[0].gpusPerNode"),
+        ({"events": [{"at": 1, "annotate": {"pods": "x"}}]}, "events[0].annotate.annotations"),
+        ({"events": [{"at": 1, "annotate": {"annotations": {"a": "b"}}}]}, "events[0].annotate.pods"),
+        ({"events": [{"at": 1, "deletePods": 3}]}, "events[0].deletePods"),
+        ({"events": [{"at": 1, "cordon": "a", "typo": 1}]}, "events[0].typo"),
+    ],
+)
 def test_bad_values_name_their_field_path(data: dict, path: str) -> None:
     with pytest.raises(SpecError) as err:
         load_scenario({"manifest": LWS, **data})
@@ -178,10 +216,18 @@ def test_cli_bad_scenario_value_exits_2_with_the_field_path(tmp_path) -> None:
 def test_events_in_a_scenario_run_and_are_noted(tmp_path) -> None:
     from pulumi_lws.sim.runner import simulate
 
-    sc = load_scenario({"manifest": LWS, "start": "converged", "reconcile": {"interval": 5},
-                        "events": [{"at": 3, "deletePods": "s-1"}, {"at": 4, "annotate": {"pods": "s-0",
-                                                                                           "annotations": {"k": "v"}}}],
-                        "stop": {"maxTime": 60}})
+    sc = load_scenario(
+        {
+            "manifest": LWS,
+            "start": "converged",
+            "reconcile": {"interval": 5},
+            "events": [
+                {"at": 3, "deletePods": "s-1"},
+                {"at": 4, "annotate": {"pods": "s-0", "annotations": {"k": "v"}}},
+            ],
+            "stop": {"maxTime": 60},
+        }
+    )
     result = simulate(sc)
     assert result.exit_code == 0, result.reason
     notes = " ".join(r.note for r in result.trace.rows)

@@ -11,6 +11,7 @@
   resourceVersions included;
 * ``Store.list`` answers from a per-kind sorted list that follows creates and removes.
 """
+
 from __future__ import annotations
 
 import json
@@ -29,8 +30,13 @@ from pulumi_lws.sim.scenario import load_scenario
 from pulumi_lws.sim.store import Store, strip_internal
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SCENARIOS = ["quickstart/scenario.yaml", "hash/scenario.yaml", "modelserving-pd/scenario.yaml",
-             "disaggregated-pd/scenario.yaml", "gpu-717/scenario-scalefirst.yaml"]
+SCENARIOS = [
+    "quickstart/scenario.yaml",
+    "hash/scenario.yaml",
+    "modelserving-pd/scenario.yaml",
+    "disaggregated-pd/scenario.yaml",
+    "gpu-717/scenario-scalefirst.yaml",
+]
 
 
 def _dump(obj) -> str:
@@ -84,8 +90,16 @@ class _NeverQuiet(dict):
         return None
 
 
-@pytest.mark.parametrize("name", ["quickstart/scenario.yaml", "hash/scenario.yaml", "modelserving-pd/scenario.yaml",
-                                  "disaggregated-pd/scenario-abc.yaml", "gpu-717/scenario-rolloutfirst.yaml"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "quickstart/scenario.yaml",
+        "hash/scenario.yaml",
+        "modelserving-pd/scenario.yaml",
+        "disaggregated-pd/scenario-abc.yaml",
+        "gpu-717/scenario-rolloutfirst.yaml",
+    ],
+)
 def test_skipping_unchanged_objects_changes_nothing(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     fast = simulate(load_scenario(ROOT / "examples" / name), "pure")
     original_sts = sts_mod.StatefulSetController.__init__
@@ -109,9 +123,13 @@ def test_skipping_unchanged_objects_changes_nothing(name: str, monkeypatch: pyte
 def test_list_follows_creates_and_removes_in_namespace_name_order() -> None:
     store = Store(Clock(0))
     for ns, name in (("b", "x"), ("a", "z"), ("a", "y")):
-        store.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns,
-                                                                            "labels": {"k": ns}}})
-    names = lambda objs: [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs]
+        store.create(
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": ns, "labels": {"k": ns}}}
+        )
+
+    def names(objs):
+        return [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in objs]
+
     assert names(store.list("ConfigMap")) == [("a", "y"), ("a", "z"), ("b", "x")]
     assert names(store.list("ConfigMap", "a")) == [("a", "y"), ("a", "z")]
     assert names(store.list("ConfigMap", None, {"matchLabels": {"k": "b"}})) == [("b", "x")]
@@ -140,8 +158,14 @@ def test_dependents_epoch_moves_on_every_write_to_a_dependent() -> None:
 
 def test_a_new_observed_copy_shares_only_the_unchanged_parts() -> None:
     store = Store(Clock(0))
-    pod = store.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "labels": {"a": "1"}},
-                        "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    pod = store.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "labels": {"a": "1"}},
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        }
+    )
     first = store.observed(pod)
     assert store.observed(pod) is first  # unchanged: the same copy
     pod["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
@@ -159,16 +183,18 @@ def test_a_new_observed_copy_shares_only_the_unchanged_parts() -> None:
     assert third["spec"]["containers"] is not pod["spec"]["containers"]  # never shared with the store
 
 
-_JSON = st.recursive(st.none() | st.booleans() | st.integers(-2, 2) | st.floats(-2, 2, allow_nan=False) | st.text("ab", max_size=2),
-                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("abc_", max_size=2), inner, max_size=3),
-                     max_leaves=12)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.floats(-2, 2, allow_nan=False) | st.text("ab", max_size=2),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("abc_", max_size=2), inner, max_size=3),
+    max_leaves=12,
+)
 _OBJECTS = st.dictionaries(st.sampled_from(["metadata", "spec", "status", "_sim_x", "data"]), _JSON, max_size=5)
 
 
 def _containers(value, out):
     if isinstance(value, (dict, list)):
         out.add(id(value))
-        for v in (value.values() if isinstance(value, dict) else value):
+        for v in value.values() if isinstance(value, dict) else value:
             _containers(v, out)
     return out
 
@@ -180,8 +206,11 @@ def _keeps_form(previous, obj) -> bool:
         old = previous.get(k)
         if old == v and not _same(old, v):
             return False
-        if type(v) is dict and type(old) is dict and any(
-                kk in old and old[kk] == vv and not _same(old[kk], vv) for kk, vv in v.items()):
+        if (
+            type(v) is dict
+            and type(old) is dict
+            and any(kk in old and old[kk] == vv and not _same(old[kk], vv) for kk, vv in v.items())
+        ):
             return False
     return True
 

@@ -1,16 +1,17 @@
 """``pulumi-lws simulate --from OLD.yaml --to NEW.yaml``: a scenario built in memory from a change
 (pulumi_lws/sim/quick.py) and its argument handling (pulumi_lws/cli/simulate.py)."""
+
 from __future__ import annotations
 
-from conftest import REPO_ROOT
 import copy
 import pathlib
 
 import pytest
 import yaml
+from conftest import REPO_ROOT
 
-from pulumi_lws.core.errors import SpecError
 from pulumi_lws.cli import main
+from pulumi_lws.core.errors import SpecError
 from pulumi_lws.lws.rollout.budget import DEADLOCK_717, REMEDIES_717
 from pulumi_lws.sim.quick import GPU, OPTIONS, ZONE_LABEL, scenario_from_change
 from pulumi_lws.sim.runner import simulate
@@ -28,8 +29,9 @@ def load(path: pathlib.Path) -> dict:
 def quickstart_change() -> tuple[dict, dict]:
     old = load(QUICKSTART / "lws.yaml")
     new = copy.deepcopy(old)
-    new["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = \
+    new["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = (
         "nginxinc/nginx-unprivileged:1.28"
+    )
     return old, new
 
 
@@ -38,18 +40,19 @@ def gpu717_change() -> tuple[dict, dict]:
     old = load(GPU717 / "lws.yaml")
     new = copy.deepcopy(old)
     new["spec"]["replicas"] = 2
-    new["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["resources"] = \
-        {"limits": {GPU: 2}}
+    new["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["resources"] = {"limits": {GPU: 2}}
     return old, new
 
 
 @pytest.fixture
 def files(tmp_path):
     """Write manifests to tmp_path; returns the path of each."""
+
     def write(name: str, doc) -> str:
         path = tmp_path / name
         path.write_text(doc if isinstance(doc, str) else yaml.safe_dump(doc))
         return str(path)
+
     return write
 
 
@@ -58,6 +61,7 @@ def shape(row) -> tuple:
 
 
 # ---- the pure function ----------------------------------------------------------------------
+
 
 def test_scenario_from_change_is_converged_start_plus_one_update_at_zero():
     old, new = quickstart_change()
@@ -96,7 +100,9 @@ def test_quickstart_change_matches_the_example_scenario_first_and_last_rows():
     assert [g.id for g in rows[0].groups] == [g.id for g in ref[0].groups]
     assert {g.revision for g in rows[-1].groups} == {g.revision for g in ref[-1].groups}  # same new revision
     assert rows[0].note == "before the rolling update" and "rolling update complete" in rows[-1].note
-    assert max(r.live for r in rows) <= 6 and min(r.available for r in rows[1:]) >= 2  # R + maxSurge, R - maxUnavailable
+    assert (
+        max(r.live for r in rows) <= 6 and min(r.available for r in rows[1:]) >= 2
+    )  # R + maxSurge, R - maxUnavailable
 
 
 def test_gpu717_change_deadlocks_on_one_8_gpu_node_and_rollout_first_converges():
@@ -110,14 +116,17 @@ def test_gpu717_change_deadlocks_on_one_8_gpu_node_and_rollout_first_converges()
     assert simulate(scenario_from_change(old, new)).exit_code == 0
 
 
-@pytest.mark.parametrize("kwargs, path", [
-    ({"zones": 2}, "--zones"),
-    ({"nodes": 2, "zones": 3}, "--zones"),
-    ({"nodes": 0}, "--nodes"),
-    ({"gpus_per_node": 8}, "--gpus-per-node"),
-    ({"nodes": 1, "ready_seconds": -1}, "--ready-seconds"),
-    ({"update_order": "Sideways"}, "--update-order"),
-])
+@pytest.mark.parametrize(
+    "kwargs, path",
+    [
+        ({"zones": 2}, "--zones"),
+        ({"nodes": 2, "zones": 3}, "--zones"),
+        ({"nodes": 0}, "--nodes"),
+        ({"gpus_per_node": 8}, "--gpus-per-node"),
+        ({"nodes": 1, "ready_seconds": -1}, "--ready-seconds"),
+        ({"update_order": "Sideways"}, "--update-order"),
+    ],
+)
 def test_inconsistent_options_raise(kwargs, path):
     with pytest.raises(SpecError) as exc:
         scenario_from_change(*quickstart_change(), **kwargs)
@@ -140,8 +149,9 @@ def test_different_names_and_invalid_manifests_raise_with_field_paths():
 
 # ---- the command line -----------------------------------------------------------------------
 
+
 def test_cli_quickstart_change_prints_header_table_and_summary(files, capsys):
-    old, new = quickstart_change()
+    _old, new = quickstart_change()
     code = main(["simulate", "--from", str(QUICKSTART / "lws.yaml"), "--to", files("new.yaml", new)])
     out = capsys.readouterr().out
     assert code == 0
@@ -153,9 +163,18 @@ def test_cli_quickstart_change_prints_header_table_and_summary(files, capsys):
 
 
 def test_cli_gpu717_exit_1_with_blocker_and_remedies_then_0_with_rollout_first(files, capsys):
-    old, new = gpu717_change()
-    args = ["simulate", "--from", str(GPU717 / "lws.yaml"), "--to", files("new.yaml", new),
-            "--nodes", "1", "--gpus-per-node", "8"]
+    _old, new = gpu717_change()
+    args = [
+        "simulate",
+        "--from",
+        str(GPU717 / "lws.yaml"),
+        "--to",
+        files("new.yaml", new),
+        "--nodes",
+        "1",
+        "--gpus-per-node",
+        "8",
+    ]
     assert main(args) == 1
     captured = capsys.readouterr()
     assert "cluster 1 node (cpu 64, nvidia.com/gpu 8 in total)" in captured.out
@@ -171,8 +190,21 @@ def test_cli_gpu717_exit_1_with_blocker_and_remedies_then_0_with_rollout_first(f
 
 def test_cli_json_markdown_plot_and_zones(files, tmp_path, capsys):
     old, new = gpu717_change()
-    base = ["simulate", "--from", files("old.yaml", old), "--to", files("new.yaml", new),
-            "--nodes", "4", "--gpus-per-node", "8", "--zones", "2", "--ready-seconds", "5"]
+    base = [
+        "simulate",
+        "--from",
+        files("old.yaml", old),
+        "--to",
+        files("new.yaml", new),
+        "--nodes",
+        "4",
+        "--gpus-per-node",
+        "8",
+        "--zones",
+        "2",
+        "--ready-seconds",
+        "5",
+    ]
     assert main(base + ["--format", "markdown", "--plot", str(tmp_path / "t.svg")]) == 0
     out = capsys.readouterr().out
     assert "4 nodes (cpu 256, nvidia.com/gpu 32 in total) in 2 zones" in out and "| Stage |" in out
@@ -181,20 +213,37 @@ def test_cli_json_markdown_plot_and_zones(files, tmp_path, capsys):
     assert capsys.readouterr().out.lstrip().startswith(("{", "["))
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["x.yaml", "--from", "a.yaml", "--to", "b.yaml"], "give either SCENARIO or --from OLD.yaml --to NEW.yaml, not both"),
-    (["--from", "OLD"], "--from needs --to NEW.yaml"),
-    (["--to", "NEW"], "--to needs --from OLD.yaml"),
-    ([], "nothing to simulate"),
-    (["--from", "OLD", "--to", "NEW", "--engine", "pulumi"], "runs the pure engine"),
-    ([str(QUICKSTART / "scenario-pure.yaml"), "--nodes", "3", "--update-order", "RolloutFirst"],
-     "--nodes, --update-order only with --from/--to"),
-    (["--from", "OLD", "--to", "NEW", "--zones", "2"], "simulate: --zones: needs --nodes (got 2)"),
-    (["--from", "OLD", "--to", "NEW", "--nodes", "2", "--zones", "3"], "--zones: must be between 1 and --nodes (2)"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (
+            ["x.yaml", "--from", "a.yaml", "--to", "b.yaml"],
+            "give either SCENARIO or --from OLD.yaml --to NEW.yaml, not both",
+        ),
+        (["--from", "OLD"], "--from needs --to NEW.yaml"),
+        (["--to", "NEW"], "--to needs --from OLD.yaml"),
+        ([], "nothing to simulate"),
+        (["--from", "OLD", "--to", "NEW", "--engine", "pulumi"], "runs the pure engine"),
+        (
+            [str(QUICKSTART / "scenario-pure.yaml"), "--nodes", "3", "--update-order", "RolloutFirst"],
+            "--nodes, --update-order only with --from/--to",
+        ),
+        (["--from", "OLD", "--to", "NEW", "--zones", "2"], "simulate: --zones: needs --nodes (got 2)"),
+        (
+            ["--from", "OLD", "--to", "NEW", "--nodes", "2", "--zones", "3"],
+            "--zones: must be between 1 and --nodes (2)",
+        ),
+    ],
+)
 def test_cli_usage_errors_exit_2(argv, message, files, capsys):
-    argv = [files("old.yaml", quickstart_change()[0]) if a == "OLD" else files("new.yaml", quickstart_change()[1])
-            if a == "NEW" else a for a in argv]
+    argv = [
+        files("old.yaml", quickstart_change()[0])
+        if a == "OLD"
+        else files("new.yaml", quickstart_change()[1])
+        if a == "NEW"
+        else a
+        for a in argv
+    ]
     assert main(["simulate", *argv]) == 2
     captured = capsys.readouterr()
     assert message in captured.err and captured.out == ""
@@ -210,14 +259,24 @@ def test_cli_invalid_lws_names_the_file_and_field_paths(files, capsys):
     assert f"simulate: --to {bad}: LeaderWorkerSet 'leaderworkerset-sample' is invalid (2 problems)" in err
     assert "spec.replicas: Invalid value: -1" in err and "spec.leaderWorkerTemplate.size: Invalid value: 0" in err
 
-    assert main(["simulate", "--from", files("typo.yaml", {**old, "spec": {**old["spec"], "replicaz": 4}}),
-                 "--to", str(QUICKSTART / "lws.yaml")]) == 2
+    assert (
+        main(
+            [
+                "simulate",
+                "--from",
+                files("typo.yaml", {**old, "spec": {**old["spec"], "replicaz": 4}}),
+                "--to",
+                str(QUICKSTART / "lws.yaml"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "simulate: --from " in err and "replicaz" in err
 
 
 def test_cli_different_names_missing_file_and_bad_yaml_exit_2(files, capsys):
-    old, new = quickstart_change()
+    _old, new = quickstart_change()
     new["metadata"]["name"] = "renamed"
     assert main(["simulate", "--from", str(QUICKSTART / "lws.yaml"), "--to", files("new.yaml", new)]) == 2
     err = capsys.readouterr().err

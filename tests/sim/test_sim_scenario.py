@@ -1,4 +1,5 @@
 """Scenario loading (no planner needed)."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,12 +26,15 @@ def test_unknown_keys_are_errors():
 
 
 def test_nodes_kubelet_updates_faults():
-    sc = load_scenario(BASE + """
+    sc = load_scenario(
+        BASE
+        + """
 nodes: [{name: gpu, count: 2, labels: {zone: a}, capacity: {nvidia.com/gpu: 8}}]
 kubelet: {readySeconds: 3, overrides: [{group: 1, readySeconds: 9, after: 5}]}
 updates: [{at: 5, patch: {spec: {replicas: 3}}}]
 faults: [{at: 7, type: node-loss, node: gpu-0}]
-""")
+"""
+    )
     assert [n["name"] for n in sc.nodes] == ["gpu-0", "gpu-1"] and sc.nodes[0]["labels"]["zone"] == "a"
     assert sc.kubelet.default.ready == 3 and sc.kubelet.overrides[0].group == "1"
     assert sc.updates[0].apply_to(sc.manifest)["spec"]["replicas"] == 3
@@ -53,13 +57,18 @@ def test_clock_orders_events_deterministically():
         c.advance_to(1)
 
 
-@pytest.mark.parametrize("field, value", [("file", "../hash/lws.yaml"), ("file", "/etc/hosts"), ("manifest", "../hash/lws.yaml")])
+@pytest.mark.parametrize(
+    "field, value", [("file", "../hash/lws.yaml"), ("file", "/etc/hosts"), ("manifest", "../hash/lws.yaml")]
+)
 def test_a_program_scenario_path_outside_the_program_directory_is_a_field_error(field, value):
     """Workspace edits stay inside the copy of the project: refused when the scenario loads (exit 2), not at run time."""
     from conftest import REPO_ROOT
 
-    doc = {"program": str(REPO_ROOT / "examples" / "quickstart" / "__main__.py"), "manifest": "lws.yaml",
-           "updates": [{"at": 5, "file": "lws.yaml", "patch": {"spec": {"replicas": 2}}}]}
+    doc = {
+        "program": str(REPO_ROOT / "examples" / "quickstart" / "__main__.py"),
+        "manifest": "lws.yaml",
+        "updates": [{"at": 5, "file": "lws.yaml", "patch": {"spec": {"replicas": 2}}}],
+    }
     if field == "file":
         doc["updates"][0]["file"] = value
     else:

@@ -1,10 +1,12 @@
 """StatefulSet controller behaviour (hand-written manifests, no planner)."""
+
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sim_helpers import cluster, deleting, images, run_until, sts
 
 from pulumi_lws.core.snapshot import statefulset_ready
-from sim_helpers import cluster, deleting, images, run_until, sts
 
 
 def ready_sts(image="a", **kw):
@@ -88,13 +90,38 @@ def test_scale_down_removes_highest_ordinals_and_on_delete_waits():
 
 
 def test_volume_claims_and_retention():
-    vct = [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
+    vct = [
+        {
+            "metadata": {"name": "data"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+        }
+    ]
     c = cluster(grace=0)
-    c.apply([sts(replicas=3, volumeClaimTemplates=vct, persistentVolumeClaimRetentionPolicy={"whenScaled": "Delete", "whenDeleted": "Retain"})])
-    assert [p["metadata"]["name"] for p in c.list("PersistentVolumeClaim")] == ["data-web-0", "data-web-1", "data-web-2"]
+    c.apply(
+        [
+            sts(
+                replicas=3,
+                volumeClaimTemplates=vct,
+                persistentVolumeClaimRetentionPolicy={"whenScaled": "Delete", "whenDeleted": "Retain"},
+            )
+        ]
+    )
+    assert [p["metadata"]["name"] for p in c.list("PersistentVolumeClaim")] == [
+        "data-web-0",
+        "data-web-1",
+        "data-web-2",
+    ]
     assert c.get("Pod", "web-1")["spec"]["volumes"][-1]["persistentVolumeClaim"]["claimName"] == "data-web-1"
     run_until(c, 5)
-    c.apply([sts(replicas=1, volumeClaimTemplates=vct, persistentVolumeClaimRetentionPolicy={"whenScaled": "Delete", "whenDeleted": "Retain"})])
+    c.apply(
+        [
+            sts(
+                replicas=1,
+                volumeClaimTemplates=vct,
+                persistentVolumeClaimRetentionPolicy={"whenScaled": "Delete", "whenDeleted": "Retain"},
+            )
+        ]
+    )
     run_until(c, 7)
     assert [p["metadata"]["name"] for p in c.list("PersistentVolumeClaim")] == ["data-web-0"]
 
@@ -111,8 +138,12 @@ def test_revisions_are_controller_revision_objects_with_template_labels():
 
 
 @settings(max_examples=25, deadline=None)
-@given(replicas=st.integers(1, 8), mu=st.one_of(st.integers(1, 4), st.sampled_from(["25%", "50%", "100%"])),
-       partition=st.integers(0, 8), ready=st.integers(1, 5))
+@given(
+    replicas=st.integers(1, 8),
+    mu=st.one_of(st.integers(1, 4), st.sampled_from(["25%", "50%", "100%"])),
+    partition=st.integers(0, 8),
+    ready=st.integers(1, 5),
+)
 def test_property_rolling_update_never_exceeds_max_unavailable(replicas, mu, partition, ready):
     from pulumi_lws.core.scaling import scaled_value
 
@@ -125,4 +156,6 @@ def test_property_rolling_update_never_exceeds_max_unavailable(replicas, mu, par
         run_until(c, t)
         s = c.get("StatefulSet", "web")["status"]
         assert replicas - s["availableReplicas"] <= budget
-    assert {n for n, i in images(c).items() if i == "b"} == {f"web-{i}" for i in range(min(partition, replicas), replicas)}
+    assert {n for n, i in images(c).items() if i == "b"} == {
+        f"web-{i}" for i in range(min(partition, replicas), replicas)
+    }

@@ -1,12 +1,13 @@
 """Program scenarios: the runner copies the program's directory into a scratch workspace and
 scenario updates edit its files (JSON merge patch or full replace) before the next reconcile."""
+
 from __future__ import annotations
 
-from conftest import REPO_ROOT
 import pathlib
 
 import pytest
 import yaml
+from conftest import REPO_ROOT
 
 from pulumi_lws.core.errors import SpecError
 from pulumi_lws.sim.desired import DesiredSpec
@@ -15,16 +16,26 @@ from pulumi_lws.sim.scenario import load_scenario
 from pulumi_lws.sim.workspace import Workspace
 
 ROOT = REPO_ROOT
-PROGRAM = '''import pathlib, yaml
+PROGRAM = """import pathlib, yaml
 from pulumi_lws import LeaderWorkerSet
 LeaderWorkerSet("small", {"manifest": yaml.safe_load((pathlib.Path(__file__).parent / "lws.yaml").read_text())})
-'''
+"""
 
 
 def lws_doc(image: str = "a:1", replicas: int = 2, **spec) -> dict:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "small"},
-            "spec": {"replicas": replicas, "leaderWorkerTemplate": {"size": 1, "workerTemplate": {"spec": {
-                "containers": [{"name": "c", "image": image}]}}}, **spec}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "small"},
+        "spec": {
+            "replicas": replicas,
+            "leaderWorkerTemplate": {
+                "size": 1,
+                "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}},
+            },
+            **spec,
+        },
+    }
 
 
 @pytest.fixture
@@ -38,10 +49,17 @@ def project(tmp_path: pathlib.Path) -> pathlib.Path:
 
 
 def scenario(project: pathlib.Path, updates: list, **extra) -> pathlib.Path:
-    data = {"name": "ws", "program": "__main__.py", "manifest": "lws.yaml", "start": "converged", "updates": updates,
-            "reconcile": {"interval": 2}, "kubelet": {"startSeconds": 0, "readySeconds": 1,
-                                                      "terminationGracePeriodSeconds": 0},
-            "stop": {"maxTime": 60}, **extra}
+    data = {
+        "name": "ws",
+        "program": "__main__.py",
+        "manifest": "lws.yaml",
+        "start": "converged",
+        "updates": updates,
+        "reconcile": {"interval": 2},
+        "kubelet": {"startSeconds": 0, "readySeconds": 1, "terminationGracePeriodSeconds": 0},
+        "stop": {"maxTime": 60},
+        **extra,
+    }
     path = project / "scenario.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
@@ -70,29 +88,58 @@ def test_workspace_copies_edits_and_cleans_up(project):
 
 
 def test_file_patch_reaches_the_program_and_the_budgets(project):
-    path = scenario(project, [{"at": 0, "file": "lws.yaml", "patch": {"spec": {"replicas": 3, "leaderWorkerTemplate": {
-        "workerTemplate": {"spec": {"containers": [{"name": "c", "image": "a:2"}]}}}}}}])
+    path = scenario(
+        project,
+        [
+            {
+                "at": 0,
+                "file": "lws.yaml",
+                "patch": {
+                    "spec": {
+                        "replicas": 3,
+                        "leaderWorkerTemplate": {
+                            "workerTemplate": {"spec": {"containers": [{"name": "c", "image": "a:2"}]}}
+                        },
+                    }
+                },
+            }
+        ],
+    )
     runner = Runner(load_scenario(path))
     root = runner.workspace.root
     result = runner.run()
     assert result.reason is None and result.engine == "pulumi"
     assert images(result) == {"a:2"} and len(result.cluster.list("Pod")) == 3
     assert runner.budget.budgets.replicas == 3  # the invariants read the edited workspace file
-    assert result.trace.rows[0].note == "before the rolling update" and result.trace.rows[1].note.startswith("lws.yaml patched")
+    assert result.trace.rows[0].note == "before the rolling update" and result.trace.rows[1].note.startswith(
+        "lws.yaml patched"
+    )
     assert not root.exists()  # the workspace is removed after the run
 
 
 def test_file_replace_and_spec_patch_under_the_pure_engine(project):
-    path = scenario(project, [{"at": 0, "file": "lws.yaml", "replace": lws_doc("b:1", replicas=1)},
-                              {"at": 10, "patch": {"spec": {"replicas": 2}}}])
+    path = scenario(
+        project,
+        [
+            {"at": 0, "file": "lws.yaml", "replace": lws_doc("b:1", replicas=1)},
+            {"at": 10, "patch": {"spec": {"replicas": 2}}},
+        ],
+    )
     result = simulate(load_scenario(path), engine="pure")
     assert result.reason is None and images(result) == {"b:1"} and len(result.cluster.list("Pod")) == 2
     assert any(r.note.startswith("spec patched") for r in result.trace.rows)
 
 
 def test_desired_spec_follows_edits_of_the_manifest_file_only(project):
-    sc = load_scenario(scenario(project, [{"at": 0, "file": "notes.yaml", "patch": {"b": 1}},
-                                          {"at": 1, "file": "./lws.yaml", "patch": {"spec": {"replicas": 4}}}]))
+    sc = load_scenario(
+        scenario(
+            project,
+            [
+                {"at": 0, "file": "notes.yaml", "patch": {"b": 1}},
+                {"at": 1, "file": "./lws.yaml", "patch": {"spec": {"replicas": 4}}},
+            ],
+        )
+    )
     with Workspace.for_program(sc.program) as ws:
         spec = DesiredSpec(sc, ws)
         assert spec.lws().replicas == 2
@@ -102,13 +149,16 @@ def test_desired_spec_follows_edits_of_the_manifest_file_only(project):
         assert spec.lws().replicas == 4 and ws.read("lws.yaml")["spec"]["replicas"] == 4
 
 
-@pytest.mark.parametrize("update,message", [
-    ({"at": 0, "file": "lws.yaml"}, "exactly one of patch or replace"),
-    ({"at": 0, "file": "lws.yaml", "patch": {}, "replace": {}}, "exactly one of patch or replace"),
-    ({"at": 0, "replace": {}}, "replace needs file:"),
-    ({"at": 0, "file": "missing.yaml", "patch": {}}, "file not found in the program directory"),
-    ({"at": 0, "file": "lws.yaml", "patch": [1]}, "expected a mapping"),
-])
+@pytest.mark.parametrize(
+    "update,message",
+    [
+        ({"at": 0, "file": "lws.yaml"}, "exactly one of patch or replace"),
+        ({"at": 0, "file": "lws.yaml", "patch": {}, "replace": {}}, "exactly one of patch or replace"),
+        ({"at": 0, "replace": {}}, "replace needs file:"),
+        ({"at": 0, "file": "missing.yaml", "patch": {}}, "file not found in the program directory"),
+        ({"at": 0, "file": "lws.yaml", "patch": [1]}, "expected a mapping"),
+    ],
+)
 def test_update_validation(project, update, message):
     with pytest.raises(SpecError) as exc:
         load_scenario(scenario(project, [update]))

@@ -39,7 +39,9 @@ DEPLOYMENT = KindRef("Deployment", "apps/v1")
 TEMPLATE_PATH = ("spec", "template")
 
 SAMPLE: dict[str, Any] = {
-    "apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": "toy", "namespace": "default"},
+    "apiVersion": API_VERSION,
+    "kind": KIND,
+    "metadata": {"name": "toy", "namespace": "default"},
     "spec": {"replicas": 3, "template": {"spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}}},
 }
 
@@ -77,7 +79,9 @@ def _groups(spec: ToySpec, snapshot: Snapshot) -> dict[int, tuple[str, bool, Map
         labels, meta = labels_of(d), d.get("metadata") or {}
         status = d.get("status") or {}
         fresh = int(status.get("observedGeneration") or 0) >= int(meta.get("generation") or 0)
-        ready = fresh and int(status.get("availableReplicas") or 0) >= 1 and int(status.get("updatedReplicas") or 0) >= 1
+        ready = (
+            fresh and int(status.get("availableReplicas") or 0) >= 1 and int(status.get("updatedReplicas") or 0) >= 1
+        )
         template = json.loads((meta.get("annotations") or {}).get(TEMPLATE) or "{}")
         out[int(labels.get(GROUP, -1))] = (str(labels.get(REVISION, "")), ready, template)
     return out
@@ -88,11 +92,21 @@ class ToyWorkload(W.Workload):
 
     kind = KIND
     api_version = API_VERSION
-    upstream = W.UpstreamController(group="toy.pulumi-lws.io", plural="toyservers",
-                                    controller="a ToyServer controller (none exists: a test-only API)")
+    upstream = W.UpstreamController(
+        group="toy.pulumi-lws.io",
+        plural="toyservers",
+        controller="a ToyServer controller (none exists: a test-only API)",
+    )
     words = Words("ToyServer", "one Deployment per group, one group replaced at a time (a test-only API)")
-    arguments = ArgumentSchema(fields={"name": ("metadata", "name"), "namespace": ("metadata", "namespace"),
-                                       "replicas": ("spec", "replicas"), "template": TEMPLATE_PATH}, control=())
+    arguments = ArgumentSchema(
+        fields={
+            "name": ("metadata", "name"),
+            "namespace": ("metadata", "namespace"),
+            "replicas": ("spec", "replicas"),
+            "template": TEMPLATE_PATH,
+        },
+        control=(),
+    )
     gang = GangChoice(("kubernetes",))
     rbac = RbacFacts(actions=frozenset(), renders=(DEPLOYMENT,))
     observes = (DEPLOYMENT,)
@@ -115,8 +129,11 @@ class ToyWorkload(W.Workload):
             errors.append(FieldError("spec.template.spec.containers", "Required value"))
         if errors:
             raise SpecError(KIND, name if isinstance(name, str) else None, errors)
-        return ToySpec(Meta(name, namespace or meta.get("namespace") or "default", dict(meta.get("annotations") or {})),
-                       replicas, copy.deepcopy(dict(template)))  # type: ignore[arg-type]
+        return ToySpec(
+            Meta(name, namespace or meta.get("namespace") or "default", dict(meta.get("annotations") or {})),
+            replicas,
+            copy.deepcopy(dict(template)),
+        )  # type: ignore[arg-type]
 
     def validate_update(self, spec: ToySpec, old: ToySpec) -> None:
         return None
@@ -145,12 +162,26 @@ class ToyWorkload(W.Workload):
             manifests.append(self._deployment(spec, i, revision, template))
         pending = [i for i in old if i not in admitted]
         # after this stage, one more pending group (highest ordinal first) per stage
-        remaining = tuple(PredictedStage(spec.replicas, None, "".join(
-            "o" if i in pending[k:] else "U" for i in range(spec.replicas)), complete=k == len(pending))
-            for k in range(1, len(pending) + 1))
+        remaining = tuple(
+            PredictedStage(
+                spec.replicas,
+                None,
+                "".join("o" if i in pending[k:] else "U" for i in range(spec.replicas)),
+                complete=k == len(pending),
+            )
+            for k in range(1, len(pending) + 1)
+        )
         complete = not old and all(v.ready for v in views) and not [i for i in observed if i >= spec.replicas]
-        stage = Stage(policy="toy/rolling", target_revision=target, replicas=spec.replicas, partition=None,
-                      group_revisions=revisions, groups=tuple(views), complete=complete, remaining=remaining)
+        stage = Stage(
+            policy="toy/rolling",
+            target_revision=target,
+            replicas=spec.replicas,
+            partition=None,
+            group_revisions=revisions,
+            groups=tuple(views),
+            complete=complete,
+            remaining=remaining,
+        )
         return W.Reconciled(stage=stage, manifests=tuple(manifests))
 
     @staticmethod
@@ -158,20 +189,32 @@ class ToyWorkload(W.Workload):
         selector = {NAME: spec.name, GROUP: str(i)}
         labels = {**selector, REVISION: revision}
         pod = copy.deepcopy(dict(template))
-        pod["metadata"] = {**(pod.get("metadata") or {}), "labels": {**((pod.get("metadata") or {}).get("labels") or {}),
-                                                                    **labels}}
-        return {"apiVersion": "apps/v1", "kind": "Deployment",
-                "metadata": {"name": f"{spec.name}-{i}", "namespace": spec.namespace, "labels": labels,
-                             "annotations": {TEMPLATE: json.dumps(template, sort_keys=True)}},
-                "spec": {"replicas": 1, "selector": {"matchLabels": selector}, "template": pod}}
+        pod["metadata"] = {
+            **(pod.get("metadata") or {}),
+            "labels": {**((pod.get("metadata") or {}).get("labels") or {}), **labels},
+        }
+        return {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": f"{spec.name}-{i}",
+                "namespace": spec.namespace,
+                "labels": labels,
+                "annotations": {TEMPLATE: json.dumps(template, sort_keys=True)},
+            },
+            "spec": {"replicas": 1, "selector": {"matchLabels": selector}, "template": pod},
+        }
 
     def budgets(self, spec: ToySpec) -> dict[str, W.Budgets]:
         return {"": W.Budgets(spec.replicas, 0, 1)}
 
     def status(self, spec: ToySpec, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:
         groups = _groups(spec, snapshot)
-        return {"replicas": len(groups), "readyReplicas": sum(1 for g in groups.values() if g[1]),
-                "updatedReplicas": sum(1 for g in groups.values() if g[0] == stage.target_revision)}
+        return {
+            "replicas": len(groups),
+            "readyReplicas": sum(1 for g in groups.values() if g[1]),
+            "updatedReplicas": sum(1 for g in groups.values() if g[0] == stage.target_revision),
+        }
 
     def target_revision(self, spec: ToySpec) -> str:
         return revision_of(spec.template)
@@ -185,8 +228,9 @@ class ToyWorkload(W.Workload):
         for i, (revision, ready, _) in sorted(groups.items()):
             updated = revision == target
             cells.append(GroupCell(str(i), ("U" if ready else "u") if updated else ("o" if ready else "x"), revision))
-        return GroupsView(spec.replicas, None, tuple(cells), live=len(groups),
-                          available=sum(1 for g in groups.values() if g[1]))
+        return GroupsView(
+            spec.replicas, None, tuple(cells), live=len(groups), available=sum(1 for g in groups.values() if g[1])
+        )
 
     def covered(self, spec: ToySpec, snapshot: Snapshot | None = None) -> dict:
         return {TEMPLATE_PATH: copy.deepcopy(dict(spec.template))}
@@ -194,8 +238,9 @@ class ToyWorkload(W.Workload):
     def recorded_revisions(self, spec: ToySpec, snapshot: Snapshot) -> list:
         seen: dict[str, RecordedRevision] = {}
         for i, (revision, _, template) in sorted(_groups(spec, snapshot).items()):
-            seen.setdefault(revision, RecordedRevision(revision, 0.0, f"Deployment/{spec.name}-{i}",
-                                                       {TEMPLATE_PATH: template}))
+            seen.setdefault(
+                revision, RecordedRevision(revision, 0.0, f"Deployment/{spec.name}-{i}", {TEMPLATE_PATH: template})
+            )
         return list(seen.values())
 
 
@@ -252,7 +297,9 @@ def toy_component_class() -> type:
         """replicas, readyReplicas, updatedReplicas."""
 
         def __init__(self, name: str, args: ToyServerArgs, opts: Optional[pulumi.ResourceOptions] = None) -> None:  # noqa: UP045
-            self._publish_outputs(workload_outputs(TOY, run_workload(self, "lws:index:ToyServer", name, args, opts, TOY)))
+            self._publish_outputs(
+                workload_outputs(TOY, run_workload(self, "lws:index:ToyServer", name, args, opts, TOY))
+            )
 
     return ToyServer
 

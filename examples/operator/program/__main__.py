@@ -4,6 +4,7 @@ Each run is one `pulumi up` = one reconcile: pulumi-lws observes the cluster (in
 the workspace's ServiceAccount, see ../rbac.yaml), plans one safe stage and applies it. A rollout
 of N stages therefore takes about N resync periods (docs/operator.md).
 """
+
 import pathlib
 
 import pulumi

@@ -11,6 +11,7 @@ resources, as in most real programs.
 says what it assumed (``stage.assumptions``, and "assumes: ..." lines under the stage table);
 ``pulumi up`` resolves them, then observes, plans and registers exactly as with plain values.
 """
+
 import copy
 import pathlib
 
@@ -24,8 +25,9 @@ manifest = yaml.safe_load((pathlib.Path(__file__).resolve().parents[1] / "lws.ya
 image = pulumi.Config().get("image") or "nginxinc/nginx-unprivileged:1.27"
 
 ns = k8s.core.v1.Namespace("inference", metadata={"name": "inference"})
-release = k8s.core.v1.ConfigMap("release", metadata={"name": "release", "namespace": ns.metadata.name},
-                                data={"image": image})
+release = k8s.core.v1.ConfigMap(
+    "release", metadata={"name": "release", "namespace": ns.metadata.name}, data={"image": image}
+)
 
 manifest = copy.deepcopy(manifest)
 template = manifest["spec"]["leaderWorkerTemplate"]

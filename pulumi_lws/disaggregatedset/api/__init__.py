@@ -1,4 +1,5 @@
 """DisaggregatedSet API types (pure: no Pulumi, no I/O beyond reading a manifest file)."""
+
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.disaggregatedset.api.disaggregatedset import (
     API_VERSION,
@@ -11,5 +12,15 @@ from pulumi_lws.disaggregatedset.api.disaggregatedset import (
     load_manifest,
 )
 
-__all__ = ["API_VERSION", "KIND", "DisaggregatedRole", "DisaggregatedSet", "DisaggregatedSetSpec", "FieldError",
-           "PlacementPolicy", "RoleScaling", "SpecError", "load_manifest"]
+__all__ = [
+    "API_VERSION",
+    "KIND",
+    "DisaggregatedRole",
+    "DisaggregatedSet",
+    "DisaggregatedSetSpec",
+    "FieldError",
+    "PlacementPolicy",
+    "RoleScaling",
+    "SpecError",
+    "load_manifest",
+]

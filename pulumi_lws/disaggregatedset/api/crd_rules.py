@@ -7,6 +7,7 @@ embedded LWS spec's ``replicas 0..1e6``, ``networkConfig.subdomainPolicy`` requi
 ``networkConfig`` is written, ``""`` rejected where the embedded CRD has an enum, and the CEL rule
 on ``spec`` (all-or-nothing replicas over the non-External roles). Messages are the apiserver's.
 """
+
 from __future__ import annotations
 
 import json
@@ -72,8 +73,11 @@ def role_names_unique(ds: DisaggregatedSet) -> Errors:
     errs: Errors = []
     for i, role in enumerate(ds.spec.roles):
         if role.name in seen:
-            errs += err(role_path(i), f"Duplicate value: {json.dumps({'name': role.name}, separators=(',', ':'))}",
-                        kind="Duplicate")
+            errs += err(
+                role_path(i),
+                f"Duplicate value: {json.dumps({'name': role.name}, separators=(',', ':'))}",
+                kind="Duplicate",
+            )
         seen.add(role.name)
     return errs
 
@@ -116,5 +120,12 @@ def replicas_all_or_nothing(ds: DisaggregatedSet) -> Errors:
 
 
 #: schema order: metadata, then spec (roles, slices), then the CEL rule on spec
-CRD_RULES = (name_required, roles_count, role_name_schema, role_names_unique, embedded_spec_schema,
-             slices_bounds, replicas_all_or_nothing)
+CRD_RULES = (
+    name_required,
+    roles_count,
+    role_name_schema,
+    role_names_unique,
+    embedded_spec_schema,
+    slices_bounds,
+    replicas_all_or_nothing,
+)

@@ -23,6 +23,7 @@ Invariants:
   / :meth:`DisaggregatedSet.from_manifest`, all errors at once. Warnings (upstream's admission
   warnings) never fail: :meth:`DisaggregatedSet.warnings`.
 """
+
 # ruff: noqa: UP045  (fields use typing.Optional: core.model.wire_path maps Optional, not PEP 604 unions, to wire paths)
 from __future__ import annotations
 
@@ -57,7 +58,10 @@ PlacementType = Literal["None", "ExclusiveSlice", "ExclusiveTopology"]
 _EMBEDDED_ENUMS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("rolloutStrategy", "type"), ("RollingUpdate",)),
     (("startupPolicy",), ("LeaderCreated", "LeaderReady")),
-    (("leaderWorkerTemplate", "restartPolicy"), ("Default", "RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None")),
+    (
+        ("leaderWorkerTemplate", "restartPolicy"),
+        ("Default", "RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None"),
+    ),
 )
 
 
@@ -195,8 +199,12 @@ class DisaggregatedSet(ManifestResource):
         (the role's own ``metadata.namespace`` is ignored, as upstream). Not validated here.
         """
         r = self.role(role) if isinstance(role, str) else role
-        meta = ObjectMeta(name=name or r.name, namespace=self.namespace,
-                          labels=dict(r.metadata.labels), annotations=dict(r.metadata.annotations))
+        meta = ObjectMeta(
+            name=name or r.name,
+            namespace=self.namespace,
+            labels=dict(r.metadata.labels),
+            annotations=dict(r.metadata.annotations),
+        )
         return LeaderWorkerSet(metadata=meta, spec=r.spec.model_copy(deep=True))
 
 

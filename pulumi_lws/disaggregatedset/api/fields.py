@@ -1,4 +1,5 @@
 """Wire paths, limits and the error helper shared by the DisaggregatedSet rule modules."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -8,6 +8,7 @@ not) and the LWS name budgets of the role's own spec (``leader pods' controller-
 reference §7.4, issue #410). The role's ``spec.replicas`` stands for the child's replicas (a
 child never scales above its role's target; an External role's scaler value is not known here).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -35,8 +36,12 @@ def child_names_are_dns1035(ds: DisaggregatedSet) -> Errors:
     and hold only ``[-a-z0-9]`` (the role part always fits the pattern)."""
     if not ds.name or DNS1035_RE.match(_worst_child(ds, "r")):  # the role part is checked at the role
         return []
-    return err("metadata.name", f"the generated LeaderWorkerSet names '{ds.name}-<slice>-<revision>-<role>' must be "
-               f"DNS-1035 labels: {DNS1035_MSG}", ds.name)
+    return err(
+        "metadata.name",
+        f"the generated LeaderWorkerSet names '{ds.name}-<slice>-<revision>-<role>' must be "
+        f"DNS-1035 labels: {DNS1035_MSG}",
+        ds.name,
+    )
 
 
 def child_names_fit_lws_budgets(ds: DisaggregatedSet) -> Errors:
@@ -47,8 +52,12 @@ def child_names_fit_lws_budgets(ds: DisaggregatedSet) -> Errors:
     for i, role in enumerate(ds.spec.roles):
         child = _worst_child(ds, role.name)
         for e in name_fits_length_budget(ds.role_spec_as_lws(role, name=child)):
-            errs += err(f"{role_path(i)}.name", f"the generated LeaderWorkerSet name '<ds>-<slice>-<revision>-<role>' "
-                        f"(worst case '{child}', {len(child)} characters) does not fit: {e.message}", role.name)
+            errs += err(
+                f"{role_path(i)}.name",
+                f"the generated LeaderWorkerSet name '<ds>-<slice>-<revision>-<role>' "
+                f"(worst case '{child}', {len(child)} characters) does not fit: {e.message}",
+                role.name,
+            )
     return errs
 
 

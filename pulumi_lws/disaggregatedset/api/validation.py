@@ -20,6 +20,7 @@ fields makes a new child rather than updating one.
 Warnings (upstream's admission warnings) are not errors: :func:`disaggregatedset_warnings`
 returns them as strings; :meth:`DisaggregatedSet.warnings` exposes them to the shells.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -43,10 +44,12 @@ CreateRule = Callable[["DisaggregatedSet"], list[FieldError]]
 
 #: LWS rules that do not apply to a role's embedded spec: the child's name is generated (checked
 #: by :mod:`.name_rules`) and its namespace is the DisaggregatedSet's.
-NOT_FOR_CHILDREN = frozenset({lws_rules.name_is_dns1035_label, lws_rules.name_fits_length_budget,
-                              lws_template_rules.metadata_is_valid})
+NOT_FOR_CHILDREN = frozenset(
+    {lws_rules.name_is_dns1035_label, lws_rules.name_fits_length_budget, lws_template_rules.metadata_is_valid}
+)
 EMBEDDED_LWS_RULES: tuple[Callable[..., list[FieldError]], ...] = tuple(
-    r for r in lws_rules.STRUCTURE_RULES + lws_rules.CREATE_RULES if r not in NOT_FOR_CHILDREN)
+    r for r in lws_rules.STRUCTURE_RULES + lws_rules.CREATE_RULES if r not in NOT_FOR_CHILDREN
+)
 
 
 def _prefixed(errors: list[FieldError], prefix: str) -> Errors:

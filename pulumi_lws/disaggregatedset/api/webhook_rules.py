@@ -7,6 +7,7 @@ rollout strategy then the External checks, then ``spec.slices``, then the genera
 behind the CRD enum (the typed model rejects any other type at parse time) and is not repeated.
 The admission warning (External role with ``spec.replicas > 1``) is in :func:`external_replicas_warnings`.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -30,8 +31,10 @@ if TYPE_CHECKING:
         DisaggregatedSet,
     )
 
-PARTITION_FORBIDDEN = ("partition is not supported by DisaggregatedSet; rolling updates are managed across roles "
-                       "by the DisaggregatedSet controller")
+PARTITION_FORBIDDEN = (
+    "partition is not supported by DisaggregatedSet; rolling updates are managed across roles "
+    "by the DisaggregatedSet controller"
+)
 SLICES_EXTERNAL = "spec.slices > 1 is not supported while any role has scaling.mode: External (alpha restriction)"
 TOPOLOGY_REQUIRED = "topology is required when type is not None"
 
@@ -95,10 +98,13 @@ def generated_service_names(ds: DisaggregatedSet) -> Errors:
     for i, role in enumerate(ds.spec.roles):
         n = N.service_name_length(ds.name, role.name, ds.spec.slices)
         if n > N.DNS1035_MAX:
-            errs += err(f"{role_path(i)}.name",
-                        f"the generated service name ({n} chars) would exceed the DNS-1035 limit of {N.DNS1035_MAX} "
-                        f"characters; reduce the DisaggregatedSet name and/or role name (combined limit: "
-                        f"{N.combined_name_limit(ds.spec.slices)} characters)", role.name)
+            errs += err(
+                f"{role_path(i)}.name",
+                f"the generated service name ({n} chars) would exceed the DNS-1035 limit of {N.DNS1035_MAX} "
+                f"characters; reduce the DisaggregatedSet name and/or role name (combined limit: "
+                f"{N.combined_name_limit(ds.spec.slices)} characters)",
+                role.name,
+            )
     return errs
 
 
@@ -113,8 +119,11 @@ def _exclusive_key(role: DisaggregatedRole) -> str | None:
     metadata, leader template, worker template)."""
     lwt = role.spec.leader_worker_template
     for key in L.EXCLUSIVE_TOPOLOGY_KEYS:
-        if key in role.metadata.annotations or key in _annotations(lwt.worker_template) or (
-                lwt.leader_template is not None and key in _annotations(lwt.leader_template)):
+        if (
+            key in role.metadata.annotations
+            or key in _annotations(lwt.worker_template)
+            or (lwt.leader_template is not None and key in _annotations(lwt.leader_template))
+        ):
             return key
     return None
 
@@ -131,8 +140,11 @@ def placement(ds: DisaggregatedSet) -> Errors:
     for i, role in enumerate(ds.spec.roles):
         key = _exclusive_key(role)
         if key is not None:
-            errs += err(role_path(i), f'the "{key}" annotation must not be combined with a non-None '
-                        f"spec.placementPolicy.type ({pp.type})", kind="Forbidden")
+            errs += err(
+                role_path(i),
+                f'the "{key}" annotation must not be combined with a non-None spec.placementPolicy.type ({pp.type})',
+                kind="Forbidden",
+            )
     return errs
 
 
@@ -141,8 +153,9 @@ WEBHOOK_RULES = (roles_rules, slices_with_external, generated_service_names, pla
 
 def external_replicas_warnings(ds: DisaggregatedSet) -> list[str]:
     """Upstream's admission warning for an External role whose ``spec.replicas`` is above 1."""
-    return [f"role \"{r.name}\" sets scaling.mode: External and spec.replicas: {r.spec.replicas} — spec.replicas is "
-            f"ignored; drive replicas via DisaggregatedSetRoleScaler \"{N.scaler(ds.name, r.name)}\" instead"
-            for r in ds.spec.roles if r.external and r.spec.replicas > 1]
-
-
+    return [
+        f'role "{r.name}" sets scaling.mode: External and spec.replicas: {r.spec.replicas} — spec.replicas is '
+        f'ignored; drive replicas via DisaggregatedSetRoleScaler "{N.scaler(ds.name, r.name)}" instead'
+        for r in ds.spec.roles
+        if r.external and r.spec.replicas > 1
+    ]

@@ -34,6 +34,7 @@ role). pulumi-lws keeps the planner's decision and changes only its application:
 * :func:`distribute_drain` — each role's drain is taken from the old revisions newest first,
   **exactly** the planner's per-role budget: never the coordinated over-drain (addenda §4.3).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -144,8 +145,9 @@ class Applied:
     held_raise: tuple[str, ...] = ()  # roles whose raise waits for the drain (ceiling)
 
 
-def apply_step(roles: Sequence[RoleState], asked_old: Sequence[int], asked_new: Sequence[int],
-               ceiling: bool = True) -> Applied:
+def apply_step(
+    roles: Sequence[RoleState], asked_old: Sequence[int], asked_new: Sequence[int], ceiling: bool = True
+) -> Applied:
     """Upstream's step ``(asked_old, asked_new)`` limited by the floor, the no-orphan rule and (when
     ``ceiling``) the surge ceiling."""
     old = tuple(floor_limited_old(r, a) for r, a in zip(roles, asked_old))

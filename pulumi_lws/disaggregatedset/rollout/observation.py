@@ -4,6 +4,7 @@ The reconcile builds these from its snapshot (one child LeaderWorkerSet per slic
 role: its ``spec.replicas``, ``status.readyReplicas`` and ``disaggregatedset.x-k8s.io/
 initial-replicas`` annotation) and from the spec (per-role target replicas and resolved budgets).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping

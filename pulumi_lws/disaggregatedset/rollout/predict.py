@@ -6,18 +6,19 @@ every replica ready, annotations as rendered. It stops at the first plan that is
 changes nothing, at a blocker other than :data:`~pulumi_lws.disaggregatedset.rollout.
 stage_planner.WAITING`, or after :data:`MAX_PREDICTED` stages.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pulumi_lws.disaggregatedset.rollout.blockers import WAITING
 from pulumi_lws.disaggregatedset.rollout.observation import (
     ChildObservation,
     RevisionObservation,
     RoleTarget,
     SliceObservation,
 )
-from pulumi_lws.disaggregatedset.rollout.blockers import WAITING
 from pulumi_lws.disaggregatedset.rollout.stage_planner import (
     DisaggregatedPlan,
     plan,
@@ -64,8 +65,9 @@ def observed_after(p: DisaggregatedPlan, observations: Sequence[SliceObservation
     for s in p.slices:
         revs: dict[str, dict[str, ChildObservation]] = {}
         for c in s.declared:
-            revs.setdefault(c.revision, {})[c.role] = ChildObservation(c.replicas, c.replicas, c.initial_replicas,
-                                                                         replaces=c.replaces)
+            revs.setdefault(c.revision, {})[c.role] = ChildObservation(
+                c.replicas, c.replicas, c.initial_replicas, replaces=c.replaces
+            )
         if not revs:
             continue
         known = [r for r in order.get(s.slice, []) if r in revs and r != p.target_revision]
@@ -74,8 +76,9 @@ def observed_after(p: DisaggregatedPlan, observations: Sequence[SliceObservation
     return tuple(out)
 
 
-def predict_remaining(first: DisaggregatedPlan, observations: Sequence[SliceObservation], slices: int,
-                      roles: Sequence[RoleTarget]) -> tuple[PredictedDsStage, ...]:
+def predict_remaining(
+    first: DisaggregatedPlan, observations: Sequence[SliceObservation], slices: int, roles: Sequence[RoleTarget]
+) -> tuple[PredictedDsStage, ...]:
     """The stages after ``first`` (the plan of ``observations``), replicas becoming ready together."""
     out: list[PredictedDsStage] = []
     cur_plan, cur_obs = first, tuple(observations)

@@ -22,6 +22,7 @@ Encoding (docs/disaggregatedset.md, "Rollout decisions"):
 * ``notes``: held drains/raises per slice (the floor/ceiling rules), then one line per slice and
   role, ``"<slice>/<role> old|new -> old|new"``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -53,20 +54,40 @@ def group_views(p: DisaggregatedPlan) -> tuple[GroupView, ...]:
         for line in s.roles:
             c = new_children.get(line.role)
             observed = c.observed if c else None
-            ready = (observed is not None and observed.ready >= line.new_after and line.old_after == 0
-                     and (c is not None and c.declared))
-            views.append(GroupView(id=f"{s.slice}/{line.role}", revision=p.target_revision, ready=ready,
-                                   updated=line.old_after == 0 and line.new_after >= line.target,
-                                   exists=observed is not None, index=s.slice, phase=line.cell))
+            ready = (
+                observed is not None
+                and observed.ready >= line.new_after
+                and line.old_after == 0
+                and (c is not None and c.declared)
+            )
+            views.append(
+                GroupView(
+                    id=f"{s.slice}/{line.role}",
+                    revision=p.target_revision,
+                    ready=ready,
+                    updated=line.old_after == 0 and line.new_after >= line.target,
+                    exists=observed is not None,
+                    index=s.slice,
+                    phase=line.cell,
+                )
+            )
     return tuple(views)
 
 
 def stage_lanes(p: DisaggregatedPlan) -> tuple[Lane, ...]:
     """Each (slice, role)'s old|new after the stage (titled by :func:`~pulumi_lws.core.stage.lane_title`);
     ready = what is ready now, capped by the new counts."""
-    return tuple(Lane(lane_title(s.slice, line.role), line.old_after, line.new_after,
-                      min(line.old_ready, line.old_after), min(line.new_ready, line.new_after))
-                 for s in p.slices for line in s.roles)
+    return tuple(
+        Lane(
+            lane_title(s.slice, line.role),
+            line.old_after,
+            line.new_after,
+            min(line.old_ready, line.old_after),
+            min(line.new_ready, line.new_after),
+        )
+        for s in p.slices
+        for line in s.roles
+    )
 
 
 def predicted_lanes(ps: PredictedDsStage) -> tuple[Lane, ...]:
@@ -91,22 +112,37 @@ class _ReplicaIds:
     def of(self, ps: PredictedDsStage) -> tuple[str, ...]:
         out: list[str] = []
         for c in ps.cells:  # list += tuple slice: pointer copies in C (a chain() iterates per id)
-            out += self._ids[(c.slice, c.role, "old")][:c.old]
-            out += self._ids[(c.slice, c.role, "new")][:c.new]
+            out += self._ids[(c.slice, c.role, "old")][: c.old]
+            out += self._ids[(c.slice, c.role, "new")][: c.new]
         return tuple(out)
 
 
 def predicted_stage(ps: PredictedDsStage, ids: _ReplicaIds | None = None) -> PredictedStage:
-    return PredictedStage(replicas=sum(c.old + c.new for c in ps.cells), partition=None,
-                          groups="".join("o" * c.old + "U" * c.new for c in ps.cells),
-                          ids=(ids or _ReplicaIds((ps,))).of(ps), complete=ps.complete, lanes=predicted_lanes(ps))
+    return PredictedStage(
+        replicas=sum(c.old + c.new for c in ps.cells),
+        partition=None,
+        groups="".join("o" * c.old + "U" * c.new for c in ps.cells),
+        ids=(ids or _ReplicaIds((ps,))).of(ps),
+        complete=ps.complete,
+        lanes=predicted_lanes(ps),
+    )
 
 
 def to_stage(p: DisaggregatedPlan, remaining: Sequence[PredictedDsStage] = ()) -> Stage:
     first = p.slices[0] if p.slices else None
     case = None if first is None else (STEADY if first.mode == STEADY else first.branch)
     ids = _ReplicaIds(remaining)
-    return Stage(policy=POLICY, target_revision=p.target_revision, replicas=sum(c.replicas for c in p.declared),
-                 partition=None, group_revisions=group_revisions(p), groups=group_views(p), blocker=p.blocker,
-                 complete=p.complete, case=case, remaining=tuple(predicted_stage(r, ids) for r in remaining),
-                 notes=p.notes, lanes=stage_lanes(p))
+    return Stage(
+        policy=POLICY,
+        target_revision=p.target_revision,
+        replicas=sum(c.replicas for c in p.declared),
+        partition=None,
+        group_revisions=group_revisions(p),
+        groups=group_views(p),
+        blocker=p.blocker,
+        complete=p.complete,
+        case=case,
+        remaining=tuple(predicted_stage(r, ids) for r in remaining),
+        notes=p.notes,
+        lanes=stage_lanes(p),
+    )

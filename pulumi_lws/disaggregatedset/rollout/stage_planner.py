@@ -37,6 +37,7 @@ docs/disaggregatedset.md, "Rollout decisions"):
      and deleted like any other (addenda §4.4: upstream skips the executor then and never deletes
      it).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -112,8 +113,11 @@ class ChildPlan:
     def changed(self) -> bool:
         if not self.declared:
             return self.observed is not None
-        return (self.observed is None or self.observed.replicas != self.replicas
-                or self.observed.initial_replicas != self.initial_replicas)
+        return (
+            self.observed is None
+            or self.observed.replicas != self.replicas
+            or self.observed.initial_replicas != self.initial_replicas
+        )
 
 
 @dataclass(frozen=True)
@@ -168,9 +172,15 @@ class SlicePlan:
         return any(c.changed for c in self.children)
 
 
-def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget], *,
-            progress_deadline_seconds: float | None = None, new_scaled_at: float | None = None,
-            now: float | None = None) -> SlicePlan:
+def _steady(
+    obs: SliceObservation,
+    target: str,
+    roles: Sequence[RoleTarget],
+    *,
+    progress_deadline_seconds: float | None = None,
+    new_scaled_at: float | None = None,
+    now: float | None = None,
+) -> SlicePlan:
     new_rev = obs.revision(target)
     children: list[ChildPlan] = []
     lines = []
@@ -200,19 +210,32 @@ def _steady(obs: SliceObservation, target: str, roles: Sequence[RoleTarget], *,
                 if role not in {r.name for r in roles}:
                     children.append(ChildPlan(obs.slice, target, role, 0, c, declared=False))
             continue
-        children.extend(ChildPlan(obs.slice, rev.revision, role, 0, c, c.initial_replicas, declared=False)
-                        for role, c in rev.children.items())
+        children.extend(
+            ChildPlan(obs.slice, rev.revision, role, 0, c, c.initial_replicas, declared=False)
+            for role, c in rev.children.items()
+        )
     plan = SlicePlan(obs.slice, target, STEADY, tuple(children), tuple(lines))
     blocker = None
     if held or (pending and not plan.changed):
         # the progress deadline also runs here: a rollout whose budgets let it drain every old
         # replica (maxUnavailable) leaves no old revision, and a new one that never becomes
         # ready must still be named (the same holds for a first deploy)
-        blocker = _barrier_blocker(obs.slice, unready if held else pending, progress_deadline_seconds, new_scaled_at,
-                                   now, old_kept=False)
+        blocker = _barrier_blocker(
+            obs.slice, unready if held else pending, progress_deadline_seconds, new_scaled_at, now, old_kept=False
+        )
     notes = (steady_held_note(obs.slice, held),) if held else ()
-    return SlicePlan(obs.slice, target, STEADY, tuple(children), tuple(lines), stable=not held,
-                     branch=BARRIER if held else "", blocker=blocker, complete=not pending, notes=notes)
+    return SlicePlan(
+        obs.slice,
+        target,
+        STEADY,
+        tuple(children),
+        tuple(lines),
+        stable=not held,
+        branch=BARRIER if held else "",
+        blocker=blocker,
+        complete=not pending,
+        notes=notes,
+    )
 
 
 def _role_order(obs: SliceObservation, target: str, roles: Sequence[RoleTarget]) -> list[tuple[str, bool]]:
@@ -221,40 +244,58 @@ def _role_order(obs: SliceObservation, target: str, roles: Sequence[RoleTarget])
     return [(n, True) for n in spec] + [(n, False) for n in removed]
 
 
-def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[RoleTarget], *,
-               progress_deadline_seconds: float | None = None, new_scaled_at: float | None = None,
-               now: float | None = None) -> SlicePlan:
+def plan_slice(
+    obs: SliceObservation,
+    target_revision: str,
+    roles: Sequence[RoleTarget],
+    *,
+    progress_deadline_seconds: float | None = None,
+    new_scaled_at: float | None = None,
+    now: float | None = None,
+) -> SlicePlan:
     """One slice's stage (module doc). ``new_scaled_at``/``now``: seconds (any epoch) of the last
     raise of the target revision's replicas in this slice and of this reconcile."""
     target = target_revision
     old_revs = [r for r in obs.revisions if r.revision != target]
     order = _role_order(obs, target, roles)
     if sum(rev.total for rev in old_revs) == 0:
-        return _steady(obs, target, roles, progress_deadline_seconds=progress_deadline_seconds,
-                       new_scaled_at=new_scaled_at, now=now)
+        return _steady(
+            obs,
+            target,
+            roles,
+            progress_deadline_seconds=progress_deadline_seconds,
+            new_scaled_at=new_scaled_at,
+            now=now,
+        )
 
     by_name = {r.name: r for r in roles}
     new_rev = obs.revision(target)
     init = new_rev is None or not new_rev.children
     new_children: dict[str, ChildObservation | None] = {
-        name: (new_rev.children.get(name) if new_rev else None) for name, in_spec in order if in_spec}
+        name: (new_rev.children.get(name) if new_rev else None) for name, in_spec in order if in_spec
+    }
 
     # initial-replicas: stamped at init (every old child) or when missing (rollback)
     stamps: dict[tuple[str, str], int] = {}
     for rev in old_revs:
         for role, child in rev.children.items():
-            stamps[(rev.revision, role)] = (child.replicas if (init or child.initial_replicas is None)
-                                            else child.initial_replicas)
+            stamps[(rev.revision, role)] = (
+                child.replicas if (init or child.initial_replicas is None) else child.initial_replicas
+            )
 
     # barrier (a missing new child is created at 0: trivially stable)
-    pending = [(name, target, child) for name, child in new_children.items()
-               if child is not None and child.ready < child.replicas]
+    pending = [
+        (name, target, child)
+        for name, child in new_children.items()
+        if child is not None and child.ready < child.replicas
+    ]
     states = []
     for name, in_spec in order:
         initial_old = sum(stamps[(rev.revision, name)] for rev in old_revs if name in rev.children)
         old = sum(rev.children[name].replicas for rev in old_revs if name in rev.children)
-        ready_old = sum(min(rev.children[name].ready, rev.children[name].replicas)
-                        for rev in old_revs if name in rev.children)
+        ready_old = sum(
+            min(rev.children[name].ready, rev.children[name].replicas) for rev in old_revs if name in rev.children
+        )
         c: ChildObservation | None = new_children.get(name)
         new = c.replicas if c else 0
         if in_spec:
@@ -265,14 +306,38 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
             cfg = r.config
         else:
             t, cfg = 0, DEFAULT_CONFIG
-        states.append(RoleState(name, initial_old, old, new, t, cfg, ready_old, min(c.ready, c.replicas) if c else 0,
-                                in_spec, tuple(rev.children[name] for rev in old_revs if name in rev.children)))
+        states.append(
+            RoleState(
+                name,
+                initial_old,
+                old,
+                new,
+                t,
+                cfg,
+                ready_old,
+                min(c.ready, c.replicas) if c else 0,
+                in_spec,
+                tuple(rev.children[name] for rev in old_revs if name in rev.children),
+            )
+        )
 
     if pending:
         blocker = _barrier_blocker(obs.slice, pending, progress_deadline_seconds, new_scaled_at, now)
-        return _build(obs, target, INIT if init else ROLLOUT, old_revs, states, stamps,
-                      tuple(s.old for s in states), tuple(s.new for s in states), stable=False, step=None,
-                      applied=None, branch=BARRIER, blocker=blocker)
+        return _build(
+            obs,
+            target,
+            INIT if init else ROLLOUT,
+            old_revs,
+            states,
+            stamps,
+            tuple(s.old for s in states),
+            tuple(s.new for s in states),
+            stable=False,
+            step=None,
+            applied=None,
+            branch=BARRIER,
+            blocker=blocker,
+        )
 
     initial = tuple(s.initial_old for s in states)
     cur_old = tuple(s.old for s in states)
@@ -285,8 +350,22 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
     mode = INIT if init else ROLLOUT
 
     def build(app: Applied, notes: Sequence[str], branch_: str = branch, relaxed: bool = False) -> SlicePlan:
-        return _build(obs, target, mode, old_revs, states, stamps, app.old, app.new, stable=True, step=step,
-                      applied=app, branch=branch_, notes=tuple(notes), ceiling_relaxed=relaxed)
+        return _build(
+            obs,
+            target,
+            mode,
+            old_revs,
+            states,
+            stamps,
+            app.old,
+            app.new,
+            stable=True,
+            step=step,
+            applied=app,
+            branch=branch_,
+            notes=tuple(notes),
+            ceiling_relaxed=relaxed,
+        )
 
     applied = apply_step(states, asked.old, asked.new)
     plan = build(applied, _held_notes(obs.slice, applied))
@@ -295,13 +374,21 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
         # planner's next new point within the ceiling (apply module doc)
         # planner's next new point within the ceiling (lockstep kept), else one batch per role
         nxt = compute_next_new(targets, cur_new, total_steps(initial, targets, configs))
-        batch = tuple(max(n, min(t, n + batch_size(c.max_surge, c.max_unavailable)))
-                      for n, t, c in zip(cur_new, targets, configs))
+        batch = tuple(
+            max(n, min(t, n + batch_size(c.max_surge, c.max_unavailable))) for n, t, c in zip(cur_new, targets, configs)
+        )
         for raise_to in (nxt, batch):
             raised = apply_step(states, cur_old, raise_to)
-            candidate = build(raised, [(f"slice {obs.slice}: upstream's step {list(asked.old)}|{list(asked.new)} "
-                                        "would break the availability floor; new replicas are raised first")],
-                              RAISE_FIRST)
+            candidate = build(
+                raised,
+                [
+                    (
+                        f"slice {obs.slice}: upstream's step {list(asked.old)}|{list(asked.new)} "
+                        "would break the availability floor; new replicas are raised first"
+                    )
+                ],
+                RAISE_FIRST,
+            )
             if candidate.changed:
                 plan = candidate
                 break
@@ -312,31 +399,63 @@ def plan_slice(obs: SliceObservation, target_revision: str, roles: Sequence[Role
             # child whose LWS controller keeps its surge, e.g. a broken B in A -> B -> C: they may
             # never go) and nothing else moves: waiting could last forever, so the raise is applied
             # on declared counts
-            plan = build(declared_only, [OLD_GROUPS_NOTE.format(slice=obs.slice, roles=", ".join(applied.held_raise))],
-                         relaxed=True)
+            plan = build(
+                declared_only,
+                [OLD_GROUPS_NOTE.format(slice=obs.slice, roles=", ".join(applied.held_raise))],
+                relaxed=True,
+            )
         else:
             # upstream's own step exceeds the surge ceiling (apply module doc): apply its raise as upstream
             relaxed = apply_step(states, asked.old, asked.new, ceiling=False)
-            plan = build(relaxed, [n for n in _held_notes(obs.slice, relaxed) if "surge ceiling" not in n] + [
-                (f"slice {obs.slice}: upstream's step {list(asked.old)}|{list(asked.new)} exceeds maxSurge (force "
-                 "drain undone by orphan prevention); its raise is applied as upstream does")], relaxed=True)
+            plan = build(
+                relaxed,
+                [n for n in _held_notes(obs.slice, relaxed) if "surge ceiling" not in n]
+                + [
+                    (
+                        f"slice {obs.slice}: upstream's step {list(asked.old)}|{list(asked.new)} exceeds maxSurge (force "
+                        "drain undone by orphan prevention); its raise is applied as upstream does"
+                    )
+                ],
+                relaxed=True,
+            )
     if not plan.changed and plan.blocker is None:
-        plan = replace(plan, blocker=Blocker(STALLED, f"slice {obs.slice}: the planner's step "
-                                              f"{list(asked.old)}|{list(asked.new)} cannot be applied within the "
-                                              "availability floor and the surge ceiling"))
+        plan = replace(
+            plan,
+            blocker=Blocker(
+                STALLED,
+                f"slice {obs.slice}: the planner's step "
+                f"{list(asked.old)}|{list(asked.new)} cannot be applied within the "
+                "availability floor and the surge ceiling",
+            ),
+        )
     return plan
 
 
-def _build(obs: SliceObservation, target: str, mode: str, old_revs: Sequence[RevisionObservation], states: Sequence[RoleState],
-           stamps: Mapping[tuple[str, str], int], old_after: Sequence[int], new_after: Sequence[int], *,
-           stable: bool, step: UpdateStep | None, applied: Applied | None, branch: str,
-           blocker: Blocker | None = None, notes: tuple[str, ...] = (), ceiling_relaxed: bool = False) -> SlicePlan:
+def _build(
+    obs: SliceObservation,
+    target: str,
+    mode: str,
+    old_revs: Sequence[RevisionObservation],
+    states: Sequence[RoleState],
+    stamps: Mapping[tuple[str, str], int],
+    old_after: Sequence[int],
+    new_after: Sequence[int],
+    *,
+    stable: bool,
+    step: UpdateStep | None,
+    applied: Applied | None,
+    branch: str,
+    blocker: Blocker | None = None,
+    notes: tuple[str, ...] = (),
+    ceiling_relaxed: bool = False,
+) -> SlicePlan:
     children: list[ChildPlan] = []
     new_rev = obs.revision(target)
     per_role_old: dict[str, tuple[int, ...]] = {}
     for s, o in zip(states, old_after):
-        per_role_old[s.name] = distribute_drain(s.old - o, [rev.children[s.name].replicas for rev in old_revs
-                                                            if s.name in rev.children])
+        per_role_old[s.name] = distribute_drain(
+            s.old - o, [rev.children[s.name].replicas for rev in old_revs if s.name in rev.children]
+        )
     all_drained = sum(old_after) == 0
     # the target children name the revisions they replace until the rollout leaves them at their
     # targets (an early full drain keeps it: the steady branch's barrier then knows it is catching up)
@@ -349,27 +468,57 @@ def _build(obs: SliceObservation, target: str, mode: str, old_revs: Sequence[Rev
         children.append(ChildPlan(obs.slice, target, s.name, n, c, replaces=replaces))
     if new_rev:  # a target child of a role no longer in the spec cannot exist (the revision covers role names)
         spec = {s.name for s in states if s.in_spec}
-        children.extend(ChildPlan(obs.slice, target, role, 0, c, declared=False)
-                        for role, c in new_rev.children.items() if role not in spec)
+        children.extend(
+            ChildPlan(obs.slice, target, role, 0, c, declared=False)
+            for role, c in new_rev.children.items()
+            if role not in spec
+        )
     cursor = {name: 0 for name in per_role_old}
     for rev in old_revs:
         for role, c in rev.children.items():
             replicas = per_role_old[role][cursor[role]]
             cursor[role] += 1
-            children.append(ChildPlan(obs.slice, rev.revision, role, 0 if all_drained else replicas, c,
-                                      stamps[(rev.revision, role)], declared=not all_drained))
-    lines = tuple(RoleLine(s.name, s.in_spec, s.target, s.old, s.new, s.ready_old, s.ready_new, o, n, s.initial_old)
-                  for s, o, n in zip(states, old_after, new_after))
-    return SlicePlan(obs.slice, target, mode, tuple(children), lines, stable=stable, step=step, applied=applied,
-                     branch=branch, blocker=blocker, notes=notes, ceiling_relaxed=ceiling_relaxed)
+            children.append(
+                ChildPlan(
+                    obs.slice,
+                    rev.revision,
+                    role,
+                    0 if all_drained else replicas,
+                    c,
+                    stamps[(rev.revision, role)],
+                    declared=not all_drained,
+                )
+            )
+    lines = tuple(
+        RoleLine(s.name, s.in_spec, s.target, s.old, s.new, s.ready_old, s.ready_new, o, n, s.initial_old)
+        for s, o, n in zip(states, old_after, new_after)
+    )
+    return SlicePlan(
+        obs.slice,
+        target,
+        mode,
+        tuple(children),
+        lines,
+        stable=stable,
+        step=step,
+        applied=applied,
+        branch=branch,
+        blocker=blocker,
+        notes=notes,
+        ceiling_relaxed=ceiling_relaxed,
+    )
 
 
 def removed_slice(obs: SliceObservation, target_revision: str) -> SlicePlan:
     """A slice at or above ``spec.slices``: every child deleted (``cleanupRemovedSlices``)."""
-    children = tuple(ChildPlan(obs.slice, rev.revision, role, 0, c, c.initial_replicas, declared=False)
-                     for rev in obs.revisions for role, c in rev.children.items())
-    return SlicePlan(obs.slice, target_revision, REMOVED_SLICE, children, (), branch=REMOVED_SLICE,
-                     complete=not children)
+    children = tuple(
+        ChildPlan(obs.slice, rev.revision, role, 0, c, c.initial_replicas, declared=False)
+        for rev in obs.revisions
+        for role, c in rev.children.items()
+    )
+    return SlicePlan(
+        obs.slice, target_revision, REMOVED_SLICE, children, (), branch=REMOVED_SLICE, complete=not children
+    )
 
 
 @dataclass(frozen=True)
@@ -397,8 +546,12 @@ class DisaggregatedPlan:
             return blockers[0]
         deadline = [b for b in blockers if b.code == PROGRESS_DEADLINE_EXCEEDED]
         code = deadline[0].code if deadline else blockers[0].code
-        return Blocker(code, "; ".join(b.message for b in blockers), tuple(g for b in blockers for g in b.groups),
-                       tuple(dict.fromkeys(r for b in blockers for r in b.remedies)))
+        return Blocker(
+            code,
+            "; ".join(b.message for b in blockers),
+            tuple(g for b in blockers for g in b.groups),
+            tuple(dict.fromkeys(r for b in blockers for r in b.remedies)),
+        )
 
     @property
     def complete(self) -> bool:
@@ -413,16 +566,31 @@ class DisaggregatedPlan:
         return tuple(n for s in self.slices for n in s.notes)
 
 
-def plan(observations: Sequence[SliceObservation], slices: int, target_revision: str, roles: Sequence[RoleTarget],
-         *, progress_deadline_seconds: float | None = None, new_scaled_at: Mapping[int, float] | None = None,
-         now: float | None = None) -> DisaggregatedPlan:
+def plan(
+    observations: Sequence[SliceObservation],
+    slices: int,
+    target_revision: str,
+    roles: Sequence[RoleTarget],
+    *,
+    progress_deadline_seconds: float | None = None,
+    new_scaled_at: Mapping[int, float] | None = None,
+    now: float | None = None,
+) -> DisaggregatedPlan:
     """Every slice ``0..slices-1`` planned independently (an unobserved slice is empty: created at
     its target), observed slices ``>= slices`` deleted."""
     by_slice = {o.slice: o for o in observations}
     out = []
     for i in range(slices):
         obs = by_slice.get(i, SliceObservation(i))
-        out.append(plan_slice(obs, target_revision, roles, progress_deadline_seconds=progress_deadline_seconds,
-                              new_scaled_at=(new_scaled_at or {}).get(i), now=now))
+        out.append(
+            plan_slice(
+                obs,
+                target_revision,
+                roles,
+                progress_deadline_seconds=progress_deadline_seconds,
+                new_scaled_at=(new_scaled_at or {}).get(i),
+                now=now,
+            )
+        )
     out += [removed_slice(by_slice[i], target_revision) for i in sorted(by_slice) if i >= slices]
     return DisaggregatedPlan(target_revision, tuple(r.name for r in roles), tuple(out))

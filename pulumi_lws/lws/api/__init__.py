@@ -1,4 +1,5 @@
 """API types (pure: no Pulumi, no I/O beyond reading a manifest file)."""
+
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.model import IntOrString
 from pulumi_lws.core.scaling import scaled_value
@@ -6,5 +7,12 @@ from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, load_manifest
 
 LeaderWorkerSetSpecError = SpecError
 
-__all__ = ["FieldError", "IntOrString", "SpecError", "LeaderWorkerSetSpecError", "scaled_value",
-           "LeaderWorkerSet", "load_manifest"]
+__all__ = [
+    "FieldError",
+    "IntOrString",
+    "LeaderWorkerSet",
+    "LeaderWorkerSetSpecError",
+    "SpecError",
+    "load_manifest",
+    "scaled_value",
+]

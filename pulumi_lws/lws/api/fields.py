@@ -1,4 +1,5 @@
 """Wire paths, messages and the error helper shared by the LeaderWorkerSet rule modules."""
+
 from __future__ import annotations
 
 from typing import Any

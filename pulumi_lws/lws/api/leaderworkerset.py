@@ -8,11 +8,13 @@ model never holds an "unset" enum, rollout budget or network config. Validation 
 :class:`SpecError` listing all problems. Type errors (wrong enum value, unknown field, wrong type)
 raise :class:`SpecError` too, from :meth:`LeaderWorkerSet.parse` and from the constructor.
 """
+
 from __future__ import annotations
 
 import pathlib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Final, Literal, Mapping, Optional, Union
+from typing import Any, ClassVar, Final, Literal
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
@@ -20,7 +22,8 @@ from pulumi_lws.core.errors import FieldError
 from pulumi_lws.core.model import Int32, IntOrString, K8sInt, K8sModel  # noqa: F401  (K8sInt re-exported)
 from pulumi_lws.core.objectmeta import ObjectMeta
 from pulumi_lws.core.podspec import without_nulls
-from pulumi_lws.core.resource import ManifestResource, load_manifest as load_resource_manifest
+from pulumi_lws.core.resource import ManifestResource
+from pulumi_lws.core.resource import load_manifest as load_resource_manifest
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.lws.api.validation import validate_leaderworkerset
 
@@ -40,7 +43,7 @@ class SubGroupPolicy(K8sModel):
     """``subGroupPolicy``: type defaults to LeaderWorker; ``subGroupSize`` is checked by validation."""
 
     sub_group_policy_type: SubGroupPolicyType = "LeaderWorker"
-    sub_group_size: Optional[Int32] = None
+    sub_group_size: Int32 | None = None
 
     @field_validator("sub_group_policy_type", mode="before")
     @classmethod
@@ -59,17 +62,22 @@ class LeaderWorkerTemplate(K8sModel):
     """``spec.leaderWorkerTemplate``: everything here is covered by the revision key."""
 
     size: Int32 = 1
-    leader_template: Optional[dict[str, Any]] = None
+    leader_template: dict[str, Any] | None = None
     worker_template: dict[str, Any] = Field(default_factory=dict)
     restart_policy: RestartPolicy = "RecreateGroupOnPodRestart"
-    sub_group_policy: Optional[SubGroupPolicy] = None
-    volume_claim_templates: Optional[list[dict[str, Any]]] = None
-    persistent_volume_claim_retention_policy: Optional[dict[str, str]] = None
-    max_group_restarts: Optional[Int32] = None
-    restart_backoff: Optional[RestartBackoff] = None
+    sub_group_policy: SubGroupPolicy | None = None
+    volume_claim_templates: list[dict[str, Any]] | None = None
+    persistent_volume_claim_retention_policy: dict[str, str] | None = None
+    max_group_restarts: Int32 | None = None
+    restart_backoff: RestartBackoff | None = None
 
-    @field_validator("leader_template", "worker_template", "volume_claim_templates",
-                     "persistent_volume_claim_retention_policy", mode="before")
+    @field_validator(
+        "leader_template",
+        "worker_template",
+        "volume_claim_templates",
+        "persistent_volume_claim_retention_policy",
+        mode="before",
+    )
     @classmethod
     def _drop_nulls(cls, v: Any) -> Any:
         # Kubernetes JSON: `field: null` anywhere in an embedded object means "unset".
@@ -167,11 +175,11 @@ class Scheduling(K8sModel):
     ``scheduling: {}`` selects the replica level (one gang of ``size`` pods per group).
     """
 
-    replica: Optional[dict[str, Any]] = None
-    scheduling_policy: Optional[dict[str, Any]] = None
-    scheduling_constraints: Optional[dict[str, Any]] = None
-    disruption_mode: Optional[Union[dict[str, Any], str]] = None
-    resource_claims: Optional[list[dict[str, Any]]] = None
+    replica: dict[str, Any] | None = None
+    scheduling_policy: dict[str, Any] | None = None
+    scheduling_constraints: dict[str, Any] | None = None
+    disruption_mode: dict[str, Any] | str | None = None
+    resource_claims: list[dict[str, Any]] | None = None
 
     def levels(self) -> list[str]:
         """Every scheduling level the spec activates, in the order ``lws``, ``replica``, ``role``.
@@ -196,7 +204,9 @@ class Scheduling(K8sModel):
         if "lws" in levels:
             out.append(GangUnit("spec.scheduling", max(replicas * size, 1), True, _as_dict(self.scheduling_policy)))
         if "replica" in levels:
-            out.append(GangUnit("spec.scheduling.replica", size, True, _as_dict(rep.get("schedulingPolicy")) or {"gang": {}}))
+            out.append(
+                GangUnit("spec.scheduling.replica", size, True, _as_dict(rep.get("schedulingPolicy")) or {"gang": {}})
+            )
         for role, members in (("leader", 1), ("worker", size - 1)):
             if "role" in levels and role in rep:
                 pol = _as_dict(_as_dict(rep[role]).get("schedulingPolicy")) or {"gang": {}}
@@ -206,8 +216,11 @@ class Scheduling(K8sModel):
     def has_constraints(self) -> bool:
         """``schedulingConstraints`` (workload topology) is set at any level."""
         rep = _as_dict(self.replica)
-        return any(c is not None for c in [self.scheduling_constraints, rep.get("schedulingConstraints")] + [
-            _as_dict(rep.get(r)).get("schedulingConstraints") for r in ("leader", "worker")])
+        return any(
+            c is not None
+            for c in [self.scheduling_constraints, rep.get("schedulingConstraints")]
+            + [_as_dict(rep.get(r)).get("schedulingConstraints") for r in ("leader", "worker")]
+        )
 
     def level(self) -> str:
         """The active scheduling level: ``lws`` (whole set), ``role`` or ``replica`` (default)."""
@@ -229,9 +242,11 @@ class LeaderWorkerSetSpec(K8sModel):
     group_identity: GroupIdentity = "Ordinal"
     group_replacement_policy: GroupReplacementPolicy = "PostTermination"
     pod_termination_policy: PodTerminationPolicy = "Sequential"
-    scheduling: Optional[Scheduling] = None
+    scheduling: Scheduling | None = None
 
-    @field_validator("group_identity", "group_replacement_policy", "startup_policy", "pod_termination_policy", mode="before")
+    @field_validator(
+        "group_identity", "group_replacement_policy", "startup_policy", "pod_termination_policy", mode="before"
+    )
     @classmethod
     def _empty_is_default(cls, v: Any, info: ValidationInfo) -> Any:
         defaults = {
@@ -257,7 +272,7 @@ class LeaderWorkerSet(ManifestResource):
 
     KIND: ClassVar[str] = KIND
 
-    def validation_errors(self, old: "LeaderWorkerSet | None" = None) -> list[FieldError]:
+    def validation_errors(self, old: LeaderWorkerSet | None = None) -> list[FieldError]:
         """Every upstream validation rule (plus pulumi-lws name budgets); ``old`` enables the
         update-only rules (immutable fields)."""
         return validate_leaderworkerset(self, old)
@@ -285,6 +300,6 @@ class LeaderWorkerSet(ManifestResource):
         return self.spec.rollout_strategy.rolling_update_configuration.partition
 
 
-def load_manifest(source: "str | pathlib.Path | Mapping[str, Any]") -> dict[str, Any]:
+def load_manifest(source: str | pathlib.Path | Mapping[str, Any]) -> dict[str, Any]:
     """A manifest dict from a dict, YAML/JSON text or a file path (the first LeaderWorkerSet document)."""
     return load_resource_manifest(source, KIND)

@@ -1,11 +1,13 @@
 """Workload-aware (gang) scheduling rules of ``spec.scheduling`` (upstream webhook, §5.5), create
 and update. Split from :mod:`pulumi_lws.lws.api.validation`, which runs them in rule order."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.api.fields import LWT, SCHED, Errors, err as _err
+from pulumi_lws.lws.api.fields import LWT, SCHED, Errors
+from pulumi_lws.lws.api.fields import err as _err
 
 if TYPE_CHECKING:
     from pulumi_lws.lws.api.leaderworkerset import GangUnit, LeaderWorkerSet
@@ -43,9 +45,15 @@ def scheduling_rejects_leader_ready(lws: LeaderWorkerSet) -> Errors:
 
 def scheduling_rejects_exclusive_topology(lws: LeaderWorkerSet) -> Errors:
     s = lws.spec.scheduling
-    if L.EXCLUSIVE_TOPOLOGY in lws.metadata.annotations and s is not None and \
-            (any(u.gang for u in _units(lws)) or s.has_constraints()):
-        return _err(SCHED, "gang scheduling or workload topology constraints cannot be combined with exclusive topology in alpha")
+    if (
+        L.EXCLUSIVE_TOPOLOGY in lws.metadata.annotations
+        and s is not None
+        and (any(u.gang for u in _units(lws)) or s.has_constraints())
+    ):
+        return _err(
+            SCHED,
+            "gang scheduling or workload topology constraints cannot be combined with exclusive topology in alpha",
+        )
     return []
 
 
@@ -53,7 +61,11 @@ def scheduling_min_count_is_membership(lws: LeaderWorkerSet) -> Errors:
     errs: Errors = []
     for u in _units(lws):
         if u.min_count is not None and u.min_count != u.members:
-            errs += _err(f"{u.path}.schedulingPolicy.gang.minCount", f"must equal complete leaf membership {u.members}", u.min_count)
+            errs += _err(
+                f"{u.path}.schedulingPolicy.gang.minCount",
+                f"must equal complete leaf membership {u.members}",
+                u.min_count,
+            )
     return errs
 
 
@@ -61,8 +73,11 @@ def scheduling_min_group_count_unavailable(lws: LeaderWorkerSet) -> Errors:
     errs: Errors = []
     for u in _units(lws):
         if (mgc := _dict(u.policy.get("gang")).get("minGroupCount")) is not None:
-            errs += _err(f"{u.path}.schedulingPolicy.gang.minGroupCount",
-                         "minGroupCount requires CompositePodGroup support and is not available in phase 1", mgc)
+            errs += _err(
+                f"{u.path}.schedulingPolicy.gang.minGroupCount",
+                "minGroupCount requires CompositePodGroup support and is not available in phase 1",
+                mgc,
+            )
     return errs
 
 
@@ -75,15 +90,19 @@ def scheduling_role_needs_size_two(lws: LeaderWorkerSet) -> Errors:
 def scheduling_no_user_scheduling_group(lws: LeaderWorkerSet) -> Errors:
     lwt = lws.spec.leader_worker_template
     if lws.spec.scheduling is not None and any(
-            "schedulingGroup" in _dict(_dict(t).get("spec")) for t in (lwt.leader_template, lwt.worker_template)):
+        "schedulingGroup" in _dict(_dict(t).get("spec")) for t in (lwt.leader_template, lwt.worker_template)
+    ):
         return _err(SCHED, "managed pod templates must not set spec.schedulingGroup")
     return []
 
 
 def scheduling_same_priority_class(lws: LeaderWorkerSet) -> Errors:
     lwt = lws.spec.leader_worker_template
-    if lws.spec.scheduling is not None and lws.size > 1 and \
-            _priority_class(lwt.leader_pod_template()) != _priority_class(lwt.worker_template):
+    if (
+        lws.spec.scheduling is not None
+        and lws.size > 1
+        and _priority_class(lwt.leader_pod_template()) != _priority_class(lwt.worker_template)
+    ):
         return _err(SCHED, "all managed pod templates must use the same priorityClassName")
     return []
 
@@ -104,7 +123,9 @@ def scheduling_resource_claims_referenced(lws: LeaderWorkerSet) -> Errors:
             refs = _dict(_dict(t).get("spec")).get("resourceClaims")
             refs = refs if isinstance(refs, list) else []
             if not any(keys & _claim_keys(r) for r in refs):
-                errs += _err(f"{SCHED}.resourceClaims[{i}]", "must have a matching reference in every member pod template", claim)
+                errs += _err(
+                    f"{SCHED}.resourceClaims[{i}]", "must have a matching reference in every member pod template", claim
+                )
                 break
     return errs
 
@@ -132,12 +153,20 @@ def _without_min_count(v: Any) -> Any:
 def scheduling_fields_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet) -> Errors:
     """Policy, constraints, disruptionMode, resourceClaims are frozen; only gang.minCount may change."""
     new_s, old_s = _sched(lws), _sched(old)
-    if new_s is None or old_s is None or lws.spec.scheduling is None or old.spec.scheduling is None \
-            or lws.spec.scheduling.levels() != old.spec.scheduling.levels():
+    if (
+        new_s is None
+        or old_s is None
+        or lws.spec.scheduling is None
+        or old.spec.scheduling is None
+        or lws.spec.scheduling.levels() != old.spec.scheduling.levels()
+    ):
         return []
     if _without_min_count(new_s) != _without_min_count(old_s):
-        return _err(SCHED, "schedulingPolicy, schedulingConstraints, disruptionMode and resourceClaims are immutable "
-                    "after creation (only gang.minCount may change)")
+        return _err(
+            SCHED,
+            "schedulingPolicy, schedulingConstraints, disruptionMode and resourceClaims are immutable "
+            "after creation (only gang.minCount may change)",
+        )
     return []
 
 

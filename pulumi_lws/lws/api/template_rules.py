@@ -7,6 +7,7 @@ label keys and values); the LWS's own namespace, labels and annotations as apima
 ObjectMeta. Catching these here keeps the promise that invalid input fails before anything is
 registered, naming the LWS field rather than a derived StatefulSet's.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -46,6 +47,7 @@ def pod_templates_are_valid(lws: LeaderWorkerSet) -> Errors:
     for i, claim in enumerate(lwt.volume_claim_templates or []):
         errs += validate_volume_claim_template(claim, f"{LWT}.volumeClaimTemplates[{i}]")
     if lwt.persistent_volume_claim_retention_policy is not None:
-        errs += validate_pvc_retention_policy(lwt.persistent_volume_claim_retention_policy,
-                                              f"{LWT}.persistentVolumeClaimRetentionPolicy")
+        errs += validate_pvc_retention_policy(
+            lwt.persistent_volume_claim_retention_policy, f"{LWT}.persistentVolumeClaimRetentionPolicy"
+        )
     return errs

@@ -8,23 +8,47 @@ templates and ObjectMeta against Kubernetes 1.35) run before both.
 mutates its input. Paths are the camelCase wire paths upstream emits (including upstream's
 capital ``SubGroupPolicy`` in the subgroup path). The rule table with sources is in ``docs/api.md``.
 """
+
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
-from pulumi_lws.lws import labels as L
 from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.scaling import percent_scaling_fails, scaled_value
 from pulumi_lws.core.rules import validate_dns1035, validate_int_or_percent
+from pulumi_lws.core.scaling import percent_scaling_fails, scaled_value
+from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.fields import (  # noqa: F401  (constants re-exported)
-    IMMUTABLE, LWT, MAX_INT32, MAX_REPLICAS, MS_PATH, MU_PATH, PARTITION_PATH, RUC, SCHED, SGS_PATH,
-    UPDATE_ORDER_ANNOTATION, Errors, err as _err,
+    IMMUTABLE,
+    LWT,
+    MAX_INT32,
+    MAX_REPLICAS,
+    MS_PATH,
+    MU_PATH,
+    PARTITION_PATH,
+    RUC,
+    SCHED,
+    SGS_PATH,
+    UPDATE_ORDER_ANNOTATION,
+    Errors,
+)
+from pulumi_lws.lws.api.fields import (
+    err as _err,
 )
 from pulumi_lws.lws.api.scheduling_rules import (
-    priority_class_frozen, scheduling_fields_immutable, scheduling_level_immutable, scheduling_min_count_is_membership,
-    scheduling_min_group_count_unavailable, scheduling_no_user_scheduling_group, scheduling_one_level,
-    scheduling_presence_immutable, scheduling_rejects_exclusive_topology, scheduling_rejects_leader_ready,
-    scheduling_resource_claims_referenced, scheduling_role_needs_size_two, scheduling_same_priority_class,
+    priority_class_frozen,
+    scheduling_fields_immutable,
+    scheduling_level_immutable,
+    scheduling_min_count_is_membership,
+    scheduling_min_group_count_unavailable,
+    scheduling_no_user_scheduling_group,
+    scheduling_one_level,
+    scheduling_presence_immutable,
+    scheduling_rejects_exclusive_topology,
+    scheduling_rejects_leader_ready,
+    scheduling_resource_claims_referenced,
+    scheduling_role_needs_size_two,
+    scheduling_same_priority_class,
 )
 from pulumi_lws.lws.api.template_rules import metadata_is_valid, pod_templates_are_valid, worker_template_required
 
@@ -67,7 +91,9 @@ def size_at_least_one(lws: LeaderWorkerSet) -> Errors:
 def replicas_times_size_fits_int32(lws: LeaderWorkerSet) -> Errors:
     """Rule 5."""
     if lws.replicas * lws.size > MAX_INT32:
-        return _err("spec.replicas", f"the product of replicas and worker replicas must not exceed {MAX_INT32}", lws.replicas)
+        return _err(
+            "spec.replicas", f"the product of replicas and worker replicas must not exceed {MAX_INT32}", lws.replicas
+        )
     return []
 
 
@@ -128,15 +154,22 @@ def subgroup_exclusive_topology_needs_policy(lws: LeaderWorkerSet) -> Errors:
     """Rule 16."""
     topo = lws.metadata.annotations.get(L.SUBGROUP_EXCLUSIVE_TOPOLOGY)
     if topo is not None and lws.spec.leader_worker_template.sub_group_policy is None:
-        return _err(f"metadata.annotations[{L.SUBGROUP_EXCLUSIVE_TOPOLOGY}]",
-                    "cannot have subgroup-exclusive-topology without subGroupSize set", topo)
+        return _err(
+            f"metadata.annotations[{L.SUBGROUP_EXCLUSIVE_TOPOLOGY}]",
+            "cannot have subgroup-exclusive-topology without subGroupSize set",
+            topo,
+        )
     return []
 
 
 # ---- §5.5 Hash mode and group replacement ---------------------------------------------------
 def hash_rejects_partition(lws: LeaderWorkerSet) -> Errors:
     if lws.spec.group_identity == "Hash" and _ruc(lws).partition != 0:
-        return _err("spec.groupIdentity", "rollingUpdateConfiguration.partition is not supported with groupIdentity Hash", "Hash")
+        return _err(
+            "spec.groupIdentity",
+            "rollingUpdateConfiguration.partition is not supported with groupIdentity Hash",
+            "Hash",
+        )
     return []
 
 
@@ -148,8 +181,11 @@ def hash_rejects_volume_claim_templates(lws: LeaderWorkerSet) -> Errors:
 
 def immediate_replacement_requires_hash(lws: LeaderWorkerSet) -> Errors:
     if lws.spec.group_replacement_policy == "Immediate" and lws.spec.group_identity != "Hash":
-        return _err("spec.groupReplacementPolicy",
-                    "groupReplacementPolicy Immediate is only supported with groupIdentity Hash", "Immediate")
+        return _err(
+            "spec.groupReplacementPolicy",
+            "groupReplacementPolicy Immediate is only supported with groupIdentity Hash",
+            "Immediate",
+        )
     return []
 
 
@@ -175,7 +211,9 @@ def restart_backoff_valid(lws: LeaderWorkerSet) -> Errors:
         if value < 1:
             errs += _err(f"{path}.{field}", "must be greater than or equal to 1", value)
     if not errs and rb.base_seconds > rb.cap_seconds:
-        errs += _err(f"{path}.capSeconds", f"must be greater than or equal to baseSeconds ({rb.base_seconds})", rb.cap_seconds)
+        errs += _err(
+            f"{path}.capSeconds", f"must be greater than or equal to baseSeconds ({rb.base_seconds})", rb.cap_seconds
+        )
     return errs
 
 
@@ -185,13 +223,20 @@ def _budget(lws: LeaderWorkerSet) -> tuple[int, str]:
     if lws.spec.group_identity == "Hash":
         if lws.size == 1:
             return 54, "the leader host name '<name>-<8-char group key>' must be a 63-character DNS label"
-        return 43, ("worker StatefulSets are named after the leader host name '<name>-<8-char group key>' "
-                    "and their pods' controller-revision-hash label '<host name>-<hash>' must fit 63 characters")
+        return 43, (
+            "worker StatefulSets are named after the leader host name '<name>-<8-char group key>' "
+            "and their pods' controller-revision-hash label '<host name>-<hash>' must fit 63 characters"
+        )
     if lws.size > 1:
         digits = len(str(max(lws.replicas - 1, 0)))
-        return 63 - 12 - digits, (f"worker pods get the label controller-revision-hash '<name>-<group index>-<hash>' "
-                                  f"(len(name) + 1 + {digits} + 11 characters), which must fit 63 characters")
-    return 52, "leader pods get the label controller-revision-hash '<name>-<hash>' (len(name) + 11 characters), which must fit 63 characters"
+        return 63 - 12 - digits, (
+            f"worker pods get the label controller-revision-hash '<name>-<group index>-<hash>' "
+            f"(len(name) + 1 + {digits} + 11 characters), which must fit 63 characters"
+        )
+    return (
+        52,
+        "leader pods get the label controller-revision-hash '<name>-<hash>' (len(name) + 11 characters), which must fit 63 characters",
+    )
 
 
 def name_fits_length_budget(lws: LeaderWorkerSet) -> Errors:
@@ -201,37 +246,13 @@ def name_fits_length_budget(lws: LeaderWorkerSet) -> Errors:
     if not name or len(name) <= limit:
         return []
     mode = lws.spec.group_identity
-    return _err("metadata.name", f"name is {len(name)} characters but at most {limit} are allowed in {mode} mode "
-                f"with size {lws.size} and {lws.replicas} replicas: {why} (upstream issue #410); "
-                f"shorten metadata.name to {limit} characters or fewer", name)
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
+    return _err(
+        "metadata.name",
+        f"name is {len(name)} characters but at most {limit} are allowed in {mode} mode "
+        f"with size {lws.size} and {lws.replicas} replicas: {why} (upstream issue #410); "
+        f"shorten metadata.name to {limit} characters or fewer",
+        name,
+    )
 
 
 # ---- pulumi-lws option annotation -----------------------------------------------------------
@@ -241,11 +262,19 @@ def update_order_annotation_valid(lws: LeaderWorkerSet) -> Errors:
     if order is None:
         return []
     if order not in ("ScaleFirst", "RolloutFirst"):
-        return _err(f"metadata.annotations[{UPDATE_ORDER_ANNOTATION}]",
-                    f'Unsupported value: "{order}": supported values: "ScaleFirst", "RolloutFirst"', order, "NotSupported")
+        return _err(
+            f"metadata.annotations[{UPDATE_ORDER_ANNOTATION}]",
+            f'Unsupported value: "{order}": supported values: "ScaleFirst", "RolloutFirst"',
+            order,
+            "NotSupported",
+        )
     mu = _ruc(lws).max_unavailable
-    if order == "RolloutFirst" and lws.replicas > 0 and not _budget_errors(mu, MU_PATH) \
-            and scaled_value(mu, lws.replicas, round_up=False) == 0:
+    if (
+        order == "RolloutFirst"
+        and lws.replicas > 0
+        and not _budget_errors(mu, MU_PATH)
+        and scaled_value(mu, lws.replicas, round_up=False) == 0
+    ):
         return _err(MU_PATH, "must not be 0 when `updateOrder` is RolloutFirst", mu)
     return []
 
@@ -283,35 +312,48 @@ def pod_termination_policy_immutable(lws: LeaderWorkerSet, old: LeaderWorkerSet)
     return []
 
 
-
-
-
-
-
-
-
-
-
-
 #: Shape checks of the embedded Kubernetes objects (types at any depth, unknown fields, quantities,
 #: label syntax): Kubernetes 1.35's schema and apimachinery's ObjectMeta rules. They run first.
 STRUCTURE_RULES: tuple[CreateRule, ...] = (metadata_is_valid, pod_templates_are_valid)
 CREATE_RULES: tuple[CreateRule, ...] = (
-    name_is_dns1035_label, worker_template_required, replicas_not_negative, replicas_at_most_max, size_at_least_one,
-    replicas_times_size_fits_int32, max_unavailable_is_int_or_percent, max_surge_is_int_or_percent,
-    partition_not_negative, budgets_not_both_zero, subgroup_size_valid,
-    subgroup_exclusive_topology_needs_policy, hash_rejects_partition, hash_rejects_volume_claim_templates,
-    immediate_replacement_requires_hash, max_group_restarts_valid, restart_backoff_valid,
-    name_fits_length_budget, scheduling_one_level, scheduling_rejects_leader_ready,
-    scheduling_rejects_exclusive_topology, scheduling_min_count_is_membership,
-    scheduling_min_group_count_unavailable, scheduling_role_needs_size_two,
-    scheduling_no_user_scheduling_group, scheduling_same_priority_class,
-    scheduling_resource_claims_referenced, update_order_annotation_valid,
+    name_is_dns1035_label,
+    worker_template_required,
+    replicas_not_negative,
+    replicas_at_most_max,
+    size_at_least_one,
+    replicas_times_size_fits_int32,
+    max_unavailable_is_int_or_percent,
+    max_surge_is_int_or_percent,
+    partition_not_negative,
+    budgets_not_both_zero,
+    subgroup_size_valid,
+    subgroup_exclusive_topology_needs_policy,
+    hash_rejects_partition,
+    hash_rejects_volume_claim_templates,
+    immediate_replacement_requires_hash,
+    max_group_restarts_valid,
+    restart_backoff_valid,
+    name_fits_length_budget,
+    scheduling_one_level,
+    scheduling_rejects_leader_ready,
+    scheduling_rejects_exclusive_topology,
+    scheduling_min_count_is_membership,
+    scheduling_min_group_count_unavailable,
+    scheduling_role_needs_size_two,
+    scheduling_no_user_scheduling_group,
+    scheduling_same_priority_class,
+    scheduling_resource_claims_referenced,
+    update_order_annotation_valid,
 )
 UPDATE_RULES: tuple[UpdateRule, ...] = (
-    subgroup_size_immutable, subdomain_policy_not_null, group_identity_immutable,
-    pod_termination_policy_immutable, scheduling_presence_immutable, scheduling_level_immutable,
-    scheduling_fields_immutable, priority_class_frozen,
+    subgroup_size_immutable,
+    subdomain_policy_not_null,
+    group_identity_immutable,
+    pod_termination_policy_immutable,
+    scheduling_presence_immutable,
+    scheduling_level_immutable,
+    scheduling_fields_immutable,
+    priority_class_frozen,
 )
 
 

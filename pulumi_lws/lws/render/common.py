@@ -6,18 +6,16 @@ Invariants: every object has ``metadata.name``, ``metadata.namespace`` and the o
 ``pulumi-lws``: :func:`pulumi_lws.core.manifests.owned_labels`); no ownerReferences (Pulumi owns
 the objects); workload objects carry ``pulumi.com/skipAwait: "true"`` (readiness is the planner's business).
 """
+
 from __future__ import annotations
 
 import copy
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from pulumi_lws.core.manifests import SKIP_AWAIT, merged, metadata
 from pulumi_lws.lws import labels as L
-from pulumi_lws.core.manifests import merged
 from pulumi_lws.lws.revision import Revision
-from pulumi_lws.core.manifests import SKIP_AWAIT, metadata
-
-
-
 
 
 def workload_annotations(lws_annotations: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -25,15 +23,16 @@ def workload_annotations(lws_annotations: Mapping[str, str], extra: Mapping[str,
     return merged(lws_annotations, {**(extra or {}), **SKIP_AWAIT})
 
 
-
-
 def controller_revision(lws_name: str, namespace: str, revision: Revision) -> dict[str, Any]:
     """The ControllerRevision storing ``revision``: name ``<lws[:220]>-<key>-<n>``."""
     return {
         "apiVersion": "apps/v1",
         "kind": "ControllerRevision",
-        "metadata": metadata(revision.controller_revision_name(lws_name), namespace,
-                             {L.NAME: lws_name, L.TEMPLATE_REVISION_HASH: revision.key}),
+        "metadata": metadata(
+            revision.controller_revision_name(lws_name),
+            namespace,
+            {L.NAME: lws_name, L.TEMPLATE_REVISION_HASH: revision.key},
+        ),
         "data": copy.deepcopy(dict(revision.data)),
         "revision": revision.number,
     }

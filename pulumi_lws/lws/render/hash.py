@@ -23,28 +23,43 @@ Invariants
   (:func:`pulumi_lws.core.manifests.owned_labels`); the Deployment and StatefulSets carry
   ``pulumi.com/skipAwait: "true"``.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from pulumi_lws.core.manifests import headless_service, merged, metadata
+from pulumi_lws.core.stage import GroupView, Stage
 from pulumi_lws.lws import labels as L
+from pulumi_lws.lws import names
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.render import ordinal
-from pulumi_lws.lws import names
 from pulumi_lws.lws.render.common import controller_revision, workload_annotations
-from pulumi_lws.core.manifests import headless_service, metadata
 from pulumi_lws.lws.render.ordinal import GroupNames, LeaderEnv, leader_template
-from pulumi_lws.lws.render.pod import LWS_GROUP_SIZE, LWS_LEADER_ADDRESS, LWS_LEADER_NAME, LWS_WORKER_INDEX, field_env, value_env
-from pulumi_lws.core.manifests import merged
+from pulumi_lws.lws.render.pod import (
+    LWS_GROUP_SIZE,
+    LWS_LEADER_ADDRESS,
+    LWS_LEADER_NAME,
+    LWS_WORKER_INDEX,
+    field_env,
+    value_env,
+)
 from pulumi_lws.lws.revision import RevisionCatalog
-from pulumi_lws.lws.rollout.hash.planner import GROUP_HOST_ANNOTATION, group_host, group_leader_address, is_unique_per_replica
 from pulumi_lws.lws.rollout.hash.admission import GATED_DELETION_COST
-from pulumi_lws.core.stage import GroupView, Stage
+from pulumi_lws.lws.rollout.hash.planner import (
+    GROUP_HOST_ANNOTATION,
+    group_host,
+    group_leader_address,
+    is_unique_per_replica,
+)
 
 HASH = "Hash"
 
 
-def render_hash(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCatalog, options: Any = None) -> list[dict[str, Any]]:
+def render_hash(
+    lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCatalog, options: Any = None
+) -> list[dict[str, Any]]:
     """Every object the Hash stage declares (``options`` accepted for signature parity)."""
     live = sorted((g for g in stage.groups if is_live(g)), key=lambda g: g.id)
     out = controller_revisions(lws, stage, catalog)
@@ -100,8 +115,10 @@ def hash_leader_env(lws: LeaderWorkerSet) -> LeaderEnv:
         worker_prefix=host_ref,
         worker_subdomain=host_ref if is_unique_per_replica(lws) else names.shared_service(lws.name),
         name=f"$({LWS_LEADER_NAME})",
-        tpu_env=(field_env(LWS_LEADER_NAME, "metadata.name"),
-                 field_env(LWS_GROUP_HOST, f"metadata.annotations['{GROUP_HOST_ANNOTATION}']")),
+        tpu_env=(
+            field_env(LWS_LEADER_NAME, "metadata.name"),
+            field_env(LWS_GROUP_HOST, f"metadata.annotations['{GROUP_HOST_ANNOTATION}']"),
+        ),
     )
 
 
@@ -109,8 +126,9 @@ def hash_leader_template(lws: LeaderWorkerSet, key: str) -> dict[str, Any]:
     """The Ordinal leader template at ``key`` (with the Hash env) plus the Hash admission-time
     additions."""
     template = leader_template(lws, key, leader_env=hash_leader_env(lws))
-    template["metadata"]["annotations"] = merged(template["metadata"].get("annotations"),
-                                                 {L.GROUP_IDENTITY: HASH, L.POD_DELETION_COST: GATED_DELETION_COST})
+    template["metadata"]["annotations"] = merged(
+        template["metadata"].get("annotations"), {L.GROUP_IDENTITY: HASH, L.POD_DELETION_COST: GATED_DELETION_COST}
+    )
     spec = template["spec"]
     spec["subdomain"] = names.shared_service(lws.name)
     if lws.size > 1:
@@ -133,14 +151,19 @@ def leader_deployment(lws: LeaderWorkerSet, catalog: RevisionCatalog) -> dict[st
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": metadata(name, lws.namespace,
-                             merged(lws.metadata.labels, {L.NAME: name, L.TEMPLATE_REVISION_HASH: key}),
-                             workload_annotations(lws.metadata.annotations)),
+        "metadata": metadata(
+            name,
+            lws.namespace,
+            merged(lws.metadata.labels, {L.NAME: name, L.TEMPLATE_REVISION_HASH: key}),
+            workload_annotations(lws.metadata.annotations),
+        ),
         "spec": {
             "replicas": lws.replicas,
             "selector": {"matchLabels": {L.NAME: name, L.WORKER_INDEX: "0"}},
-            "strategy": {"type": "RollingUpdate",
-                         "rollingUpdate": {"maxUnavailable": cfg.max_unavailable, "maxSurge": cfg.max_surge}},
+            "strategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxUnavailable": cfg.max_unavailable, "maxSurge": cfg.max_surge},
+            },
             "template": hash_leader_template(lws, key),
         },
     }
@@ -163,7 +186,9 @@ def leader_service(lws: LeaderWorkerSet, group: GroupView, at: LeaderWorkerSet |
         selector = {L.NAME: lws.name, L.GROUP_INDEX: group.key}
     else:
         selector = {L.NAME: lws.name, L.WORKER_INDEX: "0", L.GROUP_KEY: group.key}
-    svc = headless_service(group_host(lws.name, group.key), lws.namespace, {L.NAME: lws.name, L.GROUP_KEY: group.key}, selector)
+    svc = headless_service(
+        group_host(lws.name, group.key), lws.namespace, {L.NAME: lws.name, L.GROUP_KEY: group.key}, selector
+    )
     owners = _owner(group)
     if owners:
         svc["metadata"]["ownerReferences"] = owners
@@ -171,6 +196,7 @@ def leader_service(lws: LeaderWorkerSet, group: GroupView, at: LeaderWorkerSet |
 
 
 # ---- workers ------------------------------------------------------------------------------------
+
 
 def hash_group_names(live: LeaderWorkerSet, at: LeaderWorkerSet, group: GroupView) -> GroupNames:
     """Names of a Hash group: index = key = the group key; workers ``<lws>-<key8>-<j>`` under
@@ -180,9 +206,16 @@ def hash_group_names(live: LeaderWorkerSet, at: LeaderWorkerSet, group: GroupVie
     assert group.key and group.leader
     host = group_host(live.name, group.key)
     address = group_leader_address(at, group.key, group.leader)
-    return GroupNames(index=group.key, key=group.key, leader=group.leader, leader_address=address, leader_host=address,
-                      worker_prefix=host, subdomain=host if is_unique_per_replica(at) else names.shared_service(live.name),
-                      key_affinity=True)
+    return GroupNames(
+        index=group.key,
+        key=group.key,
+        leader=group.leader,
+        leader_address=address,
+        leader_host=address,
+        worker_prefix=host,
+        subdomain=host if is_unique_per_replica(at) else names.shared_service(live.name),
+        key_affinity=True,
+    )
 
 
 def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: GroupView) -> dict[str, Any]:

@@ -5,6 +5,7 @@ Reached by the shells through the workload's optional ``first_render_header`` /
 ``steady_render_header`` capabilities (:mod:`pulumi_lws.cli.render_headers` has the generic words
 of every other API and the invariants of the line: one line, starting ``<Kind> <namespace>/<name>:``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -32,7 +33,9 @@ def _groups(lws: LeaderWorkerSet) -> str:
 
 
 def _worker_sets(lws: LeaderWorkerSet, manifests: tuple[Mapping[str, Any], ...]) -> int:
-    return sum(1 for m in manifests if m.get("kind") == "StatefulSet" and (m.get("metadata") or {}).get("name") != lws.name)
+    return sum(
+        1 for m in manifests if m.get("kind") == "StatefulSet" and (m.get("metadata") or {}).get("name") != lws.name
+    )
 
 
 def _waits_for(lws: LeaderWorkerSet) -> str:
@@ -49,7 +52,9 @@ def _waits_for(lws: LeaderWorkerSet) -> str:
 
 def lws_first_header(lws: LeaderWorkerSet, result: Reconciled) -> str:
     """``LeaderWorkerSet ns/name: first `pulumi up` on an empty cluster: ...``."""
-    head = f"{_who(lws)}: first `pulumi up` on an empty cluster, {_groups(lws)} on revision {result.stage.target_revision}"
+    head = (
+        f"{_who(lws)}: first `pulumi up` on an empty cluster, {_groups(lws)} on revision {result.stage.target_revision}"
+    )
     leader = f"leader {_leader_kind(lws)}"
     workers = _worker_sets(lws, result.manifests)
     if lws.replicas == 0:
@@ -58,8 +63,7 @@ def lws_first_header(lws: LeaderWorkerSet, result: Reconciled) -> str:
         return f"{head}: {leader} only (size 1: no workers)"
     if workers >= lws.replicas:
         return f"{head}: {leader} and {_plural(workers, 'worker StatefulSet')}"
-    return (f"{head}: {leader} only; worker StatefulSets follow once {_waits_for(lws)}; "
-            "--stage steady shows them")
+    return f"{head}: {leader} only; worker StatefulSets follow once {_waits_for(lws)}; --stage steady shows them"
 
 
 def lws_steady_header(lws: LeaderWorkerSet, expansion: Any) -> str:
@@ -71,7 +75,11 @@ def lws_steady_header(lws: LeaderWorkerSet, expansion: Any) -> str:
     if not expansion.converged:
         blocker = expansion.blocker
         why = f"blocked: {blocker.code}: {blocker.message}" if blocker else "the groups never became ready"
-        return (f"{_who(lws)}: NOT converged after {expansion.reconciles} reconciles {where}: {why}; "
-                "the objects of the last reconcile follow")
-    return (f"{_who(lws)}: steady state after {expansion.reconciles} reconciles {where}: {_groups(lws)}, "
-            f"all on revision {stage.target_revision}")
+        return (
+            f"{_who(lws)}: NOT converged after {expansion.reconciles} reconciles {where}: {why}; "
+            "the objects of the last reconcile follow"
+        )
+    return (
+        f"{_who(lws)}: steady state after {expansion.reconciles} reconciles {where}: {_groups(lws)}, "
+        f"all on revision {stage.target_revision}"
+    )

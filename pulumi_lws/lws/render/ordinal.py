@@ -19,30 +19,48 @@ Invariants:
   every dependency before its dependents.
 See docs/rendering.md for the full object table and the known differences from upstream.
 """
+
 from __future__ import annotations
 
 import copy
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Collection, Iterable, Mapping
+from typing import Any
 
-from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.lws import names
-from pulumi_lws.lws.render.common import controller_revision, workload_annotations
-from pulumi_lws.core.manifests import headless_service, metadata
-from pulumi_lws.lws.render.pod import LEADER_NAME_REF, add_key_exclusive_affinity, add_leader_exclusive_affinity, add_tpu_env, decorated, group_annotations, leader_lws_env, pin_to_domain, prepend_env, worker_lws_env
-from pulumi_lws.lws.group_shape import container_requests_tpus, requests_tpus, static_worker_subgroup
-from pulumi_lws.core.manifests import merged
-from pulumi_lws.lws.revision import RevisionCatalog
-from pulumi_lws.core.stage import Stage
 from pulumi_lws.core.dependencies import Ref, ref_of
+from pulumi_lws.core.manifests import headless_service, merged, metadata
+from pulumi_lws.core.stage import Stage
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws import names
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.group_shape import container_requests_tpus, requests_tpus, static_worker_subgroup
+from pulumi_lws.lws.render.common import controller_revision, workload_annotations
+from pulumi_lws.lws.render.pod import (
+    LEADER_NAME_REF,
+    add_key_exclusive_affinity,
+    add_leader_exclusive_affinity,
+    add_tpu_env,
+    decorated,
+    group_annotations,
+    leader_lws_env,
+    pin_to_domain,
+    prepend_env,
+    worker_lws_env,
+)
+from pulumi_lws.lws.revision import RevisionCatalog
 
 UNIQUE_PER_REPLICA = "UniquePerReplica"
 
 
-def render_ordinal(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCatalog, options: Any = None, *,
-                   group_domains: Mapping[Any, str] | None = None,
-                   worker_groups: Collection[int] | None = None) -> list[dict[str, Any]]:
+def render_ordinal(
+    lws: LeaderWorkerSet,
+    stage: Stage,
+    catalog: RevisionCatalog,
+    options: Any = None,
+    *,
+    group_domains: Mapping[Any, str] | None = None,
+    worker_groups: Collection[int] | None = None,
+) -> list[dict[str, Any]]:
     """Every object the Ordinal stage declares.
 
     ``group_domains``: ``{ordinal: value}`` of the exclusive-topology label on the node of each
@@ -172,7 +190,9 @@ def leader_template(lws: LeaderWorkerSet, key: str, *, leader_env: LeaderEnv | N
     if topology:
         add_leader_exclusive_affinity(spec, topology)
     if tpu:
-        hosts = [refs.host] + [names.pod_address(f"{refs.worker_prefix}-{j}", refs.worker_subdomain) for j in range(1, lws.size)]
+        hosts = [refs.host] + [
+            names.pod_address(f"{refs.worker_prefix}-{j}", refs.worker_subdomain) for j in range(1, lws.size)
+        ]
         add_tpu_env(spec, hosts, refs.name, first_id=0)
     return template
 
@@ -186,18 +206,24 @@ def leader_statefulset(lws: LeaderWorkerSet, stage: Stage, catalog: RevisionCata
         "podManagementPolicy": "Parallel",
         "selector": {"matchLabels": {L.NAME: name, L.WORKER_INDEX: "0"}},
         "template": leader_template(lws, key),
-        "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {
-            "partition": int(stage.partition or 0),
-            "maxUnavailable": max(1, lws.max_unavailable() + lws.max_surge()),
-        }},
+        "updateStrategy": {
+            "type": "RollingUpdate",
+            "rollingUpdate": {
+                "partition": int(stage.partition or 0),
+                "maxUnavailable": max(1, lws.max_unavailable() + lws.max_surge()),
+            },
+        },
         **_volume_claims(lws),
     }
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
-        "metadata": metadata(names.leader_sts(name), lws.namespace,
-                             merged(lws.metadata.labels, {L.NAME: name, L.TEMPLATE_REVISION_HASH: key}),
-                             workload_annotations(lws.metadata.annotations, {L.REPLICAS: str(lws.replicas)})),
+        "metadata": metadata(
+            names.leader_sts(name),
+            lws.namespace,
+            merged(lws.metadata.labels, {L.NAME: name, L.TEMPLATE_REVISION_HASH: key}),
+            workload_annotations(lws.metadata.annotations, {L.REPLICAS: str(lws.replicas)}),
+        ),
         "spec": spec,
     }
 
@@ -225,7 +251,9 @@ def ordinal_group_names(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int) 
     name, ns = live.name, live.namespace
     leader = names.leader_pod(name, group)
     return GroupNames(
-        index=str(group), key=names.group_key(ns, name, group), leader=leader,
+        index=str(group),
+        key=names.group_key(ns, name, group),
+        leader=leader,
         leader_address=names.pod_address(leader, names.shared_service(name), ns),
         leader_host=names.pod_address(leader, names.shared_service(name)),
         worker_prefix=names.worker_sts(name, group),
@@ -233,8 +261,14 @@ def ordinal_group_names(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int) 
     )
 
 
-def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | GroupNames, key: str,
-                    domain: str | None = None, tpus: tuple[bool, bool] | None = None) -> dict[str, Any]:
+def worker_template(
+    live: LeaderWorkerSet,
+    at: LeaderWorkerSet,
+    group: int | GroupNames,
+    key: str,
+    domain: str | None = None,
+    tpus: tuple[bool, bool] | None = None,
+) -> dict[str, Any]:
     """Worker pod template of ``group`` (an ordinal, or its :class:`GroupNames`) from revision
     ``at`` (``live`` supplies metadata annotations such as exclusive topology, which revisions
     don't cover)."""
@@ -272,8 +306,14 @@ def worker_template(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | Gro
     return template
 
 
-def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | GroupNames, key: str,
-                       domain: str | None = None, tpus: tuple[bool, bool] | None = None) -> dict[str, Any]:
+def worker_statefulset(
+    live: LeaderWorkerSet,
+    at: LeaderWorkerSet,
+    group: int | GroupNames,
+    key: str,
+    domain: str | None = None,
+    tpus: tuple[bool, bool] | None = None,
+) -> dict[str, Any]:
     """§3.3 worker StatefulSet ``<lws>-<group>`` (Hash: ``<lws>-<key8>``) on revision ``key``
     (``at`` = LWS at that key).
 
@@ -296,9 +336,12 @@ def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | 
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
-        "metadata": metadata(g.worker_prefix, ns,
-                             merged(live.metadata.labels, {**selector, L.TEMPLATE_REVISION_HASH: key}),
-                             workload_annotations(live.metadata.annotations)),
+        "metadata": metadata(
+            g.worker_prefix,
+            ns,
+            merged(live.metadata.labels, {**selector, L.TEMPLATE_REVISION_HASH: key}),
+            workload_annotations(live.metadata.annotations),
+        ),
         "spec": spec,
     }
 
@@ -307,10 +350,6 @@ def worker_statefulset(live: LeaderWorkerSet, at: LeaderWorkerSet, group: int | 
 
 
 POD_BEARING_KINDS = ("StatefulSet", "Deployment")
-
-
-
-
 
 
 def _pod_template(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -325,8 +364,11 @@ def workload_dependencies(manifests: Iterable[Mapping[str, Any]]) -> dict[Ref, l
     So a pod never runs a revision whose ControllerRevision does not exist (a later reconcile can
     always render that group again) and never starts before the Service that resolves it."""
     manifests = list(manifests)
-    crs = {(m["metadata"].get("labels") or {}).get(L.TEMPLATE_REVISION_HASH): ref_of(m)
-           for m in manifests if m.get("kind") == "ControllerRevision"}
+    crs = {
+        (m["metadata"].get("labels") or {}).get(L.TEMPLATE_REVISION_HASH): ref_of(m)
+        for m in manifests
+        if m.get("kind") == "ControllerRevision"
+    }
     out: dict[Ref, list[Ref]] = {}
     for m in manifests:
         template = _pod_template(m)
@@ -344,8 +386,11 @@ def workload_dependencies(manifests: Iterable[Mapping[str, Any]]) -> dict[Ref, l
 def is_worker_statefulset(lws_name: str, manifest: Mapping[str, Any]) -> bool:
     """A group's worker StatefulSet: a StatefulSet carrying a ``group-index`` label, other than the
     leader StatefulSet ``<lws>``."""
-    return (manifest.get("kind") == "StatefulSet" and manifest["metadata"]["name"] != names.leader_sts(lws_name)
-            and L.GROUP_INDEX in (manifest["metadata"].get("labels") or {}))
+    return (
+        manifest.get("kind") == "StatefulSet"
+        and manifest["metadata"]["name"] != names.leader_sts(lws_name)
+        and L.GROUP_INDEX in (manifest["metadata"].get("labels") or {})
+    )
 
 
 def ordinal_dependencies(lws_name: str, manifests: Iterable[Mapping[str, Any]]) -> dict[Ref, list[Ref]]:

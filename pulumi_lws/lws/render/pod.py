@@ -11,13 +11,15 @@ Invariants:
 * Controller-owned labels/annotations win over user ones on conflict.
 * Affinity terms are appended to the user's affinity, never replacing it, and only once.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
-from pulumi_lws.lws import labels as L
 from pulumi_lws.core.copying import json_copy
 from pulumi_lws.core.manifests import merged
+from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.group_shape import container_requests_tpus
 
 TPU_WORKER_HOSTNAMES = "TPU_WORKER_HOSTNAMES"
@@ -37,6 +39,7 @@ LEADER_NAME_REF = f"$({LWS_LEADER_NAME})"
 
 
 # ---- env vars -------------------------------------------------------------------------------
+
 
 def field_env(name: str, field_path: str) -> dict[str, Any]:
     """An env var from the Downward API (``fieldRef``)."""
@@ -97,13 +100,9 @@ def prepend_env(spec: dict[str, Any], env: list[dict[str, Any]]) -> None:
 # ---- TPU ------------------------------------------------------------------------------------
 
 
-
-
-
-
-
-def add_tpu_env(spec: dict[str, Any], hosts: list[str], tpu_name: str, first_id: int | None,
-                id_from_pod_index: bool = False) -> None:
+def add_tpu_env(
+    spec: dict[str, Any], hosts: list[str], tpu_name: str, first_id: int | None, id_from_pod_index: bool = False
+) -> None:
     """Append TPU variables (§7.2) to each TPU container of ``spec`` (in place).
 
     ``hosts``: the group's hosts in order (leader first when it requests TPUs). ``first_id``:
@@ -142,9 +141,9 @@ def _user_port(container: Mapping[str, Any]) -> str | None:
 # ---- labels / annotations -------------------------------------------------------------------
 
 
-
-def decorated(template: Mapping[str, Any] | None, labels: Mapping[str, str],
-              annotations: Mapping[str, str]) -> dict[str, Any]:
+def decorated(
+    template: Mapping[str, Any] | None, labels: Mapping[str, str], annotations: Mapping[str, str]
+) -> dict[str, Any]:
     """A pod template with controller labels/annotations merged into its metadata, built fresh:
     new metadata, spec and (init)container dicts; everything below them (resources, volumes,
     affinity, user env entries...) is shared with ``template`` and must not be mutated in place —
@@ -184,10 +183,8 @@ def group_annotations(size: int, lws_annotations: Mapping[str, str], subgroup: A
 # ---- subgroups ------------------------------------------------------------------------------
 
 
-
-
-
 # ---- affinity / placement -------------------------------------------------------------------
+
 
 def _append_term(spec: dict[str, Any], kind: str, term: dict[str, Any]) -> None:
     # copy on write: the affinity may be the (shared) user template's
@@ -208,10 +205,12 @@ def leader_exclusive_term(topology_key: str) -> dict[str, Any]:
     domain holds without the (per-pod) group-key label upstream's webhook uses.
     """
     return {
-        "labelSelector": {"matchExpressions": [
-            {"key": L.NAME, "operator": "Exists"},
-            {"key": L.WORKER_INDEX, "operator": "In", "values": ["0"]},
-        ]},
+        "labelSelector": {
+            "matchExpressions": [
+                {"key": L.NAME, "operator": "Exists"},
+                {"key": L.WORKER_INDEX, "operator": "In", "values": ["0"]},
+            ]
+        },
         "topologyKey": topology_key,
     }
 
@@ -223,17 +222,27 @@ def add_leader_exclusive_affinity(spec: dict[str, Any], topology_key: str) -> No
 def add_key_exclusive_affinity(spec: dict[str, Any], label_key: str, value: str, topology_key: str) -> None:
     """Upstream ``SetExclusiveAffinities`` for a static key: together with pods of the same key,
     apart from pods carrying another key (in place, idempotent)."""
-    _append_term(spec, "podAffinity", {
-        "labelSelector": {"matchExpressions": [{"key": label_key, "operator": "In", "values": [value]}]},
-        "topologyKey": topology_key,
-    })
-    _append_term(spec, "podAntiAffinity", {
-        "labelSelector": {"matchExpressions": [
-            {"key": label_key, "operator": "Exists"},
-            {"key": label_key, "operator": "NotIn", "values": [value]},
-        ]},
-        "topologyKey": topology_key,
-    })
+    _append_term(
+        spec,
+        "podAffinity",
+        {
+            "labelSelector": {"matchExpressions": [{"key": label_key, "operator": "In", "values": [value]}]},
+            "topologyKey": topology_key,
+        },
+    )
+    _append_term(
+        spec,
+        "podAntiAffinity",
+        {
+            "labelSelector": {
+                "matchExpressions": [
+                    {"key": label_key, "operator": "Exists"},
+                    {"key": label_key, "operator": "NotIn", "values": [value]},
+                ]
+            },
+            "topologyKey": topology_key,
+        },
+    )
 
 
 def pin_to_domain(spec: dict[str, Any], topology_key: str, value: str) -> None:

@@ -21,18 +21,20 @@ Invariants:
   replica-level gang (and Volcano's) holds the group's ``size - 1`` workers, not the leader.
 See docs/group-features.md "Gang scheduling" for the differences from upstream.
 """
+
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from typing import Any, Iterable, Mapping
+from typing import Any
 
+from pulumi_lws.core.manifests import metadata
+from pulumi_lws.core.quantity import format_quantity, parse_quantity, sum_quantities  # noqa: F401  (re-exported)
+from pulumi_lws.core.stage import Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.manifests import metadata
 from pulumi_lws.lws.revision import RevisionCatalog
-from pulumi_lws.core.stage import Stage
-from pulumi_lws.core.quantity import format_quantity, parse_quantity, sum_quantities  # noqa: F401  (re-exported)
 
 WAS_API = "scheduling.k8s.io/v1beta1"
 VOLCANO_API = "scheduling.volcano.sh/v1beta1"
@@ -58,7 +60,9 @@ def _template_gang_refs(manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
         return []
     template = (manifest.get("spec") or {}).get("template") or {}
     annotations = (template.get("metadata") or {}).get("annotations") or {}
-    group = ((template.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName") or annotations.get(VOLCANO_GROUP_NAME)
+    group = ((template.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName") or annotations.get(
+        VOLCANO_GROUP_NAME
+    )
     refs = [("PodGroup", group)] if group else []
     if annotations.get(WORKLOAD_NAME_ANNOTATION):
         refs.append(("Workload", annotations[WORKLOAD_NAME_ANNOTATION]))
@@ -86,6 +90,7 @@ def gang_dependencies(manifests: Iterable[Mapping[str, Any]]) -> dict[tuple[str,
 
 
 # ---- Volcano minResources -----------------------------------------------------------------------
+
 
 def pod_requests(template: Mapping[str, Any] | None) -> dict[str, tuple[Decimal, bool]]:
     """Upstream ``PodRequests`` on a template: sum of containers (+ sidecar initContainers) vs the
@@ -119,6 +124,7 @@ def sum_requests(parts: Iterable[tuple[Mapping[str, Any] | None, int]]) -> dict[
 
 # ---- names ----------------------------------------------------------------------------------
 
+
 def workload_name(lws: str) -> str:
     """KEP/#982 draft ``<lws>`` (newest upstream adds a hash of the LWS UID, unknown before creation)."""
     return lws
@@ -132,6 +138,7 @@ def pod_group_name(lws: str, group: int | None, revision: str, role: str | None 
 
 
 # ---- spec.scheduling -> templates -----------------------------------------------------------
+
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
@@ -198,6 +205,7 @@ def lws_members(lws: LeaderWorkerSet, sizes: Mapping[int, int]) -> int:
 
 # ---- kubernetes provider -----------------------------------------------------------------------
 
+
 def _labels(lws: LeaderWorkerSet, level: str, revision: str, group: int | None, role: str | None) -> dict[str, str]:
     out = {L.NAME: lws.name, L.TEMPLATE_REVISION_HASH: revision, SCHEDULING_LEVEL: level}
     if group is not None:
@@ -214,28 +222,37 @@ def workload(lws: LeaderWorkerSet, sizes: Mapping[int, int]) -> dict[str, Any]:
         count = lws_members(lws, sizes) if name == "lws" else enrolled(name, lws.size)
         templates.append({"name": name, **template_body(lws, block, name != "lws", count)})
     return {
-        "apiVersion": WAS_API, "kind": "Workload",
+        "apiVersion": WAS_API,
+        "kind": "Workload",
         "metadata": metadata(workload_name(lws.name), lws.namespace, {L.NAME: lws.name}),
-        "spec": {"controllerRef": {"apiGroup": "leaderworkerset.x-k8s.io", "kind": "LeaderWorkerSet", "name": lws.name},
-                 "podGroupTemplates": templates},
+        "spec": {
+            "controllerRef": {"apiGroup": "leaderworkerset.x-k8s.io", "kind": "LeaderWorkerSet", "name": lws.name},
+            "podGroupTemplates": templates,
+        },
     }
 
 
-def was_pod_group(lws: LeaderWorkerSet, template: str, block: Mapping[str, Any], group: int | None,
-                  revision: str, min_count: int) -> dict[str, Any]:
+def was_pod_group(
+    lws: LeaderWorkerSet, template: str, block: Mapping[str, Any], group: int | None, revision: str, min_count: int
+) -> dict[str, Any]:
     level = {"leader": "role", "worker": "role"}.get(template, template)
     role = template if level == "role" else None
     return {
-        "apiVersion": WAS_API, "kind": "PodGroup",
-        "metadata": metadata(pod_group_name(lws.name, group, revision, role), lws.namespace,
-                             _labels(lws, level, revision, group, role)),
-        "spec": {"workloadRef": {"workloadName": workload_name(lws.name), "templateName": template},
-                 **template_body(lws, block, template != "lws", min_count)},
+        "apiVersion": WAS_API,
+        "kind": "PodGroup",
+        "metadata": metadata(
+            pod_group_name(lws.name, group, revision, role), lws.namespace, _labels(lws, level, revision, group, role)
+        ),
+        "spec": {
+            "workloadRef": {"workloadName": workload_name(lws.name), "templateName": template},
+            **template_body(lws, block, template != "lws", min_count),
+        },
     }
 
 
-def was_objects(lws: LeaderWorkerSet, revisions: Mapping[int, str], sizes: Mapping[int, int],
-                target: str) -> tuple[list[dict[str, Any]], str | None, dict[int, str]]:
+def was_objects(
+    lws: LeaderWorkerSet, revisions: Mapping[int, str], sizes: Mapping[int, int], target: str
+) -> tuple[list[dict[str, Any]], str | None, dict[int, str]]:
     """(objects, leader template's PodGroup, {ordinal: worker template's PodGroup})."""
     blocks = level_blocks(lws)
     out = [workload(lws, sizes)]
@@ -256,8 +273,10 @@ def was_objects(lws: LeaderWorkerSet, revisions: Mapping[int, str], sizes: Mappi
 
 # ---- volcano provider -----------------------------------------------------------------------
 
-def volcano_pod_group(lws: LeaderWorkerSet, at: LeaderWorkerSet, group: int, revision: str,
-                      queue: str | None) -> dict[str, Any]:
+
+def volcano_pod_group(
+    lws: LeaderWorkerSet, at: LeaderWorkerSet, group: int, revision: str, queue: str | None
+) -> dict[str, Any]:
     """§6.1 PodGroup of group ``group`` on revision ``revision`` (``at`` = the LWS at it)."""
     lwt = at.spec.leader_worker_template
     min_member = 1 if lws.spec.startup_policy == "LeaderReady" else enrolled("replica", at.size)
@@ -271,13 +290,15 @@ def volcano_pod_group(lws: LeaderWorkerSet, at: LeaderWorkerSet, group: int, rev
     annotations = {k: v for k, v in sorted(lws.metadata.annotations.items()) if k.startswith(VOLCANO_ANNOTATION_PREFIX)}
     labels = {L.NAME: lws.name, L.GROUP_INDEX: str(group), L.TEMPLATE_REVISION_HASH: revision}
     return {
-        "apiVersion": VOLCANO_API, "kind": "PodGroup",
+        "apiVersion": VOLCANO_API,
+        "kind": "PodGroup",
         "metadata": metadata(pod_group_name(lws.name, group, revision), lws.namespace, labels, annotations or None),
         "spec": spec,
     }
 
 
 # ---- stamping pod templates -------------------------------------------------------------------
+
 
 def _stamp(sts: Mapping[str, Any], pod_group: str, provider: str, mode: str, workload: str) -> dict[str, Any]:
     # copy on write along the path that changes (the rest is shared with ``sts``, never mutated)
@@ -301,14 +322,21 @@ def _worker_ordinal(lws: LeaderWorkerSet, manifest: Mapping[str, Any]) -> int | 
     return int(idx) if idx is not None and str(idx).isdigit() else None
 
 
-def _insert_before_controllers(manifests: list[dict[str, Any]], objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def _insert_before_controllers(
+    manifests: list[dict[str, Any]], objects: Iterable[dict[str, Any]]
+) -> list[dict[str, Any]]:
     at = next((n for n, m in enumerate(manifests) if m.get("kind") in ("StatefulSet", "Deployment")), len(manifests))
     return manifests[:at] + list(objects) + manifests[at:]
 
 
-def with_gang_scheduling(manifests: Iterable[Mapping[str, Any]], lws: LeaderWorkerSet, stage: Stage,
-                         catalog: RevisionCatalog, provider: str = "kubernetes",
-                         volcano_queue: str | None = None) -> list[dict[str, Any]]:
+def with_gang_scheduling(
+    manifests: Iterable[Mapping[str, Any]],
+    lws: LeaderWorkerSet,
+    stage: Stage,
+    catalog: RevisionCatalog,
+    provider: str = "kubernetes",
+    volcano_queue: str | None = None,
+) -> list[dict[str, Any]]:
     """``manifests`` (from ``render_ordinal``) plus the gang objects, with pod templates naming
     their PodGroup. Never mutates its inputs."""
     # no copy of a manifest dict: nothing below changes one in place (_stamp copies on write)

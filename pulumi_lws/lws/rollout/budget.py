@@ -38,12 +38,22 @@ pulumi-lws keeps the smallest ``replicas`` >= upstream's value (and <= the obser
 ready groups after the stage. It only delays reclamation; it never adds a group and never
 changes the partition.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import replace
 
-from pulumi_lws.lws.rollout.ordinal.algo import Decision, Rule, RolloutInputs, applied, is_ready, is_ready_updated, is_updated, rolling_update_parameters
+from pulumi_lws.lws.rollout.ordinal.algo import (
+    Decision,
+    RolloutInputs,
+    Rule,
+    applied,
+    is_ready,
+    is_ready_updated,
+    is_updated,
+    rolling_update_parameters,
+)
 
 ROLLOUT_FIRST_CASE = "rf"
 DEADLOCK_717 = "resource-deadlock-717"
@@ -75,8 +85,9 @@ def rollout_first_applies(inp: RolloutInputs) -> bool:
     With ``maxUnavailable`` 0 no old group may go down before a replacement is ready, which only
     surge capacity can provide: the upstream order (added ordinals first) is used.
     """
-    return (inp.sts is not None and inp.max_unavailable > 0 and inp.sts.replicas < inp.replicas
-            and bool(pending_old(inp)))
+    return (
+        inp.sts is not None and inp.max_unavailable > 0 and inp.sts.replicas < inp.replicas and bool(pending_old(inp))
+    )
 
 
 def availability_floor(old_replicas: int, replicas: int, max_unavailable: int) -> int:
@@ -122,8 +133,9 @@ def ready_kept(states: str, partition: int, replicas: int) -> int:
     return head.count("U") + head.count("o") + states.count("U", cut, max(cut, replicas))
 
 
-def hold_surge_for_availability(d: Decision, states: str, replicas: int, max_unavailable: int, max_surge: int,
-                                sts_replicas: int | None) -> Decision:
+def hold_surge_for_availability(
+    d: Decision, states: str, replicas: int, max_unavailable: int, max_surge: int, sts_replicas: int | None
+) -> Decision:
     """pulumi-lws's guard on upstream's surge reclamation: never delete ready groups below the floor.
 
     Applies only when ``d`` shrinks the leader StatefulSet (``d.replicas < sts_replicas``). With
@@ -149,10 +161,12 @@ def hold_surge_for_availability(d: Decision, states: str, replicas: int, max_una
 
 def hold_surge(rule: Rule) -> Rule:
     """``rule`` followed by :func:`hold_surge_for_availability` on the inputs it was called with."""
+
     def guarded(inp: RolloutInputs) -> Decision:
         d = rule(inp)
         s = inp.sts.replicas if inp.sts is not None else None
         return hold_surge_for_availability(d, inp.states, inp.replicas, inp.max_unavailable, inp.max_surge, s)
+
     guarded.__name__ = guarded.__qualname__ = f"hold_surge({rule.__name__})"
     guarded.__doc__ = f"{rule.__name__} with pulumi-lws's surge hold (:func:`hold_surge_for_availability`)."
     return guarded

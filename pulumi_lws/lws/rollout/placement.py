@@ -18,19 +18,21 @@ Invariants:
   (same incarnation: the StatefulSet is not older than the leader pod) turns unready;
 * exclusive topology declares workers only with a known domain for their leader's node.
 """
+
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
-from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.core.snapshot import Snapshot, is_deleting, labels_of, pod_condition, pod_running_and_ready
-from pulumi_lws.lws.observe import revision_of
-from pulumi_lws.lws import names
-from pulumi_lws.lws.revision import RevisionCatalog
 from pulumi_lws.core.stage import Blocker, Stage
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws import names
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.observe import revision_of
+from pulumi_lws.lws.revision import RevisionCatalog
 
 LABEL_MISSING = "topology-label-missing"
 NODE_NOT_OBSERVED = "topology-node-not-observed"
@@ -94,6 +96,7 @@ def is_active(lws: LeaderWorkerSet) -> bool:
 
 # ---- per-group facts ------------------------------------------------------------------------
 
+
 def _created(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("creationTimestamp") or "")
 
@@ -120,8 +123,9 @@ def workers_kept(leader: Mapping[str, Any] | None, worker_sts: Mapping[str, Any]
     return not (sts_at and leader_at and sts_at < leader_at)
 
 
-def leader_ready_hold(lws: LeaderWorkerSet, i: int, leader: Mapping[str, Any] | None,
-                      worker_sts: Mapping[str, Any] | None, key: str) -> Hold | None:
+def leader_ready_hold(
+    lws: LeaderWorkerSet, i: int, leader: Mapping[str, Any] | None, worker_sts: Mapping[str, Any] | None, key: str
+) -> Hold | None:
     """startupPolicy LeaderReady: workers wait for a Ready leader of the group's revision."""
     if lws.spec.startup_policy != "LeaderReady":
         return None
@@ -147,8 +151,15 @@ def _existing_domain(worker_sts: Mapping[str, Any] | None, key: str, topology: s
     return (spec.get("nodeSelector") or {}).get(topology)
 
 
-def leader_domain(lws: LeaderWorkerSet, snapshot: Snapshot, i: int, leader: Mapping[str, Any] | None,
-                  worker_sts: Mapping[str, Any] | None, key: str, topology: str) -> tuple[str | None, Hold | None]:
+def leader_domain(
+    lws: LeaderWorkerSet,
+    snapshot: Snapshot,
+    i: int,
+    leader: Mapping[str, Any] | None,
+    worker_sts: Mapping[str, Any] | None,
+    key: str,
+    topology: str,
+) -> tuple[str | None, Hold | None]:
     """Exclusive topology: ``(domain, None)`` when workers may be declared pinned to ``domain``,
     else ``(None, hold)`` (upstream precondition 7: the leader must be scheduled first)."""
     pod = names.leader_pod(lws.name, i)
@@ -158,16 +169,23 @@ def leader_domain(lws: LeaderWorkerSet, snapshot: Snapshot, i: int, leader: Mapp
     if not node_name:
         msg = _unschedulable_message(leader)  # type: ignore[arg-type]
         if msg is not None:
-            return None, Hold(i, f"leader {pod} cannot be scheduled (exclusive topology {topology}: one group "
-                                 f"per domain; its workers wait): {msg}", DOMAIN_UNAVAILABLE)
+            return None, Hold(
+                i,
+                f"leader {pod} cannot be scheduled (exclusive topology {topology}: one group "
+                f"per domain; its workers wait): {msg}",
+                DOMAIN_UNAVAILABLE,
+            )
         return None, Hold(i, f"workers of group {i} wait for leader {pod} to be scheduled (exclusive topology)")
     node = snapshot.get("Node", node_name)
     if node is None:
         kept = _existing_domain(worker_sts, key, topology)
         if kept is not None:
             return kept, None
-        return None, Hold(i, f"node {node_name} of leader {pod} was not observed; cannot read its "
-                             f"topology label {topology}", NODE_NOT_OBSERVED)
+        return None, Hold(
+            i,
+            f"node {node_name} of leader {pod} was not observed; cannot read its topology label {topology}",
+            NODE_NOT_OBSERVED,
+        )
     value = labels_of(node).get(topology)
     if value is None:
         return None, Hold(i, f"node {node_name} does not have topology label: {topology}", LABEL_MISSING)
@@ -175,6 +193,7 @@ def leader_domain(lws: LeaderWorkerSet, snapshot: Snapshot, i: int, leader: Mapp
 
 
 # ---- the whole LWS ----------------------------------------------------------------------------
+
 
 def group_size_at(lws: LeaderWorkerSet, catalog: RevisionCatalog, key: str) -> int:
     return lws.size if key == catalog.target.key else catalog.lws_at(lws, key).size

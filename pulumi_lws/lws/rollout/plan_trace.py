@@ -9,6 +9,7 @@ Reached by the shells through the workload's optional ``predict_trace`` capabili
 Invariant: OLD and NEW are checked first (:func:`check_pair`: same LWS, NEW a valid update of OLD,
 budgets that resolve); :class:`~pulumi_lws.core.trace.PlanInputError` or ``SpecError`` otherwise.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -17,8 +18,8 @@ from pulumi_lws.core.trace import GroupCell, PlanInputError, Trace, TraceRow
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.rollout.hash import predict as HP
-from pulumi_lws.lws.rollout.ordinal.cases import describe_case
 from pulumi_lws.lws.rollout.ordinal.algo import LeaderSts, RolloutInputs
+from pulumi_lws.lws.rollout.ordinal.cases import describe_case
 from pulumi_lws.lws.rollout.ordinal.predict import (
     MAX_MODEL_STEPS,
     ModelStep,
@@ -54,8 +55,12 @@ def initial_inputs(old: LeaderWorkerSet, new: LeaderWorkerSet) -> RolloutInputs:
     r0 = old.replicas
     changed = revision_key(old) != revision_key(new)
     return RolloutInputs(
-        replicas=new.replicas, max_unavailable=mu, max_surge=ms, user_partition=new.user_partition(),
-        sts=LeaderSts(r0, min(old.user_partition(), r0), r0), template_changed=changed,
+        replicas=new.replicas,
+        max_unavailable=mu,
+        max_surge=ms,
+        user_partition=new.user_partition(),
+        sts=LeaderSts(r0, min(old.user_partition(), r0), r0),
+        template_changed=changed,
         states=("o" if changed else "U") * r0,
     )
 
@@ -68,9 +73,16 @@ def initial_row(inp: RolloutInputs, key: str) -> TraceRow:
     """OLD's groups drawn against OLD's own revision (``key``), every one updated and ready, as
     ``simulate``'s first row and the upstream tables' stage 1."""
     s = inp.sts.replicas if inp.sts else 0
-    return TraceRow(time=0, replicas=s, partition=inp.sts.partition if inp.sts else None,
-                    groups=cells(before(inp.states), inp.replicas), live=s,
-                    available=available(inp.states, s, inp.replicas), revision=key, note="before: every OLD group ready")
+    return TraceRow(
+        time=0,
+        replicas=s,
+        partition=inp.sts.partition if inp.sts else None,
+        groups=cells(before(inp.states), inp.replicas),
+        live=s,
+        available=available(inp.states, s, inp.replicas),
+        revision=key,
+        note="before: every OLD group ready",
+    )
 
 
 def before(states: str) -> str:
@@ -86,8 +98,17 @@ def step_row(n: int, step: ModelStep, key: str, first: bool, template_changed: b
         note += "; rollout complete"
     elif is_settled(step.inputs, d):
         note += "; settled: user partition keeps the surge"
-    return TraceRow(time=n, replicas=d.replicas, partition=d.partition, groups=cells(step.states, r), live=d.replicas,
-                    available=available(step.states, d.replicas, r), revision=key, note=note, case=d.case)
+    return TraceRow(
+        time=n,
+        replicas=d.replicas,
+        partition=d.partition,
+        groups=cells(step.states, r),
+        live=d.replicas,
+        available=available(step.states, d.replicas, r),
+        revision=key,
+        note=note,
+        case=d.case,
+    )
 
 
 def build_trace(old: LeaderWorkerSet, new: LeaderWorkerSet, order: str) -> Trace:
@@ -100,7 +121,9 @@ def build_trace(old: LeaderWorkerSet, new: LeaderWorkerSet, order: str) -> Trace
     steps = predict(inp, order) if groups_to_roll(inp) <= MAX_MODEL_STEPS else []
     if not steps or not finished(steps):  # too many groups to walk one by one: waves (predict.prediction)
         steps = predict_waves(inp, order)
-    rows = [initial_row(inp, revision_key(old))] + [step_row(n, s, key, n == 1, inp.template_changed) for n, s in enumerate(steps, 1)]
+    rows = [initial_row(inp, revision_key(old))] + [
+        step_row(n, s, key, n == 1, inp.template_changed) for n, s in enumerate(steps, 1)
+    ]
     last = steps[-1] if steps else None
     done = last is not None and (is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision))
     trace = Trace(rows=rows, converged=done)
@@ -120,8 +143,16 @@ def hash_start(old: LeaderWorkerSet, new: LeaderWorkerSet) -> HP.ModelState:
 
 def hash_row(n: int, state: HP.ModelState, key: str, note: str) -> TraceRow:
     cells = tuple(GroupCell(id=g.id, state=g.char, detail=g.detail) for g in state.groups)
-    return TraceRow(time=n, replicas=state.replicas, partition=None, groups=cells, live=len(state.live()),
-                    available=min(state.replicas, state.available), revision=key, note=note)
+    return TraceRow(
+        time=n,
+        replicas=state.replicas,
+        partition=None,
+        groups=cells,
+        live=len(state.live()),
+        available=min(state.replicas, state.available),
+        revision=key,
+        note=note,
+    )
 
 
 def build_hash_trace(old: LeaderWorkerSet, new: LeaderWorkerSet) -> Trace:
@@ -133,7 +164,11 @@ def build_hash_trace(old: LeaderWorkerSet, new: LeaderWorkerSet) -> Trace:
     first_cells = tuple(replace(c, state=before(c.state)) for c in first.groups)  # against OLD's own revision
     rows = [replace(first, replicas=old.replicas, groups=first_cells)]
     for n, state in enumerate(steps, 1):
-        note = ("apply NEW" + (": template changed: groups replaced on the new revision" if changed else "")) if n == 1 else state.note
+        note = (
+            ("apply NEW" + (": template changed: groups replaced on the new revision" if changed else ""))
+            if n == 1
+            else state.note
+        )
         rows.append(hash_row(n, state, key, note + ("; rollout complete" if HP.is_done(state) else "")))
     done = bool(steps) and HP.is_done(steps[-1])
     trace = Trace(rows=rows, converged=done)

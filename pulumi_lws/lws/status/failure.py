@@ -6,13 +6,15 @@ Re-exported by :mod:`pulumi_lws.lws.rollout.failure.ordinal` (``merge_failure_st
 Invariants: a function of (spec, snapshot); inputs are never mutated; a retained (deleting)
 exhausted leader still counts as exhausted until its object is gone.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_unschedulable
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_unschedulable
 
 BUDGET_EXCEEDED, UNSCHEDULABLE, DEGRADED = "ReplicaRestartBudgetExceeded", "GroupUnschedulable", "Degraded"
 
@@ -34,7 +36,7 @@ def group_label(lws: LeaderWorkerSet, leader: Pod) -> str:
     idx = labels_of(leader).get(L.GROUP_INDEX)
     if idx and lws.spec.group_identity == "Hash":
         return str(idx)[:8]
-    return str(idx or name[len(lws.name) + 1:] or name)
+    return str(idx or name[len(lws.name) + 1 :] or name)
 
 
 def failure_conditions(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[str, dict[str, str]]:
@@ -46,16 +48,28 @@ def failure_conditions(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[str, di
     out: dict[str, dict[str, str]] = {}
     exhausted = [group_label(lws, p) for p in leaders if is_exhausted(p)]
     if exhausted:
-        out[DEGRADED] = {"type": DEGRADED, "status": "True", "reason": BUDGET_EXCEEDED,
-                         "message": f"groups {', '.join(exhausted)} exhausted their restart budget; annotate the "
-                                    f"retained leader pod {L.RECOVER}=true to recover"}
+        out[DEGRADED] = {
+            "type": DEGRADED,
+            "status": "True",
+            "reason": BUDGET_EXCEEDED,
+            "message": f"groups {', '.join(exhausted)} exhausted their restart budget; annotate the "
+            f"retained leader pod {L.RECOVER}=true to recover",
+        }
     elif lws.spec.leader_worker_template.max_group_restarts is not None:
-        out[DEGRADED] = {"type": DEGRADED, "status": "False", "reason": "RestartBudgetAvailable",
-                         "message": "no group has exhausted its restart budget"}
+        out[DEGRADED] = {
+            "type": DEGRADED,
+            "status": "False",
+            "reason": "RestartBudgetAvailable",
+            "message": "no group has exhausted its restart budget",
+        }
     unsched = [p for p in leaders if not is_deleting(p) and pod_unschedulable(p)]
     if unsched:
-        out["Progressing"] = {"type": "Progressing", "status": "True", "reason": UNSCHEDULABLE,
-                              "message": f"{len(unsched)} replicas cannot be scheduled"}
+        out["Progressing"] = {
+            "type": "Progressing",
+            "status": "True",
+            "reason": UNSCHEDULABLE,
+            "message": f"{len(unsched)} replicas cannot be scheduled",
+        }
     return out
 
 

@@ -23,12 +23,14 @@ messages as Ordinal, :func:`pulumi_lws.lws.status.ordinal.conditions`):
 
 Pure: no I/O; returns a plain dict in wire format.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from pulumi_lws.lws import labels as L
 from pulumi_lws.core.stage import GroupView
+from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.status.ordinal import AVAILABLE, PROGRESSING, UPDATE_IN_PROGRESS, conditions
 
 #: GroupView phases of groups that are not live leaders (leader deleting or gone).
@@ -67,8 +69,9 @@ def hash_condition_state(replicas: int, ready: int, updated: int, spec_replicas:
     return PROGRESSING
 
 
-def hash_status(lws_name: str, groups: Sequence[GroupView], spec_replicas: int,
-                deployment: Mapping[str, Any] | None) -> dict[str, Any]:
+def hash_status(
+    lws_name: str, groups: Sequence[GroupView], spec_replicas: int, deployment: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """The LWS ``status`` dict for Hash mode (see module docstring)."""
     replicas, ready, updated = hash_counts(groups)
     state = hash_condition_state(replicas, ready, updated, spec_replicas, deployment_caught_up(deployment))

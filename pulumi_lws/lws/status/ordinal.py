@@ -12,13 +12,15 @@ Rules:
   ``[P_user, R)`` is updated and ready; else ``Progressing``. Available excludes the other two.
 * ``updateDone`` = ``P_user == 0`` and all R groups are updated and ready (revision truncation).
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from pulumi_lws.lws import labels as L
 from pulumi_lws.core.conditions import condition as _wire_condition
 from pulumi_lws.core.stage import GroupView
+from pulumi_lws.lws import labels as L
 
 AVAILABLE, PROGRESSING, UPDATE_IN_PROGRESS = "Available", "Progressing", "UpdateInProgress"
 
@@ -36,8 +38,10 @@ def condition_state(groups: Sequence[GroupView], replicas: int, user_partition: 
         return UPDATE_IN_PROGRESS
     by_index = {g.index: g for g in groups}
     all_ready = all(by_index.get(i) is not None and by_index[i].ready for i in range(replicas))
-    all_done = all(by_index.get(i) is not None and by_index[i].ready and by_index[i].updated
-                   for i in range(user_partition, replicas))
+    all_done = all(
+        by_index.get(i) is not None and by_index[i].ready and by_index[i].updated
+        for i in range(user_partition, replicas)
+    )
     return AVAILABLE if all_ready and all_done else PROGRESSING
 
 
@@ -61,14 +65,16 @@ def conditions(state: str) -> list[dict[str, Any]]:
     ]
 
 
-def ordinal_status(lws_name: str, groups: Sequence[GroupView], replicas: int, user_partition: int,
-                   leader_sts: Mapping[str, Any] | None) -> dict[str, Any]:
+def ordinal_status(
+    lws_name: str, groups: Sequence[GroupView], replicas: int, user_partition: int, leader_sts: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """The LWS ``status`` dict for Ordinal mode (see module docstring)."""
     chars = "".join(g.char for g in groups)
     ready, updated = group_counts(chars)
     by_index = {g.index: g for g in groups}
     done = user_partition == 0 and all(
-        by_index.get(i) is not None and by_index[i].ready and by_index[i].updated for i in range(replicas))
+        by_index.get(i) is not None and by_index[i].ready and by_index[i].updated for i in range(replicas)
+    )
     state = condition_state(groups, replicas, user_partition)
     return {
         "replicas": int(((leader_sts or {}).get("status") or {}).get("replicas") or 0),

@@ -1,5 +1,6 @@
 """The LeaderWorkerSet status a component publishes (upstream's status rules, both identities,
 plus the failure conditions) and the HPA selector."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,6 +30,7 @@ def lws_status(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> dict[s
     else:
         from pulumi_lws.lws.status.ordinal import ordinal_status
 
-        status = ordinal_status(lws.name, stage.groups, lws.replicas, lws.user_partition(),
-                                snapshot.get("StatefulSet", lws.name))
+        status = ordinal_status(
+            lws.name, stage.groups, lws.replicas, lws.user_partition(), snapshot.get("StatefulSet", lws.name)
+        )
     return with_control_conditions(merge_failure_status(status, lws, snapshot), stage)

@@ -1,4 +1,5 @@
 """ModelServing API types (pure: no Pulumi, no I/O beyond reading a manifest file)."""
+
 from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.modelserving.api.modelserving import (
     API_VERSION,

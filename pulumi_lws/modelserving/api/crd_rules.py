@@ -6,6 +6,7 @@ parse time; this module holds the rest of the schema (role name length and patte
 transition rules that only apply to updates. Messages are the apiserver's (``<path> in body
 should ...``, ``Too long: ...``, ``Too many: ...``) and the CRD's CEL messages.
 """
+
 from __future__ import annotations
 
 import re

@@ -3,6 +3,7 @@
 Invariant: every message here is upstream's text (``validator.go``, apimachinery, the Kubernetes
 1.35 apiserver's schema validation), so an error reads as the cluster would print it.
 """
+
 from __future__ import annotations
 
 import re

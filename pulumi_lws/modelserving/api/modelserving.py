@@ -18,6 +18,7 @@ Invariants:
   pulumi-lws name budgets) live in :mod:`pulumi_lws.modelserving.api.validation` and run in
   :meth:`ModelServing.validate` / :meth:`ModelServing.from_manifest`, all errors at once.
 """
+
 # ruff: noqa: UP045  (fields use typing.Optional: core.model.wire_path maps Optional, not PEP 604 unions, to wire paths)
 from __future__ import annotations
 
@@ -31,8 +32,9 @@ from pulumi_lws.core.errors import FieldError
 from pulumi_lws.core.model import Int32, IntOrString, K8sInt, K8sModel
 from pulumi_lws.core.objectmeta import ObjectMeta
 from pulumi_lws.core.podspec import without_nulls
+from pulumi_lws.core.resource import ManifestResource
+from pulumi_lws.core.resource import load_manifest as load_resource_manifest
 from pulumi_lws.core.scaling import scaled_value
-from pulumi_lws.core.resource import ManifestResource, load_manifest as load_resource_manifest
 from pulumi_lws.modelserving.api.validation import validate_modelserving
 
 API_VERSION: Final = "workload.serving.volcano.sh/v1alpha1"
@@ -218,7 +220,6 @@ class ModelServing(ManifestResource):
         """Role partition: percent of ``role.replicas`` rounded up (nil -> 0)."""
         r = self._role(role, self)
         return 0 if r.partition is None else scaled_value(r.partition, r.replicas, round_up=True)
-
 
 
 def load_manifest(source: str | pathlib.Path | Mapping[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ a name. Every failure names the generated object, the name, its length and the l
 ordered from the strictest (a StatefulSet's ``controller-revision-hash`` pod label, 52 characters
 for the name) to the loosest.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -53,22 +54,30 @@ def fleet_fits_int32(ms: ModelServing) -> Errors:
     pods = largest_fleet_pods(ms)
     if pods <= MAX_INT32:
         return []
-    return err("spec.replicas", f"the pods of the largest fleet a rollout reaches ((replicas + maxSurge) x "
-               f"Σ roles (replicas + maxSurge) x (workerReplicas + 1) = {pods}) must not exceed {MAX_INT32} "
-               "(pulumi-lws)", ms.replicas)
+    return err(
+        "spec.replicas",
+        f"the pods of the largest fleet a rollout reaches ((replicas + maxSurge) x "
+        f"Σ roles (replicas + maxSurge) x (workerReplicas + 1) = {pods}) must not exceed {MAX_INT32} "
+        "(pulumi-lws)",
+        ms.replicas,
+    )
 
 
 def _sts_message(what: str, sts: str, where: str) -> str:
     label_len = len(sts) + 1 + N.REVISION_HASH_MAX
-    return (f'{what} "{sts}" ({where}) is {len(sts)} characters: its pods get the label controller-revision-hash '
-            f'"{sts}-<{N.REVISION_HASH_MAX}-character hash>" ({label_len} characters) and a label value is at most '
-            f"{N.LABEL_MAX}, so this name may have at most {N.STATEFULSET_MAX}; shorten metadata.name or the role "
-            f"name by {len(sts) - N.STATEFULSET_MAX} (pulumi-lws name budget)")
+    return (
+        f'{what} "{sts}" ({where}) is {len(sts)} characters: its pods get the label controller-revision-hash '
+        f'"{sts}-<{N.REVISION_HASH_MAX}-character hash>" ({label_len} characters) and a label value is at most '
+        f"{N.LABEL_MAX}, so this name may have at most {N.STATEFULSET_MAX}; shorten metadata.name or the role "
+        f"name by {len(sts) - N.STATEFULSET_MAX} (pulumi-lws name budget)"
+    )
 
 
 def _plain_message(what: str, name: str, where: str) -> str:
-    return (f'{what} "{name}" ({where}) is {len(name)} characters but at most {N.LABEL_MAX} are allowed; '
-            f"shorten metadata.name or the role name by {len(name) - N.LABEL_MAX} (pulumi-lws name budget)")
+    return (
+        f'{what} "{name}" ({where}) is {len(name)} characters but at most {N.LABEL_MAX} are allowed; '
+        f"shorten metadata.name or the role name by {len(name) - N.LABEL_MAX} (pulumi-lws name budget)"
+    )
 
 
 def _role_budget(ms: ModelServing, role: Role, g: int) -> Errors:
@@ -79,9 +88,11 @@ def _role_budget(ms: ModelServing, role: Role, g: int) -> Errors:
     for what, sts in sts_checks:
         if len(sts) > N.STATEFULSET_MAX:
             return err("metadata.name", _sts_message(what, sts, where), ms.name)
-    plain = [("headless Service", N.service(ms.name, g, role.name, r)),
-             ("entry pod", N.entry_pod(ms.name, g, role.name, r)),
-             ("role-id label value", N.role_id(role.name, r))]
+    plain = [
+        ("headless Service", N.service(ms.name, g, role.name, r)),
+        ("entry pod", N.entry_pod(ms.name, g, role.name, r)),
+        ("role-id label value", N.role_id(role.name, r)),
+    ]
     if role.worker_replicas > 0:
         plain.insert(2, ("worker pod", N.worker_pod(ms.name, g, role.name, r, role.worker_replicas)))
     for what, name in plain:
@@ -100,11 +111,20 @@ def name_budgets(ms: ModelServing) -> Errors:
         errs += _role_budget(ms, role, g)
     group = N.group_name(ms.name, g)
     if len(group) > N.LABEL_MAX:
-        errs += err("metadata.name", _plain_message("PodGroup and group-name label value", group,
-                                                    f"ServingGroup {g}, the largest ordinal a rollout reaches"), ms.name)
+        errs += err(
+            "metadata.name",
+            _plain_message(
+                "PodGroup and group-name label value", group, f"ServingGroup {g}, the largest ordinal a rollout reaches"
+            ),
+            ms.name,
+        )
     revision = N.controller_revision(ms.name, "x" * N.REVISION_HASH_MAX)
     if len(revision) > N.SUBDOMAIN_MAX:
-        errs += err("metadata.name", f'ControllerRevision "{ms.name}-<revision>" is {len(revision)} characters with a '
-                    f"{N.REVISION_HASH_MAX}-character revision but at most {N.SUBDOMAIN_MAX} are allowed; shorten "
-                    f"metadata.name by {len(revision) - N.SUBDOMAIN_MAX} (pulumi-lws name budget)", ms.name)
+        errs += err(
+            "metadata.name",
+            f'ControllerRevision "{ms.name}-<revision>" is {len(revision)} characters with a '
+            f"{N.REVISION_HASH_MAX}-character revision but at most {N.SUBDOMAIN_MAX} are allowed; shorten "
+            f"metadata.name by {len(revision) - N.SUBDOMAIN_MAX} (pulumi-lws name budget)",
+            ms.name,
+        )
     return errs

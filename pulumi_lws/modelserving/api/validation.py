@@ -9,6 +9,7 @@ then the webhook's validators in upstream order, then pulumi-lws's fleet size an
 :func:`validate_modelserving` returns every problem at once; it never raises and never mutates
 its input. The rule table with messages and paths is in docs/modelserving.md ("API").
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

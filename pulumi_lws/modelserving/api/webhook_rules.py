@@ -6,6 +6,7 @@ never mutate the model. Go map iteration (``gangPolicy.minRoleReplicas``) is rep
 manifest's key order, so the output is deterministic. The object reaching them carries the CRD
 defaults (replicas, role replicas and maxUnavailable are never nil), as in a cluster.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -27,8 +28,9 @@ from pulumi_lws.modelserving.api.fields import (
 if TYPE_CHECKING:
     from pulumi_lws.modelserving.api.modelserving import ModelServing
 
-ROLE_NAME_MSG = ("role name must be a valid DNS-1035 label (lowercase alphanumeric characters or '-', "
-                 "must start with a letter): ")
+ROLE_NAME_MSG = (
+    "role name must be a valid DNS-1035 label (lowercase alphanumeric characters or '-', must start with a letter): "
+)
 WORKER_TEMPLATE_REQUIRED = "Required value: workerTemplate is required when workerReplicas is greater than 0"
 
 
@@ -93,8 +95,11 @@ def worker_images(ms: ModelServing) -> Errors:
                 image = c.get("image") if isinstance(c, dict) else None
                 problem = _image_problem(image)
                 if problem:
-                    errs += err(f"{role_path(i)}.{field}.spec.containers[{j}].image",
-                                f"invalid container image reference: {problem}", image)
+                    errs += err(
+                        f"{role_path(i)}.{field}.spec.containers[{j}].image",
+                        f"invalid container image reference: {problem}",
+                        image,
+                    )
     return errs
 
 
@@ -119,8 +124,11 @@ def rolling_update_configuration(ms: ModelServing) -> Errors:
     if rs is None or rs.rolling_update_configuration is None:
         return []
     if rs.type == "RoleRollingUpdate":
-        return err(RUC, "rollingUpdateConfiguration is only valid when rolloutStrategy.type is "
-                        "ServingGroupRollingUpdate", kind="Forbidden")
+        return err(
+            RUC,
+            "rollingUpdateConfiguration is only valid when rolloutStrategy.type is ServingGroupRollingUpdate",
+            kind="Forbidden",
+        )
     cfg, n = rs.rolling_update_configuration, ms.replicas
     errs = validate_int_or_percent(cfg.max_unavailable, f"{RUC}.maxUnavailable")
     if cfg.max_surge is not None:
@@ -150,8 +158,11 @@ def role_rolling_budgets(ms: ModelServing) -> Errors:
             if value is not None:
                 errs += validate_int_or_percent(value, f"{path}.{field}")
                 if not role_ru:
-                    errs += err(f"{path}.{field}", f"{field} is only valid when rolloutStrategy.type is "
-                                                   "RoleRollingUpdate", kind="Forbidden")
+                    errs += err(
+                        f"{path}.{field}",
+                        f"{field} is only valid when rolloutStrategy.type is RoleRollingUpdate",
+                        kind="Forbidden",
+                    )
         if not role_ru:
             continue
         n, valid, mu_value, surge_value = role.replicas, True, 1, 0
@@ -161,8 +172,9 @@ def role_rolling_budgets(ms: ModelServing) -> Errors:
             valid = False
             errs += err(f"{path}.maxUnavailable", f"invalid maxUnavailable: {mu_err}", role.max_unavailable)
         elif mu > n:
-            errs += err(f"{path}.maxUnavailable", f"maxUnavailable cannot be greater than replicas ({n})",
-                        role.max_unavailable)
+            errs += err(
+                f"{path}.maxUnavailable", f"maxUnavailable cannot be greater than replicas ({n})", role.max_unavailable
+            )
         else:
             mu_value = mu
         if role.max_surge is not None:
@@ -191,8 +203,9 @@ def gang_policy(ms: ModelServing) -> Errors:
             errs += err(path, f"role {name} does not exist in template.roles", name)
             continue
         if minimum > role.replicas:
-            errs += err(path, f"minRoleReplicas ({minimum}) for role {name} cannot exceed replicas ({role.replicas})",
-                        minimum)
+            errs += err(
+                path, f"minRoleReplicas ({minimum}) for role {name} cannot exceed replicas ({role.replicas})", minimum
+            )
         if minimum < 0:
             errs += err(path, f"minRoleReplicas for role {name} must be non-negative", minimum)
     return errs
@@ -203,8 +216,9 @@ def worker_replicas(ms: ModelServing) -> Errors:
     errs: Errors = []
     for i, role in enumerate(ms.spec.template.roles):
         if role.worker_replicas < 0:
-            errs += err(f"{role_path(i)}.workerReplicas", "workerReplicas must be a non-negative integer",
-                        role.worker_replicas)
+            errs += err(
+                f"{role_path(i)}.workerReplicas", "workerReplicas must be a non-negative integer", role.worker_replicas
+            )
         if role.worker_replicas > 0 and role.worker_template is None:
             errs += err(f"{role_path(i)}.workerTemplate", WORKER_TEMPLATE_REQUIRED, kind="Required")
     return errs
@@ -217,15 +231,27 @@ def recovery_policy_and_rollout_strategy(ms: ModelServing) -> Errors:
         return []
     # upstream points at spec.recoveryPolicy when rolloutStrategy is nil (unreachable: nil means
     # ServingGroupRollingUpdate); kept for fidelity
-    path, value = ("spec.rolloutStrategy.type", kind) if ms.spec.rollout_strategy is not None \
-        else ("spec.recoveryPolicy", policy)
-    return err(path, "incompatible recoveryPolicy and rolloutStrategy.type after applying defaults: "
-                     f"recoveryPolicy={policy}, rolloutStrategy.type={kind}; valid pairs: "
-                     "(ServingGroupRecreate,ServingGroupRollingUpdate) or (RoleRecreate,RoleRollingUpdate)", value)
+    path, value = (
+        ("spec.rolloutStrategy.type", kind) if ms.spec.rollout_strategy is not None else ("spec.recoveryPolicy", policy)
+    )
+    return err(
+        path,
+        "incompatible recoveryPolicy and rolloutStrategy.type after applying defaults: "
+        f"recoveryPolicy={policy}, rolloutStrategy.type={kind}; valid pairs: "
+        "(ServingGroupRecreate,ServingGroupRollingUpdate) or (RoleRecreate,RoleRollingUpdate)",
+        value,
+    )
 
 
 #: upstream ``validateModelServing`` order
 WEBHOOK_RULES = (
-    generated_name_length, role_names, worker_images, replicas, rolling_update_configuration,
-    role_rolling_budgets, gang_policy, worker_replicas, recovery_policy_and_rollout_strategy,
+    generated_name_length,
+    role_names,
+    worker_images,
+    replicas,
+    rolling_update_configuration,
+    role_rolling_budgets,
+    gang_policy,
+    worker_replicas,
+    recovery_policy_and_rollout_strategy,
 )

@@ -21,6 +21,7 @@ Invariants:
 * :func:`modelserving_dependencies`: every StatefulSet after the ControllerRevisions of its
   group's and its template's revisions, its Service and its group's PodGroup.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,12 +46,22 @@ from pulumi_lws.modelserving.revision import (
     role_template_hash,
 )
 
-__all__ = ["DeclaredGroup", "DeclaredRole", "declare_all", "modelserving_dependencies", "render_modelserving",
-           "revisions_in_use"]
+__all__ = [
+    "DeclaredGroup",
+    "DeclaredRole",
+    "declare_all",
+    "modelserving_dependencies",
+    "render_modelserving",
+    "revisions_in_use",
+]
 
 
-def revisions_in_use(ms: ModelServing, declared: Sequence[DeclaredGroup], catalog: RevisionCatalog,
-                     expanded: dict[str, tuple[DeclaredRole, ...]] | None = None) -> list[str]:
+def revisions_in_use(
+    ms: ModelServing,
+    declared: Sequence[DeclaredGroup],
+    catalog: RevisionCatalog,
+    expanded: dict[str, tuple[DeclaredRole, ...]] | None = None,
+) -> list[str]:
     """Group revisions and role template revisions of ``declared``, plus the target; sorted.
     ``expanded``: a memo of :func:`_role_replicas` to share with the caller."""
     keys = {catalog.target}
@@ -61,8 +72,9 @@ def revisions_in_use(ms: ModelServing, declared: Sequence[DeclaredGroup], catalo
     return sorted(keys)
 
 
-def _role_replicas(ms: ModelServing, group: DeclaredGroup, catalog: RevisionCatalog,
-                   expanded: dict[str, tuple[DeclaredRole, ...]]) -> tuple[DeclaredRole, ...]:
+def _role_replicas(
+    ms: ModelServing, group: DeclaredGroup, catalog: RevisionCatalog, expanded: dict[str, tuple[DeclaredRole, ...]]
+) -> tuple[DeclaredRole, ...]:
     """:func:`role_replicas`; a group declared without roles expands from its revision alone, so
     that expansion (frozen values) is computed once per revision and shared."""
     if group.roles is not None:
@@ -72,15 +84,25 @@ def _role_replicas(ms: ModelServing, group: DeclaredGroup, catalog: RevisionCata
     return expanded[group.revision]
 
 
-def render_modelserving(ms: ModelServing, declared: Sequence[DeclaredGroup], catalog: RevisionCatalog,
-                        namespace: str | None = None, *, keep_revisions: Iterable[str] = ()) -> list[dict[str, Any]]:
+def render_modelserving(
+    ms: ModelServing,
+    declared: Sequence[DeclaredGroup],
+    catalog: RevisionCatalog,
+    namespace: str | None = None,
+    *,
+    keep_revisions: Iterable[str] = (),
+) -> list[dict[str, Any]]:
     """Every object the declaration needs (module invariants). ``namespace`` defaults to the spec's."""
     ns = namespace or ms.namespace
     scheduler = ms.spec.scheduler_name
-    expanded: dict[str, tuple[DeclaredRole, ...]] = {}  # revision -> the role replicas of a group declared without roles
-    out = [controller_revision(ms.name, ns, key, catalog.roles[key])
-           for key in sorted({*revisions_in_use(ms, declared, catalog, expanded), *keep_revisions})
-           if _known(catalog, key)]
+    expanded: dict[
+        str, tuple[DeclaredRole, ...]
+    ] = {}  # revision -> the role replicas of a group declared without roles
+    out = [
+        controller_revision(ms.name, ns, key, catalog.roles[key])
+        for key in sorted({*revisions_in_use(ms, declared, catalog, expanded), *keep_revisions})
+        if _known(catalog, key)
+    ]
     seen: set[int] = set()
     hashes: dict[tuple[str, str], str] = {}  # (revision, role) -> role template hash: once, not per group
     resources: dict[tuple[Any, ...], dict[str, str]] = {}  # (revision, counts) -> PodGroup minResources
@@ -101,8 +123,9 @@ def render_modelserving(ms: ModelServing, declared: Sequence[DeclaredGroup], cat
             key = (d.revision, d.role)
             if key not in hashes:
                 hashes[key] = role_template_hash(role)
-            out += role_replica_objects(ms.name, ns, scheduler, group.ordinal, group.revision,
-                                        role, d.ordinal, d.revision, hashes[key])
+            out += role_replica_objects(
+                ms.name, ns, scheduler, group.ordinal, group.revision, role, d.ordinal, d.revision, hashes[key]
+            )
     return out
 
 
@@ -112,7 +135,9 @@ def _known(catalog: RevisionCatalog, key: str) -> bool:
     return True
 
 
-def modelserving_dependencies(manifests: Sequence[Mapping[str, Any]], *, check_order: bool = False) -> dict[Ref, tuple[Ref, ...]]:
+def modelserving_dependencies(
+    manifests: Sequence[Mapping[str, Any]], *, check_order: bool = False
+) -> dict[Ref, tuple[Ref, ...]]:
     """Apply order: each StatefulSet after its revisions' ControllerRevisions, its Service and its
     PodGroup (read back from the manifests' labels and pod annotations, so any subset works).
 
@@ -130,19 +155,26 @@ def modelserving_dependencies(manifests: Sequence[Mapping[str, Any]], *, check_o
             shared[ref] = ref
     out: dict[Ref, tuple[Ref, ...]] = {}
     last: tuple[Any, ...] = ()  # (inputs, deps) of the previous StatefulSet: a replica's two share them
-    for n, m in enumerate(manifests):
+    for m in manifests:
         if m.get("kind") != "StatefulSet":
             continue
         meta = m["metadata"]
         labels = meta["labels"]
         ms = labels[L.NAME]
-        inputs = (ms, labels.get(L.REVISION), m["spec"]["template"]["metadata"]["labels"].get(L.REVISION),
-                  m["spec"]["serviceName"], labels[L.GROUP_NAME])
+        inputs = (
+            ms,
+            labels.get(L.REVISION),
+            m["spec"]["template"]["metadata"]["labels"].get(L.REVISION),
+            m["spec"]["serviceName"],
+            labels[L.GROUP_NAME],
+        )
         ref = ("StatefulSet", meta["name"])
         if last and last[0] == inputs:
             deps = last[1]
         else:
-            wanted = [("ControllerRevision", names.controller_revision(ms, rev)) for rev in dict.fromkeys(inputs[1:3]) if rev]
+            wanted = [
+                ("ControllerRevision", names.controller_revision(ms, rev)) for rev in dict.fromkeys(inputs[1:3]) if rev
+            ]
             wanted += [("Service", inputs[3]), ("PodGroup", inputs[4])]  # the PodGroup is named like its group
             deps = tuple(dict.fromkeys(shared[d] for d in wanted if d in shared))
             last = (inputs, deps)

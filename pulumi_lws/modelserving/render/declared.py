@@ -14,6 +14,7 @@ RoleRollingUpdate) which role replicas exist with which role template. Plain fro
 Invariant: :func:`role_replicas` is a pure function of (spec, declaration, catalog), sorted by
 (role position in the group's revision, role name, ordinal), without duplicates.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -17,6 +17,7 @@ of that role, or the number of declared replicas for a role the spec no longer h
   gangPolicy / networkTopology / queue are not part of a revision: they come from the live spec
   and apply to every group in place (a PodGroup update restarts no pod).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -47,8 +48,14 @@ def min_resources(ms: ModelServing, roles: Sequence[Role], replicas: Mapping[str
     return sum_requests(parts)
 
 
-def podgroup(ms: ModelServing, namespace: str, g: int, roles: Sequence[Role],
-             replicas: Mapping[str, int], resources: Mapping[str, str] | None = None) -> dict[str, Any]:
+def podgroup(
+    ms: ModelServing,
+    namespace: str,
+    g: int,
+    roles: Sequence[Role],
+    replicas: Mapping[str, int],
+    resources: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """PodGroup of group ``g``; ``replicas[role]`` = n(role) (module invariants). ``resources``:
     :func:`min_resources` of the same arguments when the caller has it (copied, never shared)."""
     topology = ms.spec.template.network_topology
@@ -68,8 +75,10 @@ def podgroup(ms: ModelServing, namespace: str, g: int, roles: Sequence[Role],
         if role_policy:
             entry["networkTopology"] = dict(role_policy)
         sub_groups.append(entry)
-    spec: dict[str, Any] = {"minMember": min_member,
-                            "minResources": dict(resources) if resources is not None else min_resources(ms, roles, replicas)}
+    spec: dict[str, Any] = {
+        "minMember": min_member,
+        "minResources": dict(resources) if resources is not None else min_resources(ms, roles, replicas),
+    }
     queue = ms.metadata.annotations.get(L.QUEUE_NAME_ANNOTATION)
     if queue:
         spec["queue"] = queue
@@ -80,7 +89,11 @@ def podgroup(ms: ModelServing, namespace: str, g: int, roles: Sequence[Role],
     return {
         "apiVersion": VOLCANO_API,
         "kind": "PodGroup",
-        "metadata": metadata(name, namespace, {L.NAME: ms.name, L.GROUP_NAME: names.group_name(ms.name, g)},
-                             {L.POD_GROUP_ANNOTATION: name}),
+        "metadata": metadata(
+            name,
+            namespace,
+            {L.NAME: ms.name, L.GROUP_NAME: names.group_name(ms.name, g)},
+            {L.POD_GROUP_ANNOTATION: name},
+        ),
         "spec": spec,
     }

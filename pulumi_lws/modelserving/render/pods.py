@@ -17,6 +17,7 @@ Invariants:
   ``volcano`` pods carry ``scheduling.k8s.io/group-name=<ms>-<g>`` and
   ``volcano.sh/task-spec=<role>-<r>``.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -53,8 +54,9 @@ def entry_address(ms: str, g: int, role: str, r: int, namespace: str) -> str:
 
 
 def role_env(group_size: int, address: str, entry: bool) -> list[dict[str, Any]]:
-    index: dict[str, Any] = {"value": "0"} if entry else \
-        {"valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{K.POD_INDEX}']"}}}
+    index: dict[str, Any] = (
+        {"value": "0"} if entry else {"valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{K.POD_INDEX}']"}}}
+    )
     return [
         {"name": L.ENV_GROUP_SIZE, "value": str(group_size)},
         {"name": L.ENV_ENTRY_ADDRESS, "value": address},
@@ -75,8 +77,15 @@ def with_env(spec: dict[str, Any], env: list[dict[str, Any]]) -> None:
             first = False
 
 
-def pod_template(template: Mapping[str, Any] | None, *, labels: Mapping[str, str], annotations: Mapping[str, str],
-                 env: list[dict[str, Any]], scheduler: str, entry: bool) -> dict[str, Any]:
+def pod_template(
+    template: Mapping[str, Any] | None,
+    *,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    env: list[dict[str, Any]],
+    scheduler: str,
+    entry: bool,
+) -> dict[str, Any]:
     """``template`` ({metadata, spec}) decorated as the module invariants say, built fresh: new
     metadata, spec and container dicts; what lies below them is shared with ``template`` and never
     mutated in place (docs/performance.md)."""

@@ -1,6 +1,7 @@
 """Volcano ``minResources`` of a ModelServing PodGroup: upstream sums the ``resources.requests`` of a
 role's ``containers`` (init containers and limits do not count, unlike Kubernetes' PodRequests).
 Quantity arithmetic: :mod:`pulumi_lws.core.quantity`."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping

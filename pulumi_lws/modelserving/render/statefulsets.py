@@ -17,6 +17,7 @@ Invariants:
   replica's ``role-template-hash``; pod templates carry the replica's template revision;
 * StatefulSets carry ``pulumi.com/skipAwait: "true"``; no ownerReferences; all namespaced.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -38,12 +39,25 @@ APPS = "apps/v1"
 
 
 def _sts(name: str, namespace: str, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": APPS, "kind": "StatefulSet", "metadata": metadata(name, namespace, labels, SKIP_AWAIT),
-            "spec": spec}
+    return {
+        "apiVersion": APPS,
+        "kind": "StatefulSet",
+        "metadata": metadata(name, namespace, labels, SKIP_AWAIT),
+        "spec": spec,
+    }
 
 
-def role_replica_objects(ms: str, namespace: str, scheduler: str, g: int, group_revision: str, role: Role, r: int,
-                         template_revision: str, template_hash: str | None = None) -> list[dict[str, Any]]:
+def role_replica_objects(
+    ms: str,
+    namespace: str,
+    scheduler: str,
+    g: int,
+    group_revision: str,
+    role: Role,
+    r: int,
+    template_revision: str,
+    template_hash: str | None = None,
+) -> list[dict[str, Any]]:
     """[Service?, entry StatefulSet, worker StatefulSet?] of role replica ``<role>-<r>`` of group ``g``.
 
     ``role`` is the role as stored in ``template_revision`` (its templates and workerReplicas);
@@ -61,31 +75,64 @@ def role_replica_objects(ms: str, namespace: str, scheduler: str, g: int, group_
     size = role.worker_replicas + 1
     out: list[dict[str, Any]] = []
     if role.worker_template is not None:
-        out.append(headless_service(svc, namespace, ident, {
-            L.GROUP_NAME: ident[L.GROUP_NAME], L.ROLE: name, L.ROLE_ID: ident[L.ROLE_ID], L.ENTRY: L.ENTRY_VALUE}))
-    entry = pod_template(role.entry_template, labels=entry_pod_labels,
-                         annotations=annotations, env=role_env(size, address, True), scheduler=scheduler, entry=True)
+        out.append(
+            headless_service(
+                svc,
+                namespace,
+                ident,
+                {L.GROUP_NAME: ident[L.GROUP_NAME], L.ROLE: name, L.ROLE_ID: ident[L.ROLE_ID], L.ENTRY: L.ENTRY_VALUE},
+            )
+        )
+    entry = pod_template(
+        role.entry_template,
+        labels=entry_pod_labels,
+        annotations=annotations,
+        env=role_env(size, address, True),
+        scheduler=scheduler,
+        entry=True,
+    )
     entry_name = names.entry_statefulset(ms, g, name, r)
-    out.append(_sts(entry_name, namespace, sts_labels, {
-        "replicas": 1,
-        "serviceName": svc,
-        "podManagementPolicy": "Parallel",
-        "selector": {"matchLabels": {**ident, L.ENTRY: L.ENTRY_VALUE}},
-        "template": entry,
-        "updateStrategy": {"type": "RollingUpdate"},
-    }))
+    out.append(
+        _sts(
+            entry_name,
+            namespace,
+            sts_labels,
+            {
+                "replicas": 1,
+                "serviceName": svc,
+                "podManagementPolicy": "Parallel",
+                "selector": {"matchLabels": {**ident, L.ENTRY: L.ENTRY_VALUE}},
+                "template": entry,
+                "updateStrategy": {"type": "RollingUpdate"},
+            },
+        )
+    )
     if role.worker_replicas > 0:
-        worker = pod_template(role.worker_template, labels=worker_pod_labels,
-                              annotations=annotations, env=role_env(size, address, False), scheduler=scheduler,
-                              entry=False)
-        out.append(_sts(names.worker_statefulset(ms, g, name, r), namespace, sts_labels, {
-            "replicas": role.worker_replicas,
-            "serviceName": svc,
-            "podManagementPolicy": "Parallel",
-            "ordinals": {"start": 1},
-            "selector": {"matchLabels": dict(ident),
-                         "matchExpressions": [{"key": L.ENTRY, "operator": "DoesNotExist"}]},
-            "template": worker,
-            "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}},
-        }))
+        worker = pod_template(
+            role.worker_template,
+            labels=worker_pod_labels,
+            annotations=annotations,
+            env=role_env(size, address, False),
+            scheduler=scheduler,
+            entry=False,
+        )
+        out.append(
+            _sts(
+                names.worker_statefulset(ms, g, name, r),
+                namespace,
+                sts_labels,
+                {
+                    "replicas": role.worker_replicas,
+                    "serviceName": svc,
+                    "podManagementPolicy": "Parallel",
+                    "ordinals": {"start": 1},
+                    "selector": {
+                        "matchLabels": dict(ident),
+                        "matchExpressions": [{"key": L.ENTRY, "operator": "DoesNotExist"}],
+                    },
+                    "template": worker,
+                    "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}},
+                },
+            )
+        )
     return out

@@ -12,6 +12,7 @@
 
 :data:`UPSTREAM` reproduces PR #1626 exactly; :data:`PULUMI_LWS` is what the planners apply.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -45,8 +46,12 @@ class ServingGroupBudget:
     max_surge: int = 0
 
 
-def scale_servinggroup_budget(replicas: int, max_unavailable: IntOrString | None = None,
-                              max_surge: IntOrString | None = None, partition: IntOrString | None = None) -> ServingGroupBudget:
+def scale_servinggroup_budget(
+    replicas: int,
+    max_unavailable: IntOrString | None = None,
+    max_surge: IntOrString | None = None,
+    partition: IntOrString | None = None,
+) -> ServingGroupBudget:
     """P rounds up, U (default 1) rounds down, S (default 0) rounds up, all of ``replicas``.
 
     An unscalable partition counts as 0 (upstream logs and defaults); unscalable U/S raise
@@ -71,8 +76,13 @@ class RoleBudget:
     invalid: bool = False
 
 
-def scale_role_budget(replicas: int, max_unavailable: IntOrString | None = 1, max_surge: IntOrString | None = None,
-                      partition: IntOrString | None = None, role_rolling_update: bool = True) -> RoleBudget:
+def scale_role_budget(
+    replicas: int,
+    max_unavailable: IntOrString | None = 1,
+    max_surge: IntOrString | None = None,
+    partition: IntOrString | None = None,
+    role_rolling_update: bool = True,
+) -> RoleBudget:
     """Role partition only applies under RoleRollingUpdate (upstream ``rolePartition``)."""
     p = 0
     if role_rolling_update and partition is not None and not percent_scaling_fails(partition):
@@ -93,8 +103,14 @@ def min_available(replicas: int, max_unavailable: int, clamp: bool) -> int:
     return max(0, m) if clamp else m
 
 
-def max_scale_down(live: int, replicas: int, max_unavailable: int, new_unavailable: int,
-                   protected_unavailable: int = 0, choices: Choices = UPSTREAM) -> int:
+def max_scale_down(
+    live: int,
+    replicas: int,
+    max_unavailable: int,
+    new_unavailable: int,
+    protected_unavailable: int = 0,
+    choices: Choices = UPSTREAM,
+) -> int:
     """upstream ``len(groups) - minAvailable - newUnavailable`` (Deployment ``rolling.go`` style).
 
     With ``choices.subtract_protected_unavailable`` the not-ready protected units are subtracted

@@ -5,6 +5,7 @@
 ``choices`` (:mod:`.budgets`) selects upstream's positional partition and unclamped budget
 (:data:`UPSTREAM`, the conformance vectors) or pulumi-lws's (:data:`PULUMI_LWS`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
@@ -40,8 +41,9 @@ def protected_groups(groups: Sequence[GroupState], partition: int, mode: str) ->
     return split_protected(ordered, [g.ordinal for g in ordered], partition, mode)[0]
 
 
-def has_updateable_outdated_servinggroup(groups: Sequence[GroupState], update_revision: str, partition: int,
-                                         mode: str = "position") -> bool:
+def has_updateable_outdated_servinggroup(
+    groups: Sequence[GroupState], update_revision: str, partition: int, mode: str = "position"
+) -> bool:
     """Any outdated group (any status, Deleting included) the partition does not protect.
 
     The trigger for adding maxSurge to the expected count. Upstream is positional (vector
@@ -50,12 +52,20 @@ def has_updateable_outdated_servinggroup(groups: Sequence[GroupState], update_re
     return any(is_outdated(g, update_revision) for g in eligible_groups(groups, partition, mode))
 
 
-def expected_servinggroup_count(groups: Sequence[GroupState], budget: ServingGroupBudget, update_revision: str,
-                                mode: str = "position", strategy_is_servinggroup: bool = True) -> int:
+def expected_servinggroup_count(
+    groups: Sequence[GroupState],
+    budget: ServingGroupBudget,
+    update_revision: str,
+    mode: str = "position",
+    strategy_is_servinggroup: bool = True,
+) -> int:
     """``replicas`` (+ ``maxSurge`` while an updateable outdated group exists)."""
     expected = budget.replicas
-    if strategy_is_servinggroup and budget.max_surge > 0 and has_updateable_outdated_servinggroup(
-            groups, update_revision, budget.partition, mode):
+    if (
+        strategy_is_servinggroup
+        and budget.max_surge > 0
+        and has_updateable_outdated_servinggroup(groups, update_revision, budget.partition, mode)
+    ):
         expected += budget.max_surge
     return expected
 
@@ -69,11 +79,17 @@ class SyncResult:
     error: str | None = None
 
 
-def sync_servinggroup_replicas(groups: Sequence[GroupState], budget: ServingGroupBudget, update_revision: str, *,
-                               current_revision: str | None = None,
-                               controller_revisions: Collection[str] | Mapping[str, Any] = (),
-                               controller_revision_create_fails: bool = False,
-                               choices: Choices = UPSTREAM, strategy_is_servinggroup: bool = True) -> SyncResult:
+def sync_servinggroup_replicas(
+    groups: Sequence[GroupState],
+    budget: ServingGroupBudget,
+    update_revision: str,
+    *,
+    current_revision: str | None = None,
+    controller_revisions: Collection[str] | Mapping[str, Any] = (),
+    controller_revision_create_fails: bool = False,
+    choices: Choices = UPSTREAM,
+    strategy_is_servinggroup: bool = True,
+) -> SyncResult:
     """One ``syncServingGroupReplicas``: scale up (hole-filling) or binpack scale down to the expected count.
 
     Scale-down protection is ordinal-based in both modes (PR #1626); the surge trigger follows
@@ -81,12 +97,20 @@ def sync_servinggroup_replicas(groups: Sequence[GroupState], budget: ServingGrou
     """
     expected = expected_servinggroup_count(groups, budget, update_revision, choices.partition, strategy_is_servinggroup)
     if len(groups) < expected:
-        r = scale_up_servinggroups([g.ordinal for g in groups], expected, update_revision, partition=budget.partition,
-                                   current_revision=current_revision, controller_revisions=controller_revisions,
-                                   controller_revision_create_fails=controller_revision_create_fails)
+        r = scale_up_servinggroups(
+            [g.ordinal for g in groups],
+            expected,
+            update_revision,
+            partition=budget.partition,
+            current_revision=current_revision,
+            controller_revisions=controller_revisions,
+            controller_revision_create_fails=controller_revision_create_fails,
+        )
         return SyncResult("up", expected, r.created, (), r.error)
     if len(groups) > expected:
-        return SyncResult("down", expected, (), tuple(scale_down_servinggroups(groups, expected, budget.partition, "ordinal")))
+        return SyncResult(
+            "down", expected, (), tuple(scale_down_servinggroups(groups, expected, budget.partition, "ordinal"))
+        )
     return SyncResult("none", expected)
 
 
@@ -100,8 +124,9 @@ class RollingDeletion:
     repicked: tuple[int, ...] = ()
 
 
-def servinggroup_rolling_deletion(groups: Sequence[GroupState], budget: ServingGroupBudget, update_revision: str,
-                                  choices: Choices = UPSTREAM) -> RollingDeletion:
+def servinggroup_rolling_deletion(
+    groups: Sequence[GroupState], budget: ServingGroupBudget, update_revision: str, choices: Choices = UPSTREAM
+) -> RollingDeletion:
     """``manageRollingUpdate`` -> ``deleteOutdatedServingGroups`` for ServingGroupRollingUpdate.
 
     Budget ``len(groups) - (replicas - maxUnavailable) - newUnavailable`` (``len`` counts every
@@ -117,8 +142,12 @@ def servinggroup_rolling_deletion(groups: Sequence[GroupState], budget: ServingG
     not_running_outdated = [g for g in after if not is_running(g) and is_outdated(g, update_revision)]
     running_outdated = [g for g in after if is_running(g) and is_outdated(g, update_revision)]
     protected_unavailable = sum(1 for g in prot if not is_running(g))
-    k = max_scale_down(len(ordered), budget.replicas, budget.max_unavailable, new_unavailable, protected_unavailable, choices)
+    k = max_scale_down(
+        len(ordered), budget.replicas, budget.max_unavailable, new_unavailable, protected_unavailable, choices
+    )
     if k <= 0:
         return RollingDeletion(k)
     picked = select_outdated_to_delete(running_outdated, not_running_outdated, k)
-    return RollingDeletion(k, tuple(g.ordinal for g in picked), tuple(g.ordinal for g in picked if g.status == "Deleting"))
+    return RollingDeletion(
+        k, tuple(g.ordinal for g in picked), tuple(g.ordinal for g in picked if g.status == "Deleting")
+    )

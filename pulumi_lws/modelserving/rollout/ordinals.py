@@ -1,4 +1,5 @@
 """upstream ``forEachMissingOrdinal`` (model_serving_controller.go l.478)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator

@@ -21,6 +21,7 @@ and the update revision is always stored):
 
 Statuses never enter: only ordinals, revisions and the count do.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_left
@@ -36,8 +37,15 @@ class ResyncIndex:
     groups the partition does not protect whose revision is not the update revision.
     """
 
-    def __init__(self, revisions: Mapping[int, str], budget: ServingGroupBudget, update_revision: str,
-                 current_revision: str | None, stored: Collection[str], choices: Choices) -> None:
+    def __init__(
+        self,
+        revisions: Mapping[int, str],
+        budget: ServingGroupBudget,
+        update_revision: str,
+        current_revision: str | None,
+        stored: Collection[str],
+        choices: Choices,
+    ) -> None:
         self.budget, self.update_revision, self.current_revision = budget, update_revision, current_revision
         self.position = choices.partition == "position"
         #: scaling up stops at the first protected missing ordinal (its revision has no template)

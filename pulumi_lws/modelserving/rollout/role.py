@@ -9,6 +9,7 @@ ControllerRevision (``legacy_hash``); unknown -> skipped, never restarted.
 ``choices.partition`` = ``"position"`` is upstream (the first P entries of the ordinal-sorted list,
 Deleting included; vector ROLE-RU-105); ``"ordinal"`` is pulumi-lws (ordinal < P).
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
@@ -35,8 +36,9 @@ def known_hash(r: RoleReplicaState, legacy_hash: str | None = None) -> str:
     return r.template_hash or legacy_hash or ""
 
 
-def _split(replicas: Sequence[RoleReplicaState], partition: int, mode: str
-           ) -> tuple[list[RoleReplicaState], list[RoleReplicaState], list[RoleReplicaState]]:
+def _split(
+    replicas: Sequence[RoleReplicaState], partition: int, mode: str
+) -> tuple[list[RoleReplicaState], list[RoleReplicaState], list[RoleReplicaState]]:
     ordered = sorted(replicas, key=lambda r: r.ordinal)
     prot, rest = split_protected(ordered, [r.ordinal for r in ordered], partition, mode)
     return ordered, prot, rest
@@ -49,8 +51,14 @@ class RoleDeletion:
     budget: int | None = None  # None: maxUnavailable not configured (all outdated)
 
 
-def role_replicas_to_delete(replicas: Sequence[RoleReplicaState], expected_hash: str, budget: RoleBudget, *,
-                            legacy_hash: str | None = None, choices: Choices = UPSTREAM) -> RoleDeletion:
+def role_replicas_to_delete(
+    replicas: Sequence[RoleReplicaState],
+    expected_hash: str,
+    budget: RoleBudget,
+    *,
+    legacy_hash: str | None = None,
+    choices: Choices = UPSTREAM,
+) -> RoleDeletion:
     """One role of one ServingGroup: the outdated replicas to delete within the per-role budget.
 
     Budget ``k = max(0, |list| - max(0, replicas - maxUnavailable) - newUnavailable)``, where Deleting
@@ -100,9 +108,13 @@ class RoleSpec:
     budget: RoleBudget
 
 
-def roles_to_delete_for_role_rolling_update(roles: Sequence[RoleReplicaState], specs: Sequence[RoleSpec], *,
-                                            legacy_hashes: Mapping[str, str] | None = None,
-                                            choices: Choices = UPSTREAM) -> RoleDeletion:
+def roles_to_delete_for_role_rolling_update(
+    roles: Sequence[RoleReplicaState],
+    specs: Sequence[RoleSpec],
+    *,
+    legacy_hashes: Mapping[str, str] | None = None,
+    choices: Choices = UPSTREAM,
+) -> RoleDeletion:
     """``rolesToDeleteForRoleRollingUpdate`` for one ServingGroup: every spec role's picks (spec
     order), then every non-Deleting replica of a role no longer in the spec, by (role name, ordinal)
     — deterministic where upstream iterates a map."""
@@ -111,19 +123,32 @@ def roles_to_delete_for_role_rolling_update(roles: Sequence[RoleReplicaState], s
     has = False
     names = {s.name for s in specs}
     for s in specs:
-        d = role_replicas_to_delete([r for r in roles if r.role == s.name], s.template_hash, s.budget,
-                                    legacy_hash=legacy.get(s.name), choices=choices)
+        d = role_replicas_to_delete(
+            [r for r in roles if r.role == s.name],
+            s.template_hash,
+            s.budget,
+            legacy_hash=legacy.get(s.name),
+            choices=choices,
+        )
         out += d.to_delete
         has |= d.has_outdated
-    removed = sorted((r for r in roles if r.role not in names and not is_deleting(r)), key=lambda r: (r.role, r.ordinal))
+    removed = sorted(
+        (r for r in roles if r.role not in names and not is_deleting(r)), key=lambda r: (r.role, r.ordinal)
+    )
     if removed:
         has = True
         out += [r.id for r in removed]
     return RoleDeletion(tuple(out), has)
 
 
-def has_updateable_outdated_role(replicas: Sequence[RoleReplicaState], expected_hash: str, partition: int, *,
-                                 legacy_hash: str | None = None, mode: str = "position") -> bool:
+def has_updateable_outdated_role(
+    replicas: Sequence[RoleReplicaState],
+    expected_hash: str,
+    partition: int,
+    *,
+    legacy_hash: str | None = None,
+    mode: str = "position",
+) -> bool:
     """A non-Deleting replica the role partition does not protect, with a known hash != current
     (the trigger for adding the role's maxSurge)."""
     _, _, rest = _split(replicas, partition, mode)
@@ -138,9 +163,16 @@ class RoleCreation:
     protected: bool = False
 
 
-def scale_up_roles(existing_ordinals: Collection[int], expected_count: int, *, update_revision: str = "",
-                   template_hash: str = "", partition: int = 0, protected_revision: str | None = None,
-                   protected_hash: str | None = None) -> tuple[RoleCreation, ...]:
+def scale_up_roles(
+    existing_ordinals: Collection[int],
+    expected_count: int,
+    *,
+    update_revision: str = "",
+    template_hash: str = "",
+    partition: int = 0,
+    protected_revision: str | None = None,
+    protected_hash: str | None = None,
+) -> tuple[RoleCreation, ...]:
     """``scaleUpRoles``: missing ordinals of ``[0, expected)``, at most ``expected - len(list)``
     (Deleting ordinals stay reserved: they are in ``existing_ordinals``). An ordinal ``< partition``
     takes the protected revision and its role template (``status.currentRevision`` or the first
@@ -165,37 +197,82 @@ class RoleReplicaSync:
     repaired: tuple[tuple[str, str], ...] = ()
 
 
-def expected_role_count(replicas: Sequence[RoleReplicaState], spec: RoleSpec, *, role_rolling_update: bool = True,
-                        legacy_hash: str | None = None, mode: str = "position") -> int:
+def expected_role_count(
+    replicas: Sequence[RoleReplicaState],
+    spec: RoleSpec,
+    *,
+    role_rolling_update: bool = True,
+    legacy_hash: str | None = None,
+    mode: str = "position",
+) -> int:
     expected = spec.replicas
-    if role_rolling_update and spec.budget.max_surge > 0 and has_updateable_outdated_role(
-            replicas, spec.template_hash, spec.budget.partition, legacy_hash=legacy_hash, mode=mode):
+    if (
+        role_rolling_update
+        and spec.budget.max_surge > 0
+        and has_updateable_outdated_role(
+            replicas, spec.template_hash, spec.budget.partition, legacy_hash=legacy_hash, mode=mode
+        )
+    ):
         expected += spec.budget.max_surge
     return expected
 
 
-def manage_role_replicas_per_group(replicas: Sequence[RoleReplicaState], spec: RoleSpec, update_revision: str, *,
-                                   missing_pods: Collection[int] = (), role_rolling_update: bool = True,
-                                   legacy_hash: str | None = None, protected_revision: str | None = None,
-                                   protected_hash: str | None = None, choices: Choices = UPSTREAM) -> RoleReplicaSync:
+def manage_role_replicas_per_group(
+    replicas: Sequence[RoleReplicaState],
+    spec: RoleSpec,
+    update_revision: str,
+    *,
+    missing_pods: Collection[int] = (),
+    role_rolling_update: bool = True,
+    legacy_hash: str | None = None,
+    protected_revision: str | None = None,
+    protected_hash: str | None = None,
+    choices: Choices = UPSTREAM,
+) -> RoleReplicaSync:
     """``manageRoleReplicasPerGroup``: the role's expected count (``replicas`` + role ``maxSurge``
     while an updateable outdated replica exists), pod repair, then scale up or binpack down."""
-    expected = expected_role_count(replicas, spec, role_rolling_update=role_rolling_update, legacy_hash=legacy_hash,
-                                   mode=choices.partition)
+    expected = expected_role_count(
+        replicas, spec, role_rolling_update=role_rolling_update, legacy_hash=legacy_hash, mode=choices.partition
+    )
     _, prot, _ = _split(replicas, spec.budget.partition, choices.partition)
     prot_ids = {r.ordinal for r in prot}
-    repaired = tuple((r.id, (r.template_hash or spec.template_hash) if r.ordinal in prot_ids else spec.template_hash)
-                     for r in sorted(replicas, key=lambda r: r.ordinal) if r.ordinal in missing_pods and not is_deleting(r))
+    repaired = tuple(
+        (r.id, (r.template_hash or spec.template_hash) if r.ordinal in prot_ids else spec.template_hash)
+        for r in sorted(replicas, key=lambda r: r.ordinal)
+        if r.ordinal in missing_pods and not is_deleting(r)
+    )
     if len(replicas) < expected:
-        created = scale_up_roles([r.ordinal for r in replicas], expected, update_revision=update_revision,
-                                 template_hash=spec.template_hash, partition=spec.budget.partition,
-                                 protected_revision=protected_revision, protected_hash=protected_hash)
+        created = scale_up_roles(
+            [r.ordinal for r in replicas],
+            expected,
+            update_revision=update_revision,
+            template_hash=spec.template_hash,
+            partition=spec.budget.partition,
+            protected_revision=protected_revision,
+            protected_hash=protected_hash,
+        )
         return RoleReplicaSync(expected, created, (), repaired)
     if len(replicas) > expected:
-        return RoleReplicaSync(expected, (), tuple(scale_down_roles(replicas, expected, spec.budget.partition, choices.partition)), repaired)
+        return RoleReplicaSync(
+            expected,
+            (),
+            tuple(scale_down_roles(replicas, expected, spec.budget.partition, choices.partition)),
+            repaired,
+        )
     return RoleReplicaSync(expected, (), (), repaired)
 
 
-__all__ = ["RoleCreation", "RoleDeletion", "RoleReplicaSync", "RoleSpec", "expected_role_count", "has_updateable_outdated_role",
-           "known_hash", "manage_role_replicas_per_group", "role_id", "role_replicas_to_delete",
-           "roles_to_delete_for_role_rolling_update", "scale_up_roles"]
+__all__ = [
+    "RoleCreation",
+    "RoleDeletion",
+    "RoleReplicaSync",
+    "RoleSpec",
+    "expected_role_count",
+    "has_updateable_outdated_role",
+    "known_hash",
+    "manage_role_replicas_per_group",
+    "role_id",
+    "role_replicas_to_delete",
+    "roles_to_delete_for_role_rolling_update",
+    "scale_up_roles",
+]

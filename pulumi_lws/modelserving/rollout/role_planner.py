@@ -13,6 +13,7 @@ takes every ServingGroup below ready (kthena#1344, #1429).
 A ServingGroup is *ready* when, for every spec role, at least ``role.replicas`` declared replicas
 are Running (pulumi-lws counts a group unavailable while any of its roles is below ready).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -114,8 +115,14 @@ class RolePlan:
         template (a replica without the label counts as updated, as :func:`group_updated`), and
         how many of each are Running: the ``old|new`` lanes of a RoleRollingUpdate stage table."""
         by = {s.name: s.template_hash for s in self.specs}
-        return role_lanes(((r.role, r.template_hash in ("", by[r.role]), r.status == RUNNING)
-                           for r in self.roles if r.declared and r.role in by), order=tuple(by))
+        return role_lanes(
+            (
+                (r.role, r.template_hash in ("", by[r.role]), r.status == RUNNING)
+                for r in self.roles
+                if r.declared and r.role in by
+            ),
+            order=tuple(by),
+        )
 
     def chars(self) -> str:
         out = []
@@ -138,25 +145,43 @@ def role_lanes(replicas: Iterable[tuple[str, bool, bool]], order: Sequence[str] 
 
 
 def group_ready(roles: Sequence[PlannedReplica], g: int, specs: Sequence[RoleSpec]) -> bool:
-    return all(sum(1 for r in roles if r.group == g and r.role == s.name and r.declared and r.status == RUNNING) >= s.replicas
-               for s in specs)
+    return all(
+        sum(1 for r in roles if r.group == g and r.role == s.name and r.declared and r.status == RUNNING) >= s.replicas
+        for s in specs
+    )
 
 
 def group_updated(roles: Sequence[PlannedReplica], g: int, specs: Sequence[RoleSpec]) -> bool:
     by = {s.name: s.template_hash for s in specs}
     mine = [r for r in roles if r.group == g]
     return all(r.role in by and r.template_hash in ("", by[r.role]) for r in mine if r.declared) and not any(
-        not r.declared for r in mine)
+        not r.declared for r in mine
+    )
 
 
-def _role_fixed_point(g: int, reps: dict[int, PlannedReplica], spec: RoleSpec, update_revision: str, legacy: str | None,
-                      choices: Choices, protected_revision: str | None, protected_hash: str | None) -> None:
+def _role_fixed_point(
+    g: int,
+    reps: dict[int, PlannedReplica],
+    spec: RoleSpec,
+    update_revision: str,
+    legacy: str | None,
+    choices: Choices,
+    protected_revision: str | None,
+    protected_hash: str | None,
+) -> None:
     def snap() -> list[RoleReplicaState]:
         return [reps[o].state() for o in sorted(reps)]
 
     def sync(states: Sequence[RoleReplicaState]) -> RoleReplicaSync:
-        return manage_role_replicas_per_group(states, spec, update_revision, legacy_hash=legacy, choices=choices,
-                                              protected_revision=protected_revision, protected_hash=protected_hash)
+        return manage_role_replicas_per_group(
+            states,
+            spec,
+            update_revision,
+            legacy_hash=legacy,
+            choices=choices,
+            protected_revision=protected_revision,
+            protected_hash=protected_hash,
+        )
 
     for _ in range(MAX_LOOP):
         changed = False
@@ -174,8 +199,15 @@ def _role_fixed_point(g: int, reps: dict[int, PlannedReplica], spec: RoleSpec, u
             again = {c.ordinal: c for c in sync([x for x in snap() if x.ordinal != o]).created}
             prev = reps[o]
             if o in again:
-                reps[o] = PlannedReplica(g, spec.name, o, again[o].template_hash, CREATING,
-                                         CREATE if prev.change == CREATE else REPLACE, prev.observed)
+                reps[o] = PlannedReplica(
+                    g,
+                    spec.name,
+                    o,
+                    again[o].template_hash,
+                    CREATING,
+                    CREATE if prev.change == CREATE else REPLACE,
+                    prev.observed,
+                )
             else:
                 _delete(reps, o)
             changed = True
@@ -212,19 +244,29 @@ def _below_ready(g: GroupState, specs: Sequence[RoleSpec]) -> bool:
     return any(sum(1 for r in g.roles if r.role == s.name and is_running(r)) < s.replicas for s in specs)
 
 
-def plan_role_rollout(specs: Sequence[RoleSpec], update_revision: str, observed: Sequence[GroupState], *, replicas: int,
-                      legacy_hashes: Mapping[int, Mapping[str, str]] | None = None,
-                      current_revision: str | None = None, current_role_hashes: Mapping[str, str] | None = None,
-                      max_groups_in_flight: int | None = None, choices: Choices = PULUMI_LWS, ms: str = "ms",
-                      predict: bool = True) -> RolePlan:
+def plan_role_rollout(
+    specs: Sequence[RoleSpec],
+    update_revision: str,
+    observed: Sequence[GroupState],
+    *,
+    replicas: int,
+    legacy_hashes: Mapping[int, Mapping[str, str]] | None = None,
+    current_revision: str | None = None,
+    current_role_hashes: Mapping[str, str] | None = None,
+    max_groups_in_flight: int | None = None,
+    choices: Choices = PULUMI_LWS,
+    ms: str = "ms",
+    predict: bool = True,
+) -> RolePlan:
     """One RoleRollingUpdate stage over every ServingGroup (see the module docstring)."""
     specs = tuple(specs)
     legacy_hashes = legacy_hashes or {}
     current_role_hashes = current_role_hashes or {}
     by_ord = {g.ordinal: g for g in observed}
     # ServingGroup count: plain sync to `replicas` (no ServingGroup surge under RoleRollingUpdate)
-    sync = sync_servinggroup_replicas(list(observed), ServingGroupBudget(replicas), update_revision,
-                                      strategy_is_servinggroup=False, choices=choices)
+    sync = sync_servinggroup_replicas(
+        list(observed), ServingGroupBudget(replicas), update_revision, strategy_is_servinggroup=False, choices=choices
+    )
     new_groups = tuple(c.ordinal for c in sync.created)
     deleted_groups = tuple(o for o in sync.deleted if by_ord[o].status != DELETING)
     gone = set(sync.deleted) | {o for o, g in by_ord.items() if g.status == DELETING}
@@ -232,7 +274,11 @@ def plan_role_rollout(specs: Sequence[RoleSpec], update_revision: str, observed:
     group_revisions: dict[int, str] = {}
     for o in new_groups:
         group_revisions[o] = update_revision
-        roles += [PlannedReplica(o, s.name, r, s.template_hash, CREATING, CREATE, False) for s in specs for r in range(s.replicas)]
+        roles += [
+            PlannedReplica(o, s.name, r, s.template_hash, CREATING, CREATE, False)
+            for s in specs
+            for r in range(s.replicas)
+        ]
     # which groups may move this stage
     candidates = [g for g in sorted(observed, key=lambda g: (is_running(g), -g.ordinal)) if g.ordinal not in gone]
     in_flight = {g.ordinal for g in candidates if _below_ready(g, specs) or any(r.status != RUNNING for r in g.roles)}
@@ -249,41 +295,85 @@ def plan_role_rollout(specs: Sequence[RoleSpec], update_revision: str, observed:
         if g.ordinal in gone:
             continue
         legacy = legacy_hashes.get(g.ordinal, {})
-        obs_roles = [PlannedReplica(g.ordinal, r.role, r.ordinal, r.template_hash or legacy.get(r.role, ""), r.status,
-                                    deletion_cost=r.deletion_cost) for r in g.roles]
+        obs_roles = [
+            PlannedReplica(
+                g.ordinal,
+                r.role,
+                r.ordinal,
+                r.template_hash or legacy.get(r.role, ""),
+                r.status,
+                deletion_cost=r.deletion_cost,
+            )
+            for r in g.roles
+        ]
         if g.ordinal not in admitted:
             roles += obs_roles
             group_revisions[g.ordinal] = g.revision
             continue
         names = {s.name for s in specs}
-        mine: list[PlannedReplica] = [replace(r, status=DELETING, change=DELETE) if r.role not in names and r.declared else r
-                                      for r in obs_roles if r.role not in names]
+        mine: list[PlannedReplica] = [
+            replace(r, status=DELETING, change=DELETE) if r.role not in names and r.declared else r
+            for r in obs_roles
+            if r.role not in names
+        ]
         for s in specs:
             reps = {r.ordinal: r for r in obs_roles if r.role == s.name}
-            _role_fixed_point(g.ordinal, reps, s, update_revision, legacy.get(s.name), choices, current_revision,
-                              current_role_hashes.get(s.name))
+            _role_fixed_point(
+                g.ordinal,
+                reps,
+                s,
+                update_revision,
+                legacy.get(s.name),
+                choices,
+                current_revision,
+                current_role_hashes.get(s.name),
+            )
             mine += [reps[o] for o in sorted(reps)]
         roles += mine
         group_revisions[g.ordinal] = update_revision if group_updated_declared(mine, specs) else g.revision
     roles.sort(key=lambda r: (r.group, r.role, r.ordinal))
-    plan = RolePlan(update_revision, specs, replicas, dict(sorted(group_revisions.items())),
-                    {g.ordinal: g.revision for g in observed}, tuple(roles), deferred=tuple(deferred),
-                    new_groups=new_groups, deleted_groups=deleted_groups)
+    plan = RolePlan(
+        update_revision,
+        specs,
+        replicas,
+        dict(sorted(group_revisions.items())),
+        {g.ordinal: g.revision for g in observed},
+        tuple(roles),
+        deferred=tuple(deferred),
+        new_groups=new_groups,
+        deleted_groups=deleted_groups,
+    )
     complete = _complete(plan, observed)
     warnings: tuple[str, ...] = ()
-    if plan.changed and plan.group_revisions and not any(plan.group_ready(g) for g in plan.group_revisions) and any(
-            not _below_ready(g, specs) for g in observed):
+    if (
+        plan.changed
+        and plan.group_revisions
+        and not any(plan.group_ready(g) for g in plan.group_revisions)
+        and any(not _below_ready(g, specs) for g in observed)
+    ):
         n = len(plan.group_revisions)
-        warnings = ((f"RoleRollingUpdate: per-role budgets take every ServingGroup ({n}) below ready in this stage; "
-                    "set max_groups_in_flight to keep some ServingGroups serving"),)
+        warnings = (
+            (
+                f"RoleRollingUpdate: per-role budgets take every ServingGroup ({n}) below ready in this stage; "
+                "set max_groups_in_flight to keep some ServingGroups serving"
+            ),
+        )
     blocker = None
     if not complete and not plan.changed:
         blocker = _blocker(plan, ms)
     plan = replace(plan, complete=complete, blocker=blocker, warnings=warnings)
     if predict and not complete:
-        plan = replace(plan, remaining=predict_remaining(plan, legacy_hashes=legacy_hashes, current_revision=current_revision,
-                                                         current_role_hashes=current_role_hashes,
-                                                         max_groups_in_flight=max_groups_in_flight, choices=choices))
+        plan = replace(
+            plan,
+            remaining=predict_remaining(
+                plan,
+                legacy_hashes=legacy_hashes,
+                current_revision=current_revision,
+                current_role_hashes=current_role_hashes,
+                max_groups_in_flight=max_groups_in_flight,
+                choices=choices,
+            ),
+        )
     return plan
 
 
@@ -312,7 +402,9 @@ def _complete(plan: RolePlan, observed: Sequence[GroupState]) -> bool:
 
 
 def _blocker(plan: RolePlan, ms: str) -> Blocker:
-    unready = [f"{group_name(ms, r.group)}/{r.role}-{r.ordinal}" for r in plan.roles if r.declared and r.status != RUNNING]
+    unready = [
+        f"{group_name(ms, r.group)}/{r.role}-{r.ordinal}" for r in plan.roles if r.declared and r.status != RUNNING
+    ]
     if unready:
         return Blocker(WAITING, f"waiting for role replicas [{', '.join(unready)}] to become ready", tuple(unready))
     gone = [f"{group_name(ms, r.group)}/{r.role}-{r.ordinal}" for r in plan.roles if not r.declared]
@@ -320,15 +412,20 @@ def _blocker(plan: RolePlan, ms: str) -> Blocker:
         return Blocker(WAITING, f"waiting for role replicas [{', '.join(gone)}] to be deleted", tuple(gone))
     if plan.deferred:
         return Blocker(CAPPED, f"groups {[group_name(ms, g) for g in plan.deferred]} wait for max_groups_in_flight", ())
-    return Blocker(NO_BUDGET, "role maxUnavailable and maxSurge leave no budget to replace an outdated role replica", ())
+    return Blocker(
+        NO_BUDGET, "role maxUnavailable and maxSurge leave no budget to replace an outdated role replica", ()
+    )
 
 
 def settle(plan: RolePlan) -> list[GroupState]:
     """The next observation if every declared replica becomes ready and every deletion finishes."""
     out = []
     for g, rev in plan.group_revisions.items():
-        reps = tuple(RoleReplicaState(r.role, r.ordinal, r.template_hash, RUNNING, r.deletion_cost) for r in plan.roles
-                     if r.group == g and r.declared)
+        reps = tuple(
+            RoleReplicaState(r.role, r.ordinal, r.template_hash, RUNNING, r.deletion_cost)
+            for r in plan.roles
+            if r.group == g and r.declared
+        )
         out.append(GroupState(g, rev, RUNNING, sum(r.deletion_cost for r in reps), reps))  # the same pods, ready
     return out
 
@@ -357,9 +454,16 @@ def predict_remaining(plan: RolePlan, **kw: Any) -> tuple[PredictedStage, ...]:
     obs = settle(plan)
     for _ in range(MAX_PREDICTED):
         nxt = plan_role_rollout(plan.specs, plan.update_revision, obs, replicas=plan.replicas, predict=False, **kw)
-        out.append(PredictedStage(len(nxt.group_revisions), None, nxt.chars(),
-                                  ids=tuple(str(g) for g in sorted(nxt.group_revisions)), complete=nxt.complete,
-                                  lanes=nxt.role_lanes()))
+        out.append(
+            PredictedStage(
+                len(nxt.group_revisions),
+                None,
+                nxt.chars(),
+                ids=tuple(str(g) for g in sorted(nxt.group_revisions)),
+                complete=nxt.complete,
+                lanes=nxt.role_lanes(),
+            )
+        )
         if nxt.complete or nxt.blocker is not None:
             break
         nobs = settle(nxt)

@@ -5,6 +5,7 @@ Score = (priority: 1 if Running else 0, Σ pod-deletion-cost, ordinal); candidat
 (priority asc, cost asc, ordinal desc) and deleted in that order, non-protected first, protected
 (partition) last.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -24,8 +25,9 @@ def binpack_key(x: GroupState | RoleReplicaState) -> tuple[int, int, int]:
     return (1 if is_running(x) else 0, x.deletion_cost, -x.ordinal)
 
 
-def scale_down_servinggroups(groups: Sequence[GroupState], expected_count: int, partition: int = 0,
-                             mode: str = "ordinal") -> list[int]:
+def scale_down_servinggroups(
+    groups: Sequence[GroupState], expected_count: int, partition: int = 0, mode: str = "ordinal"
+) -> list[int]:
     """Ordinals to delete (in deletion order) to bring ``len(groups)`` down to ``expected_count``.
 
     Deleting groups are candidates (priority 0) and count as deletions. ``mode="ordinal"`` is
@@ -38,12 +40,13 @@ def scale_down_servinggroups(groups: Sequence[GroupState], expected_count: int, 
     protected, rest = split_protected(ordered, [g.ordinal for g in ordered], partition, mode)
     out = [g.ordinal for g in sorted(rest, key=binpack_key)[:total]]
     if len(out) < total:
-        out += [g.ordinal for g in sorted(protected, key=binpack_key)[:total - len(out)]]
+        out += [g.ordinal for g in sorted(protected, key=binpack_key)[: total - len(out)]]
     return out
 
 
-def scale_down_roles(replicas: Sequence[RoleReplicaState], expected_count: int, partition: int = 0,
-                     mode: str = "position") -> list[str]:
+def scale_down_roles(
+    replicas: Sequence[RoleReplicaState], expected_count: int, partition: int = 0, mode: str = "position"
+) -> list[str]:
     """Role ids to delete (in order) so that the non-Deleting replicas number ``expected_count``.
 
     Deleting replicas are skipped entirely (neither counted nor re-deleted). Protection:
@@ -58,5 +61,5 @@ def scale_down_roles(replicas: Sequence[RoleReplicaState], expected_count: int, 
         return []
     out = [r.id for r in sorted(rest, key=binpack_key)[:total]]
     if len(out) < total:
-        out += [r.id for r in sorted(protected, key=binpack_key)[:total - len(out)]]
+        out += [r.id for r in sorted(protected, key=binpack_key)[: total - len(out)]]
     return out

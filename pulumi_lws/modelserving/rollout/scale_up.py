@@ -5,6 +5,7 @@ Pure: ``controller_revisions`` is the set of stored ControllerRevisions (revisio
 roles, opaque here; a plain collection of names works too); ``controller_revision_create_fails``
 models ``CreateControllerRevision`` returning an error.
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping
@@ -54,10 +55,16 @@ def _stored(controller_revisions: Collection[str] | Mapping[str, Any], rev: str)
     return (rev in controller_revisions), None
 
 
-def scale_up_servinggroups(existing_ordinals: Iterable[int], expected_count: int, update_revision: str, *,
-                           partition: int = 0, current_revision: str | None = None,
-                           controller_revisions: Collection[str] | Mapping[str, Any] = (),
-                           controller_revision_create_fails: bool = False) -> ScaleUpResult:
+def scale_up_servinggroups(
+    existing_ordinals: Iterable[int],
+    expected_count: int,
+    update_revision: str,
+    *,
+    partition: int = 0,
+    current_revision: str | None = None,
+    controller_revisions: Collection[str] | Mapping[str, Any] = (),
+    controller_revision_create_fails: bool = False,
+) -> ScaleUpResult:
     """Create ``max(0, expected - len(existing))`` groups at the lowest missing ordinals of ``[0, expected)``.
 
     ``existing_ordinals`` counts every datastore group (Deleting and out-of-range ones too).

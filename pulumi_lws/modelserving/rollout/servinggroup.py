@@ -16,12 +16,13 @@ upstream's datastore does — so nothing is created in its place before it has t
 
 Observed ``Deleting`` groups are never declared; they count as live until they disappear.
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, ClassVar, cast
+from typing import ClassVar, cast
 
 from pulumi_lws.core.stage import Blocker, PredictedStage
 from pulumi_lws.modelserving.groups import (
@@ -143,17 +144,27 @@ def _names(ms: str, ordinals: Sequence[int]) -> str:
     return "[" + ", ".join(group_name(ms, o) for o in ordinals) + "]"
 
 
-def fixed_point(budget: ServingGroupBudget, update_revision: str, observed: Sequence[GroupState], *,
-                current_revision: str | None = None, known_revisions: Collection[str] | Mapping[str, object] = (),
-                choices: Choices = PULUMI_LWS) -> tuple[dict[int, PlannedGroup], str | None, list[str]]:
+def fixed_point(
+    budget: ServingGroupBudget,
+    update_revision: str,
+    observed: Sequence[GroupState],
+    *,
+    current_revision: str | None = None,
+    known_revisions: Collection[str] | Mapping[str, object] = (),
+    choices: Choices = PULUMI_LWS,
+) -> tuple[dict[int, PlannedGroup], str | None, list[str]]:
     """Run sync -> rolling deletion until nothing changes; returns (groups by ordinal, error, trace).
 
     Each pass is O(n log n): one sync and one rolling deletion over the planned state, and for each
     group the deletion picks, "would the sync recreate it?" answered by :class:`ResyncIndex` in
     O(log n) instead of a sync over every other group (identical answers: tests/modelserving/rollout
     compares this with the per-pick sync on random observations)."""
-    state = {g.ordinal: g if isinstance(g, PlannedGroup) and not g.change and g.observed
-             else PlannedGroup(g.ordinal, g.revision, g.status, deletion_cost=g.deletion_cost) for g in by_ordinal(observed)}
+    state = {
+        g.ordinal: g
+        if isinstance(g, PlannedGroup) and not g.change and g.observed
+        else PlannedGroup(g.ordinal, g.revision, g.status, deletion_cost=g.deletion_cost)
+        for g in by_ordinal(observed)
+    }
     stored = set(known_revisions) | {update_revision}
     trace: list[str] = []
 
@@ -163,8 +174,14 @@ def fixed_point(budget: ServingGroupBudget, update_revision: str, observed: Sequ
         return cast("list[GroupState]", [state[o] for o in sorted(state)])
 
     def sync(groups: list[GroupState]) -> SyncResult:
-        return sync_servinggroup_replicas(groups, budget, update_revision, current_revision=current_revision,
-                                          controller_revisions=stored, choices=choices)
+        return sync_servinggroup_replicas(
+            groups,
+            budget,
+            update_revision,
+            current_revision=current_revision,
+            controller_revisions=stored,
+            choices=choices,
+        )
 
     for _ in range(MAX_LOOP):
         changed = False
@@ -179,8 +196,13 @@ def fixed_point(budget: ServingGroupBudget, update_revision: str, observed: Sequ
             trace.append(f"sync: error {r.error}")
             return state, r.error, trace
         d = servinggroup_rolling_deletion(snapshot(), budget, update_revision, choices)
-        resync = ResyncIndex({o: g.revision for o, g in state.items()}, budget, update_revision, current_revision,
-                             stored, choices) if d.deleted else None
+        resync = (
+            ResyncIndex(
+                {o: g.revision for o, g in state.items()}, budget, update_revision, current_revision, stored, choices
+            )
+            if d.deleted
+            else None
+        )
         for o in d.deleted:
             prev = state[o]
             if prev.status == DELETING:
@@ -188,7 +210,9 @@ def fixed_point(budget: ServingGroupBudget, update_revision: str, observed: Sequ
             assert resync is not None
             revision = resync.recreated_revision(o)  # = sync(state without o) recreates o, on this revision
             if revision is not None:
-                state[o] = PlannedGroup(o, revision, CREATING, CREATE if prev.change == CREATE else REPLACE, prev.observed)
+                state[o] = PlannedGroup(
+                    o, revision, CREATING, CREATE if prev.change == CREATE else REPLACE, prev.observed
+                )
                 resync.set_revision(o, revision)
                 trace.append(f"rolling update: replace {o}:{prev.revision} -> {revision}")
             else:
@@ -213,7 +237,9 @@ def _delete(state: dict[int, PlannedGroup], o: int, trace: list[str], label: str
     return True
 
 
-def is_complete(groups: Sequence[PlannedGroup], budget: ServingGroupBudget, update_revision: str, mode: str = "ordinal") -> bool:
+def is_complete(
+    groups: Sequence[PlannedGroup], budget: ServingGroupBudget, update_revision: str, mode: str = "ordinal"
+) -> bool:
     """Nothing left to do: exactly ``replicas`` groups, all Running, none Deleting, every
     unprotected group on the update revision."""
     if any(not g.declared or g.change for g in groups) or len(groups) != budget.replicas:
@@ -234,21 +260,38 @@ def blocker_for(groups: Sequence[PlannedGroup], budget: ServingGroupBudget, upda
         surge = [o for o in new_unready if o >= budget.replicas]
         in_place = [o for o in new_unready if o < budget.replicas]
         if not surge:
-            return Blocker(WAITING, f"waiting for {_waiting_words('in-place replacement', ms, in_place)} to become "
-                           "ready", tuple(str(o) for o in in_place))
+            return Blocker(
+                WAITING,
+                f"waiting for {_waiting_words('in-place replacement', ms, in_place)} to become ready",
+                tuple(str(o) for o in in_place),
+            )
         message = f"{_waiting_words('surge group', ms, surge)} {'is' if len(surge) == 1 else 'are'} not ready (unschedulable?)"
         if in_place:
-            message += (f"; {_waiting_words('in-place replacement', ms, in_place)} "
-                        f"{'is' if len(in_place) == 1 else 'are'} not ready")
-        return Blocker(SURGE_NOT_READY, message, tuple(str(o) for o in surge + in_place),
-                       ("check the new pods' events (scheduling, image pull)", "add capacity for one more ServingGroup"))
+            message += (
+                f"; {_waiting_words('in-place replacement', ms, in_place)} "
+                f"{'is' if len(in_place) == 1 else 'are'} not ready"
+            )
+        return Blocker(
+            SURGE_NOT_READY,
+            message,
+            tuple(str(o) for o in surge + in_place),
+            ("check the new pods' events (scheduling, image pull)", "add capacity for one more ServingGroup"),
+        )
     if unready:
-        return Blocker(WAITING, f"waiting for groups {_names(ms, unready)} to become ready", tuple(str(o) for o in unready))
+        return Blocker(
+            WAITING, f"waiting for groups {_names(ms, unready)} to become ready", tuple(str(o) for o in unready)
+        )
     gone = [g.ordinal for g in groups if not g.declared]
     if gone:
-        return Blocker(WAITING_DELETION, f"waiting for groups {_names(ms, gone)} to be deleted", tuple(str(o) for o in gone))
-    return Blocker(NO_BUDGET, f"maxUnavailable={budget.max_unavailable} and maxSurge={budget.max_surge} leave no budget "
-                   "to replace an outdated group", ())
+        return Blocker(
+            WAITING_DELETION, f"waiting for groups {_names(ms, gone)} to be deleted", tuple(str(o) for o in gone)
+        )
+    return Blocker(
+        NO_BUDGET,
+        f"maxUnavailable={budget.max_unavailable} and maxSurge={budget.max_surge} leave no budget "
+        "to replace an outdated group",
+        (),
+    )
 
 
 def _waiting_words(what: str, ms: str, ordinals: Sequence[int]) -> str:
@@ -258,26 +301,47 @@ def _waiting_words(what: str, ms: str, ordinals: Sequence[int]) -> str:
     return f"{what}s {_names(ms, ordinals)}"
 
 
-def plan_servinggroup_rollout(budget: ServingGroupBudget, update_revision: str, observed: Sequence[GroupState], *,
-                              current_revision: str | None = None,
-                              known_revisions: Collection[str] | Mapping[str, object] = (),
-                              choices: Choices = PULUMI_LWS, ms: str = "ms", predict: bool = True) -> ServingGroupPlan:
+def plan_servinggroup_rollout(
+    budget: ServingGroupBudget,
+    update_revision: str,
+    observed: Sequence[GroupState],
+    *,
+    current_revision: str | None = None,
+    known_revisions: Collection[str] | Mapping[str, object] = (),
+    choices: Choices = PULUMI_LWS,
+    ms: str = "ms",
+    predict: bool = True,
+) -> ServingGroupPlan:
     """One stage: the fixed point for ``observed``, its blocker (when it changes nothing and is not
     complete) and the predicted remaining stages (groups becoming ready, deletions finishing)."""
-    state, error, trace = fixed_point(budget, update_revision, observed, current_revision=current_revision,
-                                      known_revisions=known_revisions, choices=choices)
+    state, error, trace = fixed_point(
+        budget,
+        update_revision,
+        observed,
+        current_revision=current_revision,
+        known_revisions=known_revisions,
+        choices=choices,
+    )
     groups = tuple(state[o] for o in sorted(state))
     complete = error is None and is_complete(groups, budget, update_revision)
     blocker = None
     if error is not None:
-        blocker = Blocker(REVISION_MISSING, error, (), ("restore the ControllerRevision of the current revision",
-                                                         "or lower the partition"))
+        blocker = Blocker(
+            REVISION_MISSING,
+            error,
+            (),
+            ("restore the ControllerRevision of the current revision", "or lower the partition"),
+        )
     elif not complete and not any(g.change for g in groups):
         blocker = blocker_for(groups, budget, update_revision, ms)
     plan = ServingGroupPlan(budget, update_revision, groups, blocker, complete, error, trace=tuple(trace))
     if predict and not complete and error is None:
-        plan = replace(plan, remaining=predict_remaining(plan, current_revision=current_revision,
-                                                         known_revisions=known_revisions, choices=choices))
+        plan = replace(
+            plan,
+            remaining=predict_remaining(
+                plan, current_revision=current_revision, known_revisions=known_revisions, choices=choices
+            ),
+        )
     return plan
 
 
@@ -289,23 +353,44 @@ def settle(groups: Sequence[PlannedGroup]) -> list[GroupState]:
 def _settled(groups: Sequence[PlannedGroup]) -> list[PlannedGroup]:
     """:func:`settle` as the unchanged, observed PlannedGroups the next fixed point starts from
     (it takes them as they are: one object per group and predicted stage, not three)."""
-    return [g if g.status == RUNNING and not g.change and g.observed
-            else PlannedGroup(g.ordinal, g.revision, RUNNING, deletion_cost=g.deletion_cost)
-            for g in groups if g.declared]  # an unchanged Running group is already its settled self (frozen)
+    return [
+        g
+        if g.status == RUNNING and not g.change and g.observed
+        else PlannedGroup(g.ordinal, g.revision, RUNNING, deletion_cost=g.deletion_cost)
+        for g in groups
+        if g.declared
+    ]  # an unchanged Running group is already its settled self (frozen)
 
 
-def predict_remaining(plan: ServingGroupPlan, *, current_revision: str | None = None,
-                      known_revisions: Collection[str] | Mapping[str, object] = (),
-                      choices: Choices = PULUMI_LWS) -> tuple[PredictedStage, ...]:
+def predict_remaining(
+    plan: ServingGroupPlan,
+    *,
+    current_revision: str | None = None,
+    known_revisions: Collection[str] | Mapping[str, object] = (),
+    choices: Choices = PULUMI_LWS,
+) -> tuple[PredictedStage, ...]:
     """Future stages assuming the groups this stage waits for become ready together, in order."""
     out: list[PredictedStage] = []
     obs = _settled(plan.groups)
     for _ in range(MAX_PREDICTED):
-        nxt = plan_servinggroup_rollout(plan.budget, plan.update_revision, cast("list[GroupState]", obs),
-                                        current_revision=current_revision,
-                                        known_revisions=known_revisions, choices=choices, predict=False)
-        out.append(PredictedStage(len(nxt.desired), plan.budget.partition, nxt.chars(),
-                                  ids=tuple(str(o) for o in sorted(nxt.desired)), complete=nxt.complete))
+        nxt = plan_servinggroup_rollout(
+            plan.budget,
+            plan.update_revision,
+            cast("list[GroupState]", obs),
+            current_revision=current_revision,
+            known_revisions=known_revisions,
+            choices=choices,
+            predict=False,
+        )
+        out.append(
+            PredictedStage(
+                len(nxt.desired),
+                plan.budget.partition,
+                nxt.chars(),
+                ids=tuple(str(o) for o in sorted(nxt.desired)),
+                complete=nxt.complete,
+            )
+        )
         if nxt.complete or nxt.error or nxt.blocker is not None:
             break
         nobs = _settled(nxt.groups)
@@ -315,7 +400,9 @@ def predict_remaining(plan: ServingGroupPlan, *, current_revision: str | None = 
     return tuple(out)
 
 
-def observe_after(plan: ServingGroupPlan, ready: Collection[int] = (), gone: Collection[int] | bool = ()) -> list[GroupState]:
+def observe_after(
+    plan: ServingGroupPlan, ready: Collection[int] = (), gone: Collection[int] | bool = ()
+) -> list[GroupState]:
     """Test/simulation helper: the observation after applying ``plan``: declared groups keep their
     modelled status unless in ``ready`` (-> Running); removed groups stay Deleting unless in ``gone``
     (``True`` = all gone)."""
@@ -328,4 +415,3 @@ def observe_after(plan: ServingGroupPlan, ready: Collection[int] = (), gone: Col
         else:
             out.append(GroupState(g.ordinal, g.revision, RUNNING if g.ordinal in ready else g.status))
     return out
-

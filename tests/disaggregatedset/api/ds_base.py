@@ -1,4 +1,5 @@
 """Builders for DisaggregatedSet test manifests (plain dicts, camelCase, as a user writes them)."""
+
 from __future__ import annotations
 
 import copy
@@ -9,8 +10,9 @@ from pulumi_lws.disaggregatedset.api import API_VERSION, KIND
 POD = {"spec": {"containers": [{"name": "c", "image": "nginx"}]}}
 
 
-def role(name: str, replicas: Any = 1, *, scaling: str | None = None, metadata: dict | None = None,
-         **spec: Any) -> dict[str, Any]:
+def role(
+    name: str, replicas: Any = 1, *, scaling: str | None = None, metadata: dict | None = None, **spec: Any
+) -> dict[str, Any]:
     """A role; extra keyword arguments go into its ``spec`` (``leaderWorkerTemplate`` gets POD)."""
     lwt = {"workerTemplate": copy.deepcopy(POD), **spec.pop("leaderWorkerTemplate", {})}
     out: dict[str, Any] = {"name": name, "spec": {"leaderWorkerTemplate": lwt, **spec}}
@@ -25,8 +27,12 @@ def role(name: str, replicas: Any = 1, *, scaling: str | None = None, metadata: 
 
 def ds(*roles: dict[str, Any], name: str = "ds", **spec: Any) -> dict[str, Any]:
     """A DisaggregatedSet manifest (prefill + decode when no roles are given)."""
-    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name},
-            "spec": {"roles": list(roles) or [role("prefill"), role("decode")], **spec}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": name},
+        "spec": {"roles": list(roles) or [role("prefill"), role("decode")], **spec},
+    }
 
 
 def merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,5 @@
 """The typed DisaggregatedSet model: embedded CRD defaults, accessors, wire round trip, type errors."""
+
 from __future__ import annotations
 
 import pytest
@@ -16,7 +17,11 @@ def test_embedded_crd_defaults() -> None:
     d = DisaggregatedSet.parse(ds(role("a", replicas=None), role("b", replicas=None)))
     r = d.roles[0]
     assert isinstance(r.spec, LeaderWorkerSetSpec)
-    assert (r.spec.replicas, r.spec.startup_policy, r.spec.rollout_strategy.type) == (1, "LeaderCreated", "RollingUpdate")
+    assert (r.spec.replicas, r.spec.startup_policy, r.spec.rollout_strategy.type) == (
+        1,
+        "LeaderCreated",
+        "RollingUpdate",
+    )
     lwt = r.spec.leader_worker_template
     assert (lwt.size, lwt.restart_policy) == (1, "RecreateGroupOnPodRestart")
     assert r.scaling.mode == "Static" and not r.external
@@ -25,9 +30,14 @@ def test_embedded_crd_defaults() -> None:
 
 
 def test_empty_and_omitted_rolling_update_configuration_differ() -> None:
-    d = DisaggregatedSet.parse(ds(role("omitted"), role("empty", rolloutStrategy={"rollingUpdateConfiguration": {}}),
-                                  role("given", rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": 2}}),
-                                  role("typeonly", rolloutStrategy={"type": "RollingUpdate"})))
+    d = DisaggregatedSet.parse(
+        ds(
+            role("omitted"),
+            role("empty", rolloutStrategy={"rollingUpdateConfiguration": {}}),
+            role("given", rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": 2}}),
+            role("typeonly", rolloutStrategy={"type": "RollingUpdate"}),
+        )
+    )
     given = [DisaggregatedSet.rolling_update_config_given(r) for r in d.roles]
     assert given == [False, True, True, False]
     assert [r.rolling_update_config_given for r in d.roles] == given
@@ -38,14 +48,25 @@ def test_empty_and_omitted_rolling_update_configuration_differ() -> None:
 
 
 def test_given_flag_survives_snake_case_and_null() -> None:
-    d = DisaggregatedSet.parse(ds(role("a", rollout_strategy={"rolling_update_configuration": {}}),
-                                  role("b", rolloutStrategy={"rollingUpdateConfiguration": None})))
+    d = DisaggregatedSet.parse(
+        ds(
+            role("a", rollout_strategy={"rolling_update_configuration": {}}),
+            role("b", rolloutStrategy={"rollingUpdateConfiguration": None}),
+        )
+    )
     assert [r.rolling_update_config_given for r in d.roles] == [True, False]
 
 
 def test_accessors_and_placement() -> None:
-    d = DisaggregatedSet.parse(ds(role("p", scaling="External"), role("d", 3), name="x",
-                                  slices=3, placementPolicy={"type": "ExclusiveSlice", "topology": "zone"}))
+    d = DisaggregatedSet.parse(
+        ds(
+            role("p", scaling="External"),
+            role("d", 3),
+            name="x",
+            slices=3,
+            placementPolicy={"type": "ExclusiveSlice", "topology": "zone"},
+        )
+    )
     assert (d.name, d.namespace, d.role_names, d.slices) == ("x", "default", ["p", "d"], 3)
     assert d.role("p").external and d.role("d").replicas == 3
     assert (d.placement_type, d.placement_topology) == ("ExclusiveSlice", "zone")
@@ -97,24 +118,46 @@ spec:
     assert (d.name, d.namespace, d.role_names) == ("y", "team", ["a", "b"])
 
 
-@pytest.mark.parametrize(("patch", "path", "message"), [
-    ({"spec": {"roles": [role("a"), role("b"), {**role("c"), "bogus": 1}]}}, "spec.roles[2].bogus",
-     'unknown field "spec.roles[2].bogus"'),
-    ({"spec": {"roles": [role("a", foo=1), role("b")]}}, "spec.roles[0].spec.foo", 'unknown field "spec.roles[0].spec.foo"'),
-    ({"spec": {"roles": [role("a"), role("b")], "placementPolicy": {"type": "None", "zone": "x"}}},
-     "spec.placementPolicy.zone", 'unknown field "spec.placementPolicy.zone"'),
-    ({"spec": {"roles": [role("a"), role("b")], "extra": True}}, "spec.extra", 'unknown field "spec.extra"'),
-    ({"spec": {"roles": [{**role("a"), "scaling": {"mode": "Auto"}}, role("b")]}}, "spec.roles[0].scaling.mode",
-     'Unsupported value: "Auto": supported values: "Static", "External"'),
-    ({"spec": {"roles": [role("a"), role("b")], "placementPolicy": {"type": "Packed"}}}, "spec.placementPolicy.type",
-     'Unsupported value: "Packed": supported values: "None", "ExclusiveSlice", "ExclusiveTopology"'),
-    ({"spec": {"roles": [role("a", rolloutStrategy={"type": "Recreate"}), role("b")]}},
-     "spec.roles[0].spec.rolloutStrategy.type", 'Unsupported value: "Recreate": supported values: "RollingUpdate"'),
-    ({"spec": {"roles": [role("a"), role("b")], "slices": "2"}}, "spec.slices", "must be of type integer"),
-    ({"spec": {"roles": [role("a", "1"), role("b")]}}, "spec.roles[0].spec.replicas", "must be of type integer"),
-    ({"spec": {"roles": [{"spec": role("a")["spec"]}, role("b")]}}, "spec.roles[0].name", "Required value"),
-    ({"spec": {"slices": 1}}, "spec.roles", "Required value"),
-])
+@pytest.mark.parametrize(
+    ("patch", "path", "message"),
+    [
+        (
+            {"spec": {"roles": [role("a"), role("b"), {**role("c"), "bogus": 1}]}},
+            "spec.roles[2].bogus",
+            'unknown field "spec.roles[2].bogus"',
+        ),
+        (
+            {"spec": {"roles": [role("a", foo=1), role("b")]}},
+            "spec.roles[0].spec.foo",
+            'unknown field "spec.roles[0].spec.foo"',
+        ),
+        (
+            {"spec": {"roles": [role("a"), role("b")], "placementPolicy": {"type": "None", "zone": "x"}}},
+            "spec.placementPolicy.zone",
+            'unknown field "spec.placementPolicy.zone"',
+        ),
+        ({"spec": {"roles": [role("a"), role("b")], "extra": True}}, "spec.extra", 'unknown field "spec.extra"'),
+        (
+            {"spec": {"roles": [{**role("a"), "scaling": {"mode": "Auto"}}, role("b")]}},
+            "spec.roles[0].scaling.mode",
+            'Unsupported value: "Auto": supported values: "Static", "External"',
+        ),
+        (
+            {"spec": {"roles": [role("a"), role("b")], "placementPolicy": {"type": "Packed"}}},
+            "spec.placementPolicy.type",
+            'Unsupported value: "Packed": supported values: "None", "ExclusiveSlice", "ExclusiveTopology"',
+        ),
+        (
+            {"spec": {"roles": [role("a", rolloutStrategy={"type": "Recreate"}), role("b")]}},
+            "spec.roles[0].spec.rolloutStrategy.type",
+            'Unsupported value: "Recreate": supported values: "RollingUpdate"',
+        ),
+        ({"spec": {"roles": [role("a"), role("b")], "slices": "2"}}, "spec.slices", "must be of type integer"),
+        ({"spec": {"roles": [role("a", "1"), role("b")]}}, "spec.roles[0].spec.replicas", "must be of type integer"),
+        ({"spec": {"roles": [{"spec": role("a")["spec"]}, role("b")]}}, "spec.roles[0].name", "Required value"),
+        ({"spec": {"slices": 1}}, "spec.roles", "Required value"),
+    ],
+)
 def test_type_errors_name_the_wire_path(patch: dict, path: str, message: str) -> None:
     m = ds()
     m["spec"] = patch["spec"]
@@ -125,8 +168,9 @@ def test_type_errors_name_the_wire_path(patch: dict, path: str, message: str) ->
 
 def test_spec_is_required() -> None:
     with pytest.raises(SpecError) as exc:
-        DisaggregatedSet.parse({"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet",
-                                "metadata": {"name": "x"}})
+        DisaggregatedSet.parse(
+            {"apiVersion": "disaggregatedset.x-k8s.io/v1", "kind": "DisaggregatedSet", "metadata": {"name": "x"}}
+        )
     assert [(e.path, e.message) for e in exc.value.errors] == [("spec", "Required value")]
 
 
@@ -136,10 +180,18 @@ def test_names_and_labels() -> None:
     assert N.service("ds-0-abcd1234-prefill") == "ds-0-abcd1234-prefill-prv"
     assert N.scaler("ds", "prefill") == "ds-prefill"
     assert N.app_label("ds", 3, "decode") == "ds-3-decode"
-    assert (N.combined_name_limit(1), N.combined_name_limit(10), N.combined_name_limit(11), N.combined_name_limit(100)) \
-        == (47, 47, 46, 46)
+    assert (
+        N.combined_name_limit(1),
+        N.combined_name_limit(10),
+        N.combined_name_limit(11),
+        N.combined_name_limit(100),
+    ) == (47, 47, 46, 46)
     assert N.service_name_length("ds", "prefill", 1) == len(N.service(N.child_lws("ds", 0, "abcd1234", "prefill")))
     assert (L.NAME, L.ROLE, L.SLICE, L.REVISION, L.INITIAL_REPLICAS) == (
-        "disaggregatedset.x-k8s.io/name", "disaggregatedset.x-k8s.io/role", "disaggregatedset.x-k8s.io/slice",
-        "disaggregatedset.x-k8s.io/revision", "disaggregatedset.x-k8s.io/initial-replicas")
+        "disaggregatedset.x-k8s.io/name",
+        "disaggregatedset.x-k8s.io/role",
+        "disaggregatedset.x-k8s.io/slice",
+        "disaggregatedset.x-k8s.io/revision",
+        "disaggregatedset.x-k8s.io/initial-replicas",
+    )
     assert L.ENV_NAME == "DISAGGREGATEDSET_NAME" and L.APP == "app"

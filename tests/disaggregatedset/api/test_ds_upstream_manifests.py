@@ -1,4 +1,5 @@
 """Every mirrored upstream DisaggregatedSet manifest passes from_manifest, with its header."""
+
 from __future__ import annotations
 
 import pathlib

@@ -12,6 +12,7 @@ each child's ControllerRevision written with upstream's serialisation (labelled 
 name and hash), the child expanded by the project's LWS pipeline (its names and labels mirror the
 LWS controller's; the StatefulSets carry the child's labels, as upstream's ``mergeMetadata``),
 upstream's ownerReferences on what each CR owns, and the DS's ``<lws>-prv`` Services."""
+
 from __future__ import annotations
 
 import pytest
@@ -80,7 +81,9 @@ def test_orphaned_ds_fleet_is_adopted_without_restarts_then_rolls_within_budgets
 def test_ds_fleet_whose_crs_still_exist_is_disowned_from_ds_and_child_lws():
     f = upstream_ds_fleet()
     owned = f.upstream_owned()
-    assert any(o.endswith(names.SERVICE_SUFFIX) for o in owned) and any(o.startswith("ControllerRevision/") for o in owned)
+    assert any(o.endswith(names.SERVICE_SUFFIX) for o in owned) and any(
+        o.startswith("ControllerRevision/") for o in owned
+    )
     # the child's own headless Service carries only the LWS name label upstream (like its
     # revisions), so the DS scope reads it once the first apply stamped the DS labels on it: the
     # second reconcile disowns it (docs/modes.md: wait for a preview without disown before
@@ -90,7 +93,8 @@ def test_ds_fleet_whose_crs_still_exist_is_disowned_from_ds_and_child_lws():
     disown = [a for r in (first, second) for a in r.stage.actions if a.verb == "disown"]
     assert sorted(f"{a.kind}/{a.name}" for a in disown) == owned and all(a.uid for a in disown)
     assert {f"{a.kind}/{a.name}" for a in second.stage.actions if a.verb == "disown"} == {
-        f"Service/{c}" for c in f.child_uids}
+        f"Service/{c}" for c in f.child_uids
+    }
     assert not f.upstream_owned()
     pods = ds_pods(f)
     for uid in f.crs():  # deleting the CRs no longer cascades into the adopted fleet
@@ -121,10 +125,19 @@ def test_foreign_revisions_read_by_the_existence_selector_form_no_child():
     f.orphan_delete()
     f.up(ADOPTING_STACK)
     for name, labels in (("web", {}), ("other-0-abcdef12-decode", {"disaggregatedset.x-k8s.io/name": "other"})):
-        f.cluster.create({"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                          "metadata": {"name": f"{name}-x-1", "namespace": "default",
-                                       "labels": {L.NAME: name, L.TEMPLATE_REVISION_HASH: "x", **labels}},
-                          "data": {"spec": {"leaderWorkerTemplate": {}}}, "revision": 1})
+        f.cluster.create(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "ControllerRevision",
+                "metadata": {
+                    "name": f"{name}-x-1",
+                    "namespace": "default",
+                    "labels": {L.NAME: name, L.TEMPLATE_REVISION_HASH: "x", **labels},
+                },
+                "data": {"spec": {"leaderWorkerTemplate": {}}},
+                "revision": 1,
+            }
+        )
     snapshot = f.cluster.observe(DS.scope(f.spec))
     assert snapshot.get("ControllerRevision", "web-x-1") is not None  # read: the LIST is by label existence
     assert set(split_by_child(snapshot)) == {f"pd-0-{f.upstream_key}-{r}" for r in ("prefill", "decode")}

@@ -11,6 +11,7 @@ revision is upstream's and the printed change is exactly the image (the manifest
 what was adopted); applying it rolls back to upstream's revision with its pods' templates, zero
 restarts of the adopted pods that never left it, and a rollback of that rollback goes forward again.
 """
+
 from __future__ import annotations
 
 import yaml
@@ -69,15 +70,17 @@ def test_adopt_roll_then_roll_back_to_upstreams_revision(tmp_path, capsys):
     assert code == X.OK, out
     assert f"roll back from revision {new_key} to {f.upstream_key}" in out
     changes = [line for line in out.splitlines() if line.startswith("# change ")]
-    assert changes == [f'# change spec.roles[{i}].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image: '
-                       '"img:2" -> "img:1"' for i in range(2)], out
+    assert changes == [
+        f"# change spec.roles[{i}].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image: "
+        '"img:2" -> "img:1"'
+        for i in range(2)
+    ], out
     assert f.manifest == original  # exactly what was adopted: no DS label, env or default written back
 
     before = {k: v for k, v in ds_pods(f).items() if f"-{f.upstream_key}-" in k}
     for _ in range(200):
         result, _, _ = f.up(ADOPTING_STACK)
-        if result.stage.complete and result.stage.blocker is None and not any(
-                f"-{new_key}-" in k for k in ds_pods(f)):
+        if result.stage.complete and result.stage.blocker is None and not any(f"-{new_key}-" in k for k in ds_pods(f)):
             break
         f.cluster.step(f.cluster.clock.now + 1.0)
     assert result.stage.target_revision == f.upstream_key  # back on upstream's key, not compute_revision's
@@ -99,8 +102,11 @@ def test_rolling_back_the_rollback_goes_forward_again(tmp_path, capsys):
     code, out, _ = rollback(f, tmp_path, capsys)
     assert code == X.OK and f"roll back from revision {f.upstream_key} to {new_key}" in out
     changes = [line for line in out.splitlines() if line.startswith("# change ")]
-    assert changes == [f'# change spec.roles[{i}].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image: '
-                       '"img:1" -> "img:2"' for i in range(2)], out
+    assert changes == [
+        f"# change spec.roles[{i}].spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image: "
+        '"img:1" -> "img:2"'
+        for i in range(2)
+    ], out
 
 
 def test_hash_identity_adopted_rollback_names_upstreams_revision(tmp_path, capsys):

@@ -2,6 +2,7 @@
 image pull error, failing readiness probe) in one role or all, then a newer revision or a
 rollback to the previous one, converges without a person, within the per-role bounds the DS
 e2e reader checks at every simulated second (``ds_helpers.run``)."""
+
 from __future__ import annotations
 
 import pytest

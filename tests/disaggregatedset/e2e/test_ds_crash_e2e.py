@@ -17,6 +17,7 @@ revisions never grow; read from the cluster); at the end every role has exactly 
 ready groups on the target revision and nothing else, or the last stage names a blocker. The
 soak (``-m slow``, ``LWS_SOAK`` scales it) runs 1,000 cases per unit of LWS_SOAK.
 """
+
 from __future__ import annotations
 
 import copy
@@ -73,11 +74,20 @@ class Case:
 
     def describe(self) -> str:
         s = self.start["spec"]
-        roles = [(r["name"], r["spec"]["replicas"], r["spec"]["leaderWorkerTemplate"]["size"],
-                  (r["spec"].get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")) for r in s["roles"]]
-        return (f"seed={self.seed} slices={s.get('slices', 1)} roles={roles} ready={self.ready} slow={self.slow} "
-                f"p_crash={self.p_crash} changes={len(self.changes)}"
-                + (f" bad-image={self.bad_image}" if self.bad_image else ""))
+        roles = [
+            (
+                r["name"],
+                r["spec"]["replicas"],
+                r["spec"]["leaderWorkerTemplate"]["size"],
+                (r["spec"].get("rolloutStrategy") or {}).get("rollingUpdateConfiguration"),
+            )
+            for r in s["roles"]
+        ]
+        return (
+            f"seed={self.seed} slices={s.get('slices', 1)} roles={roles} ready={self.ready} slow={self.slow} "
+            f"p_crash={self.p_crash} changes={len(self.changes)}"
+            + (f" bad-image={self.bad_image}" if self.bad_image else "")
+        )
 
 
 def _budget(rng: random.Random, n: int) -> tuple[Any, Any] | tuple[None, None]:
@@ -138,7 +148,9 @@ def rerun_until_idle(h: Harness) -> int:
         if not changed and result.manifests == prev:
             return n
         prev = result.manifests
-    raise AssertionError("re-running at the same instant never became a no-op:\n" + "\n".join(h.log[-MAX_SAME_INSTANT_RUNS:]))
+    raise AssertionError(
+        "re-running at the same instant never became a no-op:\n" + "\n".join(h.log[-MAX_SAME_INSTANT_RUNS:])
+    )
 
 
 def same_snapshot_is_deterministic(h: Harness) -> None:
@@ -165,8 +177,11 @@ def scale_outside_rollout(case: Case, h: Harness) -> dict[str, Any] | None:
     spec = roles[chosen]["spec"]
     n = max(1, spec["replicas"] + rng.choice((-2, -1, 1, 2)))
     budget = (spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")
-    if budget is not None and excepted(scaled_value(budget.get("maxSurge", 0), n, round_up=True),
-                                       scaled_value(budget.get("maxUnavailable", 1), n, round_up=False), n):
+    if budget is not None and excepted(
+        scaled_value(budget.get("maxSurge", 0), n, round_up=True),
+        scaled_value(budget.get("maxUnavailable", 1), n, round_up=False),
+        n,
+    ):
         return None
     spec["replicas"] = n
     try:  # a percentage budget may round to 0|0 at the new replicas: upstream's webhook rejects it
@@ -174,9 +189,13 @@ def scale_outside_rollout(case: Case, h: Harness) -> dict[str, Any] | None:
     except SpecError:
         return None
     other = roles[(chosen + 1) % len(roles)]["name"]
-    leaders = sorted(p["metadata"]["name"] for p in h.cluster.list("Pod", NS)
-                     if p["metadata"]["labels"].get(DL.ROLE) == other
-                     and p["metadata"]["labels"].get(L.WORKER_INDEX) == "0" and not p["metadata"].get("deletionTimestamp"))
+    leaders = sorted(
+        p["metadata"]["name"]
+        for p in h.cluster.list("Pod", NS)
+        if p["metadata"]["labels"].get(DL.ROLE) == other
+        and p["metadata"]["labels"].get(L.WORKER_INDEX) == "0"
+        and not p["metadata"].get("deletionTimestamp")
+    )
     if leaders:
         victim = leaders[rng.randrange(len(leaders))]
         h.cluster.store.get("Pod", NS, victim)["_sim_kubelet"]["timing"] = Timing(start=0.0, ready=6.0)
@@ -217,8 +236,10 @@ def run_case(case: Case, *, interval: float = 2.0, max_stages: int = 150) -> int
             h.change_spec(pending.pop(0))
             continue
         h.advance(interval)
-    raise AssertionError(f"{case.describe()}: not converged after {max_stages} stages (blocker: {h.last.stage.blocker})\n"
-                         + "\n".join(h.log[-8:]))
+    raise AssertionError(
+        f"{case.describe()}: not converged after {max_stages} stages (blocker: {h.last.stage.blocker})\n"
+        + "\n".join(h.log[-8:])
+    )
 
 
 FAST = range(16)
@@ -254,8 +275,13 @@ def test_fast_seeds_cover_slices_three_roles_budgets_crashes_and_a_b_c() -> None
     assert any(c.start["spec"].get("slices") == 2 for c in cases)
     assert any(len(c.start["spec"]["roles"]) == 3 for c in cases)
     assert any("rolloutStrategy" not in r["spec"] for c in cases for r in c.start["spec"]["roles"])
-    assert any(isinstance((r["spec"].get("rolloutStrategy") or {}).get("rollingUpdateConfiguration", {}).get("maxUnavailable"), str)
-               for c in cases for r in c.start["spec"]["roles"])
+    assert any(
+        isinstance(
+            (r["spec"].get("rolloutStrategy") or {}).get("rollingUpdateConfiguration", {}).get("maxUnavailable"), str
+        )
+        for c in cases
+        for r in c.start["spec"]["roles"]
+    )
     assert any(c.p_crash > 0 for c in cases) and any(len(c.changes) > 1 for c in cases)
 
 
@@ -312,8 +338,11 @@ def test_property_bounds_hold_and_the_rollout_converges_or_names_its_blocker(cas
 
 
 @pytest.mark.slow
-@settings(max_examples=int(200 * max(float(os.environ.get("LWS_SOAK") or 0), 0.25)), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(200 * max(float(os.environ.get("LWS_SOAK") or 0), 0.25)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(rollouts())
 def test_property_soak(case) -> None:
     check_rollout(*case)
@@ -330,6 +359,10 @@ def test_documented_ceiling_exception() -> None:
     assert result.trace.converged
     assert any("exceeds maxSurge" in n for s in result.stages for n in s.notes)
     assert bounds.max_running[(0, "decode")] == 2 and bounds.max_running[(0, "prefill")] <= 7
-    assert {v.split(":")[1].split(" running")[0].strip() for v in bounds.violations if "running" in v} == {"slice 0 role decode"}
+    assert {v.split(":")[1].split(" running")[0].strip() for v in bounds.violations if "running" in v} == {
+        "slice 0 role decode"
+    }
     assert not [v for v in bounds.violations if "running" not in v]  # floors, ratio and barrier hold
-    assert result.trace.violations and all("live groups > replicas 6 + maxSurge 2" in v for v in result.trace.violations)
+    assert result.trace.violations and all(
+        "live groups > replicas 6 + maxSurge 2" in v for v in result.trace.violations
+    )

@@ -6,6 +6,7 @@ groups <= target + maxSurge, the prefill:decode ratio of READY groups stays with
 3:1, no role's new child grows while another role's new child has unready replicas, and the
 lanes (each role's old|new spec replicas) go through upstream's ``medium_6_2_surge1`` steps
 exactly."""
+
 from __future__ import annotations
 
 import pytest
@@ -27,7 +28,9 @@ from pulumi_lws.sim.runner import Runner
 from pulumi_lws.sim.scenario import load_scenario
 
 ROLES = ["prefill", "decode"]
-STEPS = next(v for v in load_conformance("disaggregatedset-planner.json") if v["name"] == "medium_6_2_surge1")["expectedSteps"]
+STEPS = next(v for v in load_conformance("disaggregatedset-planner.json") if v["name"] == "medium_6_2_surge1")[
+    "expectedSteps"
+]
 UPSTREAM = [(tuple(s["old"]), tuple(s["new"])) for s in STEPS]
 
 
@@ -51,8 +54,10 @@ def test_the_example_converges_through_the_program_under_the_mock_engine(example
     spec = parse(with_image(_ds_yaml(), "nginxinc/nginx-unprivileged:1.28"))
     assert converged_on(result.cluster, spec) == []
     final = read(result.cluster)
-    assert {k: {c.revision for c in o.children.values()} for k, o in final.items()} == \
-        {(0, "prefill"): {compute_revision(spec)}, (0, "decode"): {compute_revision(spec)}}
+    assert {k: {c.revision for c in o.children.values()} for k, o in final.items()} == {
+        (0, "prefill"): {compute_revision(spec)},
+        (0, "decode"): {compute_revision(spec)},
+    }
     assert all(c.images == {"nginxinc/nginx-unprivileged:1.28"} for o in final.values() for c in o.children.values())
 
 
@@ -146,7 +151,10 @@ def test_abc_scenario_converges_on_c_with_the_floor_held() -> None:
 def test_slices_scenario_adds_a_slice_without_rolling_slice_0() -> None:
     result, bounds = _scenario("scenario-slices.yaml")
     before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in bounds.start_pods}
-    after = {p["metadata"]["name"]: p["metadata"]["uid"] for p in result.cluster.list("Pod")
-             if p["metadata"]["labels"].get("disaggregatedset.x-k8s.io/slice") == "0"}
+    after = {
+        p["metadata"]["name"]: p["metadata"]["uid"]
+        for p in result.cluster.list("Pod")
+        if p["metadata"]["labels"].get("disaggregatedset.x-k8s.io/slice") == "0"
+    }
     assert after == before and len(before) == 16
     assert {k for k in read(result.cluster)} == {(0, "prefill"), (0, "decode"), (1, "prefill"), (1, "decode")}

@@ -6,6 +6,7 @@ reconcile and each simulated second) ``ds_helpers.Bounds`` holds per role with t
 role's budget taken from its scaler (floor re-armed once ready at a new value, the previous
 ceiling kept while a lowered role scales down); the rollout converges to the autoscaler's value
 and the scaler's status (what an HPA reads) follows, written by ``patch-status``."""
+
 from __future__ import annotations
 
 import pytest
@@ -121,8 +122,11 @@ def _restart_a_pod_of(h: Harness, role_name: str) -> str:
     from pulumi_lws.disaggregatedset import labels as DL
     from pulumi_lws.lws import labels as L
 
-    pods = sorted(p["metadata"]["name"] for p in h.cluster.list("Pod", NS)
-                  if p["metadata"]["labels"].get(DL.ROLE) == role_name and p["metadata"]["labels"].get(L.WORKER_INDEX) == "0")
+    pods = sorted(
+        p["metadata"]["name"]
+        for p in h.cluster.list("Pod", NS)
+        if p["metadata"]["labels"].get(DL.ROLE) == role_name and p["metadata"]["labels"].get(L.WORKER_INDEX) == "0"
+    )
     _restart(h, pods[0])
     return pods[0]
 
@@ -196,8 +200,9 @@ def test_a_rollout_still_holds_the_barrier_when_a_pod_restarts() -> None:
     assert held and held[0][1] == held[0][0], f"decode's new child grew while prefill restarted: {held}"
     assert not h.bounds.violations
     assert decode_split(h) == (0, 3)
-    leaders = [s for s in h.cluster.list("StatefulSet", "default")
-               if s["metadata"]["name"].endswith(("-prefill", "-decode"))]
+    leaders = [
+        s for s in h.cluster.list("StatefulSet", "default") if s["metadata"]["name"].endswith(("-prefill", "-decode"))
+    ]
     assert leaders and all(DL.REPLACES not in (s["metadata"].get("annotations") or {}) for s in leaders)
 
 
@@ -207,9 +212,14 @@ def _restart_a_pod_of_revision(h: Harness, role_name: str, revision: str) -> Non
     from pulumi_lws.disaggregatedset import labels as DL
     from pulumi_lws.lws import labels as L
 
-    pods = sorted(p["metadata"]["name"] for p in h.cluster.list("Pod", NS)
-                  if p["metadata"]["labels"].get(DL.ROLE) == role_name and p["metadata"]["labels"].get(DL.REVISION) == revision
-                  and p["metadata"]["labels"].get(L.WORKER_INDEX) == "0" and not p["metadata"].get("deletionTimestamp"))
+    pods = sorted(
+        p["metadata"]["name"]
+        for p in h.cluster.list("Pod", NS)
+        if p["metadata"]["labels"].get(DL.ROLE) == role_name
+        and p["metadata"]["labels"].get(DL.REVISION) == revision
+        and p["metadata"]["labels"].get(L.WORKER_INDEX) == "0"
+        and not p["metadata"].get("deletionTimestamp")
+    )
     _restart(h, pods[0])
 
 

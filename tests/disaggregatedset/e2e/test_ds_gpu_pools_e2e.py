@@ -2,6 +2,7 @@
 pool (nodeSelector) and requesting GPUs; the image change converges with the bounds holding at
 every tick, every pod lands in its role's pool, and a pool with room for exactly ``target +
 maxSurge`` groups is never over-committed (the surge ceiling is what makes the rollout fit)."""
+
 from __future__ import annotations
 
 import pytest
@@ -33,8 +34,11 @@ def gpu_role(name: str, replicas: int, pool: str, surge: int) -> dict:
 def pools(prefill_nodes: int, decode_nodes: int) -> list[dict]:
     """8-GPU nodes labelled by pool: one group (2 pods x 4 GPUs) fills one node."""
     cap = {"cpu": "64", "nvidia.com/gpu": "8"}
-    return [{"name": f"{pool}-{i}", "labels": {"pool": pool}, "capacity": cap}
-            for pool, n in (("prefill", prefill_nodes), ("decode", decode_nodes)) for i in range(n)]
+    return [
+        {"name": f"{pool}-{i}", "labels": {"pool": pool}, "capacity": cap}
+        for pool, n in (("prefill", prefill_nodes), ("decode", decode_nodes))
+        for i in range(n)
+    ]
 
 
 @pytest.mark.parametrize("prefill_nodes, decode_nodes", [(7, 3), (10, 4)])  # exactly target + maxSurge; roomy
@@ -46,7 +50,7 @@ def test_image_change_on_gpu_pools_converges_within_the_pools(prefill_nodes: int
     assert result.trace.converged and not result.trace.violations and not bounds.violations, bounds.violations[:3]
     assert converged_on(result.cluster, parse(new)) == []
     nodes = {n["metadata"]["name"]: n["metadata"]["labels"]["pool"] for n in result.cluster.list("Node", None)}
-    for (s, r), o in read(result.cluster).items():
+    for (_s, r), o in read(result.cluster).items():
         for child in o.children.values():
             assert {nodes[n] for ns in child.nodes.values() for n in ns if n} <= {r}, (r, child.nodes)
     # a group (2 pods x 4 GPUs) fills one 8-GPU node: the pool never held more than target + maxSurge groups

@@ -2,6 +2,7 @@
 startupPolicy, placementPolicy) reach the running children — same revision, same child names, no
 DS rollout — instead of being silently ignored until the next template change (upstream only
 applies them to children it creates). Checked on the cluster after the next reconcile(s)."""
+
 from __future__ import annotations
 
 import copy
@@ -42,8 +43,11 @@ def settle(h: Harness, rounds: int = 30, *, bounds: bool = True) -> None:
 def test_role_metadata_reaches_the_running_child() -> None:
     h = Harness.create(BASE)
     before = children(h)
-    h.change_spec(edited(lambda m: m["spec"]["roles"][0].update(metadata={"labels": {"team": "a"},
-                                                                           "annotations": {"owner": "x"}})))
+    h.change_spec(
+        edited(
+            lambda m: m["spec"]["roles"][0].update(metadata={"labels": {"team": "a"}, "annotations": {"owner": "x"}})
+        )
+    )
     settle(h)
     rev = compute_revision(h.spec)
     for name in (f"pd-0-{rev}-prefill", f"pd-0-{rev}-prefill-0", f"pd-0-{rev}-prefill-1"):
@@ -57,8 +61,16 @@ def test_rollout_strategy_reaches_the_running_child() -> None:
     h = Harness.create(BASE)
     rev = compute_revision(h.spec)
     before = h.cluster.get("StatefulSet", f"pd-0-{rev}-prefill")["spec"]["updateStrategy"]["rollingUpdate"]
-    h.change_spec(edited(lambda m: m["spec"]["roles"][0]["spec"].update(rolloutStrategy={
-        "type": "RollingUpdate", "rollingUpdateConfiguration": {"maxSurge": 2, "maxUnavailable": 1}})))
+    h.change_spec(
+        edited(
+            lambda m: m["spec"]["roles"][0]["spec"].update(
+                rolloutStrategy={
+                    "type": "RollingUpdate",
+                    "rollingUpdateConfiguration": {"maxSurge": 2, "maxUnavailable": 1},
+                }
+            )
+        )
+    )
     settle(h)
     leader = h.cluster.get("StatefulSet", f"pd-0-{rev}-prefill")
     # the child's own leader StatefulSet budget: upstream LWS sets maxUnavailable + maxSurge there
@@ -81,8 +93,12 @@ def _worker_waits_for_leader(policy: str | None) -> list[tuple[bool, bool]]:
     for _ in range(10):
         h.up()
         pod, workers = h.cluster.get("Pod", leader), h.cluster.get("StatefulSet", leader)
-        seen.append((pod is not None and pod_running_and_ready(pod),
-                     workers is not None and not workers["metadata"].get("deletionTimestamp")))
+        seen.append(
+            (
+                pod is not None and pod_running_and_ready(pod),
+                workers is not None and not workers["metadata"].get("deletionTimestamp"),
+            )
+        )
         h.advance(1.0)
     assert converged_on(h.cluster, h.spec) == []
     return seen

@@ -4,6 +4,7 @@ change mid-rollout), a role removed from the spec, a new revision that never bec
 placement on a zoned pool, slice-count changes (never a roll) and a groupIdentity switch on one
 role. Every run has ``ds_helpers.Bounds`` as its per-tick probe (read from the cluster,
 independently of the planner's observe) on top of the runner's own invariants."""
+
 from __future__ import annotations
 
 import pytest
@@ -35,10 +36,11 @@ def _ok(result, bounds) -> None:
 
 def _uids(cluster, revision: str | None = None, slice_: str | None = None) -> dict[str, str]:
     out = {}
-    for p in (cluster if isinstance(cluster, list) else cluster.list("Pod")):
+    for p in cluster if isinstance(cluster, list) else cluster.list("Pod"):
         lbl = p["metadata"]["labels"]
-        if (revision is None or lbl.get("disaggregatedset.x-k8s.io/revision") == revision) and \
-                (slice_ is None or lbl.get("disaggregatedset.x-k8s.io/slice") == slice_):
+        if (revision is None or lbl.get("disaggregatedset.x-k8s.io/revision") == revision) and (
+            slice_ is None or lbl.get("disaggregatedset.x-k8s.io/slice") == slice_
+        ):
             out[p["metadata"]["name"]] = p["metadata"]["uid"]
     return out
 
@@ -84,7 +86,13 @@ def test_a_b_c_with_the_harness_old_revisions_drain_only_by_the_planners_step() 
                 for r, ch in o.children.items():
                     before = prev.get(key).children.get(r) if prev.get(key) else None
                     if before is not None and r != compute_revision(h.spec):
-                        assert before.spec_replicas - ch.spec_replicas <= 1, (stage, key, r, before.spec_replicas, ch.spec_replicas)
+                        assert before.spec_replicas - ch.spec_replicas <= 1, (
+                            stage,
+                            key,
+                            r,
+                            before.spec_replicas,
+                            ch.spec_replicas,
+                        )
         prev = obs
         if not changed and stage == 3:
             h.change_spec(with_image(a, "img:3"))
@@ -104,8 +112,11 @@ def test_removed_role_is_drained_and_cleaned_up() -> None:
     assert converged_on(result.cluster, parse(new)) == []
     routers = [o.split("")[0] for _, obs in bounds.history for k, o in obs.items() if k[1] == "router"]
     assert routers[0] == 2 and 0 in routers  # drained (through 1 or at once) ...
-    assert not any(p["metadata"]["labels"].get("disaggregatedset.x-k8s.io/role") == "router"
-                   for kind in ("Pod", "StatefulSet", "ControllerRevision", "Service") for p in result.cluster.list(kind))
+    assert not any(
+        p["metadata"]["labels"].get("disaggregatedset.x-k8s.io/role") == "router"
+        for kind in ("Pod", "StatefulSet", "ControllerRevision", "Service")
+        for p in result.cluster.list(kind)
+    )
 
 
 # ---- never ready: the progress deadline ---------------------------------------------------------------
@@ -131,8 +142,11 @@ def test_never_ready_new_revision_ends_on_the_progress_deadline_with_old_capacit
         for key, n in (((0, "prefill"), 3), ((0, "decode"), 1)):
             ch = obs[key].children[old_rev]
             assert ch.spec_replicas == n and len(ch.ready) == n and ch.live == before[key].children[old_rev].live
-    assert {p["metadata"]["name"]: p["metadata"]["uid"] for p in result.cluster.list("Pod")
-            if p["metadata"]["labels"].get("disaggregatedset.x-k8s.io/revision") == old_rev} == old_uids
+    assert {
+        p["metadata"]["name"]: p["metadata"]["uid"]
+        for p in result.cluster.list("Pod")
+        if p["metadata"]["labels"].get("disaggregatedset.x-k8s.io/revision") == old_rev
+    } == old_uids
 
 
 def sc_interval() -> float:
@@ -145,8 +159,9 @@ def _zones(cluster) -> dict[str, str]:
 
 
 def test_two_slices_exclusive_slice_placement_on_a_zoned_pool_each_slice_in_its_own_zone() -> None:
-    old = ds_manifest(role("prefill", 2), role("decode", 1), slices=2,
-                      placement={"type": "ExclusiveSlice", "topology": ZONE_LABEL})
+    old = ds_manifest(
+        role("prefill", 2), role("decode", 1), slices=2, placement={"type": "ExclusiveSlice", "topology": ZONE_LABEL}
+    )
     new = with_image(old, "img:2")
     result, bounds = run(scenario(old, new, nodes=pool(6, zones=3), max_time=400))
     _ok(result, bounds)
@@ -161,8 +176,10 @@ def test_two_slices_exclusive_slice_placement_on_a_zoned_pool_each_slice_in_its_
         assert all(len(z) <= 1 for z in per_slice.values()), (t, per_slice)  # one domain per slice
         if len(per_slice) == 2:
             assert per_slice[0].isdisjoint(per_slice[1]), (t, per_slice)  # and exclusive
-    final = {s: {zones[n] for ch in o.children.values() for ns in ch.nodes.values() for n in ns}
-             for (s, _), o in read(result.cluster).items()}
+    final = {
+        s: {zones[n] for ch in o.children.values() for ns in ch.nodes.values() for n in ns}
+        for (s, _), o in read(result.cluster).items()
+    }
     assert len(final) == 2 and all(len(z) == 1 for z in final.values()) and final[0] != final[1]
 
 
@@ -224,8 +241,11 @@ def test_regression_progress_deadline_also_fires_once_every_old_replica_was_drai
     role the planner may drain every old replica before the new revision is ready; the slice is
     then "steady" (no old revision left) and its barrier waited forever as ``waiting-for-roles``,
     never naming ``progress-deadline-exceeded``. Found by the hypothesis property."""
-    old = ds_manifest(role("prefill", 1, 1, surge=1, unavailable=0), role("decode", 1, 1, surge=0, unavailable=1),
-                      annotations={DEADLINE: "40"})
+    old = ds_manifest(
+        role("prefill", 1, 1, surge=1, unavailable=0),
+        role("decode", 1, 1, surge=0, unavailable=1),
+        annotations={DEADLINE: "40"},
+    )
     new = with_image(old, "img:2")
     target = compute_revision(parse(new))
     kl = kubelet(0.0, overrides=[Override(pod=f"pd-0-{target}-decode-*", never_ready=True)])

@@ -2,6 +2,7 @@
 on every spec role (upstream creates them when the revision is ready on all roles): during an
 image change whose new decode groups are slow, the new revision has no Service while only its
 prefill is ready, the old revision keeps its Services, and both roles' Services appear together."""
+
 from __future__ import annotations
 
 from ds_helpers import Harness, Override, ds_manifest, parse, role, with_image
@@ -10,8 +11,11 @@ from pulumi_lws.disaggregatedset.revision import compute_revision
 
 
 def services(h: Harness, rev: str) -> set[str]:
-    return {s["metadata"]["name"] for s in h.cluster.list("Service") if s["metadata"]["name"].endswith("-prv")
-            and f"-{rev}-" in s["metadata"]["name"]}
+    return {
+        s["metadata"]["name"]
+        for s in h.cluster.list("Service")
+        if s["metadata"]["name"].endswith("-prv") and f"-{rev}-" in s["metadata"]["name"]
+    }
 
 
 def test_services_wait_for_a_ready_group_on_every_role() -> None:
@@ -24,7 +28,9 @@ def test_services_wait_for_a_ready_group_on_every_role() -> None:
     states = []
     for _ in range(40):
         h.up()
-        ready = {c.role: len(c.ready) for (_, r), o in h.read().items() for rev, c in o.children.items() if rev == new_rev}
+        ready = {
+            c.role: len(c.ready) for (_, r), o in h.read().items() for rev, c in o.children.items() if rev == new_rev
+        }
         states.append((ready.get("prefill", 0), ready.get("decode", 0), services(h, new_rev)))
         if h.converged():
             break

@@ -4,6 +4,7 @@ valid objects (``pulumi-lws render`` at ``--stage first`` and ``steady``; every 
 convergence: ``pulumi_lws.sim.quick.scenario_from_change(old, new)`` (what ``pulumi-lws simulate
 --from OLD --to NEW`` runs) with ``ds_helpers.Bounds`` as the per-tick probe, and one sample through
 the CLI itself."""
+
 from __future__ import annotations
 
 import json
@@ -80,7 +81,9 @@ def test_cli_simulate_from_to_on_an_upstream_sample(tmp_path, capsys) -> None:
     old = _doc(DIR / "config_samples_disaggregatedset_v1_3role.yaml")
     (tmp_path / "old.yaml").write_text(yaml.safe_dump(old))
     (tmp_path / "new.yaml").write_text(yaml.safe_dump(next_image(old)))
-    code = main(["simulate", "--from", str(tmp_path / "old.yaml"), "--to", str(tmp_path / "new.yaml"), "--format", "json"])
+    code = main(
+        ["simulate", "--from", str(tmp_path / "old.yaml"), "--to", str(tmp_path / "new.yaml"), "--format", "json"]
+    )
     out = capsys.readouterr().out
     doc = json.loads(out)
     assert code == 0 and doc["converged"] is True and doc["violations"] == []

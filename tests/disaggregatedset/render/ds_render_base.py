@@ -1,4 +1,5 @@
 """Builders for the DisaggregatedSet rendering/observation tests (plain manifests, the planner's ChildPlan)."""
+
 from __future__ import annotations
 
 import copy
@@ -15,8 +16,17 @@ def container(name: str = "c", image: str = "img:v1", **extra: Any) -> dict[str,
     return {"name": name, "image": image, **extra}
 
 
-def role(name: str, replicas: int = 1, *, size: int = 1, image: str = "img:v1", leader: dict | None = None,
-         worker_meta: dict | None = None, metadata: dict | None = None, **spec: Any) -> dict[str, Any]:
+def role(
+    name: str,
+    replicas: int = 1,
+    *,
+    size: int = 1,
+    image: str = "img:v1",
+    leader: dict | None = None,
+    worker_meta: dict | None = None,
+    metadata: dict | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
     worker: dict[str, Any] = {"spec": {"containers": [container(image=image)]}}
     if worker_meta is not None:
         worker["metadata"] = worker_meta
@@ -30,8 +40,12 @@ def role(name: str, replicas: int = 1, *, size: int = 1, image: str = "img:v1", 
 
 
 def manifest(*roles: dict[str, Any], name: str = "ds", **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name, "namespace": NS},
-            "spec": {"roles": list(roles) or [role("prefill", 2, size=2), role("decode", 1)], **spec}}
+    return {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"roles": list(roles) or [role("prefill", 2, size=2), role("decode", 1)], **spec},
+    }
 
 
 def load(m: dict[str, Any]) -> DisaggregatedSet:
@@ -40,14 +54,24 @@ def load(m: dict[str, Any]) -> DisaggregatedSet:
 
 def with_image(m: dict[str, Any], role_index: int, image: str) -> dict[str, Any]:
     out = copy.deepcopy(m)
-    out["spec"]["roles"][role_index]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = image
+    out["spec"]["roles"][role_index]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0][
+        "image"
+    ] = image
     return out
 
 
-def plan(slice_index: int, revision: str, role_name: str, replicas: int, initial: int | None = None,
-         declared: bool = True) -> ChildPlan:
-    return ChildPlan(slice=slice_index, revision=revision, role=role_name, replicas=replicas, observed=None,
-                     initial_replicas=initial, declared=declared)
+def plan(
+    slice_index: int, revision: str, role_name: str, replicas: int, initial: int | None = None, declared: bool = True
+) -> ChildPlan:
+    return ChildPlan(
+        slice=slice_index,
+        revision=revision,
+        role=role_name,
+        replicas=replicas,
+        observed=None,
+        initial_replicas=initial,
+        declared=declared,
+    )
 
 
 def steady(ds: DisaggregatedSet, revision: str | None = None) -> list[ChildPlan]:

@@ -1,5 +1,6 @@
 """The child LeaderWorkerSet of a DisaggregatedSet (render.child_lws): name, labels, annotations,
 env and placement affinities, exactly as upstream's LeaderWorkerSetManager.Create + the LWS docs' env."""
+
 from __future__ import annotations
 
 import copy
@@ -11,13 +12,21 @@ from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.render import add_placement_affinities, child_lws
 from pulumi_lws.disaggregatedset.revision import compute_revision
 
-LEADER = {"metadata": {"labels": {"app": "mine", "tier": "leader", DL.NAME: "spoofed"},
-                       "annotations": {"note": "leader"}},
-          "spec": {"initContainers": [container("init", "busybox")],
-                   "containers": [container(env=[{"name": DL.ENV_ROLE, "value": "user"}, {"name": "KEEP", "value": "1"}])]}}
-PREFILL = role("prefill", 2, size=2, leader=LEADER,
-               worker_meta={"labels": {"tier": "worker", DL.SLICE: "9"}, "annotations": {"note": "worker"}},
-               metadata={"labels": {"team": "a", DL.ROLE: "spoofed"}, "annotations": {"owner": "me"}})
+LEADER = {
+    "metadata": {"labels": {"app": "mine", "tier": "leader", DL.NAME: "spoofed"}, "annotations": {"note": "leader"}},
+    "spec": {
+        "initContainers": [container("init", "busybox")],
+        "containers": [container(env=[{"name": DL.ENV_ROLE, "value": "user"}, {"name": "KEEP", "value": "1"}])],
+    },
+}
+PREFILL = role(
+    "prefill",
+    2,
+    size=2,
+    leader=LEADER,
+    worker_meta={"labels": {"tier": "worker", DL.SLICE: "9"}, "annotations": {"note": "worker"}},
+    metadata={"labels": {"team": "a", DL.ROLE: "spoofed"}, "annotations": {"owner": "me"}},
+)
 DS = manifest(PREFILL, role("decode", 1), slices=2, placementPolicy={"type": "ExclusiveSlice", "topology": "zone"})
 
 
@@ -26,8 +35,12 @@ def ds_labels(s: int, rev: str, r: str) -> dict:
 
 
 def env(s: int, rev: str, r: str) -> list[dict]:
-    return [{"name": DL.ENV_NAME, "value": "ds"}, {"name": DL.ENV_ROLE, "value": r},
-            {"name": DL.ENV_SLICE, "value": str(s)}, {"name": DL.ENV_REVISION, "value": rev}]
+    return [
+        {"name": DL.ENV_NAME, "value": "ds"},
+        {"name": DL.ENV_ROLE, "value": r},
+        {"name": DL.ENV_SLICE, "value": str(s)},
+        {"name": DL.ENV_REVISION, "value": rev},
+    ]
 
 
 def exclusive_slice(s: int) -> dict:
@@ -36,11 +49,24 @@ def exclusive_slice(s: int) -> dict:
         spread.append({"key": DL.SLICE, "operator": "Exists"})
     spread.append({"key": DL.SLICE, "operator": "NotIn", "values": [str(s)]})
     return {
-        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchExpressions": [
-            {"key": DL.NAME, "operator": "In", "values": ["ds"]},
-            {"key": DL.SLICE, "operator": "In", "values": [str(s)]}]}, "topologyKey": "zone"}]},
-        "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchExpressions": spread}, "topologyKey": "zone"}]},
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {
+                        "matchExpressions": [
+                            {"key": DL.NAME, "operator": "In", "values": ["ds"]},
+                            {"key": DL.SLICE, "operator": "In", "values": [str(s)]},
+                        ]
+                    },
+                    "topologyKey": "zone",
+                }
+            ]
+        },
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchExpressions": spread}, "topologyKey": "zone"}
+            ]
+        },
     }
 
 
@@ -95,7 +121,9 @@ def test_initial_replicas_annotation_only_when_given() -> None:
     ds = load(m)
     rev = compute_revision(ds)
     assert child_lws(ds, "prefill", 0, rev, 1, initial_replicas=4).metadata.annotations == {
-        "owner": "me", DL.INITIAL_REPLICAS: "4"}
+        "owner": "me",
+        DL.INITIAL_REPLICAS: "4",
+    }
     # the key is the controller's: a user-written one never reaches the child
     assert child_lws(ds, "prefill", 0, rev, 1).metadata.annotations == {"owner": "me"}
     assert child_lws(ds, "decode", 0, rev, 1, initial_replicas=0).metadata.annotations == {DL.INITIAL_REPLICAS: "0"}
@@ -105,31 +133,44 @@ def test_exclusive_topology_adds_the_foreign_set_term() -> None:
     m = copy.deepcopy(DS)
     m["spec"]["placementPolicy"] = {"type": "ExclusiveTopology", "topology": "rack"}
     ds = load(m)
-    aff = child_lws(ds, "decode", 1, compute_revision(ds), 1).spec.leader_worker_template.worker_template["spec"]["affinity"]
+    aff = child_lws(ds, "decode", 1, compute_revision(ds), 1).spec.leader_worker_template.worker_template["spec"][
+        "affinity"
+    ]
     anti = aff["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert [t["topologyKey"] for t in anti] == ["rack", "rack"]
     assert anti[0]["labelSelector"]["matchExpressions"] == [
         {"key": DL.NAME, "operator": "In", "values": ["ds"]},
-        {"key": DL.SLICE, "operator": "NotIn", "values": ["1"]}]
+        {"key": DL.SLICE, "operator": "NotIn", "values": ["1"]},
+    ]
     assert anti[1]["labelSelector"]["matchExpressions"] == [
         {"key": DL.NAME, "operator": "Exists"},
         {"key": DL.NAME, "operator": "NotIn", "values": ["ds"]},
-        {"key": DL.SLICE, "operator": "Exists"}]
+        {"key": DL.SLICE, "operator": "Exists"},
+    ]
     assert len(aff["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]) == 1
 
 
 def test_no_placement_no_affinity_and_user_affinity_kept() -> None:
-    user_aff = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"x": "y"}}, "topologyKey": "host"}]}}
+    user_aff = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"x": "y"}}, "topologyKey": "host"}
+            ]
+        }
+    }
     r = role("decode", 1)
     r["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["affinity"] = user_aff
     plain = load(manifest(role("prefill", 1), r))
     rev = compute_revision(plain)
     assert "affinity" not in child_lws(plain, "prefill", 0, rev, 1).spec.leader_worker_template.worker_template["spec"]
-    assert child_lws(plain, "decode", 0, rev, 1).spec.leader_worker_template.worker_template["spec"]["affinity"] == user_aff
+    assert (
+        child_lws(plain, "decode", 0, rev, 1).spec.leader_worker_template.worker_template["spec"]["affinity"]
+        == user_aff
+    )
     placed = load(manifest(role("prefill", 1), r, placementPolicy={"type": "ExclusiveSlice", "topology": "zone"}))
     anti = child_lws(placed, "decode", 0, compute_revision(placed), 1).spec.leader_worker_template.worker_template[
-        "spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        "spec"
+    ]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert anti[0] == user_aff["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]  # appended after
     assert len(anti) == 2
 

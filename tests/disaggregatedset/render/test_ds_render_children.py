@@ -1,5 +1,6 @@
 """render_children (children through the LWS pipeline, DS labels stamped, apply order) and the
 ``<lws>-prv`` Services, checked on literal snapshots and on the simulator."""
+
 from __future__ import annotations
 
 import pytest
@@ -40,8 +41,14 @@ def assert_stamped(manifests, ds_name: str = "ds") -> None:
 
 
 def test_steady_children_render_strictly_valid_stamped_objects() -> None:
-    ds = load(manifest(role("prefill", 2, size=2), role("decode", 1), slices=2,
-                       placementPolicy={"type": "ExclusiveSlice", "topology": "zone"}))
+    ds = load(
+        manifest(
+            role("prefill", 2, size=2),
+            role("decode", 1),
+            slices=2,
+            placementPolicy={"type": "ExclusiveSlice", "topology": "zone"},
+        )
+    )
     rev = compute_revision(ds)
     out = render_children(ds, steady(ds), EMPTY)
     assert_stamped(out.manifests)
@@ -49,10 +56,17 @@ def test_steady_children_render_strictly_valid_stamped_objects() -> None:
     check_dependency_order(out.manifests, out.dependencies)
     kinds = sorted((m["kind"], m["metadata"]["name"]) for m in out.manifests if m["kind"] == "StatefulSet")
     assert ("StatefulSet", f"ds-1-{rev}-prefill-1") in kinds  # worker StatefulSet of group 1
-    leader = next(m for m in out.manifests if m["kind"] == "StatefulSet" and m["metadata"]["name"] == f"ds-0-{rev}-decode")
+    leader = next(
+        m for m in out.manifests if m["kind"] == "StatefulSet" and m["metadata"]["name"] == f"ds-0-{rev}-decode"
+    )
     pod_labels = leader["spec"]["template"]["metadata"]["labels"]
     assert {k: pod_labels[k] for k in (DL.NAME, DL.ROLE, DL.SLICE, DL.REVISION, "app")} == {
-        DL.NAME: "ds", DL.ROLE: "decode", DL.SLICE: "0", DL.REVISION: rev, "app": "ds-0-decode"}
+        DL.NAME: "ds",
+        DL.ROLE: "decode",
+        DL.SLICE: "0",
+        DL.REVISION: rev,
+        "app": "ds-0-decode",
+    }
     assert leader["spec"]["template"]["spec"]["affinity"]["podAffinity"]
 
 
@@ -64,19 +78,37 @@ def test_two_roles_two_revisions_all_stamped_old_on_its_recorded_template() -> N
     new = load(NEW)
     b = compute_revision(new)
     assert a != b
-    children = [plan(0, a, "prefill", 1, initial=2), plan(0, a, "decode", 1, initial=1),
-                plan(0, b, "prefill", 1), plan(0, b, "decode", 0)]
+    children = [
+        plan(0, a, "prefill", 1, initial=2),
+        plan(0, a, "decode", 1, initial=1),
+        plan(0, b, "prefill", 1),
+        plan(0, b, "decode", 0),
+    ]
     out = render_children(new, children, scope_snapshot(c))
     assert_stamped(out.manifests)
     check_dependency_order(out.manifests, out.dependencies)
-    images = {m["metadata"]["name"]: m["spec"]["template"]["spec"]["containers"][0]["image"]
-              for m in out.manifests if m["kind"] == "StatefulSet"}
-    assert images == {f"ds-0-{a}-prefill": "img:v1", f"ds-0-{a}-prefill-0": "img:v1", f"ds-0-{a}-decode": "img:v1",
-                      f"ds-0-{b}-prefill": "img:v2", f"ds-0-{b}-prefill-0": "img:v2", f"ds-0-{b}-decode": "img:v1"}
+    images = {
+        m["metadata"]["name"]: m["spec"]["template"]["spec"]["containers"][0]["image"]
+        for m in out.manifests
+        if m["kind"] == "StatefulSet"
+    }
+    assert images == {
+        f"ds-0-{a}-prefill": "img:v1",
+        f"ds-0-{a}-prefill-0": "img:v1",
+        f"ds-0-{a}-decode": "img:v1",
+        f"ds-0-{b}-prefill": "img:v2",
+        f"ds-0-{b}-prefill-0": "img:v2",
+        f"ds-0-{b}-decode": "img:v1",
+    }
     # the old children keep their LWS revision: no new ControllerRevision, nothing to roll
-    old_crs = {m["metadata"]["name"] for m in out.manifests if m["kind"] == "ControllerRevision" and a in m["metadata"]["name"]}
-    assert old_crs == {o["metadata"]["name"] for o in c.list("ControllerRevision")
-                       if o.get("data", {}).get("spec", {}).get("leaderWorkerTemplate") and a in o["metadata"]["name"]}
+    old_crs = {
+        m["metadata"]["name"] for m in out.manifests if m["kind"] == "ControllerRevision" and a in m["metadata"]["name"]
+    }
+    assert old_crs == {
+        o["metadata"]["name"]
+        for o in c.list("ControllerRevision")
+        if o.get("data", {}).get("spec", {}).get("leaderWorkerTemplate") and a in o["metadata"]["name"]
+    }
     for name in (f"ds-0-{a}-prefill", f"ds-0-{a}-decode"):
         assert out.stages[name].complete or out.stages[name].blocker is None
     c.apply(out.manifests, dependencies=out.dependencies)
@@ -96,7 +128,9 @@ def test_removed_role_child_renders_from_its_controller_revision() -> None:
     b = compute_revision(two)
     out = render_children(two, [plan(0, a, "router", 1, initial=1), plan(0, b, "prefill", 0)], scope_snapshot(c))
     assert_stamped(out.manifests)
-    router = next(m for m in out.manifests if m["kind"] == "StatefulSet" and m["metadata"]["name"] == f"ds-0-{a}-router")
+    router = next(
+        m for m in out.manifests if m["kind"] == "StatefulSet" and m["metadata"]["name"] == f"ds-0-{a}-router"
+    )
     assert router["metadata"]["annotations"][DL.INITIAL_REPLICAS] == "1"
     assert router["spec"]["template"]["metadata"]["labels"][DL.ROLE] == "router"
     with pytest.raises(ValueError, match="removed role"):
@@ -135,7 +169,8 @@ def test_services_only_for_the_given_revisions_shaped_as_upstream() -> None:
     rev = compute_revision(ds)
     out = services(ds, [rev, "0ld0ld00"], range(2))
     assert [s["metadata"]["name"] for s in out] == [
-        f"ds-{s}-{r}-{role}-prv" for s in (0, 1) for r in (rev, "0ld0ld00") for role in ("prefill", "decode")]
+        f"ds-{s}-{r}-{role}-prv" for s in (0, 1) for r in (rev, "0ld0ld00") for role in ("prefill", "decode")
+    ]
     for svc in out:
         validate_manifest(svc)
         lbl = svc["metadata"]["labels"]
@@ -163,15 +198,28 @@ def test_services_select_their_childs_pods_only() -> None:
             assert labels_of(p)["app"] == f"ds-0-{sel[DL.ROLE]}"
             env = {e["name"]: e.get("value") for e in p["spec"]["containers"][0]["env"]}
             assert {k: env[k] for k in (DL.ENV_NAME, DL.ENV_ROLE, DL.ENV_SLICE, DL.ENV_REVISION)} == {
-                DL.ENV_NAME: "ds", DL.ENV_ROLE: sel[DL.ROLE], DL.ENV_SLICE: "0", DL.ENV_REVISION: rev}
+                DL.ENV_NAME: "ds",
+                DL.ENV_ROLE: sel[DL.ROLE],
+                DL.ENV_SLICE: "0",
+                DL.ENV_REVISION: rev,
+            }
 
 
 def test_exclusive_slice_places_each_slice_in_its_own_zone() -> None:
-    nodes = [{"name": f"n-{z}-{i}", "labels": {"zone": z}, "capacity": {"cpu": "64", "pods": "110"}}
-             for z in ("a", "b") for i in range(3)]
+    nodes = [
+        {"name": f"n-{z}-{i}", "labels": {"zone": z}, "capacity": {"cpu": "64", "pods": "110"}}
+        for z in ("a", "b")
+        for i in range(3)
+    ]
     c = cluster(nodes=nodes)
-    ds = load(manifest(role("prefill", 1, size=2), role("decode", 1), slices=2,
-                       placementPolicy={"type": "ExclusiveSlice", "topology": "zone"}))
+    ds = load(
+        manifest(
+            role("prefill", 1, size=2),
+            role("decode", 1),
+            slices=2,
+            placementPolicy={"type": "ExclusiveSlice", "topology": "zone"},
+        )
+    )
     up(c, ds, steady(ds), 10)
     zone = {n["metadata"]["name"]: n["metadata"]["labels"]["zone"] for n in c.list("Node", namespace=None)}
     by_slice: dict[str, set[str]] = {}

@@ -4,6 +4,7 @@ down (upstream ``calculateRollingUpdateReplicas``) holds the new revision's rais
 groups are gone. Regression of soak seeds 70343 / 70376 (A -> B -> C with B never ready); and of
 the LWS_SOAK=2 seeds: a raise applied without the drain beside it by a partial apply (71302,
 71996); and 71189: the steady branch after an early full drain keeps the barrier."""
+
 from __future__ import annotations
 
 import sys
@@ -33,14 +34,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "e2e"))
 CFG = RollingUpdateConfig(2, 1)
 
 
-@pytest.mark.parametrize("child, after, running", [
-    (ChildObservation(3, 3), 3, 3),                 # untouched, nothing held
-    (ChildObservation(1, 0, live=2), 1, 2),         # a held surge group still runs
-    (ChildObservation(3, 3), 1, 1),                 # fully ready: the drain takes effect at once
-    (ChildObservation(3, 1, live=3), 2, 3),         # unready groups may be kept while scaling down
-    (ChildObservation(2, 0, live=2), 0, 0),         # drained to 0: the leader StatefulSet goes to 0
-    (ChildObservation(2, 2), 2, 2),                 # live omitted reads as replicas
-])
+@pytest.mark.parametrize(
+    "child, after, running",
+    [
+        (ChildObservation(3, 3), 3, 3),  # untouched, nothing held
+        (ChildObservation(1, 0, live=2), 1, 2),  # a held surge group still runs
+        (ChildObservation(3, 3), 1, 1),  # fully ready: the drain takes effect at once
+        (ChildObservation(3, 1, live=3), 2, 3),  # unready groups may be kept while scaling down
+        (ChildObservation(2, 0, live=2), 0, 0),  # drained to 0: the leader StatefulSet goes to 0
+        (ChildObservation(2, 2), 2, 2),  # live omitted reads as replicas
+    ],
+)
 def test_kept_running(child, after, running) -> None:
     assert kept_running(child, after) == running
 
@@ -64,12 +68,19 @@ def test_the_raise_waits_for_held_groups() -> None:
 
 
 def _abc(b_decode_live: int | None) -> SliceObservation:
-    return SliceObservation(0, (
-        RevisionObservation("cccccccc", {"prefill": ChildObservation(0, 0), "decode": ChildObservation(0, 0)}),
-        RevisionObservation("bbbbbbbb", {"prefill": ChildObservation(0, 0, 1),
-                                         "decode": ChildObservation(1, 0, 2, live=b_decode_live)}),
-        RevisionObservation("aaaaaaaa", {"prefill": ChildObservation(2, 2, 2), "decode": ChildObservation(3, 3, 3)}),
-    ))
+    return SliceObservation(
+        0,
+        (
+            RevisionObservation("cccccccc", {"prefill": ChildObservation(0, 0), "decode": ChildObservation(0, 0)}),
+            RevisionObservation(
+                "bbbbbbbb",
+                {"prefill": ChildObservation(0, 0, 1), "decode": ChildObservation(1, 0, 2, live=b_decode_live)},
+            ),
+            RevisionObservation(
+                "aaaaaaaa", {"prefill": ChildObservation(2, 2, 2), "decode": ChildObservation(3, 3, 3)}
+            ),
+        ),
+    )
 
 
 def test_stage_planner_reads_live_from_the_observation() -> None:
@@ -87,12 +98,18 @@ def test_a_stage_held_only_by_running_old_groups_is_not_a_deadlock() -> None:
     """Every role's raise held only by surge groups an unready B still runs (they may never go: B
     is why C exists): rather than wait forever, the raise is applied on declared counts, flagged
     ``ceiling_relaxed`` with a note — the one other place the running ceiling can be exceeded."""
-    obs = SliceObservation(0, (
-        RevisionObservation("cccccccc", {"prefill": ChildObservation(0, 0), "decode": ChildObservation(0, 0)}),
-        RevisionObservation("bbbbbbbb", {"prefill": ChildObservation(1, 0, 2, live=2),
-                                         "decode": ChildObservation(1, 0, 2, live=2)}),
-        RevisionObservation("aaaaaaaa", {"prefill": ChildObservation(2, 2, 2), "decode": ChildObservation(3, 3, 3)}),
-    ))
+    obs = SliceObservation(
+        0,
+        (
+            RevisionObservation("cccccccc", {"prefill": ChildObservation(0, 0), "decode": ChildObservation(0, 0)}),
+            RevisionObservation(
+                "bbbbbbbb", {"prefill": ChildObservation(1, 0, 2, live=2), "decode": ChildObservation(1, 0, 2, live=2)}
+            ),
+            RevisionObservation(
+                "aaaaaaaa", {"prefill": ChildObservation(2, 2, 2), "decode": ChildObservation(3, 3, 3)}
+            ),
+        ),
+    )
     roles = [RoleTarget("prefill", 2, CFG), RoleTarget("decode", 3, CFG)]
     p = plan_slice(obs, "cccccccc", roles)
     assert (p.step.old, p.step.new, p.step.branch) == ((3, 4), (1, 1), "scale-up")

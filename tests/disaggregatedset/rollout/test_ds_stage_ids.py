@@ -1,5 +1,6 @@
 """rollout/stage.py: the predicted stages' replica ids, built from one id tuple per (slice, role,
 old|new) shared by every stage, equal the per-stage formula they replaced."""
+
 from __future__ import annotations
 
 from hypothesis import given
@@ -10,12 +11,17 @@ from pulumi_lws.disaggregatedset.rollout.stage import _ReplicaIds, predicted_sta
 
 
 def reference_ids(ps: PredictedDsStage) -> tuple[str, ...]:
-    return tuple(f"{c.slice}/{c.role}/{kind}/{i}" for c in ps.cells
-                 for kind, n in (("old", c.old), ("new", c.new)) for i in range(n))
+    return tuple(
+        f"{c.slice}/{c.role}/{kind}/{i}"
+        for c in ps.cells
+        for kind, n in (("old", c.old), ("new", c.new))
+        for i in range(n)
+    )
 
 
-cells = st.builds(RoleCell, st.integers(0, 2), st.sampled_from(("prefill", "decode")), st.integers(0, 6),
-                  st.integers(0, 6))
+cells = st.builds(
+    RoleCell, st.integers(0, 2), st.sampled_from(("prefill", "decode")), st.integers(0, 6), st.integers(0, 6)
+)
 stages = st.builds(PredictedDsStage, st.lists(cells, max_size=4).map(tuple), complete=st.booleans())
 
 

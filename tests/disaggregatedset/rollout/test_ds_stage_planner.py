@@ -7,6 +7,7 @@ every observed state; the prefill:decode ratio of ready replicas; exact newest-f
 (A -> B -> C); removed roles and removed slices cleaned up; slices never roll; the progress
 deadline; hypothesis bounds and termination.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -56,12 +57,23 @@ class Cluster:
         return cls({s: [(revision, {r: Child(n, n) for r, n in replicas.items()})] for s in range(slices)})
 
     def observe(self) -> tuple[SliceObservation, ...]:
-        return tuple(SliceObservation(s, tuple(RevisionObservation(rev, {r: ChildObservation(c.replicas, c.ready,
-                                                                                             c.initial,
-                                                                                             replaces=c.replaces)
-                                                                        for r, c in kids.items()})
-                                               for rev, kids in revs))
-                     for s, revs in sorted(self.slices.items()) if revs)
+        return tuple(
+            SliceObservation(
+                s,
+                tuple(
+                    RevisionObservation(
+                        rev,
+                        {
+                            r: ChildObservation(c.replicas, c.ready, c.initial, replaces=c.replaces)
+                            for r, c in kids.items()
+                        },
+                    )
+                    for rev, kids in revs
+                ),
+            )
+            for s, revs in sorted(self.slices.items())
+            if revs
+        )
 
     def apply(self, p: DisaggregatedPlan) -> None:
         for c in p.children:
@@ -117,8 +129,15 @@ def barrier_ok(obs: tuple[SliceObservation, ...], target: str, slice_: int) -> b
     return rev is None or all(c.ready >= c.replicas for c in rev.children.values())
 
 
-def drive(cluster: Cluster, target: str, roles: list[RoleTarget], slices: int = 1, ready_per_tick: int | None = 1,
-          check=None, max_stages: int = 400) -> list[DisaggregatedPlan]:
+def drive(
+    cluster: Cluster,
+    target: str,
+    roles: list[RoleTarget],
+    slices: int = 1,
+    ready_per_tick: int | None = 1,
+    check=None,
+    max_stages: int = 400,
+) -> list[DisaggregatedPlan]:
     """Reconcile, apply, let replicas become ready; repeat until complete. ``check(cluster)`` runs
     at every observed state."""
     plans = []
@@ -158,8 +177,8 @@ def test_six_two_roll_keeps_floor_ceiling_ratio_and_barrier(per_tick) -> None:
         ready = {}
         for role, t in SIX_TWO.items():
             od, nd, orr, nr = cl.role_counts(0, role, B)
-            assert orr + nr >= t - 0, (role, od, nd, orr, nr)   # floor on READY replicas
-            assert od + nd <= t + 1, (role, od, nd)              # ceiling on declared (live) replicas
+            assert orr + nr >= t - 0, (role, od, nd, orr, nr)  # floor on READY replicas
+            assert od + nd <= t + 1, (role, od, nd)  # ceiling on declared (live) replicas
             ready[role] = orr + nr
         assert abs(ready["prefill"] - 3 * ready["decode"]) <= 3, ready  # within one step of 3:1
         seen.append(tuple(cl.role_counts(0, r, B)[:2] for r in SIX_TWO))
@@ -203,20 +222,31 @@ def test_progress_deadline_blocker_keeps_old_capacity() -> None:
     assert late.blocker.code == PROGRESS_DEADLINE_EXCEEDED
     assert "700s after its last scale-up" in late.blocker.message and "role prefill" in late.blocker.message
     assert not late.changed
-    assert {c.key: c.replicas for c in late.declared} == {"0/prefill/bbbbbbbb": 1, "0/decode/bbbbbbbb": 1,
-                                                          "0/prefill/aaaaaaaa": 6, "0/decode/aaaaaaaa": 2}
+    assert {c.key: c.replicas for c in late.declared} == {
+        "0/prefill/bbbbbbbb": 1,
+        "0/decode/bbbbbbbb": 1,
+        "0/prefill/aaaaaaaa": 6,
+        "0/decode/aaaaaaaa": 2,
+    }
     stage = to_stage(late)
     assert stage.blocker.code == PROGRESS_DEADLINE_EXCEEDED and not stage.complete
 
 
 # ---- beat upstream: the availability floor on READY replicas ---------------------------------
 
+
 def test_force_drain_waits_for_the_ready_replicas_it_relies_on() -> None:
     # addenda §4.6: 4/2, maxSurge 0, maxUnavailable 1: upstream goes [1,1]|[2,1] -> [0,0]|[3,2] at
     # once (ready prefill 2 < 4 - 1). Here the raise comes first, the drain once it is ready.
     roles = [RoleTarget("prefill", 4, RollingUpdateConfig(0, 1)), RoleTarget("decode", 2, RollingUpdateConfig(0, 1))]
-    cluster = Cluster({0: [(B, {"prefill": Child(2, 2), "decode": Child(1, 1)}),
-                           (A, {"prefill": Child(1, 1, 4), "decode": Child(1, 1, 2)})]})
+    cluster = Cluster(
+        {
+            0: [
+                (B, {"prefill": Child(2, 2), "decode": Child(1, 1)}),
+                (A, {"prefill": Child(1, 1, 4), "decode": Child(1, 1, 2)}),
+            ]
+        }
+    )
     p = plan(cluster.observe(), 1, B, roles)
     s = p.slices[0]
     assert s.branch == "force-drain" and (s.step.old, s.step.new) == ((0, 0), (3, 2))
@@ -238,8 +268,7 @@ def test_upstream_surge_overshoot_is_not_applied() -> None:
     # [1,1]|[0,1] -> [1,1]|[1,1] (role a: 1 + 1 > 1 + 0 = target + maxSurge). The ceiling holds
     # it; new replicas are raised first within the ceiling instead (role b, one batch).
     roles = [RoleTarget(n, t, RollingUpdateConfig(0, 1)) for n, t in (("a", 1), ("b", 3))]
-    cluster = Cluster({0: [(B, {"a": Child(0, 0), "b": Child(1, 1)}),
-                           (A, {"a": Child(1, 1, 1), "b": Child(1, 1, 3)})]})
+    cluster = Cluster({0: [(B, {"a": Child(0, 0), "b": Child(1, 1)}), (A, {"a": Child(1, 1, 1), "b": Child(1, 1, 3)})]})
     p = plan(cluster.observe(), 1, B, roles)
     s = p.slices[0]
     assert (s.step.old, s.step.new, s.step.branch) == ((1, 1), (1, 1), "force-drain")
@@ -260,7 +289,9 @@ def test_growing_role_keeps_its_ready_capacity() -> None:
     # new replica exists: [1,1]|[0,0] -> [0,0]|[0,0]; here it keeps its ready replica
     roles = [RoleTarget("r0", 2, RollingUpdateConfig(2, 0)), RoleTarget("r1", 1, RollingUpdateConfig(0, 1))]
     assert [s.as_dict() for s in compute_all_steps((1, 1), (2, 1), tuple(r.config for r in roles))][1] == {
-        "old": [0, 0], "new": [0, 0]}
+        "old": [0, 0],
+        "new": [0, 0],
+    }
 
     def check(cl: Cluster) -> None:
         od, nd, orr, nr = cl.role_counts(0, "r0", B)
@@ -270,6 +301,7 @@ def test_growing_role_keeps_its_ready_capacity() -> None:
 
 
 # ---- beat upstream: exact newest-first drain (A -> B -> C) -----------------------------------
+
 
 def test_a_b_c_never_drains_an_old_revision_further_than_asked() -> None:
     roles_b = roles_of(SIX_TWO)
@@ -290,8 +322,11 @@ def test_a_b_c_never_drains_an_old_revision_further_than_asked() -> None:
             before = {(rev.revision, role): c.replicas for rev in obs[0].revisions for role, c in rev.children.items()}
             for i, line in enumerate(s.roles):
                 asked_budget = line.old_before - s.applied.old[i]
-                drained = sum(before[(c.revision, c.role)] - c.replicas for c in s.children
-                              if c.role == line.role and c.revision != C and (c.revision, c.role) in before)
+                drained = sum(
+                    before[(c.revision, c.role)] - c.replicas
+                    for c in s.children
+                    if c.role == line.role and c.revision != C and (c.revision, c.role) in before
+                )
                 assert drained == asked_budget, (line, drained, asked_budget)  # exactly the budget
                 assert s.applied.old[i] >= s.step.old[i]
             baselines.add(tuple(line.initial_old for line in s.roles))
@@ -307,9 +342,15 @@ def test_newest_revision_drains_first_without_coordinated_over_drain() -> None:
     # B = [1,1] (newest old), A = [6,2]; the planner drains prefill by 1: upstream's coordinated
     # drain would zero B on both roles; here B's prefill goes to 0 and its decode stays
     roles = roles_of(SIX_TWO)
-    cluster = Cluster({0: [(C, {"prefill": Child(1, 1), "decode": Child(1, 1)}),
-                           (B, {"prefill": Child(1, 1, 1), "decode": Child(1, 1, 1)}),
-                           (A, {"prefill": Child(5, 5, 5), "decode": Child(2, 2, 2)})]})
+    cluster = Cluster(
+        {
+            0: [
+                (C, {"prefill": Child(1, 1), "decode": Child(1, 1)}),
+                (B, {"prefill": Child(1, 1, 1), "decode": Child(1, 1, 1)}),
+                (A, {"prefill": Child(5, 5, 5), "decode": Child(2, 2, 2)}),
+            ]
+        }
+    )
     p = plan(cluster.observe(), 1, C, roles)
     s = p.slices[0]
     assert s.branch == "proportional-drain"
@@ -323,10 +364,17 @@ def test_newest_revision_drains_first_without_coordinated_over_drain() -> None:
 
 # ---- cleanup: removed roles, removed slices; slices never roll --------------------------------
 
+
 def test_revision_left_with_only_a_removed_role_is_drained_and_deleted() -> None:
     # addenda §4.4: upstream sums old replicas over spec roles only and never deletes A here
-    cluster = Cluster({0: [(B, {"prefill": Child(6, 6), "decode": Child(2, 2)}),
-                           (A, {"prefill": Child(0, 0, 6), "decode": Child(0, 0, 2), "router": Child(2, 2, 2)})]})
+    cluster = Cluster(
+        {
+            0: [
+                (B, {"prefill": Child(6, 6), "decode": Child(2, 2)}),
+                (A, {"prefill": Child(0, 0, 6), "decode": Child(0, 0, 2), "router": Child(2, 2, 2)}),
+            ]
+        }
+    )
     p = plan(cluster.observe(), 1, B, roles_of(SIX_TWO))
     s = p.slices[0]
     assert s.mode != STEADY and [line.role for line in s.roles] == ["prefill", "decode", "router"]
@@ -368,6 +416,7 @@ def test_slice_changes_never_roll() -> None:
 
 # ---- the Stage adapter and the prediction -------------------------------------------------------
 
+
 def test_stage_encoding_and_prediction_match_the_drive() -> None:
     cluster = Cluster.converged(A, SIX_TWO)
     roles = roles_of(SIX_TWO)
@@ -376,18 +425,34 @@ def test_stage_encoding_and_prediction_match_the_drive() -> None:
     remaining = predict_remaining(first, obs, 1, roles)
     stage = to_stage(first, remaining)
     assert stage.policy == "disaggregatedset" and stage.target_revision == B and stage.partition is None
-    assert stage.group_revisions == {"0/prefill": B, "0/decode": B, "0/prefill/bbbbbbbb": "1",
-                                     "0/decode/bbbbbbbb": "1", "0/prefill/aaaaaaaa": "6", "0/decode/aaaaaaaa": "2"}
-    assert [(g.id, g.phase, g.exists) for g in stage.groups] == [("0/prefill", "6|1", False), ("0/decode", "2|1", False)]
+    assert stage.group_revisions == {
+        "0/prefill": B,
+        "0/decode": B,
+        "0/prefill/bbbbbbbb": "1",
+        "0/decode/bbbbbbbb": "1",
+        "0/prefill/aaaaaaaa": "6",
+        "0/decode/aaaaaaaa": "2",
+    }
+    assert [(g.id, g.phase, g.exists) for g in stage.groups] == [
+        ("0/prefill", "6|1", False),
+        ("0/decode", "2|1", False),
+    ]
     assert stage.replicas == 10 and stage.case == "scale-up" and not stage.complete
     assert stage.remaining[0].groups == "ooooo" + "U" + "oo" + "U"
     assert stage.remaining[-1].groups == "U" * 6 + "U" * 2
     assert stage.remaining[-1].complete and not any(r.complete for r in stage.remaining[:-1])
-    assert stage.remaining[0].ids[:6] == ("0/prefill/old/0", "0/prefill/old/1", "0/prefill/old/2", "0/prefill/old/3",
-                                          "0/prefill/old/4", "0/prefill/new/0")
+    assert stage.remaining[0].ids[:6] == (
+        "0/prefill/old/0",
+        "0/prefill/old/1",
+        "0/prefill/old/2",
+        "0/prefill/old/3",
+        "0/prefill/old/4",
+        "0/prefill/new/0",
+    )
     plans = drive(Cluster.converged(A, SIX_TWO), B, roles, ready_per_tick=None)
     assert [tuple((c.old, c.new) for c in r.cells) for r in remaining] == [
-        tuple((line.old_after, line.new_after) for line in p.slices[0].roles) for p in plans[1:]]
+        tuple((line.old_after, line.new_after) for line in p.slices[0].roles) for p in plans[1:]
+    ]
     assert remaining[0].row() == "0/prefill=5|1 0/decode=2|1"
 
 
@@ -409,11 +474,21 @@ def _early_drain(decode_ready: int, prefill_target: int = 6, replaces: str | Non
     """maxUnavailable drained every old replica (A at 0, still observed) while B is at 4|2 of its
     6|3 targets, decode 1 replica short of ready: the steady branch (no old replicas) is reached.
     ``replaces``: the annotation every rollout stage put on B's children (None: B is not rolling)."""
-    obs = (SliceObservation(0, (
-        RevisionObservation(B, {"prefill": ChildObservation(4, 4, replaces=replaces),
-                                "decode": ChildObservation(2, decode_ready, replaces=replaces)}),
-        RevisionObservation(A, {"prefill": ChildObservation(0, 0, 6), "decode": ChildObservation(0, 0, 3)}),
-    )),)
+    obs = (
+        SliceObservation(
+            0,
+            (
+                RevisionObservation(
+                    B,
+                    {
+                        "prefill": ChildObservation(4, 4, replaces=replaces),
+                        "decode": ChildObservation(2, decode_ready, replaces=replaces),
+                    },
+                ),
+                RevisionObservation(A, {"prefill": ChildObservation(0, 0, 6), "decode": ChildObservation(0, 0, 3)}),
+            ),
+        ),
+    )
     return plan(obs, 1, B, roles_of({"prefill": prefill_target, "decode": 3}, surge=1, unavailable=2))
 
 
@@ -449,8 +524,11 @@ def test_a_scale_up_outside_a_rollout_is_applied_at_once_whatever_another_role_s
     assert {c.key: c.replicas for c in s.declared} == {"0/prefill/bbbbbbbb": 6, "0/decode/bbbbbbbb": 3}
     assert s.branch == "" and s.stable and p.blocker is None and not p.notes
     assert {c.replaces for c in s.declared} == {None}
-    steady = (SliceObservation(0, (RevisionObservation(B, {"prefill": ChildObservation(4, 4),
-                                                           "decode": ChildObservation(2, 1)}),)),)
+    steady = (
+        SliceObservation(
+            0, (RevisionObservation(B, {"prefill": ChildObservation(4, 4), "decode": ChildObservation(2, 1)}),)
+        ),
+    )
     external = plan(steady, 1, B, [RoleTarget("prefill", 8, external=True), RoleTarget("decode", 2)])
     assert {c.key: c.replicas for c in external.declared} == {"0/prefill/bbbbbbbb": 8, "0/decode/bbbbbbbb": 2}
 
@@ -470,15 +548,31 @@ def test_every_rollout_stage_names_the_replaced_revisions_on_the_target_children
 
 
 def test_steady_barrier_past_the_progress_deadline_names_no_old_capacity() -> None:
-    obs = (SliceObservation(0, (RevisionObservation(B, {"prefill": ChildObservation(4, 4, replaces=A),
-                                                        "decode": ChildObservation(2, 1, replaces=A)}),)),)
-    p = plan(obs, 1, B, roles_of({"prefill": 6, "decode": 3}), progress_deadline_seconds=600,
-             new_scaled_at={0: 1000.0}, now=1700.0)
+    obs = (
+        SliceObservation(
+            0,
+            (
+                RevisionObservation(
+                    B, {"prefill": ChildObservation(4, 4, replaces=A), "decode": ChildObservation(2, 1, replaces=A)}
+                ),
+            ),
+        ),
+    )
+    p = plan(
+        obs,
+        1,
+        B,
+        roles_of({"prefill": 6, "decode": 3}),
+        progress_deadline_seconds=600,
+        new_scaled_at={0: 1000.0},
+        now=1700.0,
+    )
     assert not p.changed and p.blocker.code == PROGRESS_DEADLINE_EXCEEDED
     assert "no old revision is left" in p.blocker.message and "decode" in p.blocker.message
 
 
 # ---- hypothesis: bounds and termination from random inputs -----------------------------------
+
 
 @st.composite
 def scenarios(draw):
@@ -486,8 +580,14 @@ def scenarios(draw):
     names = ["r0", "r1", "r2"][:n]
     initial = draw(st.lists(st.integers(0, 8), min_size=n, max_size=n))
     target = draw(st.lists(st.integers(0, 8), min_size=n, max_size=n))
-    cfg = [draw(st.builds(RollingUpdateConfig, st.integers(0, 3), st.integers(0, 3)).filter(
-        lambda c: c.max_surge > 0 or c.max_unavailable > 0)) for _ in range(n)]
+    cfg = [
+        draw(
+            st.builds(RollingUpdateConfig, st.integers(0, 3), st.integers(0, 3)).filter(
+                lambda c: c.max_surge > 0 or c.max_unavailable > 0
+            )
+        )
+        for _ in range(n)
+    ]
     per_tick = draw(st.sampled_from([1, 2, None]))
     third = draw(st.none() | st.integers(1, 4))  # switch to a third revision after this many stages
     return names, initial, target, cfg, per_tick, third

@@ -1,4 +1,5 @@
 """The LWS model: upstream defaults (§5.2), both key spellings, clean type errors, percent scaling."""
+
 from __future__ import annotations
 
 import math
@@ -12,8 +13,12 @@ from pulumi_lws.core.errors import FieldError, SpecError
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, Scheduling
 
-MINIMAL = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "demo"},
-           "spec": {"leaderWorkerTemplate": {"workerTemplate": {"spec": {"containers": [{"name": "w", "image": "i"}]}}}}}
+MINIMAL = {
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
+    "metadata": {"name": "demo"},
+    "spec": {"leaderWorkerTemplate": {"workerTemplate": {"spec": {"containers": [{"name": "w", "image": "i"}]}}}},
+}
 
 
 def parse_spec(**spec: Any) -> LeaderWorkerSet:
@@ -39,17 +44,31 @@ def test_defaults_match_upstream() -> None:
     assert lws.validate() is lws
 
 
-@pytest.mark.parametrize("given_value,expected", [
-    (None, "RecreateGroupOnPodRestart"), ("", "RecreateGroupOnPodRestart"), ("Default", "None"),
-    ("None", "None"), ("RecreateGroupAfterStart", "RecreateGroupAfterStart"),
-])
+@pytest.mark.parametrize(
+    "given_value,expected",
+    [
+        (None, "RecreateGroupOnPodRestart"),
+        ("", "RecreateGroupOnPodRestart"),
+        ("Default", "None"),
+        ("None", "None"),
+        ("RecreateGroupAfterStart", "RecreateGroupAfterStart"),
+    ],
+)
 def test_restart_policy_defaulting(given_value: Any, expected: str) -> None:
     lwt = {"restartPolicy": given_value} if given_value is not None else {}
     assert parse_spec(leaderWorkerTemplate=lwt).spec.leader_worker_template.restart_policy == expected
 
 
-@pytest.mark.parametrize("rollout", [None, {}, {"type": ""}, {"type": "RollingUpdate", "rollingUpdateConfiguration": None},
-                                     {"rollingUpdateConfiguration": {}}])
+@pytest.mark.parametrize(
+    "rollout",
+    [
+        None,
+        {},
+        {"type": ""},
+        {"type": "RollingUpdate", "rollingUpdateConfiguration": None},
+        {"rollingUpdateConfiguration": {}},
+    ],
+)
 def test_rollout_defaults(rollout: Any) -> None:
     lws = parse_spec(rolloutStrategy=rollout)
     assert lws.spec.rollout_strategy.type == "RollingUpdate"
@@ -57,7 +76,9 @@ def test_rollout_defaults(rollout: Any) -> None:
 
 
 def test_rollout_partial_config_keeps_other_defaults() -> None:
-    ruc = parse_spec(rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": 2}}).spec.rollout_strategy.rolling_update_configuration
+    ruc = parse_spec(
+        rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": 2}}
+    ).spec.rollout_strategy.rolling_update_configuration
     assert (ruc.max_unavailable, ruc.max_surge, ruc.partition) == (1, 2, 0)
 
 
@@ -66,18 +87,32 @@ def test_network_config_nil_is_shared(net: Any) -> None:
     assert parse_spec(networkConfig=net).spec.network_config.subdomain_policy == "Shared"
 
 
-@pytest.mark.parametrize("field,default", [("groupIdentity", "Ordinal"), ("groupReplacementPolicy", "PostTermination"),
-                                           ("startupPolicy", "LeaderCreated"), ("podTerminationPolicy", "Sequential")])
+@pytest.mark.parametrize(
+    "field,default",
+    [
+        ("groupIdentity", "Ordinal"),
+        ("groupReplacementPolicy", "PostTermination"),
+        ("startupPolicy", "LeaderCreated"),
+        ("podTerminationPolicy", "Sequential"),
+    ],
+)
 def test_empty_enum_is_default(field: str, default: str) -> None:
     lws = parse_spec(**{field: ""})
     assert lws.spec.to_wire()[field] == default
 
 
-@pytest.mark.parametrize("sched,level", [
-    ({}, "replica"), ({"replica": {}}, "replica"), ({"replica": {"schedulingPolicy": {"gang": {}}}}, "replica"),
-    ({"replica": {"leader": {}}}, "role"), ({"replica": {"worker": {}, "leader": {}}}, "role"),
-    ({"schedulingPolicy": {"gang": {}}}, "lws"), ({"disruptionMode": "Pod"}, "lws"),
-])
+@pytest.mark.parametrize(
+    "sched,level",
+    [
+        ({}, "replica"),
+        ({"replica": {}}, "replica"),
+        ({"replica": {"schedulingPolicy": {"gang": {}}}}, "replica"),
+        ({"replica": {"leader": {}}}, "role"),
+        ({"replica": {"worker": {}, "leader": {}}}, "role"),
+        ({"schedulingPolicy": {"gang": {}}}, "lws"),
+        ({"disruptionMode": "Pod"}, "lws"),
+    ],
+)
 def test_scheduling_levels(sched: dict[str, Any], level: str) -> None:
     s = parse_spec(scheduling=sched).spec.scheduling
     assert isinstance(s, Scheduling)
@@ -86,15 +121,32 @@ def test_scheduling_levels(sched: dict[str, Any], level: str) -> None:
 
 
 def test_snake_and_camel_case_are_the_same_model() -> None:
-    camel = LeaderWorkerSet.parse({"metadata": {"name": "x"}, "spec": {
-        "replicas": 3, "leaderWorkerTemplate": {"size": 2, "restartPolicy": "None", "subGroupPolicy": {"subGroupSize": 1}},
-        "rolloutStrategy": {"rollingUpdateConfiguration": {"maxSurge": "50%"}}, "networkConfig": {"subdomainPolicy": "UniquePerReplica"}}})
-    snake = LeaderWorkerSet(metadata={"name": "x"}, spec={
-        "replicas": 3, "leader_worker_template": {"size": 2, "restart_policy": "None", "sub_group_policy": {"sub_group_size": 1}},
-        "rollout_strategy": {"rolling_update_configuration": {"max_surge": "50%"}}, "network_config": {"subdomain_policy": "UniquePerReplica"}})
+    camel = LeaderWorkerSet.parse(
+        {
+            "metadata": {"name": "x"},
+            "spec": {
+                "replicas": 3,
+                "leaderWorkerTemplate": {"size": 2, "restartPolicy": "None", "subGroupPolicy": {"subGroupSize": 1}},
+                "rolloutStrategy": {"rollingUpdateConfiguration": {"maxSurge": "50%"}},
+                "networkConfig": {"subdomainPolicy": "UniquePerReplica"},
+            },
+        }
+    )
+    snake = LeaderWorkerSet(
+        metadata={"name": "x"},
+        spec={
+            "replicas": 3,
+            "leader_worker_template": {"size": 2, "restart_policy": "None", "sub_group_policy": {"sub_group_size": 1}},
+            "rollout_strategy": {"rolling_update_configuration": {"max_surge": "50%"}},
+            "network_config": {"subdomain_policy": "UniquePerReplica"},
+        },
+    )
     assert camel == snake
     assert camel.to_wire() == snake.to_wire()
-    assert snake.to_wire()["spec"]["leaderWorkerTemplate"]["subGroupPolicy"] == {"subGroupPolicyType": "LeaderWorker", "subGroupSize": 1}
+    assert snake.to_wire()["spec"]["leaderWorkerTemplate"]["subGroupPolicy"] == {
+        "subGroupPolicyType": "LeaderWorker",
+        "subGroupSize": 1,
+    }
 
 
 def test_wire_round_trip_and_ignored_status() -> None:
@@ -105,8 +157,10 @@ def test_wire_round_trip_and_ignored_status() -> None:
 
 
 def test_from_manifest_yaml_text(tmp_path) -> None:
-    text = ("apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: y}\n"
-            "spec: {replicas: 4, leaderWorkerTemplate: {workerTemplate: {spec: {containers: [{name: c, image: i}]}}}}\n")
+    text = (
+        "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: y}\n"
+        "spec: {replicas: 4, leaderWorkerTemplate: {workerTemplate: {spec: {containers: [{name: c, image: i}]}}}}\n"
+    )
     assert LeaderWorkerSet.from_manifest(text).replicas == 4
     f = tmp_path / "lws.yaml"
     f.write_text(text)
@@ -115,28 +169,75 @@ def test_from_manifest_yaml_text(tmp_path) -> None:
 
 # ---- type errors -> FieldErrors --------------------------------------------------------------------
 TYPE_CASES = [
-    ("enum", {"spec": {"leaderWorkerTemplate": {"restartPolicy": "Always"}}},
-     ("spec.leaderWorkerTemplate.restartPolicy",
-      'Unsupported value: "Always": supported values: "RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None"', "NotSupported")),
-    ("enum-nested", {"spec": {"leaderWorkerTemplate": {"subGroupPolicy": {"subGroupPolicyType": "Foo", "subGroupSize": 1}}}},
-     ("spec.leaderWorkerTemplate.subGroupPolicy.subGroupPolicyType",
-      'Unsupported value: "Foo": supported values: "LeaderWorker", "LeaderExcluded"', "NotSupported")),
-    ("enum-rollout-type", {"spec": {"rolloutStrategy": {"type": "Recreate"}}},
-     ("spec.rolloutStrategy.type", 'Unsupported value: "Recreate": supported values: "RollingUpdate"', "NotSupported")),
-    ("unknown-field", {"spec": {"leaderWorkerTemplate": {"sizee": 2}}},
-     ("spec.leaderWorkerTemplate.sizee", 'unknown field "spec.leaderWorkerTemplate.sizee"', "Unknown")),
+    (
+        "enum",
+        {"spec": {"leaderWorkerTemplate": {"restartPolicy": "Always"}}},
+        (
+            "spec.leaderWorkerTemplate.restartPolicy",
+            'Unsupported value: "Always": supported values: "RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None"',
+            "NotSupported",
+        ),
+    ),
+    (
+        "enum-nested",
+        {"spec": {"leaderWorkerTemplate": {"subGroupPolicy": {"subGroupPolicyType": "Foo", "subGroupSize": 1}}}},
+        (
+            "spec.leaderWorkerTemplate.subGroupPolicy.subGroupPolicyType",
+            'Unsupported value: "Foo": supported values: "LeaderWorker", "LeaderExcluded"',
+            "NotSupported",
+        ),
+    ),
+    (
+        "enum-rollout-type",
+        {"spec": {"rolloutStrategy": {"type": "Recreate"}}},
+        (
+            "spec.rolloutStrategy.type",
+            'Unsupported value: "Recreate": supported values: "RollingUpdate"',
+            "NotSupported",
+        ),
+    ),
+    (
+        "unknown-field",
+        {"spec": {"leaderWorkerTemplate": {"sizee": 2}}},
+        ("spec.leaderWorkerTemplate.sizee", 'unknown field "spec.leaderWorkerTemplate.sizee"', "Unknown"),
+    ),
     ("unknown-top-level", {"sepc": {}}, ("sepc", 'unknown field "sepc"', "Unknown")),
-    ("unknown-scheduling-field", {"spec": {"scheduling": {"bogus": 1}}}, ("spec.scheduling.bogus", 'unknown field "spec.scheduling.bogus"', "Unknown")),
+    (
+        "unknown-scheduling-field",
+        {"spec": {"scheduling": {"bogus": 1}}},
+        ("spec.scheduling.bogus", 'unknown field "spec.scheduling.bogus"', "Unknown"),
+    ),
     ("wrong-int", {"spec": {"replicas": "three"}}, ("spec.replicas", "must be of type integer", "Invalid")),
-    ("bool-int", {"spec": {"leaderWorkerTemplate": {"size": True}}}, ("spec.leaderWorkerTemplate.size", "must be of type integer", "Invalid")),
+    (
+        "bool-int",
+        {"spec": {"leaderWorkerTemplate": {"size": True}}},
+        ("spec.leaderWorkerTemplate.size", "must be of type integer", "Invalid"),
+    ),
     ("fractional-int", {"spec": {"replicas": 1.5}}, ("spec.replicas", "must be of type integer", "Invalid")),
-    ("int-or-string", {"spec": {"rolloutStrategy": {"rollingUpdateConfiguration": {"maxSurge": [1]}}}},
-     ("spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge", "must be of type integer or string", "Invalid")),
-    ("object", {"spec": {"leaderWorkerTemplate": "big"}}, ("spec.leaderWorkerTemplate", "must be of type object", "Invalid")),
-    ("label-value", {"metadata": {"name": "demo", "labels": {"team": 7}}}, ("metadata.labels[team]", "must be of type string", "Invalid")),
-    ("snake-input-wire-path", {"spec": {"leader_worker_template": {"restart_policy": "X"}}},
-     ("spec.leaderWorkerTemplate.restartPolicy",
-      'Unsupported value: "X": supported values: "RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None"', "NotSupported")),
+    (
+        "int-or-string",
+        {"spec": {"rolloutStrategy": {"rollingUpdateConfiguration": {"maxSurge": [1]}}}},
+        ("spec.rolloutStrategy.rollingUpdateConfiguration.maxSurge", "must be of type integer or string", "Invalid"),
+    ),
+    (
+        "object",
+        {"spec": {"leaderWorkerTemplate": "big"}},
+        ("spec.leaderWorkerTemplate", "must be of type object", "Invalid"),
+    ),
+    (
+        "label-value",
+        {"metadata": {"name": "demo", "labels": {"team": 7}}},
+        ("metadata.labels[team]", "must be of type string", "Invalid"),
+    ),
+    (
+        "snake-input-wire-path",
+        {"spec": {"leader_worker_template": {"restart_policy": "X"}}},
+        (
+            "spec.leaderWorkerTemplate.restartPolicy",
+            'Unsupported value: "X": supported values: "RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "None"',
+            "NotSupported",
+        ),
+    ),
 ]
 
 
@@ -161,33 +262,42 @@ def test_all_type_errors_in_one_spec_error() -> None:
 def test_field_error_formats_like_kubernetes() -> None:
     assert str(FieldError("spec.replicas", "must be x", -1)) == "spec.replicas: Invalid value: -1: must be x"
     assert str(FieldError("a", "must be y", "v")) == 'a: Invalid value: "v": must be y'
-    assert str(FieldError("a", 'Unsupported value: "X": supported values: "A"', "X", "NotSupported")) == \
-        'a: Unsupported value: "X": supported values: "A"'
+    assert (
+        str(FieldError("a", 'Unsupported value: "X": supported values: "A"', "X", "NotSupported"))
+        == 'a: Unsupported value: "X": supported values: "A"'
+    )
     assert str(FieldError("a", "Required value", kind="Required")) == "a: Required value"
     assert str(FieldError("a", "no", kind="Forbidden")) == "a: Forbidden: no"
 
 
 # ---- percent scaling ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("value,replicas,surge,unavailable", [
-    ("25%", 10, 3, 2),     # 2.5: surge ceil, unavailable floor
-    ("50%", 3, 2, 1),      # 1.5
-    ("100%", 7, 7, 7),
-    ("0%", 7, 0, 0),
-    ("1%", 1, 1, 0),
-    ("33%", 0, 0, 0),
-    (5, 3, 3, 5),          # an int maxSurge is capped at replicas; maxUnavailable is not
-    (0, 4, 0, 0),
-])
+@pytest.mark.parametrize(
+    "value,replicas,surge,unavailable",
+    [
+        ("25%", 10, 3, 2),  # 2.5: surge ceil, unavailable floor
+        ("50%", 3, 2, 1),  # 1.5
+        ("100%", 7, 7, 7),
+        ("0%", 7, 0, 0),
+        ("1%", 1, 1, 0),
+        ("33%", 0, 0, 0),
+        (5, 3, 3, 5),  # an int maxSurge is capped at replicas; maxUnavailable is not
+        (0, 4, 0, 0),
+    ],
+)
 def test_percent_rounding(value: Any, replicas: int, surge: int, unavailable: int) -> None:
-    lws = parse_spec(replicas=replicas, rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": value, "maxUnavailable": value}})
+    lws = parse_spec(
+        replicas=replicas, rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": value, "maxUnavailable": value}}
+    )
     assert (lws.max_surge(), lws.max_unavailable()) == (surge, unavailable)
 
 
 @settings(max_examples=300, deadline=None)
 @given(pct=st.integers(0, 100), replicas=st.integers(0, 1_000_000))
 def test_percent_scaling_property(pct: int, replicas: int) -> None:
-    lws = parse_spec(replicas=replicas, rolloutStrategy={"rollingUpdateConfiguration": {
-        "maxSurge": f"{pct}%", "maxUnavailable": f"{pct}%"}})
+    lws = parse_spec(
+        replicas=replicas,
+        rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": f"{pct}%", "maxUnavailable": f"{pct}%"}},
+    )
     ms, mu = lws.max_surge(), lws.max_unavailable()
     assert 0 <= mu <= ms <= replicas
     assert mu == (pct * replicas) // 100
@@ -201,14 +311,22 @@ def test_scaled_value_rejects_unscalable() -> None:
             scaled_value(bad, 10, round_up=True)
 
 
-@pytest.mark.parametrize("sched,units", [
-    ({}, [("spec.scheduling.replica", 4, True, True, None)]),
-    ({"replica": {"schedulingPolicy": {"gang": {"minCount": 4}}}}, [("spec.scheduling.replica", 4, True, True, 4)]),
-    ({"replica": {"leader": {}, "worker": {"schedulingPolicy": {"gang": {"minCount": 3}}}}},
-     [("spec.scheduling.replica.leader", 1, False, True, None), ("spec.scheduling.replica.worker", 3, False, True, 3)]),
-    ({"schedulingPolicy": {"gang": {}}}, [("spec.scheduling", 12, True, True, None)]),
-    ({"disruptionMode": "Pod"}, [("spec.scheduling", 12, True, False, None)]),  # whole-LWS level defaults to Basic
-])
+@pytest.mark.parametrize(
+    "sched,units",
+    [
+        ({}, [("spec.scheduling.replica", 4, True, True, None)]),
+        ({"replica": {"schedulingPolicy": {"gang": {"minCount": 4}}}}, [("spec.scheduling.replica", 4, True, True, 4)]),
+        (
+            {"replica": {"leader": {}, "worker": {"schedulingPolicy": {"gang": {"minCount": 3}}}}},
+            [
+                ("spec.scheduling.replica.leader", 1, False, True, None),
+                ("spec.scheduling.replica.worker", 3, False, True, 3),
+            ],
+        ),
+        ({"schedulingPolicy": {"gang": {}}}, [("spec.scheduling", 12, True, True, None)]),
+        ({"disruptionMode": "Pod"}, [("spec.scheduling", 12, True, False, None)]),  # whole-LWS level defaults to Basic
+    ],
+)
 def test_gang_units(sched: dict[str, Any], units: list[tuple[Any, ...]]) -> None:
     lws = parse_spec(replicas=3, leaderWorkerTemplate={"size": 4}, scheduling=sched)
     got = lws.spec.scheduling.gang_units(lws.replicas, lws.size)

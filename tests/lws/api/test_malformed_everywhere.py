@@ -7,25 +7,29 @@ validation table (test_api_validation.CREATE_CASES, rows that expect an error) a
 every API is fed alike (malformed.family_rows): one manifest per row, fed unchanged to every
 entry point.
 """
+
 from __future__ import annotations
 
 import copy
 from typing import Any
 
 import pytest
-
 from conftest import fresh_mock_runtime
-from malformed import assert_rejected, family_rows, recording_mocks, write_manifest
 from fakes_component import FakeActuator, FakeObserver
+from malformed import assert_rejected, family_rows, recording_mocks, write_manifest
+from test_api_validation import BASE, CREATE_CASES, merge
+from test_podspec_validation import CASES as TEMPLATE_CASES
+from test_podspec_validation import GOOD, put
+
 from pulumi_lws.backend import use_backend
 from pulumi_lws.core.errors import SpecError
-from test_api_validation import BASE, CREATE_CASES, merge
-from test_podspec_validation import CASES as TEMPLATE_CASES, GOOD, put
 
 ROWS: list[tuple[str, dict[str, Any], str]] = (
     [(f"template-{rid}", put(GOOD, path, value), expected[0][0]) for rid, path, value, expected in TEMPLATE_CASES]
     + [(f"rule-{rid}", merge(BASE, patch), expected[0][0]) for rid, patch, expected in CREATE_CASES if expected]
-    + family_rows(GOOD, ["spec.leaderWorkerTemplate.workerTemplate"], ["spec.replicas", "spec.leaderWorkerTemplate.size"])
+    + family_rows(
+        GOOD, ["spec.leaderWorkerTemplate.workerTemplate"], ["spec.replicas", "spec.leaderWorkerTemplate.size"]
+    )
 )
 
 
@@ -41,9 +45,17 @@ def _field_named(err: str, field: str) -> bool:
 @pytest.mark.parametrize("manifest,field", [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
 def test_every_cli_entry_point_exits_2_naming_the_field(tmp_path, capsys, manifest, field) -> None:
     bad = write_manifest(tmp_path, "bad.yaml", manifest)
-    good = write_manifest(tmp_path, "good.yaml", copy.deepcopy(GOOD) if manifest.get("metadata", {}).get("namespace") == "team-a"
-                  else copy.deepcopy(BASE))
-    assert_rejected(capsys, (["render", bad], ["plan", good, bad], ["simulate", "--from", good, "--to", bad]), field, named=_field_named)
+    good = write_manifest(
+        tmp_path,
+        "good.yaml",
+        copy.deepcopy(GOOD) if manifest.get("metadata", {}).get("namespace") == "team-a" else copy.deepcopy(BASE),
+    )
+    assert_rejected(
+        capsys,
+        (["render", bad], ["plan", good, bad], ["simulate", "--from", good, "--to", bad]),
+        field,
+        named=_field_named,
+    )
 
 
 @pytest.mark.parametrize("manifest,field", [r[1:] for r in ROWS][::3], ids=[r[0] for r in ROWS][::3])

@@ -4,12 +4,15 @@ unknown keys) gives the project's own ``SpecError`` with field paths under the b
 never an ``AttributeError``/``TypeError``; a spec that still validates reconciles against an empty
 cluster without any exception.
 """
+
 from __future__ import annotations
 
 import copy
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pulumi_lws.core.errors import SpecError
 from pulumi_lws.core.snapshot import EMPTY
@@ -20,34 +23,61 @@ TEMPLATE = {
     "metadata": {"labels": {"role": "worker", "app.kubernetes.io/managed-by": "kustomize"}, "annotations": {"a": "b"}},
     "spec": {
         "initContainers": [{"name": "init", "image": "busybox", "command": ["sh", "-c", "true"]}],
-        "containers": [{
-            "name": "w", "image": "img:1", "args": ["--x"], "ports": [{"containerPort": 8080, "name": "http"}],
-            "env": [{"name": "A", "value": "1"}, {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
-            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"google.com/tpu": 4}},
-            "readinessProbe": {"httpGet": {"port": 8080, "path": "/health"}, "periodSeconds": 5},
-            "volumeMounts": [{"name": "data", "mountPath": "/data"}],
-            "securityContext": {"runAsNonRoot": True, "capabilities": {"add": ["NET_ADMIN"]}},
-        }],
+        "containers": [
+            {
+                "name": "w",
+                "image": "img:1",
+                "args": ["--x"],
+                "ports": [{"containerPort": 8080, "name": "http"}],
+                "env": [
+                    {"name": "A", "value": "1"},
+                    {"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                ],
+                "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"google.com/tpu": 4}},
+                "readinessProbe": {"httpGet": {"port": 8080, "path": "/health"}, "periodSeconds": 5},
+                "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                "securityContext": {"runAsNonRoot": True, "capabilities": {"add": ["NET_ADMIN"]}},
+            }
+        ],
         "nodeSelector": {"disk": "ssd"},
         "tolerations": [{"key": "k", "operator": "Exists", "effect": "NoSchedule"}],
-        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}},
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
+                }
+            }
+        },
         "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}}],
-        "subdomain": "x", "priorityClassName": "high", "terminationGracePeriodSeconds": 30,
+        "subdomain": "x",
+        "priorityClassName": "high",
+        "terminationGracePeriodSeconds": 30,
     },
 }
-CLAIM = {"metadata": {"name": "data", "labels": {"a": "b"}},
-         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}}
+CLAIM = {
+    "metadata": {"name": "data", "labels": {"a": "b"}},
+    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}},
+}
 ROOTS = ("leaderTemplate", "workerTemplate", "volumeClaimTemplates")
 
 
 def base() -> dict[str, Any]:
     leader = copy.deepcopy(TEMPLATE)
     leader["spec"]["containers"][0]["name"] = "leader"
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "gen"},
-            "spec": {"replicas": 2, "leaderWorkerTemplate": {
-                "size": 3, "leaderTemplate": leader, "workerTemplate": copy.deepcopy(TEMPLATE),
-                "volumeClaimTemplates": [copy.deepcopy(CLAIM)]}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "gen"},
+        "spec": {
+            "replicas": 2,
+            "leaderWorkerTemplate": {
+                "size": 3,
+                "leaderTemplate": leader,
+                "workerTemplate": copy.deepcopy(TEMPLATE),
+                "volumeClaimTemplates": [copy.deepcopy(CLAIM)],
+            },
+        },
+    }
 
 
 def locations(node: Any, here: tuple = ()) -> Iterator[tuple]:
@@ -62,9 +92,16 @@ LWT_BASE = base()["spec"]["leaderWorkerTemplate"]
 PLACES = [(root,) + loc for root in ROOTS for loc in locations(LWT_BASE[root])] + [(root,) for root in ROOTS[:2]]
 
 wrong = st.one_of(
-    st.integers(-3, 2**40), st.booleans(), st.floats(allow_nan=False), st.text(max_size=6), st.binary(max_size=4),
-    st.just(None), st.lists(st.integers(0, 3), max_size=2), st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
-    st.just([None]), st.just({"unknownField": 1}),
+    st.integers(-3, 2**40),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.text(max_size=6),
+    st.binary(max_size=4),
+    st.just(None),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=2),
+    st.just([None]),
+    st.just({"unknownField": 1}),
 )
 
 

@@ -4,6 +4,7 @@ Kubernetes 1.35 API server would, through ``LeaderWorkerSet.from_manifest`` (par
 Each row breaks one thing in a valid manifest and lists every (path, message) the SpecError must
 carry, in order. Paths are the LWS wire paths; messages are the API server's.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -23,20 +24,42 @@ W, L, V = f"{LWT}.workerTemplate", f"{LWT}.leaderTemplate", f"{LWT}.volumeClaimT
 C0 = f"{W}.spec.containers[0]"
 DELETE = object()
 GOOD: dict[str, Any] = {
-    "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+    "apiVersion": "leaderworkerset.x-k8s.io/v1",
+    "kind": "LeaderWorkerSet",
     "metadata": {"name": "demo", "namespace": "team-a", "labels": {"app": "demo"}},
-    "spec": {"replicas": 2, "leaderWorkerTemplate": {
-        "size": 3,
-        "leaderTemplate": {"spec": {"containers": [{"name": "leader", "image": "img:1"}]}},
-        "workerTemplate": {"metadata": {"labels": {"role": "worker"}}, "spec": {
-            "containers": [{"name": "w", "image": "img:1", "ports": [{"containerPort": 8080}],
+    "spec": {
+        "replicas": 2,
+        "leaderWorkerTemplate": {
+            "size": 3,
+            "leaderTemplate": {"spec": {"containers": [{"name": "leader", "image": "img:1"}]}},
+            "workerTemplate": {
+                "metadata": {"labels": {"role": "worker"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "w",
+                            "image": "img:1",
+                            "ports": [{"containerPort": 8080}],
                             "env": [{"name": "A", "value": "1"}],
-                            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"google.com/tpu": 4}},
-                            "livenessProbe": {"httpGet": {"port": 8080, "path": "/"}}}],
-            "nodeSelector": {"disk": "ssd"}, "tolerations": [{"key": "k", "operator": "Exists"}]}},
-        "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
-            "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}}],
-    }},
+                            "resources": {
+                                "requests": {"cpu": "500m", "memory": "1Gi"},
+                                "limits": {"google.com/tpu": 4},
+                            },
+                            "livenessProbe": {"httpGet": {"port": 8080, "path": "/"}},
+                        }
+                    ],
+                    "nodeSelector": {"disk": "ssd"},
+                    "tolerations": [{"key": "k", "operator": "Exists"}],
+                },
+            },
+            "volumeClaimTemplates": [
+                {
+                    "metadata": {"name": "data"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}},
+                }
+            ],
+        },
+    },
 }
 
 
@@ -62,11 +85,17 @@ def required(path: str) -> tuple[str, str]:
     return path, "Required value"
 
 
-QUALIFIED_NAME_PART = (f"name part {QUALIFIED_NAME_MSG} (e.g. 'MyName',  or 'my.name',  or '123-abc', "
-                       "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')")
-LABEL_VALUE = (f"{LABEL_VALUE_MSG} (e.g. 'MyValue',  or 'my_value',  or '12345', "
-               "regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')")
-NAMESPACE = f"{DNS1123_LABEL_MSG} (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+QUALIFIED_NAME_PART = (
+    f"name part {QUALIFIED_NAME_MSG} (e.g. 'MyName',  or 'my.name',  or '123-abc', "
+    "regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+LABEL_VALUE = (
+    f"{LABEL_VALUE_MSG} (e.g. 'MyValue',  or 'my_value',  or '12345', "
+    "regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+NAMESPACE = (
+    f"{DNS1123_LABEL_MSG} (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
 
 # (id, path to break, bad value, expected [(path, message)] -- the whole error list, in order)
 CASES = [
@@ -81,42 +110,102 @@ CASES = [
     ("no-containers", f"{W}.spec.containers", DELETE, [required(f"{W}.spec.containers")]),
     ("template-without-spec", f"{W}.spec", DELETE, [required(f"{W}.spec")]),
     ("cpu-abc", f"{C0}.resources.requests.cpu", "abc", [(f"{C0}.resources.requests[cpu]", QUANTITY_FORMAT_MSG)]),
-    ("memory-bad-suffix", f"{C0}.resources.requests.memory", "1iK", [(f"{C0}.resources.requests[memory]", QUANTITY_SUFFIX_MSG)]),
-    ("quantity-boolean", f"{C0}.resources.limits[google.com/tpu]", True,
-     [(f"{C0}.resources.limits[google.com/tpu]", "must be of type string or number")]),
+    (
+        "memory-bad-suffix",
+        f"{C0}.resources.requests.memory",
+        "1iK",
+        [(f"{C0}.resources.requests[memory]", QUANTITY_SUFFIX_MSG)],
+    ),
+    (
+        "quantity-boolean",
+        f"{C0}.resources.limits[google.com/tpu]",
+        True,
+        [(f"{C0}.resources.limits[google.com/tpu]", "must be of type string or number")],
+    ),
     ("env-value-integer", f"{C0}.env[0].value", 3, [(f"{C0}.env[0].value", "must be of type string")]),
     ("env-without-name", f"{C0}.env[0].name", DELETE, [required(f"{C0}.env[0].name")]),
     ("resources-3", f"{C0}.resources", 3, [(f"{C0}.resources", "must be of type object")]),
     ("spec-x", f"{W}.spec", "x", [(f"{W}.spec", "must be of type object")]),
     ("image-bytes", f"{C0}.image", b"img", [(f"{C0}.image", "must be of type string")]),
-    ("port-string", f"{C0}.ports[0].containerPort", "8080", [(f"{C0}.ports[0].containerPort", "must be of type integer")]),
-    ("port-overflow", f"{C0}.ports[0].containerPort", 2**40,
-     [(f"{C0}.ports[0].containerPort", "must be between -2147483648 and 2147483647, inclusive (int32)")]),
-    ("probe-port-boolean", f"{C0}.livenessProbe.httpGet.port", True,
-     [(f"{C0}.livenessProbe.httpGet.port", "must be of type string or integer")]),
+    (
+        "port-string",
+        f"{C0}.ports[0].containerPort",
+        "8080",
+        [(f"{C0}.ports[0].containerPort", "must be of type integer")],
+    ),
+    (
+        "port-overflow",
+        f"{C0}.ports[0].containerPort",
+        2**40,
+        [(f"{C0}.ports[0].containerPort", "must be between -2147483648 and 2147483647, inclusive (int32)")],
+    ),
+    (
+        "probe-port-boolean",
+        f"{C0}.livenessProbe.httpGet.port",
+        True,
+        [(f"{C0}.livenessProbe.httpGet.port", "must be of type string or integer")],
+    ),
     ("tolerations-object", f"{W}.spec.tolerations", {"key": "k"}, [(f"{W}.spec.tolerations", "must be of type array")]),
-    ("node-selector-value-int", f"{W}.spec.nodeSelector.disk", 1, [(f"{W}.spec.nodeSelector[disk]", "must be of type string")]),
+    (
+        "node-selector-value-int",
+        f"{W}.spec.nodeSelector.disk",
+        1,
+        [(f"{W}.spec.nodeSelector[disk]", "must be of type string")],
+    ),
     ("null-container", f"{W}.spec.containers", [None], [(f"{W}.spec.containers[0]", "must be of type object")]),
     ("template-label-key", f"{W}.metadata.labels", {"bad key!": "v"}, [(f"{W}.metadata.labels", QUALIFIED_NAME_PART)]),
     ("template-label-value", f"{W}.metadata.labels.role", "-x", [(f"{W}.metadata.labels", LABEL_VALUE)]),
     ("leader-unknown-field", f"{L}.spec.containers[0].imagee", "x", [unknown(f"{L}.spec.containers[0].imagee")]),
     ("leader-empty", L, {}, [required(f"{L}.spec")]),
-    ("vct-bad-quantity", f"{V}.spec.resources.requests.storage", "10XB",
-     [(f"{V}.spec.resources.requests[storage]", QUANTITY_FORMAT_MSG)]),
+    (
+        "vct-bad-quantity",
+        f"{V}.spec.resources.requests.storage",
+        "10XB",
+        [(f"{V}.spec.resources.requests[storage]", QUANTITY_FORMAT_MSG)],
+    ),
     ("vct-unknown-field", f"{V}.spec.storageClass", "fast", [unknown(f"{V}.spec.storageClass")]),
-    ("vct-api-version", f"{V}.apiVersion", "v2", [(f"{V}.apiVersion", 'Unsupported value: "v2": supported values: "v1"')]),
-    ("retention-policy-typo", f"{LWT}.persistentVolumeClaimRetentionPolicy", {"whenDeletd": "Retain"},
-     [unknown(f"{LWT}.persistentVolumeClaimRetentionPolicy.whenDeletd")]),
+    (
+        "vct-api-version",
+        f"{V}.apiVersion",
+        "v2",
+        [(f"{V}.apiVersion", 'Unsupported value: "v2": supported values: "v1"')],
+    ),
+    (
+        "retention-policy-typo",
+        f"{LWT}.persistentVolumeClaimRetentionPolicy",
+        {"whenDeletd": "Retain"},
+        [unknown(f"{LWT}.persistentVolumeClaimRetentionPolicy.whenDeletd")],
+    ),
     ("lws-namespace", "metadata.namespace", "Team_A", [("metadata.namespace", NAMESPACE)]),
     ("lws-label-value", "metadata.labels.app", "a b", [("metadata.labels", LABEL_VALUE)]),
-    ("lws-label-key", "metadata.labels", {"example.com/": "x"}, [("metadata.labels", "name part must be non-empty"),
-                                                                 ("metadata.labels", QUALIFIED_NAME_PART)]),
-    ("lws-annotation-key", "metadata.annotations", {"a/b/c": "x"}, [("metadata.annotations", (
-        f"a qualified name {QUALIFIED_NAME_MSG} (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-        "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"))]),
+    (
+        "lws-label-key",
+        "metadata.labels",
+        {"example.com/": "x"},
+        [("metadata.labels", "name part must be non-empty"), ("metadata.labels", QUALIFIED_NAME_PART)],
+    ),
+    (
+        "lws-annotation-key",
+        "metadata.annotations",
+        {"a/b/c": "x"},
+        [
+            (
+                "metadata.annotations",
+                (
+                    f"a qualified name {QUALIFIED_NAME_MSG} (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+                    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+                ),
+            )
+        ],
+    ),
     ("size-string", f"{LWT}.size", "4", [(f"{LWT}.size", "must be of type integer")]),
     ("replicas-string", "spec.replicas", "2", [("spec.replicas", "must be of type integer")]),
-    ("max-group-restarts-string", f"{LWT}.maxGroupRestarts", "3", [(f"{LWT}.maxGroupRestarts", "must be of type integer")]),
+    (
+        "max-group-restarts-string",
+        f"{LWT}.maxGroupRestarts",
+        "3",
+        [(f"{LWT}.maxGroupRestarts", "must be of type integer")],
+    ),
 ]
 
 
@@ -144,9 +233,12 @@ def test_every_problem_is_reported_at_once_with_rule_errors() -> None:
     m = put(m, f"{W}.spec.containers[0].resources.requests.cpu", "abc")
     m = put(m, f"{L}.spec.containers[0].image", DELETE)
     m = put(m, "spec.replicas", -1)
-    assert pairs(m) == [required(f"{L}.spec.containers[0].image"), unknown(f"{C0}.imagee"),
-                        (f"{C0}.resources.requests[cpu]", QUANTITY_FORMAT_MSG),
-                        ("spec.replicas", "replicas must be equal or greater than 0")]
+    assert pairs(m) == [
+        required(f"{L}.spec.containers[0].image"),
+        unknown(f"{C0}.imagee"),
+        (f"{C0}.resources.requests[cpu]", QUANTITY_FORMAT_MSG),
+        ("spec.replicas", "replicas must be equal or greater than 0"),
+    ]
 
 
 def test_messages_print_as_the_api_server_does() -> None:
@@ -158,20 +250,23 @@ def test_messages_print_as_the_api_server_does() -> None:
     assert f'{C0}.image: Invalid value: "bytes": must be of type string' in str(info.value)
 
 
-@pytest.mark.parametrize("path,value", [
-    (f"{C0}.resources", None),  # null == unset, at any depth
-    (f"{W}.metadata", None),
-    (f"{C0}.resources.requests.cpu", 2),
-    (f"{C0}.resources.requests.cpu", 0.5),
-    (f"{C0}.resources.requests.cpu", "1e3"),
-    (f"{C0}.resources.requests.cpu", "+.5"),
-    (f"{C0}.resources.requests.memory", "1.5Gi"),
-    (f"{C0}.livenessProbe.httpGet.port", "http"),
-    (f"{C0}.ports[0].containerPort", 8080.0),  # Pulumi delivers numbers as floats
-    (f"{W}.metadata.labels", {"example.com/role": "", "app.kubernetes.io/managed-by": "kustomize"}),
-    ("metadata.annotations", {"Example.com/Note": "anything goes here"}),
-    (f"{LWT}.size", 3.0),
-])
+@pytest.mark.parametrize(
+    "path,value",
+    [
+        (f"{C0}.resources", None),  # null == unset, at any depth
+        (f"{W}.metadata", None),
+        (f"{C0}.resources.requests.cpu", 2),
+        (f"{C0}.resources.requests.cpu", 0.5),
+        (f"{C0}.resources.requests.cpu", "1e3"),
+        (f"{C0}.resources.requests.cpu", "+.5"),
+        (f"{C0}.resources.requests.memory", "1.5Gi"),
+        (f"{C0}.livenessProbe.httpGet.port", "http"),
+        (f"{C0}.ports[0].containerPort", 8080.0),  # Pulumi delivers numbers as floats
+        (f"{W}.metadata.labels", {"example.com/role": "", "app.kubernetes.io/managed-by": "kustomize"}),
+        ("metadata.annotations", {"Example.com/Note": "anything goes here"}),
+        (f"{LWT}.size", 3.0),
+    ],
+)
 def test_valid_edge_cases_pass(path: str, value: Any) -> None:
     lws = LeaderWorkerSet.from_manifest(put(GOOD, path, value))
     assert lws.size == 3

@@ -5,15 +5,16 @@ tests/conformance/lws-docs-examples.json and fed unchanged to ``pulumi-lws rende
 kubernetes-validate (1.35). The page's restartBackoff snippet is a fragment without a
 workerTemplate; upstream's CRD rejects it and so do we, naming the field.
 """
+
 from __future__ import annotations
 
 import zlib
 
 import pytest
 import yaml
-
 from conftest import validate_manifest
 from seed_docs import vendored_examples
+
 from pulumi_lws.cli import main
 
 EXAMPLES = vendored_examples()
@@ -25,7 +26,9 @@ def test_the_page_has_its_examples() -> None:
     assert len(COMPLETE) >= 15 and len(FRAGMENTS) == 1
 
 
-@pytest.mark.parametrize("example", COMPLETE, ids=lambda e: f"{yaml.safe_load(e)['metadata']['name']}-{zlib.crc32(e.encode()) % 10_000}")
+@pytest.mark.parametrize(
+    "example", COMPLETE, ids=lambda e: f"{yaml.safe_load(e)['metadata']['name']}-{zlib.crc32(e.encode()) % 10_000}"
+)
 def test_render_prints_valid_objects(example: str, tmp_path, capsys) -> None:
     path = tmp_path / "lws.yaml"
     path.write_text(example)
@@ -36,7 +39,11 @@ def test_render_prints_valid_objects(example: str, tmp_path, capsys) -> None:
     for obj in objs:
         validate_manifest(obj)
     spec = yaml.safe_load(example)["spec"]
-    leader = next(o for o in objs if o["kind"] == "StatefulSet" and o["metadata"]["name"] == yaml.safe_load(example)["metadata"]["name"])
+    leader = next(
+        o
+        for o in objs
+        if o["kind"] == "StatefulSet" and o["metadata"]["name"] == yaml.safe_load(example)["metadata"]["name"]
+    )
     assert leader["spec"]["replicas"] == spec.get("replicas", 1)
 
 

@@ -3,6 +3,7 @@ pull error, failing readiness probe) on leader or worker pods, then a newer revi
 rollback to the previous one, converges without a person (Ordinal and Hash), within the
 simulator's budget invariants. Where the StatefulSet controller would wait for the broken pods
 (forced rollback), the stage deletes them itself (``core/forced_rollback.py``)."""
+
 from __future__ import annotations
 
 import copy
@@ -19,21 +20,37 @@ def lws(image: str, *, identity: str = "Ordinal", where: str = "both", replicas:
     """``where``: which pods run ``image`` (leader, worker or both; the others run ``side:1``)."""
     leader = image if where in ("leader", "both") else "side:1"
     worker = image if where in ("worker", "both") else "side:1"
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": "s", "namespace": "default"},
-            "spec": {"replicas": replicas, "groupIdentity": identity,
-                     "rolloutStrategy": {"type": "RollingUpdate",
-                                         "rollingUpdateConfiguration": {"maxUnavailable": mu, "maxSurge": ms}},
-                     "leaderWorkerTemplate": {"size": 2,
-                                              "leaderTemplate": {"spec": {"containers": [{"name": "c", "image": leader}]}},
-                                              "workerTemplate": {"spec": {"containers": [{"name": "c", "image": worker}]}}}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "s", "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "groupIdentity": identity,
+            "rolloutStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdateConfiguration": {"maxUnavailable": mu, "maxSurge": ms},
+            },
+            "leaderWorkerTemplate": {
+                "size": 2,
+                "leaderTemplate": {"spec": {"containers": [{"name": "c", "image": leader}]}},
+                "workerTemplate": {"spec": {"containers": [{"name": "c", "image": worker}]}},
+            },
+        },
+    }
 
 
 def run(fault: str, *, fix: str, **shape):
     old, bad = lws("img:1", **shape), lws(BAD, **shape)
     good = copy.deepcopy(old) if fix == "rollback" else lws("img:2", **shape)
-    sc = inline_scenario(old, bad, name="lws-bad-image", kubelet=faulty_kubelet(fault),
-                         updates=[Update(at=40.0, manifest=good)], max_time=400)
+    sc = inline_scenario(
+        old,
+        bad,
+        name="lws-bad-image",
+        kubelet=faulty_kubelet(fault),
+        updates=[Update(at=40.0, manifest=good)],
+        max_time=400,
+    )
     return simulate(sc)
 
 

@@ -2,6 +2,7 @@
 every INTERVAL simulated seconds): a crash recreates the group under a new key and its restart
 count follows it (transfer); exhaustion retains the group and holds back its gated replacement
 under both replacement policies; recover releases it."""
+
 from __future__ import annotations
 
 import copy
@@ -9,27 +10,39 @@ import json
 
 import pytest
 
+from pulumi_lws.core.snapshot import is_deleting, labels_of
+from pulumi_lws.core.stage import Action
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import is_deleting, labels_of
+from pulumi_lws.lws.observe import lws_scope
 from pulumi_lws.lws.rollout.failure.ordinal import merge_failure_status
 from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
-from pulumi_lws.core.stage import Action
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.engines import PureEngine
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
-from pulumi_lws.lws.observe import lws_scope
 
 NS, NAME, INTERVAL, R, SIZE = "default", "web", 5, 2, 3
 
 
 def manifest(policy: str) -> dict:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": NAME, "namespace": NS},
-            "spec": {"replicas": R, "groupIdentity": "Hash", "groupReplacementPolicy": policy,
-                     "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 1}},
-                     "leaderWorkerTemplate": {"size": SIZE, "maxGroupRestarts": 1, "workerTemplate": {"spec": {
-                         "terminationGracePeriodSeconds": 2, "containers": [{"name": "c", "image": "v1"}]}}}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": NAME, "namespace": NS},
+        "spec": {
+            "replicas": R,
+            "groupIdentity": "Hash",
+            "groupReplacementPolicy": policy,
+            "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 1}},
+            "leaderWorkerTemplate": {
+                "size": SIZE,
+                "maxGroupRestarts": 1,
+                "workerTemplate": {
+                    "spec": {"terminationGracePeriodSeconds": 2, "containers": [{"name": "c", "image": "v1"}]}
+                },
+            },
+        },
+    }
 
 
 class Driver:
@@ -93,7 +106,9 @@ def test_hash_crash_transfer_exhaustion_and_recover(policy):
     (replacement,) = keys - {other}
     assert d.counts() == {replacement: 1}
     assert any("RecreateGroup" in n for s in d.stages for n in s.notes)
-    assert any(a.verb == "annotate" and a.kind == "Deployment" and "transfer" in a.reason for s in d.stages for a in s.actions)
+    assert any(
+        a.verb == "annotate" and a.kind == "Deployment" and "transfer" in a.reason for s in d.stages for a in s.actions
+    )
 
     d.crash_worker(replacement)  # budget used up: retained, its gated replacement held back
     d.run(40)
@@ -107,7 +122,9 @@ def test_hash_crash_transfer_exhaustion_and_recover(policy):
     assert not d.stages[-1].complete and [g.phase for g in d.stages[-1].groups if g.key == replacement] == ["exhausted"]
 
     retained_leader = next(p for p in kept if labels_of(p).get(L.WORKER_INDEX) == "0")
-    d.cluster.execute(NS, [Action("annotate", "Pod", retained_leader["metadata"]["name"], {"annotations": {L.RECOVER: "true"}})])
+    d.cluster.execute(
+        NS, [Action("annotate", "Pod", retained_leader["metadata"]["name"], {"annotations": {L.RECOVER: "true"}})]
+    )
     d.converge()
     assert not d.group_pods(replacement) and len(d.live_keys()) == R and other in d.live_keys()
     assert d.counts() == {} and d.degraded()["status"] == "False"

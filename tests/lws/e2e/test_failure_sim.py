@@ -1,6 +1,7 @@
 """Failure handling end to end in the simulator (SimCluster + PureEngine, one reconcile every
 INTERVAL simulated seconds): a crash recreates exactly the failed group, whole and fresh; a
 restart budget halts a crash-looping group (Degraded) until the user recovers it."""
+
 from __future__ import annotations
 
 import copy
@@ -8,16 +9,16 @@ import json
 
 import pytest
 
+from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_running_and_ready, statefulset_ready
+from pulumi_lws.core.stage import Action
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_running_and_ready, statefulset_ready
+from pulumi_lws.lws.observe import lws_scope
 from pulumi_lws.lws.rollout.failure.ordinal import merge_failure_status
 from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
-from pulumi_lws.core.stage import Action
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.engines import PureEngine
 from pulumi_lws.sim.kubelet import KubeletConfig, Timing
-from pulumi_lws.lws.observe import lws_scope
 
 NS, NAME, INTERVAL, R, SIZE = "default", "web", 5, 3, 3
 
@@ -25,12 +26,22 @@ NS, NAME, INTERVAL, R, SIZE = "default", "web", 5, 3, 3
 def manifest(image: str = "v1", **lwt_extra) -> dict:
     termination = lwt_extra.pop("podTerminationPolicy", None)
     container = {"name": "c", "image": image, "resources": {"limits": {"nvidia.com/gpu": 1}}}
-    spec = {"replicas": R, "leaderWorkerTemplate": {"size": SIZE, **lwt_extra, "workerTemplate": {"spec": {
-        "terminationGracePeriodSeconds": 2, "containers": [container]}}}}
+    spec = {
+        "replicas": R,
+        "leaderWorkerTemplate": {
+            "size": SIZE,
+            **lwt_extra,
+            "workerTemplate": {"spec": {"terminationGracePeriodSeconds": 2, "containers": [container]}},
+        },
+    }
     if termination:
         spec["podTerminationPolicy"] = termination
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": NAME, "namespace": NS}, "spec": spec}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": NAME, "namespace": NS},
+        "spec": spec,
+    }
 
 
 class Driver:
@@ -38,7 +49,11 @@ class Driver:
     failing one ever loses a pod and that live groups never exceed replicas (no surge here)."""
 
     def __init__(self, desired: dict, gpus: bool = False) -> None:
-        nodes = [{"name": f"n{k}", "capacity": {"nvidia.com/gpu": SIZE, "cpu": 64, "pods": 110}} for k in range(R)] if gpus else ()
+        nodes = (
+            [{"name": f"n{k}", "capacity": {"nvidia.com/gpu": SIZE, "cpu": 64, "pods": 110}} for k in range(R)]
+            if gpus
+            else ()
+        )
         self.cluster = SimCluster(seed=3, nodes=nodes, kubelet=KubeletConfig(default=Timing(1, 2), termination_grace=2))
         self.engine = PureEngine(NS)
         self.desired = desired
@@ -91,9 +106,12 @@ class Driver:
 
     def gpus_in_use(self) -> int:
         """GPUs requested by pods the scheduler counts (bound, not in a terminal phase)."""
-        return sum(int(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0))
-                   for p in self.pods() if p["spec"].get("nodeName") and p["status"].get("phase") not in ("Failed", "Succeeded")
-                   for c in p["spec"]["containers"])
+        return sum(
+            int(c.get("resources", {}).get("limits", {}).get("nvidia.com/gpu", 0))
+            for p in self.pods()
+            if p["spec"].get("nodeName") and p["status"].get("phase") not in ("Failed", "Succeeded")
+            for c in p["spec"]["containers"]
+        )
 
     def counts(self) -> dict:
         ann = self.cluster.get("StatefulSet", NAME, NS)["metadata"].get("annotations") or {}
@@ -147,15 +165,29 @@ def test_restart_budget_exhaustion_retains_the_group_and_recover_brings_it_back(
         assert p["status"]["phase"] == "Failed"
         assert not any("running" in cs["state"] for cs in p["status"].get("containerStatuses") or [])
     assert d.gpus_in_use() == (R - 1) * SIZE  # the retained pods free their GPUs ...
-    probe = d.cluster.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe", "namespace": NS},
-                              "spec": {"containers": [{"name": "p", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}})
-    assert d.cluster.get("Pod", "probe", NS)["spec"].get("nodeName")  # ... and the scheduler can use them (all nodes were full)
+    probe = d.cluster.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "probe", "namespace": NS},
+            "spec": {"containers": [{"name": "p", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+        }
+    )
+    assert d.cluster.get("Pod", "probe", NS)["spec"].get(
+        "nodeName"
+    )  # ... and the scheduler can use them (all nodes were full)
     d.cluster.store.delete("Pod", NS, "probe", uid=probe["metadata"]["uid"], grace=0)
     d.cluster.settle()
-    assert d.cluster.get("StatefulSet", f"{NAME}-2", NS) is None or is_deleting(d.cluster.get("StatefulSet", f"{NAME}-2", NS))
+    assert d.cluster.get("StatefulSet", f"{NAME}-2", NS) is None or is_deleting(
+        d.cluster.get("StatefulSet", f"{NAME}-2", NS)
+    )
     assert list(d.counts().values()) == [1]
     degraded = d.status()["conditions"][0]
-    assert (degraded["type"], degraded["status"], degraded["reason"]) == ("Degraded", "True", "ReplicaRestartBudgetExceeded")
+    assert (degraded["type"], degraded["status"], degraded["reason"]) == (
+        "Degraded",
+        "True",
+        "ReplicaRestartBudgetExceeded",
+    )
     assert d.stages[-1].groups[2].phase == "exhausted" and not d.stages[-1].complete
 
     d.cluster.execute(NS, [Action("delete", "Pod", f"{NAME}-2")])  # kubectl delete: no recovery
@@ -176,14 +208,23 @@ def _recover_action(leader: dict):
 
 def test_sim_finalize_verb_and_finalizer_semantics():
     c = SimCluster(seed=1, kubelet=KubeletConfig(default=Timing(0, 0), termination_grace=2))
-    pod = c.create({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": NS},
-                    "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}})
+    pod = c.create(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": NS},
+            "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+        }
+    )
     uid = pod["metadata"]["uid"]
     c.step(1)
     assert c.execute(NS, [Action("finalize", "Pod", "p", {"add": [RETAIN_FINALIZER]}, uid="other")])[0].endswith(
-        "uid precondition failed (have %s, want other)" % uid)
-    assert c.execute(NS, [Action("finalize", "Pod", "p", {"add": [RETAIN_FINALIZER]}, uid=uid),
-                          Action("delete", "Pod", "p", uid=uid)]) == ["finalize Pod/p: ok", "delete Pod/p: deleted"]
+        f"uid precondition failed (have {uid}, want other)"
+    )
+    assert c.execute(
+        NS,
+        [Action("finalize", "Pod", "p", {"add": [RETAIN_FINALIZER]}, uid=uid), Action("delete", "Pod", "p", uid=uid)],
+    ) == ["finalize Pod/p: ok", "delete Pod/p: deleted"]
     assert c.get("Pod", "p", NS)["status"]["phase"] == "Running"  # grace period: still terminating
     c.step(5)
     kept = c.get("Pod", "p", NS)
@@ -192,5 +233,7 @@ def test_sim_finalize_verb_and_finalizer_semantics():
     assert "Forbidden" in c.execute(NS, [Action("finalize", "Pod", "p", {"add": ["x.io/y"]}, uid=uid)])[0]
     c.execute(NS, [Action("delete", "Pod", "p", uid=uid)])  # a second delete changes nothing
     assert c.get("Pod", "p", NS) is not None
-    assert c.execute(NS, [Action("finalize", "Pod", "p", {"remove": [RETAIN_FINALIZER]}, uid=uid)]) == ["finalize Pod/p: ok"]
+    assert c.execute(NS, [Action("finalize", "Pod", "p", {"remove": [RETAIN_FINALIZER]}, uid=uid)]) == [
+        "finalize Pod/p: ok"
+    ]
     assert c.get("Pod", "p", NS) is None

@@ -1,10 +1,12 @@
 """End to end in the simulator: reconcile (PureEngine: observe -> plan -> render -> apply) against
 SimCluster's StatefulSet controller, scheduler and kubelet. startupPolicy LeaderReady, exclusive
 topology across zones, gang objects before member pods, and volume claim templates."""
+
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -18,12 +20,29 @@ from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
 ZONE = "topology.kubernetes.io/zone"
 
 
-def lws_manifest(*, replicas: int = 2, size: int = 3, startup: str = "LeaderCreated", image: str = "a",
-                 annotations: dict | None = None, **lwt_extra: Any) -> dict:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": "lws", "namespace": "default", "annotations": annotations or {}},
-            "spec": {"replicas": replicas, "startupPolicy": startup, "leaderWorkerTemplate": {
-                "size": size, "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}, **lwt_extra}}}
+def lws_manifest(
+    *,
+    replicas: int = 2,
+    size: int = 3,
+    startup: str = "LeaderCreated",
+    image: str = "a",
+    annotations: dict | None = None,
+    **lwt_extra: Any,
+) -> dict:
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "lws", "namespace": "default", "annotations": annotations or {}},
+        "spec": {
+            "replicas": replicas,
+            "startupPolicy": startup,
+            "leaderWorkerTemplate": {
+                "size": size,
+                "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}},
+                **lwt_extra,
+            },
+        },
+    }
 
 
 def make_cluster(*, nodes: tuple = (), overrides: tuple = (), ready: float = 2.0):
@@ -31,8 +50,15 @@ def make_cluster(*, nodes: tuple = (), overrides: tuple = (), ready: float = 2.0
     return sim_cluster.SimCluster(nodes=nodes, kubelet=cfg)
 
 
-def drive(cluster, manifest: dict, until: float, *, provider: str | None = None, every: float = 1.0,
-          after_step: Callable[[Any, Any], None] | None = None):
+def drive(
+    cluster,
+    manifest: dict,
+    until: float,
+    *,
+    provider: str | None = None,
+    every: float = 1.0,
+    after_step: Callable[[Any, Any], None] | None = None,
+):
     """One reconcile every ``every`` seconds until ``until``; returns the last stage."""
     engine = sim_engines.PureEngine("default", gang_provider=provider)
     stage = None
@@ -47,8 +73,11 @@ def drive(cluster, manifest: dict, until: float, *, provider: str | None = None,
 
 
 def pods(cluster, prefix: str = "lws-") -> dict[str, dict]:
-    return {p["metadata"]["name"]: p for p in cluster.list("Pod") if p["metadata"]["name"].startswith(prefix)
-            and not p["metadata"].get("deletionTimestamp")}
+    return {
+        p["metadata"]["name"]: p
+        for p in cluster.list("Pod")
+        if p["metadata"]["name"].startswith(prefix) and not p["metadata"].get("deletionTimestamp")
+    }
 
 
 def is_ready(pod: dict) -> bool:
@@ -56,6 +85,7 @@ def is_ready(pod: dict) -> bool:
 
 
 # ---- startupPolicy LeaderReady ------------------------------------------------------------------
+
 
 def test_leader_ready_holds_workers_until_leader_ready_and_again_on_rollout():
     slow = Override(pod="lws-1", ready=15.0)  # leader of group 1 takes 15 s to become Ready
@@ -79,7 +109,10 @@ def test_leader_ready_holds_workers_until_leader_ready_and_again_on_rollout():
     assert stage.complete, stage.summary()
     first_worker = cluster.get("Pod", "lws-1-1")
     assert first_worker is not None
-    assert cluster.get("StatefulSet", "lws-0")["metadata"]["creationTimestamp"] < first_worker["metadata"]["creationTimestamp"]
+    assert (
+        cluster.get("StatefulSet", "lws-0")["metadata"]["creationTimestamp"]
+        < first_worker["metadata"]["creationTimestamp"]
+    )
 
     # rollout: each replaced group waits for its NEW leader before its new workers exist
     new = lws_manifest(startup="LeaderReady", image="b")
@@ -106,9 +139,13 @@ def test_leader_ready_holds_workers_until_leader_ready_and_again_on_rollout():
 
 # ---- exclusive topology -------------------------------------------------------------------------
 
+
 def zone_nodes() -> tuple:
-    return tuple({"name": f"{z}{n}", "labels": {ZONE: z}, "capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"}}
-                 for z in ("a", "b", "c") for n in (1, 2))
+    return tuple(
+        {"name": f"{z}{n}", "labels": {ZONE: z}, "capacity": {"cpu": "64", "memory": "256Gi", "pods": "110"}}
+        for z in ("a", "b", "c")
+        for n in (1, 2)
+    )
 
 
 def zone_of(cluster, pod: dict) -> str:
@@ -156,6 +193,7 @@ def test_exclusive_topology_node_without_label_blocks_with_upstream_message():
 
 # ---- gang scheduling ------------------------------------------------------------------------------
 
+
 def record_creations(cluster) -> list[tuple[str, str]]:
     created: list[tuple[str, str]] = []
     original = cluster.store.create
@@ -169,8 +207,15 @@ def record_creations(cluster) -> list[tuple[str, str]]:
     return created
 
 
-@pytest.mark.parametrize("provider,scheduling", [("kubernetes", {}), ("kubernetes", {"replica": {"leader": {}, "worker": {}}}),
-                                                  ("kubernetes", {"schedulingPolicy": {"gang": {}}}), ("volcano", {})])
+@pytest.mark.parametrize(
+    "provider,scheduling",
+    [
+        ("kubernetes", {}),
+        ("kubernetes", {"replica": {"leader": {}, "worker": {}}}),
+        ("kubernetes", {"schedulingPolicy": {"gang": {}}}),
+        ("volcano", {}),
+    ],
+)
 def test_gang_objects_exist_before_member_pods(provider, scheduling):
     cluster = make_cluster()
     created = record_creations(cluster)
@@ -182,8 +227,9 @@ def test_gang_objects_exist_before_member_pods(provider, scheduling):
     live = pods(cluster)
     referenced = 0
     for name, pod in live.items():
-        pg = (pod["spec"].get("schedulingGroup") or {}).get("podGroupName") \
-            or (pod["metadata"].get("annotations") or {}).get(S.VOLCANO_GROUP_NAME)
+        pg = (pod["spec"].get("schedulingGroup") or {}).get("podGroupName") or (
+            pod["metadata"].get("annotations") or {}
+        ).get(S.VOLCANO_GROUP_NAME)
         if pg is None:
             continue
         referenced += 1
@@ -196,11 +242,17 @@ def test_gang_objects_exist_before_member_pods(provider, scheduling):
 
 # ---- storage: volume claim templates -------------------------------------------------------------
 
-VCT = [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
+VCT = [
+    {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+]
 
 
-@pytest.mark.parametrize("retention,kept_after_scale_down", [
-    (None, True), ({"whenScaled": "Delete", "whenDeleted": "Delete"}, False)])
+@pytest.mark.parametrize(
+    "retention,kept_after_scale_down", [(None, True), ({"whenScaled": "Delete", "whenDeleted": "Delete"}, False)]
+)
 def test_volume_claims_per_pod_and_retention_on_scale_down(retention, kept_after_scale_down):
     cluster = make_cluster()
     extra: dict[str, Any] = {"volumeClaimTemplates": VCT}
@@ -211,8 +263,12 @@ def test_volume_claims_per_pod_and_retention_on_scale_down(retention, kept_after
     assert stage.complete, stage.summary()
     pvcs = {p["metadata"]["name"] for p in cluster.list("PersistentVolumeClaim")}
     assert pvcs == {"data-lws-0", "data-lws-1", "data-lws-0-1", "data-lws-1-1"}
-    mounted = {v["persistentVolumeClaim"]["claimName"] for p in pods(cluster).values()
-               for v in p["spec"].get("volumes") or [] if "persistentVolumeClaim" in v}
+    mounted = {
+        v["persistentVolumeClaim"]["claimName"]
+        for p in pods(cluster).values()
+        for v in p["spec"].get("volumes") or []
+        if "persistentVolumeClaim" in v
+    }
     assert mounted == pvcs
 
     smaller = copy.deepcopy(manifest)
@@ -227,17 +283,20 @@ def test_volume_claims_per_pod_and_retention_on_scale_down(retention, kept_after
 
 # ---- through the real Pulumi component ---------------------------------------------------------
 
+
 def test_component_registers_gang_objects_and_topology_workers():
     """The component (mock engine) registers Workload/PodGroups as CustomResources with their body,
     and pins workers once the simulator scheduled their leaders (nodes observed by the component)."""
-    from pulumi_lws.sim.pulumi_engine import run_program
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet as Component
+    from pulumi_lws.sim.pulumi_engine import run_program
 
     gang = lws_manifest(replicas=2, size=2)
     gang["spec"]["scheduling"] = {}
     result = run_program(lambda: Component("gang", {"manifest": gang}), make_cluster(), make_cluster())
     kinds = [(m["apiVersion"], m["kind"]) for m in result.manifests]
-    assert ("scheduling.k8s.io/v1beta1", "Workload") in kinds and kinds.count(("scheduling.k8s.io/v1beta1", "PodGroup")) == 2
+    assert ("scheduling.k8s.io/v1beta1", "Workload") in kinds and kinds.count(
+        ("scheduling.k8s.io/v1beta1", "PodGroup")
+    ) == 2
     for m in result.manifests:
         if S.is_gang_object(m):
             assert m["metadata"]["name"] and m["metadata"]["namespace"] == "default" and m["spec"]

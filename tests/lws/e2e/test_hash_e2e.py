@@ -4,13 +4,15 @@ PostTermination), its Immediate variant, and scale-down preferring not-ready gro
 Drives ``SimCluster`` + ``PureEngine`` (observe -> reconcile -> apply -> execute) directly, one
 reconcile every ``INTERVAL`` simulated seconds, and reads group states from the cluster itself.
 """
+
 from __future__ import annotations
 
-from conftest import REPO_ROOT
 import copy
 
-from pulumi_lws.lws import labels as L
+from conftest import REPO_ROOT
+
 from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_running_and_ready, statefulset_ready
+from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.sim.cluster import SimCluster
 from pulumi_lws.sim.engines import PureEngine
@@ -20,12 +22,23 @@ NS, NAME, INTERVAL = "default", "web", 5
 
 
 def manifest(image: str, *, policy: str = "PostTermination", replicas: int = 2, grace: int = 8) -> dict:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": NAME, "namespace": NS},
-            "spec": {"replicas": replicas, "groupIdentity": "Hash", "groupReplacementPolicy": policy,
-                     "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 1}},
-                     "leaderWorkerTemplate": {"size": 3, "workerTemplate": {"spec": {
-                         "terminationGracePeriodSeconds": grace, "containers": [{"name": "c", "image": image}]}}}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": NAME, "namespace": NS},
+        "spec": {
+            "replicas": replicas,
+            "groupIdentity": "Hash",
+            "groupReplacementPolicy": policy,
+            "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 1}},
+            "leaderWorkerTemplate": {
+                "size": 3,
+                "workerTemplate": {
+                    "spec": {"terminationGracePeriodSeconds": grace, "containers": [{"name": "c", "image": image}]}
+                },
+            },
+        },
+    }
 
 
 class Driver:
@@ -73,8 +86,11 @@ def group_states(driver: Driver, old: str) -> tuple[tuple[str, ...], tuple[str, 
             sts = driver.cluster.get("StatefulSet", f"{NAME}-{labels_of(p).get(L.GROUP_KEY, '')[:8]}", NS)
             state = "ready" if pod_running_and_ready(p) and statefulset_ready(sts) else "pending"
         out[revision_of(p) == old].append(state)
-    orphans = {labels_of(p).get(L.GROUP_INDEX): revision_of(p) for p in pods
-               if labels_of(p).get(L.WORKER_INDEX) != "0" and labels_of(p).get(L.GROUP_INDEX) not in led}
+    orphans = {
+        labels_of(p).get(L.GROUP_INDEX): revision_of(p)
+        for p in pods
+        if labels_of(p).get(L.WORKER_INDEX) != "0" and labels_of(p).get(L.GROUP_INDEX) not in led
+    }
     for rev in orphans.values():
         out[rev == old].append("terminating")
     return tuple(sorted(out[True])), tuple(sorted(out[False]))
@@ -103,11 +119,11 @@ def is_subsequence(needles: list, haystack: list) -> bool:
 
 
 SEEDS_TRACE = [
-    (("ready", "ready"), ()),                               # 1 steady state on rev1
-    (("ready", "terminating"), ("gated", "pending")),       # 2 G-bbb tearing down, G-ccc ungated, G-ddd gated
-    (("ready",), ("pending", "pending")),                   # 3 G-bbb gone, G-ddd ungated
-    (("terminating",), ("pending", "ready")),               # 4 G-ccc ready, G-aaa tearing down
-    ((), ("ready", "ready")),                               # 5 complete on rev2
+    (("ready", "ready"), ()),  # 1 steady state on rev1
+    (("ready", "terminating"), ("gated", "pending")),  # 2 G-bbb tearing down, G-ccc ungated, G-ddd gated
+    (("ready",), ("pending", "pending")),  # 3 G-bbb gone, G-ddd ungated
+    (("terminating",), ("pending", "ready")),  # 4 G-ccc ready, G-aaa tearing down
+    ((), ("ready", "ready")),  # 5 complete on rev2
 ]
 
 
@@ -210,7 +226,10 @@ def test_runner_hash_immediate_ungates_the_replacement_at_once():
 
     result = simulate(load_scenario(EXAMPLES / "scenario-immediate.yaml"))
     view = seeds_view(result)
-    assert result.reason is None and view[:3] == [SEEDS_TRACE[0], ADMISSION_LATENCY,
-                                                   (("ready", "terminating"), ("pending", "pending"))]
+    assert result.reason is None and view[:3] == [
+        SEEDS_TRACE[0],
+        ADMISSION_LATENCY,
+        (("ready", "terminating"), ("pending", "pending")),
+    ]
     assert view[-1] == ((), ("ready", "ready"))
     assert not any(r.blocker_code == "group-replacement-deferred" for r in result.trace.rows)

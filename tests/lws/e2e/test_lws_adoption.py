@@ -4,6 +4,7 @@ one operator-free ``pulumi up`` takes the fleet over with zero pod restarts and 
 change (the ControllerRevision whose content matches the spec is the target, although upstream's
 hash computed its key), drops upstream's ownerReferences, and the next template change rolls as
 usual."""
+
 from __future__ import annotations
 
 import copy
@@ -24,12 +25,22 @@ LWS = workload_for("LeaderWorkerSet")
 
 
 def manifest(identity: str, image: str = "nginx:1.27") -> dict:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"replicas": 3, "groupIdentity": identity,
-                     "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 1}},
-                     "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": {
-                         "terminationGracePeriodSeconds": 1, "containers": [{"name": "c", "image": image}]}}}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {
+            "replicas": 3,
+            "groupIdentity": identity,
+            "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 1}},
+            "leaderWorkerTemplate": {
+                "size": 2,
+                "workerTemplate": {
+                    "spec": {"terminationGracePeriodSeconds": 1, "containers": [{"name": "c", "image": image}]}
+                },
+            },
+        },
+    }
 
 
 def upstream_revision(spec) -> tuple[str, dict]:
@@ -40,15 +51,26 @@ def upstream_revision(spec) -> tuple[str, dict]:
         if lwt.get(key) is not None:
             lwt[key] = with_null_timestamps(lwt[key])
     key = go_style_key(data)
-    return key, {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                 "metadata": {"name": f"{spec.name}-{key}-1", "namespace": spec.namespace,
-                              "labels": {L.NAME: spec.name, L.TEMPLATE_REVISION_HASH: key}},
-                 "data": data, "revision": 1}
+    return key, {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": f"{spec.name}-{key}-1",
+            "namespace": spec.namespace,
+            "labels": {L.NAME: spec.name, L.TEMPLATE_REVISION_HASH: key},
+        },
+        "data": data,
+        "revision": 1,
+    }
 
 
 def fleet(identity: str):
-    return upstream_fleet(LWS, manifest(identity), upstream_revision,
-                          owned_kinds=("StatefulSet", "Deployment", "Service", "ControllerRevision"))
+    return upstream_fleet(
+        LWS,
+        manifest(identity),
+        upstream_revision,
+        owned_kinds=("StatefulSet", "Deployment", "Service", "ControllerRevision"),
+    )
 
 
 @pytest.mark.parametrize("identity", ["Ordinal", "Hash"])
@@ -58,8 +80,10 @@ def test_orphaned_fleet_is_adopted_without_restarts_then_rolls(identity):
     assert f.upstream_owned()  # the controller owned its objects
     orphan_delete(f)
     pods, templates = f.pods(), f.templates()
-    assert pods and all(labels == templates[k]["metadata"]["labels"] for k, labels in
-                        ((k, t["metadata"]["labels"]) for k, t in templates.items()))
+    assert pods and all(
+        labels == templates[k]["metadata"]["labels"]
+        for k, labels in ((k, t["metadata"]["labels"]) for k, t in templates.items())
+    )
 
     result, applied, _ = f.up()  # the first operator-free pulumi up, from an empty stack
     assert result.stage.complete and result.stage.blocker is None

@@ -3,6 +3,7 @@ target is the catalog's (upstream's key for the adopted template, ``observed_tar
 so right after adoption there is nothing to roll back to (exit 1) instead of a "rollback" to the
 adopted revision itself; mid-rollout the printed change is the image only — upstream's Go
 serialisation (``metadata: {creationTimestamp: null}``) is never written into the manifest."""
+
 from __future__ import annotations
 
 import pytest
@@ -41,5 +42,6 @@ def test_adopted_lws_rolls_back_to_upstreams_revision_and_not_to_itself(identity
     code, out, _, written = rollback(f, tmp_path, capsys)
     assert code == X.OK and f"to {f.upstream_key} " in out
     assert [line for line in out.splitlines() if line.startswith("# change ")] == [
-        '# change spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image: "nginx:1.28" -> "nginx:1.27"']
+        '# change spec.leaderWorkerTemplate.workerTemplate.spec.containers[0].image: "nginx:1.28" -> "nginx:1.27"'
+    ]
     assert written == manifest(identity)

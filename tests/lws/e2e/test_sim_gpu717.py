@@ -1,12 +1,13 @@
 """Upstream #717 in the simulator (examples/gpu-717): halving per-group GPUs while doubling replicas
 on a full cluster deadlocks with the upstream order (ScaleFirst) and converges with RolloutFirst."""
+
 from __future__ import annotations
 
-from conftest import REPO_ROOT
 import pathlib
 import shutil
 
 import yaml
+from conftest import REPO_ROOT
 
 from pulumi_lws.cli import main
 from pulumi_lws.lws.rollout.budget import DEADLOCK_717, REMEDIES_717

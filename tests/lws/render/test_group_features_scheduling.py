@@ -1,6 +1,7 @@
 """lws/render/scheduling.py: Workload/PodGroup (kubernetes provider) and Volcano PodGroups, pod template
 stamping, quantity sums, schema validity (Kubernetes 1.37 has the v1beta1 scheduling API), and the
 validation rules of ``spec.scheduling`` this feature depends on."""
+
 from __future__ import annotations
 
 import copy
@@ -10,23 +11,34 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from pulumi_lws.lws import labels as L
 from pulumi_lws.core.errors import SpecError
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.core.snapshot import EMPTY
+from pulumi_lws.core.stage import Stage
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import ReconcileOptions, reconcile
 from pulumi_lws.lws.render import scheduling as S
 from pulumi_lws.lws.revision import build_catalog
-from pulumi_lws.core.stage import Stage
 
 WAS_K8S = "1.37"  # first Kubernetes version whose schema has scheduling.k8s.io/v1beta1 and schedulingGroup
 
 
-def manifest(scheduling: Any = None, *, replicas: int = 2, size: int = 3, annotations: dict | None = None,
-             startup: str = "LeaderCreated", image: str = "a", leader: dict | None = None,
-             priority: str | None = None) -> dict:
-    worker: dict[str, Any] = {"spec": {"containers": [{"name": "w", "image": image,
-                                                        "resources": {"requests": {"cpu": "500m", "memory": "4Gi"}}}]}}
+def manifest(
+    scheduling: Any = None,
+    *,
+    replicas: int = 2,
+    size: int = 3,
+    annotations: dict | None = None,
+    startup: str = "LeaderCreated",
+    image: str = "a",
+    leader: dict | None = None,
+    priority: str | None = None,
+) -> dict:
+    worker: dict[str, Any] = {
+        "spec": {
+            "containers": [{"name": "w", "image": image, "resources": {"requests": {"cpu": "500m", "memory": "4Gi"}}}]
+        }
+    }
     if priority:
         worker["spec"]["priorityClassName"] = priority
     lwt: dict[str, Any] = {"size": size, "workerTemplate": worker}
@@ -35,8 +47,12 @@ def manifest(scheduling: Any = None, *, replicas: int = 2, size: int = 3, annota
     spec: dict[str, Any] = {"replicas": replicas, "startupPolicy": startup, "leaderWorkerTemplate": lwt}
     if scheduling is not None:
         spec["scheduling"] = scheduling
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": "inf", "annotations": annotations or {}}, "spec": spec}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "inf", "annotations": annotations or {}},
+        "spec": spec,
+    }
 
 
 def render(scheduling: Any, provider: str = "kubernetes", **kw: Any) -> list[dict]:
@@ -59,6 +75,7 @@ def assert_valid(objs: list[dict]) -> None:
 
 # ---- no scheduling --------------------------------------------------------------------------
 
+
 def test_without_scheduling_nothing_changes():
     objs = render(None)
     assert not by_kind(objs, "PodGroup") and not by_kind(objs, "Workload")
@@ -66,6 +83,7 @@ def test_without_scheduling_nothing_changes():
 
 
 # ---- kubernetes provider ----------------------------------------------------------------------
+
 
 def test_replica_level_objects_names_order_and_stamping():
     objs = render({})
@@ -75,7 +93,11 @@ def test_replica_level_objects_names_order_and_stamping():
     wl = by_kind(objs, "Workload")[0]
     rev = by_kind(objs, "StatefulSet")[0]["metadata"]["labels"][L.TEMPLATE_REVISION_HASH]
     assert wl["metadata"]["name"] == "inf"
-    assert wl["spec"]["controllerRef"] == {"apiGroup": "leaderworkerset.x-k8s.io", "kind": "LeaderWorkerSet", "name": "inf"}
+    assert wl["spec"]["controllerRef"] == {
+        "apiGroup": "leaderworkerset.x-k8s.io",
+        "kind": "LeaderWorkerSet",
+        "name": "inf",
+    }
     assert [t["name"] for t in wl["spec"]["podGroupTemplates"]] == ["replica"]
     pgs = by_kind(objs, "PodGroup")
     assert [p["metadata"]["name"] for p in pgs] == [f"inf-0-{rev}", f"inf-1-{rev}"]
@@ -83,7 +105,11 @@ def test_replica_level_objects_names_order_and_stamping():
     assert pg["spec"]["workloadRef"] == {"workloadName": "inf", "templateName": "replica"}
     assert pg["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}  # the size-1 workers that reference it
     assert {k: v for k, v in pg["metadata"]["labels"].items() if k not in (L.MANAGED_BY, L.OWNERSHIP)} == {
-        L.NAME: "inf", L.GROUP_INDEX: "1", L.TEMPLATE_REVISION_HASH: rev, S.SCHEDULING_LEVEL: "replica"}
+        L.NAME: "inf",
+        L.GROUP_INDEX: "1",
+        L.TEMPLATE_REVISION_HASH: rev,
+        S.SCHEDULING_LEVEL: "replica",
+    }
     leader, w0, w1 = by_kind(objs, "StatefulSet")
     assert "schedulingGroup" not in template_spec(leader)
     assert template_spec(w1)["schedulingGroup"] == {"podGroupName": f"inf-1-{rev}"}
@@ -164,9 +190,14 @@ def test_is_gang_object():
 
 # ---- volcano ----------------------------------------------------------------------------------
 
+
 def test_volcano_pod_groups():
     ann = {S.VOLCANO_QUEUE: "gpu", "volcano.sh/preemptable": "true", "other/x": "y"}
-    leader = {"spec": {"containers": [{"name": "l", "image": "x", "resources": {"requests": {"cpu": "2", "memory": "512Mi"}}}]}}
+    leader = {
+        "spec": {
+            "containers": [{"name": "l", "image": "x", "resources": {"requests": {"cpu": "2", "memory": "512Mi"}}}]
+        }
+    }
     objs = render({}, provider="volcano", annotations=ann, leader=leader)
     assert not by_kind(objs, "Workload")
     pgs = by_kind(objs, "PodGroup")
@@ -191,9 +222,18 @@ def test_volcano_queue_option_and_leader_ready_min_member():
 
 # ---- quantities -------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("text,value,binary", [
-    ("500m", Decimal("0.5"), False), ("4Gi", Decimal(4 * 2**30), True), ("8", Decimal(8), False),
-    ("1e3", Decimal(1000), False), ("1.5G", Decimal("1.5e9"), False), (2, Decimal(2), False)])
+
+@pytest.mark.parametrize(
+    "text,value,binary",
+    [
+        ("500m", Decimal("0.5"), False),
+        ("4Gi", Decimal(4 * 2**30), True),
+        ("8", Decimal(8), False),
+        ("1e3", Decimal(1000), False),
+        ("1.5G", Decimal("1.5e9"), False),
+        (2, Decimal(2), False),
+    ],
+)
 def test_parse_quantity(text, value, binary):
     assert S.parse_quantity(text) == (value, binary)
 
@@ -204,26 +244,51 @@ def test_parse_quantity_rejects_garbage():
 
 
 def test_sum_requests_counts_init_containers_and_limits():
-    tmpl = {"spec": {
-        "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "4"}}},
-                           {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m"}}}],
-        "containers": [{"name": "a", "resources": {"limits": {"nvidia.com/gpu": "1"}, "requests": {"cpu": "1"}}},
-                       {"name": "b", "resources": {"requests": {"cpu": "1500m", "memory": "1Gi"}}}]}}
+    tmpl = {
+        "spec": {
+            "initContainers": [
+                {"name": "i", "resources": {"requests": {"cpu": "4"}}},
+                {"name": "side", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m"}}},
+            ],
+            "containers": [
+                {"name": "a", "resources": {"limits": {"nvidia.com/gpu": "1"}, "requests": {"cpu": "1"}}},
+                {"name": "b", "resources": {"requests": {"cpu": "1500m", "memory": "1Gi"}}},
+            ],
+        }
+    }
     # containers + sidecar = 2.75 cpu < init 4 cpu
     assert S.sum_requests([(tmpl, 1)]) == {"cpu": "4", "memory": "1Gi", "nvidia.com/gpu": "1"}
-    assert S.sum_requests([(tmpl, 2), ({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}, 3)]) \
-        == {"cpu": "8300m", "memory": "2Gi", "nvidia.com/gpu": "2"}
+    assert S.sum_requests(
+        [(tmpl, 2), ({"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "100m"}}}]}}, 3)]
+    ) == {"cpu": "8300m", "memory": "2Gi", "nvidia.com/gpu": "2"}
 
 
 # ---- validation rules (lws/api/validation.py) this feature relies on -----------------------------
 
-@pytest.mark.parametrize("scheduling,startup,annotations,message", [
-    ({}, "LeaderReady", {}, "a gang containing the leader and workers is incompatible with startupPolicy LeaderReady"),
-    ({}, "LeaderCreated", {L.EXCLUSIVE_TOPOLOGY: "zone"},
-     "gang scheduling or workload topology constraints cannot be combined with exclusive topology in alpha"),
-    ({"schedulingPolicy": {"gang": {}}, "replica": {}}, "LeaderCreated", {},
-     "phase 1 requires exactly one active scheduling level, got [lws replica]"),
-])
+
+@pytest.mark.parametrize(
+    "scheduling,startup,annotations,message",
+    [
+        (
+            {},
+            "LeaderReady",
+            {},
+            "a gang containing the leader and workers is incompatible with startupPolicy LeaderReady",
+        ),
+        (
+            {},
+            "LeaderCreated",
+            {L.EXCLUSIVE_TOPOLOGY: "zone"},
+            "gang scheduling or workload topology constraints cannot be combined with exclusive topology in alpha",
+        ),
+        (
+            {"schedulingPolicy": {"gang": {}}, "replica": {}},
+            "LeaderCreated",
+            {},
+            "phase 1 requires exactly one active scheduling level, got [lws replica]",
+        ),
+    ],
+)
 def test_validation_rejects(scheduling, startup, annotations, message):
     with pytest.raises(SpecError) as err:
         LeaderWorkerSet.from_manifest(manifest(scheduling, startup=startup, annotations=annotations))

@@ -3,13 +3,14 @@ stays on every object that carries the LWS's labels and on every pod template wh
 it; pulumi-lws marks what it owns with its own label ``pulumi-lws.io/managed: "true"`` on every
 object, and sets ``managed-by: pulumi-lws`` only where the user's labels name no manager.
 """
+
 from __future__ import annotations
 
 import copy
 
 import pytest
-
 from conftest import TESTS_DIR, validate_manifest
+
 from pulumi_lws.core.manifests import metadata, owned_labels
 from pulumi_lws.core.snapshot import EMPTY
 from pulumi_lws.core.yamlio import load_documents

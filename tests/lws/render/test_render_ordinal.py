@@ -4,25 +4,25 @@ placement, determinism, and strict Kubernetes 1.35 validation of every object.
 Regenerate goldens after an intended change: ``UPDATE_GOLDEN=1 .venv/bin/python -m pytest
 tests/lws/render/test_render_ordinal.py`` (then review the diff).
 """
+
 from __future__ import annotations
 
-from conftest import TESTS_DIR
 import copy
 import hashlib
 import os
 
 import pytest
 import yaml
+from conftest import TESTS_DIR, validate_manifest
 
-from conftest import validate_manifest
+from pulumi_lws.core.stage import Stage
 from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.api import LeaderWorkerSet
 from pulumi_lws.lws import names
+from pulumi_lws.lws.api import LeaderWorkerSet
+from pulumi_lws.lws.group_shape import static_worker_subgroup, subgroup_index
 from pulumi_lws.lws.render.common import controller_revision
 from pulumi_lws.lws.render.ordinal import render_ordinal
-from pulumi_lws.lws.group_shape import static_worker_subgroup, subgroup_index
 from pulumi_lws.lws.revision import build_catalog
-from pulumi_lws.core.stage import Stage
 
 GOLDEN = TESTS_DIR / "golden" / "ordinal"
 INPUTS = GOLDEN / "inputs"
@@ -38,8 +38,14 @@ def load(text_or_path) -> LeaderWorkerSet:
 def creation_stage(lws: LeaderWorkerSet, catalog, **over) -> Stage:
     """What plan_ordinal returns on an empty cluster (Case 1): every group on the target."""
     key = catalog.target.key
-    fields = dict(policy="lws/ordinal", target_revision=key, replicas=lws.replicas,
-                  partition=lws.user_partition(), group_revisions={str(i): key for i in range(lws.replicas)}, case="1")
+    fields = dict(
+        policy="lws/ordinal",
+        target_revision=key,
+        replicas=lws.replicas,
+        partition=lws.user_partition(),
+        group_revisions={str(i): key for i in range(lws.replicas)},
+        case="1",
+    )
     fields.update(over)
     return Stage(**fields)
 
@@ -58,6 +64,7 @@ def env_of(container) -> list[str]:
 
 
 # ---- golden -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("case", CASES)
 def test_golden(case):
@@ -90,8 +97,11 @@ def test_rollout_sample_shape():
     objs = render_creation(lws)
     kinds = [(o["kind"], o["metadata"]["name"]) for o in objs]
     key = build_catalog(lws, []).target.key
-    assert kinds == [("ControllerRevision", f"leaderworkerset-sample-{key}-1"), ("Service", "leaderworkerset-sample"),
-                     ("StatefulSet", "leaderworkerset-sample")] + [("StatefulSet", f"leaderworkerset-sample-{i}") for i in range(4)]
+    assert kinds == [
+        ("ControllerRevision", f"leaderworkerset-sample-{key}-1"),
+        ("Service", "leaderworkerset-sample"),
+        ("StatefulSet", "leaderworkerset-sample"),
+    ] + [("StatefulSet", f"leaderworkerset-sample-{i}") for i in range(4)]
     leader = objs[2]
     assert leader["spec"]["updateStrategy"]["rollingUpdate"] == {"partition": 0, "maxUnavailable": 4}  # max(1, 2+2)
     assert leader["metadata"]["annotations"][L.REPLICAS] == "4"
@@ -101,7 +111,11 @@ def test_rollout_sample_shape():
     assert worker["spec"]["replicas"] == 3 and worker["spec"]["ordinals"] == {"start": 1}
     assert worker["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}}
     gk = hashlib.sha1(b"default/leaderworkerset-sample-1").hexdigest()
-    assert worker["spec"]["selector"]["matchLabels"] == {L.GROUP_INDEX: "1", L.NAME: "leaderworkerset-sample", L.GROUP_KEY: gk}
+    assert worker["spec"]["selector"]["matchLabels"] == {
+        L.GROUP_INDEX: "1",
+        L.NAME: "leaderworkerset-sample",
+        L.GROUP_KEY: gk,
+    }
     assert worker["spec"]["template"]["metadata"]["annotations"][L.LEADER_NAME] == "leaderworkerset-sample-1"
 
 
@@ -115,7 +129,10 @@ def test_stage_replicas_and_partition_drive_leader_and_worker_count():
     assert leader["spec"]["replicas"] == 6
     assert leader["spec"]["updateStrategy"]["rollingUpdate"]["partition"] == 4
     assert leader["metadata"]["annotations"][L.REPLICAS] == "4"  # spec.replicas, not the surge count
-    assert ("StatefulSet", "leaderworkerset-sample-5") in objs and ("StatefulSet", "leaderworkerset-sample-6") not in objs
+    assert ("StatefulSet", "leaderworkerset-sample-5") in objs and (
+        "StatefulSet",
+        "leaderworkerset-sample-6",
+    ) not in objs
 
 
 # ---- revisions ----------------------------------------------------------------------------
@@ -161,7 +178,11 @@ def test_old_groups_render_from_their_revision():
         sts = got[("StatefulSet", f"llm-{i}")]
         tmpl = sts["spec"]["template"]
         assert sts["spec"]["replicas"] == size - 1
-        assert sts["metadata"]["labels"][L.TEMPLATE_REVISION_HASH] == key == tmpl["metadata"]["labels"][L.TEMPLATE_REVISION_HASH]
+        assert (
+            sts["metadata"]["labels"][L.TEMPLATE_REVISION_HASH]
+            == key
+            == tmpl["metadata"]["labels"][L.TEMPLATE_REVISION_HASH]
+        )
         assert tmpl["metadata"]["annotations"][L.SIZE] == str(size)
         container = tmpl["spec"]["containers"][0]
         assert container["image"] == image
@@ -236,7 +257,10 @@ def test_env_vars_first_in_order_and_replace_user_values():
     assert lenv["LWS_GROUP_SIZE"]["value"] == "3" and lenv["LWS_WORKER_INDEX"]["value"] == "0"
     wenv = {e["name"]: e for e in worker["containers"][0]["env"]}
     assert wenv["LWS_LEADER_ADDRESS"]["value"] == "envs-1.envs.ml"
-    assert wenv["LWS_WORKER_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.labels['apps.kubernetes.io/pod-index']"
+    assert (
+        wenv["LWS_WORKER_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"]
+        == "metadata.labels['apps.kubernetes.io/pod-index']"
+    )
     assert wenv["B"]["value"] == "2"
 
 
@@ -285,12 +309,17 @@ def test_leader_ready_worker_groups_argument():
 
 # ---- placement ------------------------------------------------------------------------------
 
+
 def test_exclusive_topology_affinity_and_node_selector():
     doc = yaml.safe_load((INPUTS / "exclusive-topology.yaml").read_text())
     doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["nodeSelector"] = {"pool": "gpu"}
-    doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["affinity"] = {"podAntiAffinity": {
-        "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "kubernetes.io/hostname",
-                                                            "labelSelector": {"matchLabels": {"x": "y"}}}]}}
+    doc["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"x": "y"}}}
+            ]
+        }
+    }
     lws = load(doc)
     got = by_kind_name(render_creation(lws, group_domains={"2": "zone-c"}))
     leader = got[("StatefulSet", "leaderworkerset-sample")]["spec"]["template"]
@@ -308,12 +337,16 @@ def test_exclusive_topology_affinity_and_node_selector():
 
 # ---- subgroups ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("size,sgs,expected", [
-    (16, 8, [0] * 7 + [1] * 8),   # size divisible: w // sgs
-    (9, 8, [0] * 8),              # size-1 divisible: (w-1) // sgs
-    (8, 4, [0] * 3 + [1] * 4),
-    (5, 2, [0, 0, 1, 1]),
-])
+
+@pytest.mark.parametrize(
+    "size,sgs,expected",
+    [
+        (16, 8, [0] * 7 + [1] * 8),  # size divisible: w // sgs
+        (9, 8, [0] * 8),  # size-1 divisible: (w-1) // sgs
+        (8, 4, [0] * 3 + [1] * 4),
+        (5, 2, [0, 0, 1, 1]),
+    ],
+)
 def test_subgroup_index_matches_upstream(size, sgs, expected):
     assert [subgroup_index(size, sgs, w) for w in range(1, size)] == expected
     assert static_worker_subgroup(size, sgs) == (expected[0] if len(set(expected)) == 1 else None)
@@ -325,7 +358,10 @@ def test_subgroup_labels_static_only_when_constant():
     assert wl["labels"][L.SUBGROUP_INDEX] == "0"
     assert wl["labels"][L.SUBGROUP_KEY] == names.subgroup_key("leaderworkerset-sample-1", 0)
     assert wl["annotations"][L.SUBGROUP_POLICY_TYPE] == "LeaderExcluded"
-    assert L.SUBGROUP_INDEX not in excluded[("StatefulSet", "leaderworkerset-sample")]["spec"]["template"]["metadata"]["labels"]
+    assert (
+        L.SUBGROUP_INDEX
+        not in excluded[("StatefulSet", "leaderworkerset-sample")]["spec"]["template"]["metadata"]["labels"]
+    )
     mixed = by_kind_name(render_creation(load(INPUTS / "subgroup-leader-worker.yaml")))
     wm = mixed[("StatefulSet", "leaderworkerset-sample-0")]["spec"]["template"]["metadata"]
     assert L.SUBGROUP_INDEX not in wm["labels"] and wm["annotations"][L.SUBGROUP_SIZE] == "8"
@@ -340,23 +376,31 @@ def test_subgroup_exclusive_affinity_for_static_worker_subgroup():
     spec = got[("StatefulSet", "leaderworkerset-sample-0")]["spec"]["template"]["spec"]
     key = names.subgroup_key("leaderworkerset-sample-0", 0)
     aff = spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
-    assert aff == {"labelSelector": {"matchExpressions": [{"key": L.SUBGROUP_KEY, "operator": "In", "values": [key]}]},
-                   "topologyKey": "rack"}
+    assert aff == {
+        "labelSelector": {"matchExpressions": [{"key": L.SUBGROUP_KEY, "operator": "In", "values": [key]}]},
+        "topologyKey": "rack",
+    }
     assert "podAntiAffinity" in spec["affinity"]
 
 
 # ---- TPU ------------------------------------------------------------------------------------
+
 
 def test_tpu_env_static_hosts_and_pod_index_id():
     got = by_kind_name(render_creation(load(INPUTS / "tpu.yaml")))
     w = got[("StatefulSet", "tpu-sample-1")]["spec"]["template"]
     assert w["metadata"]["annotations"][L.LEADER_REQUESTS_TPUS] == "true"
     env = {e["name"]: e for e in w["spec"]["containers"][0]["env"]}
-    assert env["TPU_WORKER_HOSTNAMES"]["value"] == "tpu-sample-1.tpu-sample,tpu-sample-1-1.tpu-sample,tpu-sample-1-2.tpu-sample"
+    assert (
+        env["TPU_WORKER_HOSTNAMES"]["value"]
+        == "tpu-sample-1.tpu-sample,tpu-sample-1-1.tpu-sample,tpu-sample-1-2.tpu-sample"
+    )
     assert env["TPU_NAME"]["value"] == "tpu-sample-1"
     assert "fieldRef" in env["TPU_WORKER_ID"]["valueFrom"]
     assert env["TPU_PROCESS_PORT"]["value"] == "8476"
-    lenv = {e["name"]: e for e in got[("StatefulSet", "tpu-sample")]["spec"]["template"]["spec"]["containers"][0]["env"]}
+    lenv = {
+        e["name"]: e for e in got[("StatefulSet", "tpu-sample")]["spec"]["template"]["spec"]["containers"][0]["env"]
+    }
     assert lenv["TPU_WORKER_ID"]["value"] == "0" and lenv["TPU_NAME"]["value"] == "$(LWS_LEADER_NAME)"
 
 

@@ -1,14 +1,15 @@
 """Pod templates are built fresh and share what lies below their containers with the parsed spec
 (docs/performance.md "Rendering"): rendering never mutates the spec, renders the same objects
 twice, and never shares a dict between two places of one manifest (a YAML dump needs no alias)."""
+
 from __future__ import annotations
 
 import copy
 
 import pytest
 import yaml
-
 from conftest import TESTS_DIR
+
 from pulumi_lws.core.snapshot import EMPTY
 from pulumi_lws.lws.api import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import ReconcileOptions, reconcile
@@ -19,15 +20,16 @@ CASES = sorted(p.stem for p in INPUTS.glob("*.yaml"))
 
 def _spec_templates(lws: LeaderWorkerSet) -> dict:
     lwt = lws.spec.leader_worker_template
-    return copy.deepcopy({"leader": lwt.leader_template, "worker": lwt.worker_template,
-                          "claims": lwt.volume_claim_templates})
+    return copy.deepcopy(
+        {"leader": lwt.leader_template, "worker": lwt.worker_template, "claims": lwt.volume_claim_templates}
+    )
 
 
 def _ids(value, seen: dict, path: str) -> None:
     if isinstance(value, (dict, list)):
         assert id(value) not in seen, f"{path} is the same object as {seen[id(value)]}"
         seen[id(value)] = path
-        for k, v in (value.items() if isinstance(value, dict) else enumerate(value)):
+        for k, v in value.items() if isinstance(value, dict) else enumerate(value):
             _ids(v, seen, f"{path}.{k}")
 
 

@@ -1,52 +1,87 @@
 """lws/rollout/placement.py: startupPolicy LeaderReady and exclusive topology, on literal snapshots,
 and through ``reconcile`` (which worker StatefulSets are declared, pinned where, and why not)."""
+
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-
 from conftest import validate_manifest
+
+from pulumi_lws.core.snapshot import EMPTY, Snapshot
+from pulumi_lws.core.stage import Blocker, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import EMPTY, Snapshot
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.revision import build_catalog, revision_key
 from pulumi_lws.lws.rollout import placement as P
-from pulumi_lws.core.stage import Blocker, Stage
 
 ZONE = "topology.kubernetes.io/zone"
 
 
-def make_lws(replicas: int = 2, size: int = 3, startup: str = "LeaderCreated", topology: str | None = None,
-             image: str = "a") -> LeaderWorkerSet:
+def make_lws(
+    replicas: int = 2, size: int = 3, startup: str = "LeaderCreated", topology: str | None = None, image: str = "a"
+) -> LeaderWorkerSet:
     ann = {L.EXCLUSIVE_TOPOLOGY: topology} if topology else {}
-    return LeaderWorkerSet.from_manifest({
-        "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-        "metadata": {"name": "lws", "annotations": ann},
-        "spec": {"replicas": replicas, "startupPolicy": startup, "leaderWorkerTemplate": {
-            "size": size, "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}}}})
+    return LeaderWorkerSet.from_manifest(
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": "lws", "annotations": ann},
+            "spec": {
+                "replicas": replicas,
+                "startupPolicy": startup,
+                "leaderWorkerTemplate": {
+                    "size": size,
+                    "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}},
+                },
+            },
+        }
+    )
 
 
-def leader(i: int, key: str, *, ready: bool = True, node: str | None = "n1", created: str = "2026-01-01T00:00:10Z",
-           deleting: bool = False, unschedulable: str | None = None) -> dict[str, Any]:
+def leader(
+    i: int,
+    key: str,
+    *,
+    ready: bool = True,
+    node: str | None = "n1",
+    created: str = "2026-01-01T00:00:10Z",
+    deleting: bool = False,
+    unschedulable: str | None = None,
+) -> dict[str, Any]:
     conds = [{"type": "Ready", "status": "True" if ready else "False"}]
     if unschedulable:
         conds.append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": unschedulable})
-    meta: dict[str, Any] = {"name": f"lws-{i}", "creationTimestamp": created,
-                            "labels": {L.NAME: "lws", L.WORKER_INDEX: "0", L.TEMPLATE_REVISION_HASH: key}}
+    meta: dict[str, Any] = {
+        "name": f"lws-{i}",
+        "creationTimestamp": created,
+        "labels": {L.NAME: "lws", L.WORKER_INDEX: "0", L.TEMPLATE_REVISION_HASH: key},
+    }
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:01:00Z"
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"nodeName": node} if node else {},
-            "status": {"phase": "Running" if node else "Pending", "conditions": conds}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"nodeName": node} if node else {},
+        "status": {"phase": "Running" if node else "Pending", "conditions": conds},
+    }
 
 
 def worker_sts(i: int, key: str, created: str = "2026-01-01T00:00:20Z", domain: str | None = None) -> dict[str, Any]:
     tmpl: dict[str, Any] = {"spec": {"nodeSelector": {ZONE: domain}}} if domain else {"spec": {}}
-    return {"apiVersion": "apps/v1", "kind": "StatefulSet",
-            "metadata": {"name": f"lws-{i}", "creationTimestamp": created,
-                         "labels": {L.NAME: "lws", L.GROUP_INDEX: str(i), L.TEMPLATE_REVISION_HASH: key}},
-            "spec": {"replicas": 2, "template": tmpl}, "status": {}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {
+            "name": f"lws-{i}",
+            "creationTimestamp": created,
+            "labels": {L.NAME: "lws", L.GROUP_INDEX: str(i), L.TEMPLATE_REVISION_HASH: key},
+        },
+        "spec": {"replicas": 2, "template": tmpl},
+        "status": {},
+    }
 
 
 def node(name: str, zone: str | None) -> dict[str, Any]:
@@ -67,6 +102,7 @@ def place(lws: LeaderWorkerSet, objs: list[dict[str, Any]]) -> P.Placement:
 
 # ---- helpers --------------------------------------------------------------------------------
 
+
 def test_needs_nodes_only_for_group_exclusive_topology():
     assert P.needs_nodes(make_lws(topology=ZONE))
     assert not P.needs_nodes(make_lws())
@@ -81,6 +117,7 @@ def test_leader_created_without_topology_is_unrestricted():
 
 
 # ---- LeaderReady ----------------------------------------------------------------------------
+
 
 def test_leader_ready_waits_for_ready_leader():
     lws = make_lws(startup="LeaderReady")
@@ -132,6 +169,7 @@ def test_size_one_groups_are_not_held():
 
 # ---- exclusive topology -----------------------------------------------------------------------
 
+
 def test_topology_pins_workers_to_leader_domain():
     lws = make_lws(topology=ZONE)
     key = revision_key(lws)
@@ -151,8 +189,9 @@ def test_topology_label_missing_is_a_blocker_with_upstream_message():
     key = revision_key(lws)
     p = place(lws, [leader(0, key, node="bare"), node("bare", None)])
     assert p.worker_groups == frozenset()
-    assert p.blocker == Blocker(P.LABEL_MISSING, f"node bare does not have topology label: {ZONE}", ("0",),
-                                P._REMEDIES[P.LABEL_MISSING])
+    assert p.blocker == Blocker(
+        P.LABEL_MISSING, f"node bare does not have topology label: {ZONE}", ("0",), P._REMEDIES[P.LABEL_MISSING]
+    )
 
 
 def test_topology_unschedulable_leader_is_reported():
@@ -182,6 +221,7 @@ def test_topology_with_leader_ready_needs_both():
 
 # ---- through reconcile ------------------------------------------------------------------------
 
+
 def _sts_names(manifests) -> list[str]:
     return [m["metadata"]["name"] for m in manifests if m["kind"] == "StatefulSet"]
 
@@ -201,7 +241,9 @@ def test_reconcile_pins_workers_and_reports_label_blocker():
     key = revision_key(lws)
     snap = Snapshot.of([leader(0, key, node="a1"), leader(1, key, node="bare"), node("a1", "a"), node("bare", None)])
     r = reconcile(lws, snap)
-    workers = {m["metadata"]["name"]: m for m in r.manifests if m["kind"] == "StatefulSet" and m["metadata"]["name"] != "lws"}
+    workers = {
+        m["metadata"]["name"]: m for m in r.manifests if m["kind"] == "StatefulSet" and m["metadata"]["name"] != "lws"
+    }
     assert list(workers) == ["lws-0"]
     assert workers["lws-0"]["spec"]["template"]["spec"]["nodeSelector"] == {ZONE: "a"}
     assert r.stage.blocker is not None and r.stage.blocker.code == P.LABEL_MISSING

@@ -1,17 +1,20 @@
 """Degraded / GroupUnschedulable conditions merged into the LWS status (lws/rollout/failure/ordinal.py)."""
+
 from __future__ import annotations
+
+from fixtures_failure import World, make_lws
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.rollout.failure.ordinal import failure_conditions, merge_failure_status
 from pulumi_lws.lws.rollout.failure.termination import follow_actions
 
-from fixtures_failure import World, make_lws
-
-
-BASE = {"replicas": 3, "conditions": [
-    {"type": "Available", "status": "True", "reason": "AllGroupsReady", "message": "All replicas are ready"},
-    {"type": "Progressing", "status": "False", "reason": "AllGroupsReady", "message": "All replicas are ready"},
-]}
+BASE = {
+    "replicas": 3,
+    "conditions": [
+        {"type": "Available", "status": "True", "reason": "AllGroupsReady", "message": "All replicas are ready"},
+        {"type": "Progressing", "status": "False", "reason": "AllGroupsReady", "message": "All replicas are ready"},
+    ],
+}
 
 
 def test_no_conditions_without_budget_or_problems():
@@ -34,11 +37,19 @@ def test_degraded_false_when_budget_set_true_when_exhausted():
 def test_unschedulable_leader_sets_progressing_reason():
     w = World(make_lws())
     w.get("lws-1")["status"]["phase"] = "Pending"
-    w.get("lws-1")["status"]["conditions"].append({"type": "PodScheduled", "status": "False", "reason": "Unschedulable"})
+    w.get("lws-1")["status"]["conditions"].append(
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}
+    )
     status = merge_failure_status(BASE, w.lws, w.snapshot())
     prog = [c for c in status["conditions"] if c["type"] == "Progressing"]
-    assert prog == [{"type": "Progressing", "status": "True", "reason": "GroupUnschedulable",
-                     "message": "1 replicas cannot be scheduled"}]
+    assert prog == [
+        {
+            "type": "Progressing",
+            "status": "True",
+            "reason": "GroupUnschedulable",
+            "message": "1 replicas cannot be scheduled",
+        }
+    ]
 
 
 def test_marked_workers_follow_when_leader_absent():

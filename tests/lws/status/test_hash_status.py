@@ -1,15 +1,16 @@
 """Hash-mode LWS status (lws/status/hash.py): upstream ``updateStatusHash`` from observed groups,
 plus the observedGeneration fix, and its wiring into ``lws.status.summary.lws_status``."""
+
 from __future__ import annotations
 
 import pytest
 from fixtures_hash import cr, deployment, leader, make_lws, rev, snap, worker_sts
 
+from pulumi_lws.core.stage import GroupView
 from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.status.summary import lws_status
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.status.hash import deployment_caught_up, hash_condition_state, hash_status
-from pulumi_lws.core.stage import GroupView
+from pulumi_lws.lws.status.summary import lws_status
 
 V1, V2 = make_lws(image="v1"), make_lws(image="v2")
 R1, R2 = rev(V1), rev(V2)
@@ -27,12 +28,15 @@ DEPLOY_OK = deployment(R2, replicas=2, ready=2, updated=2)
 
 
 # upstream TestUpdateStatusHash cases, counted from groups
-@pytest.mark.parametrize("groups, want_counts, want", [
-    ([g(1), g(2)], (2, 2, 2), ["Available"]),
-    ([g(1), g(2), g(3, updated=False)], (3, 3, 2), ["Progressing", "UpdateInProgress"]),
-    ([g(1)], (1, 1, 1), ["Progressing"]),
-    ([g(1, ready=False), g(2, ready=False)], (2, 0, 2), ["Progressing"]),
-])
+@pytest.mark.parametrize(
+    "groups, want_counts, want",
+    [
+        ([g(1), g(2)], (2, 2, 2), ["Available"]),
+        ([g(1), g(2), g(3, updated=False)], (3, 3, 2), ["Progressing", "UpdateInProgress"]),
+        ([g(1)], (1, 1, 1), ["Progressing"]),
+        ([g(1, ready=False), g(2, ready=False)], (2, 0, 2), ["Progressing"]),
+    ],
+)
 def test_upstream_cases(groups, want_counts, want):
     st = hash_status("web", groups, 2, DEPLOY_OK)
     assert (st["replicas"], st["readyReplicas"], st["updatedReplicas"]) == want_counts
@@ -43,8 +47,12 @@ def test_upstream_cases(groups, want_counts, want):
 
 
 def test_terminating_and_leaderless_groups_do_not_count():
-    groups = [g(1), g(2), g(3, ready=False, updated=False, phase="terminating"),
-              GroupView(id="k4", revision="r", ready=False, updated=False, phase="terminating", key="k4")]
+    groups = [
+        g(1),
+        g(2),
+        g(3, ready=False, updated=False, phase="terminating"),
+        GroupView(id="k4", revision="r", ready=False, updated=False, phase="terminating", key="k4"),
+    ]
     st = hash_status("web", groups, 2, DEPLOY_OK)
     assert (st["replicas"], st["readyReplicas"], st["updatedReplicas"]) == (2, 2, 2)
     assert true_types(st) == ["Available"]
@@ -76,7 +84,7 @@ def _settled_objects():
 
 
 def test_lws_status_hash_settled_and_mid_rollout():
-    a, b, objs = _settled_objects()
+    _a, _b, objs = _settled_objects()
     s = snap(*objs)
     st = lws_status(V1, s, reconcile(V1, s).stage)
     assert (st["replicas"], st["readyReplicas"], st["updatedReplicas"]) == (2, 2, 2)
@@ -102,4 +110,3 @@ def test_lws_status_hash_merges_failure_conditions():
     st = lws_status(V1, s, reconcile(V1, s).stage)
     degraded = [c for c in st["conditions"] if c["type"] == "Degraded"]
     assert degraded and degraded[0]["status"] == "True"
-

@@ -1,4 +1,5 @@
 """A valid base ModelServing and patch helpers shared by the ModelServing API tests."""
+
 from __future__ import annotations
 
 import copy
@@ -11,8 +12,13 @@ POD = {"spec": {"containers": [{"name": "c", "image": "img:1"}]}}
 
 
 def role(name: str = "prefill", **kw: Any) -> dict[str, Any]:
-    out = {"name": name, "replicas": 1, "entryTemplate": copy.deepcopy(POD), "workerReplicas": 1,
-           "workerTemplate": copy.deepcopy(POD)}
+    out = {
+        "name": name,
+        "replicas": 1,
+        "entryTemplate": copy.deepcopy(POD),
+        "workerReplicas": 1,
+        "workerTemplate": copy.deepcopy(POD),
+    }
     out.update(kw)
     return {k: v for k, v in out.items() if v != "DELETE"}
 
@@ -62,8 +68,13 @@ def sg(type_: str = "ServingGroupRollingUpdate", **ruc: Any) -> dict[str, Any]:
 
 
 def role_ru(*rs: dict[str, Any], replicas: int = 2) -> dict[str, Any]:
-    return {"spec": {"replicas": replicas, "rolloutStrategy": {"type": "RoleRollingUpdate"},
-                     "template": {"roles": list(rs)}}}
+    return {
+        "spec": {
+            "replicas": replicas,
+            "rolloutStrategy": {"type": "RoleRollingUpdate"},
+            "template": {"roles": list(rs)},
+        }
+    }
 
 
 def pairs(errors: list[FieldError]) -> list[tuple[str, str]]:

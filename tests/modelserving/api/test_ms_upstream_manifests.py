@@ -1,5 +1,6 @@
 """Every mirrored upstream Kthena ModelServing manifest parses unchanged and validates (or is
 rejected exactly as upstream's webhook rejects it), and the README lists every file."""
+
 from __future__ import annotations
 
 import pathlib
@@ -17,8 +18,12 @@ FILES = sorted(DIR.glob("*.yaml"))
 #: upstream's webhook rejects these (upstream-addenda §3.8), with exactly these errors
 REJECTED = {
     "examples_model-serving_multi-node_fb05987.yaml": [
-        ("spec.template.roles[0].name", "role name must be a valid DNS-1035 label (lowercase alphanumeric "
-                                        "characters or '-', must start with a letter): " + DNS1035_MSG)],
+        (
+            "spec.template.roles[0].name",
+            "role name must be a valid DNS-1035 label (lowercase alphanumeric "
+            "characters or '-', must start with a letter): " + DNS1035_MSG,
+        )
+    ],
 }
 
 
@@ -40,5 +45,5 @@ def test_upstream_manifest(path: pathlib.Path) -> None:
         return
     m = ModelServing.from_manifest(path)
     assert m.name and m.roles
-    again = ModelServing.from_manifest(m.to_wire())     # the wire form is itself a valid manifest
+    again = ModelServing.from_manifest(m.to_wire())  # the wire form is itself a valid manifest
     assert again.to_wire() == m.to_wire()

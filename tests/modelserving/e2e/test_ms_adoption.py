@@ -7,6 +7,7 @@ upstream's ownerReferences, and an image change then rolls as usual.
 The fleet has pulumi-lws's shape (a StatefulSet per role replica) with upstream's keys and owners:
 Kthena itself creates bare Pods, which no StatefulSet adopts without restarting them
 (docs/modes.md, "Adoption: ModelServing")."""
+
 from __future__ import annotations
 
 import copy
@@ -49,14 +50,23 @@ def upstream_revision(spec) -> tuple[str, dict]:
         roles.append(role)
     data = {"data": roles}
     key = go_style_key(data)
-    return key, {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                 "metadata": {"name": f"{spec.name}-{key}", "namespace": spec.namespace,
-                              "labels": {ML.NAME: spec.name, ML.REVISION: key}},
-                 "data": data, "revision": 1}
+    return key, {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": f"{spec.name}-{key}",
+            "namespace": spec.namespace,
+            "labels": {ML.NAME: spec.name, ML.REVISION: key},
+        },
+        "data": data,
+        "revision": 1,
+    }
 
 
 def test_orphaned_fleet_is_adopted_without_restarts_then_rolls():
-    f = upstream_fleet(MS, PD, upstream_revision, owned_kinds=("StatefulSet", "Service", "PodGroup", "ControllerRevision"))
+    f = upstream_fleet(
+        MS, PD, upstream_revision, owned_kinds=("StatefulSet", "Service", "PodGroup", "ControllerRevision")
+    )
     assert f.upstream_key != modelserving_revision(f.spec) and f.upstream_owned()
     revisions = {p["metadata"]["labels"].get(ML.REVISION) for p in f.cluster.list("Pod", "default")}
     assert revisions == {f.upstream_key}  # the pods run on upstream's key
@@ -79,7 +89,9 @@ def test_orphaned_fleet_is_adopted_without_restarts_then_rolls():
 
 
 def test_a_kept_cr_is_disowned():
-    f = upstream_fleet(MS, PD, upstream_revision, owned_kinds=("StatefulSet", "Service", "PodGroup", "ControllerRevision"))
+    f = upstream_fleet(
+        MS, PD, upstream_revision, owned_kinds=("StatefulSet", "Service", "PodGroup", "ControllerRevision")
+    )
     owned = f.upstream_owned()
     result, _, _ = f.up()
     assert sorted(f"{a.kind}/{a.name}" for a in result.stage.actions if a.verb == "disown") == owned

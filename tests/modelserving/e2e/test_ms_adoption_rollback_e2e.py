@@ -12,6 +12,7 @@ revision is upstream's and the printed change is exactly the image lines (the ma
 to what was adopted: no null, no default written back); applying it converges back on upstream's
 key with the adopted pods that never left it untouched.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -86,15 +87,22 @@ def test_adopt_roll_then_roll_back_to_upstreams_revision(strategy, tmp_path, cap
     for _ in range(3):  # mid-rollout: groups on both revisions
         h.up()
         h.advance(1)
-    assert {meta(p)["labels"]["modelserving.volcano.sh/revision"] for p in h.cluster.list("Pod", "default")} == {key, new_key}
+    assert {meta(p)["labels"]["modelserving.volcano.sh/revision"] for p in h.cluster.list("Pod", "default")} == {
+        key,
+        new_key,
+    }
 
     code, out, _ = rollback(h, tmp_path, capsys, apply=True)
     assert code == X.OK, out
     assert f"roll back from revision {new_key} to {key}" in out
     changes = sorted(line for line in out.splitlines() if line.startswith("# change "))
     roles = manifest(strategy)["spec"]["template"]["roles"]
-    expected = sorted(f'# change spec.template.roles[{i}].{t}.spec.containers[0].image: "img:2" -> "img:1"'
-                      for i, r in enumerate(roles) for t in ("entryTemplate", "workerTemplate") if r.get(t))
+    expected = sorted(
+        f'# change spec.template.roles[{i}].{t}.spec.containers[0].image: "img:2" -> "img:1"'
+        for i, r in enumerate(roles)
+        for t in ("entryTemplate", "workerTemplate")
+        if r.get(t)
+    )
     assert changes == expected, out
     assert h.desired == original  # exactly what was adopted: no creationTimestamp: null, resources: {} or default
 
@@ -102,14 +110,21 @@ def test_adopt_roll_then_roll_back_to_upstreams_revision(strategy, tmp_path, cap
     for _ in range(200):
         result, _, _ = h.up()
         h.check()
-        if result.stage.complete and result.stage.blocker is None and all(
-                meta(p)["labels"]["modelserving.volcano.sh/revision"] == key for p in h.cluster.list("Pod", "default")):
+        if (
+            result.stage.complete
+            and result.stage.blocker is None
+            and all(
+                meta(p)["labels"]["modelserving.volcano.sh/revision"] == key for p in h.cluster.list("Pod", "default")
+            )
+        ):
             break
         h.advance(1)
     assert result.stage.target_revision == key  # back on upstream's key, not modelserving_revision's
     assert images(h) == {"img:1"}
     after = pods(h)
-    assert kept and {n: after.get(n) for n in kept} == kept  # adopted pods that never left it: same uid, labels, restarts
+    assert (
+        kept and {n: after.get(n) for n in kept} == kept
+    )  # adopted pods that never left it: same uid, labels, restarts
     assert not h.bounds.violations
 
 

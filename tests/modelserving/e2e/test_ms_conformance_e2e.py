@@ -18,6 +18,7 @@ entry an end-state assertion).
 
 No vector is skipped.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -41,8 +42,18 @@ from pulumi_lws.modelserving.reconcile import status_of
 from pulumi_lws.modelserving.revision import modelserving_revision
 
 VECTORS = {v["id"]: v for v in load_conformance("kthena-modelserving.json")["vectors"] if v["kind"] == "e2e"}
-COVERED = {"E2E-SG-MAXUNAV", "E2E-SG-MAXSURGE", "E2E-SG-BADIMAGE", "E2E-PART-BOUNDARY", "E2E-PART-HIST",
-           "E2E-PART-SCALEUP", "E2E-PART-SCALEDOWN", "E2E-ROLE-ONLYCHANGED", "E2E-ROLE-MAXUNAV", "E2E-ROLE-MAXSURGE"}
+COVERED = {
+    "E2E-SG-MAXUNAV",
+    "E2E-SG-MAXSURGE",
+    "E2E-SG-BADIMAGE",
+    "E2E-PART-BOUNDARY",
+    "E2E-PART-HIST",
+    "E2E-PART-SCALEUP",
+    "E2E-PART-SCALEDOWN",
+    "E2E-ROLE-ONLYCHANGED",
+    "E2E-ROLE-MAXUNAV",
+    "E2E-ROLE-MAXSURGE",
+}
 
 
 def test_every_e2e_vector_is_covered() -> None:
@@ -84,7 +95,9 @@ def test_E2E_SG_MAXUNAV() -> None:
     new = with_image(old, "nginx:alpine")
     result, bounds = run(scenario(old, new))
     assert result.exit_code == 0 and not result.trace.violations and not bounds.violations, result.reason
-    assert max(v["replicas"] - sum(g.available for g in gs.values()) for _, gs in bounds.history) == 2  # "<= 2", reached
+    assert (
+        max(v["replicas"] - sum(g.available for g in gs.values()) for _, gs in bounds.history) == 2
+    )  # "<= 2", reached
     final = read(result.cluster, parse(new))
     target = modelserving_revision(parse(new))
     assert len(final) == 4 and all(g.revision == target and g.available for g in final.values())  # 4/4 updated
@@ -92,14 +105,18 @@ def test_E2E_SG_MAXUNAV() -> None:
 
 def test_E2E_SG_MAXSURGE() -> None:
     v = VECTORS["E2E-SG-MAXSURGE"]["spec"]
-    old = ms_manifest(replicas=v["replicas"], mu=v["maxUnavailable"], surge=v["maxSurge"], roles=[role("entry", v["roleReplicas"])])
+    old = ms_manifest(
+        replicas=v["replicas"], mu=v["maxUnavailable"], surge=v["maxSurge"], roles=[role("entry", v["roleReplicas"])]
+    )
     new = with_image(old, "img:2")
     result, bounds = run(scenario(old, new))
     assert result.exit_code == 0 and not bounds.violations, result.reason
     target = modelserving_revision(parse(new))
     assert bounds.max_live == 5  # never > 5
-    assert any(len(gs) == 5 and all(g.available for g in gs.values()) and len({g.revision for g in gs.values()}) == 2
-               for _, gs in bounds.history)
+    assert any(
+        len(gs) == 5 and all(g.available for g in gs.values()) and len({g.revision for g in gs.values()}) == 2
+        for _, gs in bounds.history
+    )
     status = status_of(parse(new), result.cluster.observe(WORKLOAD.scope(parse(new))))
     assert (status["replicas"], status["availableReplicas"], status["updatedReplicas"]) == (4, 4, 4)
     assert status["currentRevision"] == status["updateRevision"] == target
@@ -122,8 +139,13 @@ def test_E2E_SG_BADIMAGE() -> None:
 
 # ---- partition -------------------------------------------------------------------------------------------
 def _partition_ms(replicas=5, partition=3, mu=1, recovery=None):
-    return ms_manifest(replicas=replicas, mu=mu, partition=partition, recovery=recovery,
-                       roles=[role("prefill", 1, 1), role("decode", 1, 1)])
+    return ms_manifest(
+        replicas=replicas,
+        mu=mu,
+        partition=partition,
+        recovery=recovery,
+        roles=[role("prefill", 1, 1), role("decode", 1, 1)],
+    )
 
 
 def test_E2E_PART_BOUNDARY() -> None:
@@ -172,7 +194,10 @@ def test_E2E_PART_SCALEUP() -> None:
     _roll(h)
     target = modelserving_revision(h.spec)
     groups = h.groups()
-    assert {o: g.revision for o, g in groups.items()} == {**{o: initial for o in range(3)}, **{o: target for o in range(3, 7)}}
+    assert {o: g.revision for o, g in groups.items()} == {
+        **{o: initial for o in range(3)},
+        **{o: target for o in range(3, 7)},
+    }
     assert {o: {k: r.uids for k, r in g.roles.items()} for o, g in groups.items() if o < 3} == uids  # not recreated
 
 
@@ -190,7 +215,12 @@ def test_E2E_PART_SCALEDOWN() -> None:
         h.up()
     assert {o: g.revision for o, g in h.groups().items()} == {0: initial, 1: initial, 2: initial}
     status = _status(h)
-    assert (status["replicas"], status["updatedReplicas"], status["currentReplicas"], status["availableReplicas"]) == (3, 0, 3, 3)
+    assert (status["replicas"], status["updatedReplicas"], status["currentReplicas"], status["availableReplicas"]) == (
+        3,
+        0,
+        3,
+        3,
+    )
 
 
 # ---- RoleRollingUpdate -------------------------------------------------------------------------------------
@@ -222,8 +252,13 @@ def test_E2E_ROLE_MAXUNAV() -> None:
     def observe():
         g = h.groups()[0]
         prefill = g.replicas_of("prefill")
-        seen.append((sum(r.ready and r.images == {"img:1"} for r in prefill),
-                     sum(r.images == {"nginx:bad-image"} and not r.ready for r in prefill), len(prefill)))
+        seen.append(
+            (
+                sum(r.ready and r.images == {"img:1"} for r in prefill),
+                sum(r.images == {"nginx:bad-image"} and not r.ready for r in prefill),
+                len(prefill),
+            )
+        )
         assert _decode_uids(h.groups()) == decode
 
     _hold(h, 30, each=observe)  # held for 30 s
@@ -232,13 +267,18 @@ def test_E2E_ROLE_MAXUNAV() -> None:
 
 
 def test_E2E_ROLE_MAXSURGE() -> None:
-    old = ms_manifest(replicas=1, strategy=ROLE, roles=[role("prefill", 2, maxUnavailable=0, maxSurge=1), role("decode", 1)])
+    old = ms_manifest(
+        replicas=1, strategy=ROLE, roles=[role("prefill", 2, maxUnavailable=0, maxSurge=1), role("decode", 1)]
+    )
     new = with_image(old, "img:2", ("prefill",))
     result, bounds = run(scenario(old, new))
     assert result.exit_code == 0 and not bounds.violations, result.reason
     assert bounds.max_role_live[(0, "prefill")] == 3  # 3 prefill replicas at some point, never > 3
-    assert any(len({r.images for r in gs[0].replicas_of("prefill")}) == 2 and len(gs[0].replicas_of("prefill")) == 3
-               for _, gs in bounds.history if 0 in gs)
+    assert any(
+        len({r.images for r in gs[0].replicas_of("prefill")}) == 2 and len(gs[0].replicas_of("prefill")) == 3
+        for _, gs in bounds.history
+        if 0 in gs
+    )
     final = read(result.cluster, parse(new))[0]
     assert len(final.replicas_of("prefill")) == 2 and all(r.images == {"img:2"} for r in final.replicas_of("prefill"))
     assert _decode_uids({0: final}) == _decode_uids(bounds.history[0][1])
@@ -253,7 +293,9 @@ def test_regression_sparse_role_ordinals_after_a_role_surge_count_as_ready() -> 
     """Bug fixed in observe._group_running: after E2E-ROLE-MAXSURGE the prefill replicas are {1, 2}
     (role ordinals do not identify surge capacity); the group was judged Running only when replicas
     0..n-1 existed, so it stayed Creating forever (availableReplicas 0, the run never converged)."""
-    old = ms_manifest(replicas=1, strategy=ROLE, roles=[role("prefill", 2, maxUnavailable=0, maxSurge=1), role("decode", 1)])
+    old = ms_manifest(
+        replicas=1, strategy=ROLE, roles=[role("prefill", 2, maxUnavailable=0, maxSurge=1), role("decode", 1)]
+    )
     h = Harness.create(old)
     h.change_spec(with_image(old, "img:2", ("prefill",)))
     _roll(h)

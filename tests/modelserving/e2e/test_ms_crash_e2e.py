@@ -13,6 +13,7 @@ cluster); at the end the rollout has converged with exactly ``replicas`` availab
 terminating object. The soak (``-m slow``, ``LWS_SOAK`` scales it as for LWS) runs 2,000 cases per
 unit of LWS_SOAK.
 """
+
 from __future__ import annotations
 
 import json
@@ -64,10 +65,12 @@ class Case:
 
     def describe(self) -> str:
         s = self.start["spec"]
-        return (f"seed={self.seed} {self.strategy} R={s['replicas']} rollout={s['rolloutStrategy']} "
-                f"roles={[(r['name'], r['replicas'], r.get('maxUnavailable'), r.get('maxSurge'), r.get('partition')) for r in s['template']['roles']]} "
-                f"ready={self.ready} slow={self.slow} p_crash={self.p_crash} changes={len(self.changes)}"
-                + (f" bad-image={self.bad_image}" if self.bad_image else ""))
+        return (
+            f"seed={self.seed} {self.strategy} R={s['replicas']} rollout={s['rolloutStrategy']} "
+            f"roles={[(r['name'], r['replicas'], r.get('maxUnavailable'), r.get('maxSurge'), r.get('partition')) for r in s['template']['roles']]} "
+            f"ready={self.ready} slow={self.slow} p_crash={self.p_crash} changes={len(self.changes)}"
+            + (f" bad-image={self.bad_image}" if self.bad_image else "")
+        )
 
 
 def _pair(rng: random.Random, n: int, partition: int = 0) -> tuple[Any, Any]:
@@ -95,16 +98,25 @@ def random_case(seed: int, bad_image: str | None = None) -> Case:
         partition = min(partition, replicas)
         mu, surge = _pair(rng, replicas, partition)
         workers = rng.choice((0, 1))
-        start = ms_manifest(replicas=replicas, mu=mu, surge=surge, partition=partition or None,
-                            roles=[role("prefill", 1, workers), role("decode", 1, workers)])
+        start = ms_manifest(
+            replicas=replicas,
+            mu=mu,
+            surge=surge,
+            partition=partition or None,
+            roles=[role("prefill", 1, workers), role("decode", 1, workers)],
+        )
     else:
         replicas = rng.randint(1, 3)
         n = rng.randint(1, 3)
         mu, surge = _pair(rng, n)
         mu = mu if scaled_value(mu, n, round_up=False) <= n else n
         cap = rng.choice((None, None, "1"))
-        start = ms_manifest(replicas=replicas, strategy=ROLE, annotations={"pulumi-lws.io/max-groups-in-flight": cap} if cap else None,
-                            roles=[role("prefill", n, rng.choice((0, 1)), maxUnavailable=mu, maxSurge=surge), role("decode", 1, 0)])
+        start = ms_manifest(
+            replicas=replicas,
+            strategy=ROLE,
+            annotations={"pulumi-lws.io/max-groups-in-flight": cap} if cap else None,
+            roles=[role("prefill", n, rng.choice((0, 1)), maxUnavailable=mu, maxSurge=surge), role("decode", 1, 0)],
+        )
     only = ("prefill",) if strategy == ROLE and rng.random() < 0.5 else None
     changes = [with_image(start, f"img:{v}", only) for v in range(2, 2 + rng.choice((1, 1, 2)))]
     slow = {str(g): float(rng.choice((4, 7, 11))) for g in range(6) if rng.random() < 0.2}
@@ -128,7 +140,9 @@ def rerun_until_idle(h: Harness) -> int:
         if not changed and result.manifests == prev:
             return n
         prev = result.manifests
-    raise AssertionError("re-running at the same instant never became a no-op:\n" + "\n".join(h.log[-MAX_SAME_INSTANT_RUNS:]))
+    raise AssertionError(
+        "re-running at the same instant never became a no-op:\n" + "\n".join(h.log[-MAX_SAME_INSTANT_RUNS:])
+    )
 
 
 def same_snapshot_is_deterministic(h: Harness) -> None:
@@ -150,9 +164,14 @@ def final_problems(h: Harness) -> list[str]:
         stale = [o for o, g in groups.items() if o >= spec.partition() and g.revision != target]
         if stale:
             problems.append(f"groups {stale} not on {target}")
-    images = {c["image"] for p in h.cluster.list("Pod") for c in p["spec"]["containers"]
-              if p["metadata"]["labels"].get("modelserving.volcano.sh/role") == "prefill"
-              and int(p["metadata"]["labels"]["modelserving.volcano.sh/group-name"].rsplit("-", 1)[1]) >= (spec.partition() if spec.strategy == SG else 0)}
+    images = {
+        c["image"]
+        for p in h.cluster.list("Pod")
+        for c in p["spec"]["containers"]
+        if p["metadata"]["labels"].get("modelserving.volcano.sh/role") == "prefill"
+        and int(p["metadata"]["labels"]["modelserving.volcano.sh/group-name"].rsplit("-", 1)[1])
+        >= (spec.partition() if spec.strategy == SG else 0)
+    }
     want = {c["image"] for c in spec.role("prefill").entry_template["spec"]["containers"]}
     eligible = [o for o in groups if o >= (spec.partition() if spec.strategy == SG else 0)]
     if eligible and images != want:
@@ -186,8 +205,10 @@ def run_case(case: Case, *, interval: float = 2.0, max_stages: int = 120) -> int
             h.change_spec(pending.pop(0))
             continue
         h.advance(interval)
-    raise AssertionError(f"{case.describe()}: not converged after {max_stages} stages (blocker: {h.last.stage.blocker})\n"
-                         + "\n".join(h.log[-8:]))
+    raise AssertionError(
+        f"{case.describe()}: not converged after {max_stages} stages (blocker: {h.last.stage.blocker})\n"
+        + "\n".join(h.log[-8:])
+    )
 
 
 FAST = range(40)
@@ -222,8 +243,15 @@ def test_fast_seeds_cover_both_strategies_partition_surge_and_crashes() -> None:
     cases = [random_case(s) for s in FAST]
     assert {c.strategy for c in cases} == {SG, ROLE}
     assert any(c.start["spec"]["rolloutStrategy"].get("rollingUpdateConfiguration", {}).get("partition") for c in cases)
-    assert any(scaled_value(c.start["spec"]["rolloutStrategy"].get("rollingUpdateConfiguration", {}).get("maxSurge") or 0, 5, round_up=True)
-               for c in cases if c.strategy == SG)
+    assert any(
+        scaled_value(
+            c.start["spec"]["rolloutStrategy"].get("rollingUpdateConfiguration", {}).get("maxSurge") or 0,
+            5,
+            round_up=True,
+        )
+        for c in cases
+        if c.strategy == SG
+    )
     assert any(c.p_crash > 0 for c in cases) and any(len(c.changes) > 1 for c in cases)
 
 
@@ -247,22 +275,30 @@ def rollouts(draw):
         mu, surge = draw(st.integers(0, 3)), draw(st.integers(0, 2))
         if replicas > partition and mu == 0 and surge == 0:
             mu = 1
-        old = ms_manifest(replicas=replicas, mu=mu, surge=surge, partition=partition or None,
-                          roles=[role("prefill", 1, draw(st.integers(0, 1))), role("decode")])
+        old = ms_manifest(
+            replicas=replicas,
+            mu=mu,
+            surge=surge,
+            partition=partition or None,
+            roles=[role("prefill", 1, draw(st.integers(0, 1))), role("decode")],
+        )
     else:
         n = draw(st.integers(1, 3))
         mu, surge = draw(st.integers(0, n)), draw(st.integers(0, 2))
         if mu == 0 and surge == 0:
             surge = 1
-        old = ms_manifest(replicas=draw(st.integers(1, 3)), strategy=ROLE,
-                          roles=[role("prefill", n, maxUnavailable=mu, maxSurge=surge), role("decode")])
+        old = ms_manifest(
+            replicas=draw(st.integers(1, 3)),
+            strategy=ROLE,
+            roles=[role("prefill", n, maxUnavailable=mu, maxSurge=surge), role("decode")],
+        )
     delays = draw(st.dictionaries(st.sampled_from([str(g) for g in range(7)]), st.integers(0, 12), max_size=3))
     never = draw(st.one_of(st.none(), st.sampled_from([str(g) for g in range(7)])))
     return old, delays, never, draw(st.sampled_from((0.0, 1.0, 3.0)))
 
 
 def check_rollout(old, delays, never, ready) -> None:
-    overrides = ([Override(group=never, after=0.5, never_ready=True)] if never is not None else [])
+    overrides = [Override(group=never, after=0.5, never_ready=True)] if never is not None else []
     overrides += [Override(group=g, ready=float(s)) for g, s in delays.items()]
     new = with_image(old, "img:2")
     sc = scenario(old, new, kubelet=kubelet(ready, overrides=overrides), max_time=150, require_converged=False)
@@ -291,8 +327,11 @@ def test_property_bounds_hold_and_the_rollout_converges_or_names_its_blocker(cas
 
 
 @pytest.mark.slow
-@settings(max_examples=int(200 * max(float(os.environ.get("LWS_SOAK") or 0), 0.25)), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(200 * max(float(os.environ.get("LWS_SOAK") or 0), 0.25)),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(rollouts())
 def test_property_soak(case) -> None:
     check_rollout(*case)

@@ -2,6 +2,7 @@
 updated and available (upstream ``UpdateModelServingStatus``), read at every simulated second of
 a rollout — also once every group is relabelled to the new revision but one is still unready,
 and across a bad image fixed mid-rollout (the revision that was current stays current)."""
+
 from __future__ import annotations
 
 import pytest

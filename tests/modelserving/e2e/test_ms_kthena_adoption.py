@@ -10,6 +10,7 @@ ControllerRevision keyed by upstream's hash, pods labelled with upstream's ``rol
   every stage is first applied only partly (a crash) and then re-run;
 * a failed pod of an adopted replica has the replica recreated in pulumi-lws's shape.
 """
+
 from __future__ import annotations
 
 import copy
@@ -61,10 +62,17 @@ def kthena_revision(spec) -> tuple[str, dict]:
         roles.append(r)
     data = {"data": roles}
     key = go_style_key(data)
-    return key, {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                 "metadata": {"name": f"{spec.name}-{key}", "namespace": spec.namespace,
-                              "labels": {L.NAME: spec.name, L.REVISION: key}},
-                 "data": data, "revision": 1}
+    return key, {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": f"{spec.name}-{key}",
+            "namespace": spec.namespace,
+            "labels": {L.NAME: spec.name, L.REVISION: key},
+        },
+        "data": data,
+        "revision": 1,
+    }
 
 
 def _pod(name: str, template: dict, owner: dict, role_hash: str, worker_index: int, service: str | None) -> dict:
@@ -91,10 +99,22 @@ def kthena_fleet(doc: dict, *, seed: int = 0, ready: float = 1.0) -> tuple[Harne
     spec = parse(doc)
     cluster = SimCluster(seed=seed, nodes=[], kubelet=kubelet(ready))
     h = Harness(cluster, copy.deepcopy(doc))
-    cr = cluster.create({"apiVersion": API, "kind": "ModelServing",
-                         "metadata": {"name": spec.name, "namespace": spec.namespace}, "spec": copy.deepcopy(doc["spec"])})
-    owner = {"apiVersion": API, "kind": "ModelServing", "name": spec.name, "uid": meta(cr)["uid"],
-             "controller": True, "blockOwnerDeletion": True}
+    cr = cluster.create(
+        {
+            "apiVersion": API,
+            "kind": "ModelServing",
+            "metadata": {"name": spec.name, "namespace": spec.namespace},
+            "spec": copy.deepcopy(doc["spec"]),
+        }
+    )
+    owner = {
+        "apiVersion": API,
+        "kind": "ModelServing",
+        "name": spec.name,
+        "uid": meta(cr)["uid"],
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
     key, revision = kthena_revision(spec)
     revision["metadata"]["ownerReferences"] = [dict(owner)]
     cluster.create(revision)
@@ -106,12 +126,21 @@ def kthena_fleet(doc: dict, *, seed: int = 0, ready: float = 1.0) -> tuple[Harne
         if m["kind"] in ("Service", "PodGroup"):
             cluster.create({**m, "metadata": {**m["metadata"], "ownerReferences": [dict(owner)]}})
         elif m["kind"] == "StatefulSet":
-            entry = names.entry_statefulset(spec.name, int(lbl[L.GROUP_NAME].rsplit("-", 1)[1]), lbl[L.ROLE],
-                                            int(lbl[L.ROLE_ID].rsplit("-", 1)[1]))
+            entry = names.entry_statefulset(
+                spec.name, int(lbl[L.GROUP_NAME].rsplit("-", 1)[1]), lbl[L.ROLE], int(lbl[L.ROLE_ID].rsplit("-", 1)[1])
+            )
             indexes = [0] if m["metadata"]["name"] == entry else range(1, m["spec"]["replicas"] + 1)
             for w in indexes:
-                cluster.create(_pod(f"{entry}-{w}", m["spec"]["template"], owner, upstream_hash[lbl[L.ROLE]], w,
-                                    m["spec"]["serviceName"]))
+                cluster.create(
+                    _pod(
+                        f"{entry}-{w}",
+                        m["spec"]["template"],
+                        owner,
+                        upstream_hash[lbl[L.ROLE]],
+                        w,
+                        m["spec"]["serviceName"],
+                    )
+                )
     cluster.kubelet.config.instant = True
     cluster.step(cluster.clock.now + 5)
     cluster.kubelet.config.instant = False
@@ -137,8 +166,10 @@ def pods(h: Harness) -> dict[str, tuple[str, dict, int]]:
 
 
 def owned_by_statefulsets(h: Harness) -> bool:
-    return all(any(r["kind"] == "StatefulSet" for r in meta(p).get("ownerReferences") or [])
-               for p in h.cluster.list("Pod", "default"))
+    return all(
+        any(r["kind"] == "StatefulSet" for r in meta(p).get("ownerReferences") or [])
+        for p in h.cluster.list("Pod", "default")
+    )
 
 
 def adopt(h: Harness, runs: int = 4) -> None:
@@ -182,8 +213,12 @@ def settled(h: Harness) -> bool:
     wants pulumi-lws's own key)."""
     stage = h.last.stage
     groups = h.groups()
-    return stage.complete and stage.blocker is None and len(groups) == h.spec.replicas and all(
-        g.available for g in groups.values())
+    return (
+        stage.complete
+        and stage.blocker is None
+        and len(groups) == h.spec.replicas
+        and all(g.available for g in groups.values())
+    )
 
 
 def rolled(h: Harness, image: str) -> None:
@@ -191,7 +226,9 @@ def rolled(h: Harness, image: str) -> None:
     spec = h.spec
     assert {c["image"] for p in h.cluster.list("Pod", "default") for c in p["spec"]["containers"]} == {image}
     assert {meta(p)["labels"][L.REVISION] for p in h.cluster.list("Pod", "default")} == {modelserving_revision(spec)}
-    assert len(h.cluster.list("Pod", "default")) == spec.replicas * sum(r.replicas * (r.worker_replicas + 1) for r in spec.roles)
+    assert len(h.cluster.list("Pod", "default")) == spec.replicas * sum(
+        r.replicas * (r.worker_replicas + 1) for r in spec.roles
+    )
     assert not h.bounds.violations
 
 
@@ -230,8 +267,11 @@ def test_a_failed_pod_of_an_adopted_replica_is_recreated_in_pulumi_lws_shape():
     orphan_delete(h)
     adopt(h, runs=1)
     victim = h.cluster.store.get("Pod", "default", "ms-1-decode-0-2")
-    siblings = {meta(p)["name"]: meta(p)["uid"] for p in h.cluster.list("Pod", "default")
-                if meta(p)["labels"][L.GROUP_NAME] == "ms-1"}
+    siblings = {
+        meta(p)["name"]: meta(p)["uid"]
+        for p in h.cluster.list("Pod", "default")
+        if meta(p)["labels"][L.GROUP_NAME] == "ms-1"
+    }
     h.cluster.kubelet.fail_pod(victim)
     h.cluster.settle()
     h.bounds.disarm()  # a fault: the floors re-arm once the group is available again
@@ -242,15 +282,21 @@ def test_a_failed_pod_of_an_adopted_replica_is_recreated_in_pulumi_lws_shape():
             break
         h.advance(1)
     assert settled(h), "\n".join(h.log[-8:])
-    after = {meta(p)["name"]: meta(p)["uid"] for p in h.cluster.list("Pod", "default")
-                if meta(p)["labels"][L.GROUP_NAME] == "ms-1"}
+    after = {
+        meta(p)["name"]: meta(p)["uid"]
+        for p in h.cluster.list("Pod", "default")
+        if meta(p)["labels"][L.GROUP_NAME] == "ms-1"
+    }
     recreated = {n for n in after if siblings.get(n) != after[n]}
     # the failed role replica now runs as StatefulSets (workers renamed -w-<w>); the other replicas are untouched
     assert recreated == {"ms-1-decode-0-0", "ms-1-decode-0-w-1", "ms-1-decode-0-w-2"}
     assert h.cluster.store.get("StatefulSet", "default", "ms-1-decode-0") is not None
     assert h.cluster.store.get("StatefulSet", "default", "ms-1-decode-0-w") is not None
     assert {n for n in siblings if siblings[n] == after.get(n)} == set(siblings) - {
-        "ms-1-decode-0-0", "ms-1-decode-0-1", "ms-1-decode-0-2"}
+        "ms-1-decode-0-0",
+        "ms-1-decode-0-1",
+        "ms-1-decode-0-2",
+    }
 
 
 def test_role_rollout_of_one_role_keeps_the_other_roles_adopted_pods():

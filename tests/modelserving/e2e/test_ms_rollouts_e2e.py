@@ -5,6 +5,7 @@ blocker), RoleRollingUpdate (only the changed role's pods change, per-role bound
 ``max-groups-in-flight`` cap) and the ordinal partition (protected groups stay and heal on their
 own revision). Bounds are computed from the cluster by ``ms_helpers.read``, independently of the
 planner's observe, on top of the runner's own invariants."""
+
 from __future__ import annotations
 
 import pytest
@@ -32,8 +33,14 @@ from pulumi_lws.sim.scenario import load_scenario
 
 EXAMPLE = REPO_ROOT / "examples" / "modelserving-pd"
 SEED_ROWS = ["UUUU", "ooou", "oouU", "ouUU", "uUUU", "UUUU"]
-SEED_NOTES = ["before the rolling update", "R-3 updating", "R-3 becomes ready; R-2 updating",
-              "R-2 becomes ready; R-1 updating", "R-1 becomes ready; R-0 updating", "R-0 becomes ready; rolling update complete"]
+SEED_NOTES = [
+    "before the rolling update",
+    "R-3 updating",
+    "R-3 becomes ready; R-2 updating",
+    "R-2 becomes ready; R-1 updating",
+    "R-1 becomes ready; R-0 updating",
+    "R-0 becomes ready; rolling update complete",
+]
 
 
 def _run_scenario(path, engine=None):
@@ -79,8 +86,12 @@ def test_surge_example_keeps_four_available_and_at_most_five_live_and_ends_on_1_
     assert bounds.max_live == 5 and bounds.min_available == 4
     # E2E-SG-MAXSURGE: five Running groups with both revisions at some point
     target = modelserving_revision(parse(with_image(old, "img:2")))
-    assert any(len(gs) == 5 and all(g.available for g in gs.values()) and {g.revision == target for g in gs.values()} == {True, False}
-               for _, gs in bounds.history)
+    assert any(
+        len(gs) == 5
+        and all(g.available for g in gs.values())
+        and {g.revision == target for g in gs.values()} == {True, False}
+        for _, gs in bounds.history
+    )
     final = read(result.cluster, parse(with_image(old, "img:2")))
     assert sorted(final) == [1, 2, 3, 4]  # upstream-addenda §3.9: group 0 is never recreated
     assert all(g.revision == target and g.available for g in final.values())
@@ -104,8 +115,9 @@ def _surge_blocked(sc):
     assert sorted(first) == [0, 1, 2, 3, 4]
     for _, groups in bounds.history:
         assert all(not g.terminating for g in groups.values())
-        assert {o: {k: r.uids for k, r in g.roles.items()} for o, g in groups.items() if o < 4} == \
-            {o: v for o, v in first.items() if o < 4}
+        assert {o: {k: r.uids for k, r in g.roles.items()} for o, g in groups.items() if o < 4} == {
+            o: v for o, v in first.items() if o < 4
+        }
     assert row_chars(result)[-1] == "oooou"
     return result
 
@@ -114,20 +126,30 @@ def test_surge_group_that_cannot_be_scheduled_waits_without_deleting_capacity() 
     old = surge_ms(cpu="1")  # 2 pods of 1 cpu per group, one 8-cpu node: room for exactly 4 groups
     nodes = [{"name": "n0", "labels": {"kubernetes.io/hostname": "n0"}, "capacity": {"cpu": 8, "memory": "64Gi"}}]
     result = _surge_blocked(scenario(old, with_image(old, "img:2"), nodes=nodes, max_time=60))
-    pending = [p for p in result.cluster.list("Pod", NS) if p["metadata"]["labels"].get("modelserving.volcano.sh/group-name") == "ms-4"]
+    pending = [
+        p
+        for p in result.cluster.list("Pod", NS)
+        if p["metadata"]["labels"].get("modelserving.volcano.sh/group-name") == "ms-4"
+    ]
     assert pending and all(not p["spec"].get("nodeName") for p in pending)
 
 
 def test_surge_group_that_never_becomes_ready_waits_without_deleting_capacity() -> None:
     old = surge_ms()
-    sc = scenario(old, with_image(old, "img:2"), max_time=60, kubelet=kubelet(overrides=[Override(group="4", never_ready=True)]))
+    sc = scenario(
+        old, with_image(old, "img:2"), max_time=60, kubelet=kubelet(overrides=[Override(group="4", never_ready=True)])
+    )
     _surge_blocked(sc)
 
 
 # ---- 3. RoleRollingUpdate ---------------------------------------------------------------------------
 def role_ms(annotations=None):
-    return ms_manifest(replicas=2, strategy=ROLE, annotations=annotations,
-                       roles=[role("prefill", 2, 1, maxUnavailable=1), role("decode", 1, 1)])
+    return ms_manifest(
+        replicas=2,
+        strategy=ROLE,
+        annotations=annotations,
+        roles=[role("prefill", 2, 1, maxUnavailable=1), role("decode", 1, 1)],
+    )
 
 
 def _uids(groups, name):
@@ -187,7 +209,10 @@ def test_regression_unchanged_role_keeps_its_pods_when_its_group_moves_to_the_up
     assert h.converged()
     assert h.cluster.get("Pod", "ms-0-decode-0-0")["metadata"]["uid"] == before
     target = modelserving_revision(h.spec)
-    assert h.cluster.get("StatefulSet", "ms-0-decode-0")["metadata"]["labels"]["modelserving.volcano.sh/revision"] == target
+    assert (
+        h.cluster.get("StatefulSet", "ms-0-decode-0")["metadata"]["labels"]["modelserving.volcano.sh/revision"]
+        == target
+    )
 
 
 # ---- 4. partition --------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ The scenario is ``pulumi_lws.sim.quick.scenario_from_change(old, new)`` (what ``
 Skipped: ``examples_model-serving_multi-node_fb05987.yaml`` (upstream's webhook rejects its role
 name ``405b``; see the directory's README).
 """
+
 from __future__ import annotations
 
 import copy
@@ -42,8 +43,11 @@ def _next_image(doc: dict) -> dict:
 
 
 def _max_grace(doc: dict) -> float:
-    graces = [((r.get(t) or {}).get("spec") or {}).get("terminationGracePeriodSeconds") or 30
-              for r in doc["spec"]["template"]["roles"] for t in ("entryTemplate", "workerTemplate")]
+    graces = [
+        ((r.get(t) or {}).get("spec") or {}).get("terminationGracePeriodSeconds") or 30
+        for r in doc["spec"]["template"]["roles"]
+        for t in ("entryTemplate", "workerTemplate")
+    ]
     return float(max(graces))
 
 
@@ -56,7 +60,9 @@ def test_upstream_manifest_image_change_converges(path: pathlib.Path) -> None:
     old = _doc(path)
     new = _next_image(old)
     assert new != old
-    sc = scenario_from_change(old, new, max_time=600 + 2 * _max_grace(old), name=path.stem)  # pods may take 300 s to stop
+    sc = scenario_from_change(
+        old, new, max_time=600 + 2 * _max_grace(old), name=path.stem
+    )  # pods may take 300 s to stop
     assert sc.namespace == ((old.get("metadata") or {}).get("namespace") or "default")
     result, bounds = run(sc)
     assert result.exit_code == 0 and result.trace.converged and not result.trace.violations, result.reason
@@ -71,6 +77,8 @@ def test_cli_simulate_from_to_on_an_upstream_sample(tmp_path, capsys) -> None:
     old = _doc(DIR / "examples_model-serving_rollingupdate.yaml")
     (tmp_path / "old.yaml").write_text(yaml.safe_dump(old))
     (tmp_path / "new.yaml").write_text(yaml.safe_dump(_next_image(old)))
-    code = main(["simulate", "--from", str(tmp_path / "old.yaml"), "--to", str(tmp_path / "new.yaml"), "--format", "json"])
+    code = main(
+        ["simulate", "--from", str(tmp_path / "old.yaml"), "--to", str(tmp_path / "new.yaml"), "--format", "json"]
+    )
     out = capsys.readouterr().out
     assert code == 0 and '"converged": true' in out and '"violations": []' in out

@@ -1,5 +1,6 @@
 """Literal clusters for the recovery tests: a rendered ModelServing plus the pods its StatefulSets
 would run, with creation/readiness timestamps and uids (no simulator, no planner in the loop)."""
+
 from __future__ import annotations
 
 import copy
@@ -27,19 +28,38 @@ def role(name: str, image: str, replicas: int = 1, workers: int = 1, **extra: An
     return out
 
 
-def pd(image: str = "vllm:1", *, replicas: int = 3, policy: str | None = None, grace: int = 0,
-       strategy: str | None = None, decode_image: str | None = None, **spec: Any) -> ModelServing:
+def pd(
+    image: str = "vllm:1",
+    *,
+    replicas: int = 3,
+    policy: str | None = None,
+    grace: int = 0,
+    strategy: str | None = None,
+    decode_image: str | None = None,
+    **spec: Any,
+) -> ModelServing:
     """pd: prefill (1 replica: entry + 1 worker) and decode (1 replica: entry + 1 worker) per group."""
-    s: dict[str, Any] = {"replicas": replicas, "schedulerName": "default-scheduler",
-                         "template": {"restartGracePeriodSeconds": grace,
-                                      "roles": [role("prefill", image), role("decode", decode_image or image)]}}
+    s: dict[str, Any] = {
+        "replicas": replicas,
+        "schedulerName": "default-scheduler",
+        "template": {
+            "restartGracePeriodSeconds": grace,
+            "roles": [role("prefill", image), role("decode", decode_image or image)],
+        },
+    }
     if policy is not None:
         s["recoveryPolicy"] = policy
     if strategy is not None:
         s["rolloutStrategy"] = {"type": strategy}
     s.update(spec)
-    return ModelServing.from_manifest({"apiVersion": "workload.serving.volcano.sh/v1alpha1", "kind": "ModelServing",
-                                       "metadata": {"name": "pd", "namespace": "default"}, "spec": s})
+    return ModelServing.from_manifest(
+        {
+            "apiVersion": "workload.serving.volcano.sh/v1alpha1",
+            "kind": "ModelServing",
+            "metadata": {"name": "pd", "namespace": "default"},
+            "spec": s,
+        }
+    )
 
 
 def pods_of(sts: dict[str, Any], born: float = T0, ready_after: float = 5) -> list[dict[str, Any]]:
@@ -47,15 +67,29 @@ def pods_of(sts: dict[str, Any], born: float = T0, ready_after: float = 5) -> li
     out = []
     for i in range(start, start + sts["spec"]["replicas"]):
         name = f"{sts['metadata']['name']}-{i}"
-        meta = {"name": name, "namespace": sts["metadata"]["namespace"], "uid": f"uid-{name}",
-                "creationTimestamp": ts(born), "labels": dict(sts["spec"]["template"]["metadata"]["labels"])}
-        status = {"phase": "Running",
-                  "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ts(born + ready_after)}],
-                  "containerStatuses": [{"name": "server", "ready": True, "restartCount": 0,
-                                         "state": {"running": {"startedAt": ts(born + 1)}}}]}
-        out.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-                    "spec": {"terminationGracePeriodSeconds": 30, "containers": [{"name": "server"}]},
-                    "status": status})
+        meta = {
+            "name": name,
+            "namespace": sts["metadata"]["namespace"],
+            "uid": f"uid-{name}",
+            "creationTimestamp": ts(born),
+            "labels": dict(sts["spec"]["template"]["metadata"]["labels"]),
+        }
+        status = {
+            "phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": ts(born + ready_after)}],
+            "containerStatuses": [
+                {"name": "server", "ready": True, "restartCount": 0, "state": {"running": {"startedAt": ts(born + 1)}}}
+            ],
+        }
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": meta,
+                "spec": {"terminationGracePeriodSeconds": 30, "containers": [{"name": "server"}]},
+                "status": status,
+            }
+        )
     return out
 
 
@@ -77,19 +111,34 @@ def pod(objs: list[dict[str, Any]], name: str) -> dict[str, Any]:
 def restart(objs: list[dict[str, Any]], name: str, at: float, *, count: int = 1) -> None:
     """A container of ``name`` crashed at ``at`` and was restarted; it is not ready since."""
     p = pod(objs, name)
-    p["status"]["containerStatuses"] = [{"name": "server", "ready": False, "restartCount": count,
-                                         "lastState": {"terminated": {"exitCode": 1, "finishedAt": ts(at)}},
-                                         "state": {"running": {"startedAt": ts(at)}}}]
+    p["status"]["containerStatuses"] = [
+        {
+            "name": "server",
+            "ready": False,
+            "restartCount": count,
+            "lastState": {"terminated": {"exitCode": 1, "finishedAt": ts(at)}},
+            "state": {"running": {"startedAt": ts(at)}},
+        }
+    ]
     p["status"]["conditions"] = [{"type": "Ready", "status": "False", "lastTransitionTime": ts(at)}]
 
 
 def crash(objs: list[dict[str, Any]], name: str, at: float) -> None:
     """``name`` failed for good at ``at`` (phase Failed)."""
     p = pod(objs, name)
-    p["status"] = {"phase": "Failed", "reason": "Error",
-                   "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": ts(at)}],
-                   "containerStatuses": [{"name": "server", "ready": False, "restartCount": 0,
-                                          "state": {"terminated": {"exitCode": 1, "finishedAt": ts(at)}}}]}
+    p["status"] = {
+        "phase": "Failed",
+        "reason": "Error",
+        "conditions": [{"type": "Ready", "status": "False", "lastTransitionTime": ts(at)}],
+        "containerStatuses": [
+            {
+                "name": "server",
+                "ready": False,
+                "restartCount": 0,
+                "state": {"terminated": {"exitCode": 1, "finishedAt": ts(at)}},
+            }
+        ],
+    }
 
 
 def recreate(objs: list[dict[str, Any]], name: str, at: float, *, ready: bool = True) -> None:
@@ -97,11 +146,20 @@ def recreate(objs: list[dict[str, Any]], name: str, at: float, *, ready: bool = 
     p = pod(objs, name)
     p["metadata"].update(uid=f"uid-{name}-new", creationTimestamp=ts(at))
     p["metadata"].pop("deletionTimestamp", None)
-    p["status"] = {"phase": "Running" if ready else "Pending",
-                   "conditions": [{"type": "Ready", "status": "True" if ready else "False",
-                                   "lastTransitionTime": ts(at + 5 if ready else at)}],
-                   "containerStatuses": [{"name": "server", "ready": ready, "restartCount": 0,
-                                          "state": {"running": {"startedAt": ts(at + 1)}} if ready else {"waiting": {}}}]}
+    p["status"] = {
+        "phase": "Running" if ready else "Pending",
+        "conditions": [
+            {"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": ts(at + 5 if ready else at)}
+        ],
+        "containerStatuses": [
+            {
+                "name": "server",
+                "ready": ready,
+                "restartCount": 0,
+                "state": {"running": {"startedAt": ts(at + 1)}} if ready else {"waiting": {}},
+            }
+        ],
+    }
 
 
 def terminating(objs: list[dict[str, Any]], names: list[str], at: float) -> None:

@@ -1,6 +1,7 @@
 """Recovery (recoveryPolicy, restartGracePeriodSeconds) through ``reconcile`` on literal snapshots:
 the uid-guarded pod deletes, the grace-period blocker, the generation rule for deleted pods, the
 Creating marking the planners see, #372 and #743, and the status."""
+
 from __future__ import annotations
 
 import pathlib
@@ -65,8 +66,12 @@ def test_failed_pod_and_init_container_restart_are_failures():
     objs = running(ms)
     crash(objs, "pd-1-decode-0-0", NOW - 1)
     p = pod(objs, "pd-0-prefill-0-0")  # an init container restarting while Pending
-    p["status"] = {"phase": "Pending", "initContainerStatuses": [{"name": "init", "restartCount": 2,
-                                                                  "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}
+    p["status"] = {
+        "phase": "Pending",
+        "initContainerStatuses": [
+            {"name": "init", "restartCount": 2, "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+        ],
+    }
     stage = reconcile(ms, snap(objs)).stage
     assert deletes(stage) == uids(["pd-0-prefill-0-0", "pd-0-prefill-0-w-1", "pd-1-decode-0-0", "pd-1-decode-0-w-1"])
 
@@ -114,7 +119,10 @@ def test_policy_none_deletes_only_the_failed_pod():
     objs = running(ms)
     restart(objs, "pd-2-prefill-0-w-1", NOW - 10)
     stage = reconcile(ms, snap(objs)).stage
-    assert stage.blocker.message == "waiting 20s restartGracePeriodSeconds before recreating pod pd-2-prefill-0-w-1 of pd-2"
+    assert (
+        stage.blocker.message
+        == "waiting 20s restartGracePeriodSeconds before recreating pod pd-2-prefill-0-w-1 of pd-2"
+    )
     stage = reconcile(ms, snap(objs, NOW + 25)).stage
     assert deletes(stage) == uids(["pd-2-prefill-0-w-1"])
 
@@ -125,18 +133,23 @@ def test_deleted_pod_restarts_the_rest_of_its_role_replica_once():
     recreate(objs, "pd-2-prefill-0-w-1", NOW - 100)  # kubectl delete / eviction; its StatefulSet brought it back
     stage = reconcile(ms, snap(objs)).stage
     # the whole replica, the young pod too, so that afterwards every pod is of one generation
-    assert deletes(stage) == [("pd-2-prefill-0-0", "uid-pd-2-prefill-0-0"),
-                              ("pd-2-prefill-0-w-1", "uid-pd-2-prefill-0-w-1-new")]
+    assert deletes(stage) == [
+        ("pd-2-prefill-0-0", "uid-pd-2-prefill-0-0"),
+        ("pd-2-prefill-0-w-1", "uid-pd-2-prefill-0-w-1-new"),
+    ]
     assert "was recreated" in stage.actions[0].reason
     assert view(stage, 2).phase == PHASE and not view(stage, 2).ready  # every pod was Ready: marked Creating
     status = status_of(ms, snap(objs))
     assert status["availableReplicas"] == 2
     # upstream: a group not available keeps the rollout "active" (UpdateInProgress), naming the group
     assert [c["message"] for c in status["conditions"] if c["status"] == "True"] == [
-        "Some groups is progressing: [2], Updated Groups are: [0 1 2]"]
+        "Some groups is progressing: [2], Updated Groups are: [0 1 2]"
+    ]
 
 
-@pytest.mark.parametrize("gap, restarted", [(30 + GENERATION_SLACK_SECONDS, False), (30 + GENERATION_SLACK_SECONDS + 1, True)])
+@pytest.mark.parametrize(
+    "gap, restarted", [(30 + GENERATION_SLACK_SECONDS, False), (30 + GENERATION_SLACK_SECONDS + 1, True)]
+)
 def test_generation_rule_threshold_is_termination_grace_plus_slack(gap, restarted):
     ms = pd()
     objs = running(ms)
@@ -231,4 +244,5 @@ def test_status_marks_a_group_waiting_for_its_grace_period_not_available():
     status = status_of(ms, snap(objs))
     assert status["availableReplicas"] == 2
     assert [c["message"] for c in status["conditions"] if c["status"] == "True"] == [
-        "Some groups is progressing: [0], Updated Groups are: [0 1 2]"]
+        "Some groups is progressing: [0], Updated Groups are: [0 1 2]"
+    ]

@@ -1,4 +1,5 @@
 """Literal ModelServing specs shared by the render, revision and observe tests."""
+
 from __future__ import annotations
 
 import copy
@@ -16,25 +17,44 @@ def two_role_wire(image: str = "vllm:1") -> dict[str, Any]:
     return {
         "apiVersion": "workload.serving.volcano.sh/v1alpha1",
         "kind": "ModelServing",
-        "metadata": {"name": "llm", "namespace": "serving",
-                     "annotations": {"scheduling.volcano.sh/queue-name": "q1"}},
+        "metadata": {"name": "llm", "namespace": "serving", "annotations": {"scheduling.volcano.sh/queue-name": "q1"}},
         "spec": {
             "replicas": 2,
             "template": {
                 "gangPolicy": {"minRoleReplicas": {"prefill": 1}},
-                "networkTopology": {"groupPolicy": {"mode": "hard", "highestTierAllowed": 2},
-                                    "rolePolicy": {"mode": "soft"}},
+                "networkTopology": {
+                    "groupPolicy": {"mode": "hard", "highestTierAllowed": 2},
+                    "rolePolicy": {"mode": "soft"},
+                },
                 "roles": [
-                    {"name": "prefill", "replicas": 2, "workerReplicas": 2,
-                     "entryTemplate": {"metadata": {"labels": {"app": "p"}},
-                                       "spec": {"initContainers": [container("init", "busybox", "100m", "64Mi")],
-                                                "containers": [container("main", image, "500m", "1Gi",
-                                                                         env=[{"name": "GROUP_SIZE", "value": "99"},
-                                                                              {"name": "MODEL", "value": "m"}])],
-                                                "schedulerName": "default-scheduler"}},
-                     "workerTemplate": {"spec": {"containers": [container("w", image, "1", "512Mi")]}}},
-                    {"name": "decode", "replicas": 1, "workerReplicas": 0,
-                     "entryTemplate": {"spec": {"containers": [container("main", image, "2", "2Gi")]}}},
+                    {
+                        "name": "prefill",
+                        "replicas": 2,
+                        "workerReplicas": 2,
+                        "entryTemplate": {
+                            "metadata": {"labels": {"app": "p"}},
+                            "spec": {
+                                "initContainers": [container("init", "busybox", "100m", "64Mi")],
+                                "containers": [
+                                    container(
+                                        "main",
+                                        image,
+                                        "500m",
+                                        "1Gi",
+                                        env=[{"name": "GROUP_SIZE", "value": "99"}, {"name": "MODEL", "value": "m"}],
+                                    )
+                                ],
+                                "schedulerName": "default-scheduler",
+                            },
+                        },
+                        "workerTemplate": {"spec": {"containers": [container("w", image, "1", "512Mi")]}},
+                    },
+                    {
+                        "name": "decode",
+                        "replicas": 1,
+                        "workerReplicas": 0,
+                        "entryTemplate": {"spec": {"containers": [container("main", image, "2", "2Gi")]}},
+                    },
                 ],
             },
         },

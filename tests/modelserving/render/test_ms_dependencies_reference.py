@@ -1,6 +1,7 @@
 """modelserving_dependencies (one pass, shared refs, order check folded in) against the reference it
 replaced: the per-StatefulSet rules merged by core.dependencies.merge_dependencies, then
 check_dependency_order — on random subsets and orders of rendered fleets (hypothesis)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -33,7 +34,9 @@ def reference(manifests: list[dict[str, Any]]) -> dict:
             continue
         meta = m["metadata"]
         ms = meta["labels"][L.NAME]
-        revisions = dict.fromkeys([meta["labels"].get(L.REVISION), m["spec"]["template"]["metadata"]["labels"].get(L.REVISION)])
+        revisions = dict.fromkeys(
+            [meta["labels"].get(L.REVISION), m["spec"]["template"]["metadata"]["labels"].get(L.REVISION)]
+        )
         deps = [("ControllerRevision", names.controller_revision(ms, rev)) for rev in revisions if rev]
         deps += [("Service", m["spec"]["serviceName"]), ("PodGroup", meta["labels"][L.GROUP_NAME])]
         rules[ref_of(m)] = deps
@@ -47,7 +50,11 @@ def fleet() -> list[dict[str, Any]]:
     old_catalog = build_catalog(old)
     observed = [controller_revision(old.name, old.namespace, old_catalog.target, old_catalog.roles[old_catalog.target])]
     catalog = build_catalog(new, observed)
-    declared = [DeclaredGroup(0, old_catalog.target), DeclaredGroup(1, old_catalog.target), DeclaredGroup(2, catalog.target)]
+    declared = [
+        DeclaredGroup(0, old_catalog.target),
+        DeclaredGroup(1, old_catalog.target),
+        DeclaredGroup(2, catalog.target),
+    ]
     return render_modelserving(new, declared, catalog, keep_revisions=[old_catalog.target])
 
 

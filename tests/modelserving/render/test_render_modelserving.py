@@ -1,4 +1,5 @@
 """render_modelserving: objects, names, labels, env, PodGroups, revisions and apply order."""
+
 from __future__ import annotations
 
 import copy
@@ -67,10 +68,17 @@ def test_names_and_objects_per_role_replica():
             assert entry["spec"]["replicas"] == 1 and entry["spec"]["serviceName"] == svc["metadata"]["name"]
             assert worker["spec"]["replicas"] == 2 and worker["spec"]["ordinals"] == {"start": 1}
             assert worker["spec"]["podManagementPolicy"] == "Parallel"
-            assert worker["spec"]["updateStrategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}}
+            assert worker["spec"]["updateStrategy"] == {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"maxUnavailable": "100%"},
+            }
             assert svc["spec"]["clusterIP"] == "None" and svc["spec"]["publishNotReadyAddresses"] is True
-            assert svc["spec"]["selector"] == {L.GROUP_NAME: f"llm-{g}", L.ROLE: "prefill", L.ROLE_ID: f"prefill-{r}",
-                                               L.ENTRY: "true"}
+            assert svc["spec"]["selector"] == {
+                L.GROUP_NAME: f"llm-{g}",
+                L.ROLE: "prefill",
+                L.ROLE_ID: f"prefill-{r}",
+                L.ENTRY: "true",
+            }
         # decode: no workerTemplate -> no Service; workerReplicas 0 -> no worker StatefulSet
         assert ("StatefulSet", f"llm-{g}-decode-0") in objs
         assert ("Service", f"llm-{g}-decode-0-0") not in objs and ("StatefulSet", f"llm-{g}-decode-0-w") not in objs
@@ -93,19 +101,33 @@ def test_pod_labels_annotations_and_scheduler():
     rev, h = modelserving_revision(ms), role_template_hash(ms.roles[0])
     entry = objs[("StatefulSet", "llm-1-prefill-0")]["spec"]["template"]
     worker = objs[("StatefulSet", "llm-1-prefill-0-w")]["spec"]["template"]
-    common = {L.NAME: "llm", L.GROUP_NAME: "llm-1", L.ROLE: "prefill", L.ROLE_ID: "prefill-0", L.REVISION: rev,
-              L.ROLE_TEMPLATE_HASH: h}
+    common = {
+        L.NAME: "llm",
+        L.GROUP_NAME: "llm-1",
+        L.ROLE: "prefill",
+        L.ROLE_ID: "prefill-0",
+        L.REVISION: rev,
+        L.ROLE_TEMPLATE_HASH: h,
+    }
     assert entry["metadata"]["labels"] == {"app": "p", **common, L.ENTRY: "true"}
     assert worker["metadata"]["labels"] == common
     for t in (entry, worker):
-        assert t["metadata"]["annotations"] == {"scheduling.k8s.io/group-name": "llm-1", "volcano.sh/task-spec": "prefill-0"}
+        assert t["metadata"]["annotations"] == {
+            "scheduling.k8s.io/group-name": "llm-1",
+            "volcano.sh/task-spec": "prefill-0",
+        }
         assert t["spec"]["schedulerName"] == "volcano"  # overrides the template's default-scheduler
 
 
 def test_controller_labels_win_over_template_labels():
-    wire = with_role(two_role_wire(), "prefill", workerTemplate={
-        "metadata": {"labels": {L.ENTRY: "true", L.ROLE: "hijack", "team": "a"}},
-        "spec": {"containers": [{"name": "w", "image": "x"}]}})
+    wire = with_role(
+        two_role_wire(),
+        "prefill",
+        workerTemplate={
+            "metadata": {"labels": {L.ENTRY: "true", L.ROLE: "hijack", "team": "a"}},
+            "spec": {"containers": [{"name": "w", "image": "x"}]},
+        },
+    )
     objs = by_ref(render(ModelServing.from_manifest(wire))[0])
     labels = objs[("StatefulSet", "llm-0-prefill-0-w")]["spec"]["template"]["metadata"]["labels"]
     assert labels[L.ROLE] == "prefill" and labels["team"] == "a" and L.ENTRY not in labels
@@ -116,15 +138,24 @@ def test_env_in_every_container_and_init_container():
     entry = objs[("StatefulSet", "llm-1-prefill-1")]["spec"]["template"]["spec"]
     for c in entry["initContainers"] + entry["containers"]:
         assert [e["name"] for e in c["env"][:3]] == ["GROUP_SIZE", "ENTRY_ADDRESS", "WORKER_INDEX"]
-        assert c["env"][:3] == [{"name": "GROUP_SIZE", "value": "3"},
-                                {"name": "ENTRY_ADDRESS", "value": "llm-1-prefill-1-0.serving"},
-                                {"name": "WORKER_INDEX", "value": "0"}]
+        assert c["env"][:3] == [
+            {"name": "GROUP_SIZE", "value": "3"},
+            {"name": "ENTRY_ADDRESS", "value": "llm-1-prefill-1-0.serving"},
+            {"name": "WORKER_INDEX", "value": "0"},
+        ]
     main = entry["containers"][0]
-    assert [e["name"] for e in main["env"]] == ["GROUP_SIZE", "ENTRY_ADDRESS", "WORKER_INDEX", "MODEL"]  # user GROUP_SIZE replaced
+    assert [e["name"] for e in main["env"]] == [
+        "GROUP_SIZE",
+        "ENTRY_ADDRESS",
+        "WORKER_INDEX",
+        "MODEL",
+    ]  # user GROUP_SIZE replaced
     worker = objs[("StatefulSet", "llm-1-prefill-1-w")]["spec"]["template"]["spec"]["containers"][0]
     assert env_of(worker)["ENTRY_ADDRESS"]["value"] == "llm-1-prefill-1-0.serving"
-    assert env_of(worker)["WORKER_INDEX"] == {"name": "WORKER_INDEX", "valueFrom": {
-        "fieldRef": {"fieldPath": "metadata.labels['apps.kubernetes.io/pod-index']"}}}
+    assert env_of(worker)["WORKER_INDEX"] == {
+        "name": "WORKER_INDEX",
+        "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['apps.kubernetes.io/pod-index']"}},
+    }
     decode = objs[("StatefulSet", "llm-0-decode-0")]["spec"]["template"]["spec"]["containers"][0]
     assert env_of(decode)["GROUP_SIZE"]["value"] == "1"
 
@@ -150,10 +181,22 @@ def test_podgroup_fields():
     assert spec["queue"] == "q1"
     assert spec["networkTopology"] == {"mode": "hard", "highestTierAllowed": 2}
     assert spec["subGroupPolicy"] == [
-        {"name": "prefill", "labelSelector": {"matchLabels": {L.NAME: "llm", L.ROLE: "prefill"}},
-         "matchLabelKeys": [L.ROLE_ID], "subGroupSize": 3, "minSubGroups": 1, "networkTopology": {"mode": "soft"}},
-        {"name": "decode", "labelSelector": {"matchLabels": {L.NAME: "llm", L.ROLE: "decode"}},
-         "matchLabelKeys": [L.ROLE_ID], "subGroupSize": 1, "minSubGroups": 1, "networkTopology": {"mode": "soft"}},
+        {
+            "name": "prefill",
+            "labelSelector": {"matchLabels": {L.NAME: "llm", L.ROLE: "prefill"}},
+            "matchLabelKeys": [L.ROLE_ID],
+            "subGroupSize": 3,
+            "minSubGroups": 1,
+            "networkTopology": {"mode": "soft"},
+        },
+        {
+            "name": "decode",
+            "labelSelector": {"matchLabels": {L.NAME: "llm", L.ROLE: "decode"}},
+            "matchLabelKeys": [L.ROLE_ID],
+            "subGroupSize": 1,
+            "minSubGroups": 1,
+            "networkTopology": {"mode": "soft"},
+        },
     ]
 
 
@@ -166,15 +209,39 @@ def test_no_podgroup_or_volcano_annotations_for_other_schedulers():
             assert o["spec"]["template"]["spec"]["schedulerName"] == "default-scheduler"
 
 
-@pytest.mark.parametrize(("parts", "want"), [
-    ([({"spec": {"containers": [{"resources": {"requests": {"cpu": "500m"}}}]}}, 1),
-      ({"spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}}]}}, 1)], {"cpu": "1500m"}),
-    ([({"spec": {"containers": [{"resources": {"requests": {"memory": "1Gi"}}},
-                                {"resources": {"requests": {"memory": "512Mi"}}}]}}, 1)], {"memory": "1536Mi"}),
-    ([({"spec": {"containers": [{"resources": {"requests": {"nvidia.com/gpu": "4", "cpu": "2"}}}]}}, 3)],
-     {"cpu": "6", "nvidia.com/gpu": "12"}),
-    ([({"spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}}]}}, 0)], {}),
-])
+@pytest.mark.parametrize(
+    ("parts", "want"),
+    [
+        (
+            [
+                ({"spec": {"containers": [{"resources": {"requests": {"cpu": "500m"}}}]}}, 1),
+                ({"spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}}]}}, 1),
+            ],
+            {"cpu": "1500m"},
+        ),
+        (
+            [
+                (
+                    {
+                        "spec": {
+                            "containers": [
+                                {"resources": {"requests": {"memory": "1Gi"}}},
+                                {"resources": {"requests": {"memory": "512Mi"}}},
+                            ]
+                        }
+                    },
+                    1,
+                )
+            ],
+            {"memory": "1536Mi"},
+        ),
+        (
+            [({"spec": {"containers": [{"resources": {"requests": {"nvidia.com/gpu": "4", "cpu": "2"}}}]}}, 3)],
+            {"cpu": "6", "nvidia.com/gpu": "12"},
+        ),
+        ([({"spec": {"containers": [{"resources": {"requests": {"cpu": "1"}}}]}}, 0)], {}),
+    ],
+)
 def test_quantity_sums(parts, want):
     assert sum_requests(parts) == want
 
@@ -210,8 +277,16 @@ def test_role_replicas_on_their_own_templates():
     """RoleRollingUpdate: group on the new revision, prefill-0 still on the old template."""
     old, new, cat = _old_and_new()
     old_rev, new_rev = modelserving_revision(old), cat.target
-    group = DeclaredGroup(0, new_rev, (DeclaredRole("prefill", 0, old_rev), DeclaredRole("prefill", 1, new_rev),
-                                       DeclaredRole("prefill", 2, new_rev), DeclaredRole("decode", 0, old_rev)))
+    group = DeclaredGroup(
+        0,
+        new_rev,
+        (
+            DeclaredRole("prefill", 0, old_rev),
+            DeclaredRole("prefill", 1, new_rev),
+            DeclaredRole("prefill", 2, new_rev),
+            DeclaredRole("decode", 0, old_rev),
+        ),
+    )
     refs = by_ref(render_modelserving(new, [group], cat))
     p0, p1 = refs[("StatefulSet", "llm-0-prefill-0")], refs[("StatefulSet", "llm-0-prefill-1")]
     assert p0["metadata"]["labels"][L.REVISION] == new_rev  # the group's revision
@@ -229,8 +304,14 @@ def test_dependencies_and_order():
     deps = modelserving_dependencies(objs)
     check_dependency_order(objs, deps)
     assert deps[("StatefulSet", "llm-0-prefill-0-w")] == (
-        ("ControllerRevision", f"llm-{modelserving_revision(old)}"), ("Service", "llm-0-prefill-0-0"), ("PodGroup", "llm-0"))
-    assert deps[("StatefulSet", "llm-1-decode-0")] == (("ControllerRevision", f"llm-{cat.target}"), ("PodGroup", "llm-1"))
+        ("ControllerRevision", f"llm-{modelserving_revision(old)}"),
+        ("Service", "llm-0-prefill-0-0"),
+        ("PodGroup", "llm-0"),
+    )
+    assert deps[("StatefulSet", "llm-1-decode-0")] == (
+        ("ControllerRevision", f"llm-{cat.target}"),
+        ("PodGroup", "llm-1"),
+    )
     assert all(k[0] == "StatefulSet" for k in deps)
 
 
@@ -247,6 +328,10 @@ def test_keep_revisions_unknown_revision_and_duplicates():
 def test_namespace_argument_wins():
     ms = two_role()
     cat = build_catalog(ms)
-    assert {o["metadata"]["namespace"] for o in render_modelserving(ms, declare_all(ms, cat), cat, "other")} == {"other"}
+    assert {o["metadata"]["namespace"] for o in render_modelserving(ms, declare_all(ms, cat), cat, "other")} == {
+        "other"
+    }
     env = by_ref(render_modelserving(ms, declare_all(ms, cat), cat, "other"))[("StatefulSet", "llm-0-decode-0")]
-    assert env_of(env["spec"]["template"]["spec"]["containers"][0])["ENTRY_ADDRESS"]["value"] == "llm-0-decode-0-0.other"
+    assert (
+        env_of(env["spec"]["template"]["spec"]["containers"][0])["ENTRY_ADDRESS"]["value"] == "llm-0-decode-0-0.other"
+    )

@@ -10,6 +10,7 @@ the cheapest, old one. A group the stage creates or replaces has new pods, hence
 being deleted keeps its pods' cost. The same holds per role replica under RoleRollingUpdate
 (``scaleDownRoles``, ``PlannedReplica``).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -47,13 +48,18 @@ from pulumi_lws.modelserving.rollout.servinggroup import (
 #: replicas lowered from 4 to 2 mid-rollout; maxSurge 1 keeps expected at 3 while old groups remain
 BUDGET = ServingGroupBudget(2, 0, 1, 1)
 #: ordinal 0 (old) is the cheapest to delete (the binpack plugin or a user marked it -10)
-OBSERVED = [GroupState(0, "old", RUNNING, -10), GroupState(1, "old", RUNNING, 0),
-            GroupState(2, "new", RUNNING, 0), GroupState(3, "new", RUNNING, 0)]
+OBSERVED = [
+    GroupState(0, "old", RUNNING, -10),
+    GroupState(1, "old", RUNNING, 0),
+    GroupState(2, "new", RUNNING, 0),
+    GroupState(3, "new", RUNNING, 0),
+]
 
 
 def test_the_cheapest_group_goes_first_in_a_scale_down_during_a_rollout():
-    upstream = sync_servinggroup_replicas(OBSERVED, BUDGET, "new", current_revision="old",
-                                          controller_revisions={"old", "new"}, choices=PULUMI_LWS)
+    upstream = sync_servinggroup_replicas(
+        OBSERVED, BUDGET, "new", current_revision="old", controller_revisions={"old", "new"}, choices=PULUMI_LWS
+    )
     assert upstream.action == "down" and upstream.deleted == (0,)  # Kthena's scale-down on this observation
     plan = plan_servinggroup_rollout(BUDGET, "new", OBSERVED, current_revision="old", known_revisions={"old"})
     assert plan.trace[0] == "sync: delete 0:old", plan.trace
@@ -67,14 +73,23 @@ def test_a_predicted_surge_drain_keeps_the_costly_group():
     budget = ServingGroupBudget(3, 0, 2, 2)
     observed = [GroupState(3, "old", RUNNING, 0), GroupState(5, "new", RUNNING, 5)]
     plan = plan_servinggroup_rollout(budget, "new", observed, current_revision="old", known_revisions={"old"})
-    assert plan.trace == ("sync: create 0:new", "sync: create 1:new", "sync: create 2:new", "rolling update: delete 3:old")
+    assert plan.trace == (
+        "sync: create 0:new",
+        "sync: create 1:new",
+        "sync: create 2:new",
+        "rolling update: delete 3:old",
+    )
     assert plan.remaining[0].ids == ("0", "1", "5")  # without the cost: ("0", "1", "2"), ordinal 5 deleted
 
 
 def test_the_cost_of_a_creating_group_decides_a_predicted_stage():
     """A group Creating now keeps its pods (and their cost) once ready: the predicted drain deletes it."""
     budget = ServingGroupBudget(3, 0, 1, 2)
-    observed = [GroupState(1, "new", "Creating", -5), GroupState(2, "new", "Creating", 0), GroupState(5, "old", RUNNING, 0)]
+    observed = [
+        GroupState(1, "new", "Creating", -5),
+        GroupState(2, "new", "Creating", 0),
+        GroupState(5, "old", RUNNING, 0),
+    ]
     plan = plan_servinggroup_rollout(budget, "new", observed, current_revision="old", known_revisions={"old"})
     assert plan.trace == ("sync: create 0:new", "sync: create 3:new")
     assert [p.ids for p in plan.remaining[:2]] == [("0", "1", "2", "3"), ("0", "2", "3")]  # not ("0", "1", "2")
@@ -94,11 +109,18 @@ def test_created_and_replaced_groups_have_no_cost_deleted_ones_keep_theirs():
     assert PlannedGroup(4, "new", DELETING, deletion_cost=2).state() == GroupState(4, "new", DELETING, 2)
 
 
-costly = st.dictionaries(st.integers(0, 9), st.tuples(st.sampled_from(("old", "new")), st.sampled_from(GROUP_STATUSES),
-                                                      st.integers(-3, 3)), max_size=8).map(
-    lambda d: [GroupState(o, r, s, c) for o, (r, s, c) in d.items()])
-budgets = st.builds(ServingGroupBudget, replicas=st.integers(0, 8), partition=st.integers(0, 4),
-                    max_unavailable=st.integers(0, 3), max_surge=st.integers(0, 3))
+costly = st.dictionaries(
+    st.integers(0, 9),
+    st.tuples(st.sampled_from(("old", "new")), st.sampled_from(GROUP_STATUSES), st.integers(-3, 3)),
+    max_size=8,
+).map(lambda d: [GroupState(o, r, s, c) for o, (r, s, c) in d.items()])
+budgets = st.builds(
+    ServingGroupBudget,
+    replicas=st.integers(0, 8),
+    partition=st.integers(0, 4),
+    max_unavailable=st.integers(0, 3),
+    max_surge=st.integers(0, 3),
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -106,16 +128,31 @@ budgets = st.builds(ServingGroupBudget, replicas=st.integers(0, 8), partition=st
 def test_every_scale_down_of_the_fixed_point_is_upstreams_on_the_costed_state(budget, observed):
     """The first sync of the fixed point deletes what Kthena's sync deletes on the observation,
     costs included; with every cost equal the fixed point is what it was without costs."""
-    plan = plan_servinggroup_rollout(budget, "new", observed, current_revision="old", known_revisions={"old"}, predict=False)
-    upstream = sync_servinggroup_replicas(observed, budget, "new", current_revision="old",
-                                          controller_revisions={"old", "new"}, choices=PULUMI_LWS)
+    plan = plan_servinggroup_rollout(
+        budget, "new", observed, current_revision="old", known_revisions={"old"}, predict=False
+    )
+    upstream = sync_servinggroup_replicas(
+        observed, budget, "new", current_revision="old", controller_revisions={"old", "new"}, choices=PULUMI_LWS
+    )
     by_ordinal = {g.ordinal: g for g in observed}
     want = [f"sync: delete {o}:{by_ordinal[o].revision}" for o in upstream.deleted if by_ordinal[o].status != DELETING]
-    assert plan.trace[:len(want)] == tuple(want)  # a re-picked Deleting group changes nothing (no trace line)
-    flat = plan_servinggroup_rollout(budget, "new", [replace(g, deletion_cost=0) for g in observed],
-                                     current_revision="old", known_revisions={"old"}, predict=False)
-    uniform = plan_servinggroup_rollout(budget, "new", [replace(g, deletion_cost=2) for g in observed],
-                                        current_revision="old", known_revisions={"old"}, predict=False)
+    assert plan.trace[: len(want)] == tuple(want)  # a re-picked Deleting group changes nothing (no trace line)
+    flat = plan_servinggroup_rollout(
+        budget,
+        "new",
+        [replace(g, deletion_cost=0) for g in observed],
+        current_revision="old",
+        known_revisions={"old"},
+        predict=False,
+    )
+    uniform = plan_servinggroup_rollout(
+        budget,
+        "new",
+        [replace(g, deletion_cost=2) for g in observed],
+        current_revision="old",
+        known_revisions={"old"},
+        predict=False,
+    )
     assert flat.trace == uniform.trace and flat.desired == uniform.desired
 
 

@@ -6,6 +6,7 @@ groups)). ``servinggroup.fixed_point`` answers the same question with ``ResyncIn
 observations, budgets, partitions, partition modes and stored revisions both must return the same
 groups, error and trace — and so the same plans and predicted stages.
 """
+
 from __future__ import annotations
 
 from hypothesis import HealthCheck, example, given, settings
@@ -42,12 +43,15 @@ from pulumi_lws.modelserving.rollout.servinggroup import (
 REVISIONS = ("old", "new", "older", "gone")
 
 
-def reference_fixed_point(budget, update_revision, observed, *, current_revision=None, known_revisions=(),
-                          choices=PULUMI_LWS):
+def reference_fixed_point(
+    budget, update_revision, observed, *, current_revision=None, known_revisions=(), choices=PULUMI_LWS
+):
     """The fixed point before indexing, verbatim (but for the observed deletion cost, carried since:
     test_ms_deletion_cost.py): the per-pick sync over the state without the pick."""
-    state = {g.ordinal: PlannedGroup(g.ordinal, g.revision, g.status, deletion_cost=g.deletion_cost)
-             for g in by_ordinal(observed)}
+    state = {
+        g.ordinal: PlannedGroup(g.ordinal, g.revision, g.status, deletion_cost=g.deletion_cost)
+        for g in by_ordinal(observed)
+    }
     stored = set(known_revisions) | {update_revision}
     trace: list[str] = []
 
@@ -55,8 +59,14 @@ def reference_fixed_point(budget, update_revision, observed, *, current_revision
         return [state[o].state() for o in sorted(state)]
 
     def sync(groups):
-        return sync_servinggroup_replicas(groups, budget, update_revision, current_revision=current_revision,
-                                          controller_revisions=stored, choices=choices)
+        return sync_servinggroup_replicas(
+            groups,
+            budget,
+            update_revision,
+            current_revision=current_revision,
+            controller_revisions=stored,
+            choices=choices,
+        )
 
     for _ in range(MAX_LOOP):
         changed = False
@@ -79,7 +89,9 @@ def reference_fixed_point(budget, update_revision, observed, *, current_revision
             if o in again:
                 c = again[o]
                 prev = state[o]
-                state[o] = PlannedGroup(o, c.revision, CREATING, CREATE if prev.change == CREATE else REPLACE, prev.observed)
+                state[o] = PlannedGroup(
+                    o, c.revision, CREATING, CREATE if prev.change == CREATE else REPLACE, prev.observed
+                )
                 trace.append(f"rolling update: replace {o}:{prev.revision} -> {c.revision}")
             else:
                 _delete(state, o, trace, "rolling update: delete")
@@ -89,13 +101,26 @@ def reference_fixed_point(budget, update_revision, observed, *, current_revision
     raise RuntimeError("ServingGroup fixed point did not converge")
 
 
-observations = st.dictionaries(st.integers(0, 14), st.tuples(st.sampled_from(REVISIONS[:3]), st.sampled_from(GROUP_STATUSES),
-                                                           st.sampled_from((0, 0, -1, 3))),
-                               max_size=12).map(lambda d: [GroupState(o, r, s, c) for o, (r, s, c) in d.items()])
-budgets = st.builds(ServingGroupBudget, replicas=st.integers(0, 10), partition=st.integers(0, 12),
-                    max_unavailable=st.integers(-1, 5), max_surge=st.integers(0, 4))
-all_choices = st.sampled_from([PULUMI_LWS, UPSTREAM, Choices(partition="position"),
-                               Choices(partition="ordinal", subtract_protected_unavailable=False, clamp_min_available=False)])
+observations = st.dictionaries(
+    st.integers(0, 14),
+    st.tuples(st.sampled_from(REVISIONS[:3]), st.sampled_from(GROUP_STATUSES), st.sampled_from((0, 0, -1, 3))),
+    max_size=12,
+).map(lambda d: [GroupState(o, r, s, c) for o, (r, s, c) in d.items()])
+budgets = st.builds(
+    ServingGroupBudget,
+    replicas=st.integers(0, 10),
+    partition=st.integers(0, 12),
+    max_unavailable=st.integers(-1, 5),
+    max_surge=st.integers(0, 4),
+)
+all_choices = st.sampled_from(
+    [
+        PULUMI_LWS,
+        UPSTREAM,
+        Choices(partition="position"),
+        Choices(partition="ordinal", subtract_protected_unavailable=False, clamp_min_available=False),
+    ]
+)
 
 
 def _same(budget, observed, current, known, choices):
@@ -108,10 +133,17 @@ def _same(budget, observed, current, known, choices):
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(budgets, observations, st.sampled_from([None, "old", "older", "gone", "new"]),
-       st.sets(st.sampled_from(REVISIONS[:3])), all_choices)
+@given(
+    budgets,
+    observations,
+    st.sampled_from([None, "old", "older", "gone", "new"]),
+    st.sets(st.sampled_from(REVISIONS[:3])),
+    all_choices,
+)
 @example(ServingGroupBudget(4, 2, 1, 1), [GroupState(o, "old", "Running") for o in range(4)], "gone", set(), UPSTREAM)
-@example(ServingGroupBudget(5, 1, 2, 0), [GroupState(o, "old", "Running") for o in (0, 2, 3, 7)], "old", {"old"}, PULUMI_LWS)
+@example(
+    ServingGroupBudget(5, 1, 2, 0), [GroupState(o, "old", "Running") for o in (0, 2, 3, 7)], "old", {"old"}, PULUMI_LWS
+)
 def test_fixed_point_matches_the_per_pick_sync(budget, observed, current, known, choices):
     _same(budget, observed, current, known, choices)
 
@@ -124,8 +156,9 @@ def test_plans_and_predictions_unchanged_along_a_rollout(budget, observed, curre
     obs = observed
     for _ in range(8):
         _same(budget, obs, current, {"old"}, choices)
-        plan = plan_servinggroup_rollout(budget, "new", obs, current_revision=current, known_revisions={"old"},
-                                         choices=choices, predict=False)
+        plan = plan_servinggroup_rollout(
+            budget, "new", obs, current_revision=current, known_revisions={"old"}, choices=choices, predict=False
+        )
         obs = [GroupState(g.ordinal, g.revision, "Running", g.deletion_cost) for g in plan.groups if g.declared]
 
 
@@ -155,8 +188,13 @@ def test_fixed_point_stays_linear_at_scale():
 
 
 @settings(max_examples=800, deadline=None)
-@given(budgets, observations, st.sampled_from([None, "old", "gone", "new"]), st.sets(st.sampled_from(REVISIONS[:3])),
-       all_choices)
+@given(
+    budgets,
+    observations,
+    st.sampled_from([None, "old", "gone", "new"]),
+    st.sets(st.sampled_from(REVISIONS[:3])),
+    all_choices,
+)
 def test_index_answers_what_the_sync_without_the_group_creates(budget, observed, current, known, choices):
     """For every group (protected ones too, which the deletion never picks), the index's answer is
     what ``sync_servinggroup_replicas`` over the other groups creates at its ordinal."""
@@ -164,7 +202,13 @@ def test_index_answers_what_the_sync_without_the_group_creates(budget, observed,
     groups = list(by_ordinal(observed))
     index = ResyncIndex({g.ordinal: g.revision for g in groups}, budget, "new", current, stored, choices)
     for g in groups:
-        r = sync_servinggroup_replicas([x for x in groups if x is not g], budget, "new", current_revision=current,
-                                       controller_revisions=stored, choices=choices)
+        r = sync_servinggroup_replicas(
+            [x for x in groups if x is not g],
+            budget,
+            "new",
+            current_revision=current,
+            controller_revisions=stored,
+            choices=choices,
+        )
         want = next((c.revision for c in r.created if c.ordinal == g.ordinal), None)
         assert index.recreated_revision(g.ordinal) == want, g

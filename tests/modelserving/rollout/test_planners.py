@@ -1,4 +1,5 @@
 """The stage planners: the seed's tables, the surge example, blockers, and hypothesis properties."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -45,7 +46,12 @@ def test_seed_six_stage_table():
     assert plans[-1].complete and plans[0].remaining[-1].groups == "UUUU"
     assert [r.groups for r in plans[0].remaining] == ["oouU", "ouUU", "uUUU", "UUUU"]
     stage = servinggroup_stage(plans[0])
-    assert stage.policy == "modelserving/servinggroup" and stage.group_revisions == {"0": "old", "1": "old", "2": "old", "3": "new"}
+    assert stage.policy == "modelserving/servinggroup" and stage.group_revisions == {
+        "0": "old",
+        "1": "old",
+        "2": "old",
+        "3": "new",
+    }
     assert [g.phase for g in stage.groups] == ["", "", "", "replacing"]
 
 
@@ -71,8 +77,13 @@ def test_blocker_words_name_an_in_place_replacement_apart_from_a_surge_group():
     """Issue 24: with a ready surge group, an outdated group replaced in place that is not ready
     yet is an "in-place replacement", never a "surge group"; both unready: both named."""
     b = scale_servinggroup_budget(4, 0, 1, 0)  # maxUnavailable 0, maxSurge 1
-    obs = [GroupState(0, "old", "Running"), GroupState(1, "old", "Running"), GroupState(2, "old", "Running"),
-           GroupState(3, "new", "Creating"), GroupState(4, "new", "Running")]
+    obs = [
+        GroupState(0, "old", "Running"),
+        GroupState(1, "old", "Running"),
+        GroupState(2, "old", "Running"),
+        GroupState(3, "new", "Creating"),
+        GroupState(4, "new", "Running"),
+    ]
     plan = plan_servinggroup_rollout(b, "new", obs)
     assert not plan.changed and plan.blocker.code == WAITING
     assert plan.blocker.message == "waiting for in-place replacement ms-3 to become ready"
@@ -80,8 +91,9 @@ def test_blocker_words_name_an_in_place_replacement_apart_from_a_surge_group():
     both = [*obs[:4], GroupState(4, "new", "Creating")]
     plan = plan_servinggroup_rollout(b, "new", both)
     assert plan.blocker.code == SURGE_NOT_READY
-    assert plan.blocker.message == ("surge group ms-4 is not ready (unschedulable?); "
-                                    "in-place replacement ms-3 is not ready")
+    assert plan.blocker.message == (
+        "surge group ms-4 is not ready (unschedulable?); in-place replacement ms-3 is not ready"
+    )
     assert plan.blocker.groups == ("4", "3")
 
 
@@ -108,12 +120,16 @@ def test_non_fused_deletion_waits_for_the_group_to_go():
 
 def test_role_stage_encoding_and_cap_warning():
     specs = [RoleSpec("prefill", 2, "P2", scale_role_budget(2, 1, 0, 0))]
-    obs = [GroupState(g, "old", "Running", 0, tuple(RoleReplicaState("prefill", r, "P1", "Running") for r in range(2)))
-           for g in range(2)]
+    obs = [
+        GroupState(g, "old", "Running", 0, tuple(RoleReplicaState("prefill", r, "P1", "Running") for r in range(2)))
+        for g in range(2)
+    ]
     p = plan_role_rollout(specs, "new", obs, replicas=2)
     assert p.warnings and "below ready" in p.warnings[0]
     s = role_stage(p)
-    assert s.policy == "modelserving/role" and s.group_revisions["0/prefill/1"] == "P2" and s.group_revisions["0"] == "old"
+    assert (
+        s.policy == "modelserving/role" and s.group_revisions["0/prefill/1"] == "P2" and s.group_revisions["0"] == "old"
+    )
     capped = plan_role_rollout(specs, "new", obs, replicas=2, max_groups_in_flight=1)
     assert not capped.warnings and capped.deferred == (0,)
     assert capped.desired["0/prefill/1"] == "P1" and capped.desired["1/prefill/1"] == "P2"
@@ -122,7 +138,8 @@ def test_role_stage_encoding_and_cap_warning():
 # ---- hypothesis ---------------------------------------------------------------------------------
 
 sg_cases = st.tuples(st.integers(1, 6), st.integers(0, 3), st.integers(0, 2), st.integers(0, 3)).filter(
-    lambda t: t[1] + t[2] > 0 and t[1] <= t[0])
+    lambda t: t[1] + t[2] > 0 and t[1] <= t[0]
+)
 
 
 @settings(max_examples=60)
@@ -131,7 +148,7 @@ def test_sg_bounds_partition_convergence_idempotence(case, rnd):
     replicas, mu, ms, part = case
     b = scale_servinggroup_budget(replicas, mu, ms, part)
     obs = healthy(replicas)
-    for step in range(4 * (replicas + ms) + 8):
+    for _step in range(4 * (replicas + ms) + 8):
         p = plan_servinggroup_rollout(b, "new", obs, known_revisions={"old"}, current_revision="old", predict=False)
         again = plan_servinggroup_rollout(b, "new", obs, known_revisions={"old"}, current_revision="old", predict=False)
         assert again == p  # deterministic
@@ -139,8 +156,9 @@ def test_sg_bounds_partition_convergence_idempotence(case, rnd):
         assert p.available >= replicas - mu
         assert all(p.desired[o] == "old" for o in p.desired if o < part)  # partition respected
         if p.changed:  # re-planning on the applied, unchanged-readiness observation changes nothing more
-            re = plan_servinggroup_rollout(b, "new", observe_after(p), known_revisions={"old"}, current_revision="old",
-                                           predict=False)
+            re = plan_servinggroup_rollout(
+                b, "new", observe_after(p), known_revisions={"old"}, current_revision="old", predict=False
+            )
             assert re.desired == p.desired and not re.changed
         if p.complete:
             return
@@ -153,18 +171,32 @@ def test_sg_bounds_partition_convergence_idempotence(case, rnd):
     raise AssertionError("did not converge")
 
 
-role_cases = st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(0, 2), st.integers(0, 2),
-                       st.sampled_from([None, 1])).filter(lambda t: t[2] + t[3] > 0 and t[2] <= t[1])
+role_cases = st.tuples(
+    st.integers(1, 3), st.integers(1, 4), st.integers(0, 2), st.integers(0, 2), st.sampled_from([None, 1])
+).filter(lambda t: t[2] + t[3] > 0 and t[2] <= t[1])
 
 
 @settings(max_examples=40)
 @given(role_cases, st.randoms(use_true_random=False))
 def test_role_bounds_and_convergence(case, rnd):
     groups, rr, mu, ms, cap = case
-    specs = [RoleSpec("prefill", rr, "P2", scale_role_budget(rr, mu, ms, 0)),
-             RoleSpec("decode", 1, "D1", scale_role_budget(1, 1, 0, 0))]
-    obs = [GroupState(g, "old", "Running", 0, tuple([RoleReplicaState("prefill", r, "P1", "Running") for r in range(rr)]
-                                                   + [RoleReplicaState("decode", 0, "D1", "Running")])) for g in range(groups)]
+    specs = [
+        RoleSpec("prefill", rr, "P2", scale_role_budget(rr, mu, ms, 0)),
+        RoleSpec("decode", 1, "D1", scale_role_budget(1, 1, 0, 0)),
+    ]
+    obs = [
+        GroupState(
+            g,
+            "old",
+            "Running",
+            0,
+            tuple(
+                [RoleReplicaState("prefill", r, "P1", "Running") for r in range(rr)]
+                + [RoleReplicaState("decode", 0, "D1", "Running")]
+            ),
+        )
+        for g in range(groups)
+    ]
     for _ in range(6 * groups * (rr + ms) + 10):
         p = plan_role_rollout(specs, "new", obs, replicas=groups, max_groups_in_flight=cap, predict=False)
         assert p == plan_role_rollout(specs, "new", obs, replicas=groups, max_groups_in_flight=cap, predict=False)

@@ -40,21 +40,48 @@ Invariants: pure; every action uid-guarded; the counts action precedes the ``ung
 for, so a crash between them never loses a transferred count; re-planning after the actions
 ran adds no second recreation and no second transfer (the new key already has a count).
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
+from pulumi_lws.core.stage import Action, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
 from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.rollout.failure import restart_budget as B
-from pulumi_lws.lws.rollout.failure.ordinal import RECREATE_GROUP, FailureEvent, FailurePlan, GroupOutcome, current_workers, effective_policy, exhaust_outcome, plan_group_failure, release_outcome
-from pulumi_lws.lws.rollout.hash.planner import leader_pods, lws_pods
-from pulumi_lws.lws.rollout.hash.admission import creation_order, group_index, group_key, is_exhausted, is_gated, is_terminal, short_id
+from pulumi_lws.lws.rollout.failure.ordinal import (
+    RECREATE_GROUP,
+    FailureEvent,
+    FailurePlan,
+    GroupOutcome,
+    current_workers,
+    effective_policy,
+    exhaust_outcome,
+    plan_group_failure,
+    release_outcome,
+)
 from pulumi_lws.lws.rollout.failure.retention import release_actions
-from pulumi_lws.core.stage import Action, Stage
-from pulumi_lws.lws.rollout.failure.termination import FOREGROUND, follow_actions, group_termination_actions, name_of, uid_of, worker_teardown_actions
+from pulumi_lws.lws.rollout.failure.termination import (
+    FOREGROUND,
+    follow_actions,
+    group_termination_actions,
+    name_of,
+    uid_of,
+    worker_teardown_actions,
+)
+from pulumi_lws.lws.rollout.hash.admission import (
+    creation_order,
+    group_index,
+    group_key,
+    is_exhausted,
+    is_gated,
+    is_terminal,
+    short_id,
+)
+from pulumi_lws.lws.rollout.hash.planner import leader_pods, lws_pods
 
 Pod = Mapping[str, Any]
 
@@ -86,6 +113,7 @@ def holds_count_key(leader: Pod) -> bool:
 
 # ---- which exhausted groups are released (rollout, scale-down) --------------------------------
 
+
 def released_leaders(lws: LeaderWorkerSet, leaders: Sequence[Pod], target: str) -> dict[str, str]:
     """``{leader name: why}`` for exhausted leaders to release: on another revision than the
     target (the rollout replaces them), or the newest beyond ``replicas - admitted`` on the
@@ -103,6 +131,7 @@ def released_leaders(lws: LeaderWorkerSet, leaders: Sequence[Pod], target: str) 
 
 # ---- counts: consume, reset, transfer, prune ----------------------------------------------------
 
+
 def applied_outcomes(counts: Mapping[str, int], outcomes: Mapping[str, GroupOutcome]) -> dict[str, int]:
     out = dict(counts)
     for key, outcome in outcomes.items():
@@ -113,8 +142,9 @@ def applied_outcomes(counts: Mapping[str, int], outcomes: Mapping[str, GroupOutc
     return out
 
 
-def transfer_counts(lws: LeaderWorkerSet, counts: Mapping[str, int], leaders: Sequence[Pod], target: str,
-                    admitted_now: Sequence[Pod]) -> tuple[dict[str, int], list[tuple[str, str]]]:
+def transfer_counts(
+    lws: LeaderWorkerSet, counts: Mapping[str, int], leaders: Sequence[Pod], target: str, admitted_now: Sequence[Pod]
+) -> tuple[dict[str, int], list[tuple[str, str]]]:
     """Counts after transfers and pruning, and the ``(from key, to key)`` transfers made.
 
     Kept: keys of groups with a live (not deleting, not terminal) or exhausted leader
@@ -122,11 +152,16 @@ def transfer_counts(lws: LeaderWorkerSet, counts: Mapping[str, int], leaders: Se
     target revision up to the free slots (highest counts first), each moved to a leader
     admitted by this stage (oldest first) that has no count yet. Everything else is pruned."""
     live = {count_key_of(lws, p) for p in leaders if holds_count_key(p)}
-    orphans = sorted((k for k in counts if k not in live and k.split("/", 1)[0] == target), key=lambda k: (-counts[k], k))
+    orphans = sorted(
+        (k for k in counts if k not in live and k.split("/", 1)[0] == target), key=lambda k: (-counts[k], k)
+    )
     occupied = sum(1 for p in leaders if revision_of(p) == target and (admitted_live(p) or is_exhausted(p)))
-    kept = orphans[:max(0, lws.replicas - occupied)]
-    receivers = [count_key_of(lws, p) for p in sorted(admitted_now, key=creation_order)
-                 if revision_of(p) == target and count_key_of(lws, p) not in counts]
+    kept = orphans[: max(0, lws.replicas - occupied)]
+    receivers = [
+        count_key_of(lws, p)
+        for p in sorted(admitted_now, key=creation_order)
+        if revision_of(p) == target and count_key_of(lws, p) not in counts
+    ]
     transfers = list(zip(kept, receivers))
     out = {k: v for k, v in counts.items() if k in live or k in kept}
     for src, dst in transfers:
@@ -134,13 +169,23 @@ def transfer_counts(lws: LeaderWorkerSet, counts: Mapping[str, int], leaders: Se
     return out, transfers
 
 
-def counts_action(snapshot: Snapshot, lws: LeaderWorkerSet, value: str, transfers: Sequence[tuple[str, str]]) -> Action | None:
+def counts_action(
+    snapshot: Snapshot, lws: LeaderWorkerSet, value: str, transfers: Sequence[tuple[str, str]]
+) -> Action | None:
     deploy = snapshot.get("Deployment", lws.name)
     if deploy is None:
         return None
-    why = "; ".join(f"transfer {src} -> {dst}" for src, dst in transfers) or "consumed before the recreation it pays for"
-    return Action("annotate", "Deployment", lws.name, {"annotations": {L.GROUP_RESTART_COUNTS: value}},
-                  uid=uid_of(deploy), reason=f"group restart counts ({why})")
+    why = (
+        "; ".join(f"transfer {src} -> {dst}" for src, dst in transfers) or "consumed before the recreation it pays for"
+    )
+    return Action(
+        "annotate",
+        "Deployment",
+        lws.name,
+        {"annotations": {L.GROUP_RESTART_COUNTS: value}},
+        uid=uid_of(deploy),
+        reason=f"group restart counts ({why})",
+    )
 
 
 # ---- the plan -------------------------------------------------------------------------------------
@@ -148,8 +193,9 @@ def counts_action(snapshot: Snapshot, lws: LeaderWorkerSet, value: str, transfer
 TERMINAL_LEADER = "TerminalLeaderRemoved"
 
 
-def terminal_leader_outcome(lws: LeaderWorkerSet, gid: str, leader: Pod, workers: Sequence[Pod],
-                            count: int) -> GroupOutcome:
+def terminal_leader_outcome(
+    lws: LeaderWorkerSet, gid: str, leader: Pod, workers: Sequence[Pod], count: int
+) -> GroupOutcome:
     """A terminal (Failed/Succeeded) leader that is neither deleting nor exhausted: tear its group
     down now (see module docstring). Recreate policies consume one count (or exhaust the group at
     the limit); ``restartPolicy: None`` deletes without counting."""
@@ -159,16 +205,27 @@ def terminal_leader_outcome(lws: LeaderWorkerSet, gid: str, leader: Pod, workers
     counted = effective_policy(lws) != "None"
     if counted and B.budget_exhausted(lws, count):
         return exhaust_outcome(lws, gid, leader, members, signal, count)
-    why = (f"{signal}, deleted it and its workers to recreate group {gid}" if counted else
-           f"{signal}, deleted it and its workers so its replacement takes group {gid}'s slot (restartPolicy None)")
-    actions = (Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
-               *worker_teardown_actions(lws, leader, members, why))
+    why = (
+        f"{signal}, deleted it and its workers to recreate group {gid}"
+        if counted
+        else f"{signal}, deleted it and its workers so its replacement takes group {gid}'s slot (restartPolicy None)"
+    )
+    actions = (
+        Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
+        *worker_teardown_actions(lws, leader, members, why),
+    )
     event = FailureEvent(RECREATE_GROUP if counted else TERMINAL_LEADER, gid, why)
     return GroupOutcome(actions=actions, events=(event,), consumed=counted)
 
 
-def group_outcome(lws: LeaderWorkerSet, leader: Pod, workers: Sequence[Pod], counts: Mapping[str, int],
-                  released: Mapping[str, str], now: float) -> GroupOutcome | None:
+def group_outcome(
+    lws: LeaderWorkerSet,
+    leader: Pod,
+    workers: Sequence[Pod],
+    counts: Mapping[str, int],
+    released: Mapping[str, str],
+    now: float,
+) -> GroupOutcome | None:
     """The failure decision for one leader (None: not a group failure handling acts on).
     Order: exhausted (release / retain / recover), deleting (nothing), terminal (tear down, gated
     or not), gated (no group yet), else the restart policy's decision."""
@@ -212,32 +269,51 @@ def plan_hash_failure(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) ->
     released = released_leaders(lws, leaders, stage.target_revision)
     outcomes: dict[str, GroupOutcome] = {}
     for leader in leaders:
-        outcome = group_outcome(lws, leader, workers.get(group_key(lws.namespace, leader), []), counts, released, snapshot.now)
+        outcome = group_outcome(
+            lws, leader, workers.get(group_key(lws.namespace, leader), []), counts, released, snapshot.now
+        )
         if outcome is not None:
             outcomes[count_key_of(lws, leader)] = outcome
     ungated = {a.name for a in stage.actions if a.verb == "ungate"}
-    new_counts, transfers = transfer_counts(lws, applied_outcomes(counts, outcomes), leaders, stage.target_revision,
-                                            [p for p in leaders if p["metadata"]["name"] in ungated])
+    new_counts, transfers = transfer_counts(
+        lws,
+        applied_outcomes(counts, outcomes),
+        leaders,
+        stage.target_revision,
+        [p for p in leaders if p["metadata"]["name"] in ungated],
+    )
     value = B.dump_counts(new_counts) if (B.tracks_counts(lws) or raw is not None) else None
     first = counts_action(snapshot, lws, value, transfers) if value is not None and new_counts != counts else None
     actions = [a for o in outcomes.values() for a in o.actions]
     seen = {(a.verb, a.name) for a in actions}
     actions += [a for a in termination_actions(lws, leaders, workers) if (a.verb, a.name) not in seen]
-    degraded = tuple(short_id(group_key(lws.namespace, p)) for p in leaders
-                     if is_exhausted(p) and p["metadata"]["name"] not in released)
-    return FailurePlan(actions=tuple(actions), events=tuple(e for o in outcomes.values() for e in o.events),
-                       degraded_groups=degraded, restart_counts=value, first_actions=(first,) if first else (),
-                       deferred=any(o.deferred for o in outcomes.values()))
+    degraded = tuple(
+        short_id(group_key(lws.namespace, p))
+        for p in leaders
+        if is_exhausted(p) and p["metadata"]["name"] not in released
+    )
+    return FailurePlan(
+        actions=tuple(actions),
+        events=tuple(e for o in outcomes.values() for e in o.events),
+        degraded_groups=degraded,
+        restart_counts=value,
+        first_actions=(first,) if first else (),
+        deferred=any(o.deferred for o in outcomes.values()),
+    )
 
 
-def with_hash_failure_state(manifests: Sequence[Mapping[str, Any]], lws: LeaderWorkerSet,
-                            plan: FailurePlan) -> list[dict[str, Any]]:
+def with_hash_failure_state(
+    manifests: Sequence[Mapping[str, Any]], lws: LeaderWorkerSet, plan: FailurePlan
+) -> list[dict[str, Any]]:
     """Rendered objects with the leader Deployment carrying ``plan.restart_counts`` (so
     ``pulumi up`` keeps what the actions wrote). Pure: inputs are not mutated."""
     out: list[dict[str, Any]] = []
     for m in manifests:
-        if m.get("kind") == "Deployment" and (m.get("metadata") or {}).get("name") == lws.name \
-                and plan.restart_counts is not None:
+        if (
+            m.get("kind") == "Deployment"
+            and (m.get("metadata") or {}).get("name") == lws.name
+            and plan.restart_counts is not None
+        ):
             meta = dict(m.get("metadata") or {})
             meta["annotations"] = {**(meta.get("annotations") or {}), L.GROUP_RESTART_COUNTS: plan.restart_counts}
             m = {**m, "metadata": meta}

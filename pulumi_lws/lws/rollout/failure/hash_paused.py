@@ -26,6 +26,7 @@ mark :func:`pulumi_lws.core.control.hold` keeps.
 Invariants: pure; while paused no revision ever has more groups past the gate than it had when
 the pause began; the record is a function of observed state only (no clock).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -87,15 +88,16 @@ def held_record(deployment: Mapping[str, Any] | None, leaders: Sequence[Pod]) ->
     return held, deployment is not None and raw != dump_held(held)
 
 
-def recovery_admissions(lws: LeaderWorkerSet, leaders: Sequence[Pod], pods: Sequence[Pod],
-                        held: Mapping[str, int], target: str) -> list[Pod]:
+def recovery_admissions(
+    lws: LeaderWorkerSet, leaders: Sequence[Pod], pods: Sequence[Pod], held: Mapping[str, int], target: str
+) -> list[Pod]:
     """The gated leaders to admit while paused (module docstring), in creation order."""
     chosen: list[Pod] = []
     for rev, n in sorted(held.items()):
         same = [p for p in leaders if revision_of(p) == rev]
         occupied = sum(1 for p in same if admitted_live(p) or is_exhausted(p))
         waiting = sorted((p for p in same if awaits_admission(p)), key=creation_order, reverse=True)
-        chosen += waiting[:max(0, n - occupied)]
+        chosen += waiting[: max(0, n - occupied)]
     tearing = len(tearing_down_groups(lws.namespace, pods, lws.spec.group_replacement_policy))
     if tearing:
         ranks = {_name(p): replacement_rank(p, leaders, target) for p in chosen}
@@ -114,8 +116,14 @@ def with_paused_recovery(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage,
     if not paused or stage.complete:
         if deployment is None or HELD_GROUPS_ANNOTATION not in annotations_of(deployment):
             return stage
-        drop = Action("annotate", "Deployment", lws.name, {"annotations": {HELD_GROUPS_ANNOTATION: None}},
-                      uid=(deployment.get("metadata") or {}).get("uid"), reason="rollout resumed: held-groups record dropped")
+        drop = Action(
+            "annotate",
+            "Deployment",
+            lws.name,
+            {"annotations": {HELD_GROUPS_ANNOTATION: None}},
+            uid=(deployment.get("metadata") or {}).get("uid"),
+            reason="rollout resumed: held-groups record dropped",
+        )
         return dataclasses.replace(stage, actions=stage.actions + (drop,))
     pods = lws_pods(snapshot, lws)
     leaders = leader_pods(pods)
@@ -123,9 +131,16 @@ def with_paused_recovery(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage,
     admit = {_name(p): p for p in recovery_admissions(lws, leaders, pods, held, stage.target_revision)}
     actions: list[Action] = []
     if record:
-        actions.append(Action("annotate", "Deployment", lws.name, {"annotations": {HELD_GROUPS_ANNOTATION: dump_held(held)}},
-                              uid=(deployment.get("metadata") or {}).get("uid"),  # type: ignore[union-attr]
-                              reason="rollout paused: record the groups the pause holds"))
+        actions.append(
+            Action(
+                "annotate",
+                "Deployment",
+                lws.name,
+                {"annotations": {HELD_GROUPS_ANNOTATION: dump_held(held)}},
+                uid=(deployment.get("metadata") or {}).get("uid"),  # type: ignore[union-attr]
+                reason="rollout paused: record the groups the pause holds",
+            )
+        )
     marked = set()
     for a in stage.actions:
         if a.verb == "ungate" and a.kind == "Pod" and a.name in admit:
@@ -134,7 +149,14 @@ def with_paused_recovery(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage,
         actions.append(a)
     for name, pod in admit.items():
         if name not in marked:
-            actions.append(Action("ungate", "Pod", name, {"gate": L.GROUP_REPLACEMENT_GATE, RECOVERY_PARAM: True},
-                                  uid=(pod.get("metadata") or {}).get("uid"),
-                                  reason=f"Leader pod {name} replaces a group recreated while paused"))
+            actions.append(
+                Action(
+                    "ungate",
+                    "Pod",
+                    name,
+                    {"gate": L.GROUP_REPLACEMENT_GATE, RECOVERY_PARAM: True},
+                    uid=(pod.get("metadata") or {}).get("uid"),
+                    reason=f"Leader pod {name} replaces a group recreated while paused",
+                )
+            )
     return dataclasses.replace(stage, actions=tuple(actions))

@@ -37,23 +37,38 @@ failure (idempotence); every action is uid-guarded; a count is consumed only by 
 recreation; a deleted exhausted leader is never recreated before ``recover`` (its finalizer
 keeps the object).
 """
+
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, pod_restart_count, pod_unschedulable
+from pulumi_lws.core.stage import Action, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, pod_restart_count, pod_unschedulable
 from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.rollout.failure import restart_budget as B
-from pulumi_lws.lws.status.failure import BUDGET_EXCEEDED, UNSCHEDULABLE, is_exhausted
-from pulumi_lws.lws.status.failure import failure_conditions, merge_failure_status  # noqa: F401  (re-exported)
-from pulumi_lws.lws.rollout.failure.retention import release_actions, retain_actions
-from pulumi_lws.core.stage import Action, Stage
-from pulumi_lws.lws.rollout.failure.termination import FOREGROUND, name_of, of_incarnation, plan_termination_actions, uid_of, worker_teardown_actions
 from pulumi_lws.lws.rollout.failure.quiet import RESTART_PENDING, leader_count_keys, loud_members
+from pulumi_lws.lws.rollout.failure.retention import release_actions, retain_actions
+from pulumi_lws.lws.rollout.failure.termination import (
+    FOREGROUND,
+    name_of,
+    of_incarnation,
+    plan_termination_actions,
+    uid_of,
+    worker_teardown_actions,
+)
+from pulumi_lws.lws.status.failure import (  # noqa: F401  (re-exported)
+    BUDGET_EXCEEDED,
+    UNSCHEDULABLE,
+    failure_conditions,
+    is_exhausted,
+    merge_failure_status,
+)
+
 RECREATE_GROUP, BACKOFF, RECOVER_GROUP = "RecreateGroup", "GroupRestartBackoff", "RecoverGroup"
 
 Pod = Mapping[str, Any]
@@ -103,18 +118,25 @@ class FailurePlan:
         degraded = set(self.degraded_groups)
         groups = tuple(dataclasses.replace(g, phase="exhausted") if g.id in degraded else g for g in stage.groups)
         busy = bool(self.actions) or bool(self.first_actions) or self.deferred
-        return dataclasses.replace(stage, actions=self.first_actions + stage.actions + self.actions, groups=groups,
-                                   notes=stage.notes + tuple(str(e) for e in self.events),
-                                   complete=stage.complete and not busy)
+        return dataclasses.replace(
+            stage,
+            actions=self.first_actions + stage.actions + self.actions,
+            groups=groups,
+            notes=stage.notes + tuple(str(e) for e in self.events),
+            complete=stage.complete and not busy,
+        )
 
 
 # ---- one group (mode-agnostic: Hash mode calls this with its group key) ----------------------
 
+
 def effective_policy(lws: LeaderWorkerSet) -> str:
     """``restartPolicy``, with the experimental LWS annotation turning OnPodRestart into AfterStart."""
     policy = lws.spec.leader_worker_template.restart_policy
-    if policy == "RecreateGroupOnPodRestart" and \
-            str(lws.metadata.annotations.get(L.EXPERIMENTAL_RECREATE_AFTER_START, "")).lower() == "true":
+    if (
+        policy == "RecreateGroupOnPodRestart"
+        and str(lws.metadata.annotations.get(L.EXPERIMENTAL_RECREATE_AFTER_START, "")).lower() == "true"
+    ):
         return "RecreateGroupAfterStart"
     return policy
 
@@ -171,8 +193,12 @@ def after_start_wait(lws: LeaderWorkerSet, group: str, leader: Pod, workers: Seq
         return None
     unsched = [name_of(p) for p in pending if pod_unschedulable(p)]
     if unsched:
-        ev = FailureEvent(UNSCHEDULABLE, group, f"group {group}: pods {', '.join(unsched)} cannot be scheduled; "
-                                               "group recreation skipped (RecreateGroupAfterStart)")
+        ev = FailureEvent(
+            UNSCHEDULABLE,
+            group,
+            f"group {group}: pods {', '.join(unsched)} cannot be scheduled; "
+            "group recreation skipped (RecreateGroupAfterStart)",
+        )
         return GroupOutcome(events=(ev,), deferred=True)
     return GroupOutcome(deferred=True)
 
@@ -185,15 +211,22 @@ def recover_outcome(lws: LeaderWorkerSet, group: str, leader: Pod, workers: Sequ
     retained = is_deleting(leader)
     if not wants_recover(leader):
         why = f"group {group} exhausted its restart budget"
-        return GroupOutcome(actions=retain_actions([leader, *current_workers(leader, workers)], why),
-                            halted=True, retained=retained)
+        return GroupOutcome(
+            actions=retain_actions([leader, *current_workers(leader, workers)], why), halted=True, retained=retained
+        )
     why = f"recover requested on {name_of(leader)}"
     actions = release_actions([leader, *workers], why)
     if not retained:
-        actions = (Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
-                   *worker_teardown_actions(lws, leader, current_workers(leader, workers), why), *actions)
-    events = (FailureEvent(RECOVER_GROUP, group, f"group {group}: restart budget cleared, group starts again ({why})"),) \
-        if actions else ()
+        actions = (
+            Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
+            *worker_teardown_actions(lws, leader, current_workers(leader, workers), why),
+            *actions,
+        )
+    events = (
+        (FailureEvent(RECOVER_GROUP, group, f"group {group}: restart budget cleared, group starts again ({why})"),)
+        if actions
+        else ()
+    )
     return GroupOutcome(actions=actions, events=events, reset=True, halted=True, retained=retained)
 
 
@@ -203,21 +236,33 @@ def release_outcome(group: str, leader: Pod, workers: Sequence[Pod], why: str) -
     return GroupOutcome(actions=release_actions([leader, *workers], f"group {group} {why}"))
 
 
-def exhaust_outcome(lws: LeaderWorkerSet, group: str, leader: Pod, members: Sequence[Pod], signal: str,
-                    count: int) -> GroupOutcome:
+def exhaust_outcome(
+    lws: LeaderWorkerSet, group: str, leader: Pod, members: Sequence[Pod], signal: str, count: int
+) -> GroupOutcome:
     """The budget is used up: mark the leader exhausted, then retain every pod of the group."""
     limit = lws.spec.leader_worker_template.max_group_restarts
-    ann = Action("annotate", "Pod", name_of(leader), {"annotations": {L.RESTART_BUDGET_EXHAUSTED: "true"}},
-                 uid=uid_of(leader), reason=f"{signal}; restart budget exhausted")
-    ev = FailureEvent(BUDGET_EXCEEDED, group, f"group {group}: {signal}; restart budget exhausted "
-                      f"({count}/{limit}); pods stopped and retained until the leader {name_of(leader)} is "
-                      f"annotated {L.RECOVER}=true")
+    ann = Action(
+        "annotate",
+        "Pod",
+        name_of(leader),
+        {"annotations": {L.RESTART_BUDGET_EXHAUSTED: "true"}},
+        uid=uid_of(leader),
+        reason=f"{signal}; restart budget exhausted",
+    )
+    ev = FailureEvent(
+        BUDGET_EXCEEDED,
+        group,
+        f"group {group}: {signal}; restart budget exhausted "
+        f"({count}/{limit}); pods stopped and retained until the leader {name_of(leader)} is "
+        f"annotated {L.RECOVER}=true",
+    )
     retain = retain_actions([leader, *members], f"group {group} exhausted its restart budget")
     return GroupOutcome(actions=(ann, *retain), events=(ev,), halted=True)
 
 
-def plan_group_failure(lws: LeaderWorkerSet, group: str, leader: Pod | None, workers: Sequence[Pod], *,
-                       count: int, now: float) -> GroupOutcome:
+def plan_group_failure(
+    lws: LeaderWorkerSet, group: str, leader: Pod | None, workers: Sequence[Pod], *, count: int, now: float
+) -> GroupOutcome:
     """Failure decision for one group (see module docstring). ``count``: restarts consumed on
     the leader's revision; ``now``: observation time (epoch seconds)."""
     if leader is None:
@@ -240,17 +285,31 @@ def plan_group_failure(lws: LeaderWorkerSet, group: str, leader: Pod | None, wor
     wait_s = B.backoff_remaining(lws, count, leader, now)
     if wait_s > 0:
         ev = FailureEvent(BACKOFF, group, f"group {group} recreates in {int(-(-wait_s // 1))}s (restart {count + 1})")
-        mark = () if annotations_of(leader).get(RESTART_PENDING) else (
-            Action("annotate", "Pod", name_of(leader), {"annotations": {RESTART_PENDING: signal}}, uid=uid_of(leader),
-                   reason="remember the failure until the backoff elapses"),)
+        mark = (
+            ()
+            if annotations_of(leader).get(RESTART_PENDING)
+            else (
+                Action(
+                    "annotate",
+                    "Pod",
+                    name_of(leader),
+                    {"annotations": {RESTART_PENDING: signal}},
+                    uid=uid_of(leader),
+                    reason="remember the failure until the backoff elapses",
+                ),
+            )
+        )
         return GroupOutcome(actions=mark, events=(ev,), deferred=True)
     why = f"{signal}, deleted leader pod {name_of(leader)} to recreate group {group}"
-    actions = (Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
-               *worker_teardown_actions(lws, leader, members, why))
+    actions = (
+        Action("delete", "Pod", name_of(leader), {"propagation": FOREGROUND}, uid=uid_of(leader), reason=why),
+        *worker_teardown_actions(lws, leader, members, why),
+    )
     return GroupOutcome(actions=actions, events=(FailureEvent(RECREATE_GROUP, group, why),), consumed=True)
 
 
 # ---- Ordinal: every group, counts on the leader StatefulSet ----------------------------------
+
 
 def replaced_by_rollout(leader: Pod, worker_sts: Pod | None, index: int, stage: Stage) -> bool:
     """The group is being replaced by the rollout: admitted but not on the target yet, or its
@@ -264,8 +323,9 @@ def replaced_by_rollout(leader: Pod, worker_sts: Pod | None, index: int, stage: 
     return revision_of(worker_sts) != revision_of(leader) or rolling
 
 
-def next_counts(counts: Mapping[str, int], keys: Mapping[int, str], outcomes: Mapping[int, GroupOutcome],
-                live_keys: set[str]) -> dict[str, int]:
+def next_counts(
+    counts: Mapping[str, int], keys: Mapping[int, str], outcomes: Mapping[int, GroupOutcome], live_keys: set[str]
+) -> dict[str, int]:
     out = dict(counts)
     for i, outcome in outcomes.items():
         if outcome.reset:
@@ -279,8 +339,14 @@ def counts_action(lws: LeaderWorkerSet, snapshot: Snapshot, value: str) -> Actio
     sts = snapshot.get("StatefulSet", lws.name)
     if sts is None:
         return None
-    return Action("annotate", "StatefulSet", lws.name, {"annotations": {L.GROUP_RESTART_COUNTS: value}},
-                  uid=uid_of(sts), reason="group restart counts (written before the actions they account for)")
+    return Action(
+        "annotate",
+        "StatefulSet",
+        lws.name,
+        {"annotations": {L.GROUP_RESTART_COUNTS: value}},
+        uid=uid_of(sts),
+        reason="group restart counts (written before the actions they account for)",
+    )
 
 
 def rolled_away(leader: Pod, index: int, stage: Stage) -> bool:
@@ -312,8 +378,14 @@ def plan_failure_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage)
     outcomes: dict[int, GroupOutcome] = {}
     keys: dict[int, str] = {}
     # the live keys only prune observed counts (consumed keys are live): read every leader only then
-    live_keys = ({B.count_key(rev, i) for i, rev in stage.group_revisions.items()}
-                 | leader_count_keys(lws, snapshot, stage.replicas)) if counts else set()
+    live_keys = (
+        (
+            {B.count_key(rev, i) for i, rev in stage.group_revisions.items()}
+            | leader_count_keys(lws, snapshot, stage.replicas)
+        )
+        if counts
+        else set()
+    )
     for i in sorted(members):
         if i >= stage.replicas:
             break
@@ -324,8 +396,12 @@ def plan_failure_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage)
         live_keys.add(keys[i])
         if is_exhausted(leader) and rolled_away(leader, i, stage):
             outcomes[i] = release_outcome(str(i), leader, workers, "is replaced by the rollout")
-        elif is_exhausted(leader) or not replaced_by_rollout(leader, snapshot.get("StatefulSet", f"{lws.name}-{i}"), i, stage):
-            outcomes[i] = plan_group_failure(lws, str(i), leader, workers, count=counts.get(keys[i], 0), now=snapshot.now)
+        elif is_exhausted(leader) or not replaced_by_rollout(
+            leader, snapshot.get("StatefulSet", f"{lws.name}-{i}"), i, stage
+        ):
+            outcomes[i] = plan_group_failure(
+                lws, str(i), leader, workers, count=counts.get(keys[i], 0), now=snapshot.now
+            )
     new_counts = next_counts(counts, keys, outcomes, live_keys)
     value = B.dump_counts(new_counts) if (B.tracks_counts(lws) or raw is not None) else None
     actions: list[Action] = []
@@ -338,15 +414,18 @@ def plan_failure_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage)
     seen = {(a.verb, a.name) for a in actions}
     actions += [a for a in plan_termination_actions(lws, snapshot, stage, members) if (a.verb, a.name) not in seen]
     return FailurePlan(
-        actions=tuple(actions), events=tuple(e for i in sorted(outcomes) for e in outcomes[i].events),
+        actions=tuple(actions),
+        events=tuple(e for i in sorted(outcomes) for e in outcomes[i].events),
         degraded_groups=tuple(str(i) for i in sorted(outcomes) if outcomes[i].halted),
-        halted_groups=tuple(i for i in sorted(outcomes) if outcomes[i].retained), restart_counts=value,
+        halted_groups=tuple(i for i in sorted(outcomes) if outcomes[i].retained),
+        restart_counts=value,
         deferred=any(o.deferred for o in outcomes.values()),
     )
 
 
-def with_failure_state(manifests: Sequence[Mapping[str, Any]], lws: LeaderWorkerSet,
-                       plan: FailurePlan) -> list[dict[str, Any]]:
+def with_failure_state(
+    manifests: Sequence[Mapping[str, Any]], lws: LeaderWorkerSet, plan: FailurePlan
+) -> list[dict[str, Any]]:
     """Rendered objects adjusted for failure handling (pure, inputs not mutated): the leader
     StatefulSet carries ``plan.restart_counts`` as its ``group-restart-counts`` annotation (so
     ``pulumi up`` keeps what the actions wrote), and halted (exhausted, leader observed

@@ -14,13 +14,15 @@ where nothing failed that is none, and the per-group work is one check per pod.
 The check is stricter than the rules it stands for (any finalizer, any non-zero
 ``restartCount`` value), never looser: a pod it calls quiet is one the full rules ignore.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
+from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.lws.rollout.failure.termination import PREVIOUS_LEADER_UID, ordinal_members
 
 Pod = Mapping[str, Any]
@@ -60,8 +62,11 @@ def loud_members(lws: LeaderWorkerSet, snapshot: Snapshot) -> Members:
     pods = snapshot.list("Pod", **{L.NAME: lws.name})
     if all(map(is_quiet, pods)):
         return {}
-    return {i: (leader, workers) for i, (leader, workers) in ordinal_members(lws, snapshot).items()
-            if not ((leader is None or is_quiet(leader)) and all(map(is_quiet, workers)))}
+    return {
+        i: (leader, workers)
+        for i, (leader, workers) in ordinal_members(lws, snapshot).items()
+        if not ((leader is None or is_quiet(leader)) and all(map(is_quiet, workers)))
+    }
 
 
 def leader_count_keys(lws: LeaderWorkerSet, snapshot: Snapshot, replicas: int) -> set[str]:
@@ -71,5 +76,6 @@ def leader_count_keys(lws: LeaderWorkerSet, snapshot: Snapshot, replicas: int) -
     from pulumi_lws.lws.rollout.failure.restart_budget import count_key
     from pulumi_lws.lws.rollout.failure.termination import ordinal_leaders
 
-    return {count_key(revision_of(leader), str(i)) for i, leader in ordinal_leaders(lws, snapshot).items()
-            if i < replicas}
+    return {
+        count_key(revision_of(leader), str(i)) for i, leader in ordinal_leaders(lws, snapshot).items() if i < replicas
+    }

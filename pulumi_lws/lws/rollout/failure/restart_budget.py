@@ -18,13 +18,15 @@ Invariants:
   so re-rendering an unchanged count never produces a diff;
 * backoff ``min(base * 2**count, cap)`` is measured from the leader pod's creationTimestamp.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pulumi_lws.core.snapshot import Snapshot, annotations_of
-from pulumi_lws.core.timestamps import parse_timestamp  # noqa: F401 - re-exported
+from pulumi_lws.core.timestamps import parse_timestamp
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 

@@ -18,6 +18,7 @@ Invariants: every action is uid-guarded; retain never adds a finalizer to a dele
 deletes a pod twice; release touches only pods carrying :data:`RETAIN_FINALIZER`; re-planning
 on the snapshot after the actions ran yields no action (idempotent).
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -34,8 +35,14 @@ from pulumi_lws.core.retention import (
 from pulumi_lws.core.snapshot import is_deleting
 from pulumi_lws.core.stage import Action
 
-__all__ = ["RETAIN_FINALIZER", "finalize_action", "finalizers_of", "has_retain_finalizer", "release_actions",
-           "retain_actions"]
+__all__ = [
+    "RETAIN_FINALIZER",
+    "finalize_action",
+    "finalizers_of",
+    "has_retain_finalizer",
+    "release_actions",
+    "retain_actions",
+]
 
 Pod = Mapping[str, Any]
 
@@ -45,7 +52,15 @@ def retain_actions(pods: Sequence[Pod], reason: str) -> tuple[Action, ...]:
     ``pods``: the group, leader first. All finalizers are added before the first delete."""
     live = [p for p in pods if not is_deleting(p)]
     adds = [finalize_action(p, "add", f"{reason}: retain the pod object") for p in live if not has_retain_finalizer(p)]
-    deletes = [Action("delete", "Pod", str(metadata_of(p).get("name") or ""), {"propagation": "Background"},
-                      uid=metadata_of(p).get("uid"), reason=f"{reason}: stop the pod, release its resources") for p in live]
+    deletes = [
+        Action(
+            "delete",
+            "Pod",
+            str(metadata_of(p).get("name") or ""),
+            {"propagation": "Background"},
+            uid=metadata_of(p).get("uid"),
+            reason=f"{reason}: stop the pod, release its resources",
+        )
+        for p in live
+    ]
     return tuple(adds + deletes)
-

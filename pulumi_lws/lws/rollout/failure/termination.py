@@ -21,17 +21,19 @@ Invariants: every action is uid-guarded; re-planning on the snapshot after the a
 nothing (marked workers are not re-marked, deleting workers are not re-deleted, workers created
 after the leader's deletionTimestamp are replacements and are never touched).
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
+from pulumi_lws.core.stage import Action, Stage
+from pulumi_lws.core.timestamps import parse_timestamp
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
 from pulumi_lws.lws.observe import revision_of
-from pulumi_lws.core.timestamps import parse_timestamp
 from pulumi_lws.lws.rollout.failure.restart_budget import created_at
-from pulumi_lws.core.stage import Action, Stage
 
 #: Marks a worker whose leader (this uid) is being deleted; the worker follows once it is gone.
 PREVIOUS_LEADER_UID = "pulumi-lws.io/previous-leader-uid"
@@ -68,7 +70,9 @@ def of_incarnation(worker: Pod, leader: Pod) -> bool:
     return deleted is None or born is None or born <= deleted
 
 
-def worker_teardown_actions(lws: LeaderWorkerSet, leader: Pod, workers: Sequence[Pod], reason: str) -> tuple[Action, ...]:
+def worker_teardown_actions(
+    lws: LeaderWorkerSet, leader: Pod, workers: Sequence[Pod], reason: str
+) -> tuple[Action, ...]:
     """Worker part of tearing down ``leader``'s group, in the same action list as the leader
     delete: Parallel deletes the workers now; Sequential marks them to follow the leader."""
     live = [w for w in workers if not is_deleting(w) and of_incarnation(w, leader)]
@@ -78,9 +82,17 @@ def worker_teardown_actions(lws: LeaderWorkerSet, leader: Pod, workers: Sequence
     if leader_uid is None:
         return ()
     return tuple(
-        Action("annotate", "Pod", name_of(w), {"annotations": {PREVIOUS_LEADER_UID: leader_uid}}, uid=uid_of(w),
-               reason=f"{reason}: follow leader {name_of(leader)} once it is gone (podTerminationPolicy Sequential)")
-        for w in live if marked_for(w) != leader_uid)
+        Action(
+            "annotate",
+            "Pod",
+            name_of(w),
+            {"annotations": {PREVIOUS_LEADER_UID: leader_uid}},
+            uid=uid_of(w),
+            reason=f"{reason}: follow leader {name_of(leader)} once it is gone (podTerminationPolicy Sequential)",
+        )
+        for w in live
+        if marked_for(w) != leader_uid
+    )
 
 
 def follow_actions(leader: Pod | None, workers: Sequence[Pod]) -> tuple[Action, ...]:
@@ -94,8 +106,14 @@ def follow_actions(leader: Pod | None, workers: Sequence[Pod]) -> tuple[Action, 
     return tuple(out)
 
 
-def group_termination_actions(lws: LeaderWorkerSet, leader: Pod | None, workers: Sequence[Pod],
-                              target_revision: str | None, *, removed: bool = False) -> tuple[Action, ...]:
+def group_termination_actions(
+    lws: LeaderWorkerSet,
+    leader: Pod | None,
+    workers: Sequence[Pod],
+    target_revision: str | None,
+    *,
+    removed: bool = False,
+) -> tuple[Action, ...]:
     """Termination actions for one group (mode-agnostic: Hash mode may call it per group key).
 
     ``target_revision``: a leader deleting on another revision is a rollout replacement, which a
@@ -109,8 +127,11 @@ def group_termination_actions(lws: LeaderWorkerSet, leader: Pod | None, workers:
     rollout = removed or (target_revision is not None and revision_of(leader) != target_revision)
     if lws.spec.pod_termination_policy == "Parallel" or not rollout:
         following = {a.name for a in actions}
-        actions += [a for a in worker_teardown_actions(lws, leader, workers, f"leader {name_of(leader)} is deleting")
-                    if a.name not in following]
+        actions += [
+            a
+            for a in worker_teardown_actions(lws, leader, workers, f"leader {name_of(leader)} is deleting")
+            if a.name not in following
+        ]
     return tuple(actions)
 
 
@@ -133,14 +154,18 @@ def ordinal_leaders(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[int, Pod]:
     """``{ordinal: leader pod}``: pods ``worker-index: "0"`` named ``<lws>-<ordinal>``."""
     leaders = {}
     for pod in snapshot.list("Pod", **{L.NAME: lws.name, L.WORKER_INDEX: "0"}):
-        suffix = name_of(pod)[len(lws.name) + 1:]
+        suffix = name_of(pod)[len(lws.name) + 1 :]
         if name_of(pod).startswith(lws.name + "-") and suffix.isdigit():
             leaders[int(suffix)] = pod
     return leaders
 
 
-def plan_termination_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage,
-                             members: Mapping[int, tuple[Pod | None, list[Pod]]] | None = None) -> tuple[Action, ...]:
+def plan_termination_actions(
+    lws: LeaderWorkerSet,
+    snapshot: Snapshot,
+    stage: Stage,
+    members: Mapping[int, tuple[Pod | None, list[Pod]]] | None = None,
+) -> tuple[Action, ...]:
     """Termination actions for every Ordinal group observed in ``snapshot`` (``members``:
     ``ordinal_members(lws, snapshot)`` when the caller has it)."""
     actions: list[Action] = []

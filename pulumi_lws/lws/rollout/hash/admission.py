@@ -19,14 +19,16 @@ Invariants
   included) still exists, so the replacement is admitted once they are gone; failure handling
   (:mod:`pulumi_lws.lws.rollout.failure.hash`) deletes them.
 """
+
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
-from pulumi_lws.lws import labels as L
 from pulumi_lws.core.snapshot import annotations_of, is_deleting, labels_of
+from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import revision_of
 
 Policy = Literal["PostTermination", "Immediate"]
@@ -39,6 +41,7 @@ TERMINAL_PHASES = ("Failed", "Succeeded")
 
 
 # ---- identity -------------------------------------------------------------------------------
+
 
 def derive_group_key(namespace: str, pod: Mapping[str, Any]) -> str:
     """sha1 hex (40 chars) of ``"<ns>/<pod uid>"`` (``"<ns>/<pod name>"`` if the pod has no uid).
@@ -77,6 +80,7 @@ def short_id(key: str) -> str:
 
 
 # ---- pod predicates -------------------------------------------------------------------------
+
 
 def is_gated(pod: Mapping[str, Any]) -> bool:
     """The leader still carries the ``group-replacement`` scheduling gate."""
@@ -119,6 +123,7 @@ def creation_order(pod: Mapping[str, Any]) -> tuple[str, str]:
 
 # ---- the gate ---------------------------------------------------------------------------------
 
+
 def tearing_down_groups(namespace: str, pods: Iterable[Mapping[str, Any]], policy: Policy) -> set[str]:
     """The groups that hold back gated replacements (upstream ``countTearingDownGroups``).
 
@@ -129,8 +134,13 @@ def tearing_down_groups(namespace: str, pods: Iterable[Mapping[str, Any]], polic
     """
     pods = list(pods)
     if policy == "Immediate":
-        return {gi for p in pods if labels_of(p).get(L.WORKER_INDEX) == "0" and is_exhausted(p)
-                for gi in [group_index(namespace, p)] if gi}
+        return {
+            gi
+            for p in pods
+            if labels_of(p).get(L.WORKER_INDEX) == "0" and is_exhausted(p)
+            for gi in [group_index(namespace, p)]
+            if gi
+        }
     with_pods: set[str] = set()
     live: set[str] = set()
     for p in pods:
@@ -165,8 +175,9 @@ def replacement_rank(leader: Mapping[str, Any], leaders: Sequence[Mapping[str, A
     """``(rank, G)``: position of ``leader`` among all ``G`` leaders of the set awaiting
     admission (:func:`awaits_admission`), sorted desired revision first, then
     :func:`creation_order`."""
-    gated = sorted((p for p in leaders if awaits_admission(p)),
-                   key=lambda p: (revision_of(p) != target, *creation_order(p)))
+    gated = sorted(
+        (p for p in leaders if awaits_admission(p)), key=lambda p: (revision_of(p) != target, *creation_order(p))
+    )
     return _index_of(leader, gated), len(gated)
 
 
@@ -180,21 +191,29 @@ class Admission:
     waiting_for: int = 0  # T when deferred by tearing-down groups
 
 
-def admission(leader: Mapping[str, Any], leaders: Sequence[Mapping[str, Any]], *, target: str,
-              replicas: int, tearing_down: int) -> Admission:
+def admission(
+    leader: Mapping[str, Any], leaders: Sequence[Mapping[str, Any]], *, target: str, replicas: int, tearing_down: int
+) -> Admission:
     """``reconcileGroupReplacementGate`` for one gated leader, in upstream's order:
     outdated revision, per-revision cap, then the ``G - T`` rule."""
     name = (leader.get("metadata") or {}).get("name")
     if revision_of(leader) != target:
         return Admission(False, "OutdatedRevision", f"Leader pod {name} is on an outdated revision")
     if revision_cap_defers(leader, leaders, replicas):
-        return Admission(False, "RevisionCapReached", f"Leader pod {name} waits: {replicas} group(s) of its revision already admitted")
+        return Admission(
+            False,
+            "RevisionCapReached",
+            f"Leader pod {name} waits: {replicas} group(s) of its revision already admitted",
+        )
     if tearing_down > 0:
         rank, total = replacement_rank(leader, leaders, target)
         if rank >= total - tearing_down:
-            return Admission(False, "GroupReplacementDeferred",
-                             f"Leader pod {name} waits for {tearing_down} terminating group(s) to be removed before scheduling",
-                             waiting_for=tearing_down)
+            return Admission(
+                False,
+                "GroupReplacementDeferred",
+                f"Leader pod {name} waits for {tearing_down} terminating group(s) to be removed before scheduling",
+                waiting_for=tearing_down,
+            )
     return Admission(True, "GroupReplacementAdmitted", f"Leader pod {name} admitted for scheduling")
 
 

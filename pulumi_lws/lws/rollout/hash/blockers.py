@@ -23,20 +23,22 @@ Invariants: pure (views, pods, spec); a complete stage never has a blocker; an u
 group is reported whatever else the stage does (it does not go away by waiting), the waiting
 blocker only at rest (otherwise the stage itself is the progress).
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_condition, pod_unschedulable
+from pulumi_lws.core.stage import Blocker, GroupView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_condition, pod_unschedulable
 from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.rollout.budget import DEADLOCK_717, REMEDIES_717
 from pulumi_lws.lws.rollout.hash.admission import group_index
 from pulumi_lws.lws.rollout.hash.predict import deployment_budgets
 from pulumi_lws.lws.rollout.ordinal.planner import WAITING
-from pulumi_lws.core.stage import Blocker, GroupView
 
 UNSCHEDULABLE = "unschedulable"
 DEFERRED = "group-replacement-deferred"
@@ -69,6 +71,7 @@ class StuckGroup:
 
 # ---- group predicates ---------------------------------------------------------------------------
 
+
 def is_active_group(view: GroupView) -> bool:
     """A group whose leader is an active Deployment pod (gated leaders included)."""
     return bool(view.leader) and view.phase not in GONE_PHASES
@@ -89,6 +92,7 @@ def _groups_word(ids: Sequence[str]) -> str:
 
 # ---- unschedulable groups -----------------------------------------------------------------------
 
+
 def scheduler_message(pod: Mapping[str, Any]) -> str:
     """The scheduler's message on the pod's ``PodScheduled`` condition (its reason if none)."""
     cond = pod_condition(pod, "PodScheduled") or {}
@@ -103,13 +107,23 @@ def group_pods(namespace: str, pods: Sequence[Mapping[str, Any]], view: GroupVie
     """The group's pods that are not deleting: its leader first, then its workers of the group's
     revision (by ``group-index`` = the group key), by name."""
     leader = [p for p in pods if _pod_name(p) == view.leader and not is_deleting(p)]
-    workers = sorted((p for p in pods if labels_of(p).get(L.WORKER_INDEX) != "0" and not is_deleting(p)
-                      and group_index(namespace, p) == view.key and revision_of(p) == view.revision), key=_pod_name)
+    workers = sorted(
+        (
+            p
+            for p in pods
+            if labels_of(p).get(L.WORKER_INDEX) != "0"
+            and not is_deleting(p)
+            and group_index(namespace, p) == view.key
+            and revision_of(p) == view.revision
+        ),
+        key=_pod_name,
+    )
     return leader + workers
 
 
-def unschedulable_groups(namespace: str, views: Sequence[GroupView], pods: Sequence[Mapping[str, Any]]
-                         ) -> list[StuckGroup]:
+def unschedulable_groups(
+    namespace: str, views: Sequence[GroupView], pods: Sequence[Mapping[str, Any]]
+) -> list[StuckGroup]:
     """Admitted groups on the target revision with a leader or worker pod the scheduler could not
     place (``PodScheduled=False``, reason not ``SchedulingGated``), in view order."""
     out = []
@@ -123,6 +137,7 @@ def unschedulable_groups(namespace: str, views: Sequence[GroupView], pods: Seque
 
 
 # ---- #717 -------------------------------------------------------------------------------------
+
 
 def capacity_holders(views: Sequence[GroupView]) -> list[str]:
     """Ready old-revision groups: they hold the capacity the new groups would need."""
@@ -150,10 +165,12 @@ def remedies_717(lws: LeaderWorkerSet, views: Sequence[GroupView]) -> tuple[str,
     _, unavailable = deployment_budgets(cfg.max_surge, cfg.max_unavailable, lws.replicas)
     old = sum(1 for v in views if not v.updated and is_active_group(v))
     need = max(unavailable + 1, lws.replicas - old + 1)
-    raise_mu = (f"Raise maxUnavailable to at least (newReplicas - oldReplicas) + 1 (here {need}): the Deployment "
-                "then terminates an old group at once, new groups fit into the freed capacity and, because any "
-                "ready group raises the Deployment's availability, the remaining old groups cascade through the "
-                "rollout.")
+    raise_mu = (
+        f"Raise maxUnavailable to at least (newReplicas - oldReplicas) + 1 (here {need}): the Deployment "
+        "then terminates an old group at once, new groups fit into the freed capacity and, because any "
+        "ready group raises the Deployment's availability, the remaining old groups cascade through the "
+        "rollout."
+    )
     return (TWO_STEPS, raise_mu)
 
 
@@ -167,9 +184,11 @@ def deadlock_717(lws: LeaderWorkerSet, stuck: Sequence[StuckGroup], views: Seque
     cfg = lws.spec.rollout_strategy.rolling_update_configuration
     verb = "is" if len(ids) == 1 else "are"
     old = f"old {_groups_word(holders)} {'holds' if len(holders) == 1 else 'hold'}"
-    msg = (f"{_groups_word(ids)} on the new revision {verb} unschedulable ({stuck[0].pod}: {stuck[0].message}) "
-           f"while {old} the capacity it needs; the leader Deployment's maxUnavailable={cfg.max_unavailable} "
-           f"forbids terminating an old group until a new one is ready (resource deadlock, upstream #717)")
+    msg = (
+        f"{_groups_word(ids)} on the new revision {verb} unschedulable ({stuck[0].pod}: {stuck[0].message}) "
+        f"while {old} the capacity it needs; the leader Deployment's maxUnavailable={cfg.max_unavailable} "
+        f"forbids terminating an old group until a new one is ready (resource deadlock, upstream #717)"
+    )
     return Blocker(DEADLOCK_717, msg, tuple(ids), remedies_717(lws, views))
 
 
@@ -178,11 +197,16 @@ def unschedulable_blocker(stuck: Sequence[StuckGroup]) -> Blocker:
     ids = [s.id for s in stuck]
     detail = "; ".join(f"G-{s.id} pod {s.pod}: {s.message}" for s in stuck)
     verb = "is" if len(ids) == 1 else "are"
-    return Blocker(UNSCHEDULABLE, f"{_groups_word(ids)} on the new revision {verb} unschedulable: {detail}",
-                   tuple(ids), UNSCHEDULABLE_REMEDIES)
+    return Blocker(
+        UNSCHEDULABLE,
+        f"{_groups_word(ids)} on the new revision {verb} unschedulable: {detail}",
+        tuple(ids),
+        UNSCHEDULABLE_REMEDIES,
+    )
 
 
 # ---- deferred and waiting -----------------------------------------------------------------------
+
 
 def deferred_blocker(deferred: Sequence[str], tearing: int) -> Blocker | None:
     """Gated leaders (ids) held back by ``tearing`` tearing-down groups (None: none deferred)."""
@@ -191,7 +215,7 @@ def deferred_blocker(deferred: Sequence[str], tearing: int) -> Blocker | None:
     return Blocker(
         code=DEFERRED,
         message=f"waiting for {tearing} terminating group{'s' if tearing != 1 else ''} to be removed before "
-                f"admitting {_names(deferred)}",
+        f"admitting {_names(deferred)}",
         groups=tuple(deferred),
         remedies=DEFERRED_REMEDIES,
     )
@@ -209,19 +233,35 @@ def waiting_blocker(lws: LeaderWorkerSet, views: Sequence[GroupView]) -> Blocker
         return Blocker(WAITING, f"waiting for {_groups_word(removing)} to be removed", tuple(removing))
     old = [v.id for v in views if not v.updated and is_active_group(v)]
     if old:
-        return Blocker(WAITING, f"waiting for old {_groups_word(old)} to be replaced by the leader Deployment",
-                       tuple(old))
+        return Blocker(
+            WAITING, f"waiting for old {_groups_word(old)} to be replaced by the leader Deployment", tuple(old)
+        )
     exhausted = [v.id for v in views if v.phase == "exhausted"]
     if exhausted:
-        return Blocker(WAITING, f"waiting for {_groups_word(exhausted)} to be recovered (restart budget exhausted: "
-                       f"annotate the leader {L.RECOVER}=true)", tuple(exhausted))
+        return Blocker(
+            WAITING,
+            f"waiting for {_groups_word(exhausted)} to be recovered (restart budget exhausted: "
+            f"annotate the leader {L.RECOVER}=true)",
+            tuple(exhausted),
+        )
     active = sum(1 for v in views if is_admitted_group(v))
-    return Blocker(WAITING, f"waiting for the leader Deployment to create {max(0, lws.replicas - active)} more "
-                   f"group(s) ({active} of {lws.replicas} admitted)")
+    return Blocker(
+        WAITING,
+        f"waiting for the leader Deployment to create {max(0, lws.replicas - active)} more "
+        f"group(s) ({active} of {lws.replicas} admitted)",
+    )
 
 
-def hash_blocker(lws: LeaderWorkerSet, views: Sequence[GroupView], pods: Sequence[Mapping[str, Any]],
-                 deferred: Sequence[str], tearing: int, *, complete: bool, at_rest: bool) -> Blocker | None:
+def hash_blocker(
+    lws: LeaderWorkerSet,
+    views: Sequence[GroupView],
+    pods: Sequence[Mapping[str, Any]],
+    deferred: Sequence[str],
+    tearing: int,
+    *,
+    complete: bool,
+    at_rest: bool,
+) -> Blocker | None:
     """The stage's blocker (see module docstring for the order). ``deferred``: ids of gated
     leaders held back by tearing-down groups; ``at_rest``: the reconcile changes nothing."""
     if complete:

@@ -24,21 +24,46 @@ Invariants
 - ``GroupView.id`` is the first 8 characters of the group key (the hostname suffix upstream uses);
   ``group_revisions`` maps that id to the group's revision for every group with pods.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from pulumi_lws.core.snapshot import (
+    Snapshot,
+    annotations_of,
+    is_deleting,
+    labels_of,
+    pod_condition,
+    pod_containers_ready,
+    pod_running_and_ready,
+    pod_unschedulable,
+    statefulset_ready,
+)
+from pulumi_lws.core.stage import Action, GroupView, PredictedStage, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_condition, pod_containers_ready, pod_running_and_ready, pod_unschedulable, statefulset_ready
-from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.group_shape import requests_tpus
+from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.revision import RevisionCatalog
-from pulumi_lws.lws.rollout.hash.admission import GATED_DELETION_COST, Admission, admission, creation_order, group_index, group_key, is_admitted, is_exhausted, is_gated, is_terminal, short_id, tearing_down_groups
+from pulumi_lws.lws.rollout.hash.admission import (
+    GATED_DELETION_COST,
+    Admission,
+    admission,
+    creation_order,
+    group_index,
+    group_key,
+    is_admitted,
+    is_exhausted,
+    is_gated,
+    is_terminal,
+    short_id,
+    tearing_down_groups,
+)
 from pulumi_lws.lws.rollout.hash.blockers import hash_blocker
 from pulumi_lws.lws.rollout.hash.predict import MAX_MODEL_STEPS, remaining_stages
 from pulumi_lws.lws.status.hash import deployment_caught_up
-from pulumi_lws.core.stage import Action, GroupView, PredictedStage, Stage
 
 POLICY = "lws/hash"
 READY_REASON = "WorkerStatefulSetReady"
@@ -46,6 +71,7 @@ NOT_READY_REASON = "WorkerStatefulSetNotReady"
 
 
 # ---- names and addresses (Hash mode) ----------------------------------------------------------
+
 
 def group_host(lws_name: str, key: str) -> str:
     """``<lws>-<key[:8]>``: upstream's leader hostname; here the worker StatefulSet and the
@@ -89,6 +115,7 @@ def leader_gets_tpu_env(at: LeaderWorkerSet) -> bool:
 
 # ---- observation --------------------------------------------------------------------------------
 
+
 def lws_pods(snapshot: Snapshot, lws: LeaderWorkerSet) -> list[Mapping[str, Any]]:
     return snapshot.list("Pod", **{L.NAME: lws.name})
 
@@ -128,6 +155,7 @@ class _Sizes:
 
 # ---- per-leader actions (each emitted only when the observed pod differs) ----------------------
 
+
 def _uid(pod: Mapping[str, Any]) -> str | None:
     return (pod.get("metadata") or {}).get("uid")
 
@@ -145,24 +173,36 @@ def identity_action(pod: Mapping[str, Any], key: str) -> Action | None:
     return Action("label", "Pod", _name(pod), {"labels": missing}, uid=_uid(pod), reason="assign group identity")
 
 
-def annotation_action(pod: Mapping[str, Any], address: str, stays_gated: bool,
-                      host: str | None = None) -> Action | None:
+def annotation_action(
+    pod: Mapping[str, Any], address: str, stays_gated: bool, host: str | None = None
+) -> Action | None:
     """``annotate`` leader-address (read by the leader's env) and the deletion cost: ``-100``
     while gated so the ReplicaSet deletes gated leaders first, removed (None) once admitted;
     with ``host``, also :data:`GROUP_HOST_ANNOTATION` (read by the leader's TPU variables)."""
     ann = annotations_of(pod)
-    want: dict[str, str | None] = {L.LEADER_ADDRESS: address, L.POD_DELETION_COST: GATED_DELETION_COST if stays_gated else None}
+    want: dict[str, str | None] = {
+        L.LEADER_ADDRESS: address,
+        L.POD_DELETION_COST: GATED_DELETION_COST if stays_gated else None,
+    }
     if host is not None:
         want[GROUP_HOST_ANNOTATION] = host
     diff = {k: v for k, v in want.items() if (ann.get(k) != v if v is not None else k in ann)}
     if not diff:
         return None
-    return Action("annotate", "Pod", _name(pod), {"annotations": diff}, uid=_uid(pod),
-                  reason="gated leader" if stays_gated else "admitted leader")
+    return Action(
+        "annotate",
+        "Pod",
+        _name(pod),
+        {"annotations": diff},
+        uid=_uid(pod),
+        reason="gated leader" if stays_gated else "admitted leader",
+    )
 
 
 def ungate_action(pod: Mapping[str, Any], decision: Admission) -> Action:
-    return Action("ungate", "Pod", _name(pod), {"gate": L.GROUP_REPLACEMENT_GATE}, uid=_uid(pod), reason=decision.message)
+    return Action(
+        "ungate", "Pod", _name(pod), {"gate": L.GROUP_REPLACEMENT_GATE}, uid=_uid(pod), reason=decision.message
+    )
 
 
 def group_ready_action(pod: Mapping[str, Any], sts_name: str, sts: Mapping[str, Any] | None) -> Action | None:
@@ -174,9 +214,14 @@ def group_ready_action(pod: Mapping[str, Any], sts_name: str, sts: Mapping[str, 
         return None
     reason = READY_REASON if ready else NOT_READY_REASON
     message = f"worker StatefulSet {sts_name} is {'ready' if ready else ('not ready' if sts else 'not created yet')}"
-    return Action("set-condition", "Pod", _name(pod),
-                  {"type": L.GROUP_READY_CONDITION, "status": status, "reason": reason, "message": message},
-                  uid=_uid(pod), reason="sync group-ready")
+    return Action(
+        "set-condition",
+        "Pod",
+        _name(pod),
+        {"type": L.GROUP_READY_CONDITION, "status": status, "reason": reason, "message": message},
+        uid=_uid(pod),
+        reason="sync group-ready",
+    )
 
 
 def workers_allowed(lws: LeaderWorkerSet, pod: Mapping[str, Any], sts_exists: bool) -> bool:
@@ -193,6 +238,7 @@ def workers_allowed(lws: LeaderWorkerSet, pod: Mapping[str, Any], sts_exists: bo
 
 
 # ---- the planner ----------------------------------------------------------------------------------
+
 
 def plan_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog, options: Any = None) -> Stage:
     """One Hash-mode reconcile: identity, gate admission, worker objects, group-ready."""
@@ -217,12 +263,21 @@ def plan_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog
             notes.append(terminal_leader_note(pod, view.id))
     views += _leaderless_groups(ns, pods, {v.key for v in views})
     complete = is_complete(lws, snapshot, target, pods, tearing)
-    blocker = hash_blocker(lws, views, pods, deferred, len(tearing), complete=complete,
-                           at_rest=at_rest(actions, snapshot.get("Deployment", lws.name), target))
+    blocker = hash_blocker(
+        lws,
+        views,
+        pods,
+        deferred,
+        len(tearing),
+        complete=complete,
+        at_rest=at_rest(actions, snapshot.get("Deployment", lws.name), target),
+    )
     remaining, whole = ((), True) if complete else predicted_stages(lws, views)
     if not whole:
-        notes.append(f"prediction stopped after {len(remaining)} stages ({MAX_MODEL_STEPS} model steps, one event "
-                     f"each); the rollout continues past the last one shown")
+        notes.append(
+            f"prediction stopped after {len(remaining)} stages ({MAX_MODEL_STEPS} model steps, one event "
+            f"each); the rollout continues past the last one shown"
+        )
     return Stage(
         policy=POLICY,
         target_revision=target,
@@ -238,21 +293,30 @@ def plan_hash(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog
     )
 
 
-def _plan_leader(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog, sizes: _Sizes,
-                 pod: Mapping[str, Any], leaders: Sequence[Mapping[str, Any]], tearing: int
-                 ) -> tuple[GroupView, list[Action], Admission | None]:
+def _plan_leader(
+    lws: LeaderWorkerSet,
+    snapshot: Snapshot,
+    catalog: RevisionCatalog,
+    sizes: _Sizes,
+    pod: Mapping[str, Any],
+    leaders: Sequence[Mapping[str, Any]],
+    tearing: int,
+) -> tuple[GroupView, list[Action], Admission | None]:
     """Actions and view for one leader pod; ``Admission`` when it was gated (else None)."""
     ns, target = lws.namespace, catalog.target.key
     key, rev = group_key(ns, pod), revision_of(pod)
     sts_name = group_host(lws.name, key)
     sts = snapshot.get("StatefulSet", sts_name)
-    base: dict[str, Any] = dict(id=short_id(key), revision=rev, updated=rev == target, key=key, leader=_name(pod),
-                                leader_uid=_uid(pod))
+    base: dict[str, Any] = dict(
+        id=short_id(key), revision=rev, updated=rev == target, key=key, leader=_name(pod), leader_uid=_uid(pod)
+    )
     if is_exhausted(pod):  # failure handling: checked first, a retained exhausted leader is deleting
         return GroupView(ready=False, phase="exhausted", **base), [], None
     if is_deleting(pod) or is_terminal(pod):  # a terminal leader is torn down by failure handling
         return GroupView(ready=False, phase="terminating", **base), [], None
-    decision = admission(pod, leaders, target=target, replicas=lws.replicas, tearing_down=tearing) if is_gated(pod) else None
+    decision = (
+        admission(pod, leaders, target=target, replicas=lws.replicas, tearing_down=tearing) if is_gated(pod) else None
+    )
     admitted = is_admitted(pod) or bool(decision and decision.admit)
     at = sizes.at(rev)
     address = group_leader_address(at, key, _name(pod))
@@ -288,23 +352,30 @@ def _leaderless_groups(namespace: str, pods: Sequence[Mapping[str, Any]], seen: 
         gi = group_index(namespace, p)
         if gi is None or gi in seen or gi in out:
             continue
-        out[gi] = GroupView(id=short_id(gi), revision=revision_of(p), ready=False, updated=False,
-                            phase="terminating", key=gi)
+        out[gi] = GroupView(
+            id=short_id(gi), revision=revision_of(p), ready=False, updated=False, phase="terminating", key=gi
+        )
     return [out[k] for k in sorted(out)]
 
 
 def terminal_leader_note(pod: Mapping[str, Any], gid: str) -> str:
     """Stage note for a terminal (Failed/Succeeded) leader that is not deleting yet."""
     phase = (pod.get("status") or {}).get("phase")
-    return (f"leader pod {_name(pod)} of group G-{gid} is {phase}: the group is torn down and its "
-            "ReplicaSet replacement is admitted by the group-replacement rules")
+    return (
+        f"leader pod {_name(pod)} of group G-{gid} is {phase}: the group is torn down and its "
+        "ReplicaSet replacement is admitted by the group-replacement rules"
+    )
 
 
 def at_rest(actions: Sequence[Action], deployment: Mapping[str, Any] | None, target: str) -> bool:
     """The reconcile changes nothing: no planner action, and the leader Deployment is observed
     on the target revision with its latest generation seen (else its controller still acts)."""
-    return not actions and deployment is not None and revision_of(deployment) == target \
+    return (
+        not actions
+        and deployment is not None
+        and revision_of(deployment) == target
         and deployment_caught_up(deployment)
+    )
 
 
 def predicted_stages(lws: LeaderWorkerSet, views: Sequence[GroupView]) -> tuple[tuple[PredictedStage, ...], bool]:
@@ -314,8 +385,9 @@ def predicted_stages(lws: LeaderWorkerSet, views: Sequence[GroupView]) -> tuple[
     return remaining_stages(views, lws.replicas, cfg.max_surge, cfg.max_unavailable, lws.spec.group_replacement_policy)
 
 
-def is_complete(lws: LeaderWorkerSet, snapshot: Snapshot, target: str, pods: Sequence[Mapping[str, Any]],
-                tearing: set[str]) -> bool:
+def is_complete(
+    lws: LeaderWorkerSet, snapshot: Snapshot, target: str, pods: Sequence[Mapping[str, Any]], tearing: set[str]
+) -> bool:
     """The Deployment is observed on the target revision with replicas = ready = updated =
     spec.replicas (and has seen its latest generation), no pod of another revision remains, and
     no group is tearing down."""

@@ -29,10 +29,12 @@ ReplicaSet on a combined template change + scale-up (those leaders are gated on 
 revision and removed as the new ReplicaSet grows), several distinct old revisions (one pool),
 failures and restarts.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from pulumi_lws.core.scaling import scaled_value
 from pulumi_lws.core.stage import GroupView, PredictedStage
@@ -42,6 +44,7 @@ POST_TERMINATION = "PostTermination"
 
 
 # ---- budgets --------------------------------------------------------------------------------
+
 
 def deployment_budgets(max_surge: Any, max_unavailable: Any, replicas: int) -> tuple[int, int]:
     """``(surge, unavailable)`` as the Deployment controller resolves them (``ResolveFenceposts``)."""
@@ -53,6 +56,7 @@ def deployment_budgets(max_surge: Any, max_unavailable: Any, replicas: int) -> t
 
 
 # ---- state ----------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class ModelGroup:
@@ -116,13 +120,21 @@ class ModelState:
         return sum(1 for g in self.groups if g.terminating)
 
 
-def initial_state(groups: Iterable[ModelGroup], replicas: int, max_surge: Any, max_unavailable: Any,
-                  policy: str = POST_TERMINATION) -> ModelState:
+def initial_state(
+    groups: Iterable[ModelGroup], replicas: int, max_surge: Any, max_unavailable: Any, policy: str = POST_TERMINATION
+) -> ModelState:
     """A state whose ReplicaSets are sized like the observed live groups (new / old)."""
     groups = tuple(groups)
     surge, unavailable = deployment_budgets(max_surge, max_unavailable, replicas)
-    return ModelState(groups, sum(1 for g in groups if g.live and g.new), sum(1 for g in groups if g.live and not g.new),
-                      replicas, surge, unavailable, policy)
+    return ModelState(
+        groups,
+        sum(1 for g in groups if g.live and g.new),
+        sum(1 for g in groups if g.live and not g.new),
+        replicas,
+        surge,
+        unavailable,
+        policy,
+    )
 
 
 def groups_from_views(views: Sequence[GroupView]) -> list[ModelGroup]:
@@ -131,12 +143,21 @@ def groups_from_views(views: Sequence[GroupView]) -> list[ModelGroup]:
     out = []
     for v in views:
         terminating = v.phase == "terminating" or not v.leader
-        out.append(ModelGroup(id=v.id, new=v.updated, ready=v.ready and not terminating, gated=v.phase == "gated",
-                              terminating=terminating, stuck=v.phase in ("exhausted", "missing-revision")))
+        out.append(
+            ModelGroup(
+                id=v.id,
+                new=v.updated,
+                ready=v.ready and not terminating,
+                gated=v.phase == "gated",
+                terminating=terminating,
+                stuck=v.phase in ("exhausted", "missing-revision"),
+            )
+        )
     return out
 
 
 # ---- the Deployment and its ReplicaSets -------------------------------------------------------
+
 
 def _victim_order(g: ModelGroup, position: int) -> tuple[bool, bool, int]:
     """Deleted first: gated (unscheduled, cost −100), then not ready, then ready; newest first."""
@@ -151,7 +172,7 @@ def scale_pool(state: ModelState, new: bool, target: int, next_id: int) -> tuple
         for _ in range(target - len(live)):
             groups.append(ModelGroup(id=f"#{next_id}", new=new))
             next_id += 1
-    for i, g in sorted(live, key=lambda p: _victim_order(p[1], p[0]))[:max(0, len(live) - target)]:
+    for i, g in sorted(live, key=lambda p: _victim_order(p[1], p[0]))[: max(0, len(live) - target)]:
         groups[i] = replace(g, terminating=True, ready=False)
     if new:
         return replace(state, groups=tuple(groups), new_replicas=target), next_id
@@ -196,6 +217,7 @@ def deployment_sync(state: ModelState, next_id: int) -> tuple[ModelState, int]:
 
 
 # ---- the gate and time ------------------------------------------------------------------------
+
 
 def admit(state: ModelState) -> tuple[ModelState, bool]:
     """Ungate per upstream's rules; returns the state and whether a new leader stays deferred by
@@ -248,8 +270,12 @@ def advance(state: ModelState, deferred: bool) -> ModelState | None:
 def is_done(state: ModelState) -> bool:
     """Every live group new, admitted and ready, R of them, no old replica, nothing terminating."""
     live = state.live()
-    return (len(live) == state.replicas and state.old_replicas == 0 and not state.tearing_down
-            and all(g.new and g.ready and not g.gated for g in live))
+    return (
+        len(live) == state.replicas
+        and state.old_replicas == 0
+        and not state.tearing_down
+        and all(g.new and g.ready and not g.gated for g in live)
+    )
 
 
 def predict(state: ModelState, next_id: int = 1, max_steps: int = MAX_MODEL_STEPS) -> list[ModelState]:
@@ -275,8 +301,9 @@ def finished(steps: Sequence[ModelState]) -> bool:
     return len(steps) < MAX_MODEL_STEPS or is_done(steps[-1])
 
 
-def remaining_stages(views: Sequence[GroupView], replicas: int, max_surge: Any, max_unavailable: Any,
-                     policy: str = POST_TERMINATION) -> tuple[tuple[PredictedStage, ...], bool]:
+def remaining_stages(
+    views: Sequence[GroupView], replicas: int, max_surge: Any, max_unavailable: Any, policy: str = POST_TERMINATION
+) -> tuple[tuple[PredictedStage, ...], bool]:
     """Predicted stages after the observed one (``Stage.remaining``) and whether the prediction
     ran to its end (not cut at ``MAX_MODEL_STEPS``). Model groups keep the observed ids; created ones are ``#1``, ``#2``, ..."""
     start = initial_state(groups_from_views(views), replicas, max_surge, max_unavailable, policy)

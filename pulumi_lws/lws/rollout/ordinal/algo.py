@@ -17,10 +17,12 @@ Invariants (tested against every conformance vector and with hypothesis):
   leader StatefulSet (replicas, partition, replicas annotation) unchanged, and gives up (raises)
   after 20 calls.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Callable
+from typing import Any
 
 from pulumi_lws.core.model import IntOrString
 from pulumi_lws.core.scaling import scaled_value
@@ -112,7 +114,7 @@ def continuous_ready_replicas(states: str, sts_replicas: int) -> int:
 
 def lws_unready_replicas(states: str, replicas: int) -> int:
     """Groups in [0, R) that are not ready+updated (``calculateLWSUnreadyReplicas``); surge never counts."""
-    return max(0, replicas) - states[:max(0, replicas)].count("U")  # positions past the string count as "-"
+    return max(0, replicas) - states[: max(0, replicas)].count("U")  # positions past the string count as "-"
 
 
 def rolling_update_partition(states: str, sts_replicas: int, step: int, current: int) -> int:
@@ -187,4 +189,6 @@ def fixed_point(inp: RolloutInputs, rule: Rule = rolling_update_parameters) -> t
         if nxt.sts == cur.sts and not cur.template_changed:
             return d, tuple(trace)
         cur = nxt
-    raise RuntimeError(f"rolling update did not reach a fixed point in {MAX_FIXED_POINT_CALLS} calls: {[t.as_trace() for t in trace]}")
+    raise RuntimeError(
+        f"rolling update did not reach a fixed point in {MAX_FIXED_POINT_CALLS} calls: {[t.as_trace() for t in trace]}"
+    )

@@ -6,6 +6,7 @@ RolloutFirst rule; they stay machine-readable (``Stage.case``, the JSON ``case``
 output shows :func:`describe_case` instead. Invariant: every case id the planner emits has an
 entry here (a test checks it), so no description ever falls back to a bare number.
 """
+
 from __future__ import annotations
 
 from pulumi_lws.lws.rollout.budget import ROLLOUT_FIRST_CASE

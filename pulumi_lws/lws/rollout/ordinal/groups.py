@@ -15,16 +15,25 @@ back to the spec. Ordinals ``>= R`` are marked ``surge``.
 revision it is observed on — its leader pod's, workers follow their leader — and is never moved
 to the target by a re-run (issue #225).
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from pulumi_lws.core.snapshot import (
+    Snapshot,
+    annotations_of,
+    is_deleting,
+    labels_of,
+    pod_unschedulable,
+    statefulset_ready,
+)
+from pulumi_lws.core.stage import GroupView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_unschedulable, statefulset_ready
 from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.revision import RevisionCatalog
-from pulumi_lws.core.stage import GroupView
 
 
 def group_size(lws: LeaderWorkerSet, leader: Mapping[str, Any] | None) -> int:
@@ -46,7 +55,9 @@ def _pods_by_group(lws: LeaderWorkerSet, snapshot: Snapshot) -> dict[int, list[M
     return out
 
 
-def group_phase(leader: Mapping[str, Any] | None, worker_sts: Mapping[str, Any] | None, pods: list[Mapping[str, Any]], ready: bool) -> str:
+def group_phase(
+    leader: Mapping[str, Any] | None, worker_sts: Mapping[str, Any] | None, pods: list[Mapping[str, Any]], ready: bool
+) -> str:
     """Detail for tables and blockers: terminating, unschedulable, pending, or ""."""
     if leader is None:
         return ""
@@ -85,11 +96,20 @@ def _leader_conditions(status: Mapping[str, Any]) -> tuple[Mapping[str, Any] | N
 
 
 def _unschedulable(scheduled: Mapping[str, Any] | None) -> bool:
-    return bool(scheduled and scheduled.get("status") == "False" and scheduled.get("reason") not in (None, "SchedulingGated"))
+    return bool(
+        scheduled and scheduled.get("status") == "False" and scheduled.get("reason") not in (None, "SchedulingGated")
+    )
 
 
-def observe_group(i: int, leader: Mapping[str, Any] | None, worker_sts: Mapping[str, Any] | None, pods: Sequence[Mapping[str, Any]],
-                  spec_size: int, replicas: int, target_key: str) -> GroupView:
+def observe_group(
+    i: int,
+    leader: Mapping[str, Any] | None,
+    worker_sts: Mapping[str, Any] | None,
+    pods: Sequence[Mapping[str, Any]],
+    spec_size: int,
+    replicas: int,
+    target_key: str,
+) -> GroupView:
     """Group ``i`` from its leader pod, worker StatefulSet and worker pods (the module legend).
 
     Equal, field for field, to composing :func:`group_size`, :func:`pod_running_and_ready`,
@@ -109,8 +129,14 @@ def observe_group(i: int, leader: Mapping[str, Any] | None, worker_sts: Mapping[
     status = leader.get("status") or {}
     ready_cond, scheduled = (None, None) if leader_deleting else _leader_conditions(status)
     complete = not multi or worker_sts is not None
-    ready = (complete and not leader_deleting and status.get("phase") == "Running" and ready_cond is not None
-             and ready_cond.get("status") == "True" and (not multi or statefulset_ready(worker_sts)))
+    ready = (
+        complete
+        and not leader_deleting
+        and status.get("phase") == "Running"
+        and ready_cond is not None
+        and ready_cond.get("status") == "True"
+        and (not multi or statefulset_ready(worker_sts))
+    )
     updated = complete and revision == target_key and (not multi or revision_of(worker_sts) == target_key)
     if leader_deleting or (worker_sts is not None and is_deleting(worker_sts)):
         phase = "terminating"
@@ -123,8 +149,9 @@ def observe_group(i: int, leader: Mapping[str, Any] | None, worker_sts: Mapping[
     return GroupView(str(i), revision or revision_of(worker_sts), bool(ready), bool(updated), True, surge, i, phase)
 
 
-def observe_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot,
-                    target_key: str) -> tuple[tuple[GroupView, ...], dict[int, str | None]]:
+def observe_ordinal(
+    lws: LeaderWorkerSet, snapshot: Snapshot, target_key: str
+) -> tuple[tuple[GroupView, ...], dict[int, str | None]]:
     """One :class:`GroupView` per ordinal over ``[0, max(S, R))`` (S = observed leader STS
     replicas), and the revision label of each of those ordinals' worker StatefulSets (None =
     absent; :func:`observed_worker_revisions`), read in the same lookups."""
@@ -136,8 +163,9 @@ def observe_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot,
     for i in range(max(s, replicas)):
         worker_sts = get("StatefulSet", f"{name}-{i}")
         workers[i] = revision_of(worker_sts)
-        groups.append(observe_group(i, get("Pod", f"{name}-{i}"), worker_sts, pods.get(i, none), size, replicas,
-                                    target_key))
+        groups.append(
+            observe_group(i, get("Pod", f"{name}-{i}"), worker_sts, pods.get(i, none), size, replicas, target_key)
+        )
     return tuple(groups), workers
 
 
@@ -150,13 +178,15 @@ def group_chars(groups: tuple[GroupView, ...]) -> str:
     return "".join(g.char for g in groups)
 
 
-def observed_worker_revisions(lws: LeaderWorkerSet, snapshot: Snapshot, upto: int,
-                              known: Mapping[int, str | None] | None = None) -> dict[int, str | None]:
+def observed_worker_revisions(
+    lws: LeaderWorkerSet, snapshot: Snapshot, upto: int, known: Mapping[int, str | None] | None = None
+) -> dict[int, str | None]:
     """The revision label of each observed worker StatefulSet ``<lws>-<i>``, ``i in [0, upto)``
     (None = absent); ``known``: ordinals already read (:func:`observe_ordinal`), not looked up again."""
     known = known or {}
-    return {i: known[i] if i in known else revision_of(snapshot.get("StatefulSet", f"{lws.name}-{i}"))
-            for i in range(upto)}
+    return {
+        i: known[i] if i in known else revision_of(snapshot.get("StatefulSet", f"{lws.name}-{i}")) for i in range(upto)
+    }
 
 
 def leader_current_revision(snapshot: Snapshot, leader_sts: Mapping[str, Any] | None) -> str | None:
@@ -174,8 +204,12 @@ def leader_current_revision(snapshot: Snapshot, leader_sts: Mapping[str, Any] | 
     return labels_of(cr).get(L.TEMPLATE_REVISION_HASH) if cr is not None else None
 
 
-def revisions_in_use(groups: tuple[GroupView, ...], worker_revisions: Mapping[int, str | None],
-                     leader_current: str | None, catalog: RevisionCatalog) -> tuple[str, ...]:
+def revisions_in_use(
+    groups: tuple[GroupView, ...],
+    worker_revisions: Mapping[int, str | None],
+    leader_current: str | None,
+    catalog: RevisionCatalog,
+) -> tuple[str, ...]:
     """Known non-target revisions the cluster may still run or recreate: every observed leader pod's
     and worker StatefulSet's revision, and the leader StatefulSet's current revision.
 
@@ -197,9 +231,15 @@ def nearest_old_revision(i: int, observed: list[tuple[int, str]]) -> str | None:
     return min(observed, key=lambda item: (abs(item[0] - i), item[0]))[1]
 
 
-def revision_below_partition(i: int, g: GroupView | None, worker_revision: str | None, catalog: RevisionCatalog,
-                             old_below: list[tuple[int, str]], old_anywhere: list[tuple[int, str]],
-                             sts_revision: str | None) -> str:
+def revision_below_partition(
+    i: int,
+    g: GroupView | None,
+    worker_revision: str | None,
+    catalog: RevisionCatalog,
+    old_below: list[tuple[int, str]],
+    old_anywhere: list[tuple[int, str]],
+    sts_revision: str | None,
+) -> str:
     """The revision group ``i`` (not admitted by the partition) is rendered on.
 
     Invariant (lws#225): the result is the target only if the group is observed on the target, or
@@ -211,6 +251,7 @@ def revision_below_partition(i: int, g: GroupView | None, worker_revision: str |
     as upstream does, rather than put workers ahead of their leader.
     """
     target = catalog.target.key
+
     def known(key: str | None) -> bool:
         return key is not None and catalog.get(key) is not None
 
@@ -228,7 +269,11 @@ def revision_below_partition(i: int, g: GroupView | None, worker_revision: str |
 
 
 def group_revisions(
-    groups: tuple[GroupView, ...], replicas: int, partition: int, catalog: RevisionCatalog, sts_revision: str | None,
+    groups: tuple[GroupView, ...],
+    replicas: int,
+    partition: int,
+    catalog: RevisionCatalog,
+    sts_revision: str | None,
     worker_revisions: Mapping[int, str | None] | None = None,
 ) -> dict[str, str]:
     """Revision each ordinal in ``[0, replicas)`` is rendered on (docs/leaderworkerset.md "how workers follow their leader").
@@ -252,17 +297,26 @@ def group_revisions(
     target = catalog.target.key
     workers = worker_revisions or {}
     by_index = {g.index: g for g in groups}
+
     def known(key: str | None) -> bool:
         return key is not None and catalog.get(key) is not None
 
-    old_anywhere: list[tuple[int, str]] = [(g.index, g.revision) for g in groups
-                                           if g.index is not None and g.revision is not None
-                                           and g.revision != target and known(g.revision)]
+    old_anywhere: list[tuple[int, str]] = [
+        (g.index, g.revision)
+        for g in groups
+        if g.index is not None and g.revision is not None and g.revision != target and known(g.revision)
+    ]
     seen = set(old_anywhere)  # a set: this runs per reconcile over every group (10,000s)
-    old_anywhere += [(i, rev) for i in sorted(workers)  # ints sort in C; (int, str) pairs do not
-                     if (rev := workers[i]) is not None and rev != target and known(rev) and (i, rev) not in seen]
-    old_below = [(i, rev) for i, rev in old_anywhere if i < partition and by_index.get(i) is not None
-                 and by_index[i].revision == rev]
+    old_anywhere += [
+        (i, rev)
+        for i in sorted(workers)  # ints sort in C; (int, str) pairs do not
+        if (rev := workers[i]) is not None and rev != target and known(rev) and (i, rev) not in seen
+    ]
+    old_below = [
+        (i, rev)
+        for i, rev in old_anywhere
+        if i < partition and by_index.get(i) is not None and by_index[i].revision == rev
+    ]
     out: dict[str, str] = {}
     get = catalog.get
     for i in range(replicas):
@@ -274,6 +328,5 @@ def group_revisions(
         if observed is not None and get(observed) is not None:
             out[str(i)] = observed  # revision_below_partition's first rule, the common case, without the call
         else:
-            out[str(i)] = revision_below_partition(i, g, workers.get(i), catalog, old_below, old_anywhere,
-                                                   sts_revision)
+            out[str(i)] = revision_below_partition(i, g, workers.get(i), catalog, old_below, old_anywhere, sts_revision)
     return out

@@ -19,22 +19,40 @@ Invariants (tests: conformance vectors, hypothesis model, re-run tests):
 The upstream pure functions are re-exported from :mod:`pulumi_lws.lws.rollout.ordinal.algo`; the rule
 applied is :func:`pulumi_lws.lws.rollout.budget.rule_for` (upstream + surge hold, or RolloutFirst).
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
+from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, sts_partition, sts_replicas
+from pulumi_lws.core.stage import Blocker, GroupView, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, sts_partition, sts_replicas
 from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.revision import RevisionCatalog
 from pulumi_lws.lws.rollout.budget import DEADLOCK_717, REMEDIES_717, rollout_first_applies, rule_for, surge_held
 from pulumi_lws.lws.rollout.ordinal.algo import (  # noqa: F401  (re-exported API)
-    Decision, LeaderSts, RolloutInputs, calculate_rolling_update_replicas, continuous_ready_replicas, fixed_point, lws_unready_replicas, rolling_update_parameters, rolling_update_partition, scale_budgets,
+    Decision,
+    LeaderSts,
+    RolloutInputs,
+    calculate_rolling_update_replicas,
+    continuous_ready_replicas,
+    fixed_point,
+    lws_unready_replicas,
+    rolling_update_parameters,
+    rolling_update_partition,
+    scale_budgets,
 )
-from pulumi_lws.lws.rollout.ordinal.groups import group_chars, group_revisions, leader_current_revision, observe_ordinal, observed_worker_revisions, revisions_in_use
+from pulumi_lws.lws.rollout.ordinal.groups import (
+    group_chars,
+    group_revisions,
+    leader_current_revision,
+    observe_ordinal,
+    observed_worker_revisions,
+    revisions_in_use,
+)
 from pulumi_lws.lws.rollout.ordinal.predict import Prediction, is_complete, is_settled, prediction
-from pulumi_lws.core.stage import Blocker, GroupView, Stage
 
 POLICY = "lws/ordinal"
 WAITING = "waiting-for-groups"
@@ -51,14 +69,18 @@ def observed_leader_sts(sts: Mapping[str, Any] | None) -> LeaderSts | None:
     return LeaderSts(sts_replicas(sts), sts_partition(sts), annotation)
 
 
-def ordinal_inputs(lws: LeaderWorkerSet, sts: Mapping[str, Any] | None, groups: tuple[GroupView, ...],
-                   target_key: str) -> RolloutInputs:
+def ordinal_inputs(
+    lws: LeaderWorkerSet, sts: Mapping[str, Any] | None, groups: tuple[GroupView, ...], target_key: str
+) -> RolloutInputs:
     """Observation -> :class:`RolloutInputs`. "Template changed" = leader STS label != target key."""
     leader = observed_leader_sts(sts)
     s = leader.replicas if leader else 0
     return RolloutInputs(
-        replicas=lws.replicas, max_unavailable=lws.max_unavailable(), max_surge=lws.max_surge(),
-        user_partition=lws.user_partition(), sts=leader,
+        replicas=lws.replicas,
+        max_unavailable=lws.max_unavailable(),
+        max_surge=lws.max_surge(),
+        user_partition=lws.user_partition(),
+        sts=leader,
         template_changed=leader is not None and revision_of(sts) != target_key,
         states=group_chars(groups)[:s],
     )
@@ -70,16 +92,32 @@ def _ids(ordinals: Iterable[int | None]) -> str:
 
 def deadlock_717(inp: RolloutInputs, d: Decision, groups: tuple[GroupView, ...]) -> Blocker | None:
     """#717: new-revision groups unschedulable while old ready groups below the partition hold capacity."""
-    stuck = [g.index for g in groups if g.index is not None and g.index < d.replicas and g.index >= d.partition
-             and not g.ready and g.phase == "unschedulable"]
-    holders = [g.index for g in groups if g.index is not None and inp.user_partition <= g.index < d.partition
-               and g.ready and not g.updated]
+    stuck = [
+        g.index
+        for g in groups
+        if g.index is not None
+        and g.index < d.replicas
+        and g.index >= d.partition
+        and not g.ready
+        and g.phase == "unschedulable"
+    ]
+    holders = [
+        g.index
+        for g in groups
+        if g.index is not None and inp.user_partition <= g.index < d.partition and g.ready and not g.updated
+    ]
     if not stuck or not holders:
         return None
-    new = f"group {_ids(stuck)} on the new revision is" if len(stuck) == 1 else f"groups {_ids(stuck)} on the new revision are"
+    new = (
+        f"group {_ids(stuck)} on the new revision is"
+        if len(stuck) == 1
+        else f"groups {_ids(stuck)} on the new revision are"
+    )
     old = f"old group {_ids(holders)} holds" if len(holders) == 1 else f"old groups {_ids(holders)} hold"
-    msg = (f"{new} unschedulable while {old} the capacity it needs; maxUnavailable={inp.max_unavailable} forbids "
-           f"replacing an old group until a new one is ready (resource deadlock, upstream #717)")
+    msg = (
+        f"{new} unschedulable while {old} the capacity it needs; maxUnavailable={inp.max_unavailable} forbids "
+        f"replacing an old group until a new one is ready (resource deadlock, upstream #717)"
+    )
     return Blocker(DEADLOCK_717, msg, tuple(str(i) for i in stuck), REMEDIES_717)
 
 
@@ -90,21 +128,29 @@ def waiting_blocker(inp: RolloutInputs, d: Decision, groups: tuple[GroupView, ..
     if waiting:
         return Blocker(WAITING, f"waiting for groups {_ids(waiting)} to become ready", tuple(str(i) for i in waiting))
     stale = [g.index for g in live if g.index >= d.partition and not g.updated]  # type: ignore[operator]
-    return Blocker(WAITING, f"waiting for groups {_ids(stale)} to be recreated on the new revision",
-                   tuple(str(i) for i in stale))
+    return Blocker(
+        WAITING, f"waiting for groups {_ids(stale)} to be recreated on the new revision", tuple(str(i) for i in stale)
+    )
 
 
 def blocker_for(inp: RolloutInputs, d: Decision, groups: tuple[GroupView, ...], complete: bool) -> Blocker | None:
     """A blocker when the fixed point equals the observed state and the rollout is not complete."""
     if complete or inp.sts is None or inp.template_changed:
         return None
-    unchanged = (d.replicas, d.partition) == (inp.sts.replicas, inp.sts.partition) and inp.sts.replicas_annotation == inp.replicas
+    unchanged = (d.replicas, d.partition) == (
+        inp.sts.replicas,
+        inp.sts.partition,
+    ) and inp.sts.replicas_annotation == inp.replicas
     if not unchanged:
         return None
     if is_settled(inp, d):
         held = ",".join(str(i) for i in range(inp.replicas, d.replicas))
-        return Blocker(SURGE_HELD, f"partition {d.partition} keeps groups below it on the old revision; surge groups "
-                       f"{held} stay until the partition is reset to 0 (upstream behaviour)", tuple(held.split(",")))
+        return Blocker(
+            SURGE_HELD,
+            f"partition {d.partition} keeps groups below it on the old revision; surge groups "
+            f"{held} stay until the partition is reset to 0 (upstream behaviour)",
+            tuple(held.split(",")),
+        )
     return deadlock_717(inp, d, groups) or waiting_blocker(inp, d, groups)
 
 
@@ -119,8 +165,10 @@ def surge_hold_note(inp: RolloutInputs, d: Decision) -> str | None:
     if not held:
         return None
     floor = max(0, inp.replicas - inp.max_unavailable)
-    return (f"surge hold: keeping replicas {d.replicas} (upstream would reclaim to {d.replicas - held}) so that "
-            f"ready groups stay >= {floor} (replicas - maxUnavailable) until the replacements are ready")
+    return (
+        f"surge hold: keeping replicas {d.replicas} (upstream would reclaim to {d.replicas - held}) so that "
+        f"ready groups stay >= {floor} (replicas - maxUnavailable) until the replacements are ready"
+    )
 
 
 def stage_notes(inp: RolloutInputs, trace: tuple[Decision, ...], order: str, target: str) -> tuple[str, ...]:
@@ -159,7 +207,16 @@ def plan_ordinal(lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCata
     remaining = predicted.stages
     notes = stage_notes(inp, trace, order, target) + predicted.notes()
     return Stage(
-        policy=POLICY, target_revision=target, replicas=d.replicas, partition=d.partition,
-        group_revisions=revisions, groups=groups, blocker=blocker, complete=complete, case=stage_case(trace),
-        remaining=remaining, notes=notes, kept_revisions=kept,
+        policy=POLICY,
+        target_revision=target,
+        replicas=d.replicas,
+        partition=d.partition,
+        group_revisions=revisions,
+        groups=groups,
+        blocker=blocker,
+        complete=complete,
+        case=stage_case(trace),
+        remaining=remaining,
+        notes=notes,
+        kept_revisions=kept,
     )

@@ -32,18 +32,20 @@ Invariants
   reason :data:`REASON`. Labels never change the stage's completeness or blocker.
 - Hash LWSs get nothing here: :mod:`pulumi_lws.lws.rollout.hash.planner` labels its leaders itself.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
-from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
-from pulumi_lws.lws.observe import revision_of
-from pulumi_lws.lws import names
-from pulumi_lws.lws.group_shape import subgroup_index
 from pulumi_lws.core.stage import WEBHOOK_LABELS_REASON, Action, Stage
+from pulumi_lws.lws import labels as L
+from pulumi_lws.lws import names
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
+from pulumi_lws.lws.group_shape import subgroup_index
+from pulumi_lws.lws.observe import revision_of
 
 Pod = Mapping[str, Any]
 
@@ -54,6 +56,7 @@ _ORDINAL = re.compile(r"(.*)-([0-9]+)$")  # upstream GetParentNameAndOrdinal
 
 
 # ---- reading one pod --------------------------------------------------------------------------
+
 
 def _meta(pod: Pod) -> Mapping[str, Any]:
     return pod.get("metadata") or {}
@@ -98,11 +101,16 @@ def _int_annotation(pod: Pod, key: str) -> int | None:
 
 # ---- the labels upstream's webhook would have set --------------------------------------------
 
+
 def leader_labels(lws: LeaderWorkerSet, pod: Pod) -> dict[str, str] | None:
     """Every webhook label of an Ordinal leader pod ``<lws>-<i>`` (None: not a leader of ``lws``)."""
     name = str(_meta(pod).get("name") or "")
     ordinal = pod_ordinal(pod)
-    if ordinal is None or name != names.leader_pod(lws.name, ordinal) or not owned_by_statefulset(pod, names.leader_sts(lws.name)):
+    if (
+        ordinal is None
+        or name != names.leader_pod(lws.name, ordinal)
+        or not owned_by_statefulset(pod, names.leader_sts(lws.name))
+    ):
         return None
     out = {L.GROUP_INDEX: str(ordinal), L.GROUP_KEY: names.group_key(lws.namespace, lws.name, ordinal)}
     ann = annotations_of(pod)
@@ -185,6 +193,7 @@ def _size(raw: Any) -> bool | None:
 
 # ---- the actions ------------------------------------------------------------------------------
 
+
 def _known_revisions(stage: Stage) -> frozenset[str]:
     return frozenset({stage.target_revision, *stage.group_revisions.values()})
 
@@ -208,8 +217,14 @@ def pod_label_action(lws: LeaderWorkerSet, pod: Pod, taken: frozenset[str] = fro
     if not missing:
         return None
     meta = _meta(pod)
-    return Action("label", "Pod", str(meta.get("name")), {"labels": dict(sorted(missing.items()))},
-                  uid=meta.get("uid"), reason=REASON)
+    return Action(
+        "label",
+        "Pod",
+        str(meta.get("name")),
+        {"labels": dict(sorted(missing.items()))},
+        uid=meta.get("uid"),
+        reason=REASON,
+    )
 
 
 def label_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> tuple[Action, ...]:
@@ -229,4 +244,3 @@ def label_actions(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> tup
         if action is not None:
             out.append(action)
     return tuple(out)
-

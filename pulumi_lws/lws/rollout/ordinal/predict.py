@@ -22,13 +22,14 @@ The model is what ``pulumi-lws plan``, ``Stage.remaining`` and the property test
 Availability in this model (and in the property tests): ``available`` = ready groups among the
 live ordinals ``[0, S)``, surge ordinals included (they serve traffic), at most ``R``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from pulumi_lws.core.stage import PredictedStage
 from pulumi_lws.lws.rollout.budget import rule_for
 from pulumi_lws.lws.rollout.ordinal.algo import Decision, LeaderSts, RolloutInputs, fixed_point, state_at
-from pulumi_lws.core.stage import PredictedStage
 
 MAX_MODEL_STEPS = 400
 _ADMIT = str.maketrans({"-": "u", "o": "u", "x": "u"})
@@ -69,7 +70,7 @@ def ready_order(states: str, partition: int, created: frozenset[int]) -> list[in
 
 def become_ready(states: str, i: int) -> str:
     c = states[i]
-    return states[:i] + ("U" if c == "u" else "o") + states[i + 1:]
+    return states[:i] + ("U" if c == "u" else "o") + states[i + 1 :]
 
 
 def available(states: str, live: int, replicas: int) -> int:
@@ -119,7 +120,8 @@ def is_settled(inp: RolloutInputs, d: Decision) -> bool:
         not inp.template_changed
         and d.partition == inp.user_partition
         and _all_ready_updated(inp.states, inp.user_partition, inp.replicas)
-        and inp.sts is not None and (inp.sts.replicas, inp.sts.partition) == (d.replicas, d.partition)
+        and inp.sts is not None
+        and (inp.sts.replicas, inp.sts.partition) == (d.replicas, d.partition)
     )
 
 
@@ -130,8 +132,12 @@ def at_rest_from_here(inp: RolloutInputs, d: Decision) -> bool:
     return inp.user_partition == 0 and d.partition == 0 and d.replicas == inp.replicas
 
 
-def predict(inp: RolloutInputs, update_order: str = "ScaleFirst", max_steps: int = MAX_MODEL_STEPS,
-            first: Decision | None = None) -> list[ModelStep]:
+def predict(
+    inp: RolloutInputs,
+    update_order: str = "ScaleFirst",
+    max_steps: int = MAX_MODEL_STEPS,
+    first: Decision | None = None,
+) -> list[ModelStep]:
     """Stages from ``inp`` assuming groups become ready in rollout order, one readiness change per step.
 
     ``first``: the fixed point for ``inp`` when the caller already has it (computed once per reconcile)."""
@@ -164,11 +170,19 @@ def finished(steps: list[ModelStep]) -> bool:
     if not steps:
         return True
     last = steps[-1]
-    return len(steps) < MAX_MODEL_STEPS or is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision)
+    return (
+        len(steps) < MAX_MODEL_STEPS
+        or is_complete(last.inputs, last.decision)
+        or is_settled(last.inputs, last.decision)
+    )
 
 
-def predict_waves(inp: RolloutInputs, update_order: str = "ScaleFirst", max_steps: int = MAX_MODEL_STEPS,
-                  first: Decision | None = None) -> list[ModelStep]:
+def predict_waves(
+    inp: RolloutInputs,
+    update_order: str = "ScaleFirst",
+    max_steps: int = MAX_MODEL_STEPS,
+    first: Decision | None = None,
+) -> list[ModelStep]:
     """Stages from ``inp`` assuming every group a stage waits for becomes ready together (one
     :class:`ModelStep` per stage). Same model as :func:`predict` otherwise; O(stages x groups) in C
     string operations instead of O(groups) fixed points."""
@@ -203,11 +217,15 @@ class Prediction:
         """What a reader must know about this prediction (empty when it is exact and complete)."""
         out = []
         if self.waves:
-            out.append(f"prediction in waves: {self.to_roll:,} groups to roll exceed the group-by-group walk's "
-                       f"{MAX_MODEL_STEPS} steps, so the groups each stage waits for become ready together")
+            out.append(
+                f"prediction in waves: {self.to_roll:,} groups to roll exceed the group-by-group walk's "
+                f"{MAX_MODEL_STEPS} steps, so the groups each stage waits for become ready together"
+            )
         if not self.finished:
-            out.append(f"prediction stopped after {len(self.stages)} stages ({MAX_MODEL_STEPS} model steps); "
-                       f"the rollout continues past the last one shown")
+            out.append(
+                f"prediction stopped after {len(self.stages)} stages ({MAX_MODEL_STEPS} model steps); "
+                f"the rollout continues past the last one shown"
+            )
         return tuple(out)
 
 
@@ -232,8 +250,11 @@ def prediction(inp: RolloutInputs, update_order: str = "ScaleFirst") -> Predicti
         if finished(steps):
             return Prediction(_stage_changes(steps), True, False, to_roll)
     steps = predict_waves(inp, update_order, first=first)
-    done = len(steps) < MAX_MODEL_STEPS or is_complete(steps[-1].inputs, steps[-1].decision) \
+    done = (
+        len(steps) < MAX_MODEL_STEPS
+        or is_complete(steps[-1].inputs, steps[-1].decision)
         or is_settled(steps[-1].inputs, steps[-1].decision)
+    )
     return Prediction(_stage_changes(steps), done, True, to_roll)
 
 

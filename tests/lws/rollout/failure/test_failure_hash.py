@@ -1,24 +1,32 @@
 """Hash-mode failure handling on literal snapshots (lws/rollout/failure/hash.py): one test per rule."""
+
 from __future__ import annotations
 
 import json
 
+from fixtures_hash import NAME, NS, cr, key_of, leader, snap, ts, worker
+
+from pulumi_lws.core.stage import Action, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import build_catalog
-from pulumi_lws.lws.rollout.failure.ordinal import BUDGET_EXCEEDED, RECREATE_GROUP, RESTART_PENDING
 from pulumi_lws.lws.rollout.failure.hash import TERMINAL_LEADER, plan_hash_failure, with_hash_failure_state
-from pulumi_lws.lws.rollout.hash.planner import plan_hash
+from pulumi_lws.lws.rollout.failure.ordinal import BUDGET_EXCEEDED, RECREATE_GROUP, RESTART_PENDING
 from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
-from pulumi_lws.core.stage import Action, Stage
 from pulumi_lws.lws.rollout.failure.termination import PREVIOUS_LEADER_UID
+from pulumi_lws.lws.rollout.hash.planner import plan_hash
 
-from fixtures_hash import NAME, NS, cr, key_of, leader, snap, ts, worker
 
-
-def make_lws(*, replicas: int = 2, max_restarts: int | None = 1, termination: str | None = None,
-             policy: str = "PostTermination", backoff: dict | None = None, image: str = "v1",
-             restart_policy: str | None = None) -> LeaderWorkerSet:
+def make_lws(
+    *,
+    replicas: int = 2,
+    max_restarts: int | None = 1,
+    termination: str | None = None,
+    policy: str = "PostTermination",
+    backoff: dict | None = None,
+    image: str = "v1",
+    restart_policy: str | None = None,
+) -> LeaderWorkerSet:
     lwt: dict = {"size": 3, "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}}
     if restart_policy is not None:
         lwt["restartPolicy"] = restart_policy
@@ -26,13 +34,23 @@ def make_lws(*, replicas: int = 2, max_restarts: int | None = 1, termination: st
         lwt["maxGroupRestarts"] = max_restarts
     if backoff is not None:
         lwt["restartBackoff"] = backoff
-    spec: dict = {"replicas": replicas, "groupIdentity": "Hash", "groupReplacementPolicy": policy,
-                  "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 1}},
-                  "leaderWorkerTemplate": lwt}
+    spec: dict = {
+        "replicas": replicas,
+        "groupIdentity": "Hash",
+        "groupReplacementPolicy": policy,
+        "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 1}},
+        "leaderWorkerTemplate": lwt,
+    }
     if termination:
         spec["podTerminationPolicy"] = termination
-    return LeaderWorkerSet.from_manifest({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                                          "metadata": {"name": NAME, "namespace": NS}, "spec": spec})
+    return LeaderWorkerSet.from_manifest(
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": NAME, "namespace": NS},
+            "spec": spec,
+        }
+    )
 
 
 LWS = make_lws()
@@ -41,9 +59,19 @@ REV = build_catalog(LWS, []).target.key
 
 def deploy(counts: dict | None = None) -> dict:
     ann = {} if counts is None else {L.GROUP_RESTART_COUNTS: json.dumps(counts, separators=(",", ":"))}
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": NAME, "namespace": NS, "uid": "deploy-uid", "annotations": ann,
-                         "labels": {L.NAME: NAME, L.TEMPLATE_REVISION_HASH: REV}}, "spec": {"replicas": 2}, "status": {}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": NAME,
+            "namespace": NS,
+            "uid": "deploy-uid",
+            "annotations": ann,
+            "labels": {L.NAME: NAME, L.TEMPLATE_REVISION_HASH: REV},
+        },
+        "spec": {"replicas": 2},
+        "status": {},
+    }
 
 
 def group(name: str, *, restarts: int = 0, rev: str = REV, **kw) -> list[dict]:
@@ -55,7 +83,9 @@ def group(name: str, *, restarts: int = 0, rev: str = REV, **kw) -> list[dict]:
 
 def stage(*ungated: dict, target: str = REV) -> Stage:
     acts = tuple(Action("ungate", "Pod", p["metadata"]["name"], {"gate": L.GROUP_REPLACEMENT_GATE}) for p in ungated)
-    return Stage(policy="lws/hash", target_revision=target, replicas=2, partition=None, group_revisions={}, actions=acts)
+    return Stage(
+        policy="lws/hash", target_revision=target, replicas=2, partition=None, group_revisions={}, actions=acts
+    )
 
 
 def verbs(plan) -> list[tuple[str, str, str]]:
@@ -79,13 +109,19 @@ def test_worker_restart_recreates_the_group_and_consumes_its_count():
     s = snap(deploy({}), *a, *b)
     p = plan_hash_failure(LWS, s, stage())
     ka = key_of(a[0])
-    assert verbs(p) == [("annotate", "Deployment", NAME), ("delete", "Pod", "web-a"),
-                        ("annotate", "Pod", a[1]["metadata"]["name"]), ("annotate", "Pod", a[2]["metadata"]["name"])]
+    assert verbs(p) == [
+        ("annotate", "Deployment", NAME),
+        ("delete", "Pod", "web-a"),
+        ("annotate", "Pod", a[1]["metadata"]["name"]),
+        ("annotate", "Pod", a[2]["metadata"]["name"]),
+    ]
     assert p.first_actions[0].uid == "deploy-uid" and counts_of(p) == {f"{REV}/{ka}": 1}
     assert p.actions[0].params == {"propagation": "Foreground"} and p.actions[0].uid == "uid-web-a"
     assert p.actions[1].params == {"annotations": {PREVIOUS_LEADER_UID: "uid-web-a"}}
     assert p.events[0].code == RECREATE_GROUP and ka[:8] in p.events[0].message
-    rendered = with_hash_failure_state([{"kind": "Deployment", "metadata": {"name": NAME, "annotations": {"x": "y"}}}], LWS, p)
+    rendered = with_hash_failure_state(
+        [{"kind": "Deployment", "metadata": {"name": NAME, "annotations": {"x": "y"}}}], LWS, p
+    )
     assert rendered[0]["metadata"]["annotations"] == {"x": "y", L.GROUP_RESTART_COUNTS: p.restart_counts}
 
 
@@ -135,8 +171,9 @@ def test_exhaustion_retains_the_group_and_holds_back_one_replacement():
     ka = f"{REV}/{key_of(a[0])}"
     p = plan_hash_failure(LWS, snap(deploy({ka: 1}), *a, *b), stage())
     names = [x["metadata"]["name"] for x in a]
-    assert verbs(p) == [("annotate", "Pod", "web-a")] + [("finalize", "Pod", n) for n in names] + \
-        [("delete", "Pod", n) for n in names]
+    assert verbs(p) == [("annotate", "Pod", "web-a")] + [("finalize", "Pod", n) for n in names] + [
+        ("delete", "Pod", n) for n in names
+    ]
     assert p.events[0].code == BUDGET_EXCEEDED and p.degraded_groups == () and counts_of(p) == {ka: 1}
     a[0]["metadata"]["annotations"][L.RESTART_BUDGET_EXHAUSTED] = "true"
     replacement = leader("web-c", REV, created=60)
@@ -191,6 +228,7 @@ def test_scale_down_and_lws_deletion_release_retained_groups():
 
 # ---- terminal (Failed/Succeeded) leaders: torn down per restart policy --------------------------
 
+
 def failed_group(name: str, phase: str = "Failed", **kw) -> list[dict]:
     """An admitted leader that reached a terminal phase (the ReplicaSet has replaced it) + workers."""
     return group(name, phase=phase, **kw)
@@ -201,8 +239,12 @@ def test_failed_leader_is_deleted_with_its_workers_and_consumes_a_count():
         f, b = failed_group("web-f", phase), group("web-b")
         kf = f"{REV}/{key_of(f[0])}"
         p = plan_hash_failure(LWS, snap(deploy({}), *f, *b), stage())
-        assert verbs(p) == [("annotate", "Deployment", NAME), ("delete", "Pod", "web-f"),
-                            ("annotate", "Pod", f[1]["metadata"]["name"]), ("annotate", "Pod", f[2]["metadata"]["name"])]
+        assert verbs(p) == [
+            ("annotate", "Deployment", NAME),
+            ("delete", "Pod", "web-f"),
+            ("annotate", "Pod", f[1]["metadata"]["name"]),
+            ("annotate", "Pod", f[2]["metadata"]["name"]),
+        ]
         assert p.actions[0].params == {"propagation": "Foreground"} and p.actions[0].uid == "uid-web-f"
         assert p.actions[1].params == {"annotations": {PREVIOUS_LEADER_UID: "uid-web-f"}}  # Sequential: follow
         assert counts_of(p) == {kf: 1} and p.events[0].code == RECREATE_GROUP and phase in p.events[0].message
@@ -211,7 +253,9 @@ def test_failed_leader_is_deleted_with_its_workers_and_consumes_a_count():
 def test_failed_leader_parallel_deletes_workers_now():
     f = failed_group("web-f")
     p = plan_hash_failure(make_lws(termination="Parallel"), snap(deploy({}), *f), stage())
-    assert [(a.verb, a.name) for a in p.actions] == [("delete", "web-f")] + [("delete", w["metadata"]["name"]) for w in f[1:]]
+    assert [(a.verb, a.name) for a in p.actions] == [("delete", "web-f")] + [
+        ("delete", w["metadata"]["name"]) for w in f[1:]
+    ]
 
 
 def test_failed_leader_with_restart_policy_none_is_deleted_without_a_count():
@@ -230,8 +274,9 @@ def test_failed_leader_at_the_budget_limit_is_exhausted_and_retained():
     kf = f"{REV}/{key_of(f[0])}"
     p = plan_hash_failure(LWS, snap(deploy({kf: 1}), *f), stage())
     names = [x["metadata"]["name"] for x in f]
-    assert verbs(p) == [("annotate", "Pod", "web-f")] + [("finalize", "Pod", n) for n in names] + \
-        [("delete", "Pod", n) for n in names]
+    assert verbs(p) == [("annotate", "Pod", "web-f")] + [("finalize", "Pod", n) for n in names] + [
+        ("delete", "Pod", n) for n in names
+    ]
     assert p.events[0].code == BUDGET_EXCEEDED and counts_of(p) == {kf: 1}
 
 
@@ -246,7 +291,9 @@ def test_failed_leader_is_not_held_by_after_start_or_backoff():
 
 def test_gated_failed_leader_is_deleted_and_a_deleting_one_is_left_alone():
     gated = leader("web-g", REV, phase="Failed")
-    assert [(a.verb, a.name) for a in plan_hash_failure(LWS, snap(deploy({}), gated), stage()).actions] == [("delete", "web-g")]
+    assert [(a.verb, a.name) for a in plan_hash_failure(LWS, snap(deploy({}), gated), stage()).actions] == [
+        ("delete", "web-g")
+    ]
     f = failed_group("web-f", deleting=True)  # the delete already ran: re-planning adds nothing (idempotent)
     assert plan_hash_failure(LWS, snap(deploy({}), *f), stage()).actions == ()
 

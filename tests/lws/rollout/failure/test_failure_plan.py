@@ -1,15 +1,25 @@
 """plan_failure_actions on literal snapshots: one test per rule (docs/failure-handling.md)."""
+
 from __future__ import annotations
 
 import json
 from dataclasses import replace
 
+from fixtures_failure import NAME, World, make_lws, pod
+
 from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.rollout.failure.ordinal import BACKOFF, BUDGET_EXCEEDED, RECREATE_GROUP, RESTART_PENDING, UNSCHEDULABLE, plan_failure_actions, plan_group_failure, with_failure_state
+from pulumi_lws.lws.rollout.failure.ordinal import (
+    BACKOFF,
+    BUDGET_EXCEEDED,
+    RECREATE_GROUP,
+    RESTART_PENDING,
+    UNSCHEDULABLE,
+    plan_failure_actions,
+    plan_group_failure,
+    with_failure_state,
+)
 from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
 from pulumi_lws.lws.rollout.failure.termination import PREVIOUS_LEADER_UID
-
-from fixtures_failure import NAME, World, make_lws, pod
 
 
 def plan(w: World, **stage_kw):
@@ -85,10 +95,26 @@ def test_idempotent_after_execution_and_workers_follow_once_leader_is_gone():
     assert plan(w).actions == ()  # leader deleting: no second delete, workers already marked
     # the StatefulSet replaced the leader: the marked workers follow, without a new recreation
     w.group(1, created=w.now + 5)
-    w.add(pod("lws-1-1", w.get("lws-1-1")["metadata"]["labels"], uid="W11", created=0,
-              annotations={PREVIOUS_LEADER_UID: "L1"}, restarts=0))
-    w.add(pod("lws-1-2", w.get("lws-1-2")["metadata"]["labels"], uid="W12", created=0,
-              annotations={PREVIOUS_LEADER_UID: "L1"}, restarts=3))
+    w.add(
+        pod(
+            "lws-1-1",
+            w.get("lws-1-1")["metadata"]["labels"],
+            uid="W11",
+            created=0,
+            annotations={PREVIOUS_LEADER_UID: "L1"},
+            restarts=0,
+        )
+    )
+    w.add(
+        pod(
+            "lws-1-2",
+            w.get("lws-1-2")["metadata"]["labels"],
+            uid="W12",
+            created=0,
+            annotations={PREVIOUS_LEADER_UID: "L1"},
+            restarts=3,
+        )
+    )
     w.meta("lws-1")["uid"] = "L1b"
     follow = plan(w)
     assert verbs(follow) == [("delete", "Pod", "lws-1-1"), ("delete", "Pod", "lws-1-2")]
@@ -129,16 +155,29 @@ def test_after_start_skips_pending_and_incomplete_groups():
     assert p.actions == () and p.deferred and p.events == ()
     del w.objs[("Pod", "lws-0-2")]  # incomplete
     assert plan(w).actions == ()
-    w.add(pod("lws-0-2", {L.NAME: NAME, L.GROUP_INDEX: "0", L.WORKER_INDEX: "2", L.TEMPLATE_REVISION_HASH: w.key},
-              uid="W02b", phase="Running"))
+    w.add(
+        pod(
+            "lws-0-2",
+            {L.NAME: NAME, L.GROUP_INDEX: "0", L.WORKER_INDEX: "2", L.TEMPLATE_REVISION_HASH: w.key},
+            uid="W02b",
+            phase="Running",
+        )
+    )
     assert ("delete", "Pod", "lws-0") in verbs(plan(w))
 
 
 def test_after_start_unschedulable_pod_is_reported():
     w = World(make_lws(annotations={L.EXPERIMENTAL_RECREATE_AFTER_START: "true"}))
     w.restart("lws-1-1")
-    w.add(pod("lws-1-2", {L.NAME: NAME, L.GROUP_INDEX: "1", L.WORKER_INDEX: "2", L.TEMPLATE_REVISION_HASH: w.key},
-              uid="W12", phase="Pending", unschedulable=True))
+    w.add(
+        pod(
+            "lws-1-2",
+            {L.NAME: NAME, L.GROUP_INDEX: "1", L.WORKER_INDEX: "2", L.TEMPLATE_REVISION_HASH: w.key},
+            uid="W12",
+            phase="Pending",
+            unschedulable=True,
+        )
+    )
     p = plan(w)
     assert p.actions == () and [e.code for e in p.events] == [UNSCHEDULABLE] and "lws-1-2" in p.events[0].message
 
@@ -168,8 +207,9 @@ def test_exhaustion_retains_group_and_recover_releases_it():
     w.restart("lws-2-1")
     p = plan(w)
     group = ["lws-2", "lws-2-1", "lws-2-2"]
-    assert verbs(p) == [("annotate", "Pod", "lws-2")] + [("finalize", "Pod", n) for n in group] + \
-        [("delete", "Pod", n) for n in group]  # every finalizer is on before the first delete
+    assert verbs(p) == [("annotate", "Pod", "lws-2")] + [("finalize", "Pod", n) for n in group] + [
+        ("delete", "Pod", n) for n in group
+    ]  # every finalizer is on before the first delete
     assert p.actions[0].params == {"annotations": {L.RESTART_BUDGET_EXHAUSTED: "true"}}
     assert all(a.params == {"add": [RETAIN_FINALIZER]} for a in p.actions[1:4])
     assert all(a.params == {"propagation": "Background"} for a in p.actions[4:])
@@ -206,7 +246,11 @@ def test_exhausted_leader_never_retained_is_retained_then_recovered_by_delete():
     w = World(make_lws(max_restarts=1))
     w.annotate("lws-0", **{L.RESTART_BUDGET_EXHAUSTED: "true"})  # e.g. exhausted by an older version
     p = plan(w)
-    assert verbs(p)[:3] == [("finalize", "Pod", "lws-0"), ("finalize", "Pod", "lws-0-1"), ("finalize", "Pod", "lws-0-2")]
+    assert verbs(p)[:3] == [
+        ("finalize", "Pod", "lws-0"),
+        ("finalize", "Pod", "lws-0-1"),
+        ("finalize", "Pod", "lws-0-2"),
+    ]
     assert p.halted_groups == ()
     w.annotate("lws-0", **{L.RECOVER: "true"})
     rec = plan(w)
@@ -225,8 +269,9 @@ def _retained_world(**lws_kw) -> World:
 def test_rollout_and_scale_down_release_retained_pods_without_recovery():
     w = _retained_world()
     rollout = plan(w, partition=0, target="newrev")
-    assert [(a.verb, a.name, a.params) for a in rollout.actions] == \
-        [("finalize", n, {"remove": [RETAIN_FINALIZER]}) for n in ("lws-2", "lws-2-1", "lws-2-2")]
+    assert [(a.verb, a.name, a.params) for a in rollout.actions] == [
+        ("finalize", n, {"remove": [RETAIN_FINALIZER]}) for n in ("lws-2", "lws-2-1", "lws-2-2")
+    ]
     assert rollout.degraded_groups == () and not rollout.events
     w = _retained_world()
     down = plan_failure_actions(w.lws, w.snapshot(), replace(w.stage(), replicas=2))
@@ -271,6 +316,7 @@ def test_backoff_defers_until_leader_is_old_enough():
 
 def test_backoff_cap_and_stable_group_recovers_immediately():
     from pulumi_lws.lws.rollout.failure.restart_budget import backoff_delay
+
     lws = make_lws(backoff={"baseSeconds": 10, "capSeconds": 60})
     assert [backoff_delay(lws, n) for n in range(5)] == [10, 20, 40, 60, 60]
     w = World(lws, now=1000.0)  # group born at 0: older than any delay
@@ -281,8 +327,14 @@ def test_backoff_cap_and_stable_group_recovers_immediately():
 def test_parallel_termination_of_a_deleting_leader():
     w = World(make_lws(termination="Parallel"))
     w.delete("lws-1", at=50)
-    w.add(pod("lws-1-2", {L.NAME: NAME, L.GROUP_INDEX: "1", L.WORKER_INDEX: "2", L.TEMPLATE_REVISION_HASH: w.key},
-              uid="W12b", created=60))  # already a replacement: untouched
+    w.add(
+        pod(
+            "lws-1-2",
+            {L.NAME: NAME, L.GROUP_INDEX: "1", L.WORKER_INDEX: "2", L.TEMPLATE_REVISION_HASH: w.key},
+            uid="W12b",
+            created=60,
+        )
+    )  # already a replacement: untouched
     p = plan(w)
     assert verbs(p) == [("delete", "Pod", "lws-1-1")] and p.actions[0].uid == "W11"
 
@@ -298,8 +350,9 @@ def test_group_function_for_hash_mode():
     lws = make_lws()
     w = World(lws)
     w.restart("lws-0-1")
-    out = plan_group_failure(lws, "abcd1234", w.get("lws-0"), [w.get("lws-0-1"), w.get("lws-0-2")],
-                             count=0, now=w.snapshot().now)
+    out = plan_group_failure(
+        lws, "abcd1234", w.get("lws-0"), [w.get("lws-0-1"), w.get("lws-0-2")], count=0, now=w.snapshot().now
+    )
     assert out.consumed and out.actions[0].name == "lws-0" and "abcd1234" in out.events[0].message
 
 

@@ -2,22 +2,33 @@
 per-group pass it replaced (kept below as the reference) on random worlds: restarts, deletions,
 failure annotations, finalizers, Pending pods, missing pods, mixed revisions, observed counts,
 stages scaling up or down and partitions anywhere."""
+
 from __future__ import annotations
 
 import json
 
+from fixtures_failure import NAME, World, make_lws, ts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fixtures_failure import NAME, World, make_lws, ts
 from pulumi_lws.core.snapshot import Snapshot, is_deleting
 from pulumi_lws.core.stage import Action, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.rollout.failure import restart_budget as B
 from pulumi_lws.lws.rollout.failure.ordinal import (
-    RESTART_PENDING, FailurePlan, GroupOutcome, counts_action, next_counts, plan_failure_actions, plan_group_failure,
-    released_groups, release_outcome, replaced_by_rollout, rolled_away)
+    RESTART_PENDING,
+    FailurePlan,
+    GroupOutcome,
+    counts_action,
+    next_counts,
+    plan_failure_actions,
+    plan_group_failure,
+    release_outcome,
+    released_groups,
+    replaced_by_rollout,
+    rolled_away,
+)
 from pulumi_lws.lws.rollout.failure.quiet import is_quiet
 from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
 from pulumi_lws.lws.rollout.failure.termination import PREVIOUS_LEADER_UID, ordinal_members, plan_termination_actions
@@ -45,8 +56,12 @@ def reference_plan_failure_actions(lws, snapshot: Snapshot, stage: Stage) -> Fai
         live_keys.add(keys[i])
         if is_exhausted(leader) and rolled_away(leader, i, stage):
             outcomes[i] = release_outcome(str(i), leader, workers, "is replaced by the rollout")
-        elif is_exhausted(leader) or not replaced_by_rollout(leader, snapshot.get("StatefulSet", f"{lws.name}-{i}"), i, stage):
-            outcomes[i] = plan_group_failure(lws, str(i), leader, workers, count=counts.get(keys[i], 0), now=snapshot.now)
+        elif is_exhausted(leader) or not replaced_by_rollout(
+            leader, snapshot.get("StatefulSet", f"{lws.name}-{i}"), i, stage
+        ):
+            outcomes[i] = plan_group_failure(
+                lws, str(i), leader, workers, count=counts.get(keys[i], 0), now=snapshot.now
+            )
     new_counts = next_counts(counts, keys, outcomes, live_keys)
     value = B.dump_counts(new_counts) if (B.tracks_counts(lws) or raw is not None) else None
     actions: list[Action] = []
@@ -59,15 +74,35 @@ def reference_plan_failure_actions(lws, snapshot: Snapshot, stage: Stage) -> Fai
     seen = {(a.verb, a.name) for a in actions}
     actions += [a for a in plan_termination_actions(lws, snapshot, stage, members) if (a.verb, a.name) not in seen]
     return FailurePlan(
-        actions=tuple(actions), events=tuple(e for i in sorted(outcomes) for e in outcomes[i].events),
+        actions=tuple(actions),
+        events=tuple(e for i in sorted(outcomes) for e in outcomes[i].events),
         degraded_groups=tuple(str(i) for i in sorted(outcomes) if outcomes[i].halted),
-        halted_groups=tuple(i for i in sorted(outcomes) if outcomes[i].retained), restart_counts=value,
+        halted_groups=tuple(i for i in sorted(outcomes) if outcomes[i].retained),
+        restart_counts=value,
         deferred=any(o.deferred for o in outcomes.values()),
     )
 
 
-POD_CHANGES = st.sampled_from(["restart", "delete", "pending", "pending_marker", "follow", "exhausted", "recover",
-                               "retain", "other_finalizer", "gone", "old", "late", "none", "none", "none", "none"])
+POD_CHANGES = st.sampled_from(
+    [
+        "restart",
+        "delete",
+        "pending",
+        "pending_marker",
+        "follow",
+        "exhausted",
+        "recover",
+        "retain",
+        "other_finalizer",
+        "gone",
+        "old",
+        "late",
+        "none",
+        "none",
+        "none",
+        "none",
+    ]
+)
 
 
 @st.composite
@@ -75,13 +110,26 @@ def worlds(draw):
     replicas, size = draw(st.integers(1, 4)), draw(st.integers(1, 3))
     policy = draw(st.sampled_from([None, "RecreateGroupAfterStart", "None"]))
     budget = policy != "None"  # restart budgets and backoff need a restart policy (validation)
-    lws = make_lws(replicas=replicas, size=size, policy=policy,
-                   max_restarts=draw(st.sampled_from([None, 0, 1, 3])) if budget else None,
-                   backoff=draw(st.sampled_from([None, {"baseSeconds": 10, "capSeconds": 60}])) if budget else None,
-                   termination=draw(st.sampled_from([None, "Parallel"])))
-    counts = draw(st.sampled_from([None, "", "{}", "not json",
-                                   json.dumps({f"{revision_of_key(lws)}/{i}": draw(st.integers(1, 3))
-                                               for i in range(replicas)}), '{"stale/9":2}']))
+    lws = make_lws(
+        replicas=replicas,
+        size=size,
+        policy=policy,
+        max_restarts=draw(st.sampled_from([None, 0, 1, 3])) if budget else None,
+        backoff=draw(st.sampled_from([None, {"baseSeconds": 10, "capSeconds": 60}])) if budget else None,
+        termination=draw(st.sampled_from([None, "Parallel"])),
+    )
+    counts = draw(
+        st.sampled_from(
+            [
+                None,
+                "",
+                "{}",
+                "not json",
+                json.dumps({f"{revision_of_key(lws)}/{i}": draw(st.integers(1, 3)) for i in range(replicas)}),
+                '{"stale/9":2}',
+            ]
+        )
+    )
     w = World(lws, counts=counts)
     old_key = "oldrev"
     if draw(st.booleans()):  # one group beyond replicas: what a scale-down leaves
@@ -122,9 +170,13 @@ def worlds(draw):
             w.get(f"{NAME}-{i}", "StatefulSet")["status"]["updateRevision"] = "r2"  # rolling
     target = draw(st.sampled_from([w.key, old_key]))
     stage_replicas = draw(st.integers(0, replicas + 1))
-    stage = Stage(policy="lws/ordinal", target_revision=target, replicas=stage_replicas,
-                  partition=draw(st.integers(0, stage_replicas)),
-                  group_revisions={str(i): draw(st.sampled_from([w.key, old_key])) for i in range(stage_replicas)})
+    stage = Stage(
+        policy="lws/ordinal",
+        target_revision=target,
+        replicas=stage_replicas,
+        partition=draw(st.integers(0, stage_replicas)),
+        group_revisions={str(i): draw(st.sampled_from([w.key, old_key])) for i in range(stage_replicas)},
+    )
     return lws, w.snapshot(), stage
 
 

@@ -1,5 +1,6 @@
 """Hash identity while paused: the held-groups record and the recovery admissions
 (:mod:`pulumi_lws.lws.rollout.failure.hash_paused`), on hand-made leader pods."""
+
 from __future__ import annotations
 
 from fixtures_hash import NAME, NS, leader, make_lws
@@ -25,14 +26,18 @@ OLD, NEW = "aaaaaaaa", "bbbbbbbb"
 
 def deployment(*, paused: bool, held: str | None) -> dict:
     ann = {HELD_GROUPS_ANNOTATION: held} if held is not None else {}
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": NAME, "namespace": NS, "uid": "d-uid", "annotations": ann},
-            "spec": {"replicas": 4, "paused": paused}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": NAME, "namespace": NS, "uid": "d-uid", "annotations": ann},
+        "spec": {"replicas": 4, "paused": paused},
+    }
 
 
 def stage(actions=()) -> Stage:
-    return Stage(policy="lws/hash", target_revision=NEW, replicas=4, partition=None, group_revisions={},
-                 actions=tuple(actions))
+    return Stage(
+        policy="lws/hash", target_revision=NEW, replicas=4, partition=None, group_revisions={}, actions=tuple(actions)
+    )
 
 
 def test_record_round_trips_and_rejects_malformed_values():
@@ -54,8 +59,14 @@ def test_only_the_replacement_of_a_recreated_group_is_admitted_never_a_surge_lea
     surge = leader("s", NEW, created=1)  # made by the Deployment before the pause: gated, not held
     replacement = leader("r", NEW, created=9)  # made by the ReplicaSet after its group failed
     old_replacement = leader("o", OLD, created=8)
-    leaders = [leader("a", OLD, gated=False), leader("b", OLD, gated=False), old_replacement,
-               leader("c", NEW, gated=False), surge, replacement]
+    leaders = [
+        leader("a", OLD, gated=False),
+        leader("b", OLD, gated=False),
+        old_replacement,
+        leader("c", NEW, gated=False),
+        surge,
+        replacement,
+    ]
     held = {OLD: 3, NEW: 2}  # one group of each revision was recreated
     chosen = recovery_admissions(lws, leaders, leaders, held, NEW)
     assert [p["metadata"]["name"] for p in chosen] == ["o", "r"]
@@ -79,21 +90,36 @@ def test_paused_stage_marks_the_admission_and_records_once_unpaused_drops_the_re
     assert [(x.verb, x.name, x.params.get(RECOVERY_PARAM)) for x in out.actions] == [("ungate", "r", True)]
     fresh = Snapshot.of([deployment(paused=False, held=None), a, leader("x", NEW, gated=False, deleting=True)])
     first = with_paused_recovery(lws, fresh, stage(), True)
-    assert [(x.verb, x.kind, x.params) for x in first.actions] == \
-        [("annotate", "Deployment", {"annotations": {HELD_GROUPS_ANNOTATION: f"{NEW}=2"}})]
+    assert [(x.verb, x.kind, x.params) for x in first.actions] == [
+        ("annotate", "Deployment", {"annotations": {HELD_GROUPS_ANNOTATION: f"{NEW}=2"}})
+    ]
     resumed = with_paused_recovery(lws, snap, stage([planned]), False)
     assert resumed.actions[0] == planned
     assert resumed.actions[1].params == {"annotations": {HELD_GROUPS_ANNOTATION: None}}
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from([OLD, NEW]), st.sampled_from(["live", "gated", "deleting", "exhausted"])),
-                max_size=10),
-       st.integers(0, 5), st.integers(0, 5), st.sampled_from(["Immediate", "PostTermination"]))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([OLD, NEW]), st.sampled_from(["live", "gated", "deleting", "exhausted"])), max_size=10
+    ),
+    st.integers(0, 5),
+    st.integers(0, 5),
+    st.sampled_from(["Immediate", "PostTermination"]),
+)
 def test_property_no_revision_exceeds_what_the_pause_holds(shape, held_old, held_new, policy):
     lws = make_lws(replicas=4, policy=policy)
-    leaders = [leader(f"p{i}", r, created=i, gated=s == "gated", deleting=s in ("deleting", "exhausted"),
-                      exhausted=s == "exhausted") for i, (r, s) in enumerate(shape)]
+    leaders = [
+        leader(
+            f"p{i}",
+            r,
+            created=i,
+            gated=s == "gated",
+            deleting=s in ("deleting", "exhausted"),
+            exhausted=s == "exhausted",
+        )
+        for i, (r, s) in enumerate(shape)
+    ]
     held = {OLD: held_old, NEW: held_new}
     chosen = recovery_admissions(lws, leaders, leaders, held, NEW)
     for rev in (OLD, NEW):

@@ -1,4 +1,5 @@
 """Unit tests of the pure Hash-mode admission rules (lws/rollout/hash/admission.py)."""
+
 from __future__ import annotations
 
 from fixtures_hash import NS, key_of, leader, worker
@@ -10,6 +11,7 @@ R1, R2 = "rev1", "rev2"
 
 
 # ---- identity ---------------------------------------------------------------------------------
+
 
 def test_derived_key_is_sha1_of_namespace_and_uid_and_stable():
     import hashlib
@@ -38,6 +40,7 @@ def test_group_index_of_unlabelled_leader_is_its_key_and_workers_use_label():
 
 # ---- tearing down (T) --------------------------------------------------------------------------
 
+
 def test_post_termination_counts_groups_with_pods_but_no_live_leader():
     live = leader("web-a", R1, gated=False, ready=True)
     dying = leader("web-b", R1, gated=False, deleting=True)
@@ -54,6 +57,7 @@ def test_exhausted_group_counts_for_both_policies():
 
 
 # ---- per-revision cap --------------------------------------------------------------------------
+
 
 def test_revision_cap_with_surge_and_rank():
     a = leader("web-a", R2, gated=False, created=1)
@@ -81,6 +85,7 @@ def test_rank_ties_break_by_name():
 
 
 # ---- G - T rule ----------------------------------------------------------------------------------
+
 
 def test_replacement_rank_puts_desired_revision_first_then_age():
     old = leader("web-o", R1, created=0)
@@ -129,6 +134,7 @@ def test_deletion_cost_constant():
 
 
 # ---- terminal (Failed/Succeeded) leaders: not live, not admitted, never a candidate -------------
+
 
 def test_terminal_phases_are_neither_live_nor_admitted_nor_awaiting_admission():
     for phase in ("Failed", "Succeeded"):

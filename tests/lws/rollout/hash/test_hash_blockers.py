@@ -1,17 +1,18 @@
 """Hash-mode blockers (lws/rollout/hash/blockers.py) and terminal leaders in the planner (lws/rollout/hash/planner.py),
 on hand-built snapshots: one test per rule."""
+
 from __future__ import annotations
 
 from fixtures_hash import NS, cr, deployment, key_of, leader, make_lws, rev, snap, worker, worker_sts
 
+from pulumi_lws.core.stage import GroupView
 from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.status.summary import lws_status
 from pulumi_lws.lws.reconcile import reconcile
-from pulumi_lws.lws.rollout.hash import blockers as HB
 from pulumi_lws.lws.rollout.budget import DEADLOCK_717
+from pulumi_lws.lws.rollout.hash import blockers as HB
 from pulumi_lws.lws.rollout.hash.planner import leader_address
 from pulumi_lws.lws.rollout.ordinal.planner import WAITING
-from pulumi_lws.core.stage import GroupView
+from pulumi_lws.lws.status.summary import lws_status
 
 V1, V2 = make_lws(image="v1", replicas=3, ms=0), make_lws(image="v2", replicas=3, ms=0)
 R1, R2 = rev(V1), rev(V2)
@@ -20,8 +21,10 @@ NO_FIT = "0/6 nodes are available: 6 Insufficient nvidia.com/gpu."
 
 def unschedulable(pod: dict, message: str = NO_FIT) -> dict:
     """The scheduler tried and failed: Pending, PodScheduled=False/Unschedulable."""
-    pod["status"] = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False",
-                                                         "reason": "Unschedulable", "message": message}]}
+    pod["status"] = {
+        "phase": "Pending",
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": message}],
+    }
     return pod
 
 
@@ -33,8 +36,15 @@ def settled(name: str, revision: str, *, created: int, ready: bool = True) -> di
 
 
 def view(gid: str, *, updated: bool, ready: bool = False, phase: str = "", leader_name: str | None = None) -> GroupView:
-    return GroupView(id=gid, revision=R2 if updated else R1, ready=ready, updated=updated, phase=phase,
-                     key=gid * 5, leader=leader_name or f"web-{gid}")
+    return GroupView(
+        id=gid,
+        revision=R2 if updated else R1,
+        ready=ready,
+        updated=updated,
+        phase=phase,
+        key=gid * 5,
+        leader=leader_name or f"web-{gid}",
+    )
 
 
 def old_pair() -> list[dict]:
@@ -48,6 +58,7 @@ def stuck_new(**kw) -> dict:
 
 
 # ---- unschedulable groups ------------------------------------------------------------------------
+
 
 def test_unschedulable_groups_name_the_first_stuck_pod_and_the_scheduler_message():
     n = stuck_new()
@@ -63,18 +74,30 @@ def test_gated_old_and_terminating_groups_are_not_unschedulable():
     gated = leader("web-g", R2)  # PodScheduled=False reason SchedulingGated: our gate, not the scheduler
     old = unschedulable(leader("web-o", R1, gated=False))
     dying = unschedulable(leader("web-d", R2, gated=False, deleting=True))
-    views = [view("g", updated=True, phase="gated", leader_name="web-g"), view("o", updated=False, leader_name="web-o"),
-             view("d", updated=True, phase="terminating", leader_name="web-d")]
+    views = [
+        view("g", updated=True, phase="gated", leader_name="web-g"),
+        view("o", updated=False, leader_name="web-o"),
+        view("d", updated=True, phase="terminating", leader_name="web-d"),
+    ]
     assert HB.unschedulable_groups(NS, views, [gated, old, dying]) == []
 
 
 # ---- the Deployment budget and #717 ----------------------------------------------------------------
 
+
 def test_deployment_forbids_termination_at_min_available():
-    two_old_one_new = [view("a", updated=False, ready=True), view("b", updated=False, ready=True), view("n", updated=True)]
+    two_old_one_new = [
+        view("a", updated=False, ready=True),
+        view("b", updated=False, ready=True),
+        view("n", updated=True),
+    ]
     assert HB.deployment_forbids_termination(V2, two_old_one_new)  # available 2 = R - MU
-    three_old = [view("a", updated=False, ready=True), view("b", updated=False, ready=True),
-                 view("c", updated=False, ready=True), view("n", updated=True)]
+    three_old = [
+        view("a", updated=False, ready=True),
+        view("b", updated=False, ready=True),
+        view("c", updated=False, ready=True),
+        view("n", updated=True),
+    ]
     assert not HB.deployment_forbids_termination(V2, three_old)  # one old group may still go
     assert not HB.deployment_forbids_termination(make_lws(image="v2", replicas=3, mu=2, ms=0), two_old_one_new)
 
@@ -102,29 +125,44 @@ def test_717_remedy_matches_the_seeds_figures():
 def test_unschedulable_blocker_lists_groups_pods_and_messages():
     b = HB.unschedulable_blocker([HB.StuckGroup("n", "web-n", NO_FIT), HB.StuckGroup("m", "web-m-1", "taint")])
     assert b.code == HB.UNSCHEDULABLE and b.groups == ("n", "m") and b.remedies == HB.UNSCHEDULABLE_REMEDIES
-    assert b.message == f"groups G-n, G-m on the new revision are unschedulable: G-n pod web-n: {NO_FIT}; G-m pod web-m-1: taint"
+    assert (
+        b.message
+        == f"groups G-n, G-m on the new revision are unschedulable: G-n pod web-n: {NO_FIT}; G-m pod web-m-1: taint"
+    )
 
 
 # ---- waiting and the order ------------------------------------------------------------------------
 
+
 def test_waiting_blocker_names_what_the_rollout_waits_for():
     w = HB.waiting_blocker
-    assert w(V2, [view("n", updated=True), view("a", updated=False, ready=True)]).message == \
-        "waiting for group G-n to become ready"
-    assert w(V2, [view("n", updated=True, ready=True), view("d", updated=False, phase="terminating")]).message == \
-        "waiting for group G-d to be removed"
-    assert w(V2, [view("a", updated=False, ready=True), view("b", updated=False)]).message == \
-        "waiting for old groups G-a, G-b to be replaced by the leader Deployment"
+    assert (
+        w(V2, [view("n", updated=True), view("a", updated=False, ready=True)]).message
+        == "waiting for group G-n to become ready"
+    )
+    assert (
+        w(V2, [view("n", updated=True, ready=True), view("d", updated=False, phase="terminating")]).message
+        == "waiting for group G-d to be removed"
+    )
+    assert (
+        w(V2, [view("a", updated=False, ready=True), view("b", updated=False)]).message
+        == "waiting for old groups G-a, G-b to be replaced by the leader Deployment"
+    )
     assert "G-x to be recovered" in w(V2, [view("x", updated=True, phase="exhausted")]).message
-    assert w(V2, [view("n", updated=True, ready=True)]).message == \
-        "waiting for the leader Deployment to create 2 more group(s) (1 of 3 admitted)"
+    assert (
+        w(V2, [view("n", updated=True, ready=True)]).message
+        == "waiting for the leader Deployment to create 2 more group(s) (1 of 3 admitted)"
+    )
     assert all(w(V2, vs).code == WAITING for vs in ([view("n", updated=True)], []))
 
 
 def test_blocker_order_and_at_rest():
     n = stuck_new()
-    views = [view("a", updated=False, ready=True), view("b", updated=False, ready=True),
-             GroupView(id="n", revision=R2, ready=False, updated=True, key=key_of(n), leader="web-n")]
+    views = [
+        view("a", updated=False, ready=True),
+        view("b", updated=False, ready=True),
+        GroupView(id="n", revision=R2, ready=False, updated=True, key=key_of(n), leader="web-n"),
+    ]
     hb = HB.hash_blocker
     assert hb(V2, views, [n], ["g"], 1, complete=False, at_rest=False).code == DEADLOCK_717
     mu2 = make_lws(image="v2", replicas=3, mu=2, ms=0)
@@ -137,6 +175,7 @@ def test_blocker_order_and_at_rest():
 
 
 # ---- through the planner ----------------------------------------------------------------------------
+
 
 def test_planner_reports_717_for_a_stuck_new_group_behind_ready_old_groups():
     objs = [cr(V1, 1), cr(V2, 2), *old_pair(), stuck_new(), deployment(R2, replicas=3, ready=2, updated=1)]
@@ -159,6 +198,7 @@ def test_planner_waits_for_groups_only_at_rest():
 
 # ---- terminal leaders in the planner ----------------------------------------------------------------
 
+
 def failed_pair(policy: str = "PostTermination"):
     lws = make_lws(image="v2", replicas=2, policy=policy)
     r = rev(lws)
@@ -170,7 +210,7 @@ def failed_pair(policy: str = "PostTermination"):
 
 
 def test_failed_leader_is_a_terminating_group_with_no_actions_nor_objects():
-    lws, objs, f, n = failed_pair()
+    lws, objs, f, _n = failed_pair()
     res = reconcile(lws, snap(*objs))
     g = next(v for v in res.stage.groups if v.leader == "web-f")
     assert g.phase == "terminating" and not g.workers and not g.ready
@@ -182,24 +222,29 @@ def test_failed_leader_is_a_terminating_group_with_no_actions_nor_objects():
 
 
 def test_failed_leader_frees_its_slot_post_termination_after_its_pods_are_gone():
-    lws, objs, f, n = failed_pair()
+    lws, objs, f, _n = failed_pair()
     st = reconcile(lws, snap(*objs)).stage
     assert "ungate" not in [a.verb for a in st.actions if a.name == "web-n"]  # its pods still exist
     assert st.blocker is not None and st.blocker.code == HB.DEFERRED
-    gone = [o for o in objs if o is not f and (o.get("metadata") or {}).get("labels", {}).get(L.GROUP_INDEX) != key_of(f)
-            and o["metadata"]["name"] != f"web-{key_of(f)[:8]}"]
+    gone = [
+        o
+        for o in objs
+        if o is not f
+        and (o.get("metadata") or {}).get("labels", {}).get(L.GROUP_INDEX) != key_of(f)
+        and o["metadata"]["name"] != f"web-{key_of(f)[:8]}"
+    ]
     st2 = reconcile(lws, snap(*gone)).stage
     assert "ungate" in [a.verb for a in st2.actions if a.name == "web-n"]  # not held by the revision cap
 
 
 def test_failed_leader_replacement_is_admitted_at_once_when_immediate():
-    lws, objs, f, n = failed_pair("Immediate")
+    lws, objs, _f, _n = failed_pair("Immediate")
     st = reconcile(lws, snap(*objs)).stage
     assert "ungate" in [a.verb for a in st.actions if a.name == "web-n"]
 
 
 def test_failed_leader_is_not_counted_in_status():
-    lws, objs, f, n = failed_pair()
+    lws, objs, _f, _n = failed_pair()
     s = snap(*objs, deployment(rev(lws), replicas=2, ready=1, updated=2))
     status = lws_status(lws, s, reconcile(lws, s).stage)
     assert (status["replicas"], status["readyReplicas"], status["updatedReplicas"]) == (2, 1, 2)  # web-a + web-n
@@ -207,11 +252,17 @@ def test_failed_leader_is_not_counted_in_status():
 
 # ---- in the simulator: the seeds' 1 x 8 GPU -> 2 x 4 GPU example, and its remedy --------------------
 
+
 def test_sim_717_is_named_and_the_max_unavailable_remedy_unblocks_it():
     from reliability_helpers import Harness, final_state_problems, lws_manifest
 
-    node = [{"name": "gpu-0", "labels": {"kubernetes.io/hostname": "gpu-0"},
-             "capacity": {"cpu": 64, "memory": "512Gi", "nvidia.com/gpu": 8}}]
+    node = [
+        {
+            "name": "gpu-0",
+            "labels": {"kubernetes.io/hostname": "gpu-0"},
+            "capacity": {"cpu": 64, "memory": "512Gi", "nvidia.com/gpu": 8},
+        }
+    ]
     spec = dict(size=1, hash_mode=True, ms=0)
     h = Harness.create(lws_manifest(replicas=1, image="img:1", gpus=8, mu=1, **spec), nodes=node)
     h.change_spec(lws_manifest(replicas=2, image="img:2", gpus=4, mu=1, **spec))

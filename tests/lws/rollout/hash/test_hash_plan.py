@@ -1,8 +1,9 @@
 """Hash-mode planner (lws/rollout/hash/planner.py) against hand-built snapshots."""
+
 from __future__ import annotations
 
 import pytest
-from fixtures_hash import (NS, cr, deployment, key_of, leader, make_lws, rev, snap, worker, worker_sts)
+from fixtures_hash import NS, cr, deployment, key_of, leader, make_lws, rev, snap, worker, worker_sts
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.reconcile import reconcile
@@ -31,6 +32,7 @@ def view(stage, pod):
 
 # ---- first leaders: identity, admission, workers ------------------------------------------------
 
+
 def test_fresh_leaders_get_identity_address_ungate_and_workers():
     a = leader("web-a", R1, created=1, labelled=False)
     b = leader("web-b", R1, created=2, labelled=False)
@@ -41,11 +43,17 @@ def test_fresh_leaders_get_identity_address_ungate_and_workers():
         assert verbs(st, p["metadata"]["name"]) == ["label", "annotate", "ungate", "set-condition"]
         assert action(st, p["metadata"]["name"], "label").params == {"labels": {L.GROUP_KEY: key, L.GROUP_INDEX: key}}
         assert action(st, p["metadata"]["name"], "label").uid == p["metadata"]["uid"]
-        assert action(st, p["metadata"]["name"], "annotate").params == {"annotations": {L.LEADER_ADDRESS: f"web-{key[:8]}.{NS}"}}
+        assert action(st, p["metadata"]["name"], "annotate").params == {
+            "annotations": {L.LEADER_ADDRESS: f"web-{key[:8]}.{NS}"}
+        }
         assert action(st, p["metadata"]["name"], "ungate").params == {"gate": L.GROUP_REPLACEMENT_GATE}
         cond = action(st, p["metadata"]["name"], "set-condition").params
-        assert cond == {"type": L.GROUP_READY_CONDITION, "status": "False", "reason": "WorkerStatefulSetNotReady",
-                        "message": f"worker StatefulSet web-{key[:8]} is not created yet"}
+        assert cond == {
+            "type": L.GROUP_READY_CONDITION,
+            "status": "False",
+            "reason": "WorkerStatefulSetNotReady",
+            "message": f"worker StatefulSet web-{key[:8]} is not created yet",
+        }
         g = view(st, p)
         assert g.id == key[:8] and g.key == key and g.workers and g.revision == R1 and st.group_revisions[g.id] == R1
     assert st.blocker is None and not st.complete
@@ -59,8 +67,14 @@ def test_key_derivation_and_actions_are_stable_across_reruns():
 
 
 def test_settled_group_needs_no_actions():
-    a = leader("web-a", R1, gated=False, ready=True, group_ready="True",
-               annotations={L.LEADER_ADDRESS: leader_address("web", NS, key_of(leader("web-a", R1)))})
+    a = leader(
+        "web-a",
+        R1,
+        gated=False,
+        ready=True,
+        group_ready="True",
+        annotations={L.LEADER_ADDRESS: leader_address("web", NS, key_of(leader("web-a", R1)))},
+    )
     st = plan(V1, cr(V1), a, worker_sts(a))
     assert st.actions == ()
     assert view(st, a).ready and view(st, a).workers and view(st, a).char == "U"
@@ -75,13 +89,25 @@ def test_admitted_leader_loses_deletion_cost():
 
 # ---- the seeds' trace, stage 2 (PostTermination) and the Immediate variant ---------------------
 
+
 def _stage2(lws):
     aaa = leader("web-aaa", R1, created=0, gated=False, ready=True, group_ready="True")
     bbb = leader("web-bbb", R1, created=1, gated=False, deleting=True)
     ccc = leader("web-ccc", R2, created=10)
     ddd = leader("web-ddd", R2, created=11)
-    objs = [cr(V1, 1), cr(V2, 2), aaa, worker_sts(aaa), worker(aaa, 1), worker(aaa, 2),
-            bbb, worker(bbb, 1, deleting=True), worker(bbb, 2), ccc, ddd]
+    objs = [
+        cr(V1, 1),
+        cr(V2, 2),
+        aaa,
+        worker_sts(aaa),
+        worker(aaa, 1),
+        worker(aaa, 2),
+        bbb,
+        worker(bbb, 1, deleting=True),
+        worker(bbb, 2),
+        ccc,
+        ddd,
+    ]
     return reconcile(lws, snap(*objs)).stage, ccc, ddd, bbb
 
 
@@ -98,7 +124,7 @@ def test_post_termination_admits_oldest_g_minus_t():
 
 
 def test_immediate_admits_without_waiting():
-    st, ccc, ddd, _ = _stage2(make_lws(image="v2", policy="Immediate"))
+    st, _ccc, _ddd, _ = _stage2(make_lws(image="v2", policy="Immediate"))
     assert "ungate" in verbs(st, "web-ccc") and "ungate" in verbs(st, "web-ddd")
     assert st.blocker is None
 
@@ -138,13 +164,17 @@ def test_outdated_gated_leader_is_never_admitted():
 
 # ---- group-ready transitions ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("current,sts_ready,expected", [
-    (None, False, ("False", "WorkerStatefulSetNotReady")),
-    ("False", False, None),
-    ("False", True, ("True", "WorkerStatefulSetReady")),
-    ("True", True, None),
-    ("True", False, ("False", "WorkerStatefulSetNotReady")),
-])
+
+@pytest.mark.parametrize(
+    "current,sts_ready,expected",
+    [
+        (None, False, ("False", "WorkerStatefulSetNotReady")),
+        ("False", False, None),
+        ("False", True, ("True", "WorkerStatefulSetReady")),
+        ("True", True, None),
+        ("True", False, ("False", "WorkerStatefulSetNotReady")),
+    ],
+)
 def test_group_ready_condition_transitions(current, sts_ready, expected):
     a = leader("web-a", R1, gated=False, group_ready=current)
     st = plan(V1, cr(V1), a, worker_sts(a, ready=sts_ready))
@@ -168,6 +198,7 @@ def test_size_one_has_no_condition_and_no_workers():
 
 
 # ---- worker revision and startup policy -----------------------------------------------------------
+
 
 def test_old_admitted_leader_keeps_workers_on_its_own_revision():
     old = leader("web-o", R1, gated=False, ready=True, group_ready="True")
@@ -201,6 +232,7 @@ def test_exclusive_topology_waits_for_leader_node():
 
 # ---- completion and scale-down inputs ------------------------------------------------------------
 
+
 def test_complete_only_when_deployment_settled_and_no_old_pods():
     a = leader("web-a", R2, gated=False, ready=True, group_ready="True")
     b = leader("web-b", R2, gated=False, ready=True, group_ready="True")
@@ -233,9 +265,16 @@ def test_group_host_names():
 
 def test_statefulset_history_revisions_do_not_shadow_lws_revisions():
     old = leader("web-o", R1, gated=False, ready=True, group_ready="True")
-    sts_history = {"apiVersion": "apps/v1", "kind": "ControllerRevision", "revision": 1,
-                   "metadata": {"name": "web-00000000-7d8f7cb964", "namespace": NS,
-                                "labels": {L.NAME: "web", L.TEMPLATE_REVISION_HASH: R1, L.GROUP_KEY: key_of(old)}},
-                   "data": {"spec": {"template": {"spec": {"containers": []}}, "$patch": "replace"}}}
+    sts_history = {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "revision": 1,
+        "metadata": {
+            "name": "web-00000000-7d8f7cb964",
+            "namespace": NS,
+            "labels": {L.NAME: "web", L.TEMPLATE_REVISION_HASH: R1, L.GROUP_KEY: key_of(old)},
+        },
+        "data": {"spec": {"template": {"spec": {"containers": []}}, "$patch": "replace"}},
+    }
     st = plan(V2, sts_history, cr(V1, 1), cr(V2, 2), old, worker_sts(old))
     assert view(st, old).workers

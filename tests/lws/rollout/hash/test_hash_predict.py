@@ -1,4 +1,5 @@
 """Hash-mode prediction (lws/rollout/hash/predict.py): the Deployment + gate model, ``Stage.remaining``."""
+
 from __future__ import annotations
 
 import itertools
@@ -7,7 +8,15 @@ import pytest
 from fixtures_hash import cr, leader, make_lws, rev, snap, worker_sts
 
 from pulumi_lws.lws.reconcile import reconcile
-from pulumi_lws.lws.rollout.hash.predict import MAX_MODEL_STEPS, ModelGroup, deployment_budgets, finished, initial_state, is_done, predict
+from pulumi_lws.lws.rollout.hash.predict import (
+    MAX_MODEL_STEPS,
+    ModelGroup,
+    deployment_budgets,
+    finished,
+    initial_state,
+    is_done,
+    predict,
+)
 
 
 def start(r0, replicas, ms, mu, policy="PostTermination", new=False):
@@ -35,10 +44,10 @@ def test_seeds_trace_r2_mu1_ms1_post_termination():
     steps = run(2, 2, 1, 1)
     # documented stages 2..5 (stage 1 is the start: both old groups ready)
     assert [shape(s) for s in steps] == [
-        "o x🗑 u u🔒",   # Deployment creates ccc, ddd, terminates bbb; G=2, T=1: ccc admitted, ddd waits
-        "o - u u",       # bbb gone: ddd admitted
-        "x🗑 - U u",     # ccc ready: the Deployment terminates aaa
-        "- - U U",       # aaa gone, ddd ready: complete
+        "o x🗑 u u🔒",  # Deployment creates ccc, ddd, terminates bbb; G=2, T=1: ccc admitted, ddd waits
+        "o - u u",  # bbb gone: ddd admitted
+        "x🗑 - U u",  # ccc ready: the Deployment terminates aaa
+        "- - U U",  # aaa gone, ddd ready: complete
     ]
     assert is_done(steps[-1]) and finished(steps)
 
@@ -92,9 +101,15 @@ def test_scale_without_template_change():
     assert [shape(s) for s in down] == ["U U u🗑", "U U -"]  # newest deleted first
 
 
-@pytest.mark.parametrize("r0, replicas, ms, mu, policy", [
-    (r0, r, ms, mu, pol) for r0, r, ms, mu, pol in itertools.product(
-        (1, 3, 4), (1, 3, 5), (0, 1, "50%"), (0, 1, "25%"), ("PostTermination", "Immediate"))])
+@pytest.mark.parametrize(
+    "r0, replicas, ms, mu, policy",
+    [
+        (r0, r, ms, mu, pol)
+        for r0, r, ms, mu, pol in itertools.product(
+            (1, 3, 4), (1, 3, 5), (0, 1, "50%"), (0, 1, "25%"), ("PostTermination", "Immediate")
+        )
+    ],
+)
 def test_invariants(r0, replicas, ms, mu, policy):
     steps = run(r0, replicas, ms, mu, policy)
     surge, unavailable = deployment_budgets(ms, mu, replicas)
@@ -135,8 +150,9 @@ def test_stage_remaining_empty_when_complete():
 
     a = leader("web-a", R1, created=0, gated=False, ready=True, group_ready="True")
     b = leader("web-b", R1, created=1, gated=False, ready=True, group_ready="True")
-    stage = reconcile(V1, snap(cr(V1), a, b, worker_sts(a), worker_sts(b),
-                               deployment(R1, replicas=2, ready=2, updated=2))).stage
+    stage = reconcile(
+        V1, snap(cr(V1), a, b, worker_sts(a), worker_sts(b), deployment(R1, replicas=2, ready=2, updated=2))
+    ).stage
     assert stage.complete and stage.remaining == ()
 
 

@@ -1,13 +1,34 @@
 """Unit tests of the upstream-mirroring pure functions (reference §1.5/§1.6/§1.7)."""
+
 from __future__ import annotations
 
 import pytest
 
-from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs, calculate_rolling_update_replicas, continuous_ready_replicas, fixed_point, lws_unready_replicas, rolling_update_parameters, rolling_update_partition, scale_budgets
+from pulumi_lws.lws.rollout.ordinal.planner import (
+    LeaderSts,
+    RolloutInputs,
+    calculate_rolling_update_replicas,
+    continuous_ready_replicas,
+    fixed_point,
+    lws_unready_replicas,
+    rolling_update_parameters,
+    rolling_update_partition,
+    scale_budgets,
+)
 
 
-@pytest.mark.parametrize("args,want", [((1, 1, 0, 1), 2), ((4, 2, 1, 2), 5), ((2, 2, 1, 2), 3), ((1, 1, 0, 0), 1),
-                                       ((1, 1, 1, 1), 1), ((3, 0, 0, 1), 3), ((4, 2, 2, 3), 6)])
+@pytest.mark.parametrize(
+    "args,want",
+    [
+        ((1, 1, 0, 1), 2),
+        ((4, 2, 1, 2), 5),
+        ((2, 2, 1, 2), 3),
+        ((1, 1, 0, 0), 1),
+        ((1, 1, 1, 1), 1),
+        ((3, 0, 0, 1), 3),
+        ((4, 2, 2, 3), 6),
+    ],
+)
 def test_calculate_rolling_update_replicas(args, want):
     assert calculate_rolling_update_replicas(*args) == want
 
@@ -48,16 +69,19 @@ def inputs(r=4, mu=1, ms=0, up=0, sts=(4, 0, 4), changed=False, states=""):
     return RolloutInputs(r, mu, ms, up, None if sts is None else LeaderSts(*sts), changed, states)
 
 
-@pytest.mark.parametrize("inp,want", [
-    (inputs(sts=None), (0, 4, "1")),
-    (inputs(sts=None, up=2), (2, 4, "1")),  # user partition floors Case 1 too
-    (inputs(changed=True, states="oooo"), (4, 4, "2")),
-    (inputs(r=6, changed=True, sts=(4, 0, 4)), (4, 6, "2")),
-    (inputs(states="UUUU"), (0, 4, "3")),
-    (inputs(r=6, sts=(4, 2, 4)), (2, 6, "3b")),
-    (inputs(r=3, sts=(6, 5, 6), states="ooo"), (3, 3, "4")),
-    (inputs(sts=(4, 4, 4), states="oooo"), (3, 4, "5")),
-])
+@pytest.mark.parametrize(
+    "inp,want",
+    [
+        (inputs(sts=None), (0, 4, "1")),
+        (inputs(sts=None, up=2), (2, 4, "1")),  # user partition floors Case 1 too
+        (inputs(changed=True, states="oooo"), (4, 4, "2")),
+        (inputs(r=6, changed=True, sts=(4, 0, 4)), (4, 6, "2")),
+        (inputs(states="UUUU"), (0, 4, "3")),
+        (inputs(r=6, sts=(4, 2, 4)), (2, 6, "3b")),
+        (inputs(r=3, sts=(6, 5, 6), states="ooo"), (3, 3, "4")),
+        (inputs(sts=(4, 4, 4), states="oooo"), (3, 4, "5")),
+    ],
+)
 def test_rolling_update_parameters_cases(inp, want):
     d = rolling_update_parameters(inp)
     assert (d.partition, d.replicas, d.case) == want

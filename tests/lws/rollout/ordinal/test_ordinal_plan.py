@@ -1,14 +1,15 @@
 """plan_ordinal on Snapshots: observation, fixed point, group revisions, blockers, RolloutFirst, status."""
+
 from __future__ import annotations
+
+from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars
 
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.rollout.budget import DEADLOCK_717
-from pulumi_lws.lws.rollout.ordinal.planner import plan_ordinal
 from pulumi_lws.lws.rollout.ordinal.groups import observe_ordinal_groups
+from pulumi_lws.lws.rollout.ordinal.planner import plan_ordinal
 from pulumi_lws.lws.status.ordinal import ordinal_status
-
-from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars
 
 OLD = make_lws(image="v1")
 
@@ -86,8 +87,9 @@ def test_717_deadlock_scale_first():
     old = make_lws(replicas=1, image="v1", gpus=8)
     new = make_lws(replicas=2, image="v1", gpus=4)
     key = revision_key(new)
-    snap = snapshot_from_chars("ou", old=old, new=new, sts_key=key, partition=1, annotation=2,
-                               unschedulable=frozenset({1}))
+    snap = snapshot_from_chars(
+        "ou", old=old, new=new, sts_key=key, partition=1, annotation=2, unschedulable=frozenset({1})
+    )
     stage = plan_ordinal(new, snap, catalog_for(new, snap), ReconcileOptions())
     assert (stage.replicas, stage.partition) == (2, 1)
     assert stage.blocker is not None and stage.blocker.code == DEADLOCK_717
@@ -114,6 +116,7 @@ def test_rollout_first_from_annotation():
     new = make_lws(replicas=2, image="v1", gpus=4, annotations={"pulumi-lws.io/update-order": "RolloutFirst"})
     snap = snapshot_from_chars("o", old=old, new=new, sts_key=revision_key(old))
     from pulumi_lws.lws.reconcile import reconcile
+
     assert reconcile(new, snap).stage.replicas == 1
 
 
@@ -148,14 +151,29 @@ def test_nothing_to_predict_once_the_shape_is_final() -> None:
     from pulumi_lws.lws.rollout.ordinal.algo import Decision, LeaderSts, RolloutInputs
     from pulumi_lws.lws.rollout.ordinal.predict import at_rest_from_here, remaining_stages
 
-    creating = RolloutInputs(replicas=10, max_unavailable=1, max_surge=2, user_partition=0, sts=None,
-                             template_changed=False, states="")
+    creating = RolloutInputs(
+        replicas=10, max_unavailable=1, max_surge=2, user_partition=0, sts=None, template_changed=False, states=""
+    )
     assert at_rest_from_here(creating, Decision(0, 10, "1"))
     assert remaining_stages(creating) == ((), True)
-    with_partition = RolloutInputs(replicas=10, max_unavailable=1, max_surge=2, user_partition=3,
-                                   sts=LeaderSts(10, 3, 10), template_changed=False, states="oooUUUUUUU")
+    with_partition = RolloutInputs(
+        replicas=10,
+        max_unavailable=1,
+        max_surge=2,
+        user_partition=3,
+        sts=LeaderSts(10, 3, 10),
+        template_changed=False,
+        states="oooUUUUUUU",
+    )
     assert not at_rest_from_here(with_partition, Decision(3, 10, "5"))
-    surging = RolloutInputs(replicas=4, max_unavailable=2, max_surge=2, user_partition=0,
-                            sts=LeaderSts(4, 0, 4), template_changed=True, states="oooo")
+    surging = RolloutInputs(
+        replicas=4,
+        max_unavailable=2,
+        max_surge=2,
+        user_partition=0,
+        sts=LeaderSts(4, 0, 4),
+        template_changed=True,
+        states="oooo",
+    )
     stages, finished = remaining_stages(surging)
     assert finished and [(s.replicas, s.partition) for s in stages][-1] == (4, 0) and len(stages) >= 2

@@ -1,5 +1,6 @@
 """The Ordinal prediction at scale: in waves when the groups to roll exceed the group-by-group
 walk, bounded work, and a plain note instead of "only the first 0 remaining stages"."""
+
 from __future__ import annotations
 
 import sys
@@ -7,18 +8,24 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.revision import build_catalog
 from pulumi_lws.lws.rollout.ordinal.algo import LeaderSts, RolloutInputs, scale_budgets
 from pulumi_lws.lws.rollout.ordinal.planner import plan_ordinal
 from pulumi_lws.lws.rollout.ordinal.predict import (
-    MAX_MODEL_STEPS, available, groups_to_roll, predict, predict_waves, prediction,
+    MAX_MODEL_STEPS,
+    available,
+    groups_to_roll,
+    predict,
+    predict_waves,
+    prediction,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4] / "bench"))
-from bench_fixtures import fleet_lws, mid_rollout_snapshot  # noqa: E402
+from bench_fixtures import fleet_lws, mid_rollout_snapshot
 
 
 def _mid_rollout(groups: int):
@@ -48,11 +55,12 @@ def test_the_prediction_of_ten_thousand_groups_is_bounded_by_work() -> None:
     lws, snap, catalog = _mid_rollout(10_000)
     observed = plan_ordinal(lws, snap, catalog, ReconcileOptions())
     assert observed.remaining[-1].groups == "U" * 10_000
-    from pulumi_lws.lws.rollout.ordinal.planner import ordinal_inputs
     from pulumi_lws.lws.rollout.ordinal.groups import observe_ordinal_groups
+    from pulumi_lws.lws.rollout.ordinal.planner import ordinal_inputs
 
-    inp = ordinal_inputs(lws, snap.get("StatefulSet", "fleet"), observe_ordinal_groups(lws, snap, catalog.target.key),
-                         catalog.target.key)
+    inp = ordinal_inputs(
+        lws, snap.get("StatefulSet", "fleet"), observe_ordinal_groups(lws, snap, catalog.target.key), catalog.target.key
+    )
     t0 = time.perf_counter()
     p = prediction(inp)
     assert time.perf_counter() - t0 < 0.5  # generous on a loaded CI box; bench/run.py has the real figure
@@ -60,16 +68,23 @@ def test_the_prediction_of_ten_thousand_groups_is_bounded_by_work() -> None:
 
 
 def test_small_rollouts_keep_the_exact_group_by_group_walk() -> None:
-    inp = RolloutInputs(replicas=4, max_unavailable=1, max_surge=0, sts=LeaderSts(4, 0, 4), template_changed=True,
-                        states="oooo")
+    inp = RolloutInputs(
+        replicas=4, max_unavailable=1, max_surge=0, sts=LeaderSts(4, 0, 4), template_changed=True, states="oooo"
+    )
     p = prediction(inp)
     assert not p.waves and p.finished and p.notes() == ()
     assert [(s.replicas, s.partition) for s in p.stages] == [(4, 2), (4, 1), (4, 0)]
 
 
 def test_a_cut_walk_says_it_stopped_and_never_reports_zero_stages() -> None:
-    inp = RolloutInputs(replicas=3_000, max_unavailable=1, max_surge=0, sts=LeaderSts(3_000, 0, 3_000),
-                        template_changed=True, states="o" * 3_000)  # one group per stage: 3,000 waves
+    inp = RolloutInputs(
+        replicas=3_000,
+        max_unavailable=1,
+        max_surge=0,
+        sts=LeaderSts(3_000, 0, 3_000),
+        template_changed=True,
+        states="o" * 3_000,
+    )  # one group per stage: 3,000 waves
     p = prediction(inp)
     assert p.waves and not p.finished and len(p.stages) > 0
     assert any(n.startswith(f"prediction stopped after {len(p.stages)} stages") for n in p.notes())
@@ -80,8 +95,9 @@ def rollouts(draw):
     r = draw(st.integers(1, 12))
     mu, ms = scale_budgets(r, draw(st.integers(0, 4)), draw(st.integers(0, 4)))
     start = draw(st.text("oU", min_size=r, max_size=r))
-    return RolloutInputs(replicas=r, max_unavailable=mu, max_surge=ms, sts=LeaderSts(r, 0, r),
-                         template_changed=True, states=start), draw(st.sampled_from(["ScaleFirst", "RolloutFirst"]))
+    return RolloutInputs(
+        replicas=r, max_unavailable=mu, max_surge=ms, sts=LeaderSts(r, 0, r), template_changed=True, states=start
+    ), draw(st.sampled_from(["ScaleFirst", "RolloutFirst"]))
 
 
 @given(rollouts())

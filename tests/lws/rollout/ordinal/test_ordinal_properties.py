@@ -17,11 +17,14 @@ of a rollout that started healthy; the partition never rises within a rollout an
 below the user partition; the rollout completes once every group eventually becomes ready (or settles: upstream keeps the
 surge while a user partition > 0 holds groups old, reference §1.6).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import ClassVar
 
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from pulumi_lws.lws.rollout.budget import rule_for
 from pulumi_lws.lws.rollout.ordinal.planner import LeaderSts, RolloutInputs, fixed_point, scale_budgets
@@ -46,7 +49,7 @@ class Scripted:
     else -> the strategy's default below (``"change?"`` -> 9, no change).
     """
 
-    FALLBACK = {"ready": 0, "change?": 9}
+    FALLBACK: ClassVar[dict[str, int]] = {"ready": 0, "change?": 9}
 
     def __init__(self, draws: dict[str, list[int]]):
         self.script = {label: tuple(values) for label, values in draws.items()}
@@ -115,8 +118,12 @@ def run(inp, order, data, max_events=2):
                 inp = second_template_change(inp)
             else:
                 new_r = data.draw(st.integers(1, 8), label="replicas")
-                inp = replace(inp, replicas=new_r, user_partition=min(inp.user_partition, new_r),
-                              max_surge=min(inp.max_surge, new_r))
+                inp = replace(
+                    inp,
+                    replicas=new_r,
+                    user_partition=min(inp.user_partition, new_r),
+                    max_surge=min(inp.max_surge, new_r),
+                )
             continue
         if not not_ready:  # nothing to wait for: the next reconcile must make progress or finish
             idle += 1

@@ -5,9 +5,12 @@ states. At every stage: planning twice on the same snapshot gives the same stage
 the partition is assigned the target revision unless it is observed on it; ``group_revisions``
 covers exactly ``[0, stage.replicas)``; the stage equals the pure fixed point.
 """
+
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.revision import revision_key
@@ -15,12 +18,17 @@ from pulumi_lws.lws.rollout.budget import rule_for
 from pulumi_lws.lws.rollout.ordinal.planner import Decision, fixed_point, ordinal_inputs, plan_ordinal
 from pulumi_lws.lws.rollout.ordinal.predict import apply_decision, become_ready
 
-from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars
-
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(r0=st.integers(1, 5), r=st.integers(1, 6), mu=st.integers(0, 3), ms=st.integers(0, 2), p_user=st.integers(0, 2),
-       order=st.sampled_from(["ScaleFirst", "RolloutFirst"]), data=st.data())
+@given(
+    r0=st.integers(1, 5),
+    r=st.integers(1, 6),
+    mu=st.integers(0, 3),
+    ms=st.integers(0, 2),
+    p_user=st.integers(0, 2),
+    order=st.sampled_from(["ScaleFirst", "RolloutFirst"]),
+    data=st.data(),
+)
 def test_replanning_every_stage_is_stable_and_never_moves_old_groups(r0, r, mu, ms, p_user, order, data):
     if mu == 0 and ms == 0:
         mu = 1
@@ -31,8 +39,9 @@ def test_replanning_every_stage_is_stable_and_never_moves_old_groups(r0, r, mu, 
     states, sts = "o" * r0, (r0, min(p_user, r0), r0)
     sts_key = old_key
     for _ in range(200):
-        snap = snapshot_from_chars(states, old=old, new=new, sts_key=sts_key, sts_replicas=sts[0],
-                                   partition=sts[1], annotation=sts[2])
+        snap = snapshot_from_chars(
+            states, old=old, new=new, sts_key=sts_key, sts_replicas=sts[0], partition=sts[1], annotation=sts[2]
+        )
         cat = catalog_for(new, snap)
         a, b = plan_ordinal(new, snap, cat, opts), plan_ordinal(new, snap, cat, opts)
         assert a == b

@@ -5,17 +5,32 @@ groups carry availability too. :func:`hold_surge_for_availability` keeps the sma
 >= upstream's value whose kept ordinals still hold ``min(max(0, R - MU), ready if nothing is
 deleted)`` ready groups after the stage (worst case), never above the observed S or R + MS.
 """
+
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pulumi_lws.lws.reconcile import ReconcileOptions
-from pulumi_lws.lws.rollout.budget import hold_surge_for_availability, ready_kept, rollout_first_parameters, rule_for, scale_first_parameters, surge_held
 from pulumi_lws.lws.revision import revision_key
-from pulumi_lws.lws.rollout.ordinal.planner import Decision, LeaderSts, RolloutInputs, fixed_point, plan_ordinal, rolling_update_parameters
+from pulumi_lws.lws.rollout.budget import (
+    hold_surge_for_availability,
+    ready_kept,
+    rollout_first_parameters,
+    rule_for,
+    scale_first_parameters,
+    surge_held,
+)
+from pulumi_lws.lws.rollout.ordinal.planner import (
+    Decision,
+    LeaderSts,
+    RolloutInputs,
+    fixed_point,
+    plan_ordinal,
+    rolling_update_parameters,
+)
 from pulumi_lws.lws.rollout.ordinal.predict import apply_decision, available, predict
-
-from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars
 
 # The bug (docs/reliability.md): R=5, MU=2, MS=4; surge groups 7, 8 and group 1 are ready.
 BUG = RolloutInputs(5, 2, 4, 0, LeaderSts(9, 1, 5), False, "oUuuuuuUU")
@@ -86,8 +101,15 @@ def test_hold_never_changes_the_partition_or_the_case():
 states_st = st.text(alphabet="Uoux-", max_size=12)
 
 
-@given(states=states_st, r=st.integers(1, 8), mu=st.integers(0, 8), ms=st.integers(0, 8), s=st.integers(0, 12),
-       p=st.integers(0, 12), want=st.integers(0, 12))
+@given(
+    states=states_st,
+    r=st.integers(1, 8),
+    mu=st.integers(0, 8),
+    ms=st.integers(0, 8),
+    s=st.integers(0, 12),
+    p=st.integers(0, 12),
+    want=st.integers(0, 12),
+)
 def test_hold_properties(states, r, mu, ms, s, p, want):
     """Bounds, minimality and the floor: the hold's contract on arbitrary inputs."""
     ms = min(ms, r)
@@ -117,9 +139,12 @@ def test_prediction_model_uses_the_guarded_rule():
 def test_plan_ordinal_applies_the_hold_and_says_so():
     old = make_lws(replicas=5, image="v1", size=1, mu=2, ms=4)
     new = make_lws(replicas=5, image="v2", size=1, mu=2, ms=4)
-    snap = snapshot_from_chars("oUuuuuuUU", old=old, new=new, sts_key=revision_key(new), sts_replicas=9,
-                               partition=1, annotation=5, size=1)
+    snap = snapshot_from_chars(
+        "oUuuuuuUU", old=old, new=new, sts_key=revision_key(new), sts_replicas=9, partition=1, annotation=5, size=1
+    )
     stage = plan_ordinal(new, snap, catalog_for(new, snap), ReconcileOptions())
     assert (stage.partition, stage.replicas) == (1, 8)
-    assert any(n.startswith("surge hold: keeping replicas 8 (upstream would reclaim to 7)") for n in stage.notes), stage.notes
+    assert any(n.startswith("surge hold: keeping replicas 8 (upstream would reclaim to 7)") for n in stage.notes), (
+        stage.notes
+    )
     assert rolling_update_parameters(BUG).replicas == 7  # the upstream function itself stays upstream-exact

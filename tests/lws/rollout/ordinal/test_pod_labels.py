@@ -1,5 +1,6 @@
 """Webhook-equivalent pod labels (lws/rollout/ordinal/pod_labels.py): literal snapshots, the reconcile wiring,
 the trace rows, and one simulator run checking every pod against upstream's webhook values."""
+
 from __future__ import annotations
 
 import hashlib
@@ -7,14 +8,14 @@ from typing import Any
 
 import pytest
 
+from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.stage import Action, Stage, is_webhook_labels
+from pulumi_lws.core.trace import GroupCell, TraceRow, format_table, rows_changed
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
-from pulumi_lws.core.snapshot import Snapshot
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.rollout.ordinal.pod_labels import REASON, label_actions, parent_and_ordinal, pod_ordinal
-from pulumi_lws.core.stage import Action, Stage, is_webhook_labels
-from pulumi_lws.core.trace import GroupCell, TraceRow, format_table, rows_changed
 
 NS, NAME = "default", "lws"
 
@@ -23,22 +24,35 @@ def sha1(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()
 
 
-def make_lws(*, size: int = 3, replicas: int = 2, subgroup: dict | None = None, identity: str | None = None,
-             image: str = "v1") -> LeaderWorkerSet:
+def make_lws(
+    *, size: int = 3, replicas: int = 2, subgroup: dict | None = None, identity: str | None = None, image: str = "v1"
+) -> LeaderWorkerSet:
     lwt: dict[str, Any] = {"size": size, "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}}
     if subgroup is not None:
         lwt["subGroupPolicy"] = subgroup
     spec: dict[str, Any] = {"replicas": replicas, "leaderWorkerTemplate": lwt}
     if identity:
         spec["groupIdentity"] = identity
-    return LeaderWorkerSet.from_manifest({"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-                                          "metadata": {"name": NAME, "namespace": NS}, "spec": spec})
+    return LeaderWorkerSet.from_manifest(
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": NAME, "namespace": NS},
+            "spec": spec,
+        }
+    )
 
 
-def _pod(name: str, labels: dict, annotations: dict, owner: str | None, *, uid: str | None = None,
-         deleting: bool = False) -> dict:
-    meta: dict[str, Any] = {"name": name, "namespace": NS, "uid": uid or f"uid-{name}", "labels": labels,
-                            "annotations": annotations}
+def _pod(
+    name: str, labels: dict, annotations: dict, owner: str | None, *, uid: str | None = None, deleting: bool = False
+) -> dict:
+    meta: dict[str, Any] = {
+        "name": name,
+        "namespace": NS,
+        "uid": uid or f"uid-{name}",
+        "labels": labels,
+        "annotations": annotations,
+    }
     if owner is not None:
         kind, owner_name = owner.split("/")
         meta["ownerReferences"] = [{"kind": kind, "name": owner_name, "controller": True, "uid": f"uid-{owner_name}"}]
@@ -60,14 +74,24 @@ def leader(lws: LeaderWorkerSet, i: int, key: str, **kw: Any) -> dict:
     sgp = lws.spec.leader_worker_template.sub_group_policy
     if sgp is not None and sgp.sub_group_policy_type == "LeaderWorker":
         labels[L.SUBGROUP_INDEX] = "0"
-    return _pod(f"{lws.name}-{i}", labels, {L.SIZE: str(lws.size), **sg_annotations(lws)},
-                kw.pop("owner", f"StatefulSet/{lws.name}"), **kw)
+    return _pod(
+        f"{lws.name}-{i}",
+        labels,
+        {L.SIZE: str(lws.size), **sg_annotations(lws)},
+        kw.pop("owner", f"StatefulSet/{lws.name}"),
+        **kw,
+    )
 
 
 def worker(lws: LeaderWorkerSet, i: int, j: int, key: str, **kw: Any) -> dict:
     """A worker pod as its worker StatefulSet creates it (group labels static, no worker-index)."""
-    labels = {L.NAME: lws.name, L.GROUP_INDEX: str(i), L.GROUP_KEY: sha1(f"{NS}/{lws.name}-{i}"),
-              L.TEMPLATE_REVISION_HASH: key, L.POD_INDEX: str(j)}
+    labels = {
+        L.NAME: lws.name,
+        L.GROUP_INDEX: str(i),
+        L.GROUP_KEY: sha1(f"{NS}/{lws.name}-{i}"),
+        L.TEMPLATE_REVISION_HASH: key,
+        L.POD_INDEX: str(j),
+    }
     ann = {L.SIZE: str(lws.size), L.LEADER_NAME: f"{lws.name}-{i}", **sg_annotations(lws)}
     return _pod(f"{lws.name}-{i}-{j}", labels, ann, kw.pop("owner", f"StatefulSet/{lws.name}-{i}"), **kw)
 
@@ -83,8 +107,14 @@ def world(lws: LeaderWorkerSet, key: str | None = None) -> list[dict]:
 
 def stage_of(lws: LeaderWorkerSet, key: str | None = None, actions: tuple = ()) -> Stage:
     key = key or revision_key(lws)
-    return Stage(policy="lws/ordinal", target_revision=key, replicas=lws.replicas, partition=0,
-                 group_revisions={str(i): key for i in range(lws.replicas)}, actions=actions)
+    return Stage(
+        policy="lws/ordinal",
+        target_revision=key,
+        replicas=lws.replicas,
+        partition=0,
+        group_revisions={str(i): key for i in range(lws.replicas)},
+        actions=actions,
+    )
 
 
 def by_name(actions) -> dict[str, dict]:
@@ -101,6 +131,7 @@ def execute(pods: list[dict], actions) -> list[dict]:
 
 
 # ---- literal snapshots ----------------------------------------------------------------------------
+
 
 def test_leaders_get_group_index_and_key_workers_get_worker_index():
     lws = make_lws()
@@ -144,12 +175,15 @@ def test_ordinal_comes_from_pod_index_or_the_name():
     assert pod_ordinal(odd) is None
 
 
-@pytest.mark.parametrize("size,sgs,policy,leader_sg,workers_sg", [
-    (5, 2, "LeaderWorker", "0", [0, 0, 1, 1]),    # leader is the extra pod: (w-1)//sgs
-    (4, 2, "LeaderWorker", "0", [0, 1, 1]),       # even division: w//sgs
-    (9, 4, "LeaderWorker", "0", [0, 0, 0, 0, 1, 1, 1, 1]),
-    (5, 2, "LeaderExcluded", None, [0, 0, 1, 1]),  # the leader has no subgroup
-])
+@pytest.mark.parametrize(
+    "size,sgs,policy,leader_sg,workers_sg",
+    [
+        (5, 2, "LeaderWorker", "0", [0, 0, 1, 1]),  # leader is the extra pod: (w-1)//sgs
+        (4, 2, "LeaderWorker", "0", [0, 1, 1]),  # even division: w//sgs
+        (9, 4, "LeaderWorker", "0", [0, 0, 0, 0, 1, 1, 1, 1]),
+        (5, 2, "LeaderExcluded", None, [0, 0, 1, 1]),  # the leader has no subgroup
+    ],
+)
 def test_subgroup_labels_are_upstreams(size, sgs, policy, leader_sg, workers_sg):
     lws = make_lws(size=size, replicas=1, subgroup={"subGroupSize": sgs, "subGroupPolicyType": policy})
     got = by_name(label_actions(lws, Snapshot.of(world(lws)), stage_of(lws)))
@@ -159,8 +193,11 @@ def test_subgroup_labels_are_upstreams(size, sgs, policy, leader_sg, workers_sg)
     else:  # the template already carries subgroup-index "0": only the key is missing
         assert lead[L.SUBGROUP_KEY] == sha1("lws-0/0") and L.SUBGROUP_INDEX not in lead
     for j, sg in enumerate(workers_sg, 1):
-        assert got[f"lws-0-{j}"] == {L.WORKER_INDEX: str(j), L.SUBGROUP_INDEX: str(sg),
-                                     L.SUBGROUP_KEY: sha1(f"lws-0/{sg}")}
+        assert got[f"lws-0-{j}"] == {
+            L.WORKER_INDEX: str(j),
+            L.SUBGROUP_INDEX: str(sg),
+            L.SUBGROUP_KEY: sha1(f"lws-0/{sg}"),
+        }
 
 
 def test_never_labels_deleting_foreign_unknown_revision_or_foreign_owned_pods():
@@ -194,8 +231,10 @@ def test_hash_lws_gets_nothing_here():
 
 # ---- reconcile wiring -----------------------------------------------------------------------------
 
+
 def test_reconcile_appends_labels_after_failure_actions_and_skips_the_deleted_leader():
-    from fixtures_failure import World, make_lws as failure_lws
+    from fixtures_failure import World
+    from fixtures_failure import make_lws as failure_lws
 
     w = World(failure_lws())
     w.restart("lws-1-2")  # RecreateGroupOnPodRestart: the leader lws-1 is deleted
@@ -211,32 +250,63 @@ def test_reconcile_appends_labels_after_failure_actions_and_skips_the_deleted_le
 def test_labels_do_not_change_completeness_or_blocker():
     lws = make_lws(replicas=2)
     key = revision_key(lws)
-    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
-           "metadata": {"name": NAME, "namespace": NS, "uid": "sts", "annotations": {L.REPLICAS: "2"},
-                        "labels": {L.NAME: NAME, L.TEMPLATE_REVISION_HASH: key}},
-           "spec": {"replicas": 2, "updateStrategy": {"rollingUpdate": {"partition": 0}}}, "status": {}}
+    sts = {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": {
+            "name": NAME,
+            "namespace": NS,
+            "uid": "sts",
+            "annotations": {L.REPLICAS: "2"},
+            "labels": {L.NAME: NAME, L.TEMPLATE_REVISION_HASH: key},
+        },
+        "spec": {"replicas": 2, "updateStrategy": {"rollingUpdate": {"partition": 0}}},
+        "status": {},
+    }
     objs = [sts] + world(lws)
     for i in range(2):
-        objs.append({"apiVersion": "apps/v1", "kind": "StatefulSet",
-                     "metadata": {"name": f"{NAME}-{i}", "namespace": NS, "uid": f"s{i}",
-                                  "labels": {L.NAME: NAME, L.TEMPLATE_REVISION_HASH: key}},
-                     "spec": {"replicas": 2}, "status": {"availableReplicas": 2, "currentRevision": "r",
-                                                          "updateRevision": "r"}})
+        objs.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "StatefulSet",
+                "metadata": {
+                    "name": f"{NAME}-{i}",
+                    "namespace": NS,
+                    "uid": f"s{i}",
+                    "labels": {L.NAME: NAME, L.TEMPLATE_REVISION_HASH: key},
+                },
+                "spec": {"replicas": 2},
+                "status": {"availableReplicas": 2, "currentRevision": "r", "updateRevision": "r"},
+            }
+        )
     for p in objs:
         if p["kind"] == "Pod":
             p["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
     before = reconcile(lws, Snapshot.of(objs)).stage
     assert before.complete and before.blocker is None and len(before.actions) == 6
-    after = reconcile(lws, Snapshot.of(execute([o for o in objs if o["kind"] == "Pod"], before.actions) +
-                                       [o for o in objs if o["kind"] != "Pod"])).stage
+    after = reconcile(
+        lws,
+        Snapshot.of(
+            execute([o for o in objs if o["kind"] == "Pod"], before.actions) + [o for o in objs if o["kind"] != "Pod"]
+        ),
+    ).stage
     assert after.complete and after.actions == ()
 
 
 # ---- trace rows -----------------------------------------------------------------------------------
 
+
 def _row(t: float, labelled: tuple = (), actions: tuple = ()) -> TraceRow:
-    return TraceRow(time=t, replicas=1, partition=0, groups=(GroupCell("0", "U"),), live=1, available=1,
-                    labelled=labelled, actions=actions)
+    return TraceRow(
+        time=t,
+        replicas=1,
+        partition=0,
+        groups=(GroupCell("0", "U"),),
+        live=1,
+        available=1,
+        labelled=labelled,
+        actions=actions,
+    )
 
 
 def test_label_only_rows_merge_into_the_previous_row_and_the_table_summarises_them():
@@ -250,24 +320,44 @@ def test_label_only_rows_merge_into_the_previous_row_and_the_table_summarises_th
 
 # ---- simulator end to end -------------------------------------------------------------------------
 
+
 def _manifest(image: str) -> dict:
-    return {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
-            "metadata": {"name": NAME, "namespace": NS},
-            "spec": {"replicas": 3, "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 1}},
-                     "leaderWorkerTemplate": {"size": 5, "subGroupPolicy": {"subGroupSize": 2},
-                                              "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}}}}}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": NAME, "namespace": NS},
+        "spec": {
+            "replicas": 3,
+            "rolloutStrategy": {"rollingUpdateConfiguration": {"maxUnavailable": 1}},
+            "leaderWorkerTemplate": {
+                "size": 5,
+                "subGroupPolicy": {"subGroupSize": 2},
+                "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}},
+            },
+        },
+    }
 
 
 def expected_labels(name: str) -> dict[str, str]:
     """Upstream's webhook values for pod ``name`` of the LWS above (size 5, subGroupSize 2)."""
     parts = name.split("-")
     if len(parts) == 2:
-        return {L.GROUP_INDEX: parts[1], L.GROUP_KEY: sha1(f"{NS}/{name}"), L.WORKER_INDEX: "0",
-                L.SUBGROUP_INDEX: "0", L.SUBGROUP_KEY: sha1(f"{name}/0")}
+        return {
+            L.GROUP_INDEX: parts[1],
+            L.GROUP_KEY: sha1(f"{NS}/{name}"),
+            L.WORKER_INDEX: "0",
+            L.SUBGROUP_INDEX: "0",
+            L.SUBGROUP_KEY: sha1(f"{name}/0"),
+        }
     leader_name, w = f"{parts[0]}-{parts[1]}", int(parts[2])
     sg = (w - 1) // 2  # (size-1) % 2 == 0 and size % 2 != 0: the leader is the extra pod
-    return {L.GROUP_INDEX: parts[1], L.GROUP_KEY: sha1(f"{NS}/{leader_name}"), L.WORKER_INDEX: str(w),
-            L.SUBGROUP_INDEX: str(sg), L.SUBGROUP_KEY: sha1(f"{leader_name}/{sg}")}
+    return {
+        L.GROUP_INDEX: parts[1],
+        L.GROUP_KEY: sha1(f"{NS}/{leader_name}"),
+        L.WORKER_INDEX: str(w),
+        L.SUBGROUP_INDEX: str(sg),
+        L.SUBGROUP_KEY: sha1(f"{leader_name}/{sg}"),
+    }
 
 
 def test_simulated_rollout_labels_every_pod_like_upstream_and_then_goes_quiet():

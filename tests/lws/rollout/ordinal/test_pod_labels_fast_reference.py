@@ -2,6 +2,7 @@
 (``carries_every_label``) equals the per-pod pass it replaced (kept below as the reference) on
 random pods: any subset of the webhook labels already set, valid and malformed subgroup / size
 annotations, foreign owners, odd names, deleting pods, unknown revisions, other actions."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -36,10 +37,20 @@ def reference_label_actions(lws, snapshot: Snapshot, stage: Stage) -> tuple[Acti
 
 
 def make_lws() -> LeaderWorkerSet:
-    return LeaderWorkerSet.from_manifest({
-        "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": NAME, "namespace": NS},
-        "spec": {"replicas": 2, "leaderWorkerTemplate": {"size": 3, "workerTemplate": {
-            "spec": {"containers": [{"name": "c", "image": "v1"}]}}}}})
+    return LeaderWorkerSet.from_manifest(
+        {
+            "apiVersion": "leaderworkerset.x-k8s.io/v1",
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": NAME, "namespace": NS},
+            "spec": {
+                "replicas": 2,
+                "leaderWorkerTemplate": {
+                    "size": 3,
+                    "workerTemplate": {"spec": {"containers": [{"name": "c", "image": "v1"}]}},
+                },
+            },
+        }
+    )
 
 
 @st.composite
@@ -62,9 +73,12 @@ def pods(draw, i: int):
     elif draw(st.booleans()):
         labels[L.POD_INDEX] = draw(st.sampled_from(["7", "x"]))
     ann: dict = {}
-    for key, values in ((L.SUBGROUP_SIZE, SIZES), (L.SIZE, SIZES),
-                        (L.SUBGROUP_POLICY_TYPE, st.sampled_from([None, "LeaderWorker", P.LEADER_EXCLUDED])),
-                        (L.LEADER_NAME, st.sampled_from([None, f"{NAME}-{group}"]))):
+    for key, values in (
+        (L.SUBGROUP_SIZE, SIZES),
+        (L.SIZE, SIZES),
+        (L.SUBGROUP_POLICY_TYPE, st.sampled_from([None, "LeaderWorker", P.LEADER_EXCLUDED])),
+        (L.LEADER_NAME, st.sampled_from([None, f"{NAME}-{group}"])),
+    ):
         v = draw(values)
         if v is not None:
             ann[key] = v
@@ -90,10 +104,24 @@ def worlds(draw):
         if verb == "delete":
             actions.append(Action("delete", "Pod", n, {}, uid=None, reason="x"))
         elif verb == "label":
-            actions.append(Action("label", "Pod", n, {"labels": {k: "z" for k in draw(st.sets(st.sampled_from(WEBHOOK_KEYS)))}},
-                                  uid=None, reason="y"))
-    stage = Stage(policy="lws/ordinal", target_revision="new", replicas=2, partition=0,
-                  group_revisions={"0": draw(st.sampled_from(["new", "old"]))}, actions=tuple(actions))
+            actions.append(
+                Action(
+                    "label",
+                    "Pod",
+                    n,
+                    {"labels": {k: "z" for k in draw(st.sets(st.sampled_from(WEBHOOK_KEYS)))}},
+                    uid=None,
+                    reason="y",
+                )
+            )
+    stage = Stage(
+        policy="lws/ordinal",
+        target_revision="new",
+        replicas=2,
+        partition=0,
+        group_revisions={"0": draw(st.sampled_from(["new", "old"]))},
+        actions=tuple(actions),
+    )
     return Snapshot.of(list(objs.values())), stage
 
 

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from bench_api_calls import CountingClient
 
-from pulumi_lws.core.snapshot import EMPTY, Snapshot
+from pulumi_lws.core.contract.snapshot import EMPTY, Snapshot
 from pulumi_lws.disaggregatedset.render import render_children
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.workloads import workload_for

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api import LeaderWorkerSet
 from pulumi_lws.lws.revision import revision_data, revision_key
@@ -160,7 +160,7 @@ def realistic_mid_rollout_snapshot(lws: LeaderWorkerSet) -> Snapshot:
     a fleet as it runs."""
     import copy
 
-    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.core.contract.snapshot import EMPTY
     from pulumi_lws.lws.reconcile import reconcile
 
     old = lws.model_copy(deep=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 from bench_api_calls import CountingClient
 
-from pulumi_lws.core.snapshot import EMPTY, Snapshot
+from pulumi_lws.core.contract.snapshot import EMPTY, Snapshot
 from pulumi_lws.workloads import workload_for
 
 MS = workload_for("ModelServing")

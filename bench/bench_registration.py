@@ -53,8 +53,8 @@ def ratio(groups: int = 100, repeat: int = 3) -> tuple[float, float, float]:
 
     from pulumi_lws.backend import use_backend
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet
-    from pulumi_lws.core.ports import EmptyObserver
-    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.core.contract.ports import EmptyObserver
+    from pulumi_lws.core.contract.snapshot import EMPTY
     from pulumi_lws.lws.reconcile import reconcile
 
     lws = fleet_lws(groups)

@@ -1,5 +1,5 @@
 """Rollout control benchmark: the ``pulumi-lws rollout`` driver's own overhead per stage and the cost
-of :func:`pulumi_lws.core.control.govern` per reconcile, against the plan + render time of the same
+of :func:`pulumi_lws.core.features.control.govern` per reconcile, against the plan + render time of the same
 1,000-group LeaderWorkerSet on its mid-rollout snapshot (``bench_fixtures``).
 
 The driver's overhead is what :func:`pulumi_lws.cli.rollout.drive` spends per stage outside
@@ -27,7 +27,7 @@ def figures(groups: int = 1_000, stages: int = 50) -> dict[str, Any]:
     from pulumi_lws.cli.progress import Display
     from pulumi_lws.cli.rollout import drive
     from pulumi_lws.components.outputs import stage_summary
-    from pulumi_lws.core.control import govern, resolve
+    from pulumi_lws.core.features.control import govern, resolve
     from pulumi_lws.lws.reconcile import ReconcileOptions, reconcile
     from pulumi_lws.lws.workload import WORKLOAD
 

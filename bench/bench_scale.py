@@ -92,7 +92,7 @@ def unpickle_floor(objects: Any) -> float:
 
 def fresh(snapshot: Any) -> Any:
     """The same objects without the snapshot's indexes: every run pays for building them."""
-    from pulumi_lws.core.snapshot import Snapshot
+    from pulumi_lws.core.contract.snapshot import Snapshot
 
     return Snapshot(snapshot.objects, snapshot.now)
 
@@ -135,7 +135,7 @@ def lws_observe_plan_predict(groups: int = 10_000) -> dict[str, Any]:
 
 def lws_plan_render(groups: int = 10_000) -> dict[str, Any]:
     """reconcile on an empty cluster (every object of every group), with and without the cyclic GC."""
-    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.core.contract.snapshot import EMPTY
     from pulumi_lws.lws.reconcile import reconcile
 
     lws = fleet_lws(groups)
@@ -200,7 +200,7 @@ MEMORY_TARGET_KIB = 6.0
 
 
 def memory_per_group(groups: int = 10_000) -> dict[str, Any]:
-    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.core.contract.snapshot import EMPTY
     from pulumi_lws.lws.reconcile import reconcile
 
     lws = fleet_lws(groups)
@@ -213,7 +213,7 @@ def memory_per_api(groups: int = 10_000) -> list[dict[str, Any]]:
     from bench_ds import DS, fleet_ds
     from bench_ms import MS, fleet_ms
 
-    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.core.contract.snapshot import EMPTY
 
     ms = fleet_ms(groups)
     ds = fleet_ds(10, max(1, groups // 10))

@@ -57,7 +57,7 @@ MANIFESTS = {"LeaderWorkerSet": _lws, "ModelServing": _ms, "DisaggregatedSet": _
 
 def scenario(groups: int = 100, size: int = 2, history: str = "internal", kind: str = "LeaderWorkerSet"):
     """An image change on a converged fleet of ``groups`` groups of ``kind``."""
-    from pulumi_lws.sim.scenario import load_scenario
+    from pulumi_lws.sim.driver.scenario import load_scenario
 
     make = MANIFESTS[kind]
     return load_scenario(
@@ -96,7 +96,7 @@ class _CollectorTime:
 def run(groups: int = 100, size: int = 2, kind: str = "LeaderWorkerSet") -> dict[str, Any]:
     """Figures for one rollout: wall seconds, reconciles, simulated seconds, stages, objects,
     and the CPU seconds of the run spent in full GC collections (``gc_full_cpu_seconds``)."""
-    from pulumi_lws.sim.runner import simulate
+    from pulumi_lws.sim.driver.runner import simulate
 
     sc = scenario(groups, size, kind=kind)
     collector = _CollectorTime()

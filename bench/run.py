@@ -89,7 +89,7 @@ def bench_plan_full(groups: int = 10_000) -> dict:
 
 
 def bench_render(groups: int = 10_000) -> dict:
-    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.core.contract.snapshot import EMPTY
     from pulumi_lws.lws.reconcile import reconcile
 
     lws = fleet_lws(groups)
@@ -128,7 +128,7 @@ def bench_memory(groups: int = 10_000) -> dict:
     import subprocess
     import tracemalloc
 
-    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.core.contract.snapshot import EMPTY
     from pulumi_lws.lws.reconcile import reconcile
 
     lws = fleet_lws(groups)
@@ -140,7 +140,7 @@ def bench_memory(groups: int = 10_000) -> dict:
     code = (
         "import re, sys; sys.path[:0] = [sys.argv[1], sys.argv[1] + '/bench']\n"
         "hwm = lambda: int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
-        "from bench_fixtures import fleet_lws\nfrom pulumi_lws.core.snapshot import EMPTY\n"
+        "from bench_fixtures import fleet_lws\nfrom pulumi_lws.core.contract.snapshot import EMPTY\n"
         "from pulumi_lws.lws.reconcile import reconcile\nlws = fleet_lws(int(sys.argv[2]))\n"
         "base = hwm()\nreconcile(lws, EMPTY)\nprint(base, hwm())"
     )
@@ -189,7 +189,7 @@ def bench_ms_render(groups: int = 1_000) -> dict:
     """ModelServing first stage on an empty cluster (every object of every ServingGroup)."""
     from bench_ms import MS, fleet_ms
 
-    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.core.contract.snapshot import EMPTY
     from pulumi_lws.lws.reconcile import reconcile
 
     spec = fleet_ms(groups)

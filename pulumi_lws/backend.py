@@ -11,11 +11,11 @@ import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pulumi_lws.core.ports import Actuator, ClusterError, Observer
+from pulumi_lws.core.contract.ports import Actuator, ClusterError, Observer
 
 NO_CLUSTER_HELP = (
     "For tests and the simulator, install a backend first: `with pulumi_lws.backend.use_backend(observer, actuator):` "
-    "(pulumi_lws.sim.cluster.SimCluster is both); for a real cluster, point KUBECONFIG (or ~/.kube/config) at it, "
+    "(pulumi_lws.sim.cluster.simcluster.SimCluster is both); for a real cluster, point KUBECONFIG (or ~/.kube/config) at it, "
     "or set the stack config kubernetes:kubeconfig / kubernetes:context"
 )
 

@@ -1,5 +1,5 @@
 """The built-in workload APIs. Importing this module registers each of them with
-:mod:`pulumi_lws.core.workload`; shells import it once and then dispatch on the manifest's kind.
+:mod:`pulumi_lws.core.contract.workload`; shells import it once and then dispatch on the manifest's kind.
 
 A new API plugs in by adding its ``workload`` module here, and its Pulumi component module to
 :data:`COMPONENT_MODULES` (and nothing else in the shells).
@@ -11,10 +11,10 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.simulation import GroupLabels
-from pulumi_lws.core.workload import Workload, registered, workload_for, workload_of
+from pulumi_lws.core.contract.simulation import GroupLabels
+from pulumi_lws.core.contract.workload import Workload, registered, workload_for, workload_of
 
-#: One module per API; each calls :func:`pulumi_lws.core.workload.register` on import.
+#: One module per API; each calls :func:`pulumi_lws.core.contract.workload.register` on import.
 BUILTIN: tuple[str, ...] = (
     "pulumi_lws.lws.workload",
     "pulumi_lws.modelserving.workload",
@@ -38,7 +38,7 @@ def modelled(manifest: Mapping[str, Any]) -> Workload:
     kinds listed) when no registered API models its kind."""
     workload = workload_of(manifest)
     if workload is None:
-        from pulumi_lws.core.errors import FieldError, SpecError
+        from pulumi_lws.core.contract.errors import FieldError, SpecError
 
         kind = manifest.get("kind") if isinstance(manifest, Mapping) else None
         raise SpecError(
@@ -65,7 +65,7 @@ def option_refused(workload: Workload, option: str, flag: str) -> str | None:
 
 
 def simulator_group_labels() -> tuple[GroupLabels, ...]:
-    """Every registered API's :class:`~pulumi_lws.core.simulation.GroupLabels`, in registration
+    """Every registered API's :class:`~pulumi_lws.core.contract.simulation.GroupLabels`, in registration
     order, each once: what the simulated kubelet reads a pod's workload and group with."""
     return tuple(dict.fromkeys(w.group_labels for w in registered().values() if w.group_labels is not None))
 

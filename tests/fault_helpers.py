@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.core.forced_rollback import FORCED_ROLLBACK_REASON
-from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.core.features.forced_rollback import FORCED_ROLLBACK_REASON
+from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Override, Timing
 
 BAD = "img:bad"
 #: crash loop (kubelet.failImages), image pull error (kubelet.pullErrors), failing readiness probe

@@ -191,7 +191,7 @@ class KmockCluster:
 
     async def _serve(self) -> None:
         from kmock import Server
-        from kmock_helpers import FaultyEmulator
+        from support.kmock_helpers import FaultyEmulator
 
         self._stop = asyncio.Event()
         async with FaultyEmulator() as emulator, Server(emulator) as server:

@@ -23,9 +23,9 @@ from typing import Any
 import yaml
 
 import pulumi_lws.workloads  # noqa: F401  (registers the built-in APIs)
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.snapshot import EMPTY, Snapshot
-from pulumi_lws.core.workload import workload_for
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.snapshot import EMPTY, Snapshot
+from pulumi_lws.core.contract.workload import workload_for
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SEED_DIRS = ("tests/manifests_upstream", "tests/manifests_upstream_kthena", "tests/manifests_upstream_ds", "examples")

@@ -1,4 +1,4 @@
-"""Generate ``pulumi_lws/core/schemas/podtemplate-v1.35.json`` from kubernetes-validate's schemas.
+"""Generate ``pulumi_lws/core/k8s/schemas/podtemplate-v1.35.json`` from kubernetes-validate's schemas.
 
 The output holds only the definitions that ``PodTemplateSpec``, ``PersistentVolumeClaim`` and the
 StatefulSet ``persistentVolumeClaimRetentionPolicy`` reach in the Kubernetes 1.35 strict JSON
@@ -31,7 +31,14 @@ ROOTS = (
     "io.k8s.api.core.v1.PersistentVolumeClaim",
     "io.k8s.api.apps.v1.StatefulSetPersistentVolumeClaimRetentionPolicy",
 )
-OUT = pathlib.Path(__file__).resolve().parent.parent / "pulumi_lws" / "core" / "schemas" / "podtemplate-v1.35.json"
+OUT = (
+    pathlib.Path(__file__).resolve().parent.parent
+    / "pulumi_lws"
+    / "core"
+    / "k8s"
+    / "schemas"
+    / "podtemplate-v1.35.json"
+)
 DEF = "#/$defs/"
 CORE = "io.k8s.api.core.v1."
 

@@ -6,7 +6,7 @@ process exit status (:mod:`pulumi_lws.cli.exit_codes`).
 Invariant: :func:`main` never lets a traceback reach the user. Errors in user input
 (:class:`SpecError`, unreadable files, YAML errors) exit 2 with one ``error:`` line on stderr;
 argparse usage errors exit 2 as argparse does; a cluster that cannot be reached, read or
-written (:class:`~pulumi_lws.core.ports.ClusterError`: kubeconfig, connection, TLS, HTTP error,
+written (:class:`~pulumi_lws.core.contract.ports.ClusterError`: kubeconfig, connection, TLS, HTTP error,
 malformed answer, timeout) exits 4 with one line naming the server or file; a closed standard output (``| head``) exits 141
 silently; Ctrl-C exits 130 with one line; any other exception is an internal error: exit 3 with
 one line, and the traceback only when ``PULUMI_LWS_DEBUG`` is set.
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse: --help/--version (0) and usage errors (2)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else X.BAD_INPUT)
     except Exception as exc:
-        from pulumi_lws.core.ports import ClusterError
+        from pulumi_lws.core.contract.ports import ClusterError
 
         if isinstance(exc, ClusterError):  # the message names the server or the kubeconfig file and the cause
             from pulumi_lws.backend import NoClusterError, command_line_advice
@@ -94,8 +94,8 @@ def user_error(exc: BaseException) -> str | None:
     import yaml
 
     from pulumi_lws.cli.stack.project import ProjectError
-    from pulumi_lws.core.errors import SpecError
-    from pulumi_lws.sim.persist import StateFormatError
+    from pulumi_lws.core.contract.errors import SpecError
+    from pulumi_lws.sim.cluster.persist import StateFormatError
 
     if isinstance(exc, (SpecError, ProjectError, StateFormatError)):
         return str(exc)

@@ -10,7 +10,7 @@ The two sides are computed, never read from a cluster:
   LeaderWorkerSet and ModelServing alike).
 
 Both run on the cluster of ``simulate --from OLD --to NEW`` (one unbounded node, or the assumed
-pool for exclusive placement: :mod:`pulumi_lws.sim.change`).
+pool for exclusive placement: :mod:`pulumi_lws.sim.driver.change`).
 
 Invariants: both sides see the same snapshot, so every difference is caused by the edit; an
 object is keyed by ``Kind/name`` (one workload lives in one namespace); objects only in b/ are
@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.yamlio import dump_document
+from pulumi_lws.core.k8s.yamlio import dump_document
 from pulumi_lws.workloads import workload_of
 
 NULL = "/dev/null"
@@ -92,10 +92,10 @@ def steady_objects(
 
     ``choices``: the shell's reconcile choices for NEW (``update_order``, ...: ``workload.options``;
     OLD is reconciled with the defaults). Runs on the cluster ``simulate --from OLD --to NEW``
-    uses (:func:`pulumi_lws.sim.change.converged_snapshot`). Raises
-    :class:`~pulumi_lws.sim.timeline.WarmUpBlocked` naming the blocker when OLD never converges
+    uses (:func:`pulumi_lws.sim.driver.change.converged_snapshot`). Raises
+    :class:`~pulumi_lws.sim.driver.timeline.WarmUpBlocked` naming the blocker when OLD never converges
     there (no steady state to diff against)."""
-    from pulumi_lws.sim.change import converged_snapshot
+    from pulumi_lws.sim.driver.change import converged_snapshot
 
     workload = workload_of(new)
     if workload is None:

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.yamlio import read_documents
+from pulumi_lws.core.contract.errors import FieldError, SpecError
+from pulumi_lws.core.k8s.yamlio import read_documents
 from pulumi_lws.workloads import Workload, registered, workload_of
 
 

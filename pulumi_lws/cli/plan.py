@@ -15,7 +15,7 @@ How the rows are predicted (the workload's optional ``predict_trace`` capability
   state as the workload's ``trace_view`` shows it, the second the first reconcile of NEW on it
   (``Stage.groups``), then one row per ``Stage.remaining`` entry (the planner's own prediction:
   the groups each stage waits for become ready together; repeated states dropped). Descriptions
-  are derived from the change between rows (:mod:`pulumi_lws.sim.narrate`), as in ``simulate``.
+  are derived from the change between rows (:mod:`pulumi_lws.sim.driver.narrate`), as in ``simulate``.
   A ``PredictedStage`` carries one char per declared group and no group ids, so predicted rows
   number the groups by position: exact while the ordinals stay dense (an image change at a fixed
   replica count, the seed's tables); after a surge is reclaimed the positions are the remaining
@@ -54,17 +54,17 @@ from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.cli.apis import kinds, kinds_taking
 from pulumi_lws.cli.documents import one_workload
 from pulumi_lws.cli.terminal import table_glyphs
-from pulumi_lws.core.capacity import demand_text, ordered
-from pulumi_lws.core.control import PAUSED_ANNOTATION
-from pulumi_lws.core.stage import PredictedStage
-from pulumi_lws.core.stagetable import (  # noqa: F401  (stage_row, predicted_row: importable here as before)
+from pulumi_lws.core.contract.stage import PredictedStage
+from pulumi_lws.core.contract.stagetable import (  # noqa: F401  (stage_row, predicted_row: importable here as before)
     Lanes,
     lanes_available,
     lanes_live,
     predicted_row,
     stage_row,
 )
-from pulumi_lws.core.trace import PlanInputError, Trace, TraceRow, format_table, rows_changed
+from pulumi_lws.core.contract.trace import PlanInputError, Trace, TraceRow, format_table, rows_changed
+from pulumi_lws.core.features.capacity import demand_text, ordered
+from pulumi_lws.core.features.control import PAUSED_ANNOTATION
 from pulumi_lws.workloads import Workload, option_refused
 
 FORMATS = ("table", "markdown", "json")
@@ -166,7 +166,7 @@ _CONVERGED: dict[str, Any] = {}
 def _converged(old_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Any:
     """``sim.change.converged_snapshot`` once per (OLD, NEW) of this process: the generic trace
     and the stage demand read the same warm-up."""
-    from pulumi_lws.sim.change import converged_snapshot
+    from pulumi_lws.sim.driver.change import converged_snapshot
 
     key = json.dumps([old_doc, new_doc], sort_keys=True, default=str)
     if key not in _CONVERGED:
@@ -184,7 +184,7 @@ def generic_trace(
     choices: Mapping[str, Any] | None = None,
 ) -> Trace:
     """Rows for OLD -> NEW through the Workload contract only (module doc, "generic")."""
-    from pulumi_lws.sim.narrate import narrate
+    from pulumi_lws.sim.driver.narrate import narrate
 
     snapshot = _converged(old_doc, new_doc)
     before = workload.trace_view(old, snapshot)
@@ -228,8 +228,8 @@ def stage_demand(
     choices: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What OLD's converged objects and the next ``pulumi up``'s declared objects request
-    (:mod:`pulumi_lws.core.capacity`, from the rendered manifests of every API)."""
-    from pulumi_lws.core.capacity import manifest_demand
+    (:mod:`pulumi_lws.core.features.capacity`, from the rendered manifests of every API)."""
+    from pulumi_lws.core.features.capacity import manifest_demand
 
     snapshot = _converged(old_doc, new_doc)
     before = manifest_demand(workload.reconcile(old, snapshot, workload.options()).manifests)
@@ -241,7 +241,7 @@ def control_note(workload: Workload, new: Any) -> dict[str, Any]:
     """NEW's rollout control (docs/rollout-control.md): paused, and the progress deadline that
     ``pulumi up`` / ``pulumi-lws status`` check against the cluster's timestamps (a plan has no
     cluster clock: it reports the setting, never a verdict)."""
-    from pulumi_lws.core.control import annotations_of_spec, resolve
+    from pulumi_lws.core.features.control import annotations_of_spec, resolve
 
     settings = resolve(workload.kind, getattr(new, "name", None), annotations_of_spec(new))
     return {"paused": settings.paused, "progressDeadlineSeconds": settings.deadline}
@@ -250,7 +250,7 @@ def control_note(workload: Workload, new: Any) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     old_doc, workload, old = load(args.old, args.name)
     new_doc, new_workload, new = load(args.new, args.name)
-    from pulumi_lws.sim.timeline import WarmUpBlocked
+    from pulumi_lws.sim.driver.timeline import WarmUpBlocked
 
     controller = getattr(args, "mode", "operator-free") == "controller"
     refused = option_refused(workload, "update_order", "--update-order") if args.update_order else None

@@ -1,7 +1,7 @@
 """What ``pulumi-lws rollout`` shows while it runs: one progress line per workload and stage (pure).
 
 Reads only the stack outputs every workload component publishes (``stage`` with its ``control``
-summary: :func:`pulumi_lws.core.control.control_summary`), so LeaderWorkerSet, ModelServing and
+summary: :func:`pulumi_lws.core.features.control.control_summary`), so LeaderWorkerSet, ModelServing and
 DisaggregatedSet outputs look the same here. Times come from the cluster's timestamps as the
 component observed them (``startedAt``: the target revision's first object; ``now``: the
 observation time), never from this process' clock, except the driver's own elapsed time.

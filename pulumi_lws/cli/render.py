@@ -3,9 +3,9 @@
 Each document of FILE (:mod:`pulumi_lws.cli.documents`) is printed in file order:
 
 * a workload (any kind the registry models: LeaderWorkerSet, ModelServing, DisaggregatedSet, ...) is validated and
-  expanded through its :class:`~pulumi_lws.core.workload.Workload`: ``--stage first`` (default) is the
+  expanded through its :class:`~pulumi_lws.core.contract.workload.Workload`: ``--stage first`` (default) is the
   first ``pulumi up`` on an empty cluster (``reconcile(spec, EMPTY)``); ``--stage steady`` is
-  every object of the converged fleet (:func:`pulumi_lws.sim.expansion.steady_state`);
+  every object of the converged fleet (:func:`pulumi_lws.sim.driver.expansion.steady_state`);
 * any other document (Service, HPA, ConfigMap, ...) is passed through unchanged (same data, no
   namespace added), never validated as a workload;
 * ``--name NAME`` prints only the workload(s) named NAME (no pass-through documents).
@@ -33,7 +33,7 @@ from pulumi_lws.cli.render_headers import (
     passthrough_header,
     steady_header,
 )
-from pulumi_lws.core.yamlio import dump_documents
+from pulumi_lws.core.k8s.yamlio import dump_documents
 
 STAGES = ("first", "steady")
 POOL_FLAGS = ("nodes", "zones", "gpus_per_node")
@@ -161,7 +161,7 @@ def to_yaml(item: Rendered) -> str:
 
 def render_first(doc: D.Document, namespace: str | None, gang_provider: str) -> Rendered:
     """The first ``pulumi up`` of one workload document on an empty cluster."""
-    from pulumi_lws.core.snapshot import EMPTY
+    from pulumi_lws.core.contract.snapshot import EMPTY
 
     workload = doc.workload
     assert workload is not None
@@ -172,7 +172,7 @@ def render_first(doc: D.Document, namespace: str | None, gang_provider: str) -> 
 
 def render_steady(doc: D.Document, args: argparse.Namespace) -> Rendered:
     """Every object of the converged fleet of one workload document."""
-    from pulumi_lws.sim.expansion import steady_state
+    from pulumi_lws.sim.driver.expansion import steady_state
 
     workload = doc.workload
     assert workload is not None

@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pulumi_lws.cli.documents import Document
-from pulumi_lws.core.workload import Reconciled, Workload
-from pulumi_lws.sim.expansion import Expansion
+from pulumi_lws.core.contract.workload import Reconciled, Workload
+from pulumi_lws.sim.driver.expansion import Expansion
 
 
 def _plural(n: int, word: str) -> str:

@@ -3,7 +3,7 @@
 Reads the workload's objects through the installed backend (the live cluster by default: the
 kubeconfig/context options as the pulumi-kubernetes provider; the simulator or a test fake under
 :func:`pulumi_lws.backend.use_backend`), picks the newest recorded revision other than the
-manifest's (:func:`pulumi_lws.core.rollback.previous_revision`), and prints the change to make in
+manifest's (:func:`pulumi_lws.core.features.rollback.previous_revision`), and prints the change to make in
 the manifest as a unified diff. ``--apply`` writes it into the file: only that workload's document
 is rewritten (its comments are not kept), every other document stays byte for byte.
 
@@ -32,16 +32,16 @@ import yaml
 
 from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.cli.documents import Document, one_workload
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.rollback import (
+from pulumi_lws.core.contract.errors import FieldError, SpecError
+from pulumi_lws.core.contract.workload import observed_target
+from pulumi_lws.core.features.rollback import (
     NoPreviousRevision,
     RecordedRevision,
     Revertible,
     previous_revision,
     rollback_manifest,
 )
-from pulumi_lws.core.workload import observed_target
-from pulumi_lws.core.yamlio import dump_document
+from pulumi_lws.core.k8s.yamlio import dump_document
 
 SEPARATOR = re.compile(r"^---(?:\s|$)", re.MULTILINE)
 

@@ -244,10 +244,10 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
 def cluster_fault(exc: BaseException) -> str | None:
     """The one-line cluster fault a failed ``pulumi up`` reports, or None (another failure).
 
-    A component fails ``up`` with ``NAME: cluster error: MESSAGE`` (:data:`~pulumi_lws.core.ports.CLUSTER_ERROR`);
+    A component fails ``up`` with ``NAME: cluster error: MESSAGE`` (:data:`~pulumi_lws.core.contract.ports.CLUSTER_ERROR`);
     the Automation API's ``CommandError`` carries the engine's output, where that line appears
     after ``error:`` (and may be repeated by the engine's summary): the first one is returned."""
-    from pulumi_lws.core.ports import CLUSTER_ERROR, ClusterError
+    from pulumi_lws.core.contract.ports import CLUSTER_ERROR, ClusterError
 
     if isinstance(exc, ClusterError):
         return " ".join(str(exc).split())

@@ -87,10 +87,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pulumi_lws.cli.terminal import table_glyphs
-    from pulumi_lws.core.stagetable import Lanes
-    from pulumi_lws.core.trace import format_json, format_table
-    from pulumi_lws.sim.plot import svg_timeline
-    from pulumi_lws.sim.scenario import load_scenario
+    from pulumi_lws.core.contract.stagetable import Lanes
+    from pulumi_lws.core.contract.trace import format_json, format_table
+    from pulumi_lws.sim.driver.plot import svg_timeline
+    from pulumi_lws.sim.driver.scenario import load_scenario
 
     problem = _usage_problem(args)
     if problem:
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return X.BAD_INPUT
         head = None
-    from pulumi_lws.sim.timeline import TimelineRunner, WarmUpBlocked
+    from pulumi_lws.sim.driver.timeline import TimelineRunner, WarmUpBlocked
 
     runner = TimelineRunner(scenario, args.engine)
     try:
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     except WarmUpBlocked as exc:  # the starting state itself is out of reach: a blocked rollout
         what = f"--from {args.old}" if args.old is not None else "the initial spec"
         if args.format == "json":
-            from pulumi_lws.core.trace import Trace
+            from pulumi_lws.core.contract.trace import Trace
 
             print(format_json(Trace(rows=[], converged=False, blocked=f"{what} never converges (warm-up): {exc}")))
         else:
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         for line in _blocker_lines(result):
             print(line)
     if args.plot:
-        from pulumi_lws.sim.plot import lane_budgets
+        from pulumi_lws.sim.driver.plot import lane_budgets
 
         spec = runner.spec.parsed()
         # per-role floors only where a lane counts the role's groups (its budgets are per group otherwise)
@@ -200,12 +200,12 @@ def _usage_problem(args: argparse.Namespace) -> str | None:
 
 
 def _change_scenario(args: argparse.Namespace):
-    """The in-memory change for ``--from``/``--to`` (:class:`pulumi_lws.sim.change.Change`), or None
+    """The in-memory change for ``--from``/``--to`` (:class:`pulumi_lws.sim.driver.change.Change`), or None
     after printing why it is bad input."""
     from pulumi_lws.cli.documents import one_workload
-    from pulumi_lws.core.errors import SpecError
-    from pulumi_lws.sim.change import change_scenario
-    from pulumi_lws.sim.quick import OPTIONS
+    from pulumi_lws.core.contract.errors import SpecError
+    from pulumi_lws.sim.driver.change import change_scenario
+    from pulumi_lws.sim.driver.quick import OPTIONS
 
     docs = {}
     for flag, path in (("--from", args.old), ("--to", args.new)):
@@ -256,7 +256,7 @@ def change_header(scenario, old: str, new: str, pool: str | None = None) -> str:
 
 
 def _zones(nodes: list[dict]) -> str:
-    from pulumi_lws.sim.quick import ZONE_LABEL
+    from pulumi_lws.sim.driver.quick import ZONE_LABEL
 
     zones = {(n.get("labels") or {}).get(ZONE_LABEL) for n in nodes} - {None}
     return f" in {len(zones)} zones" if len(zones) > 1 else ""
@@ -313,7 +313,7 @@ def _blocker_lines(result) -> list[str]:
 def demand_line(result) -> str:
     """``peak demand per stage (pod requests x live pods): Stage 1: ...; Stage 2: ...`` (core.capacity);
     empty when no pod requests anything (the quickstart's nginx: ``make demo`` prints no line)."""
-    from pulumi_lws.core.capacity import demand_text
+    from pulumi_lws.core.features.capacity import demand_text
 
     stages = result.stage_demand()
     if not any(d for _, d in stages):

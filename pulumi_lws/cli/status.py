@@ -144,7 +144,7 @@ def from_cluster(args: argparse.Namespace) -> list[Target]:
 def describe(target: Target, args: argparse.Namespace) -> dict[str, Any]:
     """One workload as the cluster shows it: stage, blocker, next ``pulumi up`` (plain data)."""
     from pulumi_lws.components import outputs as O
-    from pulumi_lws.core.driver import Cycle, cycle
+    from pulumi_lws.core.contract.driver import Cycle, cycle
 
     workload, spec = target.workload, target.spec
     backend = backend_for(args, workload.gang.provider())
@@ -213,7 +213,7 @@ def snapshot_views(args: argparse.Namespace, targets: Callable[[], list[Target]]
     except Unreachable:
         raise
     except Exception as exc:
-        from pulumi_lws.core.ports import ClusterError
+        from pulumi_lws.core.contract.ports import ClusterError
 
         if isinstance(exc, ClusterError):  # its message names the server or the kubeconfig file
             raise Unreachable(str(exc)) from exc
@@ -227,7 +227,7 @@ _CLIENT_MODULES = ("httpx", "httpx2", "httpcore", "httpcore2", "lightkube")
 
 
 def _cluster_failure(exc: BaseException) -> bool:
-    from pulumi_lws.core.ports import ClusterError
+    from pulumi_lws.core.contract.ports import ClusterError
 
     return isinstance(exc, (ClusterError, OSError)) or type(exc).__module__.split(".")[0] in _CLIENT_MODULES
 

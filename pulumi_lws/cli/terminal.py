@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from pulumi_lws.core.glyphs import ASCII, UNICODE, GlyphSet, can_encode
+from pulumi_lws.core.contract.glyphs import ASCII, UNICODE, GlyphSet, can_encode
 
 
 def table_glyphs(ascii_flag: bool = False) -> GlyphSet:

@@ -10,7 +10,7 @@ in-cluster service account.
 Invariant: every way a kubeconfig can be unusable — missing, unreadable, empty, not YAML, not a
 mapping, without clusters or contexts, an unknown or absent current context, a context naming a
 cluster or user it does not define, a certificate file the client cannot load — raises
-:class:`KubeconfigError` (a :class:`~pulumi_lws.core.ports.ClusterError`: CLI exit 4) whose one
+:class:`KubeconfigError` (a :class:`~pulumi_lws.core.contract.ports.ClusterError`: CLI exit 4) whose one
 line names the file (or "inline kubeconfig") and the cause; never the client library's own
 exception type.
 """
@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from lightkube.config.kubeconfig import KubeConfig, SingleConfig
 
-from pulumi_lws.core.ports import ClusterError
+from pulumi_lws.core.contract.ports import ClusterError
 
 DEFAULT_PATH = "~/.kube/config"
 SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"

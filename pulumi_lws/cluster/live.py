@@ -1,6 +1,6 @@
 """The live cluster: observer + actuator over the Kubernetes API with lightkube.
 
-One reconcile reads at most one LIST per kind of its :class:`~pulumi_lws.core.ports.Scope`
+One reconcile reads at most one LIST per kind of its :class:`~pulumi_lws.core.contract.ports.Scope`
 whatever the number of groups (the kinds and the selector are the API's own scope; the resource
 of each kind comes from the kinds the registered APIs observe, ``Workload.observes``, with their
 API versions), plus Nodes when asked. Kinds whose API the cluster does not serve (404, e.g. no
@@ -17,7 +17,7 @@ entries of ``metadata.finalizers`` with a JSON patch guarded by ``test`` ops (ui
 removed entry's position), ``delete`` sends ``propagationPolicy`` and ``preconditions.uid`` so
 a recreated object is never deleted.
 
-``Action.params`` by verb follow :class:`pulumi_lws.core.stage.Action`. ``Action.uid`` guards
+``Action.params`` by verb follow :class:`pulumi_lws.core.contract.stage.Action`. ``Action.uid`` guards
 every verb.
 """
 
@@ -54,17 +54,17 @@ from pulumi_lws.cluster.resilience import (
     outcome_unknown,
     status_code,
 )
-from pulumi_lws.core.facts import GANG_PODGROUPS, KindRef
-from pulumi_lws.core.ports import ActionError, ClusterError, ObserveError, Scope
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Action
+from pulumi_lws.core.contract.facts import GANG_PODGROUPS, KindRef
+from pulumi_lws.core.contract.ports import ActionError, ClusterError, ObserveError, Scope
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.workloads import registered
 
 FIELD_MANAGER = "pulumi-lws"
 log = logging.getLogger("pulumi_lws.cluster")
 
 #: lightkube's typed models of the built-in kinds; any other kind an API observes gets a generic
-#: resource built from its :class:`~pulumi_lws.core.facts.KindRef` (group, version, plural)
+#: resource built from its :class:`~pulumi_lws.core.contract.facts.KindRef` (group, version, plural)
 TYPED: dict[tuple[str, str], Any] = {
     ("apps/v1", "StatefulSet"): StatefulSet,
     ("apps/v1", "Deployment"): Deployment,
@@ -119,7 +119,7 @@ def to_plain(obj: Any, kind: str) -> dict[str, Any]:
 
 
 def _lightkube_labels(selector: Mapping[str, str | None]) -> dict[str, Any]:
-    """A :class:`~pulumi_lws.core.ports.Scope` selector as lightkube's ``labels`` (None: the key exists)."""
+    """A :class:`~pulumi_lws.core.contract.ports.Scope` selector as lightkube's ``labels`` (None: the key exists)."""
     from lightkube import operators
 
     return {k: operators.exists() if v is None else v for k, v in selector.items()}
@@ -226,7 +226,7 @@ class LiveCluster:
 
     # ---- Actuator --------------------------------------------------------------------------
     def execute(self, namespace: str, actions: Sequence[Action]) -> list[str]:
-        """Run ``actions`` in order (see :class:`~pulumi_lws.core.ports.Actuator`): each line is
+        """Run ``actions`` in order (see :class:`~pulumi_lws.core.contract.ports.Actuator`): each line is
         logged as it is applied; the first failure raises :class:`ActionError` naming the action,
         the context and the HTTP status, with the lines applied before it."""
         lines: list[str] = []
@@ -394,7 +394,7 @@ class LiveCluster:
                 return None
             raise ClusterError(f"GET CustomResourceDefinition {name} on {self.where}: {describe_failure(exc)}") from exc
 
-    # ---- Events (pulumi_lws.core.events.EventSink) -------------------------------------------
+    # ---- Events (pulumi_lws.core.features.events.EventSink) -------------------------------------------
     def list_events(self, namespace: str, selector: Mapping[str, str]) -> list[dict[str, Any]]:
         """One LIST of the workload's Events (by the labels pulumi-lws puts on them)."""
         from lightkube.resources.core_v1 import Event
@@ -406,7 +406,7 @@ class LiveCluster:
         from lightkube.codecs import from_dict
         from lightkube.resources.core_v1 import Event
 
-        from pulumi_lws.core.events import bumped
+        from pulumi_lws.core.features.events import bumped
 
         out, now = [], _rfc3339(self._now())
         for event in events:

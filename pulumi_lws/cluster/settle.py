@@ -5,7 +5,7 @@ was sent, a 500/504: :func:`pulumi_lws.cluster.resilience.outcome_unknown`) befo
 the write may have landed, and re-sending a guarded JSON patch that already applied would fail
 its own ``test`` op. ``obj`` is the plain object as read now (None: it no longer exists).
 
-Each predicate states the post-condition of its verb (:class:`pulumi_lws.core.stage.Action`).
+Each predicate states the post-condition of its verb (:class:`pulumi_lws.core.contract.stage.Action`).
 A verb without one here is simply retried (its handler must then be idempotent).
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pulumi_lws.core.stage import Action
+from pulumi_lws.core.contract.stage import Action
 
 Obj = Mapping[str, Any] | None
 

@@ -14,11 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.control import annotations_of_spec, check_arguments, resolve, with_arguments
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.facts import ArgumentError, int_or_percent
-from pulumi_lws.core.resource import load_manifest
-from pulumi_lws.core.workload import Workload
+from pulumi_lws.core.contract.errors import FieldError, SpecError
+from pulumi_lws.core.contract.facts import ArgumentError, int_or_percent
+from pulumi_lws.core.contract.workload import Workload
+from pulumi_lws.core.features.control import annotations_of_spec, check_arguments, resolve, with_arguments
+from pulumi_lws.core.k8s.resource import load_manifest
 
 __all__ = [
     "Built",
@@ -114,7 +114,7 @@ def split_args(args: Any, workload: Workload) -> tuple[dict[str, Any], dict[str,
 
 def apply_fields(manifest: Mapping[str, Any], fields: Mapping[str, Any], workload: Workload) -> dict[str, Any]:
     """``manifest`` with every plain field set at its path (pod templates are replaced, not
-    merged) and every nested object key by key (:class:`~pulumi_lws.core.facts.Nested`)."""
+    merged) and every nested object key by key (:class:`~pulumi_lws.core.contract.facts.Nested`)."""
     schema, kind = workload.arguments, workload.kind
     out = copy.deepcopy(dict(manifest))
     out.setdefault("apiVersion", workload.api_version)
@@ -174,8 +174,8 @@ def build_spec(workload: Workload | str, resource_name: str, args: Any) -> Built
 
     ``metadata.name`` defaults to the Pulumi resource name; ``metadata.namespace`` to ``default``;
     numbers arrive as ints; options are checked by their validators (all problems in one error);
-    the control arguments become the manifest's annotations (:func:`pulumi_lws.core.control.with_arguments`)."""
-    from pulumi_lws.core.model import ints_back
+    the control arguments become the manifest's annotations (:func:`pulumi_lws.core.features.control.with_arguments`)."""
+    from pulumi_lws.core.k8s.model import ints_back
 
     if isinstance(workload, str):
         from pulumi_lws.workloads import workload_for

@@ -5,8 +5,8 @@
    ``WorkloadComponent.__init__`` — a :class:`SpecError` then guarantees nothing was registered;
 2. :meth:`WorkloadComponent._reconcile` observes the cluster through the installed backend (live
    cluster by default, the simulator or a test fake under :func:`pulumi_lws.backend.use_backend`)
-   with the API's :class:`~pulumi_lws.core.ports.Scope`, asks the API's
-   :class:`~pulumi_lws.core.workload.Workload` for exactly one safe stage, registers every
+   with the API's :class:`~pulumi_lws.core.contract.ports.Scope`, asks the API's
+   :class:`~pulumi_lws.core.contract.workload.Workload` for exactly one safe stage, registers every
    manifest with ``parent=self`` and ``depends_on`` its declared dependencies, and runs the
    stage's actions on update only (in preview they are listed); the stage table is logged on the component either way);
 3. the subclass publishes its outputs with :meth:`WorkloadComponent._publish_outputs`.
@@ -35,12 +35,12 @@ from pulumi_lws.components.lifecycle import (
     with_dependencies,
 )
 from pulumi_lws.components.registration import register_children
-from pulumi_lws.core.capacity import demand_text, manifest_demand
-from pulumi_lws.core.driver import Cycle, cycle
-from pulumi_lws.core.ports import CLUSTER_ERROR, ActionError, ClusterError
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Stage
-from pulumi_lws.core.workload import Reconciled, Workload
+from pulumi_lws.core.contract.driver import Cycle, cycle
+from pulumi_lws.core.contract.ports import CLUSTER_ERROR, ActionError, ClusterError
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.stage import Stage
+from pulumi_lws.core.contract.workload import Reconciled, Workload
+from pulumi_lws.core.features.capacity import demand_text, manifest_demand
 
 B = TypeVar("B")
 C = TypeVar("C", bound=type)

@@ -17,7 +17,7 @@ the unknown kind at ``up``).
 
 Invariants: operator-free mode is unchanged by this module except for Events, which are recorded
 on update only (never in preview), through the actuator when it implements
-:class:`~pulumi_lws.core.events.EventSink`.
+:class:`~pulumi_lws.core.features.events.EventSink`.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from typing import Any
 
 import pulumi
 
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.events import WorkloadRef, report_events
-from pulumi_lws.core.ports import CLUSTER_ERROR, ClusterError
-from pulumi_lws.core.workload import Workload
+from pulumi_lws.core.contract.errors import FieldError, SpecError
+from pulumi_lws.core.contract.ports import CLUSTER_ERROR, ClusterError
+from pulumi_lws.core.contract.workload import Workload
+from pulumi_lws.core.features.events import WorkloadRef, report_events
 
 OPERATOR_FREE, CONTROLLER = "operator-free", "controller"
 MODES = (OPERATOR_FREE, CONTROLLER)
@@ -169,7 +169,7 @@ def register_custom_resource(
 
 
 def record_events(component: pulumi.ComponentResource, workload: Workload, spec: Any, stage: Any) -> list[str]:
-    """Operator-free mode, on update: record this reconcile's Events (:mod:`pulumi_lws.core.events`)
+    """Operator-free mode, on update: record this reconcile's Events (:mod:`pulumi_lws.core.features.events`)
     through the component's actuator; in preview nothing is written."""
     if pulumi.runtime.is_dry_run():
         return []

@@ -32,7 +32,7 @@ import pulumi
 from pulumi.output import Unknown as _UnknownValue
 from pulumi.runtime.sync_await import _sync_await
 
-from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.contract.errors import FieldError, SpecError
 
 T = TypeVar("T")
 Path = tuple  # of str keys and int indexes

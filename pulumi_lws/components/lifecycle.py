@@ -21,8 +21,8 @@ from typing import Any
 
 import pulumi
 
-from pulumi_lws.core.ports import Scope
-from pulumi_lws.core.workload import Workload
+from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.workload import Workload
 
 #: Kinds whose deletion must first release retained pods (their pods carry the finalizer).
 RELEASE_BEFORE_DELETE = ("StatefulSet", "Deployment")

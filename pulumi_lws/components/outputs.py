@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from pulumi_lws.core.control import control_summary
-from pulumi_lws.core.stage import Stage, is_webhook_labels
-from pulumi_lws.core.stagetable import Lanes, predicted_row, stage_row
-from pulumi_lws.core.trace import format_table
-from pulumi_lws.core.workload import describe_case
+from pulumi_lws.core.contract.stage import Stage, is_webhook_labels
+from pulumi_lws.core.contract.stagetable import Lanes, predicted_row, stage_row
+from pulumi_lws.core.contract.trace import format_table
+from pulumi_lws.core.contract.workload import describe_case
+from pulumi_lws.core.features.control import control_summary
 
 
 def stage_summary(stage: Stage) -> dict[str, Any]:
@@ -20,7 +20,7 @@ def stage_summary(stage: Stage) -> dict[str, Any]:
         "case": stage.case,
         "complete": stage.complete,
         "groups": stage.group_chars,
-        # rollout control (pulumi_lws.core.control): paused, progress deadline, group counts, times
+        # rollout control (pulumi_lws.core.features.control): paused, progress deadline, group counts, times
         "paused": bool(stage.control and stage.control.paused),
         "control": control_summary(stage),
     }
@@ -36,8 +36,8 @@ def blocker_text(stage: Stage) -> str | None:
 
 def stage_table(stage: Stage, lanes: Lanes | None = None) -> str:
     """This stage (as observed) followed by the predicted remaining stages, drawn by the one
-    stage-table renderer (:func:`pulumi_lws.core.trace.format_table`, rows from
-    :mod:`pulumi_lws.core.stagetable`, as ``pulumi-lws plan``), with its legend line.
+    stage-table renderer (:func:`pulumi_lws.core.contract.trace.format_table`, rows from
+    :mod:`pulumi_lws.core.contract.stagetable`, as ``pulumi-lws plan``), with its legend line.
     ``lanes``: the API's ``Workload.stage_lanes`` (None: :meth:`Lanes.of_lanes` of the stage's lanes).
     The first row's note describes the planner's case in plain words (the id stays in
     :func:`stage_summary`'s ``case``). Webhook-equivalent label actions are summarised

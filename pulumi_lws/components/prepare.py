@@ -5,7 +5,7 @@ one argument layer (:func:`pulumi_lws.components.args.build_spec`: ``SpecError``
 is registered), the upstream CRD is checked in controller mode (raises before anything is
 registered), and only then is the component itself registered and its one reconcile run.
 Nothing here knows an API: everything per API is a fact of its registered
-:class:`~pulumi_lws.core.workload.Workload`.
+:class:`~pulumi_lws.core.contract.workload.Workload`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from pulumi_lws.components.args import Built, build_spec
 from pulumi_lws.components.base import WorkloadComponent, stage_outputs
 from pulumi_lws.components.controller import checked_backend, reconcile_in_mode, split_mode
 from pulumi_lws.components.inputs import InvalidInput
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.workload import Reconciled, Workload
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.workload import Reconciled, Workload
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ class ReconcilerRbac(pulumi.ComponentResource):
     def __init__(self, name: str, args: ReconcilerRbacArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         import pulumi_lws.workloads  # noqa: F401 - registers the three APIs
         from pulumi_lws.components.args import reject_outputs
-        from pulumi_lws.core.workload import workload_of
+        from pulumi_lws.core.contract.workload import workload_of
 
         args = dict(args or {})  # type: ignore[assignment]  # the SDK's Input alias is wider than what is passed
         reject_outputs(args, "ReconcilerRbac")

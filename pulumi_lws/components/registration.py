@@ -18,7 +18,7 @@ from typing import Any
 
 import pulumi
 
-from pulumi_lws.core.keys import SKIP_AWAIT
+from pulumi_lws.core.k8s.keys import SKIP_AWAIT
 
 #: kind -> (module path under pulumi_kubernetes, class name, body fields besides metadata)
 TYPED_KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -64,7 +64,7 @@ def reconcile_written_annotations() -> frozenset[str]:
     (LeaderWorkerSet's leader StatefulSet / Deployment restart counts, written before the actions
     they account for and declared so ``pulumi up`` keeps them)."""
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
-    from pulumi_lws.core.workload import registered
+    from pulumi_lws.core.contract.workload import registered
 
     return frozenset(a for w in registered().values() for a in w.reconcile_written_annotations)
 

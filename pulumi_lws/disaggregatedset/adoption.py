@@ -21,7 +21,7 @@ deleted with ``--cascade=orphan`` (or the controllers gone), the native objects 
   variables appear with the next rollout's children.
 * **ownership** (:func:`with_disown`): every observed object with an ownerReference to a
   DisaggregatedSet (the ``<lws>-prv`` Services) or to a child LeaderWorkerSet (everything the LWS
-  controller made) gets a uid-guarded ``disown`` action (:func:`pulumi_lws.core.adoption.disown_actions`).
+  controller made) gets a uid-guarded ``disown`` action (:func:`pulumi_lws.core.features.adoption.disown_actions`).
 
 Invariant: on a fleet pulumi-lws created (the spec's key observed, or no content match; no
 upstream owner) the target is :func:`compute_revision` and no action is added.
@@ -32,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pulumi_lws.core.adoption import disown_actions
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.workload import UpstreamController
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.workload import UpstreamController
+from pulumi_lws.core.features.adoption import disown_actions
 from pulumi_lws.disaggregatedset import names
 from pulumi_lws.disaggregatedset.api import DisaggregatedSet
 from pulumi_lws.disaggregatedset.observe import ChildState, split_by_child

@@ -54,9 +54,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pulumi_lws.core.snapshot import Snapshot, labels_of
-from pulumi_lws.core.stage import Action
-from pulumi_lws.core.yamlio import dump_document
+from pulumi_lws.core.contract.snapshot import Snapshot, labels_of
+from pulumi_lws.core.contract.stage import Action
+from pulumi_lws.core.k8s.yamlio import dump_document
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset import names
 from pulumi_lws.lws import labels as L

@@ -55,9 +55,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.ports import Scope
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
-from pulumi_lws.core.timestamps import parse_timestamp
+from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.snapshot import Snapshot, annotations_of, is_deleting, labels_of
+from pulumi_lws.core.k8s.timestamps import parse_timestamp
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.api import DisaggregatedSet
 from pulumi_lws.disaggregatedset.external import SCALER_KIND

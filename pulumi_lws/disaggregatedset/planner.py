@@ -31,8 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.model import IntOrString
-from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.core.k8s.model import IntOrString
+from pulumi_lws.core.k8s.scaling import scaled_value
 
 Vector = tuple[int, ...]
 

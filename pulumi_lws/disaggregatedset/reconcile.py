@@ -23,11 +23,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pulumi_lws.core.control import Control, is_paused
-from pulumi_lws.core.dependencies import check_dependency_order
-from pulumi_lws.core.snapshot import Snapshot, labels_of
-from pulumi_lws.core.timestamps import parse_timestamp
-from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.core.contract.dependencies import check_dependency_order
+from pulumi_lws.core.contract.snapshot import Snapshot, labels_of
+from pulumi_lws.core.contract.workload import Reconciled
+from pulumi_lws.core.features.control import Control, is_paused
+from pulumi_lws.core.k8s.timestamps import parse_timestamp
 from pulumi_lws.disaggregatedset import external, names
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.adoption import target_revision
@@ -70,7 +70,7 @@ class DisaggregatedSetOptions:
 
     progress_deadline_seconds: float | None = None
     children: ReconcileOptions = field(default_factory=ReconcileOptions)
-    #: pause / progress-deadline report (:mod:`pulumi_lws.core.control`), applied by ``Workload.reconcile``
+    #: pause / progress-deadline report (:mod:`pulumi_lws.core.features.control`), applied by ``Workload.reconcile``
     control: Control | None = None
 
 
@@ -162,7 +162,7 @@ def ready_on_all_roles(
 
 
 def held_children(p: DisaggregatedPlan) -> tuple[ChildPlan, ...]:
-    """Paused (:mod:`pulumi_lws.core.control`): every observed child at its observed replicas, none
+    """Paused (:mod:`pulumi_lws.core.features.control`): every observed child at its observed replicas, none
     created — what each child's LWS pipeline (its failure handling included) reconciles, so a
     group the planned stage would drain but the pause keeps still recovers when it fails."""
     return tuple(

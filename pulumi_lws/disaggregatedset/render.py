@@ -38,12 +38,12 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from pulumi_lws.core.dependencies import Ref, ref_of
-from pulumi_lws.core.manifests import merged, metadata
-from pulumi_lws.core.objectmeta import ObjectMeta
-from pulumi_lws.core.snapshot import Snapshot, labels_of
-from pulumi_lws.core.stage import Stage
-from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.core.contract.dependencies import Ref, ref_of
+from pulumi_lws.core.contract.snapshot import Snapshot, labels_of
+from pulumi_lws.core.contract.stage import Stage
+from pulumi_lws.core.contract.workload import Reconciled
+from pulumi_lws.core.k8s.manifests import merged, metadata
+from pulumi_lws.core.k8s.objectmeta import ObjectMeta
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset import names
 from pulumi_lws.disaggregatedset.api import DisaggregatedRole, DisaggregatedSet

@@ -18,7 +18,7 @@ Invariants:
 * the template is hashed in its wire form (camelCase) **after** the embedded CRD / LWS defaults
   (``size 1``, ``restartPolicy RecreateGroupOnPodRestart``), so writing a default or omitting it
   gives the same key;
-* the bytes are :func:`pulumi_lws.core.hashing.canonical_json` (sorted keys, no whitespace,
+* the bytes are :func:`pulumi_lws.core.k8s.hashing.canonical_json` (sorted keys, no whitespace,
   integral floats as ints): the same spec gives the same key in every process, any
   ``PYTHONHASHSEED``, any dict key order. Go's ``encoding/json`` writes struct fields in
   declaration order and omits zero values by its own rules, which cannot be reproduced byte for
@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from pulumi_lws.core.hashing import canonical_json
+from pulumi_lws.core.k8s.hashing import canonical_json
 from pulumi_lws.disaggregatedset import names
 from pulumi_lws.disaggregatedset.api import DisaggregatedRole, DisaggregatedSet
 

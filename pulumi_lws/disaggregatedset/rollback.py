@@ -14,7 +14,7 @@ controller (the same without the env, serialised by Go: ``metadata: {creationTim
 (:func:`user_form`): what the DS renderer writes is removed from the recorded template *and* from
 the spec's (a user's ``app`` label or ``DISAGGREGATEDSET_ROLE`` variable, which the renderer
 overrides, is never touched by a rollback either), then both are pruned of nulls and empty
-values (:func:`pulumi_lws.core.adoption.pruned`). What then differs is exactly what the user changed.
+values (:func:`pulumi_lws.core.features.adoption.pruned`). What then differs is exactly what the user changed.
 
 The target to roll back *from* is the one the reconcile converges to (the workload's
 ``observed_target_revision``, :func:`pulumi_lws.disaggregatedset.adoption.target_revision`): on an
@@ -30,9 +30,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.adoption import pruned
-from pulumi_lws.core.rollback import Path, RecordedRevision, without_patch_markers
-from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.features.adoption import pruned
+from pulumi_lws.core.features.rollback import Path, RecordedRevision, without_patch_markers
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.api.disaggregatedset import DisaggregatedSet
 from pulumi_lws.disaggregatedset.observe import observe_children, split_by_child

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pulumi_lws.core.conditions import FALSE, TRUE, Condition
+from pulumi_lws.core.k8s.conditions import FALSE, TRUE, Condition
 
 AVAILABLE = "Available"
 PROGRESSING = "Progressing"

@@ -34,4 +34,4 @@ GROUP_READY_CONDITION = f"{PREFIX}/group-ready"
 GROUP_REPLACEMENT_GATE = f"{PREFIX}/group-replacement"
 
 # Kubernetes, Pulumi and pulumi-lws keys every API shares (re-exported: ``L.POD_INDEX`` etc.)
-from pulumi_lws.core.keys import *  # noqa: E402, F403
+from pulumi_lws.core.k8s.keys import *  # noqa: E402, F403

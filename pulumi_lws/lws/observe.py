@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.ports import Scope
-from pulumi_lws.core.snapshot import labels_of
+from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.snapshot import labels_of
 from pulumi_lws.lws import labels as L
 
 #: Kinds an LWS reconcile reads, selected by the ``leaderworkerset.sigs.k8s.io/name`` label

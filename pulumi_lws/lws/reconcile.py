@@ -14,11 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pulumi_lws.core.control import RECOVERY_PARAM, Control, is_paused
-from pulumi_lws.core.dependencies import Ref, check_dependency_order
-from pulumi_lws.core.snapshot import Snapshot, sts_partition, sts_replicas
-from pulumi_lws.core.stage import Stage
-from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.core.contract.dependencies import Ref, check_dependency_order
+from pulumi_lws.core.contract.snapshot import Snapshot, sts_partition, sts_replicas
+from pulumi_lws.core.contract.stage import Stage
+from pulumi_lws.core.contract.workload import Reconciled
+from pulumi_lws.core.features.control import RECOVERY_PARAM, Control, is_paused
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import RevisionCatalog, build_catalog
@@ -40,7 +40,7 @@ class ReconcileOptions:
     update_order: Literal["ScaleFirst", "RolloutFirst"] = "ScaleFirst"
     gang_provider: Literal["kubernetes", "volcano"] = "kubernetes"
     volcano_queue: str | None = None
-    #: pause / progress deadline (:mod:`pulumi_lws.core.control`), applied by ``Workload.reconcile``
+    #: pause / progress deadline (:mod:`pulumi_lws.core.features.control`), applied by ``Workload.reconcile``
     control: Control | None = None
 
     def for_lws(self, lws: LeaderWorkerSet) -> ReconcileOptions:
@@ -143,7 +143,7 @@ def _merged_dependencies(
     lws: LeaderWorkerSet, manifests: Sequence[Mapping[str, Any]], check_order: bool
 ) -> dict[Ref, tuple[Ref, ...]]:
     """:func:`manifest_dependencies` by the general merge of the three rules' results."""
-    from pulumi_lws.core.dependencies import merge_dependencies
+    from pulumi_lws.core.contract.dependencies import merge_dependencies
     from pulumi_lws.lws.render.ordinal import ordinal_dependencies, workload_dependencies
     from pulumi_lws.lws.render.scheduling import gang_dependencies
 
@@ -158,11 +158,11 @@ def _merged_dependencies(
 
 def forced_rollback(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> Stage:
     """``stage`` plus a uid-guarded delete of every outdated, unready pod its StatefulSet will not
-    replace (:mod:`pulumi_lws.core.forced_rollback`: a bad template fixed mid-rollout), leader pods
+    replace (:mod:`pulumi_lws.core.features.forced_rollback`: a bad template fixed mid-rollout), leader pods
     (which own their group's workers) in the foreground as failure handling deletes them. Pods
     another action already deletes are skipped; a leader pod below the leader partition is never
     touched (the partition is the rollout's budget)."""
-    from pulumi_lws.core.forced_rollback import with_forced_rollback
+    from pulumi_lws.core.features.forced_rollback import with_forced_rollback
 
     statefulsets = snapshot.list("StatefulSet", **{L.NAME: lws.name})
     if not statefulsets:
@@ -178,7 +178,7 @@ def forced_rollback(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> S
 
 
 def held_for_failure(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage, options: ReconcileOptions) -> Stage:
-    """The stage failure handling plans against. Paused (:mod:`pulumi_lws.core.control`): the
+    """The stage failure handling plans against. Paused (:mod:`pulumi_lws.core.features.control`): the
     held state — the observed leader partition and replicas, each group on its observed revision,
     no admission — so a group the planned stage would replace or scale away, but the pause keeps,
     is still recreated when it fails. Otherwise ``stage`` itself."""

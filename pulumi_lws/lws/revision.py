@@ -20,8 +20,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.adoption import pruned
-from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
+from pulumi_lws.core.features.adoption import pruned
+from pulumi_lws.core.k8s.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, LeaderWorkerSetSpec
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.rollback import Path, RecordedRevision, without_patch_markers
-from pulumi_lws.core.snapshot import Snapshot, labels_of
+from pulumi_lws.core.contract.snapshot import Snapshot, labels_of
+from pulumi_lws.core.features.rollback import Path, RecordedRevision, without_patch_markers
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import is_lws_revision_data, revision_data

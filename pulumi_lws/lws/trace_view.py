@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from pulumi_lws.core.snapshot import (
+from pulumi_lws.core.contract.snapshot import (
     Snapshot,
     annotations_of,
     is_deleting,
@@ -27,7 +27,7 @@ from pulumi_lws.core.snapshot import (
     sts_partition,
     sts_replicas,
 )
-from pulumi_lws.core.trace import GroupCell, GroupsView
+from pulumi_lws.core.contract.trace import GroupCell, GroupsView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import revision_of
 
@@ -68,7 +68,7 @@ class _Workers:
 
 class GroupCounts(NamedTuple):
     """The totals of :func:`read_groups`' view without its cells: ``replicas`` (the leader
-    workload's), ``live`` and ``available`` as in :class:`~pulumi_lws.core.trace.GroupsView`,
+    workload's), ``live`` and ``available`` as in :class:`~pulumi_lws.core.contract.trace.GroupsView`,
     ``updated`` = cells in state ``U`` or ``u``."""
 
     replicas: int

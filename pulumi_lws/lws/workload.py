@@ -1,6 +1,6 @@
-"""LeaderWorkerSet as the shells see it: the :class:`~pulumi_lws.core.workload.Workload` contract.
+"""LeaderWorkerSet as the shells see it: the :class:`~pulumi_lws.core.contract.workload.Workload` contract.
 
-Registered on import; the shells reach it through :func:`pulumi_lws.core.workload.workload_for`.
+Registered on import; the shells reach it through :func:`pulumi_lws.core.contract.workload.workload_for`.
 """
 
 from __future__ import annotations
@@ -9,9 +9,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.adoption import with_adoption
-from pulumi_lws.core.control import control_choices, controlled
-from pulumi_lws.core.facts import (
+from pulumi_lws.core.contract.facts import (
     ArgumentSchema,
     GangChoice,
     KindRef,
@@ -23,13 +21,15 @@ from pulumi_lws.core.facts import (
     one_of,
     queue_name,
 )
-from pulumi_lws.core.ports import Scope
-from pulumi_lws.core.simulation import GroupLabels, Placement
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Stage
-from pulumi_lws.core.stagetable import Lanes
-from pulumi_lws.core.trace import GroupsView, Trace
-from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, Workload, register
+from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.simulation import GroupLabels, Placement
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.stage import Stage
+from pulumi_lws.core.contract.stagetable import Lanes
+from pulumi_lws.core.contract.trace import GroupsView, Trace
+from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
+from pulumi_lws.core.features.adoption import with_adoption
+from pulumi_lws.core.features.control import control_choices, controlled
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.lws.api.leaderworkerset import API_VERSION, KIND, LeaderWorkerSet
@@ -184,7 +184,7 @@ class LeaderWorkerSetWorkload(Workload):
         return lws_status(spec, snapshot, stage)  # with the progress-deadline condition
 
     def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict[Any, Any]:
-        """Rollback (:class:`pulumi_lws.core.rollback.Revertible`): the revision-covered values by path."""
+        """Rollback (:class:`pulumi_lws.core.features.rollback.Revertible`): the revision-covered values by path."""
         from pulumi_lws.lws import rollback
 
         return rollback.covered(spec)

@@ -36,9 +36,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core import keys as K
-from pulumi_lws.core.snapshot import Snapshot, is_deleting, labels_of
-from pulumi_lws.core.stage import Action, Stage
+from pulumi_lws.core.contract.snapshot import Snapshot, is_deleting, labels_of
+from pulumi_lws.core.contract.stage import Action, Stage
+from pulumi_lws.core.k8s import keys as K
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.groups import parse_ordinal

@@ -27,16 +27,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core import keys as K
-from pulumi_lws.core.adoption import pruned
-from pulumi_lws.core.ports import Scope
-from pulumi_lws.core.snapshot import (
+from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.snapshot import (
     Snapshot,
     annotations_of,
     is_deleting,
     labels_of,
     pod_running_and_ready,
 )
+from pulumi_lws.core.features.adoption import pruned
+from pulumi_lws.core.k8s import keys as K
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import ModelServing

@@ -22,12 +22,12 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pulumi_lws.core.adoption import pruned
-from pulumi_lws.core.control import Control
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Stage
-from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.core.contract.errors import FieldError, SpecError
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.stage import Stage
+from pulumi_lws.core.contract.workload import Reconciled
+from pulumi_lws.core.features.adoption import pruned
+from pulumi_lws.core.features.control import Control
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import KIND, ROLE_ROLLING_UPDATE, ModelServing
@@ -55,7 +55,7 @@ class ModelServingOptions:
     only; None = upstream's independent per-group behaviour."""
 
     max_groups_in_flight: int | None = None
-    #: pause / progress deadline (:mod:`pulumi_lws.core.control`), applied by ``Workload.reconcile``
+    #: pause / progress deadline (:mod:`pulumi_lws.core.features.control`), applied by ``Workload.reconcile``
     control: Control | None = None
 
     def for_ms(self, ms: ModelServing) -> ModelServingOptions:
@@ -146,10 +146,10 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
 
 def forced_rollback(ms: ModelServing, snapshot: Snapshot, stage: Stage) -> Stage:
     """``stage`` plus a uid-guarded delete of every outdated, unready pod its StatefulSet will not
-    replace (:mod:`pulumi_lws.core.forced_rollback`): a group relabelled to a newer revision after a
+    replace (:mod:`pulumi_lws.core.features.forced_rollback`): a group relabelled to a newer revision after a
     bad one gets its pods replaced, as Kthena's delete-and-recreate of the ServingGroup does. Pods
     recovery already deletes are skipped."""
-    from pulumi_lws.core.forced_rollback import with_forced_rollback
+    from pulumi_lws.core.features.forced_rollback import with_forced_rollback
 
     statefulsets = snapshot.list("StatefulSet", **{L.NAME: ms.name})
     if not statefulsets:

@@ -41,15 +41,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pulumi_lws.core.snapshot import (
+from pulumi_lws.core.contract.snapshot import (
     Snapshot,
     is_deleting,
     labels_of,
     pod_condition,
     pod_running_and_ready,
 )
-from pulumi_lws.core.stage import Action, Blocker, Stage
-from pulumi_lws.core.timestamps import parse_timestamp
+from pulumi_lws.core.contract.stage import Action, Blocker, Stage
+from pulumi_lws.core.k8s.timestamps import parse_timestamp
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving.api.modelserving import (
     RECOVERY_NONE,

@@ -33,11 +33,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pulumi_lws.core.adoption import pruned
-from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
-from pulumi_lws.core.manifests import metadata
-from pulumi_lws.core.model import ints_back
-from pulumi_lws.core.podspec import without_nulls
+from pulumi_lws.core.features.adoption import pruned
+from pulumi_lws.core.k8s.hashing import canonical_json, fnv32a, safe_encode
+from pulumi_lws.core.k8s.manifests import metadata
+from pulumi_lws.core.k8s.model import ints_back
+from pulumi_lws.core.k8s.podspec import without_nulls
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import ModelServing, Role
@@ -172,7 +172,7 @@ def build_catalog(ms: ModelServing, observed: Iterable[Mapping[str, Any]] = ()) 
     The ``revision`` label is the key (upstream-written revisions keep their upstream keys). The
     live spec's revision always comes from the spec itself, so a stale object never shadows it —
     except that when no observed revision has the spec's own key, one whose stored roles are the
-    spec's (content, :func:`pulumi_lws.core.adoption.pruned`) is the target under its observed key:
+    spec's (content, :func:`pulumi_lws.core.features.adoption.pruned`) is the target under its observed key:
     a fleet the Kthena controller (or another hash) created is adopted without a roll.
     """
     roles: dict[str, tuple[Mapping[str, Any], ...]] = {}

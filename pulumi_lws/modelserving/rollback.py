@@ -11,16 +11,16 @@ catalog's target): on an adopted fleet Kthena's key. Unlike a DisaggregatedSet's
 ControllerRevision records the user's roles as they are (no renderer labels or env: those go
 onto the StatefulSets and pods), so the recorded roles need no user-form stripping — only the
 nulls and empty values of Go's serialisation (``creationTimestamp: null``, ``resources: {}``),
-which :func:`pulumi_lws.core.rollback.rollback_manifest` prunes on both sides.
+which :func:`pulumi_lws.core.features.rollback.rollback_manifest` prunes on both sides.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.core.rollback import Path, RecordedRevision
-from pulumi_lws.core.snapshot import Snapshot, labels_of
-from pulumi_lws.core.timestamps import parse_timestamp as timestamp
+from pulumi_lws.core.contract.snapshot import Snapshot, labels_of
+from pulumi_lws.core.features.rollback import Path, RecordedRevision
+from pulumi_lws.core.k8s.timestamps import parse_timestamp as timestamp
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving.api.modelserving import ModelServing
 from pulumi_lws.modelserving.revision import revision_data, role_data, roles_of_data

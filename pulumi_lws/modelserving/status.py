@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pulumi_lws.core.conditions import Condition
+from pulumi_lws.core.k8s.conditions import Condition
 from pulumi_lws.modelserving.groups import DELETING, GroupState, by_ordinal, is_running
 
 AVAILABLE = "Available"

@@ -1,6 +1,6 @@
-"""Kthena ModelServing as the shells see it: the :class:`~pulumi_lws.core.workload.Workload` contract.
+"""Kthena ModelServing as the shells see it: the :class:`~pulumi_lws.core.contract.workload.Workload` contract.
 
-Registered on import; the shells reach it through :func:`pulumi_lws.core.workload.workload_for`.
+Registered on import; the shells reach it through :func:`pulumi_lws.core.contract.workload.workload_for`.
 """
 
 from __future__ import annotations
@@ -8,16 +8,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core.adoption import with_adoption
-from pulumi_lws.core.control import control_choices, controlled, with_control_conditions
-from pulumi_lws.core.facts import ArgumentSchema, GangChoice, KindRef, Option, RbacFacts, Words, positive_int
-from pulumi_lws.core.ports import Scope
-from pulumi_lws.core.simulation import GroupLabels
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Lane, Stage
-from pulumi_lws.core.stagetable import Lanes
-from pulumi_lws.core.trace import GroupCell, GroupsView
-from pulumi_lws.core.workload import Budgets, Reconciled, UpstreamController, Workload, register
+from pulumi_lws.core.contract.facts import ArgumentSchema, GangChoice, KindRef, Option, RbacFacts, Words, positive_int
+from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.simulation import GroupLabels
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.stage import Lane, Stage
+from pulumi_lws.core.contract.stagetable import Lanes
+from pulumi_lws.core.contract.trace import GroupCell, GroupsView
+from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
+from pulumi_lws.core.features.adoption import with_adoption
+from pulumi_lws.core.features.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import reconcile as _reconcile_module
 from pulumi_lws.modelserving.api.modelserving import (
@@ -152,7 +152,7 @@ class ModelServingWorkload(Workload):
         return with_control_conditions(status_of(spec, snapshot), stage)
 
     def covered(self, spec: Any, snapshot: Snapshot | None = None) -> dict[Any, Any]:
-        """Rollback (:class:`pulumi_lws.core.rollback.Revertible`): the revision-covered values by path."""
+        """Rollback (:class:`pulumi_lws.core.features.rollback.Revertible`): the revision-covered values by path."""
         from pulumi_lws.modelserving import rollback
 
         return rollback.covered(spec)

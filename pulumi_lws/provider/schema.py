@@ -125,7 +125,7 @@ def construct_error(error: Exception) -> Exception:
 
     The SDK's provider server answers any exception but ``RunError`` and ``InputPropertiesError``
     with its message *and a Python traceback*, which every TypeScript, Go and YAML user would see.
-    So: a :class:`~pulumi_lws.core.errors.SpecError` (bad input) becomes an ``InputPropertiesError``
+    So: a :class:`~pulumi_lws.core.contract.errors.SpecError` (bad input) becomes an ``InputPropertiesError``
     (gRPC ``INVALID_ARGUMENT``) whose message is the SpecError's text, the one a Python program
     shows, with one property error per field; an error the components raise for the cluster
     (``RunError``, :class:`~pulumi_lws.backend.NoClusterError`) becomes a ``RunError`` of the same
@@ -134,7 +134,7 @@ def construct_error(error: Exception) -> Exception:
     from pulumi.errors import InputPropertiesError
 
     from pulumi_lws.backend import NoClusterError
-    from pulumi_lws.core.errors import SpecError
+    from pulumi_lws.core.contract.errors import SpecError
 
     if isinstance(error, SpecError):
         return InputPropertiesError(str(error), [{"property_path": e.path, "reason": str(e)} for e in error.errors])

@@ -4,16 +4,16 @@ One ``pulumi up`` is one reconcile, done by one identity (a developer, CI, or th
 Operator's workspace ServiceAccount). What it needs depends on the component's ``mode``
 (docs/modes.md). **Operator-free** (default) needs exactly:
 
-* **observe** — ``list`` on every kind of the API's :class:`~pulumi_lws.core.ports.Scope` in the
+* **observe** — ``list`` on every kind of the API's :class:`~pulumi_lws.core.contract.ports.Scope` in the
   workload's namespace (one LIST per kind, :mod:`pulumi_lws.cluster.live`), ``list`` on Nodes
   (cluster-scoped) only when the scope reads them (exclusive topology / placement);
-* **act** — per planned :class:`~pulumi_lws.core.stage.Action` verb the requests the live
+* **act** — per planned :class:`~pulumi_lws.core.contract.stage.Action` verb the requests the live
   actuator sends (:data:`VERB_REQUESTS`: ``ungate`` = GET + PATCH of the pod, ``set-condition``
   = GET of the pod + PATCH of ``pods/status``, ...) on the kinds that API acts on
   (the API's ``rbac.actions`` fact, :func:`~pulumi_lws.rbac.policy.api_actions`); ``disown`` (adoption from the upstream controller) on every scope kind
   only with ``adoption=True``;
 * **events** — the reconcile records its stage as Events (LIST of the workload's Events, CREATE,
-  GET + PATCH to bump a repeated one: :mod:`pulumi_lws.core.events`);
+  GET + PATCH to bump a repeated one: :mod:`pulumi_lws.core.features.events`);
 * **pulumi-kubernetes** — for every rendered kind: ``get``, ``create``, ``patch`` (server-side
   apply), ``delete``, ``list``/``watch`` (its await's informer on the object); what an awaited kind
   owns (:data:`AWAIT_WATCHES`, ``provider/pkg/await/{statefulset,deployment,service}.go``) — not

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core.yamlio import dump_documents
+from pulumi_lws.core.k8s.yamlio import dump_documents
 from pulumi_lws.rbac.policy import CONTROLLER, OPERATOR_FREE, Grant, Policy, check_mode, kind_of_manifest, policy
 
 
@@ -94,9 +94,9 @@ def policy_for_manifest(
     render. Raises ``SpecError`` for an invalid manifest or a mode / option mismatch (nothing is
     computed from it)."""
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
-    from pulumi_lws.core.snapshot import EMPTY
-    from pulumi_lws.core.workload import workload_of
-    from pulumi_lws.sim.expansion import steady_state
+    from pulumi_lws.core.contract.snapshot import EMPTY
+    from pulumi_lws.core.contract.workload import workload_of
+    from pulumi_lws.sim.driver.expansion import steady_state
 
     workload = workload_of(manifest)
     if workload is None:
@@ -158,7 +158,7 @@ def rbac_yaml(
     raises before any output."""
 
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
-    from pulumi_lws.core.workload import workload_of
+    from pulumi_lws.core.contract.workload import workload_of
 
     sa_namespace, sa_name = parse_service_account(service_account)
     workloads = [m for m in manifests_ if workload_of(m) is not None]

@@ -2,7 +2,7 @@
 says what each mode needs and why).
 
 Nothing here is per API: what an API renders, acts on, owns upstream and which gang provider its
-PodGroups are come from its registered :class:`~pulumi_lws.core.workload.Workload` facts
+PodGroups are come from its registered :class:`~pulumi_lws.core.contract.workload.Workload` facts
 (``rbac``, ``gang``, ``observes``: :func:`api_actions`, :func:`api_renders`,
 :func:`upstream_owns_unrendered`, :func:`fixed_gang_provider`); :data:`KINDS` holds the
 Kubernetes kinds every API may use, and an API's own kinds (a custom resource it renders or
@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.facts import KindRef
+from pulumi_lws.core.contract.errors import FieldError, SpecError
+from pulumi_lws.core.contract.facts import KindRef
 
 RECONCILE = "reconcile"
 PULUMI_KUBERNETES = "pulumi-kubernetes"
@@ -67,7 +67,7 @@ VERB_REQUESTS: dict[str, tuple[tuple[str, str], ...]] = {
 
 def _workload(api: str) -> Any:
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
-    from pulumi_lws.core.workload import workload_for
+    from pulumi_lws.core.contract.workload import workload_for
 
     return workload_for(api)
 
@@ -75,7 +75,7 @@ def _workload(api: str) -> Any:
 def kinds() -> dict[str, Kind]:
     """:data:`KINDS` plus every registered API's own kinds (rendered or observed), by :func:`key_of`."""
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
-    from pulumi_lws.core.workload import registered
+    from pulumi_lws.core.contract.workload import registered
 
     out = dict(KINDS)
     for workload in registered().values():
@@ -116,7 +116,7 @@ def fixed_gang_provider(api: str) -> str | None:
     """The gang provider a bare ``PodGroup`` of ``api``'s scope always means (ModelServing:
     Volcano's), or None when it is the caller's choice; None for a name that is not a registered API."""
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
-    from pulumi_lws.core.workload import registered
+    from pulumi_lws.core.contract.workload import registered
 
     workload = registered().get(api)
     return workload.gang.fixed if workload is not None else None
@@ -183,7 +183,7 @@ class Policy:
 def resolve(kind: str, gang_provider: str = "kubernetes") -> str:
     """A scope/action kind name as a :func:`kinds` key (bare ``PodGroup`` by gang provider)."""
     if kind == "PodGroup":
-        from pulumi_lws.core.facts import GANG_PODGROUPS
+        from pulumi_lws.core.contract.facts import GANG_PODGROUPS
 
         return key_of(GANG_PODGROUPS[gang_provider if gang_provider in GANG_PODGROUPS else "kubernetes"])
     if kind not in kinds():
@@ -210,7 +210,7 @@ def _grant(
 def adoption_kinds(
     scope_kinds: Iterable[str], rendered: Iterable[str], gang_provider: str = "kubernetes", *, api: str = ""
 ) -> list[str]:
-    """The scope kinds ``disown`` can meet (:func:`pulumi_lws.core.adoption.disown_actions`: every
+    """The scope kinds ``disown`` can meet (:func:`pulumi_lws.core.features.adoption.disown_actions`: every
     observed object owned by the CR): what the upstream controller creates is what pulumi-lws
     renders in its place, plus :func:`upstream_owns_unrendered` (LWS Pods belong to their
     StatefulSet, never to the CR; Kthena's Pods to the ModelServing)."""
@@ -283,7 +283,7 @@ def controller_grants(
     upstream: Any, scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes"
 ) -> list[Grant]:
     """Controller mode (module docstring): observe, the CRD GET by name, pulumi-kubernetes on the
-    CR. ``upstream``: the API's :class:`~pulumi_lws.core.workload.UpstreamController`."""
+    CR. ``upstream``: the API's :class:`~pulumi_lws.core.contract.workload.UpstreamController`."""
     out = observe_grants(scope_kinds, nodes=nodes, gang_provider=gang_provider)
     out.append(
         _grant(
@@ -342,7 +342,7 @@ def policy(
 ) -> Policy:
     """The grants one workload of ``api`` needs in ``namespace`` in ``mode`` (module docstring).
     ``rendered``/``awaited``/``adoption``: operator-free only; ``upstream``: controller mode's
-    :class:`~pulumi_lws.core.workload.UpstreamController` (default: the registered API's).
+    :class:`~pulumi_lws.core.contract.workload.UpstreamController` (default: the registered API's).
 
     Raises ``ValueError`` for a rendered kind outside the API's ``rbac.renders`` fact (a renderer
     that emits a new kind must say so in its facts, so its RBAC is reviewed rather than guessed), ``SpecError`` for a

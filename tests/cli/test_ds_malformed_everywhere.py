@@ -12,16 +12,16 @@ from typing import Any
 import pulumi
 import pytest
 from conftest import TESTS_DIR, fresh_mock_runtime
-from fakes_component import FakeActuator
-from malformed import assert_rejected, family_rows, put, recording_mocks, write_manifest
+from support.fakes_component import FakeActuator
+from support.malformed import assert_rejected, family_rows, put, recording_mocks, write_manifest
 
 sys.path.insert(0, str(TESTS_DIR / "disaggregatedset" / "api"))
 from ds_base import ds
 from test_ds_validation import BAD
 
 from pulumi_lws.backend import use_backend
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.snapshot import Snapshot
 
 GOOD = ds()
 pulumi_test = pulumi.runtime.test

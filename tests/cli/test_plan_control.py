@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 
-import ds_helpers as DS
-import ms_helpers as MS
 import pytest
 import yaml
-from control_helpers import lws_manifest, paused, with_annotation
+from support import ds_helpers as DS
+from support import ms_helpers as MS
+from support.control_helpers import lws_manifest, paused, with_annotation
 
 from pulumi_lws.cli import main
-from pulumi_lws.core.control import PROGRESS_DEADLINE_ANNOTATION
+from pulumi_lws.core.features.control import PROGRESS_DEADLINE_ANNOTATION
 
 PAIRS = {
     "LeaderWorkerSet": (lws_manifest(4, "img:1"), lws_manifest(4, "img:2")),

@@ -11,9 +11,9 @@ import yaml
 from conftest import TESTS_DIR, validate_manifest
 
 from pulumi_lws.cli import main
-from pulumi_lws.core.yamlio import read_documents
+from pulumi_lws.core.k8s.yamlio import read_documents
 from pulumi_lws.lws import labels as L
-from pulumi_lws.sim.expansion import steady_state
+from pulumi_lws.sim.driver.expansion import steady_state
 
 UPSTREAM = TESTS_DIR / "manifests_upstream"
 EXCLUSIVE = UPSTREAM / "config_samples_leaderworkerset_exclusiveplacement.yaml"

@@ -9,7 +9,7 @@ import yaml
 from conftest import TESTS_DIR, validate_manifest
 
 from pulumi_lws.cli import main
-from pulumi_lws.core.yamlio import read_documents
+from pulumi_lws.core.k8s.yamlio import read_documents
 
 UPSTREAM = TESTS_DIR / "manifests_upstream"
 FILES = sorted(UPSTREAM.glob("*.yaml"))

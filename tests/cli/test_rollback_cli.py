@@ -10,7 +10,7 @@ import copy
 
 import pytest
 import yaml
-from control_helpers import lws_harness, lws_manifest
+from support.control_helpers import lws_harness, lws_manifest
 
 from pulumi_lws.backend import use_backend
 from pulumi_lws.cli import exit_codes as X
@@ -68,7 +68,7 @@ def test_apply_refuses_standard_input(capsys, monkeypatch) -> None:
 @pytest.mark.asyncio
 async def test_reads_the_controller_revisions_through_the_live_backend(kmock, tmp_path, capsys) -> None:
     pytest.importorskip("kmock")
-    from kmock_helpers import kmock_client
+    from support.kmock_helpers import kmock_client
 
     from pulumi_lws.cluster.live import LiveCluster
 
@@ -97,7 +97,7 @@ async def test_reads_the_controller_revisions_through_the_live_backend(kmock, tm
 @pytest.mark.asyncio
 async def test_the_rollout_poll_fingerprints_pod_readiness_over_the_api(kmock) -> None:
     """``pulumi-lws rollout``'s bounded poll: one LIST per selector; readiness changes the fingerprint."""
-    from kmock_helpers import kmock_client
+    from support.kmock_helpers import kmock_client
 
     from pulumi_lws.cli.rollout import readiness_fingerprint
 

@@ -11,9 +11,9 @@ import shutil
 import pytest
 
 from pulumi_lws.cli import main
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.persist import dump_cluster
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.sim.cluster.persist import dump_cluster
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 
 PROJECT = pathlib.Path(__file__).resolve().parent / "stack_project"
 CONFIG = {"inference:namespace": "serving", "inference:image": "vllm/vllm-openai:v0.8.0", "inference:replicas": "2"}

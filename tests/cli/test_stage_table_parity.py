@@ -17,8 +17,8 @@ import yaml
 from conftest import TESTS_DIR
 
 from pulumi_lws.cli import main
-from pulumi_lws.core.glyphs import ASCII, UNICODE
-from pulumi_lws.core.stagetable import Lanes
+from pulumi_lws.core.contract.glyphs import ASCII, UNICODE
+from pulumi_lws.core.contract.stagetable import Lanes
 from pulumi_lws.workloads import workload_of
 
 ROOT = TESTS_DIR.parent
@@ -136,7 +136,7 @@ def test_component_preview_table_is_plans_renderer_for_disaggregatedset(tmp_path
     """The preview log's table of a DisaggregatedSet draws its role lanes with real counts (was
     the LeaderWorkerSet group code: ``groups=--``, Live 0 / Available 0, R-0..R-7 columns)."""
     from pulumi_lws.components.outputs import stage_table
-    from pulumi_lws.sim.change import converged_snapshot
+    from pulumi_lws.sim.driver.change import converged_snapshot
 
     old, new = change(tmp_path, "DisaggregatedSet")
     old_doc, new_doc = (yaml.safe_load(pathlib.Path(p).read_text()) for p in (old, new))

@@ -18,8 +18,8 @@ pytest.importorskip("kmock")
 
 from pulumi_lws.cli import main
 from pulumi_lws.cli.exit_codes import NOT_CONVERGED, OK, UNREACHABLE
-from pulumi_lws.sim.runner import Runner
-from pulumi_lws.sim.scenario import Scenario
+from pulumi_lws.sim.driver.runner import Runner
+from pulumi_lws.sim.driver.scenario import Scenario
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LWS_DOC = yaml.safe_load((ROOT / "examples" / "quickstart" / "lws.yaml").read_text())

@@ -1,5 +1,5 @@
 """The shells reach an API's own refinements through optional Workload capabilities, never by
-kind (pulumi_lws/core/workload.py, "Optional capabilities"): ``plan`` rows (``predict_trace``),
+kind (pulumi_lws/core/contract/workload.py, "Optional capabilities"): ``plan`` rows (``predict_trace``),
 ``render`` headers (``first_render_header`` / ``steady_render_header``) and the simulator's assumed
 node pool (the ``placement`` facts). A workload that implements one gets its own behaviour whatever
 its kind; one without gets the generic behaviour; LeaderWorkerSet's output is what it was
@@ -17,9 +17,9 @@ from conftest import TESTS_DIR
 from pulumi_lws.cli import main
 from pulumi_lws.cli import plan as P
 from pulumi_lws.cli import render_headers as H
-from pulumi_lws.core.snapshot import EMPTY
+from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.lws.rollout.plan_trace import build_trace
-from pulumi_lws.sim import expansion as E
+from pulumi_lws.sim.driver import expansion as E
 from pulumi_lws.workloads import workload_for
 
 LWS = workload_for("LeaderWorkerSet")

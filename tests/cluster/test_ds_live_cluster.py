@@ -14,10 +14,10 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from kmock_helpers import kmock_client
+from support.kmock_helpers import kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster, resource_classes
-from pulumi_lws.core.snapshot import EMPTY, Snapshot
+from pulumi_lws.core.contract.snapshot import EMPTY, Snapshot
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.observe import observe_children
 from pulumi_lws.lws.observe import LWS_KINDS

@@ -15,10 +15,10 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from kmock_helpers import kmock_client
+from support.kmock_helpers import kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster, condition_patch, ungate_patch
-from pulumi_lws.core.stage import Action
+from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import lws_scope
 

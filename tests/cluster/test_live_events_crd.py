@@ -11,11 +11,11 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from kmock_helpers import kmock_client
+from support.kmock_helpers import kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster, disown_patch
-from pulumi_lws.core.events import WorkloadRef, derive_events, report_events
-from pulumi_lws.core.stage import Action, Stage
+from pulumi_lws.core.contract.stage import Action, Stage
+from pulumi_lws.core.features.events import WorkloadRef, derive_events, report_events
 
 NS = "serving"
 REF = WorkloadRef("LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1", NS, "web")

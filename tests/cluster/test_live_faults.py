@@ -26,12 +26,12 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator, kmock_client
+from support.kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator, kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.cluster.resilience import RetryPolicy
-from pulumi_lws.core.ports import ActionError
-from pulumi_lws.core.stage import Action
+from pulumi_lws.core.contract.ports import ActionError
+from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
 

@@ -8,7 +8,7 @@ import email.utils
 
 import httpx2 as httpx
 import pytest
-from kmock_helpers import http_error, kmock_client
+from support.kmock_helpers import http_error, kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.cluster.resilience import (
@@ -19,8 +19,8 @@ from pulumi_lws.cluster.resilience import (
     outcome_unknown,
     retry_after,
 )
-from pulumi_lws.core.ports import ActionError, ObserveError
-from pulumi_lws.core.stage import Action
+from pulumi_lws.core.contract.ports import ActionError, ObserveError
+from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.lws.observe import lws_scope
 
 REQUEST = httpx.Request("PATCH", "https://k8s.example/api/v1/namespaces/ns/pods/p")

@@ -31,7 +31,7 @@ import yaml
 pytest.importorskip("kmock")
 
 from conftest import fresh_mock_runtime
-from kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator
+from support.kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator
 
 from pulumi_lws.cli import build_parser, main
 from pulumi_lws.cli import rollout as rollout_cli

@@ -12,11 +12,11 @@ import dataclasses
 import pulumi
 import pytest
 from conftest import fresh_mock_runtime
-from fakes_component import FakeObserver, fake_reconcile
+from support.fakes_component import FakeObserver, fake_reconcile
 
 from pulumi_lws.backend import use_backend
-from pulumi_lws.core.ports import ActionError
-from pulumi_lws.core.stage import Action
+from pulumi_lws.core.contract.ports import ActionError
+from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.lws import reconcile as reconcile_module
 
 WORKER = {"spec": {"containers": [{"name": "nginx", "image": "nginxinc/nginx-unprivileged:1.27"}]}}
@@ -83,7 +83,7 @@ class FailingObserver:
     """Fails the way the live observer does when a LIST still fails after its retries."""
 
     def observe(self, scope):
-        from pulumi_lws.core.ports import ObserveError
+        from pulumi_lws.core.contract.ports import ObserveError
 
         raise ObserveError(
             "observe failed: LIST StatefulSet in namespace 'serving' on cluster context 'prod': "
@@ -116,7 +116,7 @@ class EventsDownActuator:
         return [a.describe() for a in actions]
 
     def list_events(self, namespace, selector):
-        from pulumi_lws.core.ports import ObserveError
+        from pulumi_lws.core.contract.ports import ObserveError
 
         raise ObserveError("observe failed: LIST Event in namespace 'serving': HTTP 500")
 

@@ -24,12 +24,12 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator, kmock_client
+from support.kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator, kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster, resource_classes
 from pulumi_lws.cluster.resilience import RetryPolicy
-from pulumi_lws.core.ports import ObserveError, Scope
-from pulumi_lws.core.snapshot import EMPTY
+from pulumi_lws.core.contract.ports import ObserveError, Scope
+from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.disaggregatedset.observe import ds_scope
 from pulumi_lws.workloads import workload_for
 

@@ -19,12 +19,12 @@ import copy
 import httpx2 as httpx
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kmock_helpers import http_error
+from support.kmock_helpers import http_error
 
 from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.cluster.resilience import RetryPolicy
-from pulumi_lws.core.ports import ActionError
-from pulumi_lws.core.stage import Action
+from pulumi_lws.core.contract.ports import ActionError
+from pulumi_lws.core.contract.stage import Action
 
 ATTEMPTS = 4
 FAILURES = {  # name -> (exception factory, the write landed, Retry-After)

@@ -13,12 +13,12 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator, kmock_client
+from support.kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator, kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.cluster.resilience import RetryPolicy
-from pulumi_lws.core.ports import ActionError
-from pulumi_lws.core.snapshot import EMPTY
+from pulumi_lws.core.contract.ports import ActionError
+from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.workloads import workload_for
 
 pytestmark = pytest.mark.kmock(cls=FaultyEmulator)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pulumi
 
-from pulumi_lws.sim.pulumi_engine import unwrap_secrets
+from pulumi_lws.sim.driver.pulumi_engine import unwrap_secrets
 
 NAMESPACE = "serving-8f2c1a"  # what the Namespace's auto-naming yields in the update
 IMAGE = "registry.example/vllm@sha256:1f2e3d4c"

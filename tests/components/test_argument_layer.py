@@ -8,14 +8,14 @@ from __future__ import annotations
 import pytest
 import yaml
 from conftest import REPO_ROOT
-from fakes_component import FakeActuator
+from support.fakes_component import FakeActuator
 
 import pulumi_lws
 from pulumi_lws.backend import use_backend
 from pulumi_lws.components import args as args_module
 from pulumi_lws.components.args import build_spec
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.ports import EmptyObserver
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.ports import EmptyObserver
 from pulumi_lws.workloads import workload_for
 
 EXAMPLES = {

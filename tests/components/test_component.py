@@ -10,10 +10,10 @@ from __future__ import annotations
 import pulumi
 import pytest
 from conftest import fresh_mock_runtime, ints_back
-from fakes_component import FakeActuator, FakeObserver, fake_reconcile
+from support.fakes_component import FakeActuator, FakeObserver, fake_reconcile
 
 from pulumi_lws.backend import use_backend
-from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.contract.errors import SpecError
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import reconcile as reconcile_module
 

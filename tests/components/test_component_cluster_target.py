@@ -11,7 +11,7 @@ import pulumi
 import yaml
 
 from pulumi_lws.cluster import live as live_module
-from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.contract.snapshot import Snapshot
 
 WORKER = {"spec": {"containers": [{"name": "nginx", "image": "nginxinc/nginx-unprivileged:1.27"}]}}
 

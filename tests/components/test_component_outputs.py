@@ -16,7 +16,6 @@ import json
 
 import pulumi
 import pytest
-from fakes_component import FakeActuator
 from hypothesis import given
 from hypothesis import strategies as st
 from outputs_stack import (
@@ -35,13 +34,14 @@ from outputs_stack import (
     stack_config,
 )
 from pulumi.output import Unknown
+from support.fakes_component import FakeActuator
 
 from pulumi_lws.components.inputs import resolve_inputs
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.ports import EmptyObserver
-from pulumi_lws.sim.pulumi_engine import run_program
-from pulumi_lws.sim.runner import Runner
-from pulumi_lws.sim.scenario import Scenario
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.ports import EmptyObserver
+from pulumi_lws.sim.driver.pulumi_engine import run_program
+from pulumi_lws.sim.driver.runner import Runner
+from pulumi_lws.sim.driver.scenario import Scenario
 
 TYPE = "lws:index:LeaderWorkerSet"
 OLD_IMAGE = "nginxinc/nginx-unprivileged:1.27"

@@ -11,7 +11,7 @@ deleted in the engine's order) leaves nothing behind, not even pods retained wit
 finalizer — and without the hooks those pods would stay.
 
 What the mock engine cannot show (emulated here, see docs/component.md): the real engine running
-``transforms`` (sim/pulumi_engine.py runs them as documented), resolving aliases (computed below
+``transforms`` (sim/driver/pulumi_engine.py runs them as documented), resolving aliases (computed below
 from the registered alias specs by Pulumi's documented child-alias rule), invoking delete hooks
 under ``pulumi destroy --run-program`` (the test calls the registered hook), and its delete order
 (the simulator's applier deletes dependents first, as the engine does).
@@ -29,8 +29,8 @@ import yaml
 from conftest import validate_manifest
 
 from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER, retain_actions
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.pulumi_engine import EngineResult, run_program
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.pulumi_engine import EngineResult, run_program
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 WORKER = {"spec": {"containers": [{"name": "vllm", "image": "nginxinc/nginx-unprivileged:1.27"}]}}

@@ -7,10 +7,10 @@ import copy
 
 import yaml
 from conftest import REPO_ROOT, validate_manifest
-from fakes_component import FakeActuator
+from support.fakes_component import FakeActuator
 
-from pulumi_lws.core.ports import EmptyObserver
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.core.contract.ports import EmptyObserver
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 
 VARIANT = REPO_ROOT / "examples" / "quickstart" / "from-other-resources" / "__main__.py"
 QUICKSTART = REPO_ROOT / "examples" / "quickstart" / "lws.yaml"
@@ -24,8 +24,8 @@ def _children(result):
 
 def test_update_gives_the_quickstart_children_in_the_namespace_after_their_sources():
     from pulumi_lws import workloads  # noqa: F401  (registers the APIs)
-    from pulumi_lws.core.snapshot import EMPTY
-    from pulumi_lws.core.workload import workload_for
+    from pulumi_lws.core.contract.snapshot import EMPTY
+    from pulumi_lws.core.contract.workload import workload_for
 
     result = run_program(VARIANT, EmptyObserver(), FakeActuator())
     mine = sorted(

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from conftest import REPO_ROOT, validate_manifest
-from fakes_component import FakeActuator
+from support.fakes_component import FakeActuator
 
-from pulumi_lws.core.ports import EmptyObserver
+from pulumi_lws.core.contract.ports import EmptyObserver
 from pulumi_lws.lws import labels as L
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 
 QUICKSTART = REPO_ROOT / "examples" / "quickstart" / "__main__.py"
 

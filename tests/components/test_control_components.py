@@ -7,18 +7,18 @@ from __future__ import annotations
 
 import copy
 
-import ds_helpers as DSH
-import ms_helpers as MSH
 import pulumi
 import pytest
-from control_helpers import lws_harness, lws_manifest
-from fakes_component import FakeActuator
+from support import ds_helpers as DSH
+from support import ms_helpers as MSH
+from support.control_helpers import lws_harness, lws_manifest
+from support.fakes_component import FakeActuator
 
-from pulumi_lws.core.control import PAUSED, PROGRESS_DEADLINE_EXCEEDED
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.ports import EmptyObserver
-from pulumi_lws.sim.kubelet import Override
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.ports import EmptyObserver
+from pulumi_lws.core.features.control import PAUSED, PROGRESS_DEADLINE_EXCEEDED
+from pulumi_lws.sim.cluster.kubelet import Override
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 
 OUTPUTS = ("stage", "blocker", "status")
 

@@ -14,16 +14,16 @@ import pulumi
 import pytest
 import yaml
 from conftest import fresh_mock_runtime
-from fakes_component import FakeActuator, FakeObserver
-from malformed import recording_mocks
+from support.fakes_component import FakeActuator, FakeObserver
+from support.malformed import recording_mocks
 
 from pulumi_lws.backend import use_backend
 from pulumi_lws.components.controller import WAIT_FOR, ControllerNotInstalledError
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.ports import EmptyObserver
-from pulumi_lws.core.snapshot import EMPTY
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.ports import EmptyObserver
+from pulumi_lws.core.contract.snapshot import EMPTY
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 from pulumi_lws.workloads import workload_for
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -12,16 +12,16 @@ import pathlib
 import pulumi
 import pytest
 import yaml
-from fakes_component import FakeActuator
+from support.fakes_component import FakeActuator
 
 from pulumi_lws.backend import use_backend
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.ports import EmptyObserver
-from pulumi_lws.core.snapshot import EMPTY
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.ports import EmptyObserver
+from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.disaggregatedset import reconcile as ds_reconcile
-from pulumi_lws.sim.pulumi_engine import run_program
-from pulumi_lws.sim.runner import Runner
-from pulumi_lws.sim.scenario import Scenario
+from pulumi_lws.sim.driver.pulumi_engine import run_program
+from pulumi_lws.sim.driver.runner import Runner
+from pulumi_lws.sim.driver.scenario import Scenario
 from pulumi_lws.workloads import workload_for
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -239,7 +239,7 @@ def test_a_new_revision_never_ready_is_a_named_blocker_after_the_deadline(monkey
     real = ds_reconcile.reconcile
 
     def later(ds, snapshot, options=None):
-        from pulumi_lws.core.snapshot import Snapshot
+        from pulumi_lws.core.contract.snapshot import Snapshot
 
         options = options or ds_reconcile.DisaggregatedSetOptions()
         # every new pod as not ready, an hour after it was created

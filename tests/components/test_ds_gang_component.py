@@ -17,10 +17,10 @@ import kubernetes_validate
 import pytest
 import yaml
 from conftest import validate_manifest
-from fakes_component import FakeActuator
+from support.fakes_component import FakeActuator
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.ports import EmptyObserver
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.ports import EmptyObserver
 from pulumi_lws.disaggregatedset import names
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.render.scheduling import (
@@ -28,10 +28,10 @@ from pulumi_lws.lws.render.scheduling import (
     VOLCANO_GROUP_NAME,
     VOLCANO_QUEUE,
 )
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.pulumi_engine import run_program
-from pulumi_lws.sim.runner import Runner
-from pulumi_lws.sim.scenario import Scenario
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.pulumi_engine import run_program
+from pulumi_lws.sim.driver.runner import Runner
+from pulumi_lws.sim.driver.scenario import Scenario
 from pulumi_lws.workloads import workload_for
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ import pulumi
 from pulumi.output import UNKNOWN, Unknown
 
 from pulumi_lws.components.inputs import contains_outputs
-from pulumi_lws.core.ports import EmptyObserver
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.core.contract.ports import EmptyObserver
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 
 
 class _NoActions:

@@ -17,7 +17,6 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
-from fakes_component import FakeActuator
 from outputs_stack import (
     ALL_UNKNOWN,
     API_KEY,
@@ -33,11 +32,12 @@ from outputs_stack import (
     recorded_logs,
     stack_config,
 )
+from support.fakes_component import FakeActuator
 
-from pulumi_lws.core.ports import EmptyObserver
-from pulumi_lws.sim.pulumi_engine import run_program
-from pulumi_lws.sim.runner import Runner
-from pulumi_lws.sim.scenario import Scenario
+from pulumi_lws.core.contract.ports import EmptyObserver
+from pulumi_lws.sim.driver.pulumi_engine import run_program
+from pulumi_lws.sim.driver.runner import Runner
+from pulumi_lws.sim.driver.scenario import Scenario
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 APIS = {

@@ -15,9 +15,9 @@ import pulumi
 import pytest
 
 from pulumi_lws.components.registration import PATCH_FORCE, register_children, with_skip_await
-from pulumi_lws.core.ports import EmptyObserver
+from pulumi_lws.core.contract.ports import EmptyObserver
 from pulumi_lws.lws import labels as L
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 
 COUNTS = '{"0": 1}'
 

@@ -13,7 +13,7 @@ import json
 
 import pytest
 from conftest import CONFORMANCE_DIR, SHARED_DIR
-from seed_docs import DOCS_EXAMPLES, SEED_PAGE_GLOB, extract_lws_examples
+from support.seed_docs import DOCS_EXAMPLES, SEED_PAGE_GLOB, extract_lws_examples
 
 SHARED_CONFORMANCE = SHARED_DIR / "conformance"
 VENDORED = sorted(p.name for p in CONFORMANCE_DIR.glob("*.json") if p != DOCS_EXAMPLES)

@@ -1,7 +1,7 @@
 """The parity matrix: every registered API x every shell feature (issue 23). A feature one API
 lacks fails its cell here.
 
-Rows are the registered APIs (:func:`pulumi_lws.core.workload.registered`) plus the test-only
+Rows are the registered APIs (:func:`pulumi_lws.core.contract.workload.registered`) plus the test-only
 ``ToyServer`` (tests/support/toy_workload.py), registered for each of its cells only: it proves
 that a fourth API gets every feature without a line in a shell. Every API needs one sample
 manifest (:data:`SAMPLES`; an API without one fails :func:`test_every_registered_api_has_a_sample`);
@@ -10,7 +10,7 @@ its NEW revision is the sample with every container image changed (:func:`change
 Columns: render (first stage, steady state), plan (table, json, markdown, ``--diff``),
 simulate ``--from/--to``, the component under the mock engine (operator-free to convergence,
 controller mode), status, rollback, RBAC (both modes), the provider schema (the API's component
-serves every argument its facts name), and the bad-input families of tests/malformed.py (every
+serves every argument its facts name), and the bad-input families of tests/support/malformed.py (every
 CLI entry point exits 2 naming the field; the component registers nothing).
 """
 
@@ -25,9 +25,9 @@ from typing import Any
 import pytest
 import yaml
 from conftest import REPO_ROOT, fresh_mock_runtime, validate_manifest
-from fakes_component import FakeActuator
-from harness import WorkloadHarness
-from malformed import assert_rejected, recording_mocks, write_manifest
+from support.fakes_component import FakeActuator
+from support.harness import WorkloadHarness
+from support.malformed import assert_rejected, recording_mocks, write_manifest
 from support.toy_workload import KIND as TOY_KIND
 from support.toy_workload import SAMPLE as TOY_SAMPLE
 from support.toy_workload import toy_registered
@@ -36,11 +36,11 @@ from pulumi_lws import rbac
 from pulumi_lws.backend import use_backend
 from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.cli import main
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.kubelet import KubeletConfig, Timing
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Timing
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 from pulumi_lws.workloads import registered, workload_for
 
 EXAMPLES = {
@@ -179,7 +179,7 @@ def test_component_converges_operator_free(kind) -> None:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_component_controller_mode(kind) -> None:
-    from pulumi_lws.core.ports import EmptyObserver
+    from pulumi_lws.core.contract.ports import EmptyObserver
 
     with api(kind) as workload:
         result = run_program(_program(kind, sample(kind), mode="controller"), EmptyObserver(), FakeActuator())
@@ -270,7 +270,7 @@ def test_provider_schema(kind) -> None:
     assert {"revision", "stage", "blocker", "remainingStages", "actions", "status"} <= set(resource["properties"])
 
 
-# -- bad input (the families of tests/malformed.py)
+# -- bad input (the families of tests/support/malformed.py)
 
 #: family -> (how to break a valid manifest, the field the error names)
 BAD = {

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from pulumi_lws.cli import main
-from pulumi_lws.core.capacity import demand_text, manifest_demand, ordered, peak, pod_demand
-from pulumi_lws.core.quantity import parse_quantity
+from pulumi_lws.core.features.capacity import demand_text, manifest_demand, ordered, peak, pod_demand
+from pulumi_lws.core.k8s.quantity import parse_quantity
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

@@ -3,7 +3,7 @@ with different fields, and LeaderWorkerSet built dicts by hand)."""
 
 from __future__ import annotations
 
-from pulumi_lws.core.conditions import Condition, condition
+from pulumi_lws.core.k8s.conditions import Condition, condition
 from pulumi_lws.disaggregatedset import status as ds_status
 from pulumi_lws.lws.status import ordinal as lws_status
 from pulumi_lws.modelserving import status as ms_status

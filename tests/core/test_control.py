@@ -1,4 +1,4 @@
-"""core/control.py and core/rollback.py on literal objects: settings resolution and its errors,
+"""core/features/control.py and core/features/rollback.py on literal objects: settings resolution and its errors,
 the held (paused) reconcile, the progress-deadline verdict, and the rollback rebase (hypothesis)."""
 
 from __future__ import annotations
@@ -7,9 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pulumi_lws.core import keys as K
-from pulumi_lws.core.adoption import pruned
-from pulumi_lws.core.control import (
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.stage import Action, Blocker, GroupView, Stage
+from pulumi_lws.core.contract.workload import Reconciled
+from pulumi_lws.core.features.adoption import pruned
+from pulumi_lws.core.features.control import (
     PAUSED,
     PAUSED_ANNOTATION,
     PROGRESS_DEADLINE_ANNOTATION,
@@ -23,17 +26,14 @@ from pulumi_lws.core.control import (
     resolve,
     with_control_conditions,
 )
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.rollback import (
+from pulumi_lws.core.features.rollback import (
     NoPreviousRevision,
     RecordedRevision,
     previous_revision,
     rebase,
     rollback_manifest,
 )
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Action, Blocker, GroupView, Stage
-from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.core.k8s import keys as K
 
 OURS = {K.OWNERSHIP: K.OWNERSHIP_VALUE}
 

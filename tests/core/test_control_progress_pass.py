@@ -1,4 +1,4 @@
-"""core/control.py ``progress_and_start`` (the one pass ``govern`` makes, and what ``last_progress``
+"""core/features/control.py ``progress_and_start`` (the one pass ``govern`` makes, and what ``last_progress``
 and ``rollout_started`` now read) against the two separate scans it replaced, kept here as the
 reference, on random snapshots (hypothesis): timestamps shared, missing, unparsable or malformed,
 pods Ready or not, the target revision in names or labels."""
@@ -8,13 +8,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.control import (
+from pulumi_lws.core.contract.snapshot import Snapshot, labels_of, pod_condition
+from pulumi_lws.core.features.control import (
     last_progress,
     progress_and_start,
     rollout_started,
     timestamp,
 )
-from pulumi_lws.core.snapshot import Snapshot, labels_of, pod_condition
 
 
 def reference_progress_times(obj):

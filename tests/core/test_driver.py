@@ -1,4 +1,4 @@
-"""The one reconcile cycle (pulumi_lws/core/driver.py): observe once -> reconcile -> apply -> act,
+"""The one reconcile cycle (pulumi_lws/core/contract/driver.py): observe once -> reconcile -> apply -> act,
 generic over the Workload contract, the same for every registered API."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 import yaml
 from conftest import REPO_ROOT
 
-from pulumi_lws.core.driver import cycle
-from pulumi_lws.core.ports import Scope
-from pulumi_lws.core.snapshot import EMPTY, Snapshot
-from pulumi_lws.core.stage import Action, Stage
-from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.core.contract.driver import cycle
+from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.snapshot import EMPTY, Snapshot
+from pulumi_lws.core.contract.stage import Action, Stage
+from pulumi_lws.core.contract.workload import Reconciled
 from pulumi_lws.workloads import registered, workload_for
 
 ACTION = Action("delete", "Pod", "p-0")

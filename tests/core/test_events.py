@@ -1,4 +1,4 @@
-"""Events of a reconcile (pulumi_lws.core.events): every action kind has its Event on the object
+"""Events of a reconcile (pulumi_lws.core.features.events): every action kind has its Event on the object
 it concerns, with upstream's reason where upstream has one; blocker entered/cleared, rollout
 started/completed and surge reclaimed on the workload; re-running the same reconcile records no
 new Event object (deterministic names; action events are bumped, state events not re-recorded)."""
@@ -8,7 +8,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.events import (
+from pulumi_lws.core.contract.stage import (
+    WEBHOOK_LABELS_REASON,
+    Action,
+    Blocker,
+    GroupView,
+    Stage,
+)
+from pulumi_lws.core.features.events import (
     BLOCKER_CLEARED,
     COMPLETED,
     DEFAULT_REASONS,
@@ -18,14 +25,7 @@ from pulumi_lws.core.events import (
     derive_events,
     report_events,
 )
-from pulumi_lws.core.stage import (
-    WEBHOOK_LABELS_REASON,
-    Action,
-    Blocker,
-    GroupView,
-    Stage,
-)
-from pulumi_lws.sim.cluster import SimCluster
+from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.workloads import workload_for
 
 REF = WorkloadRef("LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1", "default", "web")

@@ -5,15 +5,15 @@ template, checked against the simulator's controller (Parallel and OrderedReady,
 from __future__ import annotations
 
 import pytest
-from sim_helpers import sts
+from support.sim_helpers import sts
 
-from pulumi_lws.core.forced_rollback import (
+from pulumi_lws.core.features.forced_rollback import (
     FORCED_ROLLBACK_REASON,
     forced_rollback_actions,
     stalled_pods,
 )
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.kubelet import KubeletConfig, Timing
+from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Timing
+from pulumi_lws.sim.cluster.simcluster import SimCluster
 
 
 def _cluster() -> SimCluster:

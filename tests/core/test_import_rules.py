@@ -178,8 +178,8 @@ def test_there_are_no_import_cycles() -> None:
 
 def test_the_checker_sees_the_tree() -> None:
     # guards against a checker that silently reads nothing
-    assert "pulumi_lws.core.stage" in GRAPH and "pulumi_lws.lws.reconcile" in GRAPH
-    assert "pulumi_lws.core.stage" in internal("pulumi_lws.lws.reconcile")
+    assert "pulumi_lws.core.contract.stage" in GRAPH and "pulumi_lws.lws.reconcile" in GRAPH
+    assert "pulumi_lws.core.contract.stage" in internal("pulumi_lws.lws.reconcile")
 
 
 @pytest.mark.parametrize(
@@ -187,10 +187,10 @@ def test_the_checker_sees_the_tree() -> None:
     [
         ({"pulumi_lws.core.x": ["pulumi_lws.lws.labels"]}, "core imports only core"),
         ({"pulumi_lws.lws.rollout.x": ["pulumi_lws.lws.render.pod"]}, "imports a higher layer"),
-        ({"pulumi_lws.lws.api.x": ["pulumi_lws.sim.cluster"]}, "never imports a shell"),
+        ({"pulumi_lws.lws.api.x": ["pulumi_lws.sim.cluster.simcluster"]}, "never imports a shell"),
         ({"pulumi_lws.lws.api.x": ["pulumi"]}, "no Pulumi SDK"),
         ({"pulumi_lws.modelserving.x": ["pulumi_lws.lws.names"]}, "do not import each other"),
-        ({"pulumi_lws.sim.kubelet": ["pulumi_lws.lws.rollout.hash.planner"]}, "never imports a planner"),
+        ({"pulumi_lws.sim.cluster.kubelet": ["pulumi_lws.lws.rollout.hash.planner"]}, "never imports a planner"),
     ],
 )
 def test_the_checker_catches_each_kind_of_violation(source, expected) -> None:
@@ -240,7 +240,7 @@ def test_the_shells_import_no_api_package() -> None:
     [
         {"pulumi_lws.rbac.x": ["pulumi_lws.modelserving.api.modelserving"]},
         {"pulumi_lws.cli.plan": ["pulumi_lws.lws.reconcile"]},
-        {"pulumi_lws.sim.kubelet": ["pulumi_lws.modelserving.labels"]},
+        {"pulumi_lws.sim.cluster.kubelet": ["pulumi_lws.modelserving.labels"]},
         {"pulumi_lws.cluster.live": ["pulumi_lws.lws.labels"]},
         {"pulumi_lws.backend": ["pulumi_lws.disaggregatedset.api"]},
     ],

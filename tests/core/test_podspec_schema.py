@@ -16,10 +16,10 @@ import time
 import pytest
 from conftest import REPO_ROOT
 
-from pulumi_lws.core import objectmeta as M
-from pulumi_lws.core import podspec as P
+from pulumi_lws.core.k8s import objectmeta as M
+from pulumi_lws.core.k8s import podspec as P
 
-SCHEMA = REPO_ROOT / "pulumi_lws" / "core" / P.SCHEMA_FILE
+SCHEMA = REPO_ROOT / "pulumi_lws" / "core" / "k8s" / P.SCHEMA_FILE
 
 
 def generator():

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from pulumi_lws.core.quantity import (
+from pulumi_lws.core.k8s.quantity import (
     QUANTITY_FORMAT_MSG,
     QUANTITY_SUFFIX_MSG,
     QuantityError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.snapshot import Snapshot, labels_of
+from pulumi_lws.core.contract.snapshot import Snapshot, labels_of
 
 KINDS = ("Pod", "StatefulSet")
 KEYS = ("a", "b/c")

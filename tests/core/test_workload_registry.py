@@ -1,12 +1,12 @@
-"""The workload registry the shells dispatch through (pulumi_lws.core.workload)."""
+"""The workload registry the shells dispatch through (pulumi_lws.core.contract.workload)."""
 
 from __future__ import annotations
 
 import pytest
 
-from pulumi_lws.core import workload as W
-from pulumi_lws.core.ports import EmptyObserver, Scope
-from pulumi_lws.core.snapshot import EMPTY
+from pulumi_lws.core.contract import workload as W
+from pulumi_lws.core.contract.ports import EmptyObserver, Scope
+from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.workloads import BUILTIN, registered, workload_for, workload_of
 
 LWS_DOC = {
@@ -129,7 +129,7 @@ def test_an_inconsistent_fact_fails_at_registration(change, problem) -> None:
 
 
 def test_argument_schema_problems_are_named() -> None:
-    from pulumi_lws.core.facts import ArgumentSchema, Option
+    from pulumi_lws.core.contract.facts import ArgumentSchema, Option
 
     lws = workload_for("LeaderWorkerSet")
     schema = ArgumentSchema(
@@ -143,7 +143,7 @@ def test_argument_schema_problems_are_named() -> None:
 
 
 def test_rendered_kinds_must_be_observed() -> None:
-    from pulumi_lws.core.facts import KindRef, RbacFacts
+    from pulumi_lws.core.contract.facts import KindRef, RbacFacts
 
     facts = RbacFacts(actions=frozenset(), renders=(KindRef("ConfigMap", "v1"),))
     bad = type("Bad", (_complete_class(),), {"rbac": facts})()

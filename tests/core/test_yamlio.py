@@ -1,4 +1,4 @@
-"""core/yamlio.py on libyaml and on the pure-Python classes: same documents, same guarantees,
+"""core/k8s/yamlio.py on libyaml and on the pure-Python classes: same documents, same guarantees,
 byte-identical output, and a clean fallback where PyYAML was built without libyaml."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core import yamlio
-from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.k8s import yamlio
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORPUS = sorted(

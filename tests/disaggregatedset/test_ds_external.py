@@ -13,12 +13,12 @@ import copy
 
 import yaml
 
-from pulumi_lws.core.snapshot import EMPTY, Snapshot
+from pulumi_lws.core.contract.snapshot import EMPTY, Snapshot
 from pulumi_lws.disaggregatedset import external
 from pulumi_lws.disaggregatedset import observe as ds_observe
 from pulumi_lws.disaggregatedset.reconcile import external_scaling_active, role_targets
 from pulumi_lws.lws.observe import LWS_KINDS
-from pulumi_lws.sim.cluster import SimCluster
+from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.workloads import workload_for
 
 DS = workload_for("DisaggregatedSet")

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from pulumi_lws.core.snapshot import Snapshot, labels_of
+from pulumi_lws.core.contract.snapshot import Snapshot, labels_of
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.observe import (
     ds_scope,
@@ -24,7 +24,7 @@ from pulumi_lws.lws.observe import LWS_KINDS, lws_scope
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent / "render"))
 from ds_render_base import NS, load, manifest, plan, role, steady, with_image
-from sim_helpers import cluster, run_until
+from support.sim_helpers import cluster, run_until
 
 BASE = manifest(role("prefill", 2, size=2), role("decode", 1))
 

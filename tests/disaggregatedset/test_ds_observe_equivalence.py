@@ -10,8 +10,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
-from pulumi_lws.core.timestamps import parse_timestamp
+from pulumi_lws.core.contract.snapshot import Snapshot, annotations_of, is_deleting, labels_of
+from pulumi_lws.core.k8s.timestamps import parse_timestamp
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.observe import (
     CONTROLLER_REVISION,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from ds_helpers import ds_manifest, role
+from support.ds_helpers import ds_manifest, role
 
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.adoption import upstream_child_lws

@@ -5,12 +5,12 @@ CRD itself, and each set declares only its own scaler."""
 from __future__ import annotations
 
 import pulumi
-from fakes_component import FakeActuator
+from support.fakes_component import FakeActuator
 from test_ds_external import manifest
 
-from pulumi_lws.core.ports import EmptyObserver
+from pulumi_lws.core.contract.ports import EmptyObserver
 from pulumi_lws.disaggregatedset import external
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 
 
 def test_two_sets_in_one_stack_share_one_crd_registration():

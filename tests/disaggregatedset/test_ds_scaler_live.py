@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from kmock_helpers import kmock_client
+from support.kmock_helpers import kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster, resource_classes, status_patch
 from pulumi_lws.disaggregatedset import external

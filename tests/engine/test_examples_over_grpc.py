@@ -3,7 +3,7 @@ addresses, project, stack, dry-run, parallelism), every registration a gRPC call
 :class:`~grpc_engine.TestEngine` (no ``set_mocks``), planning against the embedded cluster
 (``SimCluster``) — preview, then update, then (objects applied and settled) the next update.
 Each run's registrations must equal the mock-engine run of the same program
-(``pulumi_lws.sim.pulumi_engine.run_program``, what ``pulumi-lws simulate`` uses): types, names,
+(``pulumi_lws.sim.driver.pulumi_engine.run_program``, what ``pulumi-lws simulate`` uses): types, names,
 parents, dependencies, secrets, options and inputs."""
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from grpc_engine import TestEngine, plain, secret_paths
 from grpc_program import exit_code_like_language_host, run_like_language_host
 from pulumi.runtime.proto import engine_pb2
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.model import ints_back
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.k8s.model import ints_back
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 
 EXAMPLES = ("quickstart", "modelserving-pd", "disaggregated-pd")
 STACK = "dev"

@@ -36,10 +36,10 @@ from grpc_provider import (
 from pulumi.runtime.proto import provider_pb2
 
 from pulumi_lws import __version__
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.model import ints_back
-from pulumi_lws.core.ports import EmptyObserver
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.ports import EmptyObserver
+from pulumi_lws.core.k8s.model import ints_back
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 
 pytest.importorskip("kmock")
 

@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO_ROOT, validate_manifest
 
 from pulumi_lws.cli import main
-from pulumi_lws.core.ports import EmptyObserver
+from pulumi_lws.core.contract.ports import EmptyObserver
 
 ROOT = REPO_ROOT
 SCENARIOS = sorted((ROOT / "examples").glob("*/scenario*.yaml"))
@@ -42,7 +42,7 @@ class _NoActions:
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.name)
 def test_example_program_registers_valid_objects(program: pathlib.Path) -> None:
-    from pulumi_lws.sim.pulumi_engine import run_program
+    from pulumi_lws.sim.driver.pulumi_engine import run_program
 
     result = run_program(str(program / "__main__.py"), EmptyObserver(), _NoActions())
     kinds = {m["kind"] for m in result.manifests}

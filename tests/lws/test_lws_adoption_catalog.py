@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import copy
 
-from adoption_helpers import go_style_key, with_null_timestamps
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.adoption_helpers import go_style_key, with_null_timestamps
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.revision import build_catalog, revision_data, revision_key

@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
 from bench_fixtures import fleet_lws, realistic_mid_rollout_snapshot
 
-from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.revision import revision_key

@@ -10,7 +10,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.dependencies import check_dependency_order, merge_dependencies
+from pulumi_lws.core.contract.dependencies import check_dependency_order, merge_dependencies
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import manifest_dependencies

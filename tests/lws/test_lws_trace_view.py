@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.trace_view import _ordinal_leaders, count_groups, read_groups
 

@@ -15,9 +15,9 @@ import pytest
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import revision_of
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.engines import PureEngine
-from pulumi_lws.sim.kubelet import KubeletConfig, Timing
+from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Timing
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.engines import PureEngine
 
 NS, NAME = "default", "llm"
 

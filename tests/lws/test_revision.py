@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from conftest import REPO_ROOT
 
-from pulumi_lws.core.hashing import canonical_json, fnv32a, safe_encode
+from pulumi_lws.core.k8s.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import apply_revision, build_catalog, key_of_data, revision_data, revision_key

@@ -3,8 +3,8 @@ with them (kept without StatefulSets, or deleted to be recreated in pulumi-lws's
 
 from __future__ import annotations
 
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.stage import Stage
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving.legacy import (
     adopt_legacy,

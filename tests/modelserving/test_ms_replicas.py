@@ -9,7 +9,7 @@ from collections import defaultdict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.snapshot import Snapshot, labels_of
+from pulumi_lws.core.contract.snapshot import Snapshot, labels_of
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving.groups import parse_ordinal
 from pulumi_lws.modelserving.replicas import observed_replicas

@@ -9,7 +9,7 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).parent / "render"))
 from ms_render_fixtures import two_role, two_role_wire, with_role
 
-from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving.api import ModelServing
 from pulumi_lws.modelserving.groups import CREATING, DELETING, RUNNING

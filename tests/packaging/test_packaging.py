@@ -126,7 +126,7 @@ def test_package_data_in_and_test_data_out(dist):
         in_sdist = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
     needed = {
         "pulumi_lws/py.typed",
-        *(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "pulumi_lws/core/schemas").glob("*.json")),
+        *(str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "pulumi_lws/core/k8s/schemas").glob("*.json")),
     }
     assert needed <= in_wheel and needed <= in_sdist
     sources = {str(p.relative_to(REPO_ROOT)) for p in (REPO_ROOT / "pulumi_lws").rglob("*.py")}
@@ -148,7 +148,7 @@ def test_installed_wheel_runs_the_cli_and_imports(venv, tmp_path):
 
 
 def test_installed_wheel_reads_its_package_data(venv, tmp_path):
-    """render validates pod templates against the packaged core/schemas JSON."""
+    """render validates pod templates against the packaged core/k8s/schemas JSON."""
     manifest = tmp_path / "lws.yaml"
     shutil.copy2(REPO_ROOT / "examples" / "quickstart" / "lws.yaml", manifest)
     done = run_in(venv, "pulumi-lws", "render", str(manifest), cwd=tmp_path)

@@ -10,7 +10,7 @@ from rbac_scenarios import scenarios
 
 from pulumi_lws.cli import main
 from pulumi_lws.components.rbac import ReconcilerRbac
-from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.contract.errors import SpecError
 
 EXCLUSIVE = next(s for s in scenarios() if s.name == "lws-exclusive-placement")
 MS = next(s for s in scenarios() if s.name == "ms-pd")

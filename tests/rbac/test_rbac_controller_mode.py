@@ -14,7 +14,7 @@ from pulumi_lws import rbac
 from pulumi_lws.cli import build_parser, main
 from pulumi_lws.components import controller
 from pulumi_lws.components.rbac import ReconcilerRbac
-from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.contract.errors import SpecError
 from pulumi_lws.workloads import workload_for
 
 SAMPLE = {api: next(s for s in controller_scenarios() if s.api == api) for api in APIS}

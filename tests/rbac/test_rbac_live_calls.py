@@ -22,14 +22,14 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from kmock_helpers import kmock_client
 from rbac_scenarios import APIS, NS, Scenario, controller_scenarios, scenarios
+from support.kmock_helpers import kmock_client
 
 from pulumi_lws import rbac
 from pulumi_lws.cluster.live import LiveCluster
-from pulumi_lws.core.stage import Action
+from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.lws import labels as L
-from pulumi_lws.sim.expansion import steady_state
+from pulumi_lws.sim.driver.expansion import steady_state
 from pulumi_lws.workloads import workload_for
 
 
@@ -165,7 +165,7 @@ def reconcile_calls(kmock: Any, scenario: Scenario, objects: list[dict[str, Any]
     assert actions, "the scenario observed nothing to act on"
     live.execute(NS, actions)
     if hasattr(live, "record_events"):  # the reconcile records its stage as Events
-        from pulumi_lws.core.events import WorkloadRef, report_events
+        from pulumi_lws.core.features.events import WorkloadRef, report_events
 
         stage = dataclasses.replace(
             workload.reconcile(spec, snapshot, workload.options(gang_provider=gang)).stage, actions=tuple(actions[:1])
@@ -223,7 +223,7 @@ def controller_up(kmock: Any, scenario: Scenario) -> tuple[set[Call], Any]:
     """``pulumi up`` of the real component in controller mode under Pulumi's mock engine, its
     backend the live one on kmock: (the calls it sent, the engine's result)."""
     import pulumi_lws
-    from pulumi_lws.sim.pulumi_engine import run_program
+    from pulumi_lws.sim.driver.pulumi_engine import run_program
 
     def program() -> None:
         getattr(pulumi_lws, scenario.api)("w", {"manifest": copy.deepcopy(scenario.manifest), "mode": "controller"})

@@ -12,16 +12,16 @@ from rbac_scenarios import APIS, NS, scenarios
 
 from pulumi_lws import rbac
 from pulumi_lws.cluster.live import LiveCluster, resource_classes
-from pulumi_lws.core.snapshot import EMPTY
-from pulumi_lws.sim.expansion import steady_state
+from pulumi_lws.core.contract.snapshot import EMPTY
+from pulumi_lws.sim.driver.expansion import steady_state
 from pulumi_lws.workloads import workload_for
 
 #: the packages whose planners build each API's actions (DisaggregatedSet nests LeaderWorkerSet; the
-#: LeaderWorkerSet failure pipeline's retain/release finalizer actions are built in core/retention.py)
+#: LeaderWorkerSet failure pipeline's retain/release finalizer actions are built in core/features/retention.py)
 API_PACKAGES = {
-    "LeaderWorkerSet": ("lws", "core/retention.py"),
+    "LeaderWorkerSet": ("lws", "core/features/retention.py"),
     "ModelServing": ("modelserving",),
-    "DisaggregatedSet": ("lws", "core/retention.py", "disaggregatedset"),
+    "DisaggregatedSet": ("lws", "core/features/retention.py", "disaggregatedset"),
 }
 CONSTANTS = {"SCALER_KIND": "DisaggregatedSetRoleScaler"}
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import pytest
 from fault_helpers import BAD, FAULTS
-from reliability_helpers import (
+from support.reliability_helpers import (
     NAME,
     NS,
     POLICIES,
@@ -37,7 +37,7 @@ from reliability_helpers import (
 
 from pulumi_lws.lws.observe import lws_scope
 from pulumi_lws.lws.reconcile import reconcile
-from pulumi_lws.sim.apply import key_of
+from pulumi_lws.sim.cluster.apply import key_of
 
 # ---- crash at every stage -------------------------------------------------------------------
 MAX_SAME_INSTANT_RUNS = 4
@@ -174,7 +174,7 @@ def test_bad_image_then_a_fix_with_crashes_at_every_stage(fault: str) -> None:
 
 
 def test_soak_cases_include_a_bad_image_in_a_fraction() -> None:
-    from reliability_helpers import BAD_IMAGE_FRACTION, SOAK_SEEDS
+    from support.reliability_helpers import BAD_IMAGE_FRACTION, SOAK_SEEDS
 
     cases = [random_case(s) for s in range(SOAK_SEEDS, SOAK_SEEDS + 200)]
     bad = [c for c in cases if c.bad_image]

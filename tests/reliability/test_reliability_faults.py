@@ -3,7 +3,7 @@
 Each test drives `pulumi up` every 2 simulated seconds through `reconcile` + `SimCluster` (the
 pure engine) with the harness of `reliability_helpers`: the surge bound and the follower rule are
 asserted after every run and every simulated second, the availability floor until the first fault
-(a fault re-arms it, as in sim/runner.py). Faults use the simulator's public API: `crash_pod`
+(a fault re-arms it, as in sim/driver/runner.py). Faults use the simulator's public API: `crash_pod`
 (phase Failed), `restart_container`, `lose_node`; capacity comes from `nodes`; slow image pulls
 are a long `startSeconds`.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from reliability_helpers import NS, Harness, final_state_problems, lws_manifest
+from support.reliability_helpers import NS, Harness, final_state_problems, lws_manifest
 
 from pulumi_lws.lws.reconcile import ReconcileOptions
 
@@ -108,7 +108,7 @@ GPU_NODE = {"name": "gpu", "count": 4, "capacity": {"cpu": 64, "memory": "512Gi"
 
 @pytest.mark.parametrize("policy", POLICIES)
 def test_node_loss_during_rollout(policy: str) -> None:
-    from pulumi_lws.sim.scenario import load_scenario
+    from pulumi_lws.sim.driver.scenario import load_scenario
 
     nodes = load_scenario({"manifest": spec(policy), "nodes": [GPU_NODE]}).nodes  # gpu-0..gpu-3
     h = Harness.create(spec(policy, gpus=2), nodes=nodes, options=POLICIES[policy][1])

@@ -18,8 +18,8 @@ import pulumi
 import pytest
 import yaml
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.rules import DNS1035_MSG, PERCENT_MSG
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.k8s.rules import DNS1035_MSG, PERCENT_MSG
 from pulumi_lws.lws.api import validation as V
 
 LWT, SGS = "spec.leaderWorkerTemplate", "spec.leaderWorkerTemplate.SubGroupPolicy.subGroupSize"
@@ -225,7 +225,7 @@ def test_every_create_rule_has_a_row() -> None:
 def test_component_rejects_before_registering_anything(mocks, rule, patch, path, message) -> None:
     import pulumi_lws
     from pulumi_lws.backend import use_backend
-    from pulumi_lws.core.ports import EmptyObserver
+    from pulumi_lws.core.contract.ports import EmptyObserver
 
     class NoActuator:
         def execute(self, namespace, actions):  # pragma: no cover - must never run
@@ -256,7 +256,7 @@ def test_the_good_manifest_registers(mocks):
     """Control: the base of every case is valid and does register the component and its children."""
     import pulumi_lws
     from pulumi_lws.backend import use_backend
-    from pulumi_lws.core.ports import EmptyObserver
+    from pulumi_lws.core.contract.ports import EmptyObserver
 
     class NoActuator:
         def execute(self, namespace, actions):

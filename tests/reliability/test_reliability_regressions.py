@@ -20,12 +20,12 @@
 
 from __future__ import annotations
 
-from reliability_helpers import lws_manifest, parse, random_case, started_healthy
+from support.reliability_helpers import lws_manifest, parse, random_case, started_healthy
 from test_reliability_crash import run_case
 
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import GroupView
-from pulumi_lws.core.trace import GroupCell, GroupsView
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.stage import GroupView
+from pulumi_lws.core.contract.trace import GroupCell, GroupsView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import RevisionCatalog, build_catalog, revision_data, revision_key

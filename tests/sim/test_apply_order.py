@@ -17,18 +17,18 @@ import copy
 import random
 
 import pytest
-from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars, worker_sts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from reliability_helpers import NAME, NS, STACK, Harness, lws_manifest, parse
+from support.fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars, worker_sts
+from support.reliability_helpers import NAME, NS, STACK, Harness, lws_manifest, parse
 
-from pulumi_lws.core.dependencies import check_dependency_order, ref_of
-from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.contract.dependencies import check_dependency_order, ref_of
+from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.rollout.ordinal.groups import group_revisions, observe_ordinal_groups
-from pulumi_lws.sim.apply import ApplyResult
-from pulumi_lws.sim.cluster import SimCluster
+from pulumi_lws.sim.cluster.apply import ApplyResult
+from pulumi_lws.sim.cluster.simcluster import SimCluster
 
 LEADER = ("StatefulSet", NAME)
 
@@ -110,7 +110,7 @@ def test_component_registers_depends_on_from_the_dependencies():
     """Under the mock engine, each child's registration carries exactly the declared dependencies
     (dependency URNs of the RegisterResource request, mapped back to manifests)."""
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet as Component
-    from pulumi_lws.sim.pulumi_engine import run_program
+    from pulumi_lws.sim.driver.pulumi_engine import run_program
 
     manifest = lws_manifest(replicas=3, size=2, image="img:1")
     manifest["spec"]["scheduling"] = {}
@@ -226,7 +226,7 @@ def test_group_below_partition_without_leader_pod_keeps_its_worker_statefulset_r
     old_key, mid_key = revision_key(old), revision_key(mid)
     snap = snapshot_from_chars("ooo", old=old, new=new, sts_key=old_key, partition=3)
     objects = [o for o in snap.objects.values() if o["metadata"]["name"] not in ("demo-1", "demo-1-1")]
-    from fixtures_ordinal import controller_revision
+    from support.fixtures_ordinal import controller_revision
 
     snap = Snapshot.of(objects + [worker_sts(1, mid_key, False, 2), controller_revision(mid, 2)])
     groups, revisions = _groups_and_revisions(snap, new, partition=3)
@@ -235,7 +235,7 @@ def test_group_below_partition_without_leader_pod_keeps_its_worker_statefulset_r
 
 
 def test_pure_engine_passes_the_dependencies_to_the_applier(monkeypatch):
-    from pulumi_lws.sim.engines import PureEngine
+    from pulumi_lws.sim.driver.engines import PureEngine
 
     seen = {}
     cluster = SimCluster()

@@ -13,10 +13,12 @@ import copy
 import random
 from collections import Counter
 
-import ds_helpers as DS
-import ms_helpers as MS
 import pytest
-from control_helpers import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import ds_helpers as DS
+from support import ms_helpers as MS
+from support.control_helpers import (
     lws_harness,
     lws_manifest,
     paused,
@@ -24,18 +26,16 @@ from control_helpers import (
     registered,
     with_annotation,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from pulumi_lws.backend import use_backend
 from pulumi_lws.cli.documents import Document
 from pulumi_lws.cli.rollback import plan_rollback
-from pulumi_lws.core.control import (
+from pulumi_lws.core.features.control import (
     PAUSED,
     PROGRESS_DEADLINE_ANNOTATION,
     PROGRESS_DEADLINE_EXCEEDED,
 )
-from pulumi_lws.sim.kubelet import Override
+from pulumi_lws.sim.cluster.kubelet import Override
 
 
 def lws_case(seed: int = 0, overrides=None):

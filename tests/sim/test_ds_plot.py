@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ET
 import pytest
 from conftest import REPO_ROOT
 
-from pulumi_lws.core.trace import Lane, TraceRow
-from pulumi_lws.core.workload import Budgets
-from pulumi_lws.sim.plot import lane_budgets, svg_timeline
-from pulumi_lws.sim.scenario import load_scenario
-from pulumi_lws.sim.timeline import TimelineRunner
+from pulumi_lws.core.contract.trace import Lane, TraceRow
+from pulumi_lws.core.contract.workload import Budgets
+from pulumi_lws.sim.driver.plot import lane_budgets, svg_timeline
+from pulumi_lws.sim.driver.scenario import load_scenario
+from pulumi_lws.sim.driver.timeline import TimelineRunner
 from pulumi_lws.workloads import workload_for
 
 NS = {"s": "http://www.w3.org/2000/svg"}

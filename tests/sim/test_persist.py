@@ -1,4 +1,4 @@
-"""sim/persist.py: a saved and reloaded cluster behaves exactly as the original."""
+"""sim/cluster/persist.py: a saved and reloaded cluster behaves exactly as the original."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import pytest
 import yaml
 from conftest import REPO_ROOT
 
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.engines import PureEngine
-from pulumi_lws.sim.persist import StateFormatError, dump_cluster, load_cluster
-from pulumi_lws.sim.store import strip_internal
+from pulumi_lws.sim.cluster.persist import StateFormatError, dump_cluster, load_cluster
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.cluster.store import strip_internal
+from pulumi_lws.sim.driver.engines import PureEngine
 
 MANIFESTS = {
     "lws": REPO_ROOT / "examples" / "quickstart" / "lws.yaml",

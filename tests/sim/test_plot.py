@@ -10,9 +10,9 @@ import pytest
 from conftest import REPO_ROOT
 
 from pulumi_lws.cli import main
-from pulumi_lws.sim.plot import nice_step, svg_timeline
-from pulumi_lws.sim.scenario import load_scenario
-from pulumi_lws.sim.timeline import TimelineRunner
+from pulumi_lws.sim.driver.plot import nice_step, svg_timeline
+from pulumi_lws.sim.driver.scenario import load_scenario
+from pulumi_lws.sim.driver.timeline import TimelineRunner
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 GPU = REPO_ROOT / "examples" / "gpu-717"

@@ -25,8 +25,8 @@ except (ImportError, OSError) as exc:  # OSError: cairocffi found no libcairo
     pytest.skip(f"cairosvg needs the system cairo library (apt-get install libcairo2): {exc}", allow_module_level=True)
 
 from pulumi_lws.cli import main
-from pulumi_lws.core import glyphs as G
-from pulumi_lws.sim.plot import BLOCKED, FONT
+from pulumi_lws.core.contract import glyphs as G
+from pulumi_lws.sim.driver.plot import BLOCKED, FONT
 
 EXAMPLES = TESTS_DIR.parent / "examples"
 NS = "{http://www.w3.org/2000/svg}"

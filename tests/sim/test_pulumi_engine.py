@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from conftest import REPO_ROOT
-from fakes_component import FakeActuator, FakeObserver, fake_reconcile
+from support.fakes_component import FakeActuator, FakeObserver, fake_reconcile
 
-from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.contract.errors import SpecError
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import reconcile as reconcile_module
-from pulumi_lws.sim.pulumi_engine import run_program
+from pulumi_lws.sim.driver.pulumi_engine import run_program
 
 ROOT = REPO_ROOT
 QUICKSTART = ROOT / "examples" / "quickstart"
@@ -85,8 +85,8 @@ def test_runs_leave_no_event_loop_open_for_the_collector(tmp_path):
     script = tmp_path / "runs.py"
     script.write_text(
         "import pulumi_kubernetes as k8s\n"
-        "from pulumi_lws.sim.cluster import SimCluster\n"
-        "from pulumi_lws.sim.pulumi_engine import run_program\n"
+        "from pulumi_lws.sim.cluster.simcluster import SimCluster\n"
+        "from pulumi_lws.sim.driver.pulumi_engine import run_program\n"
         "def program():\n"
         "    for i in range(8):\n"
         "        k8s.core.v1.ConfigMap(f'c{i}', metadata={'name': f'c{i}'}, data={'k': 'v'})\n"

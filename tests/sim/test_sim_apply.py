@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sim_helpers import cluster, run_until, sts
+from support.sim_helpers import cluster, run_until, sts
 
-from pulumi_lws.sim.apply import immutable_changes
+from pulumi_lws.sim.cluster.apply import immutable_changes
 
 
 def svc(name="s", ip=None):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sim_helpers import cluster, deployment, pod, run_until, sts
+from support.sim_helpers import cluster, deployment, pod, run_until, sts
 
-from pulumi_lws.core.snapshot import pod_condition, pod_running_and_ready, pod_unschedulable
-from pulumi_lws.core.stage import Action
-from pulumi_lws.sim.deployment import resolve_fenceposts
+from pulumi_lws.core.contract.snapshot import pod_condition, pod_running_and_ready, pod_unschedulable
+from pulumi_lws.core.contract.stage import Action
+from pulumi_lws.sim.cluster.deployment import resolve_fenceposts
 
 
 def rs_replicas(c):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import copy
 
-from sim_helpers import cluster, deployment, images, run_until
+from support.sim_helpers import cluster, deployment, images, run_until
 
 
 def test_a_paused_deployment_does_not_roll_until_unpaused() -> None:

@@ -18,11 +18,11 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sim_helpers import deployment, run_until
+from support.sim_helpers import deployment, run_until
 
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.deployment import resolve_fenceposts
-from pulumi_lws.sim.kubelet import KubeletConfig, Timing
+from pulumi_lws.sim.cluster.deployment import resolve_fenceposts
+from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Timing
+from pulumi_lws.sim.cluster.simcluster import SimCluster
 
 HASH = "pod-template-hash"
 COST = "controller.kubernetes.io/pod-deletion-cost"

@@ -8,8 +8,8 @@ import json
 from conftest import REPO_ROOT
 
 from pulumi_lws.cli import main
-from pulumi_lws.sim.runner import simulate
-from pulumi_lws.sim.scenario import load_scenario
+from pulumi_lws.sim.driver.runner import simulate
+from pulumi_lws.sim.driver.scenario import load_scenario
 
 ROOT = REPO_ROOT
 PROGRAM_SCENARIO = ROOT / "examples" / "quickstart" / "scenario.yaml"  # `make demo`: __main__.py, engine pulumi

@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.sim import gc as gc_mod
-from pulumi_lws.sim import scheduler as scheduler_mod
-from pulumi_lws.sim.clock import Clock
-from pulumi_lws.sim.gc import GarbageCollector
-from pulumi_lws.sim.runner import simulate
-from pulumi_lws.sim.scenario import load_scenario
-from pulumi_lws.sim.store import FOREGROUND, Store, owner_ref, strip_internal
+from pulumi_lws.sim.cluster import gc as gc_mod
+from pulumi_lws.sim.cluster import scheduler as scheduler_mod
+from pulumi_lws.sim.cluster.clock import Clock
+from pulumi_lws.sim.cluster.gc import GarbageCollector
+from pulumi_lws.sim.cluster.store import FOREGROUND, Store, owner_ref, strip_internal
+from pulumi_lws.sim.driver.runner import simulate
+from pulumi_lws.sim.driver.scenario import load_scenario
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ALL = sorted(str(p.relative_to(ROOT / "examples")) for p in (ROOT / "examples").glob("*/scenario*.yaml"))

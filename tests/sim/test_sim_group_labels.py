@@ -1,13 +1,13 @@
 """The simulated kubelet knows no API: a timing override by ``group:`` / ``lws:`` finds its pods with
-the labels each registered API declares (``Workload.group_labels``, pulumi_lws/core/simulation.py),
+the labels each registered API declares (``Workload.group_labels``, pulumi_lws/core/contract/simulation.py),
 handed to the kubelet by the driver side (the runner, the test harnesses)."""
 
 from __future__ import annotations
 
-from pulumi_lws.core.simulation import GroupLabels, group_of, owner_of
-from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
-from pulumi_lws.sim.runner import Runner
-from pulumi_lws.sim.scenario import Scenario
+from pulumi_lws.core.contract.simulation import GroupLabels, group_of, owner_of
+from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.sim.driver.runner import Runner
+from pulumi_lws.sim.driver.scenario import Scenario
 from pulumi_lws.workloads import registered, simulator_group_labels, workload_for
 
 LWS = workload_for("LeaderWorkerSet").group_labels

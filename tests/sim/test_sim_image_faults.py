@@ -10,12 +10,12 @@ import sys
 
 import pytest
 import yaml
-from sim_helpers import pod, sts
+from support.sim_helpers import pod, sts
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.kubelet import CRASH_PERIOD_SECONDS, KubeletConfig, Override, Timing
-from pulumi_lws.sim.scenario import load_scenario
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.sim.cluster.kubelet import CRASH_PERIOD_SECONDS, KubeletConfig, Override, Timing
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.scenario import load_scenario
 
 
 def _cluster(**kw) -> SimCluster:
@@ -214,7 +214,7 @@ def test_cli_bad_scenario_value_exits_2_with_the_field_path(tmp_path) -> None:
 
 
 def test_events_in_a_scenario_run_and_are_noted(tmp_path) -> None:
-    from pulumi_lws.sim.runner import simulate
+    from pulumi_lws.sim.driver.runner import simulate
 
     sc = load_scenario(
         {

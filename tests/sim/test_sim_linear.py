@@ -21,13 +21,13 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.sim import kubelet as kubelet_mod
-from pulumi_lws.sim import statefulset as sts_mod
-from pulumi_lws.sim.clock import Clock
-from pulumi_lws.sim.copies import refreshed
-from pulumi_lws.sim.runner import simulate
-from pulumi_lws.sim.scenario import load_scenario
-from pulumi_lws.sim.store import Store, strip_internal
+from pulumi_lws.sim.cluster import kubelet as kubelet_mod
+from pulumi_lws.sim.cluster import statefulset as sts_mod
+from pulumi_lws.sim.cluster.clock import Clock
+from pulumi_lws.sim.cluster.copies import refreshed
+from pulumi_lws.sim.cluster.store import Store, strip_internal
+from pulumi_lws.sim.driver.runner import simulate
+from pulumi_lws.sim.driver.scenario import load_scenario
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCENARIOS = [

@@ -1,12 +1,12 @@
-"""Row notes derived from the change between rows (sim/narrate.py), and Hash group reading."""
+"""Row notes derived from the change between rows (sim/driver/narrate.py), and Hash group reading."""
 
 from __future__ import annotations
 
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.trace import GroupCell, TraceRow, format_table
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.trace import GroupCell, TraceRow, format_table
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.trace_view import hash_group_key, is_hash_leader, read_groups
-from pulumi_lws.sim.narrate import complete, narrate
+from pulumi_lws.sim.driver.narrate import complete, narrate
 
 
 def row(

@@ -1,5 +1,5 @@
 """``pulumi-lws simulate --from OLD.yaml --to NEW.yaml``: a scenario built in memory from a change
-(pulumi_lws/sim/quick.py) and its argument handling (pulumi_lws/cli/simulate.py)."""
+(pulumi_lws/sim/driver/quick.py) and its argument handling (pulumi_lws/cli/simulate.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import yaml
 from conftest import REPO_ROOT
 
 from pulumi_lws.cli import main
-from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.contract.errors import SpecError
 from pulumi_lws.lws.rollout.budget import DEADLOCK_717, REMEDIES_717
-from pulumi_lws.sim.quick import GPU, OPTIONS, ZONE_LABEL, scenario_from_change
-from pulumi_lws.sim.runner import simulate
-from pulumi_lws.sim.scenario import load_scenario
+from pulumi_lws.sim.driver.quick import GPU, OPTIONS, ZONE_LABEL, scenario_from_change
+from pulumi_lws.sim.driver.runner import simulate
+from pulumi_lws.sim.driver.scenario import load_scenario
 
 EXAMPLES = REPO_ROOT / "examples"
 QUICKSTART = EXAMPLES / "quickstart"

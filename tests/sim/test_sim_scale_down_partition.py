@@ -10,16 +10,16 @@ import sys
 
 import pytest
 import yaml
-from ds_helpers import ds_manifest
-from ds_helpers import role as ds_role
-from ds_helpers import scenario as ds_scenario
 from fault_helpers import faulty_kubelet
-from harness import inline_scenario
-from ms_helpers import ms_manifest, role, with_image
+from support.ds_helpers import ds_manifest
+from support.ds_helpers import role as ds_role
+from support.ds_helpers import scenario as ds_scenario
+from support.harness import inline_scenario
+from support.ms_helpers import ms_manifest, role, with_image
 
-from pulumi_lws.core.trace import TraceRow
-from pulumi_lws.core.workload import Budgets
-from pulumi_lws.sim.runner import _Budget, simulate
+from pulumi_lws.core.contract.trace import TraceRow
+from pulumi_lws.core.contract.workload import Budgets
+from pulumi_lws.sim.driver.runner import _Budget, simulate
 
 
 def _lws(image: str = "img:1", replicas: int = 4, partition: int = 0, mu=1) -> dict:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.sim.clock import Clock
-from pulumi_lws.sim.scenario import load_scenario, merge_patch
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.sim.cluster.clock import Clock
+from pulumi_lws.sim.driver.scenario import load_scenario, merge_patch
 
 BASE = """
 manifest: {apiVersion: leaderworkerset.x-k8s.io/v1, kind: LeaderWorkerSet, metadata: {name: s}, spec: {replicas: 2}}

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sim_helpers import cluster, deleting, images, run_until, sts
+from support.sim_helpers import cluster, deleting, images, run_until, sts
 
-from pulumi_lws.core.snapshot import statefulset_ready
+from pulumi_lws.core.contract.snapshot import statefulset_ready
 
 
 def ready_sts(image="a", **kw):
@@ -145,7 +145,7 @@ def test_revisions_are_controller_revision_objects_with_template_labels():
     ready=st.integers(1, 5),
 )
 def test_property_rolling_update_never_exceeds_max_unavailable(replicas, mu, partition, ready):
-    from pulumi_lws.core.scaling import scaled_value
+    from pulumi_lws.core.k8s.scaling import scaled_value
 
     c = cluster(start=1, ready=ready)
     c.apply([sts(replicas=replicas)])

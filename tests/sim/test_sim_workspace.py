@@ -9,11 +9,11 @@ import pytest
 import yaml
 from conftest import REPO_ROOT
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.sim.desired import DesiredSpec
-from pulumi_lws.sim.runner import Runner, simulate
-from pulumi_lws.sim.scenario import load_scenario
-from pulumi_lws.sim.workspace import Workspace
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.sim.driver.desired import DesiredSpec
+from pulumi_lws.sim.driver.runner import Runner, simulate
+from pulumi_lws.sim.driver.scenario import load_scenario
+from pulumi_lws.sim.driver.workspace import Workspace
 
 ROOT = REPO_ROOT
 PROGRAM = """import pathlib, yaml

@@ -1,4 +1,4 @@
-"""A test-only fourth workload API, ``ToyServer``: proves the :class:`~pulumi_lws.core.workload.Workload`
+"""A test-only fourth workload API, ``ToyServer``: proves the :class:`~pulumi_lws.core.contract.workload.Workload`
 contract is all a shell needs (docs/design.md, "The workload contract").
 
 ``toy.pulumi-lws.io/v1alpha1 ToyServer``: ``spec.replicas`` groups, each ONE Deployment
@@ -19,15 +19,15 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pulumi_lws.core import workload as W
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.facts import ArgumentSchema, GangChoice, KindRef, RbacFacts, Words
-from pulumi_lws.core.ports import Scope
-from pulumi_lws.core.rollback import RecordedRevision
-from pulumi_lws.core.snapshot import Snapshot, labels_of
-from pulumi_lws.core.stage import GroupView, PredictedStage, Stage
-from pulumi_lws.core.stagetable import Lanes
-from pulumi_lws.core.trace import GroupCell, GroupsView
+from pulumi_lws.core.contract import workload as W
+from pulumi_lws.core.contract.errors import FieldError, SpecError
+from pulumi_lws.core.contract.facts import ArgumentSchema, GangChoice, KindRef, RbacFacts, Words
+from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.snapshot import Snapshot, labels_of
+from pulumi_lws.core.contract.stage import GroupView, PredictedStage, Stage
+from pulumi_lws.core.contract.stagetable import Lanes
+from pulumi_lws.core.contract.trace import GroupCell, GroupsView
+from pulumi_lws.core.features.rollback import RecordedRevision
 
 KIND = "ToyServer"
 API_VERSION = "toy.pulumi-lws.io/v1alpha1"

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pulumi_lws.cli.stack.state import Resource, StackState, masked
-from pulumi_lws.core.model import ints_back
+from pulumi_lws.core.k8s.model import ints_back
 
 STACK_TYPE = "pulumi:pulumi:Stack"
 
@@ -31,7 +31,7 @@ class Change:
 
 
 def current_resources(result: Any) -> dict[str, Resource]:
-    """The registrations of an :class:`~pulumi_lws.sim.pulumi_engine.EngineResult` as resources
+    """The registrations of an :class:`~pulumi_lws.sim.driver.pulumi_engine.EngineResult` as resources
     (secrets masked), in construction order (the stack first)."""
     order = result.construction_order
 
@@ -51,7 +51,7 @@ def _kind(resource: Resource) -> str | None:
 
 
 def changes(previous: StackState, current: Mapping[str, Resource]) -> list[Change]:
-    from pulumi_lws.sim.apply import immutable_changes
+    from pulumi_lws.sim.cluster.apply import immutable_changes
 
     out: list[Change] = []
     for urn, resource in current.items():

@@ -119,7 +119,7 @@ def _program_error(exc: BaseException, project: Project) -> ProgramError:
 
 def run_once(project: Project, config: StackConfig, store: StateStore, *, preview: bool) -> Run:
     """One ``pulumi preview`` (nothing written) or ``pulumi up`` (applied and saved) of the stack."""
-    from pulumi_lws.sim.pulumi_engine import run_program
+    from pulumi_lws.sim.driver.pulumi_engine import run_program
 
     cluster = store.load_cluster()
     previous = store.load_stack()

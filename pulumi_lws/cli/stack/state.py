@@ -1,6 +1,6 @@
 """What ``pulumi-lws up`` keeps between runs, under ``DIR/.pulumi-lws/<stack>/``:
 
-- ``cluster.json``: the simulated cluster (:mod:`pulumi_lws.sim.persist`, versioned);
+- ``cluster.json``: the simulated cluster (:mod:`pulumi_lws.sim.cluster.persist`, versioned);
 - ``stack.json``: the stack's last registered state, as Pulumi's state file keeps it — every
   resource (URN, type, name, parent, inputs) and the stack outputs, format ``pulumi-lws/stack`` v1.
   Secret values are kept only as a SHA-256 digest (``{"[secret]": "<digest>"}``): enough to see
@@ -73,8 +73,8 @@ class StateStore:
         return self.cluster_file.exists() or self.stack_file.exists()
 
     def load_cluster(self):
-        from pulumi_lws.sim.cluster import SimCluster
-        from pulumi_lws.sim.persist import load_cluster
+        from pulumi_lws.sim.cluster.persist import load_cluster
+        from pulumi_lws.sim.cluster.simcluster import SimCluster
 
         if not self.cluster_file.exists():
             return SimCluster()
@@ -92,7 +92,7 @@ class StateStore:
         return StackState(resources, dict(data.get("outputs") or {}))
 
     def save(self, cluster, stack: StackState) -> None:
-        from pulumi_lws.sim.persist import dump_cluster
+        from pulumi_lws.sim.cluster.persist import dump_cluster
 
         self.directory.mkdir(parents=True, exist_ok=True)
         ignore = self.root / ".gitignore"

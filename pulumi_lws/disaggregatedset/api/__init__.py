@@ -1,6 +1,6 @@
 """DisaggregatedSet API types (pure: no Pulumi, no I/O beyond reading a manifest file)."""
 
-from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.contract.errors import FieldError, SpecError
 from pulumi_lws.disaggregatedset.api.disaggregatedset import (
     API_VERSION,
     KIND,

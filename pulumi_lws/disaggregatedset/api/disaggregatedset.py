@@ -3,7 +3,7 @@
 Invariants:
 
 * the role's embedded ``metadata`` and ``spec`` ARE the LeaderWorkerSet types
-  (:class:`pulumi_lws.core.objectmeta.ObjectMeta`, :class:`LeaderWorkerSetSpec`), so a
+  (:class:`pulumi_lws.core.k8s.objectmeta.ObjectMeta`, :class:`LeaderWorkerSetSpec`), so a
   role's spec is the child LWS's spec (:meth:`DisaggregatedSet.role_spec_as_lws`);
 * the embedded CRD defaults hold after parsing: ``replicas 1``, ``startupPolicy LeaderCreated``,
   ``rolloutStrategy.type RollingUpdate``, ``leaderWorkerTemplate.size 1``, ``restartPolicy
@@ -33,11 +33,11 @@ from typing import Any, ClassVar, Final, Literal, Optional
 
 from pydantic import Field, PrivateAttr, model_validator
 
-from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.model import Int32, K8sModel
-from pulumi_lws.core.objectmeta import ObjectMeta
-from pulumi_lws.core.resource import ManifestResource
-from pulumi_lws.core.resource import load_manifest as load_resource_manifest
+from pulumi_lws.core.contract.errors import FieldError
+from pulumi_lws.core.k8s.model import Int32, K8sModel
+from pulumi_lws.core.k8s.objectmeta import ObjectMeta
+from pulumi_lws.core.k8s.resource import ManifestResource
+from pulumi_lws.core.k8s.resource import load_manifest as load_resource_manifest
 from pulumi_lws.disaggregatedset.api.validation import (
     disaggregatedset_warnings,
     validate_disaggregatedset,

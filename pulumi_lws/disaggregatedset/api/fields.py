@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.core.errors import FieldError
+from pulumi_lws.core.contract.errors import FieldError
 
 ROLES = "spec.roles"
 SLICES = "spec.slices"

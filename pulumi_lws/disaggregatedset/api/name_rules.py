@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pulumi_lws.core.rules import DNS1035_MSG, DNS1035_RE
+from pulumi_lws.core.k8s.rules import DNS1035_MSG, DNS1035_RE
 from pulumi_lws.disaggregatedset import names as N
 from pulumi_lws.disaggregatedset.api.fields import Errors, err, role_path
 from pulumi_lws.lws.api.validation import name_fits_length_budget

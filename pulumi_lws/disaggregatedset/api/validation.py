@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pulumi_lws.core.errors import FieldError
+from pulumi_lws.core.contract.errors import FieldError
 from pulumi_lws.disaggregatedset.api.crd_rules import CRD_RULES
 from pulumi_lws.disaggregatedset.api.fields import Errors, role_path
 from pulumi_lws.disaggregatedset.api.name_rules import NAME_RULES

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pulumi_lws.core.rules import validate_int_or_percent
-from pulumi_lws.core.scaling import percent_scaling_fails, scaled_value
+from pulumi_lws.core.k8s.rules import validate_int_or_percent
+from pulumi_lws.core.k8s.scaling import percent_scaling_fails, scaled_value
 from pulumi_lws.disaggregatedset import labels as L
 from pulumi_lws.disaggregatedset import names as N
 from pulumi_lws.disaggregatedset.api.fields import (

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from pulumi_lws.core.stage import Blocker
+from pulumi_lws.core.contract.stage import Blocker
 from pulumi_lws.disaggregatedset.rollout.apply import Applied
 from pulumi_lws.disaggregatedset.rollout.observation import ChildObservation
 

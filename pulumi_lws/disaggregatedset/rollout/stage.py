@@ -1,4 +1,4 @@
-"""Adapter from a :class:`DisaggregatedPlan` to :class:`pulumi_lws.core.stage.Stage`.
+"""Adapter from a :class:`DisaggregatedPlan` to :class:`pulumi_lws.core.contract.stage.Stage`.
 
 Encoding (docs/disaggregatedset.md, "Rollout decisions"):
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pulumi_lws.core.stage import GroupView, Lane, PredictedStage, Stage, lane_title
+from pulumi_lws.core.contract.stage import GroupView, Lane, PredictedStage, Stage, lane_title
 from pulumi_lws.disaggregatedset.rollout.predict import PredictedDsStage
 from pulumi_lws.disaggregatedset.rollout.stage_planner import (
     POLICY,
@@ -75,7 +75,7 @@ def group_views(p: DisaggregatedPlan) -> tuple[GroupView, ...]:
 
 
 def stage_lanes(p: DisaggregatedPlan) -> tuple[Lane, ...]:
-    """Each (slice, role)'s old|new after the stage (titled by :func:`~pulumi_lws.core.stage.lane_title`);
+    """Each (slice, role)'s old|new after the stage (titled by :func:`~pulumi_lws.core.contract.stage.lane_title`);
     ready = what is ready now, capped by the new counts."""
     return tuple(
         Lane(

@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from pulumi_lws.core.stage import Blocker
+from pulumi_lws.core.contract.stage import Blocker
 from pulumi_lws.disaggregatedset.planner import (
     DEFAULT_CONFIG,
     UpdateStep,

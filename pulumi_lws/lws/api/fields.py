@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.core.errors import FieldError
+from pulumi_lws.core.contract.errors import FieldError
 
 MAX_REPLICAS = 1_000_000
 MAX_INT32 = 2**31 - 1

@@ -1,7 +1,7 @@
 """``leaderworkerset.x-k8s.io/v1`` LeaderWorkerSet: typed model, upstream defaults, manifest I/O.
 
 Pod templates stay Kubernetes-shaped dicts (we never re-model PodSpec; validation checks them
-against the Kubernetes 1.35 schema, :mod:`pulumi_lws.core.podspec`). Defaults are upstream's
+against the Kubernetes 1.35 schema, :mod:`pulumi_lws.core.k8s.podspec`). Defaults are upstream's
 (webhook ``Default`` + CRD defaults, reference §5.2); they are applied at parse time, so a parsed
 model never holds an "unset" enum, rollout budget or network config. Validation lives in
 :mod:`pulumi_lws.lws.api.validation`; :meth:`LeaderWorkerSet.from_manifest` runs it and raises one
@@ -18,13 +18,13 @@ from typing import Any, ClassVar, Final, Literal
 
 from pydantic import Field, PrivateAttr, ValidationInfo, field_validator, model_validator
 
-from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.model import Int32, IntOrString, K8sInt, K8sModel  # noqa: F401  (K8sInt re-exported)
-from pulumi_lws.core.objectmeta import ObjectMeta
-from pulumi_lws.core.podspec import without_nulls
-from pulumi_lws.core.resource import ManifestResource
-from pulumi_lws.core.resource import load_manifest as load_resource_manifest
-from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.core.contract.errors import FieldError
+from pulumi_lws.core.k8s.model import Int32, IntOrString, K8sInt, K8sModel  # noqa: F401  (K8sInt re-exported)
+from pulumi_lws.core.k8s.objectmeta import ObjectMeta
+from pulumi_lws.core.k8s.podspec import without_nulls
+from pulumi_lws.core.k8s.resource import ManifestResource
+from pulumi_lws.core.k8s.resource import load_manifest as load_resource_manifest
+from pulumi_lws.core.k8s.scaling import scaled_value
 from pulumi_lws.lws.api.validation import validate_leaderworkerset
 
 API_VERSION: Final = "leaderworkerset.x-k8s.io/v1"

@@ -2,7 +2,7 @@
 
 ``workerTemplate`` is required (upstream's CRD). The templates, the volume claim templates and the
 retention policy are checked as the Kubernetes 1.35 API server checks a StatefulSet's
-(:mod:`pulumi_lws.core.podspec`: unknown fields, required fields, types at any depth, quantities,
+(:mod:`pulumi_lws.core.k8s.podspec`: unknown fields, required fields, types at any depth, quantities,
 label keys and values); the LWS's own namespace, labels and annotations as apimachinery checks
 ObjectMeta. Catching these here keeps the promise that invalid input fails before anything is
 registered, naming the LWS field rather than a derived StatefulSet's.
@@ -12,8 +12,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.podspec import validate_pod_template, validate_pvc_retention_policy, validate_volume_claim_template
+from pulumi_lws.core.contract.errors import FieldError
+from pulumi_lws.core.k8s.podspec import (
+    validate_pod_template,
+    validate_pvc_retention_policy,
+    validate_volume_claim_template,
+)
 
 if TYPE_CHECKING:
     from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.rules import validate_dns1035, validate_int_or_percent
-from pulumi_lws.core.scaling import percent_scaling_fails, scaled_value
+from pulumi_lws.core.contract.errors import FieldError
+from pulumi_lws.core.k8s.rules import validate_dns1035, validate_int_or_percent
+from pulumi_lws.core.k8s.scaling import percent_scaling_fails, scaled_value
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.fields import (  # noqa: F401  (constants re-exported)
     IMMUTABLE,

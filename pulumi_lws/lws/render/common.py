@@ -3,7 +3,7 @@ Services, ControllerRevisions.
 
 Invariants: every object has ``metadata.name``, ``metadata.namespace`` and the ownership labels
 (``pulumi-lws.io/managed: "true"``; ``app.kubernetes.io/managed-by`` the user's, else
-``pulumi-lws``: :func:`pulumi_lws.core.manifests.owned_labels`); no ownerReferences (Pulumi owns
+``pulumi-lws``: :func:`pulumi_lws.core.k8s.manifests.owned_labels`); no ownerReferences (Pulumi owns
 the objects); workload objects carry ``pulumi.com/skipAwait: "true"`` (readiness is the planner's business).
 """
 
@@ -13,7 +13,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.manifests import SKIP_AWAIT, merged, metadata
+from pulumi_lws.core.k8s.manifests import SKIP_AWAIT, merged, metadata
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.revision import Revision
 

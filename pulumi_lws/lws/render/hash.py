@@ -20,7 +20,7 @@ Invariants
 - The leader address in the planner's ``leader-address`` annotation and in the workers' env is
   the same function (:func:`pulumi_lws.lws.rollout.hash.planner.group_leader_address`).
 - Every object has ``metadata.namespace`` and the ownership labels
-  (:func:`pulumi_lws.core.manifests.owned_labels`); the Deployment and StatefulSets carry
+  (:func:`pulumi_lws.core.k8s.manifests.owned_labels`); the Deployment and StatefulSets carry
   ``pulumi.com/skipAwait: "true"``.
 """
 
@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.manifests import headless_service, merged, metadata
-from pulumi_lws.core.stage import GroupView, Stage
+from pulumi_lws.core.contract.stage import GroupView, Stage
+from pulumi_lws.core.k8s.manifests import headless_service, merged, metadata
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import names
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet

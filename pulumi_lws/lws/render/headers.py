@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.workload import Reconciled
+from pulumi_lws.core.contract.workload import Reconciled
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.rollout.placement import exclusive_topology
 
@@ -69,7 +69,7 @@ def lws_first_header(lws: LeaderWorkerSet, result: Reconciled) -> str:
 def lws_steady_header(lws: LeaderWorkerSet, expansion: Any) -> str:
     """``LeaderWorkerSet ns/name: steady state after N reconciles on the embedded cluster ...``.
     ``expansion``: the simulator's converged fleet (``reconciled``, ``reconciles``, ``converged``,
-    ``blocker``, ``pool.description``: :class:`pulumi_lws.sim.expansion.Expansion`)."""
+    ``blocker``, ``pool.description``: :class:`pulumi_lws.sim.driver.expansion.Expansion`)."""
     where = f"on the embedded cluster (node pool: {expansion.pool.description})"
     stage = expansion.reconciled.stage
     if not expansion.converged:

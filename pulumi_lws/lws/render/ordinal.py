@@ -27,9 +27,9 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.dependencies import Ref, ref_of
-from pulumi_lws.core.manifests import headless_service, merged, metadata
-from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.contract.dependencies import Ref, ref_of
+from pulumi_lws.core.contract.stage import Stage
+from pulumi_lws.core.k8s.manifests import headless_service, merged, metadata
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import names
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet

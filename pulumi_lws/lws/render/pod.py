@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pulumi_lws.core.copying import json_copy
-from pulumi_lws.core.manifests import merged
+from pulumi_lws.core.k8s.copying import json_copy
+from pulumi_lws.core.k8s.manifests import merged
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.group_shape import container_requests_tpus
 

@@ -29,9 +29,9 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from pulumi_lws.core.manifests import metadata
-from pulumi_lws.core.quantity import format_quantity, parse_quantity, sum_quantities  # noqa: F401  (re-exported)
-from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.contract.stage import Stage
+from pulumi_lws.core.k8s.manifests import metadata
+from pulumi_lws.core.k8s.quantity import format_quantity, parse_quantity, sum_quantities  # noqa: F401  (re-exported)
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import RevisionCatalog

@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pulumi_lws.core.snapshot import Snapshot, is_deleting, labels_of, pod_condition, pod_running_and_ready
-from pulumi_lws.core.stage import Blocker, Stage
+from pulumi_lws.core.contract.snapshot import Snapshot, is_deleting, labels_of, pod_condition, pod_running_and_ready
+from pulumi_lws.core.contract.stage import Blocker, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import names
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet

@@ -1,20 +1,20 @@
 """LeaderWorkerSet's exact ``pulumi-lws plan`` rows (pure): the readiness-ordered Ordinal model
 (:mod:`pulumi_lws.lws.rollout.ordinal.predict`) and the Deployment + group-replacement-gate Hash
-model (:mod:`pulumi_lws.lws.rollout.hash.predict`), as a :class:`~pulumi_lws.core.trace.Trace`.
+model (:mod:`pulumi_lws.lws.rollout.hash.predict`), as a :class:`~pulumi_lws.core.contract.trace.Trace`.
 
 Reached by the shells through the workload's optional ``predict_trace`` capability
 (``LeaderWorkerSetWorkload.predict_trace``); ``pulumi-lws plan`` documents the row semantics
 (:mod:`pulumi_lws.cli.plan`). Every other API gets the generic prediction.
 
 Invariant: OLD and NEW are checked first (:func:`check_pair`: same LWS, NEW a valid update of OLD,
-budgets that resolve); :class:`~pulumi_lws.core.trace.PlanInputError` or ``SpecError`` otherwise.
+budgets that resolve); :class:`~pulumi_lws.core.contract.trace.PlanInputError` or ``SpecError`` otherwise.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from pulumi_lws.core.trace import GroupCell, PlanInputError, Trace, TraceRow
+from pulumi_lws.core.contract.trace import GroupCell, PlanInputError, Trace, TraceRow
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.rollout.hash import predict as HP

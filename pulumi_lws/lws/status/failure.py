@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_unschedulable
+from pulumi_lws.core.contract.snapshot import Snapshot, annotations_of, is_deleting, labels_of, pod_unschedulable
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core.stage import GroupView
+from pulumi_lws.core.contract.stage import GroupView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.status.ordinal import AVAILABLE, PROGRESSING, UPDATE_IN_PROGRESS, conditions
 

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core.conditions import condition as _wire_condition
-from pulumi_lws.core.stage import GroupView
+from pulumi_lws.core.contract.stage import GroupView
+from pulumi_lws.core.k8s.conditions import condition as _wire_condition
 from pulumi_lws.lws import labels as L
 
 AVAILABLE, PROGRESSING, UPDATE_IN_PROGRESS = "Available", "Progressing", "UpdateInProgress"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.core.control import with_control_conditions
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.stage import Stage
+from pulumi_lws.core.features.control import with_control_conditions
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.status.failure import merge_failure_status

@@ -1,6 +1,6 @@
 """ModelServing API types (pure: no Pulumi, no I/O beyond reading a manifest file)."""
 
-from pulumi_lws.core.errors import FieldError, SpecError
+from pulumi_lws.core.contract.errors import FieldError, SpecError
 from pulumi_lws.modelserving.api.modelserving import (
     API_VERSION,
     KIND,

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.rules import PERCENT_MSG
+from pulumi_lws.core.contract.errors import FieldError
+from pulumi_lws.core.k8s.rules import PERCENT_MSG
 
 Errors = list[FieldError]
 

@@ -28,13 +28,13 @@ from typing import Any, ClassVar, Final, Literal, Optional
 
 from pydantic import Field, field_validator
 
-from pulumi_lws.core.errors import FieldError
-from pulumi_lws.core.model import Int32, IntOrString, K8sInt, K8sModel
-from pulumi_lws.core.objectmeta import ObjectMeta
-from pulumi_lws.core.podspec import without_nulls
-from pulumi_lws.core.resource import ManifestResource
-from pulumi_lws.core.resource import load_manifest as load_resource_manifest
-from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.core.contract.errors import FieldError
+from pulumi_lws.core.k8s.model import Int32, IntOrString, K8sInt, K8sModel
+from pulumi_lws.core.k8s.objectmeta import ObjectMeta
+from pulumi_lws.core.k8s.podspec import without_nulls
+from pulumi_lws.core.k8s.resource import ManifestResource
+from pulumi_lws.core.k8s.resource import load_manifest as load_resource_manifest
+from pulumi_lws.core.k8s.scaling import scaled_value
 from pulumi_lws.modelserving.api.validation import validate_modelserving
 
 API_VERSION: Final = "workload.serving.volcano.sh/v1alpha1"

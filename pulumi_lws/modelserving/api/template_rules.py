@@ -2,7 +2,7 @@
 
 The CRD embeds Kubernetes' ``PodTemplateSpec`` schema for ``entryTemplate`` and ``workerTemplate``;
 they are checked as the Kubernetes 1.35 API server checks a pod template
-(:mod:`pulumi_lws.core.podspec`: unknown fields, required fields, types at any depth, quantities,
+(:mod:`pulumi_lws.core.k8s.podspec`: unknown fields, required fields, types at any depth, quantities,
 int32/int64 ranges, label keys and values), and the ModelServing's own namespace, labels and
 annotations as apimachinery checks ObjectMeta. They run first (the schema precedes the webhook),
 so the webhook rules and the renderer only ever see well-formed templates; each problem names
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pulumi_lws.core.podspec import validate_pod_template
+from pulumi_lws.core.k8s.podspec import validate_pod_template
 from pulumi_lws.modelserving.api.fields import Errors, role_path
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pulumi_lws.core.errors import FieldError
+from pulumi_lws.core.contract.errors import FieldError
 from pulumi_lws.modelserving.api.crd_rules import CRD_RULES, CRD_UPDATE_RULES
 from pulumi_lws.modelserving.api.name_rules import fleet_fits_int32, name_budgets
 from pulumi_lws.modelserving.api.template_rules import STRUCTURE_RULES

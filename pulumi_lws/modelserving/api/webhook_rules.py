@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pulumi_lws.core.rules import DNS1035_MSG, DNS1035_RE
+from pulumi_lws.core.k8s.rules import DNS1035_MSG, DNS1035_RE
 from pulumi_lws.modelserving.api.fields import (
     BOTH_ZERO,
     MIN_ROLE_REPLICAS,

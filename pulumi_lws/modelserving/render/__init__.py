@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core.dependencies import Ref
+from pulumi_lws.core.contract.dependencies import Ref
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import ModelServing
@@ -141,10 +141,10 @@ def modelserving_dependencies(
     """Apply order: each StatefulSet after its revisions' ControllerRevisions, its Service and its
     PodGroup (read back from the manifests' labels and pod annotations, so any subset works).
 
-    Same contract as :func:`~pulumi_lws.core.dependencies.merge_dependencies` of those rules:
+    Same contract as :func:`~pulumi_lws.core.contract.dependencies.merge_dependencies` of those rules:
     declared objects only, none on itself, first-seen order, StatefulSets with no dependency left
     out. ``check_order``: also raise ``ValueError`` as
-    :func:`~pulumi_lws.core.dependencies.check_dependency_order` does when a dependency comes
+    :func:`~pulumi_lws.core.contract.dependencies.check_dependency_order` does when a dependency comes
     after its dependent (one pass for both)."""
     position: dict[Ref, int] = {}
     shared: dict[Ref, Ref] = {}  # one tuple per dependency, shared by every StatefulSet naming it

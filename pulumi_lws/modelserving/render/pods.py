@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core import keys as K
-from pulumi_lws.core.copying import json_copy
-from pulumi_lws.core.manifests import merged
+from pulumi_lws.core.k8s import keys as K
+from pulumi_lws.core.k8s.copying import json_copy
+from pulumi_lws.core.k8s.manifests import merged
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 

@@ -1,13 +1,13 @@
 """Volcano ``minResources`` of a ModelServing PodGroup: upstream sums the ``resources.requests`` of a
 role's ``containers`` (init containers and limits do not count, unlike Kubernetes' PodRequests).
-Quantity arithmetic: :mod:`pulumi_lws.core.quantity`."""
+Quantity arithmetic: :mod:`pulumi_lws.core.k8s.quantity`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pulumi_lws.core.quantity import Amount, add_amounts, parse_quantity, sum_quantities
+from pulumi_lws.core.k8s.quantity import Amount, add_amounts, parse_quantity, sum_quantities
 
 
 def container_requests(template: Mapping[str, Any] | None) -> dict[str, Amount]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.core.manifests import SKIP_AWAIT, headless_service, metadata
+from pulumi_lws.core.k8s.manifests import SKIP_AWAIT, headless_service, metadata
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import Role

@@ -1,5 +1,5 @@
 """ModelServing rollout decisions (layer 3): upstream functions as small pure functions, and the
-stage planners that compose them into one :class:`pulumi_lws.core.stage.Stage` per reconcile.
+stage planners that compose them into one :class:`pulumi_lws.core.contract.stage.Stage` per reconcile.
 
 Modules: ``ordinals`` (forEachMissingOrdinal), ``budgets`` (IntOrString budgets, partition, the
 project's choices), ``scale_up`` / ``scale_down`` (ServingGroup hole-filling and binpack),

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from pulumi_lws.core.model import IntOrString
-from pulumi_lws.core.scaling import percent_scaling_fails, scaled_value
+from pulumi_lws.core.k8s.model import IntOrString
+from pulumi_lws.core.k8s.scaling import percent_scaling_fails, scaled_value
 
 T = TypeVar("T")
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pulumi_lws.core.stage import Blocker, Lane, PredictedStage
+from pulumi_lws.core.contract.stage import Blocker, Lane, PredictedStage
 from pulumi_lws.modelserving.groups import (
     CREATING,
     DELETING,

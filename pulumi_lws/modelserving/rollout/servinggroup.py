@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import ClassVar, cast
 
-from pulumi_lws.core.stage import Blocker, PredictedStage
+from pulumi_lws.core.contract.stage import Blocker, PredictedStage
 from pulumi_lws.modelserving.groups import (
     CREATING,
     DELETING,

@@ -1,4 +1,4 @@
-"""Adapters from the ModelServing planners' results to :class:`pulumi_lws.core.stage.Stage`.
+"""Adapters from the ModelServing planners' results to :class:`pulumi_lws.core.contract.stage.Stage`.
 
 Encoding (docs/modelserving.md, "Rollout decisions"):
 
@@ -16,7 +16,7 @@ Encoding (docs/modelserving.md, "Rollout decisions"):
 
 from __future__ import annotations
 
-from pulumi_lws.core.stage import GroupView, Stage
+from pulumi_lws.core.contract.stage import GroupView, Stage
 from pulumi_lws.modelserving.groups import RUNNING
 from pulumi_lws.modelserving.rollout import role_planner, servinggroup
 from pulumi_lws.modelserving.rollout.role_planner import RolePlan

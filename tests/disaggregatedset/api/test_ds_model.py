@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ds_base import POD, ds, role
 
-from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.contract.errors import SpecError
 from pulumi_lws.disaggregatedset import labels as L
 from pulumi_lws.disaggregatedset import names as N
 from pulumi_lws.disaggregatedset.api import DisaggregatedSet

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from ds_base import ds, role
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.rules import DNS1035_MSG, PERCENT_MSG
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.k8s.rules import DNS1035_MSG, PERCENT_MSG
 from pulumi_lws.disaggregatedset.api import DisaggregatedSet
 
 EXCL = "leaderworkerset.sigs.k8s.io/exclusive-topology"

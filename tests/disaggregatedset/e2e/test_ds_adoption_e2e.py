@@ -16,15 +16,15 @@ upstream's ownerReferences on what each CR owns, and the DS's ``<lws>-prv`` Serv
 from __future__ import annotations
 
 import pytest
-from adoption_helpers import (
+from support.adoption_helpers import (
     ADOPTING_STACK,
 )
-from ds_adoption_helpers import (
+from support.ds_adoption_helpers import (
     ds_pods,
     manifest,
     upstream_ds_fleet,
 )
-from ds_helpers import (
+from support.ds_helpers import (
     Bounds,
     converged_on,
     lane_sequence,
@@ -34,7 +34,7 @@ from pulumi_lws.disaggregatedset import names
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.disaggregatedset.workload import WORKLOAD as DS
 from pulumi_lws.lws import labels as L
-from pulumi_lws.sim.store import meta
+from pulumi_lws.sim.cluster.store import meta
 
 
 @pytest.mark.parametrize("identity", [None, "Hash"])

@@ -15,8 +15,8 @@ restarts of the adopted pods that never left it, and a rollback of that rollback
 from __future__ import annotations
 
 import yaml
-from adoption_helpers import ADOPTING_STACK
-from ds_adoption_helpers import ds_pods, manifest, upstream_ds_fleet
+from support.adoption_helpers import ADOPTING_STACK
+from support.ds_adoption_helpers import ds_pods, manifest, upstream_ds_fleet
 
 from pulumi_lws.backend import use_backend
 from pulumi_lws.cli import exit_codes as X

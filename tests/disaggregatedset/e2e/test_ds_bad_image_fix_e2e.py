@@ -6,10 +6,10 @@ e2e reader checks at every simulated second (``ds_helpers.run``)."""
 from __future__ import annotations
 
 import pytest
-from ds_helpers import ds_manifest, role, run, scenario, with_image
 from fault_helpers import BAD, FAULTS, faulty_kubelet, pod_images
+from support.ds_helpers import ds_manifest, role, run, scenario, with_image
 
-from pulumi_lws.sim.scenario import Update
+from pulumi_lws.sim.driver.scenario import Update
 
 OLD = ds_manifest(role("prefill", replicas=2, size=2), role("decode", replicas=2, size=2))
 

@@ -28,7 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from ds_helpers import (
+from fault_helpers import BAD, arm, bad_image_draw
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.ds_helpers import (
     NS,
     Harness,
     Override,
@@ -41,17 +44,14 @@ from ds_helpers import (
     scenario,
     with_image,
 )
-from fault_helpers import BAD, arm, bad_image_draw
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.k8s.scaling import scaled_value
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.reconcile import reconcile
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.lws import labels as L
-from pulumi_lws.sim.kubelet import Timing
+from pulumi_lws.sim.cluster.kubelet import Timing
 
 #: re-runs at one instant until a run changes nothing: a DisaggregatedSet stage whose new replicas
 #: are already ready is followed by the planner's next step at once, so a whole run of steps may

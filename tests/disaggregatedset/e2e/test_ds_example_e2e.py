@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import load_conformance
-from ds_helpers import (
+from support.ds_helpers import (
     EXAMPLE,
     attach,
     converged_on,
@@ -24,8 +24,8 @@ from ds_helpers import (
 )
 
 from pulumi_lws.disaggregatedset.revision import compute_revision
-from pulumi_lws.sim.runner import Runner
-from pulumi_lws.sim.scenario import load_scenario
+from pulumi_lws.sim.driver.runner import Runner
+from pulumi_lws.sim.driver.scenario import load_scenario
 
 ROLES = ["prefill", "decode"]
 STEPS = next(v for v in load_conformance("disaggregatedset-planner.json") if v["name"] == "medium_6_2_surge1")[

@@ -10,7 +10,7 @@ and the scaler's status (what an HPA reads) follows, written by ``patch-status``
 from __future__ import annotations
 
 import pytest
-from ds_helpers import Harness, converged_on, ds_manifest, role, with_image
+from support.ds_helpers import Harness, converged_on, ds_manifest, role, with_image
 
 from pulumi_lws.disaggregatedset import external
 from pulumi_lws.disaggregatedset.revision import compute_revision
@@ -117,7 +117,7 @@ def test_autoscaler_lowers_an_external_role_mid_rollout() -> None:
 def _restart_a_pod_of(h: Harness, role_name: str) -> str:
     """A container of one of ``role_name``'s leader pods exits and restarts: that role has an
     unready replica for the next seconds (a real fleet under load)."""
-    from ds_helpers import NS
+    from support.ds_helpers import NS
 
     from pulumi_lws.disaggregatedset import labels as DL
     from pulumi_lws.lws import labels as L
@@ -207,7 +207,7 @@ def test_a_rollout_still_holds_the_barrier_when_a_pod_restarts() -> None:
 
 
 def _restart_a_pod_of_revision(h: Harness, role_name: str, revision: str) -> None:
-    from ds_helpers import NS
+    from support.ds_helpers import NS
 
     from pulumi_lws.disaggregatedset import labels as DL
     from pulumi_lws.lws import labels as L
@@ -226,9 +226,9 @@ def _restart_a_pod_of_revision(h: Harness, role_name: str, revision: str) -> Non
 def _restart(h: Harness, pod_name: str, ready_after: float = 10.0) -> None:
     """``pod_name``'s container restarts and is ready again ``ready_after`` seconds later (the
     warm-up's pods start instantly: give this one a readiness delay first)."""
-    from ds_helpers import NS
+    from support.ds_helpers import NS
 
-    from pulumi_lws.sim.kubelet import Timing
+    from pulumi_lws.sim.cluster.kubelet import Timing
 
     h.cluster.store.get("Pod", NS, pod_name)["_sim_kubelet"]["timing"] = Timing(start=0.0, ready=ready_after)
     h.cluster.restart_container(NS, pod_name)

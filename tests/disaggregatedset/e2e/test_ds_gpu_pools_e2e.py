@@ -6,7 +6,7 @@ maxSurge`` groups is never over-committed (the surge ceiling is what makes the r
 from __future__ import annotations
 
 import pytest
-from ds_helpers import (
+from support.ds_helpers import (
     converged_on,
     ds_manifest,
     kubelet,
@@ -18,7 +18,7 @@ from ds_helpers import (
     with_image,
 )
 
-from pulumi_lws.core.snapshot import pod_unschedulable
+from pulumi_lws.core.contract.snapshot import pod_unschedulable
 
 GPUS_PER_POD = 4
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import copy
 import json
 
-from ds_helpers import Harness, converged_on, ds_manifest, parse, role
+from support.ds_helpers import Harness, converged_on, ds_manifest, parse, role
 
-from pulumi_lws.core.snapshot import pod_running_and_ready
+from pulumi_lws.core.contract.snapshot import pod_running_and_ready
 from pulumi_lws.disaggregatedset.revision import compute_revision
 
 BASE = ds_manifest(role("prefill", 2), role("decode", 1))

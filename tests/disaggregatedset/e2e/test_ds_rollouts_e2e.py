@@ -8,7 +8,7 @@ independently of the planner's observe) on top of the runner's own invariants.""
 from __future__ import annotations
 
 import pytest
-from ds_helpers import (
+from support.ds_helpers import (
     DEADLINE,
     Harness,
     Override,
@@ -25,8 +25,8 @@ from ds_helpers import (
 
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.disaggregatedset.rollout.stage_planner import PROGRESS_DEADLINE_EXCEEDED
-from pulumi_lws.sim.quick import ZONE_LABEL, pool
-from pulumi_lws.sim.scenario import Update
+from pulumi_lws.sim.driver.quick import ZONE_LABEL, pool
+from pulumi_lws.sim.driver.scenario import Update
 
 
 def _ok(result, bounds) -> None:
@@ -258,7 +258,7 @@ def test_regression_progress_deadline_also_fires_once_every_old_replica_was_drai
 
 # ---- lane titles ------------------------------------------------------------------------------------
 def test_lane_title_is_one_rule_independent_of_the_slice_count() -> None:
-    from pulumi_lws.core.stage import lane_title
+    from pulumi_lws.core.contract.stage import lane_title
 
     assert [lane_title(s, "prefill") for s in range(3)] == ["prefill", "1/prefill", "2/prefill"]
 

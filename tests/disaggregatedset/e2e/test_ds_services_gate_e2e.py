@@ -5,7 +5,7 @@ prefill is ready, the old revision keeps its Services, and both roles' Services 
 
 from __future__ import annotations
 
-from ds_helpers import Harness, Override, ds_manifest, parse, role, with_image
+from support.ds_helpers import Harness, Override, ds_manifest, parse, role, with_image
 
 from pulumi_lws.disaggregatedset.revision import compute_revision
 

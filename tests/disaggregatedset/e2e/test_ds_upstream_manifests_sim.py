@@ -1,7 +1,7 @@
 """Every upstream DisaggregatedSet example mirrored in tests/manifests_upstream_ds/ validates, renders
 valid objects (``pulumi-lws render`` at ``--stage first`` and ``steady``; every object through
 ``conftest.validate_manifest``, strict Kubernetes 1.35) and simulates a one-image change to
-convergence: ``pulumi_lws.sim.quick.scenario_from_change(old, new)`` (what ``pulumi-lws simulate
+convergence: ``pulumi_lws.sim.driver.quick.scenario_from_change(old, new)`` (what ``pulumi-lws simulate
 --from OLD --to NEW`` runs) with ``ds_helpers.Bounds`` as the per-tick probe, and one sample through
 the CLI itself."""
 
@@ -13,12 +13,12 @@ import pathlib
 import pytest
 import yaml
 from conftest import TESTS_DIR, validate_manifest
-from ds_helpers import converged_on, next_image, run
+from support.ds_helpers import converged_on, next_image, run
 
 from pulumi_lws.cli import main
 from pulumi_lws.disaggregatedset.api import DisaggregatedSet
 from pulumi_lws.disaggregatedset.revision import compute_revision
-from pulumi_lws.sim.quick import scenario_from_change
+from pulumi_lws.sim.driver.quick import scenario_from_change
 
 DIR = TESTS_DIR / "manifests_upstream_ds"
 FILES = sorted(DIR.glob("*.yaml"))

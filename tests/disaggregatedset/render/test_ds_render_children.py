@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from conftest import validate_manifest
 from ds_render_base import NS, load, manifest, plan, role, steady, with_image
-from sim_helpers import cluster, run_until
+from support.sim_helpers import cluster, run_until
 
-from pulumi_lws.core.dependencies import check_dependency_order
-from pulumi_lws.core.snapshot import EMPTY, labels_of
+from pulumi_lws.core.contract.dependencies import check_dependency_order
+from pulumi_lws.core.contract.snapshot import EMPTY, labels_of
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.observe import ds_scope, observe_children
 from pulumi_lws.disaggregatedset.render import render_children, service, services

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ds_helpers import Harness, ds_manifest, parse, role, with_image
+from support.ds_helpers import Harness, ds_manifest, parse, role, with_image
 
 from pulumi_lws.disaggregatedset.planner import RollingUpdateConfig
 from pulumi_lws.disaggregatedset.reconcile import reconcile

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.core.contract.errors import FieldError, SpecError
+from pulumi_lws.core.k8s.scaling import scaled_value
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, Scheduling
 
 MINIMAL = {

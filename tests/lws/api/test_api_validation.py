@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from conftest import REPO_ROOT
 
-from pulumi_lws.core.errors import FieldError, SpecError
-from pulumi_lws.core.rules import DNS1035_MSG, PERCENT_MSG
+from pulumi_lws.core.contract.errors import FieldError, SpecError
+from pulumi_lws.core.k8s.rules import DNS1035_MSG, PERCENT_MSG
 from pulumi_lws.lws.api import validation as V
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.api.validation import validate_leaderworkerset

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 from conftest import fresh_mock_runtime
-from fakes_component import FakeActuator, FakeObserver
-from malformed import assert_rejected, family_rows, recording_mocks, write_manifest
+from support.fakes_component import FakeActuator, FakeObserver
+from support.malformed import assert_rejected, family_rows, recording_mocks, write_manifest
 from test_api_validation import BASE, CREATE_CASES, merge
 from test_podspec_validation import CASES as TEMPLATE_CASES
 from test_podspec_validation import GOOD, put
 
 from pulumi_lws.backend import use_backend
-from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.contract.errors import SpecError
 
 ROWS: list[tuple[str, dict[str, Any], str]] = (
     [(f"template-{rid}", put(GOOD, path, value), expected[0][0]) for rid, path, value, expected in TEMPLATE_CASES]

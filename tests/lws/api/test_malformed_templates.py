@@ -14,8 +14,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.snapshot import EMPTY
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.lws.api import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import reconcile
 

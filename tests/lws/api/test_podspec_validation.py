@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.objectmeta import DNS1123_LABEL_MSG, LABEL_VALUE_MSG, QUALIFIED_NAME_MSG
-from pulumi_lws.core.podspec import QUANTITY_FORMAT_MSG, QUANTITY_SUFFIX_MSG
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.k8s.objectmeta import DNS1123_LABEL_MSG, LABEL_VALUE_MSG, QUALIFIED_NAME_MSG
+from pulumi_lws.core.k8s.podspec import QUANTITY_FORMAT_MSG, QUANTITY_SUFFIX_MSG
 from pulumi_lws.lws.api import LeaderWorkerSet
 
 LWT = "spec.leaderWorkerTemplate"
@@ -280,7 +280,7 @@ def test_nulls_are_dropped_from_the_stored_templates() -> None:
 def test_a_malformed_template_registers_nothing(mocks) -> None:
     import pulumi_lws
     from pulumi_lws.backend import use_backend
-    from pulumi_lws.core.ports import EmptyObserver
+    from pulumi_lws.core.contract.ports import EmptyObserver
 
     class NoActuator:
         def execute(self, namespace, actions):  # pragma: no cover - must never run

@@ -13,7 +13,7 @@ import zlib
 import pytest
 import yaml
 from conftest import validate_manifest
-from seed_docs import vendored_examples
+from support.seed_docs import vendored_examples
 
 from pulumi_lws.cli import main
 

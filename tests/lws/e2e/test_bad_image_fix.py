@@ -2,7 +2,7 @@
 pull error, failing readiness probe) on leader or worker pods, then a newer revision or a
 rollback to the previous one, converges without a person (Ordinal and Hash), within the
 simulator's budget invariants. Where the StatefulSet controller would wait for the broken pods
-(forced rollback), the stage deletes them itself (``core/forced_rollback.py``)."""
+(forced rollback), the stage deletes them itself (``core/features/forced_rollback.py``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import copy
 
 import pytest
 from fault_helpers import BAD, FAULTS, faulty_kubelet, forced_deletes, pod_images
-from harness import inline_scenario
+from support.harness import inline_scenario
 
-from pulumi_lws.sim.runner import simulate
-from pulumi_lws.sim.scenario import Update
+from pulumi_lws.sim.driver.runner import simulate
+from pulumi_lws.sim.driver.scenario import Update
 
 
 def lws(image: str, *, identity: str = "Ordinal", where: str = "both", replicas: int = 3, mu=1, ms=0) -> dict:

@@ -10,16 +10,16 @@ import json
 
 import pytest
 
-from pulumi_lws.core.snapshot import is_deleting, labels_of
-from pulumi_lws.core.stage import Action
+from pulumi_lws.core.contract.snapshot import is_deleting, labels_of
+from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.observe import lws_scope
 from pulumi_lws.lws.rollout.failure.ordinal import merge_failure_status
 from pulumi_lws.lws.rollout.failure.retention import RETAIN_FINALIZER
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.engines import PureEngine
-from pulumi_lws.sim.kubelet import KubeletConfig, Timing
+from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Timing
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.engines import PureEngine
 
 NS, NAME, INTERVAL, R, SIZE = "default", "web", 5, 2, 3
 

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-import pulumi_lws.sim.cluster as sim_cluster
-import pulumi_lws.sim.engines as sim_engines
+import pulumi_lws.sim.cluster.simcluster as sim_cluster
+import pulumi_lws.sim.driver.engines as sim_engines
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.render import scheduling as S
 from pulumi_lws.lws.rollout import placement as P
-from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Override, Timing
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -288,7 +288,7 @@ def test_component_registers_gang_objects_and_topology_workers():
     """The component (mock engine) registers Workload/PodGroups as CustomResources with their body,
     and pins workers once the simulator scheduled their leaders (nodes observed by the component)."""
     from pulumi_lws.components.leaderworkerset import LeaderWorkerSet as Component
-    from pulumi_lws.sim.pulumi_engine import run_program
+    from pulumi_lws.sim.driver.pulumi_engine import run_program
 
     gang = lws_manifest(replicas=2, size=2)
     gang["spec"]["scheduling"] = {}

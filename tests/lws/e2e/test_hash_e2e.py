@@ -11,12 +11,12 @@ import copy
 
 from conftest import REPO_ROOT
 
-from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_running_and_ready, statefulset_ready
+from pulumi_lws.core.contract.snapshot import is_deleting, labels_of, pod_running_and_ready, statefulset_ready
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import revision_of
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.engines import PureEngine
-from pulumi_lws.sim.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Override, Timing
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.engines import PureEngine
 
 NS, NAME, INTERVAL = "default", "web", 5
 
@@ -205,8 +205,8 @@ def seeds_view(result) -> list:
 
 def test_runner_hash_post_termination_matches_the_seeds_stages(capsys):
     from pulumi_lws.cli import main
-    from pulumi_lws.sim.runner import simulate
-    from pulumi_lws.sim.scenario import load_scenario
+    from pulumi_lws.sim.driver.runner import simulate
+    from pulumi_lws.sim.driver.scenario import load_scenario
 
     result = simulate(load_scenario(EXAMPLES / "scenario.yaml"))
     assert result.reason is None and result.engine == "pulumi" and not result.trace.violations
@@ -221,8 +221,8 @@ def test_runner_hash_post_termination_matches_the_seeds_stages(capsys):
 
 
 def test_runner_hash_immediate_ungates_the_replacement_at_once():
-    from pulumi_lws.sim.runner import simulate
-    from pulumi_lws.sim.scenario import load_scenario
+    from pulumi_lws.sim.driver.runner import simulate
+    from pulumi_lws.sim.driver.scenario import load_scenario
 
     result = simulate(load_scenario(EXAMPLES / "scenario-immediate.yaml"))
     view = seeds_view(result)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 
 import pytest
-from adoption_helpers import (
+from support.adoption_helpers import (
     go_style_key,
     orphan_delete,
     upstream_fleet,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from adoption_helpers import orphan_delete
+from support.adoption_helpers import orphan_delete
 from test_lws_adoption import LWS, fleet, manifest
 
 from pulumi_lws.backend import use_backend

@@ -11,8 +11,8 @@ from conftest import REPO_ROOT
 
 from pulumi_lws.cli import main
 from pulumi_lws.lws.rollout.budget import DEADLOCK_717, REMEDIES_717
-from pulumi_lws.sim.runner import simulate
-from pulumi_lws.sim.scenario import load_scenario
+from pulumi_lws.sim.driver.runner import simulate
+from pulumi_lws.sim.driver.scenario import load_scenario
 
 EXAMPLE = REPO_ROOT / "examples" / "gpu-717"
 GPU = "nvidia.com/gpu"

@@ -11,9 +11,9 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.snapshot import EMPTY
-from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.snapshot import EMPTY
+from pulumi_lws.core.contract.stage import Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import ReconcileOptions, reconcile

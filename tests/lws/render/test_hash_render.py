@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import validate_manifest
-from fixtures_hash import NS, cr, key_of, leader, make_lws, rev, snap, worker_sts
+from support.fixtures_hash import NS, cr, key_of, leader, make_lws, rev, snap, worker_sts
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.reconcile import reconcile

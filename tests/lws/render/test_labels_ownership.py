@@ -11,9 +11,9 @@ import copy
 import pytest
 from conftest import TESTS_DIR, validate_manifest
 
-from pulumi_lws.core.manifests import metadata, owned_labels
-from pulumi_lws.core.snapshot import EMPTY
-from pulumi_lws.core.yamlio import load_documents
+from pulumi_lws.core.contract.snapshot import EMPTY
+from pulumi_lws.core.k8s.manifests import metadata, owned_labels
+from pulumi_lws.core.k8s.yamlio import load_documents
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import reconcile

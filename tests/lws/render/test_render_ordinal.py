@@ -15,7 +15,7 @@ import pytest
 import yaml
 from conftest import TESTS_DIR, validate_manifest
 
-from pulumi_lws.core.stage import Stage
+from pulumi_lws.core.contract.stage import Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import names
 from pulumi_lws.lws.api import LeaderWorkerSet

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from conftest import TESTS_DIR
 
-from pulumi_lws.core.snapshot import EMPTY
+from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.lws.api import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import ReconcileOptions, reconcile
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from conftest import validate_manifest
 
-from pulumi_lws.core.snapshot import EMPTY, Snapshot
-from pulumi_lws.core.stage import Blocker, Stage
+from pulumi_lws.core.contract.snapshot import EMPTY, Snapshot
+from pulumi_lws.core.contract.stage import Blocker, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import reconcile

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fixtures_failure import World, make_lws
+from support.fixtures_failure import World, make_lws
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.rollout.failure.ordinal import failure_conditions, merge_failure_status

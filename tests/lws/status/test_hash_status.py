@@ -4,9 +4,9 @@ plus the observedGeneration fix, and its wiring into ``lws.status.summary.lws_st
 from __future__ import annotations
 
 import pytest
-from fixtures_hash import cr, deployment, leader, make_lws, rev, snap, worker_sts
+from support.fixtures_hash import cr, deployment, leader, make_lws, rev, snap, worker_sts
 
-from pulumi_lws.core.stage import GroupView
+from pulumi_lws.core.contract.stage import GroupView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.status.hash import deployment_caught_up, hash_condition_state, hash_status

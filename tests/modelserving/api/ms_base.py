@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pulumi_lws.core.errors import FieldError
+from pulumi_lws.core.contract.errors import FieldError
 from pulumi_lws.modelserving.api import ModelServing
 
 POD = {"spec": {"containers": [{"name": "c", "image": "img:1"}]}}

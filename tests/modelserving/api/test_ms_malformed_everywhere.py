@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 from conftest import fresh_mock_runtime
-from fakes_component import FakeActuator, FakeObserver
-from malformed import assert_rejected, family_rows, recording_mocks, write_manifest
 from ms_base import BASE, merge
+from support.fakes_component import FakeActuator, FakeObserver
+from support.malformed import assert_rejected, family_rows, recording_mocks, write_manifest
 from test_ms_validation import CASES
 
 from pulumi_lws.backend import use_backend
-from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.contract.errors import SpecError
 
 R0, R1 = "spec.template.roles[0]", "spec.template.roles[1]"
 ROWS = [(cid, merge(BASE, patch), expected[0][0]) for cid, patch, expected in CASES if expected] + family_rows(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from ms_base import BASE, POD, merge, ms, role, spec
 
-from pulumi_lws.core.errors import SpecError
+from pulumi_lws.core.contract.errors import SpecError
 from pulumi_lws.modelserving.api import API_VERSION, KIND, ModelServing
 
 MINIMAL = {

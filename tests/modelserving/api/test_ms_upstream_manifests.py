@@ -9,8 +9,8 @@ import re
 import pytest
 from conftest import REPO_ROOT
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.rules import DNS1035_MSG
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.k8s.rules import DNS1035_MSG
 from pulumi_lws.modelserving.api import ModelServing
 
 DIR = REPO_ROOT / "tests" / "manifests_upstream_kthena"

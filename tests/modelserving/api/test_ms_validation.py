@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from ms_base import POD, merge, ms, pairs, role, role_ru, roles, sg, spec, template
 
-from pulumi_lws.core.errors import SpecError
-from pulumi_lws.core.rules import DNS1035_MSG, PERCENT_MSG
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.k8s.rules import DNS1035_MSG, PERCENT_MSG
 from pulumi_lws.modelserving.api import validation as V
 from pulumi_lws.modelserving.api.validation import validate_modelserving
 

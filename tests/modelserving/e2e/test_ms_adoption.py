@@ -14,7 +14,7 @@ import copy
 import pathlib
 
 import yaml
-from adoption_helpers import (
+from support.adoption_helpers import (
     go_style_key,
     orphan_delete,
     upstream_fleet,

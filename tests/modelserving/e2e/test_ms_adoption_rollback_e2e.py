@@ -18,8 +18,8 @@ from __future__ import annotations
 import pytest
 import test_ms_kthena_adoption
 import yaml
-from adoption_helpers import with_null_timestamps
-from ms_helpers import ROLE, SG, with_image
+from support.adoption_helpers import with_null_timestamps
+from support.ms_helpers import ROLE, SG, with_image
 from test_ms_kthena_adoption import adopt, kthena_fleet, manifest, orphan_delete, pods
 
 from pulumi_lws.backend import use_backend
@@ -27,7 +27,7 @@ from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.cli import main
 from pulumi_lws.modelserving.revision import modelserving_revision
 from pulumi_lws.modelserving.workload import WORKLOAD as MS
-from pulumi_lws.sim.store import meta
+from pulumi_lws.sim.cluster.store import meta
 
 
 def go_serialised(template):

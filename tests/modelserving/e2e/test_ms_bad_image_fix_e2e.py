@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 from fault_helpers import BAD, FAULTS, faulty_kubelet, forced_deletes, pod_images
-from ms_helpers import ROLE, SG, ms_manifest, role, run, scenario, with_image
+from support.ms_helpers import ROLE, SG, ms_manifest, role, run, scenario, with_image
 
-from pulumi_lws.sim.scenario import Update
+from pulumi_lws.sim.driver.scenario import Update
 
 
 def _old(strategy: str, **budget) -> dict:

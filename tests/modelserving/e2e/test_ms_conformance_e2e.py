@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import load_conformance
-from ms_helpers import (
+from support.ms_helpers import (
     NS,
     ROLE,
     WORKLOAD,

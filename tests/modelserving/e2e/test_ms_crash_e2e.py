@@ -26,7 +26,7 @@ import pytest
 from fault_helpers import BAD, arm, bad_image_draw
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from ms_helpers import (
+from support.ms_helpers import (
     ROLE,
     SG,
     Harness,
@@ -41,7 +41,7 @@ from ms_helpers import (
     with_image,
 )
 
-from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.core.k8s.scaling import scaled_value
 from pulumi_lws.modelserving.reconcile import reconcile
 from pulumi_lws.modelserving.revision import modelserving_revision
 from pulumi_lws.modelserving.workload import WORKLOAD

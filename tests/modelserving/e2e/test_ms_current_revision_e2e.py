@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 from fault_helpers import BAD, faulty_kubelet
-from ms_helpers import ROLE, SG, ms_manifest, parse, role, scenario, with_image
+from support.ms_helpers import ROLE, SG, ms_manifest, parse, role, scenario, with_image
 
 from pulumi_lws.modelserving.reconcile import status_of
 from pulumi_lws.modelserving.revision import modelserving_revision
 from pulumi_lws.modelserving.workload import WORKLOAD
-from pulumi_lws.sim.runner import Runner
-from pulumi_lws.sim.scenario import Update
+from pulumi_lws.sim.driver.runner import Runner
+from pulumi_lws.sim.driver.scenario import Update
 
 
 def _statuses(sc, desired_at) -> list[tuple[float, dict]]:

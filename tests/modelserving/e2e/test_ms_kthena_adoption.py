@@ -17,8 +17,8 @@ import copy
 import random
 
 import pytest
-from adoption_helpers import go_style_key, with_null_timestamps
-from ms_helpers import (
+from support.adoption_helpers import go_style_key, with_null_timestamps
+from support.ms_helpers import (
     ROLE,
     SG,
     Bounds,
@@ -38,8 +38,8 @@ from pulumi_lws.modelserving.revision import (
     modelserving_revision,
     revision_data,
 )
-from pulumi_lws.sim.cluster import SimCluster
-from pulumi_lws.sim.store import meta
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.cluster.store import meta
 
 API = "workload.serving.volcano.sh/v1alpha1"
 

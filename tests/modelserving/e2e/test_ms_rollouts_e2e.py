@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import REPO_ROOT
-from ms_helpers import (
+from support.ms_helpers import (
     NS,
     ROLE,
     Harness,
@@ -28,8 +28,8 @@ from ms_helpers import (
 
 from pulumi_lws.modelserving.revision import modelserving_revision
 from pulumi_lws.modelserving.rollout.servinggroup import SURGE_NOT_READY
-from pulumi_lws.sim.runner import Runner
-from pulumi_lws.sim.scenario import load_scenario
+from pulumi_lws.sim.driver.runner import Runner
+from pulumi_lws.sim.driver.scenario import load_scenario
 
 EXAMPLE = REPO_ROOT / "examples" / "modelserving-pd"
 SEED_ROWS = ["UUUU", "ooou", "oouU", "ouUU", "uUUU", "UUUU"]
@@ -44,7 +44,7 @@ SEED_NOTES = [
 
 
 def _run_scenario(path, engine=None):
-    from ms_helpers import Bounds
+    from support.ms_helpers import Bounds
 
     runner = Runner(load_scenario(path), engine)
     bounds = Bounds(spec=lambda: runner.spec.parsed())

@@ -2,7 +2,7 @@
 one-image change to convergence on the embedded cluster (one unbounded node: GPUs, volcano
 schedulerName and affinities all fit), with the seed's bounds at every simulated second.
 
-The scenario is ``pulumi_lws.sim.quick.scenario_from_change(old, new)`` (what ``pulumi-lws simulate
+The scenario is ``pulumi_lws.sim.driver.quick.scenario_from_change(old, new)`` (what ``pulumi-lws simulate
 --from OLD --to NEW`` runs: converged on OLD, NEW at t=0, pure engine, one unbounded node), run with
 ``ms_helpers.Bounds`` as the per-tick probe; one sample also goes through the CLI itself.
 
@@ -18,11 +18,11 @@ import pathlib
 import pytest
 import yaml
 from conftest import TESTS_DIR
-from ms_helpers import parse, read, run
+from support.ms_helpers import parse, read, run
 
 from pulumi_lws.cli import main
 from pulumi_lws.modelserving.revision import modelserving_revision
-from pulumi_lws.sim.quick import scenario_from_change
+from pulumi_lws.sim.driver.quick import scenario_from_change
 
 DIR = TESTS_DIR / "manifests_upstream_kthena"
 REJECTED = {"examples_model-serving_multi-node_fb05987.yaml"}

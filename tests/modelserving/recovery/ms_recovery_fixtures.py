@@ -7,7 +7,7 @@ import copy
 from datetime import datetime, timezone
 from typing import Any
 
-from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.modelserving.api import ModelServing
 from pulumi_lws.modelserving.render import declare_all, render_modelserving
 from pulumi_lws.modelserving.revision import build_catalog

@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pulumi_lws.sim.runner import simulate
-from pulumi_lws.sim.scenario import load_scenario
+from pulumi_lws.sim.driver.runner import simulate
+from pulumi_lws.sim.driver.scenario import load_scenario
 
 
 def _role(name: str, image: str = "vllm:1") -> dict[str, Any]:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ms_render_fixtures import two_role_wire
 
-from pulumi_lws.core.dependencies import (
+from pulumi_lws.core.contract.dependencies import (
     check_dependency_order,
     merge_dependencies,
     ref_of,

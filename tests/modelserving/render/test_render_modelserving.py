@@ -8,7 +8,7 @@ import pytest
 from conftest import validate_manifest
 from ms_render_fixtures import two_role, two_role_wire, with_role
 
-from pulumi_lws.core.dependencies import check_dependency_order
+from pulumi_lws.core.contract.dependencies import check_dependency_order
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving.api import ModelServing
 from pulumi_lws.modelserving.render import (

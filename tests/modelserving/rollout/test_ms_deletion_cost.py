@@ -17,9 +17,9 @@ from dataclasses import replace
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ms_helpers import SG, Harness, ms_manifest, role, with_image
+from support.ms_helpers import SG, Harness, ms_manifest, role, with_image
 
-from pulumi_lws.core.keys import POD_DELETION_COST
+from pulumi_lws.core.k8s.keys import POD_DELETION_COST
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving.groups import (
     DELETING,

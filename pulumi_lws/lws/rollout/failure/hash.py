@@ -46,8 +46,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
-from pulumi_lws.core.stage import Action, Stage
+from pulumi_lws.core.contract.snapshot import Snapshot, annotations_of, is_deleting, labels_of
+from pulumi_lws.core.contract.stage import Action, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.observe import revision_of

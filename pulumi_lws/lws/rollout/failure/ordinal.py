@@ -45,8 +45,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, pod_restart_count, pod_unschedulable
-from pulumi_lws.core.stage import Action, Stage
+from pulumi_lws.core.contract.snapshot import (
+    Snapshot,
+    annotations_of,
+    is_deleting,
+    pod_restart_count,
+    pod_unschedulable,
+)
+from pulumi_lws.core.contract.stage import Action, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.observe import revision_of

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.snapshot import Snapshot
+from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.rollout.failure.termination import PREVIOUS_LEADER_UID, ordinal_members

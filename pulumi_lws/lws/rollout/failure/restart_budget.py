@@ -25,8 +25,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pulumi_lws.core.snapshot import Snapshot, annotations_of
-from pulumi_lws.core.timestamps import parse_timestamp
+from pulumi_lws.core.contract.snapshot import Snapshot, annotations_of
+from pulumi_lws.core.k8s.timestamps import parse_timestamp
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 

@@ -24,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core.retention import (
+from pulumi_lws.core.contract.snapshot import is_deleting
+from pulumi_lws.core.contract.stage import Action
+from pulumi_lws.core.features.retention import (
     RETAIN_FINALIZER,
     finalize_action,
     finalizers_of,
@@ -32,8 +34,6 @@ from pulumi_lws.core.retention import (
     metadata_of,
     release_actions,
 )
-from pulumi_lws.core.snapshot import is_deleting
-from pulumi_lws.core.stage import Action
 
 __all__ = [
     "RETAIN_FINALIZER",

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pulumi_lws.core.snapshot import annotations_of, is_deleting, labels_of
+from pulumi_lws.core.contract.snapshot import annotations_of, is_deleting, labels_of
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import revision_of
 

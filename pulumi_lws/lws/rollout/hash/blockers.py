@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.snapshot import is_deleting, labels_of, pod_condition, pod_unschedulable
-from pulumi_lws.core.stage import Blocker, GroupView
+from pulumi_lws.core.contract.snapshot import is_deleting, labels_of, pod_condition, pod_unschedulable
+from pulumi_lws.core.contract.stage import Blocker, GroupView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.observe import revision_of

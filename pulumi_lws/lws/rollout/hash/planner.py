@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core.snapshot import (
+from pulumi_lws.core.contract.snapshot import (
     Snapshot,
     annotations_of,
     is_deleting,
@@ -41,7 +41,7 @@ from pulumi_lws.core.snapshot import (
     pod_unschedulable,
     statefulset_ready,
 )
-from pulumi_lws.core.stage import Action, GroupView, PredictedStage, Stage
+from pulumi_lws.core.contract.stage import Action, GroupView, PredictedStage, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.group_shape import requests_tpus

@@ -36,8 +36,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pulumi_lws.core.scaling import scaled_value
-from pulumi_lws.core.stage import GroupView, PredictedStage
+from pulumi_lws.core.contract.stage import GroupView, PredictedStage
+from pulumi_lws.core.k8s.scaling import scaled_value
 
 MAX_MODEL_STEPS = 400
 POST_TERMINATION = "PostTermination"

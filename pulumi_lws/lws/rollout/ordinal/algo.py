@@ -24,8 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from pulumi_lws.core.model import IntOrString
-from pulumi_lws.core.scaling import scaled_value
+from pulumi_lws.core.k8s.model import IntOrString
+from pulumi_lws.core.k8s.scaling import scaled_value
 
 READY = frozenset("Uo")
 UPDATED = frozenset("Uu")

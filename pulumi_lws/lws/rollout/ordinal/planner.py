@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, sts_partition, sts_replicas
-from pulumi_lws.core.stage import Blocker, GroupView, Stage
+from pulumi_lws.core.contract.snapshot import Snapshot, annotations_of, is_deleting, sts_partition, sts_replicas
+from pulumi_lws.core.contract.stage import Blocker, GroupView, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.observe import revision_of

@@ -39,8 +39,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.snapshot import Snapshot, annotations_of, is_deleting, labels_of
-from pulumi_lws.core.stage import WEBHOOK_LABELS_REASON, Action, Stage
+from pulumi_lws.core.contract.snapshot import Snapshot, annotations_of, is_deleting, labels_of
+from pulumi_lws.core.contract.stage import WEBHOOK_LABELS_REASON, Action, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import names
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from pulumi_lws.core.stage import PredictedStage
+from pulumi_lws.core.contract.stage import PredictedStage
 from pulumi_lws.lws.rollout.budget import rule_for
 from pulumi_lws.lws.rollout.ordinal.algo import Decision, LeaderSts, RolloutInputs, fixed_point, state_at
 

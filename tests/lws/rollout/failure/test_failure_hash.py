@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from fixtures_hash import NAME, NS, cr, key_of, leader, snap, ts, worker
+from support.fixtures_hash import NAME, NS, cr, key_of, leader, snap, ts, worker
 
-from pulumi_lws.core.stage import Action, Stage
+from pulumi_lws.core.contract.stage import Action, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import build_catalog

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from fixtures_failure import NAME, World, make_lws, pod
+from support.fixtures_failure import NAME, World, make_lws, pod
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.rollout.failure.ordinal import (

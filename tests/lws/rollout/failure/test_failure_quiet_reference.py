@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 
-from fixtures_failure import NAME, World, make_lws, ts
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.fixtures_failure import NAME, World, make_lws, ts
 
-from pulumi_lws.core.snapshot import Snapshot, is_deleting
-from pulumi_lws.core.stage import Action, Stage
+from pulumi_lws.core.contract.snapshot import Snapshot, is_deleting
+from pulumi_lws.core.contract.stage import Action, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import revision_of
 from pulumi_lws.lws.rollout.failure import restart_budget as B

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fixtures_hash import NS, key_of, leader, worker
+from support.fixtures_hash import NS, key_of, leader, worker
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.rollout.hash import admission as A

@@ -3,9 +3,9 @@ on hand-built snapshots: one test per rule."""
 
 from __future__ import annotations
 
-from fixtures_hash import NS, cr, deployment, key_of, leader, make_lws, rev, snap, worker, worker_sts
+from support.fixtures_hash import NS, cr, deployment, key_of, leader, make_lws, rev, snap, worker, worker_sts
 
-from pulumi_lws.core.stage import GroupView
+from pulumi_lws.core.contract.stage import GroupView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.rollout.budget import DEADLOCK_717
@@ -254,7 +254,7 @@ def test_failed_leader_is_not_counted_in_status():
 
 
 def test_sim_717_is_named_and_the_max_unavailable_remedy_unblocks_it():
-    from reliability_helpers import Harness, final_state_problems, lws_manifest
+    from support.reliability_helpers import Harness, final_state_problems, lws_manifest
 
     node = [
         {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from fixtures_hash import NS, cr, deployment, key_of, leader, make_lws, rev, snap, worker, worker_sts
+from support.fixtures_hash import NS, cr, deployment, key_of, leader, make_lws, rev, snap, worker, worker_sts
 
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.reconcile import reconcile

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from fixtures_hash import cr, leader, make_lws, rev, snap, worker_sts
+from support.fixtures_hash import cr, leader, make_lws, rev, snap, worker_sts
 
 from pulumi_lws.lws.reconcile import reconcile
 from pulumi_lws.lws.rollout.hash.predict import (
@@ -146,7 +146,7 @@ def test_stage_remaining_right_after_a_template_change():
 
 
 def test_stage_remaining_empty_when_complete():
-    from fixtures_hash import deployment
+    from support.fixtures_hash import deployment
 
     a = leader("web-a", R1, created=0, gated=False, ready=True, group_ready="True")
     b = leader("web-b", R1, created=1, gated=False, ready=True, group_ready="True")

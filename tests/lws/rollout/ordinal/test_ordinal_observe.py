@@ -13,8 +13,8 @@ import inspect
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.snapshot import Snapshot, pod_running_and_ready, statefulset_ready
-from pulumi_lws.core.stage import GroupView
+from pulumi_lws.core.contract.snapshot import Snapshot, pod_running_and_ready, statefulset_ready
+from pulumi_lws.core.contract.stage import GroupView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api import LeaderWorkerSet
 from pulumi_lws.lws.observe import revision_of

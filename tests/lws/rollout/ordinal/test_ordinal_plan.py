@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars
+from support.fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars
 
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.revision import revision_key

@@ -8,9 +8,9 @@ deleted)`` ready groups after the stage (worst case), never above the observed S
 
 from __future__ import annotations
 
-from fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars
 from hypothesis import given
 from hypothesis import strategies as st
+from support.fixtures_ordinal import catalog_for, make_lws, snapshot_from_chars
 
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.revision import revision_key

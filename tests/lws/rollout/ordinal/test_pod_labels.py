@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pulumi_lws.core.snapshot import Snapshot
-from pulumi_lws.core.stage import Action, Stage, is_webhook_labels
-from pulumi_lws.core.trace import GroupCell, TraceRow, format_table, rows_changed
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.stage import Action, Stage, is_webhook_labels
+from pulumi_lws.core.contract.trace import GroupCell, TraceRow, format_table, rows_changed
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.reconcile import reconcile
@@ -233,8 +233,8 @@ def test_hash_lws_gets_nothing_here():
 
 
 def test_reconcile_appends_labels_after_failure_actions_and_skips_the_deleted_leader():
-    from fixtures_failure import World
-    from fixtures_failure import make_lws as failure_lws
+    from support.fixtures_failure import World
+    from support.fixtures_failure import make_lws as failure_lws
 
     w = World(failure_lws())
     w.restart("lws-1-2")  # RecreateGroupOnPodRestart: the leader lws-1 is deleted
@@ -361,9 +361,9 @@ def expected_labels(name: str) -> dict[str, str]:
 
 
 def test_simulated_rollout_labels_every_pod_like_upstream_and_then_goes_quiet():
-    import pulumi_lws.sim.cluster as sim_cluster
-    import pulumi_lws.sim.engines as sim_engines
-    from pulumi_lws.sim.kubelet import KubeletConfig, Timing
+    import pulumi_lws.sim.cluster.simcluster as sim_cluster
+    import pulumi_lws.sim.driver.engines as sim_engines
+    from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Timing
 
     cluster = sim_cluster.SimCluster(kubelet=KubeletConfig(default=Timing(1.0, 2.0), termination_grace=1.0))
     engine = sim_engines.PureEngine(NS)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.core.snapshot import Snapshot, is_deleting
-from pulumi_lws.core.stage import Action, Stage
+from pulumi_lws.core.contract.snapshot import Snapshot, is_deleting
+from pulumi_lws.core.contract.stage import Action, Stage
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.observe import revision_of

@@ -1,0 +1,1 @@
+"""The contract between the shells and the API packages: the Workload base and registry with the facts every API declares, the ports (Observer/Actuator), the observed Snapshot, the Stage a planner decides, traces and the one stage-table renderer (glyphs, lanes), apply order, the one error type and the one observe -> reconcile -> act driver."""

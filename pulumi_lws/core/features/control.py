@@ -1,0 +1,468 @@
+"""Rollout control shared by every workload API: pause/resume and the progress deadline (pure).
+
+Each API's :class:`~pulumi_lws.core.contract.workload.Workload` ``reconcile`` plans its stage as usual and
+hands the result to :func:`govern` with the :class:`Control` choices of its options; nothing here
+knows an API's kinds or labels.
+
+**Pause** (argument ``paused`` > annotation ``pulumi-lws.io/paused: "true"``): the reconcile
+registers the objects it observed, as observed (:func:`hold`):
+
+* a planned object that exists keeps its observed ``spec`` (and every other top-level field but
+  ``status``) and metadata, so no group moves: partitions, replicas and templates stay; a
+  Deployment (LeaderWorkerSet Hash identity) is also registered ``spec.paused: true``, as its own
+  controller would otherwise go on rolling its ReplicaSets towards the template;
+* a planned object that does not exist yet is not created (no surge, no new revision, no new
+  group), unless an observed pod owns it (a Hash group's worker StatefulSet and Service, owned
+  by its leader: creating them completes a group that exists, e.g. one recreated by recovery);
+* an object of ours (label ``pulumi-lws.io/managed: "true"``, not a Pod, not made by a built-in
+  controller) that the plan dropped stays (no surge reclaimed, no old revision pruned);
+* actions are kept except ``ungate`` of a pod on the target revision (admitting a group is a
+  rollout move; a replacement on an old revision is recovery) unless the API marks it recovery
+  (``params[RECOVERY_PARAM]``: LeaderWorkerSet Hash admits the replacement of a group recreated
+  while paused, :mod:`pulumi_lws.lws.rollout.failure.hash_paused`): failure handling —
+  group recreation per restartPolicy, restart budgets, retention, termination policy — goes on.
+  The values a kept ``annotate``/``label`` action writes on a held object are registered with it,
+  so the next ``pulumi up`` does not revert them.
+
+**Progress deadline** (argument ``progress_deadline_seconds`` > annotation
+``pulumi-lws.io/progress-deadline-seconds`` > 600; 0 disables): while a rollout is not complete and
+not paused, the last progress is the newest observed timestamp among the workload's objects
+(creation, deletion, a pod's Ready=True transition). When ``now - last progress`` exceeds the
+deadline and this stage creates nothing, the stage carries a ``Progressing=False`` condition with
+reason :data:`PROGRESS_DEADLINE_EXCEEDED` naming what holds it. The clock is the snapshot's
+``now`` (the observation time the shell passes in; :attr:`Control.now` overrides it) — no wall
+clock is read here and no state is kept, so the verdict survives a crash or a re-run.
+
+Invariants: ``govern`` of a complete stage changes nothing but ``Stage.control``; a held result
+never contains an object the snapshot does not show; only the deadline report, never the plan,
+depends on the clock.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi_lws.core.contract.errors import FieldError, SpecError
+from pulumi_lws.core.contract.snapshot import Snapshot, is_deleting, labels_of, pod_condition
+from pulumi_lws.core.contract.stage import Action, Blocker, RolloutControl, Stage
+from pulumi_lws.core.contract.workload import Reconciled
+from pulumi_lws.core.k8s import keys as K
+from pulumi_lws.core.k8s.timestamps import parse_timestamp as timestamp  # the one RFC 3339 parser
+
+PAUSED_ANNOTATION = "pulumi-lws.io/paused"
+PROGRESS_DEADLINE_ANNOTATION = "pulumi-lws.io/progress-deadline-seconds"
+DEFAULT_PROGRESS_DEADLINE_SECONDS = 600.0
+#: ``Blocker.code`` of a held stage
+PAUSED = "paused"
+#: reason of the ``Progressing=False`` condition once the deadline passed (as Deployments)
+PROGRESS_DEADLINE_EXCEEDED = "ProgressDeadlineExceeded"
+#: verbs that move a rollout (held while paused); every other verb is failure handling or bookkeeping
+ROLLOUT_VERBS = frozenset({"ungate"})
+#: ``Action.params`` key an API sets on an ``ungate`` that restores a group the pause keeps (kept)
+RECOVERY_PARAM = "recovery"
+#: kinds made by built-in controllers: never registered by a held stage
+CONTROLLER_OWNERS = frozenset({"StatefulSet", "ReplicaSet", "Deployment", "Job", "DaemonSet"})
+#: metadata the API server or a controller writes: never registered back
+SERVER_METADATA = (
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "managedFields",
+    "selfLink",
+    "finalizers",
+)
+CONTROLLER_ANNOTATIONS = ("deployment.kubernetes.io/", "kubectl.kubernetes.io/last-applied-configuration")
+
+
+@dataclass(frozen=True)
+class Control:
+    """The shells' rollout-control choices (None = unset: the manifest's annotation, else the
+    default). ``now``: the clock of the deadline (None = the snapshot's observation time)."""
+
+    paused: bool | None = None
+    progress_deadline_seconds: float | None = None
+    now: float | None = None
+
+
+def control_choices(choices: Mapping[str, Any]) -> Control:
+    """The :class:`Control` of a shell's ``Workload.options(**choices)`` (``paused``,
+    ``progress_deadline_seconds``, ``now``; absent or None = unset)."""
+    return Control(
+        paused=choices.get("paused"),
+        progress_deadline_seconds=choices.get("progress_deadline_seconds"),
+        now=choices.get("now"),
+    )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Resolved choices: ``deadline`` None = disabled."""
+
+    paused: bool
+    deadline: float | None
+
+
+def _paused_annotation(raw: Any, errors: list[FieldError]) -> bool | None:
+    if raw is None:
+        return None
+    text = str(raw).strip().lower()
+    if text not in ("true", "false"):
+        errors.append(FieldError(f"metadata.annotations[{PAUSED_ANNOTATION}]", 'must be "true" or "false"', raw))
+        return None
+    return text == "true"
+
+
+def _deadline_annotation(raw: Any, errors: list[FieldError]) -> float | None:
+    if raw is None:
+        return None
+    if not str(raw).strip().isdigit():
+        errors.append(
+            FieldError(
+                f"metadata.annotations[{PROGRESS_DEADLINE_ANNOTATION}]",
+                "must be a whole number of seconds >= 0 (0 disables the deadline)",
+                raw,
+            )
+        )
+        return None
+    return float(str(raw).strip())
+
+
+def check_arguments(kind: str, paused: Any = None, progress_deadline_seconds: Any = None) -> Control:
+    """The component arguments ``paused`` / ``progress_deadline_seconds`` as a :class:`Control`;
+    SpecError naming the argument when one has the wrong type (raised before anything registers)."""
+    errors = []
+    if paused is not None and not isinstance(paused, bool):
+        errors.append(FieldError("paused", "must be a boolean", paused))
+    value = progress_deadline_seconds
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+        errors.append(FieldError("progressDeadlineSeconds", "must be a number of seconds >= 0 (0 disables)", value))
+    if errors:
+        raise SpecError(kind, None, errors)
+    return Control(paused=paused, progress_deadline_seconds=None if value is None else float(value))
+
+
+def with_arguments(manifest: dict[str, Any], control: Control, *, deadline: bool = True) -> dict[str, Any]:
+    """``manifest`` with the component arguments written as its control annotations (the argument
+    wins over an annotation already there), so every shell reads one place: the manifest.
+    ``deadline=False``: leave the deadline annotation alone (DisaggregatedSet keeps its own option)."""
+    meta = manifest.setdefault("metadata", {})
+    annotations = dict(meta.get("annotations") or {})
+    if control.paused is not None:
+        annotations[PAUSED_ANNOTATION] = "true" if control.paused else "false"
+    if deadline and control.progress_deadline_seconds is not None:
+        annotations[PROGRESS_DEADLINE_ANNOTATION] = str(int(control.progress_deadline_seconds))
+    if annotations:
+        meta["annotations"] = annotations
+    return manifest
+
+
+def resolve(kind: str, name: str | None, annotations: Mapping[str, Any], control: Control | None = None) -> Settings:
+    """Argument > annotation > default; SpecError naming the annotation when it is malformed
+    (checked even when an argument overrides it: the manifest must stay valid on its own)."""
+    control = control or Control()
+    errors: list[FieldError] = []
+    paused = _paused_annotation(annotations.get(PAUSED_ANNOTATION), errors)
+    deadline = _deadline_annotation(annotations.get(PROGRESS_DEADLINE_ANNOTATION), errors)
+    if errors:
+        raise SpecError(kind, name, errors)
+    if control.paused is not None:
+        paused = control.paused
+    if control.progress_deadline_seconds is not None:
+        deadline = control.progress_deadline_seconds
+    if deadline is None:
+        deadline = DEFAULT_PROGRESS_DEADLINE_SECONDS
+    return Settings(paused=bool(paused), deadline=deadline or None)
+
+
+def is_paused(kind: str, spec: Any, control: Control | None) -> bool:
+    """Whether ``spec`` reconciles paused (argument > annotation). An API pipeline asks this to plan
+    its failure handling against the held state instead of the planned stage (docs/rollout-control.md)."""
+    return resolve(kind, getattr(spec, "name", None), annotations_of_spec(spec), control).paused
+
+
+# ---- observed timestamps ---------------------------------------------------------------------
+
+
+def last_progress(snapshot: Snapshot) -> float | None:
+    """The newest progress instant of any object in ``snapshot`` (None: nothing observed):
+    created, started terminating, or (a Pod) became Ready."""
+    return progress_and_start(snapshot, "")[0]
+
+
+def rollout_started(snapshot: Snapshot, target_revision: str) -> float | None:
+    """The earliest creation of an object of the target revision: one whose name or a label value
+    carries the revision key (every API names or labels its revision objects with it)."""
+    return progress_and_start(snapshot, target_revision)[1]
+
+
+def progress_and_start(snapshot: Snapshot, target_revision: str) -> tuple[float | None, float | None]:
+    """``(last_progress(snapshot), rollout_started(snapshot, target_revision))`` in one pass over
+    the snapshot (``govern`` needs both), each distinct timestamp text parsed once (objects
+    created together share it)."""
+    parsed: dict[Any, float | None] = {}
+
+    def seconds(value: Any) -> float | None:
+        if not value:
+            return None
+        if type(value) is not str:  # malformed: parsed as before, without the memo
+            return timestamp(value)
+        t = parsed.get(value, parsed)
+        if t is parsed:
+            t = parsed[value] = timestamp(value)
+        return t  # type: ignore[return-value]
+
+    last: float | None = None
+    started: float | None = None
+    for obj in snapshot:
+        meta = obj.get("metadata") or {}
+        created = seconds(meta.get("creationTimestamp"))
+        deleted = seconds(meta.get("deletionTimestamp")) if "deletionTimestamp" in meta else None
+        became_ready = None
+        if obj.get("kind") == "Pod":
+            ready = pod_condition(obj, "Ready")
+            if ready is not None and ready.get("status") == "True":
+                became_ready = seconds(ready.get("lastTransitionTime"))
+        for t in (created, deleted, became_ready):
+            if t is not None and (last is None or t > last):
+                last = t
+        if (
+            created is not None
+            and target_revision
+            and (started is None or created < started)
+            and (
+                target_revision in str(meta.get("name") or "") or target_revision in (meta.get("labels") or {}).values()
+            )
+        ):
+            started = created
+    return last, started
+
+
+# ---- pause -----------------------------------------------------------------------------------
+
+
+def ours(obj: Mapping[str, Any]) -> bool:
+    """An object this project registers (ownership label), not a Pod, not a controller's own."""
+    if obj.get("kind") == "Pod" or labels_of(obj).get(K.OWNERSHIP) != K.OWNERSHIP_VALUE or is_deleting(obj):
+        return False
+    owners = (obj.get("metadata") or {}).get("ownerReferences") or []
+    return not any(o.get("controller") and o.get("kind") in CONTROLLER_OWNERS for o in owners)
+
+
+def _written(actions: Iterable[Action], kind: str, name: str, verb: str, key: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for a in actions:
+        if a.verb == verb and a.kind == kind and a.name == name:
+            out.update(a.params.get(key) or {})
+    return out
+
+
+def frozen(observed: Mapping[str, Any], actions: Iterable[Action] = ()) -> dict[str, Any]:
+    """``observed`` as a desired manifest: no status, no server-written metadata, plus what the
+    kept actions write on it (so a held ``pulumi up`` never reverts an action of the same run)."""
+    actions = tuple(actions)
+    meta = dict(observed.get("metadata") or {})
+    kind, name = str(observed.get("kind")), str(meta.get("name"))
+    out_meta = {k: v for k, v in meta.items() if k not in SERVER_METADATA}
+    for field_name, verb in (("labels", "label"), ("annotations", "annotate")):
+        values = {
+            k: v
+            for k, v in dict(meta.get(field_name) or {}).items()
+            if not (field_name == "annotations" and k.startswith(CONTROLLER_ANNOTATIONS))
+        }
+        for k, v in _written(actions, kind, name, verb, field_name).items():
+            if v is None:
+                values.pop(k, None)
+            else:
+                values[k] = v
+        if values:
+            out_meta[field_name] = values
+        else:
+            out_meta.pop(field_name, None)
+    body = {k: v for k, v in observed.items() if k not in ("metadata", "status")}
+    if kind == "Deployment":
+        # its own controller would go on rolling ReplicaSets towards the template: pause it natively
+        body["spec"] = {**dict(body.get("spec") or {}), "paused": True}
+    return {**body, "metadata": out_meta}
+
+
+def _ref(obj: Mapping[str, Any]) -> tuple[str, str]:
+    return str(obj.get("kind")), str((obj.get("metadata") or {}).get("name"))
+
+
+def _recovery_action(action: Action, snapshot: Snapshot, target: str) -> bool:
+    """Kept while paused: every verb but ``ungate``; an ``ungate`` only when marked recovery
+    (:data:`RECOVERY_PARAM`) or of a pod on an old revision (a replacement its own controller made
+    for a recreated group — never a rollout move)."""
+    if action.verb not in ROLLOUT_VERBS or action.params.get(RECOVERY_PARAM) is True:
+        return True
+    pod = snapshot.get(action.kind, action.name)
+    return pod is not None and bool(target) and target not in labels_of(pod).values()
+
+
+def _completes_observed_group(manifest: Mapping[str, Any], live_uids: set[str]) -> bool:
+    """A planned object owned by an observed, admitted pod (a Hash group's worker StatefulSet and
+    Service are owned by its leader): creating it completes a group that exists, it moves none. A
+    gated leader's objects wait: its admission is held."""
+    owners = (manifest.get("metadata") or {}).get("ownerReferences") or []
+    return any(o.get("uid") in live_uids for o in owners)
+
+
+def hold(result: Reconciled, snapshot: Snapshot) -> Reconciled:
+    """The paused reconcile of ``result`` (module docstring): observed objects as observed,
+    failure-handling actions only, the stage marked paused."""
+    target = result.stage.target_revision
+    actions = tuple(a for a in result.stage.actions if _recovery_action(a, snapshot, target))
+    observed = {_ref(o): o for o in snapshot if ours(o)}
+    live_uids = {
+        str(o["metadata"].get("uid"))
+        for o in snapshot
+        if o.get("kind") == "Pod" and not is_deleting(o) and not (o.get("spec") or {}).get("schedulingGates")
+    }  # an admitted pod: no gate left
+    manifests = [
+        frozen(observed[_ref(m)], actions) if _ref(m) in observed else dict(m)
+        for m in result.manifests
+        if _ref(m) in observed or _completes_observed_group(m, live_uids)
+    ]
+    kept = {_ref(m) for m in manifests}
+    manifests += [frozen(o, actions) for ref, o in sorted(observed.items()) if ref not in kept]
+    refs = {_ref(m) for m in manifests}
+    dependencies = {
+        ref: tuple(d for d in deps if d in refs) for ref, deps in result.dependencies.items() if ref in refs
+    }
+    stage = result.stage
+    blocker = (
+        stage.blocker
+        if stage.complete
+        else Blocker(
+            PAUSED,
+            f"rollout paused ({PAUSED_ANNOTATION}); holding the observed state (the planned stage is not applied); "
+            "failure recovery continues",
+            stage.blocker.groups if stage.blocker else (),
+            (f"remove the {PAUSED_ANNOTATION} annotation (or set paused: false) and run pulumi up to resume",),
+        )
+    )
+    stage = dataclasses.replace(stage, actions=actions, blocker=blocker, notes=stage.notes + ("paused",))
+    return dataclasses.replace(
+        result, stage=stage, manifests=tuple(manifests), dependencies={k: v for k, v in dependencies.items() if v}
+    )
+
+
+# ---- the verdict -----------------------------------------------------------------------------
+
+
+def counts(stage: Stage, total: int) -> tuple[int, int, int]:
+    """(ready, updated, total) groups: per group where the stage lists groups, else its lanes."""
+    if stage.groups:
+        live = [g for g in stage.groups if g.exists]
+        return sum(1 for g in live if g.ready), sum(1 for g in live if g.updated), total
+    return sum(lane.new_ready for lane in stage.lanes), sum(lane.new for lane in stage.lanes), total
+
+
+def holding(stage: Stage) -> str:
+    """What holds the rollout: the planner's blocker, else the groups that are not ready."""
+    if stage.blocker is not None and stage.blocker.code != PAUSED:
+        return f"{stage.blocker.code}: {stage.blocker.message}"
+    waiting = [g.id for g in stage.groups if g.exists and not (g.ready and g.updated)]
+    if waiting:
+        return (
+            f"waiting for groups {', '.join(waiting[:10])}{' ...' if len(waiting) > 10 else ''} to be updated and ready"
+        )
+    lanes = [
+        f"{lane.name} {lane.new_ready}/{lane.new} new ready"
+        for lane in stage.lanes
+        if lane.new_ready < lane.new or lane.old
+    ]
+    return f"waiting for roles: {', '.join(lanes)}" if lanes else "waiting for the rollout to finish"
+
+
+def govern(
+    result: Reconciled, snapshot: Snapshot, settings: Settings, *, total: int, now: float | None = None
+) -> Reconciled:
+    """Apply pause and the progress deadline to one reconcile's ``result`` (module docstring)."""
+    stage = result.stage
+    paused = settings.paused and not stage.complete
+    creates = any(snapshot.get(*_ref(m)) is None for m in result.manifests)  # snapshots are keyed by (kind, name)
+    if paused:
+        result = hold(result, snapshot)
+        stage = result.stage
+    clock = snapshot.now if now is None else now
+    last, started = progress_and_start(snapshot, stage.target_revision)
+    exceeded = bool(
+        settings.deadline is not None
+        and not paused
+        and not stage.complete
+        and not creates
+        and last is not None
+        and clock - last > settings.deadline
+    )
+    condition = None
+    if exceeded:
+        condition = {
+            "type": "Progressing",
+            "status": "False",
+            "reason": PROGRESS_DEADLINE_EXCEEDED,
+            "message": f"no group became ready and no stage advanced for {int(clock - (last or clock))}s "
+            f"(progress deadline {int(settings.deadline or 0)}s); holding: {holding(stage)}",
+        }
+    ready, updated, total = counts(stage, total)
+    verdict = RolloutControl(
+        paused=paused,
+        deadline_seconds=settings.deadline,
+        now=clock,
+        last_progress=last,
+        started=started,
+        exceeded=exceeded,
+        condition=condition,
+        ready=ready,
+        updated=updated,
+        total=total,
+    )
+    return dataclasses.replace(result, stage=dataclasses.replace(stage, control=verdict))
+
+
+def with_control_conditions(status: Mapping[str, Any], stage: Stage) -> dict[str, Any]:
+    """``status`` with the stage's deadline condition replacing its ``Progressing`` one (appended
+    when absent); unchanged when the deadline has not passed. Input is not mutated."""
+    cond = stage.control.condition if stage.control is not None else None
+    if cond is None:
+        return dict(status)
+    conds = [dict(c) for c in status.get("conditions") or [] if c.get("type") != cond["type"]]
+    return {**dict(status), "conditions": conds + [dict(cond)]}
+
+
+def control_summary(stage: Stage) -> dict[str, Any]:
+    """The ``rollout`` output every component publishes (plain data, camelCase as the status)."""
+    c = stage.control or RolloutControl()
+    return {
+        "paused": c.paused,
+        "progressDeadlineSeconds": c.deadline_seconds,
+        "deadlineExceeded": c.exceeded,
+        "progressing": dict(c.condition) if c.condition else None,
+        "now": c.now,
+        "lastProgressAt": c.last_progress,
+        "startedAt": c.started,
+        "readyGroups": c.ready,
+        "updatedGroups": c.updated,
+        "totalGroups": c.total,
+    }
+
+
+def annotations_of_spec(spec: Any) -> Mapping[str, Any]:
+    """``metadata.annotations`` of a parsed spec (every API's model has ``metadata.annotations``)."""
+    meta = getattr(spec, "metadata", None)
+    return dict(getattr(meta, "annotations", None) or {})
+
+
+def controlled(
+    kind: str, spec: Any, name: str, result: Reconciled, snapshot: Snapshot, control: Control | None, *, total: int
+) -> Reconciled:
+    """What an API's ``Workload.reconcile`` returns: :func:`govern` with the spec's annotations."""
+    control = control or Control()
+    settings = resolve(kind, name, annotations_of_spec(spec), control)
+    return govern(result, snapshot, settings, total=total, now=control.now)

@@ -1,0 +1,156 @@
+"""Pods the StatefulSet controller will never replace after a bad template (forced rollback).
+
+Kubernetes documents it ("Forced rollback", StatefulSet rolling updates): when a template never
+becomes Running and Ready, reverting or fixing the template is not enough — the controller keeps
+waiting for the broken pod and a person must delete it. In the controller (1.35,
+``MaxUnavailableStatefulSet`` on, ``defaultStatefulSetControl``):
+
+* ``OrderedReady``: ``processReplica`` stops at the first pod that is not Running+Ready (or is
+  terminating) before the rolling update runs at all, so an outdated pod that never becomes
+  ready is never replaced;
+* both policies: the rolling update counts the unavailable pods of ``[start, start+replicas)``
+  and deletes nothing when they reach ``maxUnavailable`` (int or percent of replicas rounded up,
+  at least 1), so outdated pods that are themselves unavailable use up the budget that should
+  replace them.
+
+:func:`stalled_pods` is that model as a pure function of one observed StatefulSet and its pods;
+:func:`forced_rollback_actions` turns the stalled pods of a workload's StatefulSets into uid-guarded
+``delete`` actions. Deleting them is always inside every availability budget: an outdated pod that
+is not available is already counted unavailable (Kthena #743's rule: unhealthy outdated units are
+replaced first and never counted against availability); the controller recreates each one from
+its update revision. Only ordinals at or above the StatefulSet's partition are touched (the
+partition is how the planners hold groups back), and only once the controller has observed the
+current generation (``status.observedGeneration``), so the update revision is the live template's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pulumi_lws.core.contract.snapshot import is_deleting, pod_condition, pod_running_and_ready
+from pulumi_lws.core.contract.stage import Action
+from pulumi_lws.core.k8s.keys import CONTROLLER_REVISION_HASH
+from pulumi_lws.core.k8s.scaling import scaled_value
+from pulumi_lws.core.k8s.timestamps import parse_timestamp
+
+#: ``Action.reason`` of the deletes: says why the stage, not the controller, replaces the pod
+FORCED_ROLLBACK_REASON = "forced rollback: outdated pod never became ready and its StatefulSet will not replace it"
+
+
+def _ordinal(sts_name: str, pod_name: str) -> int | None:
+    prefix = sts_name + "-"
+    digits = pod_name[len(prefix) :] if pod_name.startswith(prefix) else ""
+    return int(digits) if digits.isdecimal() else None
+
+
+def _available(pod: Mapping[str, Any], min_ready: float, now: float | None) -> bool:
+    if not pod_running_and_ready(pod):
+        return False
+    if min_ready <= 0 or now is None:
+        return True
+    since = parse_timestamp((pod_condition(pod, "Ready") or {}).get("lastTransitionTime"))
+    return since is not None and now - since >= min_ready
+
+
+def _controller_uid(obj: Mapping[str, Any]) -> str | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            uid = ref.get("uid")
+            return None if uid is None else str(uid)
+    return None
+
+
+def stalled_pods(
+    sts: Mapping[str, Any], pods: Iterable[Mapping[str, Any]], now: float | None = None
+) -> tuple[Mapping[str, Any], ...]:
+    """The pods of ``sts`` (``pods``: those it controls, any order) that are outdated (revision
+    label != ``status.updateRevision``), not available, not terminating, at an ordinal
+    ``>= start + partition``, and that the controller will not replace (module docstring), by
+    ordinal. Empty for OnDelete, for a StatefulSet being deleted, and while the controller has not
+    observed the current generation. ``now``: epoch seconds (``minReadySeconds``)."""
+    spec, status, meta = sts.get("spec") or {}, sts.get("status") or {}, sts.get("metadata") or {}
+    strategy = spec.get("updateStrategy") or {}
+    update_revision = status.get("updateRevision")
+    if is_deleting(sts) or strategy.get("type", "RollingUpdate") != "RollingUpdate" or not update_revision:
+        return ()
+    if status.get("observedGeneration") != meta.get("generation"):
+        return ()
+    name = str(meta.get("name") or "")
+    start = int((spec.get("ordinals") or {}).get("start") or 0)
+    replicas = int(spec.get("replicas", 1))
+    ru = strategy.get("rollingUpdate") or {}
+    low = start + int(ru.get("partition") or 0)
+    min_ready = float(spec.get("minReadySeconds") or 0)
+    by_ordinal = {}
+    for pod in pods:
+        ordinal = _ordinal(name, str((pod.get("metadata") or {}).get("name") or ""))
+        if ordinal is not None and start <= ordinal < start + replicas:
+            by_ordinal[ordinal] = pod
+    unavailable = sum(
+        1
+        for o in range(start, start + replicas)
+        if o not in by_ordinal or is_deleting(by_ordinal[o]) or not _available(by_ordinal[o], min_ready, now)
+    )
+    ordered = spec.get("podManagementPolicy", "OrderedReady") == "OrderedReady"
+    max_unavailable = max(1, scaled_value(ru.get("maxUnavailable", 1), replicas, round_up=True))
+    if not ordered and unavailable < max_unavailable:
+        return ()  # the controller's own budget still replaces outdated pods
+    return tuple(
+        pod
+        for o, pod in sorted(by_ordinal.items())
+        if o >= low
+        and not is_deleting(pod)
+        and not _available(pod, min_ready, now)
+        and ((pod.get("metadata") or {}).get("labels") or {}).get(CONTROLLER_REVISION_HASH) != update_revision
+    )
+
+
+def forced_rollback_actions(
+    statefulsets: Sequence[Mapping[str, Any]],
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    now: float | None = None,
+    skip: Iterable[str] = (),
+    propagation: Mapping[str, str] | None = None,
+) -> tuple[Action, ...]:
+    """uid-guarded ``delete`` actions for the :func:`stalled_pods` of ``statefulsets`` (``pods``: the
+    workload's pods; each is matched to its controller by uid), in StatefulSet then ordinal order.
+    ``skip``: pod names another action of the stage already deletes. ``propagation``: by
+    StatefulSet name (default Background), e.g. Foreground for an LWS leader pod that owns its
+    group's workers."""
+    by_owner: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in pods:
+        uid = _controller_uid(pod)
+        if uid is not None:
+            by_owner.setdefault(uid, []).append(pod)
+    skipped, out = set(skip), []
+    for sts in statefulsets:
+        meta = sts.get("metadata") or {}
+        owned = by_owner.get(str(meta.get("uid") or ""), [])
+        if not owned:
+            continue
+        mode = (propagation or {}).get(str(meta.get("name")), "Background")
+        for pod in stalled_pods(sts, owned, now):
+            pm = pod.get("metadata") or {}
+            name = str(pm.get("name") or "")
+            if name in skipped:
+                continue
+            skipped.add(name)
+            out.append(
+                Action("delete", "Pod", name, {"propagation": mode}, uid=pm.get("uid"), reason=FORCED_ROLLBACK_REASON)
+            )
+    return tuple(out)
+
+
+def with_forced_rollback(
+    actions: Sequence[Action],
+    statefulsets: Sequence[Mapping[str, Any]],
+    pods: Iterable[Mapping[str, Any]],
+    *,
+    now: float | None = None,
+    propagation: Mapping[str, str] | None = None,
+) -> tuple[Action, ...]:
+    """``actions`` followed by the forced-rollback deletes of pods no action of them deletes."""
+    skip = [a.name for a in actions if a.verb == "delete" and a.kind == "Pod"]
+    return tuple(actions) + forced_rollback_actions(statefulsets, pods, now=now, skip=skip, propagation=propagation)

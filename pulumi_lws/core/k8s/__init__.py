@@ -1,0 +1,1 @@
+"""Kubernetes primitives every API shares, with upstream's rules: object metadata, integers and IntOrString, quantities, pod templates (the vendored 1.35 schema), timestamps, strict YAML, manifests, hashing, well-known keys."""

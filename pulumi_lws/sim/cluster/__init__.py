@@ -1,0 +1,1 @@
+"""The simulated cluster: the in-memory API server, its controllers (StatefulSet, Deployment, garbage collector), the scheduler, the kubelet, Pulumi's apply and the persisted state of a stack's cluster. It never imports a planner, renderer or reconcile: it must not know the answer."""

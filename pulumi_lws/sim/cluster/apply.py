@@ -1,0 +1,310 @@
+"""Apply registered manifests the way ``pulumi up`` with pulumi-kubernetes would.
+
+Per stack, the applier remembers what the previous ``up`` registered (Pulumi's state):
+- a manifest not registered before (and not in the cluster) is created;
+- a registered manifest whose spec / labels / annotations differ from the live object (after
+  API defaulting) is updated; ``status`` is never written;
+- an object the stack registered last time but not now is deleted (propagation Foreground, or
+  the ``pulumi.com/deletionPropagationPolicy`` annotation), like Pulumi deleting a resource;
+- a change to an immutable field is a replacement, and because the objects are explicitly
+  named it is delete-before-replace: the old object is deleted (foreground) and the new one is
+  created once the old one is gone (``pending``: Pulumi waits for the deletion to finish).
+
+Dependencies (``dependencies={dependent: (dependency, ...)}``, refs ``(kind, name)`` in the
+dependent's namespace or full ``(kind, namespace, name)`` keys; Pulumi's ``dependsOn``): manifests
+are applied in a stable topological order, and a dependent is applied only if every declared
+dependency was applied in the same run (created, updated, unchanged, or a delete-before-replace
+that is waiting for the old object — a simplification: Pulumi would wait for the new object).
+Deletions happen only after every create/update succeeded (Pulumi deletes removed resources at
+the end of a successful run), dependents before their dependencies (the previous run's
+dependencies), and a deletion that did not happen holds back the deletion of what it depended on.
+
+Fault injection: ``keep`` < 1 applies only a seeded random subset of the operations ("crash
+mid-apply"): each operation fails with probability ``1 - keep`` and ``crash`` names operations
+that fail for sure; a failed operation's dependents are skipped too, so the applied set is always
+closed under the dependencies — exactly what a crashed ``pulumi up`` can leave behind. The stack
+state then records exactly the operations that happened.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pulumi_lws.sim.cluster.defaults import apply_defaults
+from pulumi_lws.sim.cluster.store import AlreadyExists, Conflict, NotFound, Store, clone, meta
+
+PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy"
+Key = tuple[str, str, str]  # kind, namespace, name
+
+#: StatefulSet spec fields that may change in place (everything else is forbidden on update).
+_STS_MUTABLE = {
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+}
+_POD_MUTABLE = {"schedulingGates", "activeDeadlineSeconds", "tolerations"}
+
+
+def key_of(obj: Mapping[str, Any]) -> Key:
+    m = obj.get("metadata") or {}
+    return (obj["kind"], m.get("namespace") or "default", m["name"])
+
+
+def immutable_changes(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Paths of immutable fields that differ between the live object and the desired manifest."""
+    os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
+    if kind == "StatefulSet":
+        return [f"spec.{k}" for k in sorted(set(os_) | set(ns_)) if k not in _STS_MUTABLE and os_.get(k) != ns_.get(k)]
+    if kind in ("Deployment", "ReplicaSet", "DaemonSet"):
+        return ["spec.selector"] if os_.get("selector") != ns_.get("selector") else []
+    if kind == "Job":
+        return [f"spec.{k}" for k in ("selector", "template") if k in ns_ and os_.get(k) != ns_.get(k)]
+    if kind == "Service":
+        ip_old, ip_new = os_.get("clusterIP"), ns_.get("clusterIP")
+        return ["spec.clusterIP"] if ip_new and ip_old and ip_old != ip_new else []
+    if kind == "ControllerRevision":
+        return [k for k in ("data", "revision") if old.get(k) != new.get(k)]
+    if kind == "PersistentVolumeClaim":
+        return [f"spec.{k}" for k in sorted(set(os_) | set(ns_)) if k != "resources" and os_.get(k) != ns_.get(k)]
+    if kind == "Pod":
+        strip = lambda s: {k: v for k, v in s.items() if k not in _POD_MUTABLE and k != "nodeName"}  # noqa: E731
+        images = lambda s: [{k: v for k, v in c.items() if k != "image"} for c in s.get("containers") or []]  # noqa: E731
+        a, b = strip(os_), strip(ns_)
+        a["containers"], b["containers"] = images(os_), images(ns_)
+        return ["spec"] if a != b else []
+    if kind in ("ConfigMap", "Secret") and old.get("immutable"):
+        return [k for k in ("data", "binaryData", "stringData") if old.get(k) != new.get(k)]
+    return []
+
+
+def _differs(live: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    for k in set(live) | set(want):
+        if k in ("metadata", "status", "kind", "apiVersion") or k.startswith("_sim"):
+            continue
+        if live.get(k) != want.get(k):
+            return True
+    lm, wm = live.get("metadata") or {}, want.get("metadata") or {}
+    return any((lm.get(f) or {}) != (wm.get(f) or {}) for f in ("labels", "annotations"))
+
+
+@dataclass
+class ApplyResult:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # fault injection: not applied this time
+    errors: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        out = []
+        for verb in ("created", "updated", "replaced", "deleted", "skipped", "errors"):
+            out += [f"{verb} {k}" for k in getattr(self, verb)]
+        return out
+
+
+def _label(k: Key) -> str:
+    return f"{k[0]}/{k[2]}"
+
+
+def _resolved(ref: tuple, namespace: str) -> Key:
+    """A ``(kind, name)`` ref in ``namespace``, or a full ``(kind, namespace, name)`` key as is."""
+    return (ref[0], namespace, ref[1]) if len(ref) == 2 else (ref[0], ref[1], ref[2])
+
+
+def matching_keys(refs: Collection[tuple], keys: Iterable[Key]) -> list[Key]:
+    """Keys named by ``refs``: a full ``(kind, namespace, name)`` key, or ``(kind, name)`` in any namespace."""
+    full = {tuple(r) for r in refs if len(r) == 3}
+    short = {tuple(r) for r in refs if len(r) == 2}
+    return [k for k in keys if k in full or (k[0], k[2]) in short]
+
+
+def resolve_dependencies(
+    desired: Mapping[Key, Any], dependencies: Mapping[tuple, Iterable[tuple]]
+) -> dict[Key, tuple[Key, ...]]:
+    """``dependencies`` as full keys of desired manifests. A ``(kind, name)`` dependent applies to
+    every desired manifest of that kind and name; its ``(kind, name)`` dependencies are resolved in
+    the dependent's namespace. Dependencies on undeclared objects are dropped (nothing to wait for)."""
+    by_short: dict[tuple[str, str], list[Key]] = {}
+    for key in desired:
+        by_short.setdefault((key[0], key[2]), []).append(key)
+    out: dict[Key, dict[Key, None]] = {}
+    for dependent, deps in dependencies.items():
+        keys = by_short.get(tuple(dependent), []) if len(dependent) == 2 else [_resolved(dependent, "")]
+        for key in (k for k in keys if k in desired):
+            resolved = (_resolved(d, key[1]) for d in deps)
+            out.setdefault(key, {}).update((d, None) for d in resolved if d in desired and d != key)
+    return {k: tuple(v) for k, v in out.items() if v}
+
+
+def topological_order(keys: list[Key], deps: Mapping[Key, tuple[Key, ...]]) -> list[Key]:
+    """``keys`` reordered so every dependency comes before its dependents; otherwise the given
+    order is kept (stable). Raises ``ValueError`` on a cycle."""
+    index = {k: n for n, k in enumerate(keys)}
+    out: list[Key] = []
+    state: dict[Key, int] = {}  # 1 = visiting, 2 = placed
+
+    def visit(key: Key) -> None:
+        if state.get(key) == 2:
+            return
+        if state.get(key) == 1:
+            raise ValueError(f"dependency cycle through {_label(key)}")
+        state[key] = 1
+        for dep in sorted(deps.get(key, ()), key=lambda d: index.get(d, len(keys))):
+            if dep in index:
+                visit(dep)
+        state[key] = 2
+        out.append(key)
+
+    for key in keys:
+        visit(key)
+    return out
+
+
+def deletion_order(keys: list[Key], deps: Mapping[Key, tuple[Key, ...]]) -> list[Key]:
+    """Dependents before their dependencies: the reverse of the registration order, reordered
+    where the (previous run's) dependencies require it."""
+    return list(reversed(topological_order(keys, deps)))
+
+
+class Applier:
+    """Pulumi's view of one or more stacks over a :class:`Store`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.state: dict[str, dict[Key, dict[str, Any]]] = {}
+        self.pending: dict[Key, tuple[str, dict[str, Any]]] = {}  # replacements waiting for the old object
+        self.dependencies: dict[str, dict[Key, tuple[Key, ...]]] = {}  # per stack: as last applied
+
+    def apply(
+        self,
+        manifests: Iterable[Mapping[str, Any]],
+        stack_id: str = "sim",
+        *,
+        keep: float = 1.0,
+        rng: random.Random | None = None,
+        dependencies: Mapping[tuple, Iterable[tuple]] | None = None,
+        crash: Collection[tuple] = (),
+    ) -> ApplyResult:
+        """Apply ``manifests`` as one ``pulumi up`` of ``stack_id`` (module docstring: order,
+        ``dependencies``, ``keep`` and ``crash``). Invariant: an applied dependent's dependencies
+        were all applied in this run; a deletion happened only if every upsert happened.
+        The stack state shares everything below the top level (and the defaulted fields) with
+        ``manifests``: callers treat what they applied as read-only, as ``Reconciled.manifests`` are."""
+        res = ApplyResult()
+        previous = self.state.setdefault(stack_id, {})
+        # not copied: defaulting works on a shallow copy and copies what it writes (sim/cluster/defaults.py),
+        # the store copies what it keeps, and the state only reads them (a replacement waiting in
+        # ``pending`` gets its own copy)
+        desired = {key_of(m): m if type(m) is dict else dict(m) for m in manifests}
+        deps = resolve_dependencies(desired, dependencies or {})
+        failed = set(matching_keys(crash, [*desired, *previous]))
+        draw = lambda key: key not in failed and (keep >= 1.0 or (rng or random).random() < keep)  # noqa: E731
+        done: set[Key] = set()
+        for key in topological_order(list(desired), deps):
+            ok = draw(key)  # one draw per operation, whatever its dependencies did
+            if not ok or any(d not in done for d in deps.get(key, ())):
+                res.skipped.append(_label(key))
+                continue
+            self._upsert(stack_id, key, desired[key], res)
+            done.add(key)
+        known = {k: ds for k, ds in self.dependencies.get(stack_id, {}).items() if k not in done}
+        known.update((k, deps[k]) for k in done if k in deps)
+        self._delete_removed(
+            previous,
+            [k for k in previous if k not in desired],
+            known,
+            all_upserts_done=len(done) == len(desired),
+            draw=draw,
+            res=res,
+        )
+        self.dependencies[stack_id] = {k: ds for k, ds in known.items() if k in previous}
+        return res
+
+    def _delete_removed(
+        self,
+        previous: dict[Key, dict[str, Any]],
+        removed: list[Key],
+        deps: Mapping[Key, tuple[Key, ...]],
+        *,
+        all_upserts_done: bool,
+        draw,
+        res: ApplyResult,
+    ) -> None:
+        """Delete what the stack no longer declares: only after a run whose upserts all happened,
+        dependents first; a deletion that did not happen keeps what it depends on."""
+        kept: set[Key] = set()
+        for key in deletion_order(removed, deps):
+            ok = draw(key)
+            held = any(key in deps.get(k, ()) for k in kept)
+            if not all_upserts_done or not ok or held:
+                res.skipped.append(_label(key))
+                kept.add(key)
+                continue
+            self._delete(key, previous[key])
+            previous.pop(key, None)
+            res.deleted.append(_label(key))
+
+    def _upsert(self, stack_id: str, key: Key, manifest: dict[str, Any], res: ApplyResult) -> None:
+        state = self.state[stack_id]
+        live = self.store.get(*key)
+        if key in self.pending or (live is not None and meta(live).get("deletionTimestamp")):
+            self.pending[key] = (stack_id, clone(manifest))  # recreate once the old object is gone
+            state[key] = manifest
+            res.replaced.append(_label(key))
+            return
+        if live is None:
+            self._create(key, manifest, res)
+            state[key] = manifest
+            return
+        # ``want``: the manifest as the API server would default it (a shallow copy: defaulting copies
+        # what it writes), short-lived — the state keeps the manifest as registered. Defaulting is
+        # idempotent, so creating or replacing from ``want`` later stores the same object (a
+        # Service's clusterIP comes from ``live`` here only when the manifest names none, and a
+        # Service is replaced only when both name different IPs).
+        want = dict(manifest)
+        apply_defaults(want, self.store, existing=live)
+        changed = immutable_changes(key[0], live, want)
+        if changed:
+            self._delete(key, manifest)
+            self.pending[key] = (stack_id, clone(want))
+            self.flush_pending()
+            res.replaced.append(f"{_label(key)} ({', '.join(changed)})")
+        elif _differs(live, want):
+            self.store.replace(live, want)
+            res.updated.append(_label(key))
+        else:
+            res.unchanged.append(_label(key))
+        state[key] = manifest
+
+    def _create(self, key: Key, manifest: dict[str, Any], res: ApplyResult) -> None:
+        try:
+            self.store.create(manifest)
+            res.created.append(_label(key))
+        except AlreadyExists as exc:  # pragma: no cover - guarded by the lookup above
+            res.errors.append(str(exc))
+
+    def _delete(self, key: Key, manifest: Mapping[str, Any]) -> None:
+        policy = ((manifest.get("metadata") or {}).get("annotations") or {}).get(PROPAGATION_ANNOTATION, "foreground")
+        try:
+            self.store.delete(*key, propagation=policy.capitalize())
+        except (NotFound, Conflict):
+            pass
+
+    def flush_pending(self) -> list[str]:
+        """Create replacements whose predecessor is gone; return what was created."""
+        done = []
+        for key, (_stack_id, manifest) in sorted(self.pending.items()):
+            if self.store.get(*key) is None:
+                self.store.create(manifest)
+                del self.pending[key]
+                done.append(_label(key))
+        return done

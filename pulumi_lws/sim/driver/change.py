@@ -1,0 +1,73 @@
+"""The scenario of a change OLD -> NEW as ``simulate --from/--to`` and ``plan --diff`` run it.
+
+:func:`change_scenario` is :func:`pulumi_lws.sim.driver.quick.scenario_from_change` plus one rule: a
+workload whose placement needs Nodes (``workload.scope(spec).nodes``: LeaderWorkerSet with
+group-exclusive placement) and no ``nodes`` cannot converge on the default single unbounded node
+(every group needs a topology domain of its own), so it runs on the pool
+:func:`pulumi_lws.sim.driver.expansion.node_pool` assumes (one domain per group of the larger of OLD
+and NEW, each node fitting a whole group); ``Change.pool`` then says so, for the header line.
+:func:`converged_snapshot` is what ``plan`` and ``plan --diff`` start from: the cluster converged
+on OLD, observed with NEW's scope.
+An explicit ``nodes`` pool is used exactly as given (a mismatch is a blocker, not fixed up).
+Pure: no file read, nothing written; the manifests passed in are not modified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.sim.driver.quick import scenario_from_change
+from pulumi_lws.sim.driver.scenario import Scenario
+from pulumi_lws.workloads import workload_of
+
+
+@dataclass(frozen=True)
+class Change:
+    """The scenario and, when the pool was assumed rather than given, its description."""
+
+    scenario: Scenario
+    pool: str | None = None
+
+
+def change_scenario(old: Mapping[str, Any], new: Mapping[str, Any], **options: Any) -> Change:
+    """The scenario "converged on ``old``, ``new`` applied at t=0"; ``options`` as for
+    :func:`~pulumi_lws.sim.driver.quick.scenario_from_change` (SpecError on invalid input)."""
+    scenario = scenario_from_change(old, new, **options)
+    if options.get("nodes"):
+        return Change(scenario)
+    workload = workload_of(old)
+    assert workload is not None  # scenario_from_change validated both
+    old_spec, new_spec = (workload.parse(dict(m)) for m in (old, new))
+    bigger = new_spec if workload.budgets(new_spec)[""].replicas > workload.budgets(old_spec)[""].replicas else old_spec
+    from pulumi_lws.sim.driver.expansion import node_pool
+
+    chosen = node_pool(bigger, None, None, None, workload=workload)
+    if not chosen.assumed:
+        return Change(scenario)
+    scenario.nodes = chosen.nodes
+    return Change(scenario, chosen.description)
+
+
+def converged_snapshot(old: Mapping[str, Any], new: Mapping[str, Any], **options: Any) -> Snapshot:
+    """What the cluster shows once ``old`` has converged (the warm-up of ``simulate --from old
+    --to new``), read with ``new``'s scope (Nodes when the cluster has any, as the pure engine
+    observes). Raises :class:`~pulumi_lws.sim.driver.timeline.WarmUpBlocked` naming the blocker when
+    ``old`` never converges there."""
+    from pulumi_lws.sim.driver.timeline import TimelineRunner
+
+    scenario = change_scenario(old, new, **options).scenario
+    runner = TimelineRunner(scenario, "pure")
+    try:
+        for obj in scenario.objects:
+            runner.cluster.create(obj)
+        runner.warm_up()
+        workload = workload_of(new)
+        assert workload is not None
+        spec = workload.parse(dict(new))
+        nodes = bool(runner.cluster.store.list("Node"))
+        return runner.cluster.observe(workload.scope(spec, nodes=nodes))
+    finally:
+        runner.close()

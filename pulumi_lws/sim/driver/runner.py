@@ -1,0 +1,491 @@
+"""The reconcile loop: scenario -> cluster -> (observe, program, apply, act) every interval.
+
+A program scenario runs in a scratch copy of the program's directory (:mod:`workspace`): spec
+updates are edits of its files (``lws.yaml``) made before the next reconcile, and the budgets
+below are read from the same file (:mod:`desired`). The copy is removed when the run ends.
+
+One tick (``reconcile.tick`` seconds): advance the clock (kubelet transitions fire), apply the
+scenario's due spec updates and faults, run one reconcile if the interval is due, then record
+what the cluster shows as a :class:`TraceRow` (rows identical to their predecessor are dropped).
+The first row is recorded at t=0 before any update: with ``start: converged`` it is the state
+"before the rolling update", its group states relative to the revision that was current then.
+Every row then gets a human note derived from the change since the previous row (:mod:`narrate`).
+
+Invariants checked on every row (budgets from the spec the last reconcile used, through the
+workload's ``budgets``; per role for multi-role APIs as each API's trace view reports them):
+- live groups <= replicas + maxSurge;
+- available groups >= replicas - maxUnavailable, once the set has been fully available at the
+  current replica count (a fault or a change of ``spec.replicas`` re-arms this check).
+The run fails (exit 1) on a violation, when it ends blocked, or (``requireConverged``) when it
+has not converged by ``maxTime``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from pulumi_lws.core.contract.stage import Stage, is_webhook_labels
+from pulumi_lws.core.contract.trace import GroupsView, Trace, TraceRow, rows_changed
+from pulumi_lws.core.contract.workload import Budgets
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.desired import DesiredSpec
+from pulumi_lws.sim.driver.engines import Engine, EngineStep, make_engine
+from pulumi_lws.sim.driver.narrate import narrate
+from pulumi_lws.sim.driver.scenario import Scenario
+from pulumi_lws.sim.driver.workspace import Workspace
+from pulumi_lws.workloads import simulator_group_labels
+
+WARMUP_ROUNDS = 50
+#: called after every tick's row with the cluster and the time (tests measure e.g. GPU demand)
+Probe = Callable[[SimCluster, float], None]
+
+
+@dataclass
+class RunResult:
+    scenario: Scenario
+    trace: Trace
+    stages: list[Stage]
+    cluster: SimCluster
+    end_time: float
+    reason: str | None = None  # why the run failed (None = success)
+    raw_rows: list[TraceRow] = field(default_factory=list, repr=False)
+    engine: str = ""
+    #: (time, what the workload's non-terminal pods request then) at every raw row (core.capacity)
+    demand: list[tuple[float, dict]] = field(default_factory=list, repr=False)
+
+    def stage_demand(self) -> list[tuple[str, dict]]:
+        """Each stage row's peak demand: per resource, the most its pods requested at once between
+        that stage's time and the next stage's (``(label, Demand)``, in stage order)."""
+        from pulumi_lws.core.features.capacity import peak
+
+        rows = self.trace.rows
+        out = []
+        for i, row in enumerate(rows):
+            end = rows[i + 1].time if i + 1 < len(rows) else float("inf")
+            window = [d for t, d in self.demand if row.time <= t < end]
+            # a stage that ends at the instant it starts (the state before a reconcile at t=0) is
+            # the first observation at its time
+            out.append((f"Stage {i + 1}", peak(window or [d for t, d in self.demand if t == row.time][:1])))
+        return out
+
+    @property
+    def final_blocker(self):
+        """The latest stage's Blocker (code, message, remedies) when the run ended blocked."""
+        return self.stages[-1].blocker if self.trace.blocked and self.stages else None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.reason is None else 1
+
+
+class _Budget:
+    """Tracks the budgets in effect and whether the availability floor is armed.
+
+    The ceiling ``live <= replicas + maxSurge`` is a rollout's. A scale-down is not a rollout: the
+    groups above the new replica count go away over several reconciles, so while ``live`` exceeds
+    the new ceiling the bound is the live count when the scale-down began, lowered as groups go
+    (a scale-down never adds a group); its own invariant is the floor of the new replicas,
+    ``available >= replicas - maxUnavailable``, armed (as after any replica change) from the first
+    row where at least the new replica count is available.
+    """
+
+    def __init__(self) -> None:
+        self.budgets: Budgets | None = None
+        self.armed = False
+        self.scale_down_live: int | None = None  # the held ceiling while a scale-down drains
+        self._last_live = 0
+
+    def use(self, budgets: Budgets) -> None:
+        if self.budgets is not None and budgets.replicas < self.budgets.replicas:
+            held = max(self._last_live, self.scale_down_live or 0)
+            self.scale_down_live = held if held > budgets.replicas + budgets.max_surge else None
+            self.armed = False
+        elif self.budgets is None or self.budgets.replicas != budgets.replicas:
+            self.armed = False
+            self.scale_down_live = None
+        self.budgets = budgets
+
+    def ceiling(self) -> int:
+        assert self.budgets is not None
+        rollout = self.budgets.replicas + self.budgets.max_surge
+        return max(rollout, self.scale_down_live) if self.scale_down_live is not None else rollout
+
+    def check(self, row: TraceRow) -> list[str]:
+        if self.budgets is None:
+            return []
+        r, ms, mu = self.budgets.replicas, self.budgets.max_surge, self.budgets.max_unavailable
+        out = []
+        if row.live > self.ceiling():
+            if self.scale_down_live is not None:
+                out.append(
+                    f"t={row.time:g}: {row.live} live groups > {self.scale_down_live} live when the scale-down "
+                    f"to {r} began (a scale-down never adds groups)"
+                )
+            else:
+                out.append(f"t={row.time:g}: {row.live} live groups > replicas {r} + maxSurge {ms}")
+        if self.armed and row.available < r - mu:
+            what = "the scale-down's floor: " if self.scale_down_live is not None else ""
+            out.append(f"t={row.time:g}: {what}{row.available} available groups < replicas {r} - maxUnavailable {mu}")
+        if row.available >= r:
+            self.armed = True
+        if self.scale_down_live is not None:  # lowered as the extra groups go
+            self.scale_down_live = row.live if row.live > r + ms else None
+        self._last_live = row.live
+        return out
+
+
+class Runner:
+    """One run of a scenario. A program scenario gets a workspace (removed by ``run``/``close``)."""
+
+    def __init__(self, scenario: Scenario, engine: str | Engine | None = None, probe: Probe | None = None) -> None:
+        self.sc = scenario
+        self.workspace = Workspace.for_program(scenario.program) if scenario.program is not None else None
+        try:
+            self.spec = DesiredSpec(scenario, self.workspace)
+            self.engine = self._engine(engine)
+        except Exception:
+            self.close()
+            raise
+        self.probe = probe
+        if not scenario.kubelet.group_labels:  # the cluster knows no API: the registered ones declare their labels
+            scenario.kubelet.group_labels = simulator_group_labels()
+        self.cluster = SimCluster(
+            seed=scenario.seed,
+            nodes=scenario.nodes,
+            kubelet=scenario.kubelet,
+            statefulset_history=scenario.statefulset_history,
+        )
+        self.budget = _Budget()
+        self._seen: dict[str, int] = {}
+        self.stages: list[Stage] = []
+        self.rows: list[TraceRow] = []
+        self.demand: list[tuple[float, dict]] = []
+        self.violations: list[str] = []
+        self._updates = sorted(scenario.updates, key=lambda u: u.at)
+        self._faults = sorted(scenario.faults, key=lambda f: f.at)
+        self._events = sorted(scenario.events, key=lambda e: e.at)
+
+    def _engine(self, engine: str | Engine | None) -> Engine:
+        if engine is not None and not isinstance(engine, str):
+            return engine
+        sc = self.sc
+        return make_engine(
+            engine or sc.default_engine,
+            namespace=sc.namespace,
+            program=self.workspace.program if self.workspace else None,
+            update_order=sc.update_order,
+            gang_provider=sc.gang_provider,
+            stack_id=str(sc.program) if sc.program else None,
+        )
+
+    def close(self) -> None:
+        """Remove the workspace (idempotent)."""
+        if self.workspace is not None:
+            self.workspace.close()
+
+    # ---- helpers -------------------------------------------------------------------------
+    @property
+    def desired(self) -> dict[str, Any] | None:
+        """The desired LWS manifest (the workspace's LWS file in a program scenario)."""
+        return self.spec.manifest
+
+    def _parsed(self) -> Any:
+        return self.spec.parsed()
+
+    def _reconcile(self) -> EngineStep:
+        step = self.engine.step(self.cluster, self.desired, keep=self.sc.apply_keep)
+        self.stages += step.stages
+        spec = self._parsed()
+        if spec is not None:
+            self.budget.use(self.spec.workload.budgets(spec)[""])  # the whole-workload budget
+        return step
+
+    def _view(self) -> GroupsView | None:
+        spec = self._parsed()
+        if spec is None:
+            return None
+        workload = self.spec.workload
+        snap = self.cluster.observe(workload.scope(spec, nodes=False))
+        self._last_snapshot = snap  # the row's demand reads the same observation
+        view = workload.trace_view(spec, snap)
+        return replace(view, cells=self._stable(view.cells))
+
+    def _demand(self) -> dict:
+        """What the workload's pods request now: every pod of the row's observation (its scope)
+        not Succeeded/Failed."""
+        from pulumi_lws.core.features.capacity import manifest_demand
+
+        snap = getattr(self, "_last_snapshot", None)
+        if snap is None:
+            return {}
+        pods = [
+            o
+            for o in snap
+            if o.get("kind") == "Pod" and (o.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        ]
+        return manifest_demand(pods)
+
+    def _stable(self, cells: tuple) -> tuple:
+        """Hash groups in first-seen order for the whole run (a group keeps its place when its
+        leader is gone and only workers remain), so equal states compare equal; ordinals as read."""
+        for c in cells:
+            self._seen.setdefault(c.id, len(self._seen))
+        return tuple(sorted(cells, key=lambda c: (0, int(c.id), 0) if c.id.isdigit() else (1, 0, self._seen[c.id])))
+
+    def _row(self, note: str = "", step: EngineStep | None = None) -> TraceRow | None:
+        view = self._view()
+        if view is None:
+            return None
+        stage = step.stage if step else (self.stages[-1] if self.stages else None)  # latest verdict
+        actions, labelled = split_executed(step)
+        blocker = stage.blocker if stage else None
+        row = TraceRow(
+            time=self.cluster.clock.now,
+            replicas=view.replicas,
+            partition=view.partition,
+            groups=view.cells,
+            live=view.live,
+            available=view.available,
+            revision=self.spec.workload.target_revision(self._parsed()),
+            actions=actions,
+            blocker=str(blocker) if blocker else None,
+            note=note,
+            case=stage.case if stage else None,
+            blocker_code=blocker.code if blocker else None,
+            labelled=labelled,
+            lanes=view.lanes,
+        )
+        self.rows.append(row)
+        self.demand.append((row.time, self._demand()))
+        self.violations += self.budget.check(row)
+        return row
+
+    def _converged(self, row: TraceRow | None, t: float | None) -> bool:
+        """Stage complete, no blocker, exactly ``replicas`` groups all updated+ready, nothing scheduled."""
+        spec = self._parsed()
+        if row is None or spec is None:
+            return False
+        if t is not None and (
+            any(u.at > t for u in self._updates)
+            or any(f.at > t for f in self._faults)
+            or any(e.at > t for e in self._events)
+        ):
+            return False
+        last = self.stages[-1] if self.stages else None
+        if last is not None and (not last.complete or last.blocker is not None):
+            return False
+        wanted = [g for g in row.groups if g.state != "-"]
+        replicas = self.spec.workload.budgets(spec)[""].replicas
+        return len(wanted) == replicas and all(g.state == "U" and not g.surge for g in wanted) and row.live == replicas
+
+    def _held_at_partition(self, row: TraceRow | None, t: float | None) -> int | None:
+        """The spec's partition N when the rollout stopped there as asked: nothing scheduled, no
+        blocker, exactly ``replicas`` groups, every group at ordinal >= N updated and ready (no
+        surge left) and the groups below N ready, at least one of them on its old revision."""
+        spec = self._parsed()
+        if row is None or spec is None:
+            return None
+        budgets = self.spec.workload.budgets(spec)[""]
+        if budgets.partition <= 0 or (t is not None and self._scheduled_after(t)):
+            return None
+        last = self.stages[-1] if self.stages else None
+        if last is None or last.blocker is not None:
+            return None
+        wanted = [g for g in row.groups if g.state != "-"]
+        if len(wanted) != budgets.replicas or row.live != budgets.replicas or not all(g.id.isdigit() for g in wanted):
+            return None
+        above = [g for g in wanted if int(g.id) >= budgets.partition]
+        below = [g for g in wanted if int(g.id) < budgets.partition]
+        if (
+            all(g.state == "U" and not g.surge for g in above)
+            and all(g.state in "Uo" for g in below)
+            and any(g.state == "o" for g in below)
+        ):
+            return budgets.partition
+        return None
+
+    def _scheduled_after(self, t: float) -> bool:
+        return (
+            any(u.at > t for u in self._updates)
+            or any(f.at > t for f in self._faults)
+            or any(e.at > t for e in self._events)
+        )
+
+    # ---- scenario events -----------------------------------------------------------------
+    def _due_updates(self, t: float) -> list[str]:
+        notes = []
+        while self._updates and self._updates[0].at <= t:
+            notes.append(self.spec.apply(self._updates.pop(0)))
+        return notes
+
+    def _due_faults(self, t: float) -> list[str]:
+        notes = []
+        while self._faults and self._faults[0].at <= t:
+            f = self._faults.pop(0)
+            try:
+                if f.type == "node-loss":
+                    self.cluster.lose_node(f.target)
+                elif f.type == "pod-crash":
+                    self.cluster.crash_pod(self.sc.namespace, f.target)
+                else:
+                    self.cluster.restart_container(self.sc.namespace, f.target)
+                notes.append(f"fault: {f.type} {f.target}")
+            except Exception as exc:  # a fault on a missing target is reported, not fatal
+                notes.append(f"fault {f.type} {f.target} skipped: {exc}")
+            self.budget.armed = False
+        return notes
+
+    def _due_events(self, t: float) -> list[str]:
+        """Timed cluster events (``events:``); one on a missing node is reported, not fatal. An
+        event that can take a pod down (delete, node removal) re-arms the availability floor,
+        as a fault does."""
+        notes = []
+        while self._events and self._events[0].at <= t:
+            e = self._events.pop(0)
+            ns, c = self.sc.namespace, self.cluster
+            try:
+                if e.verb == "annotate":
+                    c.annotate_pods(ns, str(e.target), e.annotations or {})
+                elif e.verb == "deletePods":
+                    if c.delete_pods(ns, str(e.target)):
+                        self.budget.armed = False
+                elif e.verb == "addNodes":
+                    c.add_nodes(int(e.target), e.gpus_per_node)
+                elif e.verb == "removeNode":
+                    c.remove_node(str(e.target))
+                    self.budget.armed = False
+                else:
+                    c.cordon(str(e.target))
+                notes.append(e.describe())
+            except Exception as exc:
+                notes.append(f"{e.describe()} skipped: {exc}")
+        return notes
+
+    # ---- the loop ------------------------------------------------------------------------
+    def warm_up(self) -> None:
+        """``start: converged``: roll the initial spec out instantly at t=0 (not traced)."""
+        self.cluster.kubelet.config.instant = True
+        try:
+            for _ in range(WARMUP_ROUNDS):
+                self._reconcile()
+                row = self._row()
+                if self._converged(row, None):
+                    break
+            else:
+                raise RuntimeError("warm-up did not converge: the initial spec never became fully ready")
+        finally:
+            self.cluster.kubelet.config.instant = False
+            self.rows.clear()
+            self.demand.clear()
+            self.violations.clear()
+            self.stages.clear()
+
+    def run(self) -> RunResult:
+        """Run to convergence or ``maxTime``; the workspace is removed afterwards."""
+        try:
+            return self._run()
+        finally:
+            self.close()
+
+    def _run(self) -> RunResult:
+        for obj in self.sc.objects:
+            self.cluster.create(obj)
+        if self.sc.start == "converged":
+            self.warm_up()
+        ticks_per_reconcile = max(1, round(self.sc.interval / self.sc.tick))
+        k, converged, t = 0, False, 0.0
+        held: int | None = None
+        while True:
+            t = k * self.sc.tick
+            self.cluster.step(t)
+            if k == 0:
+                self._row()  # before anything of the scenario happens (the seeds' "before the rolling update")
+            notes = self._due_updates(t) + self._due_faults(t) + self._due_events(t)
+            step = self._reconcile() if k % ticks_per_reconcile == 0 else None
+            row = self._row("; ".join(notes), step)
+            if self.probe is not None:
+                self.probe(self.cluster, t)
+            converged = self._converged(row, t) if step is not None else converged and not notes
+            held = (
+                (self._held_at_partition(row, t) if step is not None else held if not notes else None)
+                if not converged
+                else None
+            )
+            if ((converged or held is not None) and self.sc.when_converged) or t >= self.sc.max_time:
+                break
+            k += 1
+        return self._result(t, converged, held)
+
+    def _first_note(self) -> str:
+        if self.sc.start != "converged":
+            return "empty cluster"
+        return "before the rolling update" if self.sc.updates else "steady state"
+
+    def _result(self, t: float, converged: bool, held: int | None = None) -> RunResult:
+        rows = narrate(rows_changed(coalesce(self.rows)), first_note=self._first_note())
+        trace = Trace(
+            rows=rows,
+            violations=list(self.violations),
+            converged=converged,
+            held_at_partition=None if converged else held,
+        )
+        last = self.stages[-1] if self.stages else None
+        reason = None
+        if self.violations:
+            reason = f"invariant violated: {self.violations[0]}"
+        elif trace.held_at_partition is not None:
+            pass  # stopped at the partition, as the spec asks: a success
+        elif not converged and last is not None and last.blocker is not None:
+            trace.blocked = f"{last.blocker.code}: {last.blocker.message}"
+            reason = f"rollout ended blocked: {trace.blocked}"
+        elif not converged and self.sc.require_converged:
+            reason = f"did not converge by t={t:g}s"
+        return RunResult(
+            self.sc, trace, self.stages, self.cluster, t, reason, self.rows, self.engine.name, demand=list(self.demand)
+        )
+
+
+def split_executed(step: EngineStep | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(actions, labelled)`` of one reconcile for its trace row: the executed result lines of
+    every action except webhook-equivalent labels (``stage.is_webhook_labels``), and the names
+    of the pods those labelled. Both engines report one line per action of ``step.stages``, in
+    order; if the counts ever differ, every line stays in ``actions``."""
+    if step is None:
+        return (), ()
+    planned = [a for s in step.stages for a in s.actions]
+    if len(planned) != len(step.executed):
+        return tuple(step.executed), ()
+    actions = tuple(line for a, line in zip(planned, step.executed) if not is_webhook_labels(a))
+    labelled = tuple(dict.fromkeys(a.name for a in planned if is_webhook_labels(a)))
+    return actions, labelled
+
+
+def _state(row: TraceRow) -> tuple:
+    return (row.replicas, row.partition, row.groups, row.live, row.available)
+
+
+def coalesce(rows: list[TraceRow]) -> list[TraceRow]:
+    """Merge runs of rows with the same observed state (no actions; webhook-equivalent labels
+    don't count as actions): one row per state change, keeping the first row's time and note,
+    the run's latest blocker and every pod labelled during the run."""
+    out: list[TraceRow] = []
+    for row in rows:
+        if out and not row.actions and _state(out[-1]) == _state(row):
+            prev = out[-1]
+            out[-1] = replace(
+                prev,
+                blocker=row.blocker,
+                blocker_code=row.blocker_code,
+                note=prev.note or row.note,
+                case=prev.case or row.case,
+            ).with_labelled(row.labelled)
+            continue
+        out.append(row)
+    return out
+
+
+def simulate(scenario: Scenario, engine: str | None = None, probe: Probe | None = None) -> RunResult:
+    """Run ``scenario`` to completion (the runner API used by the CLI, tests and the bench)."""
+    return Runner(scenario, engine, probe).run()

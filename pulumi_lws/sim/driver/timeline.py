@@ -1,0 +1,139 @@
+"""What the SVG timeline needs beyond the trace rows: when a reconcile changed something, and the
+budgets (availability floor and ceiling) in effect over time.
+
+:class:`TimelineRunner` is the :class:`~pulumi_lws.sim.driver.runner.Runner` that records them while it
+runs; the run itself (rows, stages, verdict) is exactly the plain runner's. Invariants:
+
+* warm-up reconciles (``start: converged``, untraced) are never recorded; a warm-up that never
+  converges raises :class:`WarmUpBlocked` naming the last warm-up stage's blocker (the set
+  never reached the state the scenario starts from: a blocked rollout, not a crash);
+* a reconcile "changed something" when its apply created, updated, replaced or deleted an
+  object, or it executed an action other than webhook-equivalent labels (those are bookkeeping,
+  as in the trace: :func:`~pulumi_lws.sim.driver.runner.split_executed`);
+* budgets are recorded after every traced reconcile, from the spec that reconcile used, and kept
+  as segments: a new :class:`Budget` starts only when replicas, maxUnavailable or maxSurge change;
+* ``armed`` records when the runner's availability check is armed (the set fully available at the
+  current replica count) and disarmed (replicas changed): the floor holds only while armed, so a
+  plot draws it as checked only there;
+* ``deadline_passed`` is the first traced time a stage reported its progress deadline exceeded.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pulumi_lws.core.contract.stage import Blocker, Stage
+from pulumi_lws.core.contract.trace import TraceRow
+from pulumi_lws.sim.driver.engines import EngineStep
+from pulumi_lws.sim.driver.runner import Runner, split_executed
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The budgets from ``start`` on (until the next segment or the end of the run)."""
+
+    start: float
+    replicas: int
+    max_unavailable: int
+    max_surge: int
+
+    @property
+    def floor(self) -> int:
+        """Fewest available groups the rollout may leave: replicas - maxUnavailable (at least 0)."""
+        return max(0, self.replicas - self.max_unavailable)
+
+    @property
+    def ceiling(self) -> int:
+        """Most live groups the rollout may run: replicas + maxSurge."""
+        return self.replicas + self.max_surge
+
+
+@dataclass
+class Timeline:
+    """``changes``: times of the traced reconciles that changed something; ``budgets``: segments."""
+
+    changes: list[float] = field(default_factory=list)
+    budgets: list[Budget] = field(default_factory=list)
+    #: ``(time, armed)`` at each change of the availability check's state (module doc)
+    armed: list[tuple[float, bool]] = field(default_factory=list)
+    deadline_passed: float | None = None
+
+    def record_armed(self, now: float, armed: bool) -> None:
+        if (self.armed[-1][1] if self.armed else False) != armed:
+            self.armed.append((now, armed))
+
+    def armed_intervals(self, end: float) -> list[tuple[float, float]]:
+        """``(start, end)`` of every interval the availability floor was checked."""
+        out: list[tuple[float, float]] = []
+        for i, (t, on) in enumerate(self.armed):
+            stop = self.armed[i + 1][0] if i + 1 < len(self.armed) else end
+            if on and stop > t:  # armed and disarmed at one instant (the t=0 row before an update): never checked
+                out.append((t, stop))
+        return out
+
+    def record(self, now: float, step: EngineStep, budget: Budget | None) -> None:
+        applied, (actions, _) = step.applied, split_executed(step)
+        if actions or applied.created or applied.updated or applied.replaced or applied.deleted:
+            self.changes.append(now)
+        last = self.budgets[-1] if self.budgets else None
+        if budget is not None and (
+            last is None
+            or (last.replicas, last.max_unavailable, last.max_surge)
+            != (budget.replicas, budget.max_unavailable, budget.max_surge)
+        ):
+            self.budgets.append(budget)
+
+
+class WarmUpBlocked(RuntimeError):
+    """The initial spec never converged during warm-up; ``blocker`` is the last stage's (or None)."""
+
+    def __init__(self, message: str, blocker: Blocker | None) -> None:
+        super().__init__(message if blocker is None else f"{message}: {blocker.code}: {blocker.message}")
+        self.blocker = blocker
+
+
+class TimelineRunner(Runner):
+    """A Runner that fills :attr:`timeline` as it runs (module doc)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.timeline = Timeline()
+        self._tracing = True
+        self._last: Stage | None = None
+
+    def warm_up(self) -> None:
+        """The untraced warm-up: its reconciles are not recorded."""
+        self._tracing = False
+        try:
+            super().warm_up()
+        except RuntimeError as exc:
+            raise WarmUpBlocked(str(exc), self._last.blocker if self._last else None) from None
+        finally:
+            self._tracing = True
+
+    def _reconcile(self) -> EngineStep:
+        step = super()._reconcile()
+        self._last = step.stage or self._last
+        if self._tracing:
+            now, b = self.cluster.clock.now, self.budget.budgets  # the budgets the invariants check
+            budget = None if b is None else Budget(now, b.replicas, b.max_unavailable, b.max_surge)
+            self.timeline.record(now, step, budget)
+            self.timeline.record_armed(now, self.budget.armed)
+            control = step.stage.control if step.stage is not None else None
+            if control is not None and control.exceeded and self.timeline.deadline_passed is None:
+                self.timeline.deadline_passed = now
+        return step
+
+    def _row(self, note: str = "", step: EngineStep | None = None) -> TraceRow | None:
+        row = super()._row(note, step)
+        if self._tracing and row is not None:
+            self.timeline.record_armed(row.time, self.budget.armed)
+        return row
+
+
+def stage_numbers(times: Sequence[float], table: Sequence[TraceRow]) -> list[int]:
+    """The stage-table number (1-based) in effect at each of ``times``: the last row at or before it."""
+    starts = [r.time for r in table]
+    return [max(1, bisect_right(starts, t)) for t in times]

@@ -46,7 +46,7 @@ from support.harness import WorkloadHarness, inline_scenario, kubelet
 
 NS, NAME = "default", "pd"
 STACK = f"{NS}/{NAME}"
-EXAMPLE = pathlib.Path(__file__).resolve().parent.parent / "examples" / "disaggregated-pd"
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "disaggregated-pd"
 REPLICAS_ANNOTATION = "leaderworkerset.sigs.k8s.io/replicas"
 DEADLINE = "pulumi-lws.io/progress-deadline-seconds"
 

@@ -132,6 +132,8 @@ class WorkloadComponent(pulumi.ComponentResource):
                 lambda: release_retained_pods(backend, namespace, scope, workload),
             )
             self._release_hook = hook  # the engine runs it at destroy; tests call it (mocks run no hooks)
+            # old-revision groups carry the previous value of a changed secret input: secret too
+            inputs.learn_secret_positions(observed.reconciled.manifests)
             self.child_resources = register_children(
                 name,
                 observed.reconciled.manifests,

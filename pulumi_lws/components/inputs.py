@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -214,6 +214,33 @@ class ResolvedInputs:
         return [u.note(creating=creating) for u in self.unknowns]
 
     # -- children -------------------------------------------------------------------------
+    def learn_secret_positions(self, manifests: Sequence[Any]) -> None:
+        """Treat as secret, too, every value that sits where a secret input sits in another child.
+
+        Groups of an older revision are rendered from what the cluster recorded (their
+        ControllerRevision), so after a secret input changes they carry the *previous* secret value,
+        which no input names. Positions are keyed by object kind and path, list items with a
+        ``name`` keyed by that name (an env var moved within its list is still found); each value
+        found there joins :attr:`secrets`, so it is wrapped in every child that carries it and
+        blanked in every log line and output. Invariant: after this call, no registered child holds
+        in plain text a value at a position that holds a current secret in any child."""
+        if not self.secrets:
+            return
+        positions: set[tuple[Any, ...]] = set()
+        for doc in manifests:
+            if isinstance(doc, Mapping):
+                for position, leaf in _positions(doc, (str(doc.get("kind", "")),)):
+                    if self._is_secret_value(leaf) or (isinstance(leaf, str) and self._carries_secret(leaf)):
+                        positions.add(position)
+        if not positions:
+            return
+        for doc in manifests:
+            if isinstance(doc, Mapping):
+                for position, leaf in _positions(doc, (str(doc.get("kind", "")),)):
+                    if position in positions and leaf not in (None, "") and not isinstance(leaf, bool):
+                        if not self._is_secret_value(leaf):
+                            self.secrets.append(leaf)
+
     def pass_through(self, value: Any) -> Any:
         """``value`` (a rendered manifest) with every placeholder replaced by its unknown Output and
         every string carrying a secret wrapped as a secret Output."""
@@ -271,6 +298,19 @@ class ResolvedInputs:
         if isinstance(value, (list, tuple)):
             return [self.redact(v) for v in value]
         return REDACTED if self._is_secret_value(value) else value
+
+
+def _positions(value: Any, at: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """(position, leaf) of every leaf; a list item with a string ``name`` is keyed by it."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            yield from _positions(v, (*at, k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            named = v.get("name") if isinstance(v, Mapping) else None
+            yield from _positions(v, (*at, ("name", named) if isinstance(named, str) else i))
+    else:
+        yield at, value
 
 
 NO_OUTPUTS = ResolvedInputs(args=None)

@@ -23,7 +23,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	@$(BIN)/python -c 'import cairosvg' 2>/dev/null || echo "note: cairosvg cannot load the system cairo library" \
-		"(Debian/Ubuntu: apt-get install libcairo2); tests/sim/test_plot_render.py is skipped"
+		"(Debian/Ubuntu: apt-get install libcairo2); tests/sim/driver/test_plot_render.py is skipped"
 	@$(BIN)/python -m pytest -q -n 2 -m "not slow"
 
 # Lint, format and types (configured in pyproject.toml); .ci/run runs it before `make test`.

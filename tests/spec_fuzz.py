@@ -1,4 +1,4 @@
-"""Random mutations of valid specs, for the "every API alike" fuzz (tests/core/test_workload_fuzz.py).
+"""Random mutations of valid specs, for the "every API alike" fuzz (tests/core/contract/test_workload_fuzz.py).
 
 Seeds are the upstream sample manifests (tests/manifests_upstream*) and the examples' workload
 manifests, each API's own. A mutation replaces, deletes or adds a value anywhere in the document

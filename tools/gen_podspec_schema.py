@@ -15,7 +15,7 @@ extensions, plus the API server's checks the OpenAPI schema cannot express (in :
   container; a pod template needs a ``spec`` (``ValidatePodTemplateSpec`` for a workload).
 
 Run ``.venv/bin/python tools/gen_podspec_schema.py`` after upgrading kubernetes-validate;
-``tests/core/test_podspec_schema.py`` checks that the committed file is what this script writes.
+``tests/core/k8s/test_podspec_schema.py`` checks that the committed file is what this script writes.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ with it, about 5x faster than the pure-Python classes on fleet-sized files, and 
 guarantees (the checks above run on the composed nodes, which both parsers build alike, and the
 line numbers come from the same marks); :func:`dump_documents` writes byte-identical text with
 either for ASCII content, and the same values where a long escaped non-ASCII string is folded at
-another column (tests/core/test_yamlio.py).
+another column (tests/core/k8s/test_yamlio.py).
 """
 
 from __future__ import annotations

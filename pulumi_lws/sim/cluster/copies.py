@@ -22,7 +22,7 @@ def refreshed(previous: Mapping[str, Any], obj: Mapping[str, Any]) -> dict[str, 
     shares nothing with ``obj``, and read-only consumers cannot tell it from a fresh copy as long
     as no write replaces a value by an equal one of another form (``1`` by ``True`` or ``1.0``, a
     dict by the same items in another order): ``==`` keeps the earlier form then. No controller,
-    action or apply does (tests/sim/test_sim_linear.py compares every shared copy with a fresh
+    action or apply does (tests/sim/driver/test_sim_linear.py compares every shared copy with a fresh
     one, types and key order included, after every tick of every example)."""
     out = {}
     for k, v in obj.items():

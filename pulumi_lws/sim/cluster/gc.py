@@ -9,7 +9,7 @@ Invariants:
 
 Cost: a pass visits the store's :attr:`~pulumi_lws.sim.cluster.store.Store.gc_candidates` (deleting
 objects and possible orphans), not every object. It acts exactly as a scan of every object in
-:meth:`Store.all` order would (what it did before; ``tests/sim/test_sim_gc.py`` runs both): the
+:meth:`Store.all` order would (what it did before; ``tests/sim/cluster/test_sim_gc.py`` runs both): the
 other objects are no-ops for that scan, and a candidate that appears during the pass is visited in
 this pass when the scan would still reach it (it existed when the pass began and comes later).
 """

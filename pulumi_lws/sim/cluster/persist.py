@@ -10,7 +10,7 @@ pod and cluster IPs), the kubelet configuration, and Pulumi's per-stack view of 
 What is not: caches and indexes (``Store._observed``, the owner index, the kubelet's quiet set,
 controllers' skip epochs). They are rebuilt on load; each of them only saves work (their own
 docstrings say so), so a reloaded cluster behaves exactly as the one that was saved:
-``dump -> load -> reconcile`` equals ``reconcile`` on the original (tests/sim/test_persist.py).
+``dump -> load -> reconcile`` equals ``reconcile`` on the original (tests/sim/cluster/test_persist.py).
 
 Invariant: :data:`FORMAT`/:data:`VERSION` name the layout; :func:`load_cluster` refuses any other
 (a :class:`StateFormatError` naming the file's version), never guesses.

@@ -33,7 +33,7 @@ it fits (the band's tooltip always has it). Elements carry ``class`` names (``st
 ``lane-grid`` lines) and ``data-*`` values so tests can find them.
 Invariants: every y on the chart is ``base - value / ymax * height`` with ``ymax`` at least the
 largest of live, available, replicas and ceiling, so no line leaves the chart; no two text labels
-overlap (boxes from :func:`text_width` in monospace), which ``tests/sim/test_plot_render.py``
+overlap (boxes from :func:`text_width` in monospace), which ``tests/sim/driver/test_plot_render.py``
 checks on the rasterized SVG's text elements.
 """
 

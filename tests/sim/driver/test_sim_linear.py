@@ -29,7 +29,7 @@ from pulumi_lws.sim.cluster.store import Store, strip_internal
 from pulumi_lws.sim.driver.runner import simulate
 from pulumi_lws.sim.driver.scenario import load_scenario
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 SCENARIOS = [
     "quickstart/scenario.yaml",
     "hash/scenario.yaml",

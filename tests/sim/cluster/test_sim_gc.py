@@ -27,7 +27,7 @@ from pulumi_lws.sim.cluster.store import FOREGROUND, Store, owner_ref, strip_int
 from pulumi_lws.sim.driver.runner import simulate
 from pulumi_lws.sim.driver.scenario import load_scenario
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 ALL = sorted(str(p.relative_to(ROOT / "examples")) for p in (ROOT / "examples").glob("*/scenario*.yaml"))
 COMPARED = [
     "quickstart/scenario.yaml",

@@ -14,7 +14,7 @@ from pulumi_lws.cli import main
 from pulumi_lws.core.features.capacity import demand_text, manifest_demand, ordered, peak, pod_demand
 from pulumi_lws.core.k8s.quantity import parse_quantity
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
 def test_a_limit_stands_in_for_an_absent_request_and_init_containers_take_the_max():

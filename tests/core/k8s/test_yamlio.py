@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pulumi_lws.core.contract.errors import SpecError
 from pulumi_lws.core.k8s import yamlio
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 CORPUS = sorted(
     p
     for d in ("examples", "tests/manifests_upstream", "tests/manifests_upstream_kthena", "tests/manifests_upstream_ds")

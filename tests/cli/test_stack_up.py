@@ -98,15 +98,6 @@ def test_secret_config_stays_secret_and_a_changed_secret_is_an_update(project, c
     assert "hf_dev_token" not in state and '"[secret]"' in state
 
 
-def test_a_secure_value_of_the_stack_file_must_be_given_with_config_secret(project, capsys):
-    stack_file = project / "Pulumi.dev.yaml"
-    stack_file.write_text(stack_file.read_text() + "  inference:token:\n    secure: v1:abc:def\n")
-    code, out, err = cli(capsys, "preview", str(project))
-    assert code == 2 and out == ""
-    assert "inference:token: a secure value" in err and "--config-secret token=VALUE" in err
-    assert cli(capsys, "preview", str(project), "--config-secret", "token=x")[0] == 0
-
-
 def test_an_error_in_the_program_is_shown_with_its_message_and_the_users_frame(project, capsys):
     main_py = project / "__main__.py"
     main_py.write_text(main_py.read_text().replace('"size": 2,', '"size": 0,'))

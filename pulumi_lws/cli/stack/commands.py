@@ -73,8 +73,8 @@ def add_stack_arguments(p: argparse.ArgumentParser, *, config: bool = True) -> N
             action="append",
             default=[],
             metavar="KEY=VALUE",
-            help="a secret config value (read with Config.get_secret; also the way to give a secure: "
-            "value of the stack file)",
+            help="a secret config value (read with Config.get_secret; overrides a secure: value of the "
+            "stack file, which is otherwise decrypted with PULUMI_CONFIG_PASSPHRASE[_FILE])",
         )
         p.add_argument("--diff", action="store_true", help="show the property diff of every changed resource")
         p.add_argument("--show-sames", action="store_true", help="show unchanged resources in the tree too")

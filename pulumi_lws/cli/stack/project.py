@@ -6,10 +6,12 @@ Invariants:
 - config keys reach the program as the Pulumi CLI passes them: ``<namespace>:<key>`` (a key
   without a namespace gets the project's), values as strings (other YAML values as JSON, as
   ``pulumi config`` stores them); ``--config`` overrides the stack file;
-- a secret is ``--config-secret key=value`` or a ``secure:`` value of the stack file; the program
-  reads it with ``Config.get_secret``/``require_secret`` as a secret Output. A ``secure:`` value
-  is ciphertext of the stack's secrets provider, which this command does not hold: it must be
-  given with ``--config-secret`` (the error says so), never read as its ciphertext.
+- a secret is ``--config-secret key=value`` or a ``secure:`` value of the stack file (also nested
+  in a structured value: the whole key is then secret); the program reads it with
+  ``Config.get_secret``/``require_secret`` as a secret Output. ``secure:`` values are decrypted
+  with Pulumi's passphrase secrets provider (:mod:`.secrets`); a key given with ``--config`` or
+  ``--config-secret`` is not decrypted (the flag's value wins), and no passphrase is needed when
+  none is left to decrypt. A ciphertext is never used as a value.
 """
 
 from __future__ import annotations
@@ -101,33 +103,58 @@ def _pairs(items: Iterable[str], flag: str) -> list[tuple[str, str]]:
     return out
 
 
+def _has_secure(value: Any) -> bool:
+    if isinstance(value, dict):
+        return set(value) == {"secure"} or any(_has_secure(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_secure(v) for v in value)
+    return False
+
+
+def _decrypted(value: Any, decrypt: Any) -> Any:
+    if isinstance(value, dict) and set(value) == {"secure"}:
+        return decrypt(str(value["secure"]))
+    if isinstance(value, dict):
+        return {k: _decrypted(v, decrypt) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decrypted(v, decrypt) for v in value]
+    return value
+
+
 def stack_config(project: Project, stack: str, config: Iterable[str] = (), secrets: Iterable[str] = ()) -> StackConfig:
     """The configuration ``pulumi up`` would hand the program (see the module docstring)."""
     path = project.directory / f"Pulumi.{stack}.yaml"
     doc = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+    if not isinstance(doc, dict):
+        raise ProjectError(f"{path.name}: expected a mapping (config:, encryptionsalt:...)")
+    overrides = [(_full_key(project, k), v, False) for k, v in _pairs(config, "--config")]
+    overrides += [(_full_key(project, k), v, True) for k, v in _pairs(secrets, "--config-secret")]
+    overridden = {key for key, _, _ in overrides}
     values: dict[str, str] = {}
     secret: set[str] = set()
-    undecryptable: list[str] = []
-    for key, value in ((doc.get("config") if isinstance(doc, dict) else None) or {}).items():
+    encrypted: dict[str, Any] = {}
+    for key, value in (doc.get("config") or {}).items():
         full = _full_key(project, str(key))
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            undecryptable.append(full)
-            secret.add(full)
+        if full in overridden:
             continue
-        values[full] = _as_config_string(value)
-    for key, value in _pairs(config, "--config"):
-        values[_full_key(project, key)] = value
-    for key, value in _pairs(secrets, "--config-secret"):
-        full = _full_key(project, key)
+        if _has_secure(value):
+            encrypted[full] = value
+        else:
+            values[full] = _as_config_string(value)
+    if encrypted:
+        from pulumi_lws.cli.stack.secrets import SecretsError, stack_crypter
+
+        crypter = stack_crypter(doc, path, list(encrypted))
+        for full, value in encrypted.items():
+            try:
+                values[full] = _as_config_string(_decrypted(value, crypter.decrypt))
+            except ValueError as exc:
+                raise SecretsError(f"{path.name}: {full}: cannot decrypt its secure value ({exc})") from None
+            secret.add(full)
+    for full, value, is_secret in overrides:
         values[full] = value
-        secret.add(full)
-        if full in undecryptable:
-            undecryptable.remove(full)
-    if undecryptable:
-        keys = ", ".join(undecryptable)
-        raise ProjectError(
-            f"{path.name}: {keys}: a secure value is encrypted by the stack's secrets provider, "
-            "which pulumi-lws does not hold; give its plain value with "
-            f"--config-secret {undecryptable[0].split(':', 1)[1]}=VALUE (it stays a secret in the program)"
-        )
+        if is_secret:
+            secret.add(full)
+        else:
+            secret.discard(full)
     return StackConfig(stack, values, frozenset(secret))

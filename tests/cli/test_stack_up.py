@@ -98,21 +98,6 @@ def test_secret_config_stays_secret_and_a_changed_secret_is_an_update(project, c
     assert "hf_dev_token" not in state and '"[secret]"' in state
 
 
-def test_an_error_in_the_program_is_shown_with_its_message_and_the_users_frame(project, capsys):
-    main_py = project / "__main__.py"
-    main_py.write_text(main_py.read_text().replace('"size": 2,', '"size": 0,'))
-    code, out, err = cli(capsys, "up", str(project))
-    assert code == 2 and "Updating" not in out
-    assert err.startswith("Diagnostics:\n  pulumi:pulumi:Stack (inference-dev):\n    error: ")
-    # an exception: its message and the user's frames; a pulumi.RunError (what a component raises): the message,
-    # as Pulumi shows each
-    if "Program failed with an unhandled exception" in err:
-        assert f'File "{main_py}", line' in err and "lws = LeaderWorkerSet(" in err
-    assert "LeaderWorkerSet 'embed' is invalid" in err and "size" in err
-    assert "site-packages" not in err and "pulumi_lws/components" not in err  # the user's frames only
-    assert not (project / ".pulumi-lws").exists()  # a failed update writes nothing
-
-
 def test_destroy_and_reset_clear_the_stack_state(project, capsys):
     assert cli(capsys, "up", str(project))[0] == 0
     assert (project / ".pulumi-lws" / ".gitignore").read_text().splitlines()[-1] == "*"

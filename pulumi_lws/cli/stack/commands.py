@@ -93,17 +93,29 @@ def _context(args: argparse.Namespace) -> tuple[Project, StackConfig, StateStore
 
 
 # ---- one run -----------------------------------------------------------------------------------
+def _user_frames(exc: BaseException, project: Project) -> traceback.StackSummary:
+    """The traceback's frames in the user's program: files under DIR, not a virtualenv's (every
+    frame with ``PULUMI_LWS_DEBUG=1``)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if os.environ.get(X.DEBUG_ENV):
+        return frames
+    root = str(project.directory) + os.sep
+    return traceback.StackSummary.from_list(
+        [f for f in frames if f.filename.startswith(root) and os.sep + ".venv" + os.sep not in f.filename]
+    )
+
+
 def _program_error(exc: BaseException, project: Project) -> ProgramError:
+    """What Pulumi shows for ``exc``: a ``pulumi.RunError`` (an invalid component input, a cluster
+    error) as its message, then the user's frame that raised it — the innermost one in DIR, the
+    line that constructed the component, also inside the user's own components; any other
+    exception as an unhandled one with the user's frames."""
     import pulumi
 
+    frames = _user_frames(exc, project)
     if isinstance(exc, pulumi.RunError):
-        return ProgramError(f"error: {exc}")
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not os.environ.get(X.DEBUG_ENV):
-        root = str(project.directory) + os.sep
-        frames = traceback.StackSummary.from_list(
-            [f for f in frames if f.filename.startswith(root) and os.sep + ".venv" + os.sep not in f.filename]
-        )
+        where = "".join(traceback.StackSummary.from_list(frames[-1:]).format()) if frames else ""
+        return ProgramError(f"error: {exc}" + ("\n" + where.rstrip("\n") if where else ""))
     kind = type(exc)
     name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
     text = "".join(

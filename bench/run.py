@@ -313,6 +313,7 @@ def _scale_rows() -> dict[str, Row]:
 
 def _cli_rows() -> dict[str, Row]:
     import bench_cli as C
+    import bench_cli_stack as S
 
     def rows(kind: str) -> Row:
         return lambda q: [
@@ -321,7 +322,15 @@ def _cli_rows() -> dict[str, Row]:
             for r in C.command_rows(kind, n, repeat=1 if q or n >= 10_000 else 3)
         ]
 
-    return {"cli-lws": rows("LeaderWorkerSet"), "cli-ms": rows("ModelServing"), "cli-ds": rows("DisaggregatedSet")}
+    def more(kind: str, make: Callable[[str, int, int], list[dict]]) -> Row:
+        # one run each: a simulation or a registration of 10,000 groups takes tens of seconds
+        return lambda q: [r for n in ((20,) if q else (1_000, 10_000)) for r in make(kind, n, 1)]
+
+    short = {"LeaderWorkerSet": "lws", "ModelServing": "ms", "DisaggregatedSet": "ds"}
+    out: dict[str, Row] = {f"cli-{s}": rows(kind) for kind, s in short.items()}
+    out |= {f"cli-simulate-{s}": more(kind, S.simulate_rows) for kind, s in short.items()}
+    out |= {f"cli-stack-{s}": more(kind, S.stack_rows) for kind, s in short.items()}
+    return out
 
 
 #: the small arguments ``--quick`` gives the earlier benches (each takes its sizes as keywords)

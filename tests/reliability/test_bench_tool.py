@@ -39,7 +39,13 @@ def test_list_names_every_section_and_row_once() -> None:
     done = _bench("--list", timeout=60)
     assert done.returncode == 0
     names = [line.strip() for line in done.stdout.splitlines() if line.startswith("  ")]
-    assert len(names) == len(set(names)) and {"lws-reconcile", "cli-ms", "ms-render"} <= set(names)
+    assert len(names) == len(set(names)) and {
+        "lws-reconcile",
+        "cli-ms",
+        "cli-simulate-ds",
+        "cli-stack-lws",
+        "ms-render",
+    } <= set(names)
     assert [line.split(":")[0] for line in done.stdout.splitlines() if not line.startswith(" ")] == [
         "scale",
         "cli",
@@ -81,3 +87,27 @@ def test_cli_rows_are_ratios_of_real_command_runs(kind: str) -> None:
         assert not r["value"].startswith("error"), r
         assert re.match(r"^\d+\.\dx the I/O floor \(", r["value"]), r["value"]
         assert r["ok"] or r["why"]
+
+
+@pytest.mark.parametrize("kind", list(C.MANIFESTS))
+def test_simulate_preview_and_up_rows_are_ratios_of_real_command_runs(kind: str) -> None:
+    import bench_cli_stack as S
+
+    rows = S.simulate_rows(kind, 20) + S.stack_rows(kind, 20)
+    assert [r["figure"] for r in rows] == [
+        f"{label}: {kind}, 20 groups" for label in ("simulate --from/--to", "preview", "up")
+    ]
+    for r in rows:
+        assert re.match(r"^\d+\.\d\dx its floor \(\d+\.\d\d s CPU vs \d+\.\d\d s\)$", r["value"]), r["value"]
+        assert r["ok"] or r["why"]
+
+
+def test_the_plan_table_floor_writes_the_same_cells(tmp_path: Path) -> None:
+    table = tmp_path / "out.txt"
+    table.write_text("Stage  Replicas  R-0\n1      3         U\n10     3         u\n", encoding="utf-8")
+    source = tmp_path / "in.yaml"
+    source.write_text("a: 1\n", encoding="utf-8")
+    assert C._table_floor([source], table, 1) >= 0
+    written = (tmp_path / "out.floor").read_text(encoding="utf-8").splitlines()
+    assert [line.split() for line in written] == [line.split() for line in table.read_text().splitlines()]
+    assert len({len(line.rstrip()) for line in written[1:]}) == 1  # columns of the same widths

@@ -117,6 +117,10 @@ class WorkloadComponent(pulumi.ComponentResource):
         self._inputs = inputs or ResolvedInputs(args=None)
         self._component_opts = opts
         super().__init__(t, name, {}, with_dependencies(opts, self._inputs.resources))
+        # set by the reconcile (operator-free or controller mode); annotated here, not on the class
+        # (the provider's schema analyzer would read class annotations as outputs)
+        self.assumptions: list[str] = []
+        self.child_resources: list[Any] = []
 
     def _reconcile(
         self, name: str, workload: Workload, spec: Any, options: Any, *, gang_provider: str = "kubernetes"

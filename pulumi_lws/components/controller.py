@@ -24,14 +24,19 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 
+from pulumi_lws.core.contract.driver import Cycle, cycle
 from pulumi_lws.core.contract.errors import FieldError, SpecError
 from pulumi_lws.core.contract.ports import CLUSTER_ERROR, ClusterError
-from pulumi_lws.core.contract.workload import Workload
+from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.workload import Reconciled, Workload
 from pulumi_lws.core.features.events import WorkloadRef, report_events
+
+if TYPE_CHECKING:  # base imports nothing of this module; the import is for the component's attributes
+    from pulumi_lws.components.base import WorkloadComponent
 
 OPERATOR_FREE, CONTROLLER = "operator-free", "controller"
 MODES = (OPERATOR_FREE, CONTROLLER)
@@ -134,30 +139,34 @@ def controller_backend(gang_provider: str = "kubernetes") -> Any:
 
 
 def register_custom_resource(
-    component: pulumi.ComponentResource,
+    component: WorkloadComponent,
     name: str,
     workload: Workload,
     spec: Any,
     options: Any,
     manifest: Mapping[str, Any],
     backend: Any,
-) -> tuple[Any, Any, list[str]]:
-    """Controller mode's reconcile: observe, plan (what the controller will do), register the CR
-    only, log the stage table (preview and up alike: the controller acts, not pulumi-lws)."""
+) -> tuple[Snapshot, Reconciled, list[str]]:
+    """Controller mode's reconcile: the one :func:`~pulumi_lws.core.contract.driver.cycle` with an
+    apply port that registers the CR only and no action port (the controller acts, not pulumi-lws);
+    the stage table of what the controller will do is logged in preview and up alike."""
     from pulumi_lws.components import outputs as _outputs
     from pulumi_lws.components.base import _stage_listeners
     from pulumi_lws.components.registration import register_manifest
 
-    try:
-        snapshot = backend.observer.observe(workload.scope(spec))
-    except ClusterError as exc:  # nothing is planned from a partial read
+    inputs = component._inputs  # what the base's reconcile also records
+
+    def register(observed: Cycle[list[Any]]) -> list[Any]:
+        component.assumptions = inputs.notes(creating=len(observed.snapshot) == 0)
+        cr = custom_resource(workload, spec, manifest)
+        component.child_resources = [register_manifest(name, cr, pulumi.ResourceOptions(parent=component))]
+        return component.child_resources
+
+    try:  # nothing is planned from a partial read
+        done = cycle(workload, spec, options, backend.observer, apply=register)
+    except ClusterError as exc:
         raise pulumi.RunError(f"{name}: {CLUSTER_ERROR}{exc}") from exc
-    result = workload.reconcile(spec, snapshot, options)
-    inputs = getattr(component, "_inputs", None)  # what the base's reconcile also records
-    component.assumptions = inputs.notes(creating=len(snapshot) == 0) if inputs is not None else []  # type: ignore[attr-defined]  # set by the component base before this runs
-    cr = custom_resource(workload, spec, manifest)
-    component.child_resources = [register_manifest(name, cr, pulumi.ResourceOptions(parent=component))]  # type: ignore[attr-defined]  # set by the component base before this runs
-    stage = result.stage
+    stage = done.stage
     pulumi.log.info(
         f"controller mode: the {workload.kind} controller rolls out; predicted: {stage.summary()}\n"
         f"{_outputs.stage_table(stage)}\nmodel: {workload.upstream.model}",
@@ -165,7 +174,7 @@ def register_custom_resource(
     )
     for listener in list(_stage_listeners):
         listener(name, stage)
-    return snapshot, result, []
+    return done.snapshot, done.reconciled, []
 
 
 def record_events(component: pulumi.ComponentResource, workload: Workload, spec: Any, stage: Any) -> list[str]:

@@ -8,6 +8,7 @@ import copy
 import hashlib
 import json
 
+from pulumi_lws.core.contract.driver import cycle
 from pulumi_lws.core.k8s.manifests import merged
 from pulumi_lws.disaggregatedset import names
 from pulumi_lws.disaggregatedset.adoption import upstream_child_lws
@@ -146,7 +147,8 @@ def upstream_ds_fleet(identity: str | None = None, seed: int = 3) -> DSFleet:
         for _ in range(60):
             done, manifests, dependencies, todo = True, list(services(spec, [rev8], range(spec.slices))), {}, []
             for child in children:  # one apply per round: the upstream stack holds every child's objects
-                result = LWS.reconcile(child, cluster.observe(LWS.scope(child)), LWS.options())
+                # observe + reconcile through the one cycle; the apply is batched below (one stack)
+                result = cycle(LWS, child, LWS.options(), cluster).reconciled
                 manifests += [
                     dict(
                         m,

@@ -1,8 +1,9 @@
 """Reliability harness: drive `reconcile` + `SimCluster` (pure engine) and check the promise.
 
-One *reconcile* here is exactly what the simulator's pure engine does (= one `pulumi up`):
-observe -> `reconcile.reconcile` -> `SimCluster.apply(manifests, stack_id, keep=...,
-dependencies=result.dependencies)` -> `SimCluster.execute(actions)`. `keep < 1` applies a seeded
+One *reconcile* here is exactly what the simulator's pure engine does (= one `pulumi up`): the
+product's `core.contract.driver.cycle` — observe -> the LeaderWorkerSet Workload's `reconcile`
+-> `SimCluster.apply(manifests, stack_id, keep=..., dependencies=result.dependencies)` ->
+`SimCluster.execute(actions)`. `keep < 1` applies a seeded
 random subset of the object changes, closed under the dependencies as Pulumi's `dependsOn`
 guarantees (a crash mid-apply); the crashed run's actions are then not executed (Pulumi runs the
 component's actions after registering its children, so a crash during registration never reaches
@@ -29,14 +30,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pulumi_lws.core.contract.driver import cycle
 from pulumi_lws.core.contract.snapshot import is_deleting, labels_of, sts_partition
 from pulumi_lws.core.contract.trace import GroupsView
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.observe import lws_scope, revision_of
-from pulumi_lws.lws.reconcile import Reconciled, ReconcileOptions, reconcile
+from pulumi_lws.lws.reconcile import Reconciled, ReconcileOptions
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.lws.trace_view import read_groups
+from pulumi_lws.lws.workload import WORKLOAD as LWS
 from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Override, Timing
 from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.workloads import simulator_group_labels
@@ -268,11 +271,20 @@ class Harness:
 
     # -- one `pulumi up` --------------------------------------------------------------------
     def up(self, keep: float = 1.0, run_actions: bool = True) -> tuple[Reconciled, Any, list[str]]:
-        lws = self.lws
-        snap = self.cluster.observe(lws_scope(NS, NAME, nodes=bool(self.cluster.store.list("Node"))))
-        result = reconcile(lws, snap, self.options)
-        applied = self.cluster.apply(result.manifests, stack_id=STACK, keep=keep, dependencies=result.dependencies)
-        executed = self.cluster.execute(NS, result.stage.actions) if run_actions and result.stage.actions else []
+        """One ``pulumi up``: the product's :func:`~pulumi_lws.core.contract.driver.cycle` with the
+        simulated cluster as observer, applier (``keep``) and (``run_actions``) actuator."""
+        done = cycle(
+            LWS,
+            self.lws,
+            self.options,
+            self.cluster,
+            self.cluster if run_actions else None,
+            nodes=bool(self.cluster.store.list("Node")),
+            apply=lambda c: self.cluster.apply(
+                c.reconciled.manifests, stack_id=STACK, keep=keep, dependencies=c.reconciled.dependencies
+            ),
+        )
+        result, applied, executed = done.reconciled, done.applied, list(done.executed)
         self.last, self.reconciles = result, self.reconciles + 1
         complete = keep >= 1.0 and run_actions
         if complete:

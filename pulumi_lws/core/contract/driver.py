@@ -1,8 +1,9 @@
 """The one reconcile cycle every shell runs: observe -> reconcile -> apply -> act.
 
-A component's ``pulumi up`` (``components/base.py``), a simulator engine's step
-(``sim/driver/engines.py``), the steady-state expansion (``sim/driver/expansion.py``), ``pulumi-lws status``
-and the test harnesses all call :func:`cycle`; they differ only in the ports they pass:
+A component's ``pulumi up`` (``components/base.py``; controller mode's in
+``components/controller.py``), a simulator engine's step (``sim/driver/engines.py``), the
+steady-state expansion (``sim/driver/expansion.py``), ``pulumi-lws status`` and the test
+harnesses (``tests/support/``) all call :func:`cycle`; they differ only in the ports they pass:
 
 * ``observer`` (:class:`~pulumi_lws.core.contract.ports.Observer`): where the snapshot comes from (a live
   cluster, the simulated one, a test fake);
@@ -16,7 +17,10 @@ and the test harnesses all call :func:`cycle`; they differ only in the ports the
 Invariants:
 * the cluster is read exactly once, with the API's own :class:`~pulumi_lws.core.contract.ports.Scope`, and
   the reconcile sees only that snapshot — the :class:`Cycle` carries it, so a caller that reports
-  (status, a trace) reads the observation the plan came from instead of observing again;
+  on the plan (``status``, the component's ``status`` output, controller mode's predicted table)
+  reads the observation the plan came from instead of observing again. A simulator trace row is
+  the one reader that observes again, on purpose: it shows the cluster after the apply and the
+  actions (``sim/driver/runner.py``, ``Runner._view``);
 * nothing is declared when observe or reconcile raises, and no action runs when apply raises
   (actions follow their stage's objects, as in a ``pulumi up``);
 * with ``actuator`` the actions run only when the stage has some (an empty stage makes no call).

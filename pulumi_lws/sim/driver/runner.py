@@ -203,6 +203,12 @@ class Runner:
         return step
 
     def _view(self) -> GroupsView | None:
+        """The row's view of the cluster, from its own observation — deliberately not the engine
+        cycle's. A row records what the cluster shows *after* the tick's reconcile: the apply and
+        the actions have run and the simulated controllers have settled (created, gated, deleted
+        pods), which is the state the seeds' stage tables draw; the cycle's snapshot is the state
+        *before* them (reusing it changes 13 of the 14 example traces). Ticks without a reconcile
+        have no cycle at all. One observation per row, shared with the row's demand."""
         spec = self._parsed()
         if spec is None:
             return None

@@ -305,9 +305,9 @@ def _scale_rows() -> dict[str, Row]:
         "simulate-lws": lambda q: S.simulate_sizes((5, 10, 20) if q else (100, 1_000, 10_000)),
         "component-vs-bare": lambda q: [S.registration(5 if q else 1_000, repeat=1 if q else 5)],
         "ms-reconcile": lambda q: S.ms_reconcile(10 if q else 10_000),
-        "simulate-ms": lambda q: S.simulate_sizes((10, 20) if q else (100, 1_000), kind="ModelServing"),
+        "simulate-ms": lambda q: S.simulate_sizes((10, 20) if q else (100, 1_000, 10_000), kind="ModelServing"),
         "ds-reconcile": lambda q: S.ds_reconcile(2 if q else 10, 5 if q else 1_000),
-        "simulate-ds": lambda q: S.simulate_sizes((5, 10) if q else (100, 1_000), kind="DisaggregatedSet"),
+        "simulate-ds": lambda q: S.simulate_sizes((5, 10) if q else (100, 1_000, 10_000), kind="DisaggregatedSet"),
     }
 
 

@@ -23,6 +23,7 @@ from pulumi_lws.disaggregatedset.api.disaggregatedset import (
     KIND,
     DisaggregatedSet,
 )
+from pulumi_lws.disaggregatedset.api.fields import RUC, role_path
 from pulumi_lws.disaggregatedset.external import SCALER_API_VERSION, SCALER_KIND
 from pulumi_lws.disaggregatedset.observe import (
     ds_scope,
@@ -130,9 +131,14 @@ class DisaggregatedSetWorkload(Workload):
         """Per role (every slice together) the ceiling ``target + maxSurge`` and the floor
         ``target - maxUnavailable`` of its groups; ``""``: their sums over the roles."""
         out: dict[str, Budgets] = {}
-        for t in role_targets(spec):
+        for i, t in enumerate(role_targets(spec)):  # in spec.roles order
             replicas = (t.replicas or 0) * spec.slices
-            out[t.name] = Budgets(replicas, t.config.max_surge * spec.slices, t.config.max_unavailable * spec.slices)
+            out[t.name] = Budgets(
+                replicas,
+                t.config.max_surge * spec.slices,
+                t.config.max_unavailable * spec.slices,
+                path=f"{role_path(i)}.{RUC}",
+            )
         out[""] = Budgets(
             sum(b.replicas for b in out.values()),
             sum(b.max_surge for b in out.values()),

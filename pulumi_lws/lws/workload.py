@@ -176,7 +176,11 @@ class LeaderWorkerSetWorkload(Workload):
     def budgets(self, spec: LeaderWorkerSet) -> dict[str, Budgets]:
         return {
             "": Budgets(
-                spec.replicas, spec.max_surge(), spec.max_unavailable(), min(spec.user_partition(), spec.replicas)
+                spec.replicas,
+                spec.max_surge(),
+                spec.max_unavailable(),
+                min(spec.user_partition(), spec.replicas),
+                path="spec.rolloutStrategy.rollingUpdateConfiguration",
             )
         }
 

@@ -20,6 +20,7 @@ from pulumi_lws.core.features.adoption import with_adoption
 from pulumi_lws.core.features.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import reconcile as _reconcile_module
+from pulumi_lws.modelserving.api.fields import RUC, role_path
 from pulumi_lws.modelserving.api.modelserving import (
     API_VERSION,
     KIND,
@@ -139,13 +140,18 @@ class ModelServingWorkload(Workload):
         ``pulumi-lws.io/max-groups-in-flight`` caps it; each role's own budget is keyed by its name."""
         if spec.strategy == ROLE_ROLLING_UPDATE:
             cap = max_groups_in_flight_annotation(spec)
-            out = {"": Budgets(spec.replicas, 0, spec.replicas if cap is None else min(cap, spec.replicas))}
+            out = {"": Budgets(spec.replicas, 0, spec.replicas if cap is None else min(cap, spec.replicas), path=RUC)}
             out.update(
-                {r.name: Budgets(r.replicas, spec.role_max_surge(r), spec.role_max_unavailable(r)) for r in spec.roles}
+                {
+                    r.name: Budgets(r.replicas, spec.role_max_surge(r), spec.role_max_unavailable(r), path=role_path(i))
+                    for i, r in enumerate(spec.roles)
+                }
             )
             return out
         return {
-            "": Budgets(spec.replicas, spec.max_surge(), spec.max_unavailable(), min(spec.partition(), spec.replicas))
+            "": Budgets(
+                spec.replicas, spec.max_surge(), spec.max_unavailable(), min(spec.partition(), spec.replicas), path=RUC
+            )
         }
 
     def status(self, spec: ModelServing, snapshot: Snapshot, stage: Stage) -> dict[str, Any]:

@@ -38,6 +38,8 @@ from pulumi_lws.core.contract.ports import Actuator, Observer, Scope
 from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.core.contract.stage import Stage
 from pulumi_lws.core.contract.workload import Reconciled, Workload
+from pulumi_lws.core.features import fit
+from pulumi_lws.core.features.control import capacity_checked
 
 A = TypeVar("A")
 
@@ -77,12 +79,23 @@ def cycle(
     apply: Apply[A] | None = None,
     act: Act | None = None,
     nodes: bool | None = None,
+    check_capacity: bool | None = None,
 ) -> Cycle[A]:
     """Observe ``spec``'s scope (``nodes`` as :meth:`Workload.scope`), reconcile it with
-    ``options``, apply the result, then run its actions (module docstring)."""
+    ``options``, apply the result, then run its actions (module docstring).
+
+    ``check_capacity``: the opt-in capacity check (:mod:`pulumi_lws.core.features.fit`; None: the
+    spec's ``pulumi-lws.io/check-capacity`` annotation, where the component argument is written).
+    When on, the scope also reads the cluster's Nodes and bound pods and a stage whose new pods do
+    not fit is held with the ``insufficient-capacity`` blocker; when off, nothing of it runs."""
+    checked = capacity_checked(workload.kind, spec, check_capacity)
     scope = workload.scope(spec, nodes=nodes)
+    if checked:
+        scope = replace(scope, capacity=True)
     snapshot = observer.observe(scope)
     reconciled = workload.reconcile(spec, snapshot, options)
+    if checked:
+        reconciled = fit.check(reconciled, snapshot, workload.budgets(spec))
     namespace, _ = workload.identity(spec)
     observed: Cycle[A] = Cycle(scope, snapshot, reconciled, namespace)
     applied = apply(observed) if apply is not None else None

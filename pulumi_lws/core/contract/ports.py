@@ -2,7 +2,8 @@
 :class:`Actuator` executes a stage's imperative actions. Planners never see either.
 
 A :class:`Scope` says what one reconcile reads: objects of ``kinds`` in one namespace whose labels
-contain ``selector`` (plus every Node when ``nodes``). Each API builds its own scope
+contain ``selector`` (plus every Node when ``nodes``; plus every Node and every bound pod of the
+cluster, as :attr:`Snapshot.capacity`, when ``capacity``). Each API builds its own scope
 (:meth:`pulumi_lws.core.contract.workload.Workload.scope`), so observers know no API's labels or kinds.
 """
 
@@ -24,6 +25,10 @@ class Scope:
     selector: Mapping[str, str]
     kinds: tuple[str, ...]
     nodes: bool = False
+    #: also read every Node and every pod bound to one, in any namespace, into ``Snapshot.capacity``
+    #: (the opt-in capacity check, :mod:`pulumi_lws.core.features.fit`); the Nodes do not join the
+    #: snapshot's objects, so a planner sees exactly what it sees without the opt-in
+    capacity: bool = False
     #: kinds read with ANOTHER selector instead of ``selector``: ``((kind, ((key, value), ...)), ...)``,
     #: a value None meaning "the key exists" (``labelSelector=key``). Still one LIST per kind: an API
     #: whose objects of one kind are labelled differently (a DisaggregatedSet adopting upstream's

@@ -15,6 +15,31 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class NodeCapacity:
+    """What a capacity check reads of the whole cluster (:mod:`pulumi_lws.core.features.fit`),
+    observed only when a workload opts in (:attr:`pulumi_lws.core.contract.ports.Scope.capacity`).
+
+    ``nodes``: every Node as read (labels, ``spec.taints``, ``spec.unschedulable``,
+    ``status.allocatable``, ``status.conditions``); ``pods``: every pod of any namespace bound to a
+    node (``spec.nodeName`` set) and not Succeeded/Failed — what the scheduler counts against a
+    node's allocatable. API-independent: no workload's labels or kinds."""
+
+    nodes: tuple[Mapping[str, Any], ...] = ()
+    pods: tuple[Mapping[str, Any], ...] = ()
+
+    @staticmethod
+    def of(nodes: Iterable[Mapping[str, Any]], pods: Iterable[Mapping[str, Any]]) -> NodeCapacity:
+        """From raw Node and Pod objects: only bound, non-terminal pods are kept."""
+        bound = tuple(
+            p
+            for p in pods
+            if (p.get("spec") or {}).get("nodeName")
+            and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        )
+        return NodeCapacity(tuple(nodes), bound)
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """Objects observed at time ``now`` (seconds since the epoch).
 
@@ -27,10 +52,12 @@ class Snapshot:
 
     objects: Mapping[tuple[str, str], Mapping[str, Any]] = field(default_factory=dict)
     now: float = 0.0
+    #: the cluster's nodes and bound pods, when the scope asked for them (``Scope.capacity``); else None
+    capacity: NodeCapacity | None = None
 
     @staticmethod
-    def of(objs: Iterable[Mapping[str, Any]], now: float = 0.0) -> Snapshot:
-        return Snapshot({(o["kind"], o["metadata"]["name"]): o for o in objs}, now)
+    def of(objs: Iterable[Mapping[str, Any]], now: float = 0.0, capacity: NodeCapacity | None = None) -> Snapshot:
+        return Snapshot({(o["kind"], o["metadata"]["name"]): o for o in objs}, now, capacity)
 
     def get(self, kind: str, name: str) -> Mapping[str, Any] | None:
         return self.objects.get((kind, name))

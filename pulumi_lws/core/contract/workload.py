@@ -90,6 +90,10 @@ class Budgets:
     max_surge: int
     max_unavailable: int
     partition: int = 0
+    #: the manifest path of the role's ``maxSurge``/``maxUnavailable`` (their parent object), which
+    #: remedies name (the capacity check, :mod:`pulumi_lws.core.features.fit`); "" = unnamed.
+    #: Descriptive: not part of the budgets' equality
+    path: str = field(default="", compare=False)
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,8 @@ from pulumi_lws.core.k8s.timestamps import parse_timestamp as timestamp  # the o
 
 PAUSED_ANNOTATION = "pulumi-lws.io/paused"
 PROGRESS_DEADLINE_ANNOTATION = "pulumi-lws.io/progress-deadline-seconds"
+#: the opt-in capacity check (argument ``check_capacity``; :mod:`pulumi_lws.core.features.fit`)
+CHECK_CAPACITY_ANNOTATION = "pulumi-lws.io/check-capacity"
 DEFAULT_PROGRESS_DEADLINE_SECONDS = 600.0
 #: ``Blocker.code`` of a held stage
 PAUSED = "paused"
@@ -88,6 +90,8 @@ class Control:
     paused: bool | None = None
     progress_deadline_seconds: float | None = None
     now: float | None = None
+    #: the opt-in capacity check (:mod:`pulumi_lws.core.features.fit`; read by the driver, not by govern)
+    check_capacity: bool | None = None
 
 
 def control_choices(choices: Mapping[str, Any]) -> Control:
@@ -108,14 +112,31 @@ class Settings:
     deadline: float | None
 
 
-def _paused_annotation(raw: Any, errors: list[FieldError]) -> bool | None:
+def _boolean_annotation(key: str, raw: Any, errors: list[FieldError]) -> bool | None:
     if raw is None:
         return None
     text = str(raw).strip().lower()
     if text not in ("true", "false"):
-        errors.append(FieldError(f"metadata.annotations[{PAUSED_ANNOTATION}]", 'must be "true" or "false"', raw))
+        errors.append(FieldError(f"metadata.annotations[{key}]", 'must be "true" or "false"', raw))
         return None
     return text == "true"
+
+
+def _paused_annotation(raw: Any, errors: list[FieldError]) -> bool | None:
+    return _boolean_annotation(PAUSED_ANNOTATION, raw, errors)
+
+
+def capacity_checked(kind: str, spec: Any, check_capacity: bool | None = None) -> bool:
+    """Whether a reconcile of ``spec`` runs the capacity check: the shell's choice (a CLI flag, a
+    scenario key) > the annotation :data:`CHECK_CAPACITY_ANNOTATION` (where the component argument
+    ``check_capacity`` is written) > off. SpecError naming the annotation when it is malformed."""
+    errors: list[FieldError] = []
+    annotated = _boolean_annotation(
+        CHECK_CAPACITY_ANNOTATION, annotations_of_spec(spec).get(CHECK_CAPACITY_ANNOTATION), errors
+    )
+    if errors:
+        raise SpecError(kind, getattr(spec, "name", None), errors)
+    return bool(annotated) if check_capacity is None else check_capacity
 
 
 def _deadline_annotation(raw: Any, errors: list[FieldError]) -> float | None:
@@ -133,18 +154,27 @@ def _deadline_annotation(raw: Any, errors: list[FieldError]) -> float | None:
     return float(str(raw).strip())
 
 
-def check_arguments(kind: str, paused: Any = None, progress_deadline_seconds: Any = None) -> Control:
-    """The component arguments ``paused`` / ``progress_deadline_seconds`` as a :class:`Control`;
-    SpecError naming the argument when one has the wrong type (raised before anything registers)."""
+def check_arguments(
+    kind: str, paused: Any = None, progress_deadline_seconds: Any = None, check_capacity: Any = None
+) -> Control:
+    """The component arguments ``paused`` / ``progress_deadline_seconds`` / ``check_capacity`` as a
+    :class:`Control`; SpecError naming the argument when one has the wrong type (raised before
+    anything registers)."""
     errors = []
     if paused is not None and not isinstance(paused, bool):
         errors.append(FieldError("paused", "must be a boolean", paused))
+    if check_capacity is not None and not isinstance(check_capacity, bool):
+        errors.append(FieldError("checkCapacity", "must be a boolean", check_capacity))
     value = progress_deadline_seconds
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
         errors.append(FieldError("progressDeadlineSeconds", "must be a number of seconds >= 0 (0 disables)", value))
     if errors:
         raise SpecError(kind, None, errors)
-    return Control(paused=paused, progress_deadline_seconds=None if value is None else float(value))
+    return Control(
+        paused=paused,
+        progress_deadline_seconds=None if value is None else float(value),
+        check_capacity=check_capacity,
+    )
 
 
 def with_arguments(manifest: dict[str, Any], control: Control, *, deadline: bool = True) -> dict[str, Any]:
@@ -155,6 +185,8 @@ def with_arguments(manifest: dict[str, Any], control: Control, *, deadline: bool
     annotations = dict(meta.get("annotations") or {})
     if control.paused is not None:
         annotations[PAUSED_ANNOTATION] = "true" if control.paused else "false"
+    if control.check_capacity is not None:
+        annotations[CHECK_CAPACITY_ANNOTATION] = "true" if control.check_capacity else "false"
     if deadline and control.progress_deadline_seconds is not None:
         annotations[PROGRESS_DEADLINE_ANNOTATION] = str(int(control.progress_deadline_seconds))
     if annotations:
@@ -169,6 +201,7 @@ def resolve(kind: str, name: str | None, annotations: Mapping[str, Any], control
     errors: list[FieldError] = []
     paused = _paused_annotation(annotations.get(PAUSED_ANNOTATION), errors)
     deadline = _deadline_annotation(annotations.get(PROGRESS_DEADLINE_ANNOTATION), errors)
+    _boolean_annotation(CHECK_CAPACITY_ANNOTATION, annotations.get(CHECK_CAPACITY_ANNOTATION), errors)
     if errors:
         raise SpecError(kind, name, errors)
     if control.paused is not None:
@@ -313,9 +346,10 @@ def _completes_observed_group(manifest: Mapping[str, Any], live_uids: set[str]) 
     return any(o.get("uid") in live_uids for o in owners)
 
 
-def hold(result: Reconciled, snapshot: Snapshot) -> Reconciled:
+def hold(result: Reconciled, snapshot: Snapshot, blocker: Blocker | None = None, note: str = "paused") -> Reconciled:
     """The paused reconcile of ``result`` (module docstring): observed objects as observed,
-    failure-handling actions only, the stage marked paused."""
+    failure-handling actions only, the stage marked paused — or, with ``blocker``, held for that
+    reason (the capacity check, :mod:`pulumi_lws.core.features.fit`) and noted ``note``."""
     target = result.stage.target_revision
     actions = tuple(a for a in result.stage.actions if _recovery_action(a, snapshot, target))
     observed = {_ref(o): o for o in snapshot if ours(o)}
@@ -339,6 +373,8 @@ def hold(result: Reconciled, snapshot: Snapshot) -> Reconciled:
     blocker = (
         stage.blocker
         if stage.complete
+        else blocker
+        if blocker is not None
         else Blocker(
             PAUSED,
             f"rollout paused ({PAUSED_ANNOTATION}); holding the observed state (the planned stage is not applied); "
@@ -347,7 +383,7 @@ def hold(result: Reconciled, snapshot: Snapshot) -> Reconciled:
             (f"remove the {PAUSED_ANNOTATION} annotation (or set paused: false) and run pulumi up to resume",),
         )
     )
-    stage = dataclasses.replace(stage, actions=actions, blocker=blocker, notes=stage.notes + ("paused",))
+    stage = dataclasses.replace(stage, actions=actions, blocker=blocker, notes=stage.notes + (note,))
     return dataclasses.replace(
         result, stage=stage, manifests=tuple(manifests), dependencies={k: v for k, v in dependencies.items() if v}
     )

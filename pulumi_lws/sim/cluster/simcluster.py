@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_lws.core.contract.ports import Scope
-from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot
 from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.sim.cluster.apply import Applier, ApplyResult
 from pulumi_lws.sim.cluster.clock import Clock
@@ -73,7 +73,13 @@ class SimCluster:
         ]
         if scope.nodes:
             objs += [self.store.observed(n) for n in self.store.list("Node")]
-        return Snapshot.of(objs, now=self.clock.epoch)
+        capacity = None
+        if scope.capacity:  # the opt-in capacity check: every Node and every bound pod of the cluster
+            capacity = NodeCapacity.of(
+                (self.store.observed(n) for n in self.store.list("Node")),
+                (self.store.observed(p) for p in self.store.list("Pod")),
+            )
+        return Snapshot.of(objs, now=self.clock.epoch, capacity=capacity)
 
     # ---- Actuator ------------------------------------------------------------------------
     def execute(self, namespace: str, actions: Sequence[Action]) -> list[str]:

@@ -47,10 +47,15 @@ class PureEngine:
     name = "pure"
 
     def __init__(
-        self, namespace: str = "default", update_order: str | None = None, gang_provider: str | None = None
+        self,
+        namespace: str = "default",
+        update_order: str | None = None,
+        gang_provider: str | None = None,
+        check_capacity: bool | None = None,
     ) -> None:
         self.namespace = namespace
         self.choices = {"update_order": update_order, "gang_provider": gang_provider}
+        self.check_capacity = check_capacity  # None: the manifest's annotation (core.features.fit)
 
     def step(self, cluster: SimCluster, manifest: Mapping[str, Any] | None, *, keep: float = 1.0) -> EngineStep:
         """Observe, reconcile, apply and act for the manifest's workload API (dispatch on its kind)."""
@@ -77,6 +82,7 @@ class PureEngine:
             cluster,
             apply=apply,
             nodes=bool(cluster.store.list("Node")),
+            check_capacity=self.check_capacity,
         )
         assert done.applied is not None
         return EngineStep([done.stage], done.applied, list(done.executed))
@@ -107,12 +113,16 @@ def make_engine(
     update_order: str | None = None,
     gang_provider: str | None = None,
     stack_id: str | None = None,
+    check_capacity: bool | None = None,
 ) -> Engine:
-    """``pure`` or ``pulumi`` (``program``: the program file to run, e.g. in a workspace)."""
+    """``pure`` or ``pulumi`` (``program``: the program file to run, e.g. in a workspace).
+    ``check_capacity``: pure only (a program opts in with the component argument)."""
     if name == "pure":
-        return PureEngine(namespace, update_order, gang_provider)
+        return PureEngine(namespace, update_order, gang_provider, check_capacity)
     if name == "pulumi":
         if program is None:
             raise ValueError("the pulumi engine needs a scenario with program:")
+        if check_capacity is not None:
+            raise ValueError("check_capacity is a pure-engine choice: a program sets the component argument")
         return PulumiEngine(program, stack_id)
     raise ValueError(f"unknown engine {name!r} (pure | pulumi)")

@@ -178,6 +178,7 @@ class Runner:
             update_order=sc.update_order,
             gang_provider=sc.gang_provider,
             stack_id=str(sc.program) if sc.program else None,
+            check_capacity=sc.check_capacity,
         )
 
     def close(self) -> None:

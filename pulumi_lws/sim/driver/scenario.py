@@ -125,6 +125,8 @@ class Scenario:
     tick: float = 1.0
     update_order: str | None = None
     gang_provider: str | None = None
+    #: ``reconcile.checkCapacity`` (pure engine; None: the manifest's pulumi-lws.io/check-capacity)
+    check_capacity: bool | None = None
     max_time: float = 600.0
     when_converged: bool = True
     require_converged: bool = True
@@ -437,11 +439,22 @@ def _fault(f: Mapping[str, Any], i: int, err: _Errors) -> Fault:
 
 
 def _reconcile(sc: Scenario, r: Mapping[str, Any], err: _Errors) -> None:
-    err.unknown("reconcile.", r, {"interval", "tick", "updateOrder", "gangProvider"})
+    err.unknown("reconcile.", r, {"interval", "tick", "updateOrder", "gangProvider", "checkCapacity"})
     sc.interval = float(r.get("interval", sc.interval))
     sc.tick = float(r.get("tick", sc.tick))
     sc.update_order = r.get("updateOrder")
     sc.gang_provider = r.get("gangProvider")
+    check = r.get("checkCapacity")
+    if check is not None and not isinstance(check, bool):
+        err.add("reconcile.checkCapacity", "expected true or false", check)
+    elif check is not None and sc.program is not None:
+        err.add(
+            "reconcile.checkCapacity",
+            "pure engine only: a program scenario sets the component argument check_capacity",
+            check,
+        )
+    else:
+        sc.check_capacity = check
     if sc.tick <= 0 or sc.interval < sc.tick:
         err.add("reconcile", "need 0 < tick <= interval", {"tick": sc.tick, "interval": sc.interval})
 

@@ -91,6 +91,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="also print a unified per-object diff of the next pulumi up (the objects NEW registers "
         "against those OLD's converged fleet declares)",
     )
+    parser.add_argument(
+        "--objects",
+        action="store_true",
+        help="also list the objects each pulumi up of the rollout creates, updates and deletes (the "
+        "groups each stage waits for ready together; up 1 is the next pulumi up, --diff's changes)",
+    )
     parser.add_argument("--format", choices=FORMATS, default="table", help="output format (default: table)")
     parser.add_argument(
         "--ascii",
@@ -123,9 +129,10 @@ def controller_mode_error(workload: Workload, args: argparse.Namespace) -> str |
     """Why ``--mode controller`` cannot plan these flags (pulumi-lws-only choices), or None."""
     if args.update_order == "RolloutFirst":
         return "--update-order RolloutFirst is a pulumi-lws (operator-free) order the upstream controller does not implement"
-    if args.diff:
+    if args.diff or getattr(args, "objects", False):
+        flag = "--diff" if args.diff else "--objects"
         return (
-            "--diff shows the native objects of operator-free mode; in controller mode the next up changes only the CR"
+            f"{flag} shows the native objects of operator-free mode; in controller mode the next up changes only the CR"
         )
     return None
 
@@ -300,6 +307,15 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return X.NOT_CONVERGED
+    objects = None
+    if getattr(args, "objects", False):
+        from pulumi_lws.sim.driver.stage_objects import rollout_objects
+
+        try:
+            objects = rollout_objects(old_doc, new_doc, {"update_order": order} if order else {})
+        except WarmUpBlocked as exc:
+            print(f"plan --objects: OLD never converges on the embedded cluster: {exc}", file=sys.stderr)
+            return X.NOT_CONVERGED
     try:
         demand = stage_demand(workload, old_doc, new_doc, old, new, choices)
     except WarmUpBlocked:  # OLD never converges: there is no "before" to measure (the trace said so)
@@ -322,6 +338,12 @@ def run(args: argparse.Namespace) -> int:
         }
         if diffs is not None:
             data["diff"] = [{"object": d.key, "change": d.change, "diff": d.text} for d in diffs]
+        if objects is not None:
+            data["objects"] = {
+                "ups": [{**u.to_json(), "stage": stage} for u, stage in zip(objects.ups, up_stages(objects, trace))],
+                "complete": objects.complete,
+                "blocked": objects.blocked,
+            }
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         print(
@@ -348,6 +370,8 @@ def run(args: argparse.Namespace) -> int:
             )
         if diffs is not None:
             print_diffs(diffs, markdown=args.format == "markdown")
+        if objects is not None:
+            print_objects(objects, up_stages(objects, trace), markdown=args.format == "markdown")
     return X.OK if trace.converged else X.NOT_CONVERGED
 
 
@@ -359,3 +383,32 @@ def print_diffs(diffs: list, markdown: bool = False) -> None:
         return
     body = "".join(d.text for d in diffs)
     sys.stdout.write(f"```diff\n{body}```\n" if markdown else body)
+
+
+def up_stages(objects: Any, trace: Trace) -> list[int | None]:
+    """The stage-table number of each listed ``pulumi up``: the next up is stage 2 (stage 1 is
+    the state now); the others have a number when the ups and the table's stages correspond one
+    to one (each stage one up: ModelServing, DisaggregatedSet), else None (a LeaderWorkerSet's
+    table has a row per group becoming ready while its StatefulSets roll pods between ups)."""
+    aligned = len(objects.ups) == len(trace.rows) - 1
+    return [u.up + 1 if aligned or u.up == 1 else None for u in objects.ups]
+
+
+def print_objects(objects: Any, stages: list[int | None], markdown: bool = False) -> None:
+    """The ``--objects`` section: one line per ``pulumi up`` that changes objects."""
+    print()
+    print(
+        "Objects changed by each `pulumi up` of the rollout:"
+        if markdown
+        else "objects changed by each pulumi up of the rollout:"
+    )
+    if markdown:
+        print()
+    for up, stage in zip(objects.ups, stages):
+        label = f"`pulumi up` {up.up}" if markdown else f"pulumi up {up.up}"
+        where = f" (stage {stage})" if stage is not None else ""
+        print(f"{'-' if markdown else ' '} {label}{where}: {up.text()}")
+    if not objects.ups:
+        print(f"{'-' if markdown else ' '} none: no object changes")
+    if objects.blocked:
+        print(f"{'-' if markdown else ' '} then blocked: {objects.blocked}")

@@ -7,7 +7,7 @@ that a fourth API gets every feature without a line in a shell. Every API needs 
 manifest (:data:`SAMPLES`; an API without one fails :func:`test_every_registered_api_has_a_sample`);
 its NEW revision is the sample with every container image changed (:func:`changed`).
 
-Columns: render (first stage, steady state), plan (table, json, markdown, ``--diff``),
+Columns: render (first stage, steady state), plan (table, json, markdown, ``--diff``, ``--objects``),
 simulate ``--from/--to``, the component under the mock engine (operator-free to convergence,
 controller mode), status, rollback, RBAC (both modes), the provider schema (the API's component
 serves every argument its facts name), and the bad-input families of tests/support/malformed.py (every
@@ -113,11 +113,11 @@ def test_render(kind, stage, tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("fmt", ["table", "json", "markdown", "diff"])
+@pytest.mark.parametrize("fmt", ["table", "json", "markdown", "diff", "objects"])
 def test_plan(kind, fmt, tmp_path, capsys) -> None:
     old = write_manifest(tmp_path, "old.yaml", sample(kind))
     new = write_manifest(tmp_path, "new.yaml", changed(sample(kind)))
-    flags = ["--diff"] if fmt == "diff" else ["--format", fmt]
+    flags = {"diff": ["--diff"], "objects": ["--objects", "--format", "json"]}.get(fmt, ["--format", fmt])
     with api(kind):
         assert main(["plan", old, new, *flags]) == X.OK
     out = capsys.readouterr().out
@@ -128,6 +128,9 @@ def test_plan(kind, fmt, tmp_path, capsys) -> None:
         assert "| Stage" in out or "|Stage" in out
     elif fmt == "diff":
         assert "-new" in out  # the changed image in a per-stage object diff
+    elif fmt == "objects":
+        ups = json.loads(out)["objects"]["ups"]
+        assert ups and ups[0]["up"] == 1 and ups[0]["created"] + ups[0]["updated"] > 0  # each up's object changes
     else:
         assert "Stage 1" in out and "Stage 2" in out
 

@@ -135,6 +135,8 @@ def pull_request(tmp_path_factory) -> dict:
             "BASE_SHA": base,
             "HEAD_SHA": head,
             "COMMENT": "pulumi-lws-comment.md",
+            # the package under test (a worktree's checkout when given), not only what the venv installed
+            **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
         },
     )
     assert done.returncode == 0, done.stderr
@@ -237,21 +239,41 @@ def test_a_multi_workload_file_gets_one_table_per_workload(pull_request):
     assert "choose one with --name" not in pull_request["comment"]
 
 
-@pytest.mark.parametrize(
-    "rel, name", [("serving/lws.yaml", "leaderworkerset-sample"), ("serving/ms.yaml", "pd"), ("serving/ds.yaml", "pd")]
-)
-def test_each_table_lists_the_object_changes_of_the_next_up(pull_request, rel, name):
-    paragraphs = [t.content for t in _sections(pull_request["comment"])[rel] if t.type == "inline"]
-    line = next(p for p in paragraphs if p.startswith("Objects changed by the next"))
-    old = pull_request["repo"] / "old-for-counts.yaml"
-    old.write_text(_git(pull_request["repo"], "show", f"{pull_request['base']}:{rel}") + "\n")
+def _plan_json(repo: pathlib.Path, base: str, rel: str, *flags: str) -> dict:
+    old = repo / "old-for-counts.yaml"
+    old.write_text(_git(repo, "show", f"{base}:{rel}") + "\n")
     done = subprocess.run(
-        [str(BIN / "pulumi-lws"), "plan", str(old), str(pull_request["repo"] / rel), "--format", "json", "--diff"],
+        [str(BIN / "pulumi-lws"), "plan", str(old), str(repo / rel), "--format", "json", *flags],
         capture_output=True,
         text=True,
     )
-    changes = [d["change"] for d in json.loads(done.stdout)["diff"]]
-    expected = (
-        f"{changes.count('created')} created, {changes.count('changed')} updated, {changes.count('deleted')} deleted"
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize(
+    "rel, aligned", [("serving/lws.yaml", False), ("serving/ms.yaml", True), ("serving/ds.yaml", True)]
+)
+def test_each_table_lists_the_object_changes_of_every_up_of_the_rollout(pull_request, rel, aligned):
+    """One list item per `pulumi up` that changes objects, its created/updated/deleted counts as
+    `plan --objects` computes them; the first is the next up, exactly `plan --diff`'s changes."""
+    repo, base = pull_request["repo"], pull_request["base"]
+    tokens = _sections(pull_request["comment"])[rel]
+    paragraphs = [t.content for t in tokens if t.type == "inline"]
+    start = paragraphs.index("Objects changed by each `pulumi up` of the rollout:")
+    items = paragraphs[start + 1 :]
+    ups = _plan_json(repo, base, rel, "--objects")["objects"]["ups"]
+    assert len(ups) >= 2 and len(items) == len(ups)  # a rollout of several ups, each listed
+    for item, up in zip(items, ups):
+        where = f" (stage {up['stage']})" if up["stage"] is not None else ""
+        counts = f"{up['created']} created, {up['updated']} updated, {up['deleted']} deleted"
+        assert item == f"`pulumi up` {up['up']}{where}: {counts}"
+    assert ups[0]["stage"] == 2  # the next up takes stage 1 to stage 2
+    rows = _stages(repo, base, rel)
+    assert ([u["stage"] for u in ups] == list(range(2, len(rows) + 1))) == aligned  # one up per stage
+    changes = [d["change"] for d in _plan_json(repo, base, rel, "--diff")["diff"]]
+    first = ups[0]
+    assert (first["created"], first["updated"] + first["replaced"], first["deleted"]) == (
+        changes.count("created"),
+        changes.count("changed"),
+        changes.count("deleted"),
     )
-    assert line.endswith(f"{expected}.") and changes  # an image change creates and updates objects

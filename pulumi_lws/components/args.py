@@ -195,9 +195,7 @@ def build_spec(workload: Workload | str, resource_name: str, args: Any) -> Built
             errors.append(FieldError(_camel(option.name), str(exc), fields.get(option.name)))
     if errors:
         raise SpecError(kind, None, errors)
-    control = check_arguments(
-        kind, *(fields.get(c) for c in ("paused", "progress_deadline_seconds") if c in schema.control)
-    )
+    control = check_arguments(kind, **{c: fields.get(c) for c in schema.control})
     declared = with_arguments(copy.deepcopy(manifest), control, deadline="progress_deadline_seconds" in schema.control)
     spec = workload.parse(declared)
     _, name = workload.identity(spec)

@@ -73,6 +73,12 @@ class LeaderWorkerSetArgs(TypedDict, total=False):
     paused: pulumi.Input[bool]
     """Hold the rollout at its current stage: register what the cluster shows, no group moves, failure
     recovery goes on (the manifest annotation ``pulumi-lws.io/paused``; docs/rollout-control.md)."""
+    check_capacity: pulumi.Input[bool]
+    """Before creating pods, check that they fit: read the cluster's Nodes (allocatable, labels, taints,
+    cordon) and running pods' requests, and hold a stage whose new pods do not fit the free capacity
+    of nodes matching their selector with the blocker ``insufficient-capacity`` naming the shortfall
+    and the remedy (the manifest annotation ``pulumi-lws.io/check-capacity``; needs nodes get/list and
+    pods list cluster-wide: ``pulumi-lws render --rbac --check-capacity``; docs/capacity.md). Default false."""
     progress_deadline_seconds: pulumi.Input[float]
     """Report ``Progressing=False`` (reason ``ProgressDeadlineExceeded``) when no group became ready and
     no stage advanced this long, from the cluster's timestamps (annotation

@@ -59,7 +59,7 @@ ARGUMENTS = ArgumentSchema(
         "placement_policy": ("spec", "placementPolicy"),
     },
     options=(Option("progress_deadline_seconds", seconds), *lws_workload.GANG_OPTIONS),
-    control=("paused",),
+    control=("paused", "check_capacity"),
     model=DisaggregatedSet,
 )
 

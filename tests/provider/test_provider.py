@@ -113,6 +113,7 @@ def test_schema_serves_the_modelserving_component():
         "maxGroupsInFlight",
         "mode",
         "paused",
+        "checkCapacity",
         "progressDeadlineSeconds",
     }
     assert inputs["manifest"]["$ref"] == "pulumi.json#/Any" and inputs["replicas"]["type"] == "integer"
@@ -135,6 +136,7 @@ def test_schema_serves_the_disaggregatedset_component():
         "progressDeadlineSeconds",
         "mode",
         "paused",
+        "checkCapacity",
         "gangProvider",
         "volcanoQueue",
     }

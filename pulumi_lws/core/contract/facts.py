@@ -106,6 +106,10 @@ class Option:
     operator_free_only: bool = True
 
 
+#: the rollout-control arguments an API may take (:func:`pulumi_lws.core.features.control.check_arguments`)
+CONTROL_ARGUMENTS = ("paused", "progress_deadline_seconds", "check_capacity")
+
+
 @dataclass(frozen=True)
 class ArgumentSchema:
     """The component arguments of one API (besides ``manifest`` and ``mode``, which every API has).
@@ -113,7 +117,7 @@ class ArgumentSchema:
     ``fields``: snake_case name -> path in the manifest (``name`` -> ``metadata.name``);
     ``nested``: object arguments set key by key (:class:`Nested`); ``options``: pulumi-lws choices
     (:class:`Option`); ``control``: the rollout-control arguments (``paused``,
-    ``progress_deadline_seconds``) written as the manifest's annotations
+    ``progress_deadline_seconds``, ``check_capacity``) written as the manifest's annotations
     (:func:`pulumi_lws.core.features.control.with_arguments`) — an API that keeps
     ``progress_deadline_seconds`` as its own option lists it in ``options`` instead; ``model``:
     the API's typed manifest class a caller may pass (``to_wire()`` is its manifest), or None."""
@@ -121,7 +125,7 @@ class ArgumentSchema:
     fields: Mapping[str, tuple[str, ...]]
     options: tuple[Option, ...] = ()
     nested: Mapping[str, Nested] = field(default_factory=dict)
-    control: tuple[str, ...] = ("paused", "progress_deadline_seconds")
+    control: tuple[str, ...] = CONTROL_ARGUMENTS
     model: type | None = None
 
     @property
@@ -200,8 +204,8 @@ def check_facts(
             problems.append(f"arguments: an option is also a field, a control argument or repeated: {clash}")
         if "name" not in arguments.fields or "namespace" not in arguments.fields:
             problems.append("arguments: fields must include name and namespace")
-        if any(c not in ("paused", "progress_deadline_seconds") for c in arguments.control):
-            problems.append("arguments: control lists only paused / progress_deadline_seconds")
+        if any(c not in CONTROL_ARGUMENTS for c in arguments.control):
+            problems.append("arguments: control lists only " + " / ".join(CONTROL_ARGUMENTS))
     if not isinstance(gang, GangChoice) or not gang.providers or any(p not in GANG_PODGROUPS for p in gang.providers):
         problems.append(f"gang: a GangChoice of {sorted(GANG_PODGROUPS)}")
     if not isinstance(observes, tuple) or not observes or not all(isinstance(k, KindRef) for k in observes):

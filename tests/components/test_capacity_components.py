@@ -1,0 +1,77 @@
+"""The ``check_capacity`` argument of the three components under Pulumi's mock engine (issue 24
+item 5): on a cluster whose GPU nodes the old fleet fills but one, the update's preview/up holds
+the stage with the ``insufficient-capacity`` blocker and registers only what the cluster shows;
+without the argument the surge is registered as before; a non-boolean raises before anything
+registers. The argument is written as the manifest annotation ``pulumi-lws.io/check-capacity``."""
+
+from __future__ import annotations
+
+import copy
+
+import pulumi
+import pytest
+from support.capacity_helpers import CASES, GPU, scenario
+from support.fakes_component import FakeActuator
+
+from pulumi_lws.core.contract.errors import SpecError
+from pulumi_lws.core.contract.ports import EmptyObserver
+from pulumi_lws.core.features.fit import INSUFFICIENT_CAPACITY
+from pulumi_lws.sim.driver.pulumi_engine import run_program
+from pulumi_lws.sim.driver.runner import simulate
+from pulumi_lws.sim.driver.scenario import load_scenario
+
+
+def program(component: str, manifest: dict, **extra):
+    def run():
+        import pulumi_lws
+
+        res = getattr(pulumi_lws, component)(
+            manifest["metadata"]["name"], {"manifest": copy.deepcopy(manifest)} | extra
+        )
+        pulumi.export("blocker", res.blocker)
+
+    return run
+
+
+def converged_old_fleet(api: str):
+    """The old fleet converged on its nodes (one node left free): the cluster and the new manifest."""
+    sc = scenario(api, check=None)
+    new = sc["updates"][0]["manifest"]
+    sc.update(updates=[], events=[])
+    result = simulate(load_scenario(sc))
+    assert result.reason is None, result.reason
+    return result.cluster, new
+
+
+API = pytest.mark.parametrize("api", sorted(CASES))
+
+
+@API
+def test_check_capacity_holds_a_surge_that_does_not_fit(api) -> None:
+    cluster, new = converged_old_fleet(api)
+    before = {(o["kind"], o["metadata"]["name"]) for o in cluster.store.list("StatefulSet")}
+    held = run_program(program(api, new, check_capacity=True), cluster, FakeActuator())
+    assert held.outputs["blocker"] == f"{INSUFFICIENT_CAPACITY}: {CASES[api][3]}"
+    registered = {(m["kind"], m["metadata"]["name"]) for m in held.manifests if m["kind"] == "StatefulSet"}
+    assert registered == before  # no surge StatefulSet, no new revision's children
+
+
+@API
+def test_without_the_argument_the_surge_is_registered(api) -> None:
+    cluster, new = converged_old_fleet(api)
+    plain = run_program(program(api, new), cluster, FakeActuator())
+    assert not str(plain.outputs["blocker"] or "").startswith(INSUFFICIENT_CAPACITY)
+    demand = sum(
+        int(m["spec"]["replicas"])
+        * sum(int(c["resources"]["limits"][GPU]) for c in m["spec"]["template"]["spec"]["containers"])
+        for m in plain.manifests
+        if m["kind"] == "StatefulSet"
+    )
+    assert demand > 32  # the old fleet's 32 GPUs plus the surge
+
+
+@API
+def test_a_non_boolean_check_capacity_raises_before_anything_registers(api) -> None:
+    new = CASES[api][0]("img:2")
+    with pytest.raises(SpecError, match="checkCapacity"):
+        run_program(program(api, new, check_capacity="yes"), EmptyObserver(), FakeActuator())

@@ -445,7 +445,9 @@ def _chart(rows: Sequence[TraceRow], timeline: Timeline, f: Frame) -> list[str]:
                     f.y(b.ceiling),
                     "ceiling",
                     CEILING,
-                    f"ceiling {b.ceiling} = replicas {b.replicas} + maxSurge {b.max_surge}",
+                    f"ceiling {b.ceiling} = replicas {b.replicas} + maxSurge {b.max_surge}"
+                    if b.ceiling == b.replicas + b.max_surge
+                    else f"ceiling {b.ceiling} = live groups as the scale-down to {b.replicas} drains",
                 ),
                 (
                     f.y(b.floor),

@@ -10,8 +10,11 @@ runs; the run itself (rows, stages, verdict) is exactly the plain runner's. Inva
 * a reconcile "changed something" when its apply created, updated, replaced or deleted an
   object, or it executed an action other than webhook-equivalent labels (those are bookkeeping,
   as in the trace: :func:`~pulumi_lws.sim.driver.runner.split_executed`);
-* budgets are recorded after every traced reconcile, from the spec that reconcile used, and kept
-  as segments: a new :class:`Budget` starts only when replicas, maxUnavailable or maxSurge change;
+* budgets are recorded after every traced reconcile, from the spec that reconcile used, and after
+  every traced row, and kept as segments: a new :class:`Budget` starts only when replicas,
+  maxUnavailable, maxSurge or the held ceiling change. The ceiling is the one the runner checks
+  at that moment: replicas + maxSurge, except while a scale-down drains, when it is the live count
+  when the scale-down began, lowered as groups go (``held``; the runner's ``_Budget``);
 * ``armed`` records when the runner's availability check is armed (the set fully available at the
   current replica count) and disarmed (replicas changed): the floor holds only while armed, so a
   plot draws it as checked only there;
@@ -38,6 +41,8 @@ class Budget:
     replicas: int
     max_unavailable: int
     max_surge: int
+    #: while a scale-down drains: the live groups when it began, lowered as they go (else None)
+    held: int | None = None
 
     @property
     def floor(self) -> int:
@@ -46,8 +51,13 @@ class Budget:
 
     @property
     def ceiling(self) -> int:
-        """Most live groups the rollout may run: replicas + maxSurge."""
-        return self.replicas + self.max_surge
+        """Most live groups the rollout may run: replicas + maxSurge, or the held ceiling of a
+        draining scale-down when that is higher."""
+        rollout = self.replicas + self.max_surge
+        return rollout if self.held is None else max(rollout, self.held)
+
+    def key(self) -> tuple[int, int, int, int | None]:
+        return (self.replicas, self.max_unavailable, self.max_surge, self.held)
 
 
 @dataclass
@@ -77,12 +87,19 @@ class Timeline:
         applied, (actions, _) = step.applied, split_executed(step)
         if actions or applied.created or applied.updated or applied.replaced or applied.deleted:
             self.changes.append(now)
+        self.record_budget(budget)
+
+    def record_budget(self, budget: Budget | None) -> None:
+        """A new segment when ``budget`` differs from the one in force (at the same instant it
+        replaces it: only the last one recorded at a time was in force after that time)."""
         last = self.budgets[-1] if self.budgets else None
-        if budget is not None and (
-            last is None
-            or (last.replicas, last.max_unavailable, last.max_surge)
-            != (budget.replicas, budget.max_unavailable, budget.max_surge)
-        ):
+        if budget is None or (last is not None and last.key() == budget.key()):
+            return
+        if last is not None and last.start == budget.start:
+            self.budgets[-1] = budget
+            if len(self.budgets) > 1 and self.budgets[-2].key() == budget.key():
+                self.budgets.pop()
+        else:
             self.budgets.append(budget)
 
 
@@ -117,19 +134,26 @@ class TimelineRunner(Runner):
         step = super()._reconcile()
         self._last = step.stage or self._last
         if self._tracing:
-            now, b = self.cluster.clock.now, self.budget.budgets  # the budgets the invariants check
-            budget = None if b is None else Budget(now, b.replicas, b.max_unavailable, b.max_surge)
-            self.timeline.record(now, step, budget)
+            now = self.cluster.clock.now
+            self.timeline.record(now, step, self._budget_now(now))
             self.timeline.record_armed(now, self.budget.armed)
             control = step.stage.control if step.stage is not None else None
             if control is not None and control.exceeded and self.timeline.deadline_passed is None:
                 self.timeline.deadline_passed = now
         return step
 
+    def _budget_now(self, now: float) -> Budget | None:
+        """The budgets the invariants check now (the held ceiling of a draining scale-down too)."""
+        b = self.budget.budgets
+        return (
+            None if b is None else Budget(now, b.replicas, b.max_unavailable, b.max_surge, self.budget.scale_down_live)
+        )
+
     def _row(self, note: str = "", step: EngineStep | None = None) -> TraceRow | None:
         row = super()._row(note, step)
         if self._tracing and row is not None:
             self.timeline.record_armed(row.time, self.budget.armed)
+            self.timeline.record_budget(self._budget_now(row.time))  # a held ceiling lowered as groups went
         return row
 
 

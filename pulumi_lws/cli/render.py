@@ -110,6 +110,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "controller created: controller -> operator-free, docs/rbac.md)",
     )
     access.add_argument(
+        "--check-capacity",
+        action="store_true",
+        help="with --rbac: also grant what the capacity check reads (list on nodes and on pods, cluster-wide: a "
+        "ClusterRole); a workload whose manifest sets pulumi-lws.io/check-capacity gets it anyway",
+    )
+    access.add_argument(
         "--mode",
         choices=("operator-free", "controller"),
         default=None,
@@ -223,6 +229,12 @@ def run(args: argparse.Namespace) -> int:
     if args.adoption and not args.rbac:
         print("render: --adoption only with --rbac", file=sys.stderr)
         return X.BAD_INPUT
+    if args.check_capacity and not args.rbac:
+        print(
+            "render: --check-capacity only with --rbac (render prints the objects, which it does not change)",
+            file=sys.stderr,
+        )
+        return X.BAD_INPUT
     if args.rbac:  # pulumi_lws.rbac: every workload is validated before anything is printed
         from pulumi_lws.rbac import parse_service_account, rbac_yaml
 
@@ -241,6 +253,7 @@ def run(args: argparse.Namespace) -> int:
                 service_account=args.service_account,
                 mode=args.mode or "operator-free",
                 adoption=args.adoption,
+                check_capacity=args.check_capacity,
             )
         )
         return X.OK

@@ -74,6 +74,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="draw group states with ASCII letters (U u o x g t) instead of emoji; automatic when stdout "
         "cannot encode them",
     )
+    p.add_argument(
+        "--check-capacity",
+        action="store_true",
+        help="hold a stage whose new pods do not fit the free capacity of matching nodes (blocker "
+        "insufficient-capacity), as the component argument check_capacity (the scenario key "
+        "reconcile.checkCapacity; pure engine; docs/capacity.md)",
+    )
     p.add_argument("--plot", metavar="FILE.svg", help="also write an SVG timeline of group states and availability")
     p.add_argument(
         "--engine",
@@ -110,6 +117,15 @@ def run(args: argparse.Namespace) -> int:
             )
             return X.BAD_INPUT
         head = None
+    if getattr(args, "check_capacity", False):
+        if (args.engine or scenario.default_engine) != "pure":
+            print(
+                "simulate: --check-capacity is a pure-engine choice: a program sets the component argument "
+                "check_capacity",
+                file=sys.stderr,
+            )
+            return X.BAD_INPUT
+        scenario.check_capacity = True
     from pulumi_lws.sim.driver.timeline import TimelineRunner, WarmUpBlocked
 
     runner = TimelineRunner(scenario, args.engine)

@@ -61,6 +61,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--timeout", type=float, default=600.0, help="--watch gives up after this many seconds (default 600)"
     )
     parser.add_argument(
+        "--check-capacity",
+        action="store_true",
+        help="also read the cluster's Nodes and every pod's requests, and show a stage whose new pods do not fit "
+        "the free capacity of matching nodes as the blocker insufficient-capacity (as the component argument "
+        "check_capacity; needs list on nodes and pods cluster-wide; docs/capacity.md)",
+    )
+    parser.add_argument(
         "--attempts",
         type=int,
         default=3,
@@ -148,7 +155,13 @@ def describe(target: Target, args: argparse.Namespace) -> dict[str, Any]:
 
     workload, spec = target.workload, target.spec
     backend = backend_for(args, workload.gang.provider())
-    done: Cycle[None] = cycle(workload, spec, workload.options(), backend.observer)  # observe + reconcile only
+    done: Cycle[None] = cycle(  # observe + reconcile only; the flag on, else the manifest's annotation
+        workload,
+        spec,
+        workload.options(),
+        backend.observer,
+        check_capacity=True if getattr(args, "check_capacity", False) else None,
+    )
     snapshot, result, stage = done.snapshot, done.reconciled, done.stage
     namespace, name = workload.identity(spec)
     observed = {(o.get("kind"), (o.get("metadata") or {}).get("name")) for o in snapshot}

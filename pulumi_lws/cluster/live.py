@@ -56,7 +56,7 @@ from pulumi_lws.cluster.resilience import (
 )
 from pulumi_lws.core.contract.facts import GANG_PODGROUPS, KindRef
 from pulumi_lws.core.contract.ports import ActionError, ClusterError, ObserveError, Scope
-from pulumi_lws.core.contract.snapshot import Snapshot
+from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot
 from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.workloads import registered
 
@@ -136,6 +136,14 @@ def load_kubeconfig(kubeconfig: str | None) -> KubeConfig:
 REQUEST_TIMEOUT = 10.0
 
 
+#: what the capacity check's LISTs are for, named in a 403's error (the missing permission)
+CAPACITY_RBAC = (
+    "the capacity check, check_capacity / --check-capacity, reads every Node and every pod: grant list on "
+    "nodes and pods cluster-wide, `pulumi-lws render --rbac --check-capacity` prints the ClusterRole, or turn "
+    "the check off"
+)
+
+
 class LiveCluster:
     """Observer + Actuator for a real API server (see module docstring)."""
 
@@ -183,7 +191,8 @@ class LiveCluster:
     # ---- Observer --------------------------------------------------------------------------
     def observe(self, scope: Scope) -> Snapshot:
         """One LIST per kind of ``scope`` (selected server-side, checked again client-side), plus
-        one for Nodes when the scope asks."""
+        one for Nodes when the scope asks, plus (the opt-in capacity check, ``scope.capacity``) one
+        for Nodes and one for the pods of every namespace (``Snapshot.capacity``)."""
         objs: list[dict[str, Any]] = []
         for kind in scope.kinds:
             objs += [
@@ -193,19 +202,32 @@ class LiveCluster:
                 )
                 if scope.selects(o, kind)
             ]
+        nodes = (
+            self._list("Node", Node, why=CAPACITY_RBAC if scope.capacity and not scope.nodes else "")
+            if (scope.nodes or scope.capacity)
+            else []
+        )
         if scope.nodes:
-            objs += self._list("Node", Node)
-        return Snapshot.of(objs, now=self._now())
+            objs += nodes
+        capacity = None
+        if scope.capacity:
+            pods = self._list("Pod", Pod, namespace="*", why=CAPACITY_RBAC)
+            capacity = NodeCapacity.of(nodes, pods)
+        return Snapshot.of(objs, now=self._now(), capacity=capacity)
 
     def list_resource(self, kind: str, res: Any, namespace: str | None = None) -> list[dict[str, Any]]:
         """Every object of ``res`` (a lightkube resource class, e.g. a generic CR) in
         ``namespace``, with the observer's retries and errors ([] when the API is not served)."""
         return self._list(kind, res, **({"namespace": namespace} if namespace else {}))
 
-    def _list(self, kind: str, res: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    def _list(self, kind: str, res: Any, *, why: str = "", **kwargs: Any) -> list[dict[str, Any]]:
         """Every object of one LIST (all pages), retried on transient failures; a LIST that still
-        fails raises :class:`ObserveError`, so nothing is planned from a partial read."""
-        where = f"LIST {kind}" + (f" in namespace {kwargs['namespace']}" if kwargs.get("namespace") else "")
+        fails raises :class:`ObserveError`, so nothing is planned from a partial read. ``why``:
+        what needs this LIST, named when the answer is 403 (the missing permission)."""
+        namespace = kwargs.get("namespace")
+        where = f"LIST {kind}" + (
+            " in every namespace" if namespace == "*" else f" in namespace {namespace}" if namespace else ""
+        )
         if kwargs.get("labels"):
             where += " selected by " + ",".join(
                 k if not isinstance(v, str) else f"{k}={v}" for k, v in sorted(kwargs["labels"].items())
@@ -217,8 +239,12 @@ class LiveCluster:
         except Exception as exc:  # lightkube raises ApiError, httpx errors or timeouts
             if status_code(exc) == 404:  # API not served by this cluster: nothing of this kind
                 return []
+            missing = ""
+            if why and status_code(exc) == 403:
+                scope_words = "cluster-wide" if namespace in (None, "*") else f"in namespace {namespace}"
+                missing = f"; missing permission: list {res.__name__.lower()}s {scope_words} ({why})"
             raise ObserveError(
-                f"observe failed: {where} on {self.where}: {describe_failure(exc)}"
+                f"observe failed: {where} on {self.where}: {describe_failure(exc)}{missing}"
                 f"{self._attempts_note(exc)}; nothing was planned from the partial read "
                 "(the next `pulumi up` observes again)"
             ) from exc

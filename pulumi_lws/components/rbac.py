@@ -2,7 +2,7 @@
 
 A Pulumi component registering what :mod:`pulumi_lws.rbac` computes for the given workload
 manifests: a Role + RoleBinding per workload namespace and, only when a workload reads Nodes
-(exclusive placement), a ClusterRole + ClusterRoleBinding — all bound to one ServiceAccount
+(exclusive placement, or the opt-in capacity check: Nodes and every namespace's pods), a ClusterRole + ClusterRoleBinding — all bound to one ServiceAccount
 (optionally created here), for the workload components' ``mode`` (operator-free: observe, act,
 Events, the expanded objects; controller: observe, the CRD check, the upstream custom resource).
 It belongs in an admin's stack (whoever may grant RBAC), not in the
@@ -41,6 +41,9 @@ class ReconcilerRbacArgs(TypedDict, total=False):
     """Also allow ``disown`` on every observed kind (adopting a fleet from the upstream controller; operator-free only)."""
     mode: pulumi.Input[str]
     """The workload components' ``mode``: ``operator-free`` (default) or ``controller`` (docs/rbac.md)."""
+    check_capacity: pulumi.Input[bool]
+    """Also grant what the workload components' ``check_capacity`` reads: ``list`` on nodes and on pods,
+    cluster-wide (a workload whose manifest sets ``pulumi-lws.io/check-capacity`` gets it anyway; docs/capacity.md)."""
 
 
 class ReconcilerRbac(pulumi.ComponentResource):
@@ -68,7 +71,11 @@ class ReconcilerRbac(pulumi.ComponentResource):
         mode = str(args.get("mode") or rbac.OPERATOR_FREE)
         rbac.check_mode(mode, kind="ReconcilerRbac", adoption=adoption, gang_provider=gang)  # even with no workload
         # every manifest is validated (SpecError) before the first registration
-        policies = [rbac.policy_for_manifest(m, gang_provider=gang, adoption=adoption, mode=mode) for m in workloads]
+        capacity = bool(args.get("check_capacity") or args.get("checkCapacity"))
+        policies = [
+            rbac.policy_for_manifest(m, gang_provider=gang, adoption=adoption, mode=mode, check_capacity=capacity)
+            for m in workloads
+        ]
         # per-mode object names (rbac.object_name): a mode switch can add the new RBAC beside the old
         docs = rbac.manifests(
             policies, name=rbac.object_name(name, mode), subject_namespace=sa_namespace, subject_name=sa_name

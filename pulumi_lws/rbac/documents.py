@@ -88,14 +88,18 @@ def policy_for_manifest(
     gang_provider: str = "kubernetes",
     adoption: bool = False,
     mode: str = OPERATOR_FREE,
+    check_capacity: bool = False,
 ) -> Policy:
     """The policy of one upstream workload manifest in ``mode``: its scope as the spec needs it
     (Nodes only for exclusive placement) and, operator-free, the kinds its first and steady stages
-    render. Raises ``SpecError`` for an invalid manifest or a mode / option mismatch (nothing is
-    computed from it)."""
+    render; the capacity check's cluster-wide LISTs of Nodes and pods only when it is opted in
+    (``check_capacity``, else the manifest's ``pulumi-lws.io/check-capacity`` annotation, where the
+    component argument is written). Raises ``SpecError`` for an invalid manifest or a mode / option
+    mismatch (nothing is computed from it)."""
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
     from pulumi_lws.core.contract.snapshot import EMPTY
     from pulumi_lws.core.contract.workload import workload_of
+    from pulumi_lws.core.features.control import capacity_checked
     from pulumi_lws.sim.driver.expansion import steady_state
 
     workload = workload_of(manifest)
@@ -106,6 +110,7 @@ def policy_for_manifest(
     ns, _ = workload.identity(spec)
     gang = workload.gang.provider(gang_provider)
     scope = workload.scope(spec)
+    capacity = capacity_checked(workload.kind, spec, True if check_capacity else None)
     if mode == CONTROLLER:  # what controller.register_custom_resource observes; the CR is all it manages
         return policy(
             workload.kind,
@@ -115,6 +120,7 @@ def policy_for_manifest(
             gang_provider=gang,
             mode=mode,
             upstream=workload.upstream,
+            capacity=capacity,
         )
     first = workload.reconcile(spec, EMPTY, workload.options(gang_provider=gang)).manifests
     steady = steady_state(manifest, namespace=namespace, gang_provider=gang).reconciled.manifests
@@ -128,6 +134,7 @@ def policy_for_manifest(
         gang_provider=gang,
         adoption=adoption,
         awaited={kind_of_manifest(m) for m in rendered if not skips_await(m)},
+        capacity=capacity,
     )
 
 
@@ -152,6 +159,7 @@ def rbac_yaml(
     service_account: str = "default/pulumi-lws",
     adoption: bool = False,
     mode: str = OPERATOR_FREE,
+    check_capacity: bool = False,
 ) -> str:
     """The RBAC documents for every workload of ``manifests_`` (other documents ignored) in
     ``mode`` as YAML, with a header naming the workloads, the mode and the subject. Invalid input
@@ -163,7 +171,14 @@ def rbac_yaml(
     sa_namespace, sa_name = parse_service_account(service_account)
     workloads = [m for m in manifests_ if workload_of(m) is not None]
     policies = [
-        policy_for_manifest(m, namespace=namespace, gang_provider=gang_provider, adoption=adoption, mode=mode)
+        policy_for_manifest(
+            m,
+            namespace=namespace,
+            gang_provider=gang_provider,
+            adoption=adoption,
+            mode=mode,
+            check_capacity=check_capacity,
+        )
         for m in workloads
     ]
     names = ", ".join(

@@ -219,13 +219,30 @@ def adoption_kinds(
     return sorted(k for k in scope_kinds if resolve(k, gang_provider) in made or k in extra)
 
 
-def observe_grants(scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes") -> list[Grant]:
-    """One LIST per scope kind (and Nodes, cluster-scoped, when the scope reads them): both modes."""
+def observe_grants(
+    scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes", capacity: bool = False
+) -> list[Grant]:
+    """One LIST per scope kind (and Nodes, cluster-scoped, when the scope reads them): both modes.
+    ``capacity`` (the opt-in capacity check, :mod:`pulumi_lws.core.features.fit`): a LIST of Nodes and
+    one of the pods of every namespace, both cluster-scoped (what ``Scope.capacity`` reads)."""
     out = [
         _grant(resolve(k, gang_provider), "list", RECONCILE, "observe: one LIST per scope kind") for k in scope_kinds
     ]
     if nodes:
         out.append(_grant("Node", "list", RECONCILE, "observe: Nodes for exclusive placement"))
+    if capacity:
+        out.append(_grant("Node", "list", RECONCILE, "capacity check: every Node's allocatable, labels and taints"))
+        pod = kinds()["Pod"]
+        out.append(
+            Grant(
+                pod.group,
+                pod.plural,
+                "list",
+                RECONCILE,
+                "capacity check: the requests of the pods bound to every node, in every namespace",
+                cluster=True,
+            )
+        )
     return out
 
 
@@ -237,10 +254,11 @@ def reconcile_grants(
     gang_provider: str = "kubernetes",
     adoption: bool = False,
     rendered: Iterable[str] = (),
+    capacity: bool = False,
 ) -> list[Grant]:
     """What the operator-free reconcile itself sends: observe, act, Events (``rendered``: for adoption)."""
     scope_kinds = list(scope_kinds)
-    out = observe_grants(scope_kinds, nodes=nodes, gang_provider=gang_provider)
+    out = observe_grants(scope_kinds, nodes=nodes, gang_provider=gang_provider, capacity=capacity)
     # an action only touches an object the reconcile observed: kinds outside the scope get none
     in_scope = set(scope_kinds)
     actions = {(verb, kind) for verb, kind in api_actions(api) if kind in in_scope}
@@ -280,11 +298,11 @@ def managed_grants(rendered: Iterable[str | Kind], awaited: Iterable[str | Kind]
 
 
 def controller_grants(
-    upstream: Any, scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes"
+    upstream: Any, scope_kinds: Iterable[str], *, nodes: bool, gang_provider: str = "kubernetes", capacity: bool = False
 ) -> list[Grant]:
     """Controller mode (module docstring): observe, the CRD GET by name, pulumi-kubernetes on the
     CR. ``upstream``: the API's :class:`~pulumi_lws.core.contract.workload.UpstreamController`."""
-    out = observe_grants(scope_kinds, nodes=nodes, gang_provider=gang_provider)
+    out = observe_grants(scope_kinds, nodes=nodes, gang_provider=gang_provider, capacity=capacity)
     out.append(
         _grant(
             CRD,
@@ -339,8 +357,10 @@ def policy(
     awaited: Iterable[str] | None = None,
     mode: str = OPERATOR_FREE,
     upstream: Any = None,
+    capacity: bool = False,
 ) -> Policy:
     """The grants one workload of ``api`` needs in ``namespace`` in ``mode`` (module docstring).
+    ``capacity``: the opt-in capacity check's cluster-wide LISTs of Nodes and pods (both modes);
     ``rendered``/``awaited``/``adoption``: operator-free only; ``upstream``: controller mode's
     :class:`~pulumi_lws.core.contract.workload.UpstreamController` (default: the registered API's).
 
@@ -356,13 +376,25 @@ def policy(
             upstream = _workload(api).upstream
         return Policy(
             namespace,
-            tuple(dict.fromkeys(controller_grants(upstream, scope_kinds, nodes=nodes, gang_provider=gang_provider))),
+            tuple(
+                dict.fromkeys(
+                    controller_grants(
+                        upstream, scope_kinds, nodes=nodes, gang_provider=gang_provider, capacity=capacity
+                    )
+                )
+            ),
         )
     unknown = rendered - api_renders(api)
     if unknown:
         raise ValueError(f"{api} rendered {sorted(unknown)}: add them to its Workload.rbac.renders (api_renders)")
     grants = reconcile_grants(
-        api, scope_kinds, nodes=nodes, gang_provider=gang_provider, adoption=adoption, rendered=rendered
+        api,
+        scope_kinds,
+        nodes=nodes,
+        gang_provider=gang_provider,
+        adoption=adoption,
+        rendered=rendered,
+        capacity=capacity,
     )
     grants += managed_grants(rendered, awaited)
     return Policy(namespace, tuple(dict.fromkeys(grants)))

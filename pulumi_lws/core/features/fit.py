@@ -372,8 +372,8 @@ def remedies(short: Shortfall, surge_roles: Iterable[str], budgets: Mapping[str,
             f"maxUnavailable {b.max_unavailable}): the new groups then take what the old ones free"
         )
     out.append(
-        f"or add nodes with free {short.resource} that match the pods' nodeSelector, required node affinity "
-        "and tolerations (the rollout proceeds on the next pulumi up)"
+        f"{'or ' if out else ''}add nodes with free {short.resource} that match the pods' nodeSelector, required "
+        "node affinity and tolerations (or free some): the next pulumi up re-checks and proceeds"
     )
     return tuple(out)
 

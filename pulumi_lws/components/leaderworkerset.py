@@ -83,6 +83,11 @@ class LeaderWorkerSetArgs(TypedDict, total=False):
     """Report ``Progressing=False`` (reason ``ProgressDeadlineExceeded``) when no group became ready and
     no stage advanced this long, from the cluster's timestamps (annotation
     ``pulumi-lws.io/progress-deadline-seconds``). Default 600; 0 disables."""
+    per_pod_values: pulumi.Input[str]
+    """Where the values upstream's pod webhook sets per pod come from: ``template`` (default: what the
+    StatefulSet templates share, per-pod labels at the next reconcile) or ``admission-policy`` (a
+    MutatingAdmissionPolicy sets them when each pod is created; Kubernetes >= 1.34 with the policy API
+    enabled, or >= 1.36). The manifest annotation ``pulumi-lws.io/per-pod-values``; docs/rendering.md."""
     mode: pulumi.Input[str]
     """``operator-free`` (default: pulumi-lws expands and rolls out) or ``controller`` (register the upstream
     LeaderWorkerSet CR for an installed LWS controller; docs/modes.md)."""

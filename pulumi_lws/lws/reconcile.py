@@ -74,6 +74,8 @@ def manifest_dependencies(
       :func:`render.lws.ordinal_dependencies`);
     * every workload after the gang objects its pods belong to, PodGroups after their Workload
       (:func:`render.scheduling.gang_dependencies`);
+    * per-pod values ``admission-policy``: every workload after the MutatingAdmissionPolicy and its
+      binding, the binding after the policy (:func:`render.admission.admission_dependencies`);
     * Hash: worker StatefulSets do NOT depend on the leader Deployment — a worker StatefulSet is
       rendered on its observed leader pod's revision (it is owned by that pod), never on the
       Deployment's template, so no apply order can put workers ahead of their leader, and a failing
@@ -83,6 +85,7 @@ def manifest_dependencies(
     built in one pass over the manifests (the rules are per manifest); ``check_order``: also
     ``check_dependency_order`` on it, in the same pass.
     """
+    from pulumi_lws.lws.render.admission import BINDING_KIND, POLICY_KIND, policy_name
     from pulumi_lws.lws.render.ordinal import POD_BEARING_KINDS
     from pulumi_lws.lws.render.scheduling import gang_dependencies
 
@@ -96,6 +99,9 @@ def manifest_dependencies(
         if ref[0] == "ControllerRevision"
     }
     gang = gang_dependencies(manifests)  # {} without gang objects (one scan of the kinds)
+    policy: Ref = (POLICY_KIND, policy_name(lws))
+    binding: Ref = (BINDING_KIND, policy[1])
+    admission = policy in position  # admission_dependencies: every workload after the policy and binding
     leader: Ref | None = ("StatefulSet", lws.name)
     if lws.spec.group_identity == "Hash" or leader not in position:
         leader = None
@@ -115,6 +121,10 @@ def manifest_dependencies(
                     deps.append(crs[key])
         if gang and ref in gang:
             deps += gang[ref]
+        if admission and ref[0] in POD_BEARING_KINDS:
+            deps += [policy, binding]
+        elif admission and ref == binding:
+            deps.append(policy)
         # ordinal_dependencies: a worker StatefulSet (group-index label, not the leader's) after the leader
         if (
             leader is not None
@@ -144,10 +154,13 @@ def _merged_dependencies(
 ) -> dict[Ref, tuple[Ref, ...]]:
     """:func:`manifest_dependencies` by the general merge of the three rules' results."""
     from pulumi_lws.core.contract.dependencies import merge_dependencies
+    from pulumi_lws.lws.render.admission import admission_dependencies, uses_admission_policy
     from pulumi_lws.lws.render.ordinal import ordinal_dependencies, workload_dependencies
     from pulumi_lws.lws.render.scheduling import gang_dependencies
 
     parts = [workload_dependencies(manifests), gang_dependencies(manifests)]
+    if uses_admission_policy(lws):
+        parts.append(admission_dependencies(lws, manifests))
     if lws.spec.group_identity != "Hash":
         parts.append(ordinal_dependencies(lws.name, manifests))
     out = merge_dependencies(manifests, *parts)

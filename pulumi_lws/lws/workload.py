@@ -33,6 +33,7 @@ from pulumi_lws.core.features.control import control_choices, controlled
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.lws.api.leaderworkerset import API_VERSION, KIND, LeaderWorkerSet
+from pulumi_lws.lws.api.per_pod_rules import PER_POD_VALUES
 from pulumi_lws.lws.observe import lws_scope
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.revision import build_catalog, revision_key
@@ -96,6 +97,7 @@ ARGUMENTS = ArgumentSchema(
         "group_replacement_policy": ("spec", "groupReplacementPolicy"),
         "namespace": ("metadata", "namespace"),
         "name": ("metadata", "name"),
+        "per_pod_values": ("metadata", "annotations", PER_POD_VALUES),
     },
     # a manifest's values are taken as written (upstream rejects maxSurge: "5"); only the typed
     # ``rollout`` argument, which the provider delivers as strings, is coerced

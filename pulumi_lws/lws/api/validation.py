@@ -35,6 +35,7 @@ from pulumi_lws.lws.api.fields import (  # noqa: F401  (constants re-exported)
 from pulumi_lws.lws.api.fields import (
     err as _err,
 )
+from pulumi_lws.lws.api.per_pod_rules import per_pod_values_valid
 from pulumi_lws.lws.api.scheduling_rules import (
     priority_class_frozen,
     scheduling_fields_immutable,
@@ -344,6 +345,7 @@ CREATE_RULES: tuple[CreateRule, ...] = (
     scheduling_same_priority_class,
     scheduling_resource_claims_referenced,
     update_order_annotation_valid,
+    per_pod_values_valid,
 )
 UPDATE_RULES: tuple[UpdateRule, ...] = (
     subgroup_size_immutable,

@@ -34,6 +34,8 @@ from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import names
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.group_shape import container_requests_tpus, requests_tpus, static_worker_subgroup
+from pulumi_lws.lws.render.admission import LEADER_EXCLUDED, admission_objects, uses_admission_policy
+from pulumi_lws.lws.render.admission_pods import add_worker_tpu_env, leader_subgroup_tpu_hosts, subgroup_key_table
 from pulumi_lws.lws.render.common import controller_revision, workload_annotations
 from pulumi_lws.lws.render.pod import (
     LEADER_NAME_REF,
@@ -45,6 +47,7 @@ from pulumi_lws.lws.render.pod import (
     leader_lws_env,
     pin_to_domain,
     prepend_env,
+    tpu_containers,
     worker_lws_env,
 )
 from pulumi_lws.lws.revision import RevisionCatalog
@@ -80,7 +83,19 @@ def render_ordinal(
     for i, at in group_lws.items():
         if at.size > 1 and (worker_groups is None or i in worker_groups):
             out.append(worker_statefulset(lws, at, i, keys[i], domains.get(i), tpus=tpus[keys[i]]))
+    if uses_admission_policy(lws):  # declared first: every StatefulSet depends on them
+        out = admission_objects(lws, range(stage.replicas), worker_tpu_containers(by_key.values())) + out
     return out
+
+
+def worker_tpu_containers(revisions: Iterable[LeaderWorkerSet]) -> int:
+    """The most TPU containers a worker template of ``revisions`` has (one ``TPU_WORKER_ID``
+    annotation per container index in admission mode), whether or not its groups render now."""
+    counts = [
+        len(tpu_containers((at.spec.leader_worker_template.worker_template or {}).get("spec") or {}))
+        for at in revisions
+    ]
+    return max(counts, default=0)
 
 
 def template_tpus(at: LeaderWorkerSet) -> tuple[bool, bool]:
@@ -184,15 +199,23 @@ def leader_template(lws: LeaderWorkerSet, key: str, *, leader_env: LeaderEnv | N
         annotations[L.SUBDOMAIN_POLICY] = UNIQUE_PER_REPLICA
     template = decorated(lwt.leader_pod_template(), labels, annotations)
     spec = template["spec"]
-    tpu = sgp is None and requests_tpus(spec)
+    admission = uses_admission_policy(lws)
+    # admission mode: a leader of subgroup 0 gets its (static) subgroup TPU variables too
+    sg_tpu = admission and sgp is not None and sgp.sub_group_policy_type != LEADER_EXCLUDED and bool(sgp.sub_group_size)
+    tpu = (sgp is None or sg_tpu) and requests_tpus(spec)
     prepend_env(spec, list(refs.env) + (list(refs.tpu_env) if tpu else []))
     topology = lws.metadata.annotations.get(L.EXCLUSIVE_TOPOLOGY)
-    if topology:
+    if topology and not admission:  # admission mode: upstream's group-key terms, set by the policy
         add_leader_exclusive_affinity(spec, topology)
     if tpu:
-        hosts = [refs.host] + [
-            names.pod_address(f"{refs.worker_prefix}-{j}", refs.worker_subdomain) for j in range(1, lws.size)
-        ]
+
+        def worker_host(j: int) -> str:
+            return names.pod_address(f"{refs.worker_prefix}-{j}", refs.worker_subdomain)
+
+        if sgp is not None and sgp.sub_group_size:
+            hosts = leader_subgroup_tpu_hosts(refs.host, worker_host, sgp.sub_group_size)
+        else:
+            hosts = [refs.host] + [worker_host(j) for j in range(1, lws.size)]
         add_tpu_env(spec, hosts, refs.name, first_id=0)
     return template
 
@@ -283,10 +306,14 @@ def worker_template(
     leader_tpus, worker_tpus = tpus if tpus is not None else template_tpus(at)
     if leader_tpus:
         annotations[L.LEADER_REQUESTS_TPUS] = "true"
-    sg_index = static_worker_subgroup(at.size, sgp.sub_group_size) if sgp and sgp.sub_group_size else None
+    admission = uses_admission_policy(live)  # the policy sets every subgroup label and term
+    sg_size = sgp.sub_group_size if sgp else None
+    sg_index = static_worker_subgroup(at.size, sg_size) if sg_size and not admission else None
     if sg_index is not None:
         labels[L.SUBGROUP_INDEX] = str(sg_index)
         labels[L.SUBGROUP_KEY] = names.subgroup_key(leader, sg_index)
+    if admission and sg_size:
+        annotations.update(subgroup_key_table(leader, at.size, sg_size))
     template = decorated(lwt.worker_template, labels, annotations)
     spec = template["spec"]
     prepend_env(spec, worker_lws_env(g.leader_address, at.size))
@@ -298,7 +325,23 @@ def worker_template(
         pin_to_domain(spec, topology, domain)
     elif topology and g.key_affinity:  # with the leader (it carries the group-key label), apart from other groups
         add_key_exclusive_affinity(spec, L.GROUP_KEY, g.key, topology)
-    if sgp is None and worker_tpus:
+    if admission and worker_tpus:
+
+        def worker_host(j: int) -> str:
+            return names.pod_address(f"{g.worker_prefix}-{j}", g.subdomain)
+
+        tables = add_worker_tpu_env(
+            spec,
+            leader_host=g.leader_host,
+            worker_host=worker_host,
+            size=at.size,
+            subgroup_size=sg_size,
+            leader_tpus=leader_tpus,
+            tpu_name=leader,
+        )
+        if tables:
+            template["metadata"]["annotations"] = {**template["metadata"].get("annotations", {}), **tables}
+    elif sgp is None and worker_tpus:
         hosts = [g.leader_host] if leader_tpus else []
         hosts += [names.pod_address(f"{g.worker_prefix}-{j}", g.subdomain) for j in range(1, at.size)]
         n_tpu = sum(1 for c in spec.get("containers") or [] if container_requests_tpus(c))

@@ -114,9 +114,8 @@ def add_tpu_env(
     tpu = [c for c in spec.get("containers") or [] if container_requests_tpus(c)]
     if not tpu or any(e.get("name") in (TPU_WORKER_HOSTNAMES, TPU_WORKER_ID) for c in tpu for e in c.get("env") or []):
         return
-    ports = [_user_port(c) or str(TPU_DEFAULT_PORT + i) for i, c in enumerate(tpu)]
-    names = ",".join(h for h in hosts for _ in tpu)
-    addresses = ",".join(f"{h}:{p}" for h in hosts for p in ports)
+    ports = tpu_ports(tpu)
+    names, addresses = tpu_host_lists(hosts, ports)
     for i, container in enumerate(tpu):
         env = list(container.get("env") or [])  # a new list: the template's may be shared (decorated)
         container["env"] = env
@@ -129,6 +128,27 @@ def add_tpu_env(
         env.append(value_env(TPU_PROCESS_ADDRESSES, addresses))
         if _user_port(container) is None:
             env.append(value_env(TPU_PROCESS_PORT, ports[i]))
+
+
+def tpu_containers(spec: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The containers of ``spec`` that request TPUs, in order (they get the TPU variables)."""
+    return [c for c in spec.get("containers") or [] if container_requests_tpus(c)]
+
+
+def tpu_ports(tpu: list[dict[str, Any]]) -> list[str]:
+    """``TPU_PROCESS_PORT`` of each TPU container: the user's, else 8476 + its index."""
+    return [_user_port(c) or str(TPU_DEFAULT_PORT + i) for i, c in enumerate(tpu)]
+
+
+def tpu_host_lists(hosts: list[str], ports: list[str]) -> tuple[str, str]:
+    """(``TPU_WORKER_HOSTNAMES``, ``TPU_PROCESS_ADDRESSES``) of ``hosts``: each host once per TPU
+    container, and each host with each container's port."""
+    return ",".join(h for h in hosts for _ in ports), ",".join(f"{h}:{p}" for h in hosts for p in ports)
+
+
+def sets_tpu_variables(tpu: list[dict[str, Any]]) -> bool:
+    """Upstream skips the TPU variables when a TPU container already sets one of them."""
+    return any(e.get("name") in (TPU_WORKER_HOSTNAMES, TPU_WORKER_ID) for c in tpu for e in c.get("env") or [])
 
 
 def _user_port(container: Mapping[str, Any]) -> str | None:

@@ -54,7 +54,7 @@ _POD_MUTABLE = {"schedulingGates", "activeDeadlineSeconds", "tolerations"}
 
 def key_of(obj: Mapping[str, Any]) -> Key:
     m = obj.get("metadata") or {}
-    return (obj["kind"], m.get("namespace") or "default", m["name"])
+    return (obj["kind"], Store._ns(obj["kind"], m.get("namespace")), m["name"])
 
 
 def immutable_changes(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -116,8 +116,9 @@ def _label(k: Key) -> str:
 
 
 def _resolved(ref: tuple, namespace: str) -> Key:
-    """A ``(kind, name)`` ref in ``namespace``, or a full ``(kind, namespace, name)`` key as is."""
-    return (ref[0], namespace, ref[1]) if len(ref) == 2 else (ref[0], ref[1], ref[2])
+    """A ``(kind, name)`` ref in ``namespace`` (a cluster-scoped kind: none), or a full
+    ``(kind, namespace, name)`` key as is."""
+    return (ref[0], Store._ns(ref[0], namespace), ref[1]) if len(ref) == 2 else (ref[0], ref[1], ref[2])
 
 
 def matching_keys(refs: Collection[tuple], keys: Iterable[Key]) -> list[Key]:

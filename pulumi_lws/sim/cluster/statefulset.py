@@ -27,6 +27,7 @@ from typing import Any
 from pulumi_lws.core.k8s import keys as K  # Kubernetes well-known keys only: no API label
 from pulumi_lws.core.k8s.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.core.k8s.scaling import scaled_value
+from pulumi_lws.sim.cluster.admission import AdmissionDenied
 from pulumi_lws.sim.cluster.clock import Clock
 from pulumi_lws.sim.cluster.kubelet import Kubelet
 from pulumi_lws.sim.cluster.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
@@ -79,6 +80,8 @@ class StatefulSetController:
         self._internal: dict[str, list[Rev]] = {}
         self._hashes: dict[str, tuple[int, str]] = {}  # uid -> (generation, template hash)
         self._quiet: dict[str, tuple] = {}  # uid -> inputs of its last sync that wrote nothing
+        #: ``<ns>/<pod>`` -> why admission refused its creation (the last refusal; retried at each sync)
+        self.denied: dict[str, str] = {}
 
     def sync_all(self) -> None:
         """Sync every StatefulSet, skipping one whose inputs are exactly those of its previous sync
@@ -307,7 +310,10 @@ class StatefulSetController:
         if sts["spec"].get("serviceName"):
             spec["subdomain"] = sts["spec"]["serviceName"]
         spec["volumes"] = self._claim_volumes(sts, name, list(spec.get("volumes") or []))
-        self.store.create({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec})
+        try:
+            self.store.create({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec})
+        except AdmissionDenied as exc:  # Kubernetes: a FailedCreate event, retried at the next sync
+            self.denied[f"{meta(sts)['namespace']}/{name}"] = str(exc)
 
     def _claim_volumes(self, sts, pod_name: str, volumes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ns = meta(sts)["namespace"]

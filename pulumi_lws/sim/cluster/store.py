@@ -35,7 +35,17 @@ from pulumi_lws.sim.cluster.copies import refreshed, strip_internal  # re-export
 from pulumi_lws.sim.cluster.selectors import match_expression, selector_matches  # noqa: F401  (re-exported)
 
 FOREGROUND = "foregroundDeletion"
-CLUSTER_SCOPED = frozenset({"Node", "Namespace", "PersistentVolume", "ClusterRole", "ClusterRoleBinding"})
+CLUSTER_SCOPED = frozenset(
+    {
+        "Node",
+        "Namespace",
+        "PersistentVolume",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+    }
+)
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
@@ -221,6 +231,10 @@ class Store:
         from pulumi_lws.sim.cluster.defaults import apply_defaults
 
         apply_defaults(new, self)
+        if kind == "Pod":  # the API server's mutating admission (MutatingAdmissionPolicy), after defaulting
+            from pulumi_lws.sim.cluster.admission import admit
+
+            new = admit(new, self)
         self._objs.setdefault(kind, {})[key] = new
         self._sorted.pop(kind, None)
         self._by_uid[m["uid"]] = new

@@ -1,0 +1,310 @@
+"""Per-pod values ``admission-policy`` end to end in the simulator (issue 28): the simulated API
+server evaluates the rendered MutatingAdmissionPolicy when the StatefulSet controllers create the
+pods, and every pod carries, from its creation, exactly what upstream's pod webhook would set.
+
+The expected values come from :func:`upstream_webhook` below: an independent transcription of
+upstream's ``pod_webhook.go::Default`` and ``accelerators/tpu.go`` (labels, subgroup keys, TPU
+variables, ``SetExclusiveAffinities``), applied to the pod's name and group shape — not from the
+renderer. Inputs: the upstream-style golden samples (tests/golden/ordinal/inputs) and the LWS docs'
+TPU example (``TPU_WORKER_HOSTNAMES`` = ``test-sample-1-5 ... test-sample-1-8``).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import pathlib
+import re
+from typing import Any
+
+import pytest
+import yaml
+
+from pulumi_lws.core.contract.driver import cycle
+from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.workloads import workload_for
+
+W = workload_for("LeaderWorkerSet")
+P = "leaderworkerset.sigs.k8s.io"
+GOLDEN = pathlib.Path(__file__).resolve().parents[2] / "golden" / "ordinal" / "inputs"
+TPU = {"limits": {"google.com/tpu": "4"}}
+ADMISSION = {"pulumi-lws.io/per-pod-values": "admission-policy"}
+
+
+def sha1(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def sub_group_index(size: int, sgs: int, worker: int) -> int:
+    """Upstream ``getSubGroupIndex`` (reference §7.1, the version with the ``size % sgs`` check)."""
+    if (size - 1) % sgs == 0 and size % sgs != 0:
+        return (worker - 1) // sgs
+    return worker // sgs
+
+
+def exclusive_terms(key: str, value: str, topology: str) -> tuple[dict, dict]:
+    """Upstream ``SetExclusiveAffinities``: (podAffinity term, podAntiAffinity term)."""
+    return (
+        {
+            "labelSelector": {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]},
+            "topologyKey": topology,
+        },
+        {
+            "labelSelector": {
+                "matchExpressions": [
+                    {"key": key, "operator": "Exists"},
+                    {"key": key, "operator": "NotIn", "values": [value]},
+                ]
+            },
+            "topologyKey": topology,
+        },
+    )
+
+
+def upstream_webhook(lws: dict[str, Any], pod_name: str) -> dict[str, Any]:
+    """What upstream's pod webhook gives pod ``pod_name`` of ``lws`` (Shared subdomain: every
+    host is ``<pod>.<lws>``): labels, TPU env of the TPU container, exclusive affinity terms."""
+    name, ns = lws["metadata"]["name"], lws["metadata"].get("namespace", "default")
+    ann = lws["metadata"].get("annotations") or {}
+    lwt = lws["spec"]["leaderWorkerTemplate"]
+    size = lwt["size"]
+    sgp = lwt.get("subGroupPolicy")
+    sgs = sgp.get("subGroupSize") if sgp else None
+    leader_excluded = bool(sgp) and sgp.get("subGroupPolicyType") == "LeaderExcluded"
+    leader_spec = (lwt.get("leaderTemplate") or lwt["workerTemplate"])["spec"]
+    leader_tpus = any("google.com/tpu" in str(c.get("resources")) for c in leader_spec["containers"])
+    parts = re.fullmatch(rf"{re.escape(name)}-(\d+)(?:-(\d+))?", pod_name)
+    assert parts
+    group, worker = int(parts.group(1)), int(parts.group(2) or 0)
+    leader = f"{name}-{group}"
+    is_leader = worker == 0
+    labels: dict[str, str] = {f"{P}/role": "leader" if is_leader else "worker"}
+    affinity: list[tuple[dict, dict]] = []
+    subgroup: int | None = None
+    if is_leader:
+        labels[f"{P}/group-index"] = str(group)
+        labels[f"{P}/group-key"] = sha1(f"{ns}/{leader}")
+        if f"{P}/exclusive-topology" in ann:
+            affinity.append(exclusive_terms(f"{P}/group-key", labels[f"{P}/group-key"], ann[f"{P}/exclusive-topology"]))
+        if sgs and not leader_excluded:
+            subgroup = 0
+    else:
+        labels[f"{P}/worker-index"] = str(worker)
+        if sgs:
+            subgroup = sub_group_index(size, sgs, worker)
+    if subgroup is not None:
+        labels[f"{P}/subgroup-index"] = str(subgroup)
+        labels[f"{P}/subgroup-key"] = sha1(f"{leader}/{subgroup}")
+        if f"{P}/subgroup-exclusive-topology" in ann:
+            topology = ann[f"{P}/subgroup-exclusive-topology"]
+            affinity.append(exclusive_terms(f"{P}/subgroup-key", labels[f"{P}/subgroup-key"], topology))
+    spec = leader_spec if is_leader else lwt["workerTemplate"]["spec"]
+    env: dict[str, str] = {}
+    if any("google.com/tpu" in str(c.get("resources")) for c in spec["containers"]):
+        env = upstream_tpu_env(name, leader, size, sgs if subgroup is not None else None, subgroup, worker, leader_tpus)
+    return {"labels": labels, "env": env, "affinity": affinity}
+
+
+def upstream_tpu_env(
+    lws: str, leader: str, size: int, sgs: int | None, subgroup: int | None, worker: int, leader_tpus: bool
+) -> dict[str, str]:
+    """``AddTPUVariables`` / ``addTPUVariablesSubGroup`` (one TPU container), with ``TPU_NAME`` the
+    leader's name (reference §7.2 and the LWS docs' example)."""
+
+    def host(i: int | None = None) -> str:
+        return f"{leader}.{lws}" if i is None else f"{leader}-{i}.{lws}"
+
+    hosts: list[str] = []
+    if sgs is not None and subgroup is not None:
+        tpu_id = worker % sgs if leader_tpus else (worker - 1) % sgs
+        start, end = sgs * subgroup + 1, sgs * (subgroup + 1)
+        if worker == 0:
+            hosts.append(host())
+            end -= 1
+        elif leader_tpus and subgroup == 0:
+            end -= 1
+            hosts.append(host())
+        elif leader_tpus:
+            start, end = start - 1, end - 1
+        hosts += [host(i) for i in range(start, end + 1)]
+    else:
+        tpu_id = 0 if worker == 0 else (worker if leader_tpus else worker - 1)
+        if worker == 0 or leader_tpus:
+            hosts.append(host())
+        hosts += [host(i) for i in range(1, size)]
+    return {"TPU_WORKER_HOSTNAMES": ",".join(hosts), "TPU_WORKER_ID": str(tpu_id), "TPU_NAME": leader}
+
+
+def resolved_env(pod: dict[str, Any], container: dict[str, Any]) -> dict[str, str]:
+    """The container's environment as the kubelet gives it: Downward API fields of the pod as
+    admitted, ``$(VAR)`` expanded against earlier variables."""
+    meta = pod["metadata"]
+    out: dict[str, str] = {}
+    for e in container.get("env") or []:
+        if "value" in e:
+            out[e["name"]] = re.sub(r"\$\((\w+)\)", lambda m: out.get(m.group(1), m.group(0)), e["value"])
+            continue
+        path = e["valueFrom"]["fieldRef"]["fieldPath"]
+        field = re.fullmatch(r"metadata\.(labels|annotations)\['([^']+)'\]", path)
+        if field:
+            out[e["name"]] = (meta.get(field.group(1)) or {})[field.group(2)]  # missing: KeyError (a bug)
+        elif path == "metadata.name":
+            out[e["name"]] = meta["name"]
+        else:
+            raise AssertionError(f"unexpected fieldRef {path}")
+    return out
+
+
+def zone_nodes(zones: int = 2, per_zone: int = 3) -> list[dict[str, Any]]:
+    capacity = {"cpu": "64", "memory": "512Gi", "google.com/tpu": "16", "pods": "110"}
+    return [
+        {
+            "name": f"node-{z}-{n}",
+            "labels": {"zone": f"z{z}", "kubernetes.io/hostname": f"node-{z}-{n}"},
+            "capacity": capacity,
+        }
+        for z in range(zones)
+        for n in range(per_zone)
+    ]
+
+
+def run_to_ready(manifest: dict[str, Any], ups: int = 5) -> SimCluster:
+    exclusive = f"{P}/exclusive-topology" in (manifest["metadata"].get("annotations") or {})
+    cluster = SimCluster(seed=3, nodes=zone_nodes() if exclusive else ())
+    cluster.kubelet.config.instant = True
+    for _ in range(ups):
+        spec = W.parse(copy.deepcopy(manifest))
+        done = cycle(
+            W,
+            spec,
+            W.options(),
+            cluster,
+            cluster,
+            nodes=exclusive,
+            apply=lambda c: cluster.apply(c.reconciled.manifests, stack_id="s", dependencies=c.reconciled.dependencies),
+        )
+        assert not [a for a in done.reconciled.stage.actions if a.verb == "label"], "labels arrive at admission"
+        cluster.step(cluster.clock.now + 2.0)
+    assert cluster.statefulsets.denied == {}
+    return cluster
+
+
+def tpu_lws(
+    name: str,
+    size: int,
+    sgs: int | None,
+    *,
+    leader_tpus: bool,
+    policy_type: str = "LeaderWorker",
+    annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    lwt: dict[str, Any] = {
+        "size": size,
+        "leaderTemplate": {
+            "spec": {
+                "containers": [{"name": "leader", "image": "jax:1", **({"resources": TPU} if leader_tpus else {})}]
+            }
+        },
+        "workerTemplate": {"spec": {"containers": [{"name": "jax", "image": "jax:1", "resources": TPU}]}},
+    }
+    if sgs:
+        lwt["subGroupPolicy"] = {"subGroupSize": sgs, "subGroupPolicyType": policy_type}
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": name, "namespace": "default", "annotations": {**ADMISSION, **(annotations or {})}},
+        "spec": {"replicas": 2, "leaderWorkerTemplate": lwt},
+    }
+
+
+def golden(stem: str) -> dict[str, Any]:
+    m = yaml.safe_load((GOLDEN / f"{stem}.yaml").read_text())
+    m["metadata"].setdefault("namespace", "default")
+    m["metadata"]["annotations"] = {**(m["metadata"].get("annotations") or {}), **ADMISSION}
+    return m
+
+
+CASES = {
+    # the LWS docs' example: 2 subgroups of 4 TPU hosts behind a CPU leader
+    "docs-tpu-multislice": tpu_lws(
+        "test-sample",
+        9,
+        4,
+        leader_tpus=False,
+        annotations={f"{P}/subgroup-exclusive-topology": "cloud.google.com/gke-nodepool"},
+    ),
+    "tpu-leader-in-subgroup-0": tpu_lws("tpu-lead", 8, 4, leader_tpus=True),
+    "tpu-leader-excluded": tpu_lws("tpu-excl", 9, 4, leader_tpus=False, policy_type="LeaderExcluded"),
+    "tpu-cpu-leader-no-subgroups": tpu_lws("tpu-cpu", 4, None, leader_tpus=False),
+    "exclusive-topology": tpu_lws("excl", 3, None, leader_tpus=True, annotations={f"{P}/exclusive-topology": "zone"}),
+    "golden-tpu": golden("tpu"),
+    "golden-subgroup-exclusive-topology": golden("subgroup-exclusive-topology"),
+    "golden-subgroup-leader-excluded": golden("subgroup-leader-excluded"),
+    "golden-subgroup-leader-worker": golden("subgroup-leader-worker"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_every_pod_carries_upstream_webhook_values_from_its_creation(case: str) -> None:
+    manifest = CASES[case]
+    cluster = run_to_ready(manifest)
+    pods = cluster.store.list("Pod")
+    lwt = manifest["spec"]["leaderWorkerTemplate"]
+    assert len(pods) == manifest["spec"]["replicas"] * lwt["size"]
+    for pod in pods:
+        name = pod["metadata"]["name"]
+        want = upstream_webhook(manifest, name)
+        labels = pod["metadata"]["labels"]
+        assert {k: labels.get(k) for k in want["labels"]} == want["labels"], name
+        # no subgroup label where upstream sets none (a LeaderExcluded leader)
+        assert (f"{P}/subgroup-key" in labels) == (f"{P}/subgroup-key" in want["labels"]), name
+        containers = [c for c in pod["spec"]["containers"] if "google.com/tpu" in str(c.get("resources"))]
+        if want["env"]:
+            env = resolved_env(pod, containers[0])
+            assert {k: env.get(k) for k in want["env"]} == want["env"], name
+        else:
+            assert not any("TPU_WORKER_ID" in str(c.get("env")) for c in pod["spec"]["containers"]), name
+        affinity = pod["spec"].get("affinity") or {}
+        got = list(
+            zip(
+                (affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or [],
+                (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or [],
+            )
+        )
+        assert got == want["affinity"], name
+
+
+def test_the_docs_example_worker_sees_only_its_subgroup_hosts() -> None:
+    """LWS docs: ``TPU_WORKER_HOSTNAMES`` of ``test-sample-1-5`` lists test-sample-1-5 ... -1-8,
+    ``TPU_WORKER_ID`` 0, ``TPU_NAME`` test-sample-1."""
+    cluster = run_to_ready(CASES["docs-tpu-multislice"])
+    pod = cluster.store.get("Pod", "default", "test-sample-1-5")
+    env = resolved_env(pod, pod["spec"]["containers"][0])
+    assert env["TPU_WORKER_HOSTNAMES"] == ",".join(f"test-sample-1-{j}.test-sample" for j in range(5, 9))
+    assert (env["TPU_WORKER_ID"], env["TPU_NAME"], env["LWS_WORKER_INDEX"]) == ("0", "test-sample-1", "5")
+
+
+def test_template_mode_pods_start_without_their_per_pod_labels() -> None:
+    """Without the policy a worker starts without ``worker-index`` / ``subgroup-key`` (a ``label``
+    action adds them at the next reconcile: docs/rendering.md difference 1) — what this mode removes."""
+    manifest = copy.deepcopy(CASES["golden-subgroup-leader-worker"])
+    manifest["metadata"]["annotations"] = {}
+    cluster = SimCluster(seed=3)
+    cluster.kubelet.config.instant = True
+    spec = W.parse(manifest)
+    for _ in range(2):
+        cycle(
+            W,
+            spec,
+            W.options(),
+            cluster,
+            None,
+            nodes=False,
+            apply=lambda c: cluster.apply(c.reconciled.manifests, stack_id="s", dependencies=c.reconciled.dependencies),
+        )
+        cluster.step(cluster.clock.now + 2.0)
+    assert not cluster.store.list("MutatingAdmissionPolicy", "")
+    worker = cluster.store.get("Pod", "default", "leaderworkerset-sample-0-9")
+    assert worker is not None
+    assert f"{P}/worker-index" not in worker["metadata"]["labels"]
+    assert f"{P}/subgroup-key" not in worker["metadata"]["labels"]

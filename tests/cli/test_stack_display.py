@@ -95,3 +95,12 @@ def test_secrets_are_compared_by_digest_and_printed_as_secret():
     assert display.diff_lines(a, b) == ["~ token: [secret] => [secret]"]
     lines = display.outputs_lines({"token": a["token"]}, {"token": b["token"], "n": 1}, preview=True)
     assert lines == ["Outputs:", "  + n    : 1", "  ~ token: [secret] => [secret]", ""]
+
+
+def test_the_diff_marks_list_changed_keys_by_name_whatever_order_the_inputs_came_in():
+    """Was: ``[diff: ~spec ~metadata]`` or ``~metadata ~spec`` depending on the registration's key order."""
+    old = _sts("a", "v1")
+    new = _sts("a", "v2")
+    new.inputs = {"spec": new.inputs["spec"], "metadata": {"name": "a", "labels": {"x": "1"}}, "kind": "StatefulSet"}
+    (change,) = [c for c in changes(StackState(_state(old)), _state(new)) if c.resource.name == "a"]
+    assert display._diff_keys(change) == "[diff: +kind ~metadata ~spec]"

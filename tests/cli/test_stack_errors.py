@@ -6,8 +6,11 @@ exception is shown with the user's frames only."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -113,3 +116,23 @@ def test_debug_shows_every_frame(project, capsys, monkeypatch):
     _break(project / "__main__.py", '"size": 2,', '"size": 0,')
     code, _, err = _run(capsys, "preview", project)
     assert code == 2 and "pulumi_lws/components" in err
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_the_real_command_exits_without_asyncio_noise(project, broken):
+    """``pulumi-lws up`` as a process: exit 0 (or 2 for a broken program) and nothing on stderr but
+    the diagnostics — no "Exception ignored in BaseEventLoop.__del__" or "Task was destroyed" at exit."""
+    if broken:
+        _break(project / "__main__.py", '"size": 2,', '"size": 0,')
+    root = pathlib.Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "pulumi_lws.cli", "up", str(project), "--until-complete"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root), "PYTHONWARNINGS": "default"},
+    )
+    assert done.returncode == (2 if broken else 0), done.stderr
+    for noise in ("Exception ignored", "Task was destroyed", "Event loop is closed", "RuntimeWarning", "Traceback"):
+        assert noise not in done.stderr
+    assert done.stderr == "" if not broken else done.stderr.startswith(HEAD)

@@ -103,7 +103,7 @@ def _diff_keys(change: Change) -> str:
     old, new = change.old or {}, change.resource.inputs
     marks = [
         ("+" if k not in old else "-" if k not in new else "~") + str(k)
-        for k in dict.fromkeys([*old, *new])
+        for k in sorted({*old, *new}, key=str)  # by name, as Pulumi lists property keys (stable across runs)
         if old.get(k) != new.get(k)
     ]
     return f"[diff: {' '.join(marks)}]" if marks else ""

@@ -238,6 +238,35 @@ def test_rollback(kind, tmp_path, capsys) -> None:
         )
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_capacity_check(kind, tmp_path, capsys) -> None:
+    """The opt-in capacity check holds any API's first stage on nodes with no room for a pod (``pods:
+    0``): the generic check of core.features.fit, through the driver, the status command and the
+    RBAC; without the opt-in the same cluster changes nothing."""
+    from pulumi_lws.core.contract.driver import cycle
+    from pulumi_lws.core.contract.snapshot import NodeCapacity
+    from pulumi_lws.core.features.fit import INSUFFICIENT_CAPACITY
+
+    full = {"kind": "Node", "metadata": {"name": "full"}, "status": {"allocatable": {"cpu": "64", "pods": "0"}}}
+
+    class NoRoom:
+        def observe(self, scope):
+            return Snapshot({}, 0.0, NodeCapacity.of([full], []) if scope.capacity else None)
+
+    with api(kind) as workload:
+        spec = workload.parse(sample(kind))
+        held = cycle(workload, spec, workload.options(), NoRoom(), check_capacity=True)
+        plain = cycle(workload, spec, workload.options(), NoRoom())
+        policy = rbac.policy_for_manifest(sample(kind), check_capacity=True)
+    assert held.stage.blocker is not None and held.stage.blocker.code == INSUFFICIENT_CAPACITY
+    assert (
+        held.stage.blocker.message.startswith("the new pods need ")
+        and " pods; 0 are free" in held.stage.blocker.message
+    )
+    assert held.reconciled.manifests == () and plain.reconciled.manifests
+    assert policy.allows("", "nodes", "list", cluster=True) and policy.allows("", "pods", "list", cluster=True)
+
+
 # -- RBAC, provider schema
 
 

@@ -20,6 +20,9 @@ from pulumi_lws.core.contract.trace import GroupCell, TraceRow, group_label
 WAITING_CODES = ("waiting-for-groups",)
 MAX_INLINE_BLOCKER = 110  # characters of a blocker message shown in a row's note
 
+#: blocker codes of a stage held as observed: its row's partition is not a planner's move
+HELD_CODES = frozenset({"paused", "insufficient-capacity"})
+
 
 def narrate(rows: Sequence[TraceRow], *, first_note: str = "") -> list[TraceRow]:
     """``rows`` with notes: ``first_note`` on the first row, a derived description on the others."""
@@ -149,8 +152,8 @@ def _created(ids: Sequence[str], now: dict[str, GroupCell]) -> str:
 def _rollout_partition(prev: TraceRow, row: TraceRow) -> list[str]:
     """On a template change upstream first sets partition = min(old replicas, replicas); a lower
     partition in the same row means the planner went on to the fixed point in one stage."""
-    if row.partition is None:
-        return []
+    if row.partition is None or row.blocker_code in HELD_CODES:
+        return []  # a held stage (paused, insufficient capacity) registered the observed partition
     spec_replicas = sum(1 for g in row.groups if not g.surge and g.state != "-") or row.replicas
     start = min(prev.replicas, spec_replicas)
     if row.case == "rf":

@@ -25,11 +25,9 @@ from typing import Any
 
 import yaml
 
+from pulumi_lws.cli.stack.errors import ProjectError
+
 STATE_DIR = ".pulumi-lws"
-
-
-class ProjectError(ValueError):
-    """The project directory, its stack file or a ``--config`` argument is unusable (bad input, exit 2)."""
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import functools
 import os
 import pathlib
 
-from pulumi_lws.cli.stack.project import ProjectError
+from pulumi_lws.cli.stack.errors import ProjectError
 
 PASSPHRASE_ENV = "PULUMI_CONFIG_PASSPHRASE"
 PASSPHRASE_FILE_ENV = "PULUMI_CONFIG_PASSPHRASE_FILE"

@@ -261,7 +261,11 @@ def svg_timeline(
         '<rect width="100%" height="100%" fill="#fff"/>',
     ]
     parts += _header(head, final is not None)
-    parts += _role_panels(rows, roles, f, lane_budgets or {}) if roles else _lane_rects(rows, lanes, f)
+    parts += (
+        _role_panels(rows, roles, f, _lane_pieces(roles, timeline, lane_budgets, t0))
+        if roles
+        else _lane_rects(rows, lanes, f)
+    )
     parts += _chart(rows, timeline, f)
     parts += _bands(runs, f)
     parts += _markers(stage_times, stage_texts, levels, f, top=30 + 14 * len(head))
@@ -319,9 +323,31 @@ def _points(pts: Sequence[tuple[float, float]]) -> str:
     return " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
 
 
-def _role_panels(rows: Sequence[TraceRow], roles: list[str], f: Frame, budgets: Mapping[str, Budgets]) -> list[str]:
+def _lane_pieces(
+    roles: list[str], timeline: Timeline, static: Mapping[str, Budgets] | None, t0: float
+) -> dict[str, list[tuple[float, Budgets]]]:
+    """Per lane the ``(start, budgets)`` in force over the run: the timeline's record when it has
+    one, else ``static`` (the caller's, from one spec) from the start; none without either."""
+    if static is None:
+        return {}
+    out: dict[str, list[tuple[float, Budgets]]] = {}
+    for name in roles:
+        pieces = [(t, b[name]) for t, b in timeline.lane_budgets if name in b]
+        if not pieces and name in static:
+            pieces = [(t0, static[name])]
+        if pieces:
+            out[name] = pieces
+    return out
+
+
+def _role_panels(
+    rows: Sequence[TraceRow], roles: list[str], f: Frame, pieces: Mapping[str, Sequence[tuple[float, Budgets]]]
+) -> list[str]:
     """One panel per role lane (module doc): stacked old/new ready areas, the live line, floor and
-    ceiling, on the panel's own scale (``ymax`` = the largest of live, ready and ceiling)."""
+    ceiling — the budgets in force at each moment (:mod:`.lane_bounds`) —, on the panel's own
+    scale (``ymax`` = the largest of live, ready and ceiling)."""
+    from pulumi_lws.sim.driver.lane_bounds import lane_bounds
+
     parts: list[str] = []
     empty = Lane("", 0, 0)
 
@@ -331,13 +357,15 @@ def _role_panels(rows: Sequence[TraceRow], roles: list[str], f: Frame, budgets: 
     for li, name in enumerate(roles):
         top = f.lanes_top + li * (PANEL_H + PANEL_GAP) + PANEL_GAP
         base = top + PANEL_H
-        b = budgets.get(name)
-        floor = None if b is None else max(0, b.replicas - b.max_unavailable)
-        ceiling = None if b is None else b.replicas + b.max_surge
+        lane_pieces = list(pieces.get(name, ()))
+        b = lane_pieces[-1][1] if lane_pieces else None
         series = [lane_of(r, name) for r in rows]
         live_n = [lane.old + lane.new for lane in series]
         ready_n = [lane.old_ready + lane.new_ready for lane in series]
-        ymax = max(live_n + ready_n + [ceiling or 0, 1])
+        floor_runs, ceiling_runs = lane_bounds([r.time for r in rows], live_n, lane_pieces, f.t1)
+        floor = floor_runs[-1].value if floor_runs else None
+        ceiling = ceiling_runs[-1].value if ceiling_runs else None
+        ymax = max(live_n + ready_n + [r.value for r in ceiling_runs] + [1])
 
         def y(v: float, base: float = base, ymax: int = ymax) -> float:
             return base - v / ymax * PANEL_H
@@ -373,17 +401,19 @@ def _role_panels(rows: Sequence[TraceRow], roles: list[str], f: Frame, budgets: 
             f'<polyline class="lane-live" fill="none" stroke="{LANE_LIVE}" stroke-width="1.5" '
             f'stroke-dasharray="4,3" points="{_points(live)}"/>'
         )
-        budget_lines: list[tuple[str, int | None, str, str]] = [
-            ("lane-floor", floor, FLOOR, f"floor {floor}"),
-            ("lane-ceiling", ceiling, CEILING, f"ceiling {ceiling}"),
+        budget_lines: list[tuple[str, int | None, str, str, list]] = [
+            ("lane-floor", floor, FLOOR, f"floor {floor}", floor_runs),
+            ("lane-ceiling", ceiling, CEILING, f"ceiling {ceiling}", ceiling_runs),
         ]
-        for cls, bound, colour, text in budget_lines:
+        for cls, bound, colour, text, runs in budget_lines:
             if bound is None:
                 continue
-            parts.append(
-                f'<line class="{cls}" data-value="{bound}" x1="{LEFT}" y1="{y(bound):.1f}" x2="{LEFT + WIDTH}" '
-                f'y2="{y(bound):.1f}" stroke="{colour}" stroke-width="1.5" stroke-dasharray="6,4"/>'
-            )
+            for run in runs:  # one line per value in force, the budget of each moment
+                parts.append(
+                    f'<line class="{cls}" data-value="{run.value}" x1="{f.x(run.start):.1f}" y1="{y(run.value):.1f}" '
+                    f'x2="{f.x(run.end):.1f}" y2="{y(run.value):.1f}" stroke="{colour}" stroke-width="1.5" '
+                    'stroke-dasharray="6,4"/>'
+                )
             dy = 11 if cls == "lane-floor" and floor != ceiling else (-3 if cls == "lane-ceiling" else 11)
             parts.append(
                 f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y(bound) + dy:.1f}" fill="{colour}">'

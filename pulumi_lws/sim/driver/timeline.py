@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 from pulumi_lws.core.contract.stage import Blocker, Stage
 from pulumi_lws.core.contract.trace import TraceRow
+from pulumi_lws.core.contract.workload import Budgets as WorkloadBudgets
 from pulumi_lws.sim.driver.engines import EngineStep
 from pulumi_lws.sim.driver.runner import Runner, split_executed
 
@@ -69,6 +70,16 @@ class Timeline:
     #: ``(time, armed)`` at each change of the availability check's state (module doc)
     armed: list[tuple[float, bool]] = field(default_factory=list)
     deadline_passed: float | None = None
+    #: ``(time, {lane: budgets})`` whenever a traced reconcile's per-role budgets changed (a
+    #: multi-role API whose lanes count the role's groups; empty otherwise): the role panels' pieces
+    lane_budgets: list[tuple[float, dict[str, WorkloadBudgets]]] = field(default_factory=list)
+
+    def record_lanes(self, now: float, budgets: dict[str, WorkloadBudgets]) -> None:
+        if not self.lane_budgets or self.lane_budgets[-1][1] != budgets:
+            if self.lane_budgets and self.lane_budgets[-1][0] == now:
+                self.lane_budgets[-1] = (now, budgets)
+            else:
+                self.lane_budgets.append((now, budgets))
 
     def record_armed(self, now: float, armed: bool) -> None:
         if (self.armed[-1][1] if self.armed else False) != armed:
@@ -137,10 +148,21 @@ class TimelineRunner(Runner):
             now = self.cluster.clock.now
             self.timeline.record(now, step, self._budget_now(now))
             self.timeline.record_armed(now, self.budget.armed)
+            self._record_lanes(now)
             control = step.stage.control if step.stage is not None else None
             if control is not None and control.exceeded and self.timeline.deadline_passed is None:
                 self.timeline.deadline_passed = now
         return step
+
+    def _record_lanes(self, now: float) -> None:
+        """The per-role budgets of the spec this reconcile used, when its lanes count role groups."""
+        from pulumi_lws.core.contract.stagetable import Lanes
+        from pulumi_lws.sim.driver.plot import lane_budgets
+
+        spec = self._parsed()
+        workload = self.spec.workload
+        if spec is not None and workload.stage_lanes(spec) is Lanes.ROLES:
+            self.timeline.record_lanes(now, lane_budgets(workload, spec))
 
     def _budget_now(self, now: float) -> Budget | None:
         """The budgets the invariants check now (the held ceiling of a draining scale-down too)."""

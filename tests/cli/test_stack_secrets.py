@@ -161,3 +161,17 @@ def test_a_corrupt_secure_value_names_its_key(project, monkeypatch, capsys):
     monkeypatch.setenv(PASSPHRASE_ENV, PASSPHRASE)
     with pytest.raises(SecretsError, match="inference:token: cannot decrypt"):
         stack_config(load_project(project), "secure")
+
+
+def test_config_file_replaces_the_stack_file_as_pulumi_up_config_file_does(project, monkeypatch, capsys, tmp_path):
+    elsewhere = tmp_path / "ci-config.yaml"
+    (project / "Pulumi.secure.yaml").rename(elsewhere)
+    monkeypatch.setenv(PASSPHRASE_ENV, PASSPHRASE)
+    code, out, err = cli(capsys, "preview", str(project), "-s", "ci", "--config-file", str(elsewhere))
+    assert code == 0, err
+    assert "Previewing update (ci)" in out and "  + token        : [secret]" in out and TOKEN not in out
+    monkeypatch.setenv(PASSPHRASE_ENV, "wrong")
+    code, _, err = cli(capsys, "preview", str(project), "-s", "ci", "--config-file", str(elsewhere))
+    assert code == 2 and "ci-config.yaml" in err
+    code, _, err = cli(capsys, "up", str(project), "--config-file", str(tmp_path / "missing.yaml"))
+    assert code == 2 and "--config-file" in err and "no such file" in err

@@ -76,6 +76,12 @@ def add_stack_arguments(p: argparse.ArgumentParser, *, config: bool = True) -> N
             help="a secret config value (read with Config.get_secret; overrides a secure: value of the "
             "stack file, which is otherwise decrypted with PULUMI_CONFIG_PASSPHRASE[_FILE])",
         )
+        p.add_argument(
+            "--config-file",
+            metavar="FILE",
+            help="use the configuration (and encryptionsalt) of FILE instead of DIR/Pulumi.<stack>.yaml, as "
+            "pulumi up --config-file does",
+        )
         p.add_argument("--diff", action="store_true", help="show the property diff of every changed resource")
         p.add_argument("--show-sames", action="store_true", help="show unchanged resources in the tree too")
         p.add_argument(
@@ -88,7 +94,7 @@ def add_stack_arguments(p: argparse.ArgumentParser, *, config: bool = True) -> N
 def _context(args: argparse.Namespace) -> tuple[Project, StackConfig, StateStore]:
     project = load_project(args.directory)
     stack = choose_stack(project, args.stack)
-    config = stack_config(project, stack, args.config, args.config_secret)
+    config = stack_config(project, stack, args.config, args.config_secret, config_file=args.config_file)
     return project, config, StateStore(project, stack)
 
 

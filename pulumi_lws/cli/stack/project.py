@@ -119,10 +119,23 @@ def _decrypted(value: Any, decrypt: Any) -> Any:
     return value
 
 
-def stack_config(project: Project, stack: str, config: Iterable[str] = (), secrets: Iterable[str] = ()) -> StackConfig:
-    """The configuration ``pulumi up`` would hand the program (see the module docstring)."""
-    path = project.directory / f"Pulumi.{stack}.yaml"
-    doc = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+def stack_config(
+    project: Project,
+    stack: str,
+    config: Iterable[str] = (),
+    secrets: Iterable[str] = (),
+    *,
+    config_file: str | os.PathLike | None = None,
+) -> StackConfig:
+    """The configuration ``pulumi up`` would hand the program (see the module docstring);
+    ``config_file`` replaces ``DIR/Pulumi.<stack>.yaml`` (``--config-file``: it must exist)."""
+    path = pathlib.Path(config_file) if config_file else project.directory / f"Pulumi.{stack}.yaml"
+    if config_file and not path.is_file():
+        raise ProjectError(f"--config-file {config_file}: no such file")
+    try:
+        doc = (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+    except yaml.YAMLError as exc:
+        raise ProjectError(f"{path.name}: invalid YAML: {exc}") from None
     if not isinstance(doc, dict):
         raise ProjectError(f"{path.name}: expected a mapping (config:, encryptionsalt:...)")
     overrides = [(_full_key(project, k), v, False) for k, v in _pairs(config, "--config")]

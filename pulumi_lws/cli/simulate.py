@@ -342,11 +342,14 @@ def demand_line(result) -> str:
 def _summary(result) -> str:
     sc = result.scenario
     held = result.trace.held_at_partition
+    roles = result.trace.held_at_role_partitions
     state = (
         "converged"
         if result.trace.converged
         else f"held at partition {held} as specified"
         if held is not None
+        else "held at role partitions " + ", ".join(f"{r}={p}" for r, p in roles.items()) + " as specified"
+        if roles is not None
         else "blocked"
         if result.trace.blocked
         else "not converged"

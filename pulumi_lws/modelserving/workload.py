@@ -143,7 +143,13 @@ class ModelServingWorkload(Workload):
             out = {"": Budgets(spec.replicas, 0, spec.replicas if cap is None else min(cap, spec.replicas), path=RUC)}
             out.update(
                 {
-                    r.name: Budgets(r.replicas, spec.role_max_surge(r), spec.role_max_unavailable(r), path=role_path(i))
+                    r.name: Budgets(
+                        r.replicas,
+                        spec.role_max_surge(r),
+                        spec.role_max_unavailable(r),
+                        min(spec.role_partition(r), r.replicas),
+                        path=role_path(i),
+                    )
                     for i, r in enumerate(spec.roles)
                 }
             )

@@ -99,6 +99,10 @@ class Trace:
     converged: bool = False
     #: the rollout stopped at the spec's partition N, as asked (every group >= N updated and ready)
     held_at_partition: int | None = None
+    #: the rollout stopped at the spec's role partitions, as asked (ModelServing RoleRollingUpdate:
+    #: in every ServingGroup each role's replicas >= its partition updated and ready, those below on
+    #: their revision and ready): role -> partition, the roles with one
+    held_at_role_partitions: dict[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -109,7 +113,14 @@ class Trace:
         }
         if self.held_at_partition is not None:
             out["heldAtPartition"] = self.held_at_partition
+        if self.held_at_role_partitions is not None:
+            out["heldAtRolePartitions"] = dict(self.held_at_role_partitions)
         return out
+
+    @property
+    def held(self) -> bool:
+        """Stopped where the spec's partitions (ServingGroup / group or role) hold it, as asked."""
+        return self.held_at_partition is not None or self.held_at_role_partitions is not None
 
 
 def group_label(gid: str) -> str:

@@ -28,8 +28,9 @@ from typing import Any
 
 from pulumi_lws.core.contract.stage import Stage, is_webhook_labels
 from pulumi_lws.core.contract.trace import GroupsView, Trace, TraceRow, rows_changed
-from pulumi_lws.core.contract.workload import Budgets
 from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver.budgets import RoleBudgets, held_at_role_partitions
+from pulumi_lws.sim.driver.budgets import WorkloadBudget as _Budget  # the name tests import
 from pulumi_lws.sim.driver.desired import DesiredSpec
 from pulumi_lws.sim.driver.engines import Engine, EngineStep, make_engine
 from pulumi_lws.sim.driver.narrate import narrate
@@ -80,62 +81,6 @@ class RunResult:
         return 0 if self.reason is None else 1
 
 
-class _Budget:
-    """Tracks the budgets in effect and whether the availability floor is armed.
-
-    The ceiling ``live <= replicas + maxSurge`` is a rollout's. A scale-down is not a rollout: the
-    groups above the new replica count go away over several reconciles, so while ``live`` exceeds
-    the new ceiling the bound is the live count when the scale-down began, lowered as groups go
-    (a scale-down never adds a group); its own invariant is the floor of the new replicas,
-    ``available >= replicas - maxUnavailable``, armed (as after any replica change) from the first
-    row where at least the new replica count is available.
-    """
-
-    def __init__(self) -> None:
-        self.budgets: Budgets | None = None
-        self.armed = False
-        self.scale_down_live: int | None = None  # the held ceiling while a scale-down drains
-        self._last_live = 0
-
-    def use(self, budgets: Budgets) -> None:
-        if self.budgets is not None and budgets.replicas < self.budgets.replicas:
-            held = max(self._last_live, self.scale_down_live or 0)
-            self.scale_down_live = held if held > budgets.replicas + budgets.max_surge else None
-            self.armed = False
-        elif self.budgets is None or self.budgets.replicas != budgets.replicas:
-            self.armed = False
-            self.scale_down_live = None
-        self.budgets = budgets
-
-    def ceiling(self) -> int:
-        assert self.budgets is not None
-        rollout = self.budgets.replicas + self.budgets.max_surge
-        return max(rollout, self.scale_down_live) if self.scale_down_live is not None else rollout
-
-    def check(self, row: TraceRow) -> list[str]:
-        if self.budgets is None:
-            return []
-        r, ms, mu = self.budgets.replicas, self.budgets.max_surge, self.budgets.max_unavailable
-        out = []
-        if row.live > self.ceiling():
-            if self.scale_down_live is not None:
-                out.append(
-                    f"t={row.time:g}: {row.live} live groups > {self.scale_down_live} live when the scale-down "
-                    f"to {r} began (a scale-down never adds groups)"
-                )
-            else:
-                out.append(f"t={row.time:g}: {row.live} live groups > replicas {r} + maxSurge {ms}")
-        if self.armed and row.available < r - mu:
-            what = "the scale-down's floor: " if self.scale_down_live is not None else ""
-            out.append(f"t={row.time:g}: {what}{row.available} available groups < replicas {r} - maxUnavailable {mu}")
-        if row.available >= r:
-            self.armed = True
-        if self.scale_down_live is not None:  # lowered as the extra groups go
-            self.scale_down_live = row.live if row.live > r + ms else None
-        self._last_live = row.live
-        return out
-
-
 class Runner:
     """One run of a scenario. A program scenario gets a workspace (removed by ``run``/``close``)."""
 
@@ -158,6 +103,7 @@ class Runner:
             statefulset_history=scenario.statefulset_history,
         )
         self.budget = _Budget()
+        self.role_budgets = RoleBudgets()  # the same invariants per role (multi-role APIs)
         self._seen: dict[str, int] = {}
         self.stages: list[Stage] = []
         self.rows: list[TraceRow] = []
@@ -195,12 +141,20 @@ class Runner:
     def _parsed(self) -> Any:
         return self.spec.parsed()
 
+    def _disarm(self) -> None:
+        """A fault or event that can take a pod down: the availability floors re-arm only once
+        the replicas are available again (whole workload and every role)."""
+        self.budget.armed = False
+        self.role_budgets.disarm()
+
     def _reconcile(self) -> EngineStep:
         step = self.engine.step(self.cluster, self.desired, keep=self.sc.apply_keep)
         self.stages += step.stages
         spec = self._parsed()
         if spec is not None:
-            self.budget.use(self.spec.workload.budgets(spec)[""])  # the whole-workload budget
+            budgets = self.spec.workload.budgets(spec)
+            self.budget.use(budgets[""])  # the whole-workload budget
+            self.role_budgets.use(budgets)  # and each role's
         return step
 
     def _view(self) -> GroupsView | None:
@@ -267,6 +221,7 @@ class Runner:
         self.rows.append(row)
         self.demand.append((row.time, self._demand()))
         self.violations += self.budget.check(row)
+        self.violations += self.role_budgets.check(row)
         return row
 
     def _converged(self, row: TraceRow | None, t: float | None) -> bool:
@@ -287,14 +242,22 @@ class Runner:
         replicas = self.spec.workload.budgets(spec)[""].replicas
         return len(wanted) == replicas and all(g.state == "U" and not g.surge for g in wanted) and row.live == replicas
 
-    def _held_at_partition(self, row: TraceRow | None, t: float | None) -> int | None:
+    def _held_at_partition(self, row: TraceRow | None, t: float | None) -> int | dict[str, int] | None:
         """The spec's partition N when the rollout stopped there as asked: nothing scheduled, no
         blocker, exactly ``replicas`` groups, every group at ordinal >= N updated and ready (no
-        surge left) and the groups below N ready, at least one of them on its old revision."""
+        surge left) and the groups below N ready, at least one of them on its old revision. Or
+        the role partitions ``{role: P}`` a RoleRollingUpdate stopped at
+        (:func:`~pulumi_lws.sim.driver.budgets.held_at_role_partitions`)."""
         spec = self._parsed()
         if row is None or spec is None:
             return None
-        budgets = self.spec.workload.budgets(spec)[""]
+        all_budgets = self.spec.workload.budgets(spec)
+        if any(b.partition > 0 for r, b in all_budgets.items() if r):
+            if t is not None and self._scheduled_after(t):
+                return None
+            last = self.stages[-1] if self.stages else None
+            return held_at_role_partitions(row, all_budgets) if last is not None and last.blocker is None else None
+        budgets = all_budgets[""]
         if budgets.partition <= 0 or (t is not None and self._scheduled_after(t)):
             return None
         last = self.stages[-1] if self.stages else None
@@ -341,7 +304,7 @@ class Runner:
                 notes.append(f"fault: {f.type} {f.target}")
             except Exception as exc:  # a fault on a missing target is reported, not fatal
                 notes.append(f"fault {f.type} {f.target} skipped: {exc}")
-            self.budget.armed = False
+            self._disarm()
         return notes
 
     def _due_events(self, t: float) -> list[str]:
@@ -357,12 +320,12 @@ class Runner:
                     c.annotate_pods(ns, str(e.target), e.annotations or {})
                 elif e.verb == "deletePods":
                     if c.delete_pods(ns, str(e.target)):
-                        self.budget.armed = False
+                        self._disarm()
                 elif e.verb == "addNodes":
                     c.add_nodes(int(e.target), e.gpus_per_node)
                 elif e.verb == "removeNode":
                     c.remove_node(str(e.target))
-                    self.budget.armed = False
+                    self._disarm()
                 else:
                     c.cordon(str(e.target))
                 notes.append(e.describe())
@@ -403,7 +366,7 @@ class Runner:
             self.warm_up()
         ticks_per_reconcile = max(1, round(self.sc.interval / self.sc.tick))
         k, converged, t = 0, False, 0.0
-        held: int | None = None
+        held: int | dict[str, int] | None = None
         while True:
             t = k * self.sc.tick
             self.cluster.step(t)
@@ -430,20 +393,21 @@ class Runner:
             return "empty cluster"
         return "before the rolling update" if self.sc.updates else "steady state"
 
-    def _result(self, t: float, converged: bool, held: int | None = None) -> RunResult:
+    def _result(self, t: float, converged: bool, held: int | dict[str, int] | None = None) -> RunResult:
         rows = narrate(rows_changed(coalesce(self.rows)), first_note=self._first_note())
         trace = Trace(
             rows=rows,
             violations=list(self.violations),
             converged=converged,
-            held_at_partition=None if converged else held,
+            held_at_partition=held if isinstance(held, int) and not converged else None,
+            held_at_role_partitions=dict(held) if isinstance(held, dict) and not converged else None,
         )
         last = self.stages[-1] if self.stages else None
         reason = None
         if self.violations:
             reason = f"invariant violated: {self.violations[0]}"
-        elif trace.held_at_partition is not None:
-            pass  # stopped at the partition, as the spec asks: a success
+        elif trace.held:
+            pass  # stopped at the (role) partitions, as the spec asks: a success
         elif not converged and last is not None and last.blocker is not None:
             trace.blocked = f"{last.blocker.code}: {last.blocker.message}"
             reason = f"rollout ended blocked: {trace.blocked}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from pulumi_lws.core.contract import glyphs as G
 from pulumi_lws.core.contract.stage import Stage, is_webhook_labels
 from pulumi_lws.core.contract.stagetable import Lanes, predicted_row, stage_row
 from pulumi_lws.core.contract.trace import format_table
@@ -57,4 +58,4 @@ def stage_table(stage: Stage, lanes: Lanes | None = None) -> str:
     rows += [
         predicted_row(n, p, revision=stage.target_revision, note="predicted") for n, p in enumerate(stage.remaining, 1)
     ]
-    return format_table(rows, show_partition=stage.partition is not None, roles=lanes.by_role)
+    return format_table(rows, show_partition=stage.partition is not None, roles=lanes.by_role, glyphs=G.preferred())

@@ -5,8 +5,11 @@ DisaggregatedSet (nested in the user's own component) and a LeaderWorkerSet thro
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -120,3 +123,27 @@ def test_bad_project_input_exits_2_with_one_line(argv, message, capsys, project,
     monkeypatch.chdir(project)
     code, _, err = cli(capsys, *argv)
     assert code == 2 and message in err and err.count("\n") == 1
+
+
+def test_ascii_draws_the_tree_and_every_stage_table_without_box_drawing_or_emoji(project, capsys):
+    code, out, err = cli(capsys, "preview", str(project), "--ascii")
+    assert code == 0, err
+    assert "|- acme:serving:Inference" in out and "|  |- lws:index:ModelServing" in out
+    assert "`- lws:index:LeaderWorkerSet" in out
+    assert out.isascii(), sorted({c for c in out if not c.isascii()})
+    assert "legend: U updated, ready; u updated, not ready" in out  # the components drew with ASCII marks
+    code, out, _ = cli(capsys, "preview", str(project))  # the default is unchanged afterwards
+    assert "├─ acme:serving:Inference" in out and "⏳" in out
+
+
+def test_a_terminal_that_cannot_print_emoji_gets_ascii_not_a_crash(project):
+    root = pathlib.Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-m", "pulumi_lws.cli", "preview", str(project)],
+        capture_output=True,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": str(root), "PYTHONIOENCODING": "ascii"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"|- lws:index:LeaderWorkerSet" in done.stdout or b"`- lws:index:LeaderWorkerSet" in done.stdout
+    assert done.stdout.isascii()

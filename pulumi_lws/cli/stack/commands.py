@@ -20,6 +20,8 @@ from pulumi_lws.cli.stack import display
 from pulumi_lws.cli.stack.changes import STACK_TYPE, Change, changes, current_resources
 from pulumi_lws.cli.stack.project import Project, StackConfig, choose_stack, load_project, stack_config
 from pulumi_lws.cli.stack.state import StackState, StateStore, masked
+from pulumi_lws.cli.terminal import table_glyphs
+from pulumi_lws.core.contract.glyphs import ASCII, prefer
 
 #: blocker codes that only mean "pods are on their way": ``--until-complete`` keeps going
 WAITING_PREFIX = "waiting-for-"
@@ -84,6 +86,12 @@ def add_stack_arguments(p: argparse.ArgumentParser, *, config: bool = True) -> N
         )
         p.add_argument("--diff", action="store_true", help="show the property diff of every changed resource")
         p.add_argument("--show-sames", action="store_true", help="show unchanged resources in the tree too")
+        p.add_argument(
+            "--ascii",
+            action="store_true",
+            help="draw the tree and the stage tables with ASCII (|- and U u o x g t) instead of box drawing "
+            "and emoji; automatic when stdout cannot encode them",
+        )
         p.add_argument(
             "--reset",
             action="store_true",
@@ -184,7 +192,7 @@ def wait(store: StateStore, seconds: float) -> float:
     return cluster.clock.now
 
 
-def render(run: Run, stack: str, *, diff: bool = False, show_sames: bool = False) -> str:
+def render(run: Run, stack: str, *, diff: bool = False, show_sames: bool = False, ascii_only: bool = False) -> str:
     names = {c.urn: (c.resource.type, c.resource.name) for c in run.changes}
     stack_urn = next((c.urn for c in run.changes if c.resource.type == STACK_TYPE), "")
     counted: dict[str, int] = {}
@@ -196,7 +204,9 @@ def render(run: Run, stack: str, *, diff: bool = False, show_sames: bool = False
     if diff:
         lines += display.diff_listing(run.changes, preview=run.preview)
     else:
-        lines += display.tree_lines(run.changes, counted, preview=run.preview, show_sames=show_sames)
+        lines += display.tree_lines(
+            run.changes, counted, preview=run.preview, show_sames=show_sames, ascii_only=ascii_only
+        )
     lines.append("")
     lines += display.diagnostics_lines(run.logs, names, stack_urn)
     lines += display.outputs_lines(run.previous_outputs, run.outputs, preview=run.preview)
@@ -217,11 +227,13 @@ def cmd_preview(args: argparse.Namespace) -> int:
     project, config, store = _context(args)
     if args.reset:
         store.clear()
+    glyphs = table_glyphs(args.ascii)
     try:
-        run = run_once(project, config, store, preview=True)
+        with prefer(glyphs):
+            run = run_once(project, config, store, preview=True)
     except ProgramError as err:
         return _show_error(err, config.stack, project)
-    sys.stdout.write(render(run, config.stack, diff=args.diff, show_sames=args.show_sames))
+    sys.stdout.write(render(run, config.stack, diff=args.diff, show_sames=args.show_sames, ascii_only=glyphs is ASCII))
     return X.OK
 
 
@@ -242,12 +254,16 @@ def cmd_up(args: argparse.Namespace) -> int:
         store.clear()
     step = args.wait if args.wait is not None else (5.0 if args.until_complete else 0.0)
     updates = args.max_updates if args.until_complete else 1
+    glyphs = table_glyphs(args.ascii)
     for n in range(1, updates + 1):
         try:
-            run = run_once(project, config, store, preview=False)
+            with prefer(glyphs):
+                run = run_once(project, config, store, preview=False)
         except ProgramError as err:
             return _show_error(err, config.stack, project)
-        sys.stdout.write(render(run, config.stack, diff=args.diff, show_sames=args.show_sames))
+        sys.stdout.write(
+            render(run, config.stack, diff=args.diff, show_sames=args.show_sames, ascii_only=glyphs is ASCII)
+        )
         if not args.until_complete:
             if step:
                 print(f"\nwaited {step:g}s of simulated time: t={wait(store, step):g}s")

@@ -123,10 +123,20 @@ def _children(items: list[Change]) -> tuple[list[Change], dict[str, list[Change]
     return roots, kids
 
 
+#: the tree's branches: Pulumi's box drawing, and ASCII for a terminal that cannot print it (``--ascii``)
+BRANCHES = {False: ("├─ ", "└─ ", "│  "), True: ("|- ", "`- ", "|  ")}
+
+
 def tree_lines(
-    items: list[Change], messages: Mapping[str, int], *, preview: bool, show_sames: bool = False
+    items: list[Change],
+    messages: Mapping[str, int],
+    *,
+    preview: bool,
+    show_sames: bool = False,
+    ascii_only: bool = False,
 ) -> list[str]:
     """The resource table of ``pulumi preview``/``pulumi up`` (see the module docstring)."""
+    tee, last, bar = BRANCHES[ascii_only]
     roots, kids = _children(items)
     shown: set[str] = set()
 
@@ -159,9 +169,9 @@ def tree_lines(
             )
         )
         visible = [c for c in kids.get(change.urn, []) if c.urn in shown]
-        child_prefix = prefix + ("" if not branch else ("│  " if branch == "├─ " else "   "))
+        child_prefix = prefix + ("" if not branch else (bar if branch == tee else "   "))
         for i, child in enumerate(visible):
-            walk(child, child_prefix, "└─ " if i == len(visible) - 1 else "├─ ")
+            walk(child, child_prefix, last if i == len(visible) - 1 else tee)
 
     for root in roots:
         if root.urn in shown:

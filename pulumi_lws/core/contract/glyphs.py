@@ -12,8 +12,9 @@ legend names exactly the marks drawn, in :data:`ORDER`.
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -106,3 +107,24 @@ def can_encode(stream: TextIO | None = None) -> bool:
     except (UnicodeEncodeError, LookupError):
         return False
     return True
+
+
+_preferred: GlyphSet = UNICODE
+
+
+def preferred() -> GlyphSet:
+    """The set a component draws its logged stage table with: :data:`UNICODE` unless a CLI that
+    runs the program in-process asked otherwise (:func:`prefer`: ``pulumi-lws preview --ascii``,
+    or a terminal that cannot print the emoji)."""
+    return _preferred
+
+
+@contextlib.contextmanager
+def prefer(glyphs: GlyphSet) -> Iterator[None]:
+    """Draw with ``glyphs`` inside the block (restored after, also on error)."""
+    global _preferred
+    before, _preferred = _preferred, glyphs
+    try:
+        yield
+    finally:
+        _preferred = before

@@ -20,7 +20,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from pulumi_lws.core.contract.stage import lane_title
 from pulumi_lws.core.contract.workload import Budgets
 
 
@@ -69,3 +71,23 @@ def lane_bounds(
         floors.append((t, max(0, b.replicas - b.max_unavailable)))
         ceilings.append((t, max(rollout, now_live) if draining else rollout))
     return _runs(floors, end), _runs(ceilings, end)
+
+
+def lane_budgets(workload: Any, spec: Any) -> dict[str, Budgets]:
+    """Per lane name the budgets its panel draws: ``workload.budgets(spec)[role]`` for a ``<role>``
+    lane (every slice together, as the trace view sums them); with several slices (one lane each,
+    titled by :func:`~pulumi_lws.core.contract.stage.lane_title`) the role's budgets per slice."""
+    budgets = dict(workload.budgets(spec))
+    slices = max(1, int(getattr(spec, "slices", 1) or 1))
+    out: dict[str, Budgets] = {}
+    for role, b in budgets.items():
+        if not role:
+            continue
+        if slices == 1:
+            out[role] = b
+        else:
+            for s in range(slices):
+                out[lane_title(s, role)] = Budgets(
+                    b.replicas // slices, b.max_surge // slices, b.max_unavailable // slices
+                )
+    return out

@@ -43,12 +43,12 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from html import escape
-from typing import Any
 
 from pulumi_lws.core.contract import glyphs as G
-from pulumi_lws.core.contract.stage import is_waiting, lane_title
+from pulumi_lws.core.contract.stage import is_waiting
 from pulumi_lws.core.contract.trace import Lane, TraceRow, group_columns
 from pulumi_lws.core.contract.workload import Budgets
+from pulumi_lws.sim.driver import lane_bounds as bounds
 from pulumi_lws.sim.driver.timeline import Timeline
 
 #: one colour per drawn state (:mod:`pulumi_lws.core.contract.glyphs`); none of them red: red is a blocker's
@@ -189,24 +189,8 @@ def lane_names(rows: Sequence[TraceRow]) -> list[str]:
     return list(dict.fromkeys(lane.name for r in rows for lane in r.lanes))
 
 
-def lane_budgets(workload: Any, spec: Any) -> dict[str, Budgets]:
-    """Per lane name the budgets its panel draws: ``workload.budgets(spec)[role]`` for a ``<role>``
-    lane (every slice together, as the trace view sums them); with several slices (one lane each,
-    titled by :func:`~pulumi_lws.core.contract.stage.lane_title`) the role's budgets per slice."""
-    budgets = dict(workload.budgets(spec))
-    slices = max(1, int(getattr(spec, "slices", 1) or 1))
-    out: dict[str, Budgets] = {}
-    for role, b in budgets.items():
-        if not role:
-            continue
-        if slices == 1:
-            out[role] = b
-        else:
-            for s in range(slices):
-                out[lane_title(s, role)] = Budgets(
-                    b.replicas // slices, b.max_surge // slices, b.max_unavailable // slices
-                )
-    return out
+#: per lane name the budgets its panel draws (moved to :mod:`.lane_bounds`; importable here as before)
+lane_budgets = bounds.lane_budgets
 
 
 def svg_timeline(
@@ -346,8 +330,6 @@ def _role_panels(
     """One panel per role lane (module doc): stacked old/new ready areas, the live line, floor and
     ceiling — the budgets in force at each moment (:mod:`.lane_bounds`) —, on the panel's own
     scale (``ymax`` = the largest of live, ready and ceiling)."""
-    from pulumi_lws.sim.driver.lane_bounds import lane_bounds
-
     parts: list[str] = []
     empty = Lane("", 0, 0)
 
@@ -362,7 +344,7 @@ def _role_panels(
         series = [lane_of(r, name) for r in rows]
         live_n = [lane.old + lane.new for lane in series]
         ready_n = [lane.old_ready + lane.new_ready for lane in series]
-        floor_runs, ceiling_runs = lane_bounds([r.time for r in rows], live_n, lane_pieces, f.t1)
+        floor_runs, ceiling_runs = bounds.lane_bounds([r.time for r in rows], live_n, lane_pieces, f.t1)
         floor = floor_runs[-1].value if floor_runs else None
         ceiling = ceiling_runs[-1].value if ceiling_runs else None
         ymax = max(live_n + ready_n + [r.value for r in ceiling_runs] + [1])

@@ -157,7 +157,7 @@ class TimelineRunner(Runner):
     def _record_lanes(self, now: float) -> None:
         """The per-role budgets of the spec this reconcile used, when its lanes count role groups."""
         from pulumi_lws.core.contract.stagetable import Lanes
-        from pulumi_lws.sim.driver.plot import lane_budgets
+        from pulumi_lws.sim.driver.lane_bounds import lane_budgets
 
         spec = self._parsed()
         workload = self.spec.workload

@@ -23,6 +23,7 @@ Stop conditions, first match wins (exit status, README "Exit codes"):
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
@@ -32,6 +33,7 @@ from typing import Any, Protocol
 
 from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.cli.progress import Display, WorkloadProgress, describe, workloads_in
+from pulumi_lws.core.features.control import CHECK_CAPACITY_ENV
 
 
 class StackLike(Protocol):
@@ -234,6 +236,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--interval", type=float, default=10.0, help="at most this many seconds between stages")
     p.add_argument("--poll", type=float, default=2.0, help="seconds between readiness polls while waiting")
     p.add_argument("--patience", type=int, default=3, help="stop after the same blocker this many times in a row")
+    p.add_argument(
+        "--check-capacity",
+        action="store_true",
+        help="every component of the program checks that a stage's new pods fit the nodes before creating them "
+        "(blocker insufficient-capacity; as the argument check_capacity, via PULUMI_LWS_CHECK_CAPACITY=true in "
+        "the pulumi up runs; docs/capacity.md)",
+    )
     p.set_defaults(handler=run)
 
 
@@ -267,6 +276,9 @@ def run(args: argparse.Namespace, *, stack_factory: Callable[[str, str], StackLi
             file=sys.stderr,
         )
         return X.BAD_INPUT
+    if getattr(args, "check_capacity", False):
+        # the pulumi up runs (Automation API subprocesses, the program's language host) inherit it
+        os.environ[CHECK_CAPACITY_ENV] = "true"
     stack = (stack_factory or AutomationStack)(args.stack, args.cwd)
     display = Display(sys.stdout)
     try:

@@ -20,6 +20,7 @@ destroy-time release hook (components/lifecycle.py).
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
@@ -41,6 +42,7 @@ from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.core.contract.stage import Stage
 from pulumi_lws.core.contract.workload import Reconciled, Workload
 from pulumi_lws.core.features.capacity import demand_text, manifest_demand
+from pulumi_lws.core.features.control import capacity_choice_of
 
 B = TypeVar("B")
 C = TypeVar("C", bound=type)
@@ -151,7 +153,15 @@ class WorkloadComponent(pulumi.ComponentResource):
 
         try:  # no kubeconfig, or nothing is planned from a partial read: one line, no traceback
             self._backend: Backend = current_backend(**kubernetes_provider_settings(), gang_provider=gang_provider)
-            done = cycle(workload, spec, options, self._backend.observer, apply=register, act=self._run_actions)
+            done = cycle(
+                workload,
+                spec,
+                options,
+                self._backend.observer,
+                apply=register,
+                act=self._run_actions,
+                check_capacity=capacity_choice_of(os.environ),  # rollout --check-capacity; unset: the argument
+            )
         except ClusterError as exc:  # (a failed action is the RunError of _run_actions, never this)
             raise pulumi.RunError(f"{name}: {CLUSTER_ERROR}{exc}") from exc
         snapshot, result, action_lines = done.snapshot, done.reconciled, list(done.executed)

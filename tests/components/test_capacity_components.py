@@ -75,3 +75,38 @@ def test_a_non_boolean_check_capacity_raises_before_anything_registers(api) -> N
     new = CASES[api][0]("img:2")
     with pytest.raises(SpecError, match="checkCapacity"):
         run_program(program(api, new, check_capacity="yes"), EmptyObserver(), FakeActuator())
+
+
+@API
+def test_the_environment_opts_every_component_in_as_rollout_check_capacity_does(api, monkeypatch) -> None:
+    from pulumi_lws.core.features.control import CHECK_CAPACITY_ENV
+
+    cluster, new = converged_old_fleet(api)
+    monkeypatch.setenv(CHECK_CAPACITY_ENV, "true")
+    held = run_program(program(api, new), cluster, FakeActuator())
+    assert held.outputs["blocker"] == f"{INSUFFICIENT_CAPACITY}: {CASES[api][3]}"
+    monkeypatch.setenv(CHECK_CAPACITY_ENV, "false")  # the choice wins over the argument, as a CLI flag
+    plain = run_program(program(api, new, check_capacity=True), cluster, FakeActuator())
+    assert not str(plain.outputs["blocker"] or "").startswith(INSUFFICIENT_CAPACITY)
+
+
+def test_rollout_check_capacity_sets_the_environment_of_its_pulumi_ups(monkeypatch) -> None:
+    import os
+
+    from pulumi_lws.cli import build_parser
+    from pulumi_lws.cli import rollout as rollout_cli
+    from pulumi_lws.core.features.control import CHECK_CAPACITY_ENV
+
+    monkeypatch.setenv(CHECK_CAPACITY_ENV, "")  # restored (removed) after the test, whatever rollout sets
+    seen = []
+
+    class Stack:
+        poll = None
+
+        def up(self):
+            seen.append(os.environ.get(CHECK_CAPACITY_ENV))
+            return {"web": {"stage": {"complete": True, "groups": "U", "replicas": 1}, "blocker": None, "status": {}}}
+
+    args = build_parser().parse_args(["rollout", "--max-stages", "1", "--check-capacity"])
+    rollout_cli.run(args, stack_factory=lambda stack, cwd: Stack())
+    assert seen == ["true"]

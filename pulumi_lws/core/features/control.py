@@ -56,6 +56,9 @@ PAUSED_ANNOTATION = "pulumi-lws.io/paused"
 PROGRESS_DEADLINE_ANNOTATION = "pulumi-lws.io/progress-deadline-seconds"
 #: the opt-in capacity check (argument ``check_capacity``; :mod:`pulumi_lws.core.features.fit`)
 CHECK_CAPACITY_ANNOTATION = "pulumi-lws.io/check-capacity"
+#: environment variable a ``pulumi up`` process reads as every component's capacity choice
+#: (``true``/``false``; ``pulumi-lws rollout --check-capacity`` sets it for its ``pulumi up`` runs)
+CHECK_CAPACITY_ENV = "PULUMI_LWS_CHECK_CAPACITY"
 DEFAULT_PROGRESS_DEADLINE_SECONDS = 600.0
 #: ``Blocker.code`` of a held stage
 PAUSED = "paused"
@@ -124,6 +127,13 @@ def _boolean_annotation(key: str, raw: Any, errors: list[FieldError]) -> bool | 
 
 def _paused_annotation(raw: Any, errors: list[FieldError]) -> bool | None:
     return _boolean_annotation(PAUSED_ANNOTATION, raw, errors)
+
+
+def capacity_choice_of(environ: Mapping[str, str]) -> bool | None:
+    """The shell's capacity choice from an environment (:data:`CHECK_CAPACITY_ENV`): ``true`` /
+    ``false`` (any case), else None (unset: the manifest's annotation decides)."""
+    value = str(environ.get(CHECK_CAPACITY_ENV) or "").strip().lower()
+    return True if value == "true" else False if value == "false" else None
 
 
 def capacity_checked(kind: str, spec: Any, check_capacity: bool | None = None) -> bool:

@@ -11,7 +11,9 @@ and :func:`check` run on the planned stage, for every API alike (the driver call
 ``spec.replicas`` minus the replicas of the object the snapshot holds under that name (all of
 them when none), each with the declared pod template; every declared bare Pod the snapshot lacks.
 Pods a controller recreates at the same replica count (an in-place replacement) are not new: the
-pod they replace frees what they take.
+pod they replace frees what they take. A stage with new pods is checked together with the
+workload's pods that exist but hold no node yet (:func:`waiting_pods`: unbound, gated ones
+included), which need the same room.
 
 **Free** on a node: ``status.allocatable`` minus the effective requests
 (:func:`pulumi_lws.core.features.capacity.pod_demand`) of every non-terminal pod bound to it (any
@@ -59,19 +61,18 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot, is_deleting, labels_of
+from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot, is_deleting
 from pulumi_lws.core.contract.stage import Blocker, Stage
 from pulumi_lws.core.contract.workload import Budgets, Reconciled
 from pulumi_lws.core.features.capacity import REPLICATED, Demand, is_accelerator, pod_demand
 from pulumi_lws.core.features.control import hold
+from pulumi_lws.core.features.nodematch import matches
 from pulumi_lws.core.k8s.quantity import format_quantity
 
 #: ``Blocker.code`` of a stage held because its new pods do not fit
 INSUFFICIENT_CAPACITY = "insufficient-capacity"
 #: ``Stage.notes`` entry of a held stage
 HELD_NOTE = "held: insufficient capacity"
-#: taint effects that keep a pod off a node unless tolerated
-BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
 
 @dataclass(frozen=True)
@@ -116,73 +117,17 @@ def new_pods(manifests: Iterable[Mapping[str, Any]], snapshot: Snapshot) -> list
     return out
 
 
-# ---- node matching -----------------------------------------------------------------------------
-
-
-def _ready(node: Mapping[str, Any]) -> bool:
-    for c in (node.get("status") or {}).get("conditions") or []:
-        if c.get("type") == "Ready":
-            return bool(c.get("status") == "True")
-    return True  # a node reporting no Ready condition (a test fixture) counts as ready
-
-
-def _expression(expr: Mapping[str, Any], value_of: Mapping[str, str]) -> bool:
-    key, op = expr.get("key"), expr.get("operator")
-    values = [str(v) for v in expr.get("values") or []]
-    present = key in value_of
-    value = value_of.get(str(key))
-    if op == "In":
-        return present and value in values
-    if op == "NotIn":
-        return not present or value not in values
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt") and present and values:
-        try:
-            have, bound = int(str(value)), int(values[0])
-        except ValueError:
-            return False
-        return have > bound if op == "Gt" else have < bound
-    return False
-
-
-def _tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    effect = toleration.get("effect")
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key")
-    if toleration.get("operator") == "Exists":
-        return not key or key == taint.get("key")
-    return key == taint.get("key") and str(toleration.get("value") or "") == str(taint.get("value") or "")
-
-
-def matches(pod_spec: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
-    """Whether the scheduler's filters this module models let ``pod_spec`` onto ``node``."""
-    if not _ready(node) or (node.get("spec") or {}).get("unschedulable"):
-        return False
-    labels = {str(k): str(v) for k, v in labels_of(node).items()}
-    if any(labels.get(str(k)) != str(v) for k, v in (pod_spec.get("nodeSelector") or {}).items()):
-        return False
-    required = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    )
-    if required:
-        fields = {"metadata.name": str((node.get("metadata") or {}).get("name"))}
-        terms = required.get("nodeSelectorTerms") or []
-        if not any(
-            all(_expression(e, labels) for e in t.get("matchExpressions") or [])
-            and all(_expression(e, fields) for e in t.get("matchFields") or [])
-            and (t.get("matchExpressions") or t.get("matchFields"))
-            for t in terms
-        ):
-            return False
-    tolerations = pod_spec.get("tolerations") or []
-    for taint in (node.get("spec") or {}).get("taints") or []:
-        if taint.get("effect") in BLOCKING_EFFECTS and not any(_tolerates(t, taint) for t in tolerations):
-            return False
-    return True
+def waiting_pods(snapshot: Snapshot) -> list[NewPods]:
+    """The workload's pods that exist but hold no node yet (unbound, gated included; not terminal,
+    not deleting): they compete with the stage's new pods for the same room (a LeaderWorkerSet
+    Hash group's gated leader while its workers are declared)."""
+    return [
+        NewPods(("Pod", str(p["metadata"]["name"])), p.get("spec") or {}, 1)
+        for p in snapshot.list("Pod")
+        if not (p.get("spec") or {}).get("nodeName")
+        and not is_deleting(p)
+        and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+    ]
 
 
 # ---- free capacity and fit ---------------------------------------------------------------------
@@ -388,7 +333,7 @@ def check(result: Reconciled, snapshot: Snapshot, budgets: Mapping[str, Budgets]
     pods = new_pods(result.manifests, snapshot)
     if not pods:
         return result
-    short = shortfall(pods, capacity)
+    short = shortfall(waiting_pods(snapshot) + pods, capacity)
     if short is None:
         return result
     roles = surging(result.stage, budgets)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot
 from pulumi_lws.core.contract.stage import GroupView, Stage
 from pulumi_lws.core.contract.workload import Budgets, Reconciled
-from pulumi_lws.core.features import fit
+from pulumi_lws.core.features import fit, nodematch
 
 GPU = "nvidia.com/gpu"
 
@@ -106,7 +106,7 @@ def test_free_is_allocatable_minus_the_bound_pods_of_every_namespace():
     ],
 )
 def test_node_matching_selector_cordon_readiness_and_taints(pod_spec, node_kwargs, fits):
-    assert fit.matches(pod_spec, node("n", **node_kwargs)) is fits
+    assert nodematch.matches(pod_spec, node("n", **node_kwargs)) is fits
 
 
 def affinity(*terms):
@@ -130,7 +130,7 @@ def affinity(*terms):
     ],
 )
 def test_required_node_affinity_expressions(expr, labels, fits):
-    assert fit.matches(affinity({"matchExpressions": [expr]}), node("n", labels=labels)) is fits
+    assert nodematch.matches(affinity({"matchExpressions": [expr]}), node("n", labels=labels)) is fits
 
 
 def test_node_affinity_terms_are_ored_and_match_fields_read_the_node_name():
@@ -138,8 +138,8 @@ def test_node_affinity_terms_are_ored_and_match_fields_read_the_node_name():
         {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["x"]}]},
         {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n2"]}]},
     )
-    assert not fit.matches(spec, node("n1"))
-    assert fit.matches(spec, node("n2"))
+    assert not nodematch.matches(spec, node("n1"))
+    assert nodematch.matches(spec, node("n2"))
 
 
 def result_of(manifests, groups=3):
@@ -218,3 +218,19 @@ def test_held_exactly_when_first_fit_leaves_a_pod_out(free, pods):
         assert held.manifests == manifests
     else:
         assert held.manifests == ()  # nothing observed: nothing registered, nothing created
+
+
+def test_the_workloads_unbound_pods_compete_with_the_new_ones():
+    gated = {
+        "kind": "Pod",
+        "metadata": {"name": "leader", "namespace": "default"},
+        "spec": {"schedulingGates": [{"name": "g"}], "containers": [{"name": "c", "resources": {"limits": {GPU: 8}}}]},
+        "status": {"phase": "Pending"},
+    }
+    cap = NodeCapacity.of([node("n0")], [])
+    alone = fit.check(Reconciled(stage(1, 1), (sts("w", 1),)), Snapshot.of([], capacity=cap), {"": Budgets(1, 0, 1)})
+    assert alone.stage.blocker is None  # 8 GPUs for the worker alone fit
+    snap = Snapshot.of([gated], capacity=cap)
+    assert [p.ref for p in fit.waiting_pods(snap)] == [("Pod", "leader")]
+    held = fit.check(Reconciled(stage(1, 1), (sts("w", 1),)), snap, {"": Budgets(1, 0, 1)})
+    assert held.stage.blocker.message == f"the new pods need 16 {GPU}; 8 are free on nodes matching their selector"

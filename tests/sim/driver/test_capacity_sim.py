@@ -70,3 +70,20 @@ def test_check_capacity_must_be_a_boolean_and_pure_engine_only():
     bad["reconcile"]["checkCapacity"] = "yes"
     with pytest.raises(SpecError, match=r"reconcile.checkCapacity"):
         load_scenario(bad)
+
+
+def test_leaderworkerset_hash_holds_the_admission_of_a_gated_surge_leader_whose_group_does_not_fit():
+    """Hash identity declares a group's workers only once its (gated) leader exists: the check
+    counts the gated leader with the workers it would admit, so the admission is held, not the
+    leader left to take the last free node while its workers wait Pending."""
+    sc = scenario("LeaderWorkerSet")
+    for doc in (sc["manifest"], sc["updates"][0]["manifest"]):
+        doc["spec"]["groupIdentity"] = "Hash"
+    result = simulate(load_scenario(sc))
+    assert result.reason is None, result.reason
+    held = blocked_stages(result)
+    assert held and held[0].blocker.message == CASES["LeaderWorkerSet"][3]
+    assert not [s for s in result.stages if s.blocker is not None and "717" in s.blocker.code]  # no deadlock
+    early = [c for r in result.trace.rows if r.time < 60 for c in r.groups]
+    assert any(c.detail == "gated" for c in early)  # the surge leader waits gated, holding no node
+    assert not any(c.detail == "unschedulable" for c in early)  # nothing was left Pending

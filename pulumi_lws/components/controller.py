@@ -49,6 +49,10 @@ class ControllerNotInstalledError(RuntimeError, pulumi.RunError):
     A ``pulumi.RunError`` too: the language host prints its message alone, no traceback."""
 
 
+#: control arguments only operator-free mode honours (controller mode refuses them set true)
+OPERATOR_FREE_CONTROL = ("check_capacity",)
+
+
 def split_mode(args: Any, workload: Workload) -> tuple[str, Any]:
     """(mode, args without ``mode``); ``SpecError`` naming ``mode`` for an unknown value, and, in
     controller mode, for a pulumi-lws-only argument (the controller would silently ignore it:
@@ -67,6 +71,8 @@ def split_mode(args: Any, workload: Workload) -> tuple[str, Any]:
             for k in workload.arguments.operator_free_only
             if rest.get(k) is not None or rest.get(_camel(k)) is not None
         ]
+        # the capacity check holds pulumi-lws's own stages; the controller creates its surge regardless
+        given += [k for k in OPERATOR_FREE_CONTROL if rest.get(k) or rest.get(_camel(k))]
         if given:
             raise SpecError(
                 kind,
@@ -163,7 +169,8 @@ def register_custom_resource(
         return component.child_resources
 
     try:  # nothing is planned from a partial read
-        done = cycle(workload, spec, options, backend.observer, apply=register)
+        # no capacity check: the controller, not pulumi-lws, decides when to create pods
+        done = cycle(workload, spec, options, backend.observer, apply=register, check_capacity=False)
     except ClusterError as exc:
         raise pulumi.RunError(f"{name}: {CLUSTER_ERROR}{exc}") from exc
     stage = done.stage

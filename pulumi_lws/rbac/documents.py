@@ -97,6 +97,7 @@ def policy_for_manifest(
     component argument is written). Raises ``SpecError`` for an invalid manifest or a mode / option
     mismatch (nothing is computed from it)."""
     import pulumi_lws.workloads  # noqa: F401 - registers the built-in APIs
+    from pulumi_lws.core.contract.errors import FieldError, SpecError
     from pulumi_lws.core.contract.snapshot import EMPTY
     from pulumi_lws.core.contract.workload import workload_of
     from pulumi_lws.core.features.control import capacity_checked
@@ -110,7 +111,21 @@ def policy_for_manifest(
     ns, _ = workload.identity(spec)
     gang = workload.gang.provider(gang_provider)
     scope = workload.scope(spec)
-    capacity = capacity_checked(workload.kind, spec, True if check_capacity else None)
+    if mode == CONTROLLER and check_capacity:
+        raise SpecError(
+            workload.kind,
+            None,
+            [
+                FieldError(
+                    "checkCapacity",
+                    'the capacity check holds pulumi-lws\'s own stages; in mode "controller" the controller '
+                    'creates pods regardless: remove it or use mode "operator-free"',
+                    True,
+                )
+            ],
+        )
+    # controller mode never reads capacity (components.controller): no grant for it, whatever the annotation
+    capacity = mode != CONTROLLER and capacity_checked(workload.kind, spec, True if check_capacity else None)
     if mode == CONTROLLER:  # what controller.register_custom_resource observes; the CR is all it manages
         return policy(
             workload.kind,

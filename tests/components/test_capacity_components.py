@@ -110,3 +110,10 @@ def test_rollout_check_capacity_sets_the_environment_of_its_pulumi_ups(monkeypat
     args = build_parser().parse_args(["rollout", "--max-stages", "1", "--check-capacity"])
     rollout_cli.run(args, stack_factory=lambda stack, cwd: Stack())
     assert seen == ["true"]
+
+
+@API
+def test_controller_mode_refuses_check_capacity(api) -> None:
+    new = CASES[api][0]("img:2")
+    with pytest.raises(SpecError, match=r"checkCapacity.*operator-free"):
+        run_program(program(api, new, check_capacity=True, mode="controller"), EmptyObserver(), FakeActuator())

@@ -42,12 +42,22 @@ def test_no_cluster_wide_read_without_the_opt_in(api):
 
 
 @API
-@pytest.mark.parametrize("mode", ["operator-free", "controller"])
-def test_the_flag_or_the_annotation_grants_nodes_and_pods_list_cluster_wide(api, mode):
+def test_controller_mode_refuses_the_flag_and_grants_nothing_for_the_annotation(api):
+    from pulumi_lws.core.contract.errors import SpecError
+
+    manifest = CASES[api][0]("img:1")
+    with pytest.raises(SpecError, match="checkCapacity"):
+        rbac.rbac_yaml([manifest], check_capacity=True, mode="controller")
+    docs = list(yaml.safe_load_all(rbac.rbac_yaml([annotated(manifest)], mode="controller")))
+    assert PODS not in cluster_rules(docs) and NODES not in cluster_rules(docs)
+
+
+@API
+def test_the_flag_or_the_annotation_grants_nodes_and_pods_list_cluster_wide(api):
     manifest = CASES[api][0]("img:1")
     for text in (
-        rbac.rbac_yaml([manifest], check_capacity=True, mode=mode),
-        rbac.rbac_yaml([annotated(manifest)], mode=mode),
+        rbac.rbac_yaml([manifest], check_capacity=True),
+        rbac.rbac_yaml([annotated(manifest)]),
     ):
         docs = [d for d in yaml.safe_load_all(text) if d]
         rules = cluster_rules(docs)

@@ -10,6 +10,7 @@ import copy
 
 import pulumi
 import pytest
+from conftest import validate_manifest
 from support.capacity_helpers import CASES, GPU, scenario
 from support.fakes_component import FakeActuator
 
@@ -54,6 +55,8 @@ def test_check_capacity_holds_a_surge_that_does_not_fit(api) -> None:
     assert held.outputs["blocker"] == f"{INSUFFICIENT_CAPACITY}: {CASES[api][3]}"
     registered = {(m["kind"], m["metadata"]["name"]) for m in held.manifests if m["kind"] == "StatefulSet"}
     assert registered == before  # no surge StatefulSet, no new revision's children
+    for m in held.manifests:
+        validate_manifest(m)  # what a held stage registers is valid (strict, Kubernetes 1.35)
 
 
 @API

@@ -12,6 +12,7 @@ import dataclasses
 
 import pytest
 import yaml
+from conftest import validate_manifest
 from support.capacity_helpers import CASES
 
 from pulumi_lws import rbac
@@ -63,6 +64,8 @@ def test_the_flag_or_the_annotation_grants_nodes_and_pods_list_cluster_wide(api)
         rules = cluster_rules(docs)
         assert NODES in rules and PODS in rules, rules
         assert {d["kind"] for d in docs} >= {"ClusterRole", "ClusterRoleBinding"}
+        for doc in docs:
+            validate_manifest(doc)  # strict, Kubernetes 1.35
         namespaced = [r for d in docs if d["kind"] == "Role" for r in d["rules"]]
         assert not any(r["resources"] == ["nodes"] for r in namespaced)
 

@@ -20,8 +20,8 @@
 
 from __future__ import annotations
 
+from support.crash_suite import LEADERWORKERSET
 from support.reliability_helpers import lws_manifest, parse, random_case, started_healthy
-from test_reliability_crash import run_case
 
 from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.core.contract.stage import GroupView
@@ -42,14 +42,14 @@ from pulumi_lws.lws.rollout.ordinal.groups import (
 def test_seed_12717_workers_never_get_the_target_when_a_new_spec_raises_the_partition() -> None:
     case = random_case(12717)
     assert case.policy == "ordinal-rolloutfirst" and len(case.changes) == 3 and case.p_crash == 0.3
-    result = run_case(case)  # raised "group 0 below partition 2: worker StatefulSet on target ..." at t=17
+    result = LEADERWORKERSET.run(case)  # raised "group 0 below partition 2: worker StatefulSet on target ..." at t=17
     assert result.changes == 2
 
 
 def test_seed_11705_floor_is_not_armed_while_a_group_is_being_replaced() -> None:
     case = random_case(11705)
     assert case.policy == "ordinal-rolloutfirst" and case.start["spec"]["replicas"] == 5
-    run_case(case)  # raised "4 available < floor 5" at t=10: group 4 was terminating at the spec change
+    LEADERWORKERSET.run(case)  # raised "4 available < floor 5" at t=10: group 4 was terminating at the spec change
 
 
 # ---- group_revisions / revision_below_partition ------------------------------------------------

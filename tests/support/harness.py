@@ -38,6 +38,11 @@ class WorkloadHarness:
     def spec(self) -> Any:
         return self.WORKLOAD.parse(self.desired)
 
+    @property
+    def options(self) -> Any:
+        """The reconcile options of every ``up`` (the API's defaults)."""
+        return self.WORKLOAD.options()
+
     def converged(self) -> bool:  # pragma: no cover - every subclass defines it
         raise NotImplementedError
 
@@ -48,7 +53,7 @@ class WorkloadHarness:
         done = cycle(
             self.WORKLOAD,
             self.spec,
-            self.WORKLOAD.options(),
+            self.options,
             self.cluster,
             self.cluster if run_actions else None,
             nodes=bool(self.cluster.store.list("Node")),

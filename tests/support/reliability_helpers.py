@@ -28,7 +28,7 @@ import copy
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from pulumi_lws.core.contract.driver import cycle
 from pulumi_lws.core.contract.snapshot import is_deleting, labels_of, sts_partition
@@ -259,10 +259,20 @@ class Harness:
             h.warm_up()
         return h
 
+    WORKLOAD: ClassVar[Any] = LWS  # what the API-generic crash suite (support.crash_suite) reconciles with
+
     # -- views ----------------------------------------------------------------------------
     @property
     def lws(self) -> LeaderWorkerSet:
         return parse(self.desired)
+
+    @property
+    def spec(self) -> LeaderWorkerSet:
+        return self.lws
+
+    def snapshot(self):
+        """What the next ``up`` observes (Nodes when the cluster has any)."""
+        return self.cluster.observe(LWS.scope(self.lws, nodes=bool(self.cluster.store.list("Node"))))
 
     def view(self) -> GroupsView:
         lws = self.lws

@@ -123,10 +123,10 @@ def test_steady_after_an_early_full_drain_keeps_the_barrier() -> None:
     targets; the steady branch then holds its raises until every role's new replicas are ready
     (rollout/blockers.py ``steady_unready``) instead of jumping to the targets (reconcileSimple),
     and the old children are still deleted at once (the next rollout's baseline: seed 70471)."""
-    from test_ds_crash_e2e import random_case, run_case
+    from support.crash_suite import DISAGGREGATEDSET as DS_CASES
 
-    run_case(random_case(71189))
-    run_case(random_case(70471))
+    DS_CASES.run(DS_CASES.random_case(71189))
+    DS_CASES.run(DS_CASES.random_case(70471))
 
 
 def test_a_raise_depends_on_the_drain_beside_it() -> None:
@@ -147,6 +147,6 @@ def test_a_raise_depends_on_the_drain_beside_it() -> None:
 
 @pytest.mark.parametrize("seed", [70343, 70376, 71302, 71996])
 def test_soak_regression_seeds(seed: int) -> None:
-    from test_ds_crash_e2e import random_case, run_case
+    from support.crash_suite import DISAGGREGATEDSET as DS_CASES
 
-    run_case(random_case(seed))
+    DS_CASES.run(DS_CASES.random_case(seed))

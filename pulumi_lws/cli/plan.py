@@ -222,7 +222,7 @@ def generic_trace(
         trace = Trace(rows=rows, converged=done)
         if not done:
             trace.blocked = "the prediction ends before the rollout completes (a later stage waits or is blocked)"
-    trace.warnings = list(stage.notes)  # type: ignore[attr-defined]  # an extra the printers read (e.g. RoleRollingUpdate: every group below ready)
+    trace.warnings = list(stage.notes)  # e.g. RoleRollingUpdate: every group below ready
     return trace
 
 
@@ -320,7 +320,7 @@ def run(args: argparse.Namespace) -> int:
         demand = stage_demand(workload, old_doc, new_doc, old, new, choices)
     except WarmUpBlocked:  # OLD never converges: there is no "before" to measure (the trace said so)
         demand = {"before": {}, "next": {}}
-    warnings = [w for w in getattr(trace, "warnings", ()) if w != "paused"]
+    warnings = [w for w in trace.warnings if w != "paused"]
     control = control_note(workload, new)
     if control["paused"]:
         warnings.append(

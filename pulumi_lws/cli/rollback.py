@@ -107,7 +107,8 @@ def replace_document(text: str, index: int, original: Any, new_text: str, source
         if n == index:
             if loaded != original:
                 break
-            head = seg[: SEPARATOR.match(seg).end()] if i and SEPARATOR.match(seg) else ""  # type: ignore[union-attr]  # present by construction here (checked by the caller)
+            separator = SEPARATOR.match(seg) if i else None
+            head = seg[: separator.end()] if separator else ""
             if head and not head.endswith("\n"):
                 head += "\n"
             segments[i] = head + new_text
@@ -174,8 +175,8 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     if args.apply:
-        target = pathlib.Path(args.manifest)  # type: ignore[assignment]  # the SDK's Input alias is wider than what is passed
-        text = target.read_text(encoding="utf-8")  # type: ignore[attr-defined]  # set by the component base before this runs
-        target.write_text(replace_document(text, doc.index, doc.data, new_text, args.manifest), encoding="utf-8")  # type: ignore[attr-defined]  # set by the component base before this runs
+        manifest_file = pathlib.Path(args.manifest)
+        text = manifest_file.read_text(encoding="utf-8")
+        manifest_file.write_text(replace_document(text, doc.index, doc.data, new_text, args.manifest), encoding="utf-8")
         print(f"# wrote {args.manifest}; run pulumi up (or pulumi-lws rollout) to roll back")
     return X.OK

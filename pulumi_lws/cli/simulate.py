@@ -228,8 +228,10 @@ def _change_scenario(args: argparse.Namespace):
         try:  # each file on its own first, so the message names the file at fault
             doc = one_workload(path, args.name)
             docs[flag] = dict(doc.data)
-            # the document's own API (registry), errors named by file; one_workload returns workload documents only
-            doc.workload.parse(docs[flag])  # type: ignore[union-attr]
+            # the document's own API (registry), errors named by file
+            workload = doc.workload
+            assert workload is not None  # one_workload returns workload documents only
+            workload.parse(docs[flag])
         except SpecError as exc:
             print(f"simulate: {flag} {path}: {exc}", file=sys.stderr)
             return None

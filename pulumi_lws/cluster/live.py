@@ -362,9 +362,9 @@ class LiveCluster:
         gate = action.params.get("gate")  # every ungate names its gate (core.stage.Action: {"gate": name})
         pod = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
         gates = [g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or []]
-        if gate not in gates:
+        if not isinstance(gate, str) or gate not in gates:
             return f"ungate {action.kind}/{action.name}: {gate} already removed"
-        patch = ungate_patch(gates.index(gate), gate, action.uid)  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
+        patch = ungate_patch(gates.index(gate), gate, action.uid)
         self.client.patch(res, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
         return f"ungate {action.kind}/{action.name}: removed {gate}"
 

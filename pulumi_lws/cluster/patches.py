@@ -51,9 +51,10 @@ def disown_patch(
     """JSON patch removing the ownerReferences whose uid is in ``owners`` (each guarded by a
     ``test`` of its uid, highest index first, so a list that moved fails with 422)."""
     ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}] if uid else []
-    for i in sorted((i for i, r in enumerate(refs or []) if r.get("uid") in set(owners)), reverse=True):
+    listed = refs or ()
+    for i in sorted((i for i, r in enumerate(listed) if r.get("uid") in set(owners)), reverse=True):
         ops += [
-            {"op": "test", "path": f"/metadata/ownerReferences/{i}/uid", "value": refs[i]["uid"]},  # type: ignore[index]
+            {"op": "test", "path": f"/metadata/ownerReferences/{i}/uid", "value": listed[i]["uid"]},
             {"op": "remove", "path": f"/metadata/ownerReferences/{i}"},
         ]
     return ops

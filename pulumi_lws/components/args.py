@@ -75,8 +75,7 @@ def base_manifest(source: Any, workload: Workload) -> dict[str, Any]:
     """The manifest dict of a ``manifest`` argument: a model of the API, a dict or YAML text."""
     model = workload.arguments.model
     if model is not None and isinstance(source, model):
-        # the API's model is a ManifestResource (typed loosely in the facts to keep core free of pydantic models)
-        return source.to_wire()  # type: ignore[attr-defined]
+        return source.to_wire()  # the API's model (a ManifestResource): its manifest
     if isinstance(source, (str, Mapping)):
         return copy.deepcopy(load_manifest(source, workload.kind))
     raise SpecError(

@@ -61,14 +61,15 @@ class ReconcilerRbac(pulumi.ComponentResource):
         from pulumi_lws.components.args import reject_outputs
         from pulumi_lws.core.contract.workload import workload_of
 
-        args = dict(args or {})  # type: ignore[assignment]  # the SDK's Input alias is wider than what is passed
-        reject_outputs(args, "ReconcilerRbac")
-        sa = str(args.get("service_account") or args.get("serviceAccount") or "default/pulumi-lws")
+        # plain values from here on (reject_outputs); the provider passes schema (camelCase) keys too
+        given: dict[str, Any] = dict(args or {})
+        reject_outputs(given, "ReconcilerRbac")
+        sa = str(given.get("service_account") or given.get("serviceAccount") or "default/pulumi-lws")
         sa_namespace, sa_name = rbac.parse_service_account(sa)
-        workloads = [m for m in (args.get("manifests") or []) if workload_of(m) is not None]  # type: ignore[union-attr]  # present by construction here (checked by the caller)
-        gang = str(args.get("gang_provider") or args.get("gangProvider") or "kubernetes")
-        adoption = bool(args.get("adoption"))
-        mode = str(args.get("mode") or rbac.OPERATOR_FREE)
+        workloads = [m for m in (given.get("manifests") or []) if workload_of(m) is not None]
+        gang = str(given.get("gang_provider") or given.get("gangProvider") or "kubernetes")
+        adoption = bool(given.get("adoption"))
+        mode = str(given.get("mode") or rbac.OPERATOR_FREE)
         rbac.check_mode(mode, kind="ReconcilerRbac", adoption=adoption, gang_provider=gang)  # even with no workload
         # every manifest is validated (SpecError) before the first registration
         capacity = bool(args.get("check_capacity") or args.get("checkCapacity"))
@@ -87,7 +88,7 @@ class ReconcilerRbac(pulumi.ComponentResource):
         depends: list[pulumi.Resource] = []
         #: every child registered (ServiceAccount, Roles, bindings), in registration order
         self.resources: list[pulumi.Resource] = depends
-        if args.get("create_service_account") or args.get("createServiceAccount"):
+        if given.get("create_service_account") or given.get("createServiceAccount"):
             depends.append(
                 k8s.core.v1.ServiceAccount(
                     f"{name}-sa", metadata={"name": sa_name, "namespace": sa_namespace}, opts=child

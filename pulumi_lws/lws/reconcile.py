@@ -25,6 +25,9 @@ from pulumi_lws.lws.revision import RevisionCatalog, build_catalog
 
 #: Annotation that opts one LWS into the budget-driven combined rollout (#1018) from YAML.
 UPDATE_ORDER_ANNOTATION = "pulumi-lws.io/update-order"
+UpdateOrder = Literal["ScaleFirst", "RolloutFirst"]
+#: the annotation's accepted values, as the option's type (any other value: the option as given)
+_UPDATE_ORDERS: dict[str, UpdateOrder] = {"ScaleFirst": "ScaleFirst", "RolloutFirst": "RolloutFirst"}
 
 
 @dataclass(frozen=True)
@@ -37,17 +40,15 @@ class ReconcileOptions:
     floor). ``gang_provider``: which gang-scheduling objects ``spec.scheduling`` expands into.
     """
 
-    update_order: Literal["ScaleFirst", "RolloutFirst"] = "ScaleFirst"
+    update_order: UpdateOrder = "ScaleFirst"
     gang_provider: Literal["kubernetes", "volcano"] = "kubernetes"
     volcano_queue: str | None = None
     #: pause / progress deadline (:mod:`pulumi_lws.core.features.control`), applied by ``Workload.reconcile``
     control: Control | None = None
 
     def for_lws(self, lws: LeaderWorkerSet) -> ReconcileOptions:
-        order = lws.metadata.annotations.get(UPDATE_ORDER_ANNOTATION)
-        if order in ("ScaleFirst", "RolloutFirst"):
-            return dataclasses.replace(self, update_order=order)  # type: ignore[arg-type]
-        return self
+        order = _UPDATE_ORDERS.get(lws.metadata.annotations.get(UPDATE_ORDER_ANNOTATION) or "")
+        return dataclasses.replace(self, update_order=order) if order is not None else self
 
 
 def reconcile(lws: LeaderWorkerSet, snapshot: Snapshot, options: ReconcileOptions = ReconcileOptions()) -> Reconciled:

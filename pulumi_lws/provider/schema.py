@@ -107,7 +107,9 @@ def make_provider(version: str | None = None) -> Any:
 
         def __init__(self) -> None:
             super().__init__(components(), name=NAME, version=version or __version__)
-            self.schema = json.dumps(refine(json.loads(self.schema)))  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
+            inferred = self.schema
+            assert inferred is not None  # ComponentProvider.__init__ always passes the schema it inferred
+            self.schema = json.dumps(refine(json.loads(inferred)))
 
         def construct(self, name: str, resource_type: str, inputs: Any, options: Any = None) -> Any:
             from pulumi.provider.server import ComponentInitError

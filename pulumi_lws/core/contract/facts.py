@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 #: snake_case argument names (what ``components.args.snake`` makes of camelCase)
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
@@ -110,6 +110,13 @@ class Option:
 CONTROL_ARGUMENTS = ("paused", "progress_deadline_seconds", "check_capacity")
 
 
+class ManifestModel(Protocol):
+    """A typed manifest class an API accepts as ``manifest`` (its ``ManifestResource``): structural,
+    so core names no pydantic model."""
+
+    def to_wire(self) -> dict[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class ArgumentSchema:
     """The component arguments of one API (besides ``manifest`` and ``mode``, which every API has).
@@ -126,7 +133,7 @@ class ArgumentSchema:
     options: tuple[Option, ...] = ()
     nested: Mapping[str, Nested] = field(default_factory=dict)
     control: tuple[str, ...] = CONTROL_ARGUMENTS
-    model: type | None = None
+    model: type[ManifestModel] | None = None
 
     @property
     def option_names(self) -> tuple[str, ...]:

@@ -103,6 +103,9 @@ class Trace:
     #: in every ServingGroup each role's replicas >= its partition updated and ready, those below on
     #: their revision and ready): role -> partition, the roles with one
     held_at_role_partitions: dict[str, int] | None = None
+    #: notes a predicted trace carries for its printers (``plan``: the first stage's notes); not in
+    #: the trace JSON (``plan`` prints them as its own ``warnings``)
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -255,10 +255,11 @@ def progress_and_start(snapshot: Snapshot, target_revision: str) -> tuple[float 
             return None
         if type(value) is not str:  # malformed: parsed as before, without the memo
             return timestamp(value)
-        t = parsed.get(value, parsed)
-        if t is parsed:
+        try:
+            return parsed[value]
+        except KeyError:  # the first object with this text (rare: objects created together share it)
             t = parsed[value] = timestamp(value)
-        return t  # type: ignore[return-value]
+            return t
 
     last: float | None = None
     started: float | None = None

@@ -102,7 +102,7 @@ class ManifestResource(K8sModel):
         raise NotImplementedError
 
     # the name shadows pydantic v1's deprecated classmethod ``BaseModel.validate`` (unused here)
-    def validate(self: R, old: Any = None) -> R:  # type: ignore[override]
+    def validate(self: R, old: Any = None) -> R:  # type: ignore[override]  # an instance method where pydantic v1 has a classmethod of the same name, on purpose (above)
         """Run every rule (with ``old`` also the update rules); raise one SpecError listing them all."""
         errors = self.validation_errors(old)
         if errors:

@@ -71,7 +71,7 @@ class StrictMapping(yaml.constructor.SafeConstructor):
         return super().construct_mapping(node, deep=deep)
 
 
-class StrictLoader(StrictMapping, BaseLoader):  # type: ignore[valid-type,misc]  # the base is picked at import
+class StrictLoader(StrictMapping, BaseLoader):  # type: ignore[valid-type,misc]  # BaseLoader is a variable (CSafeLoader or SafeLoader, chosen at import by what PyYAML has): mypy takes no variable as a base
     """The strict loader on libyaml where PyYAML has it, else on the pure-Python parser."""
 
 

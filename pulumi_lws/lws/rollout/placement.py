@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from pulumi_lws.core.contract.snapshot import Snapshot, is_deleting, labels_of, pod_condition, pod_running_and_ready
 from pulumi_lws.core.contract.stage import Blocker, Stage
@@ -101,8 +101,9 @@ def _created(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("creationTimestamp") or "")
 
 
-def leader_of_revision(leader: Mapping[str, Any] | None, key: str) -> bool:
-    """The leader exists, is not being deleted and is on revision ``key`` (unlabelled: accepted)."""
+def leader_of_revision(leader: Mapping[str, Any] | None, key: str) -> TypeGuard[Mapping[str, Any]]:
+    """The leader exists, is not being deleted and is on revision ``key`` (unlabelled: accepted);
+    True narrows ``leader`` to the pod."""
     if leader is None or is_deleting(leader):
         return False
     rev = revision_of(leader)
@@ -119,7 +120,7 @@ def workers_kept(leader: Mapping[str, Any] | None, worker_sts: Mapping[str, Any]
         return False
     if not leader_of_revision(leader, key):
         return False
-    sts_at, leader_at = _created(worker_sts), _created(leader)  # type: ignore[arg-type]
+    sts_at, leader_at = _created(worker_sts), _created(leader)
     return not (sts_at and leader_at and sts_at < leader_at)
 
 
@@ -165,9 +166,9 @@ def leader_domain(
     pod = names.leader_pod(lws.name, i)
     if not leader_of_revision(leader, key):
         return None, Hold(i, f"workers of group {i} wait for leader {pod} of revision {key} (exclusive topology)")
-    node_name = (leader.get("spec") or {}).get("nodeName")  # type: ignore[union-attr]
+    node_name = (leader.get("spec") or {}).get("nodeName")
     if not node_name:
-        msg = _unschedulable_message(leader)  # type: ignore[arg-type]
+        msg = _unschedulable_message(leader)
         if msg is not None:
             return None, Hold(
                 i,

@@ -409,7 +409,7 @@ def observe_after(
     out = []
     for g in plan.groups:
         if not g.declared:
-            if gone is True or g.ordinal in gone:  # type: ignore[operator]
+            if gone is True or (not isinstance(gone, bool) and g.ordinal in gone):
                 continue
             out.append(GroupState(g.ordinal, g.revision, DELETING))
         else:

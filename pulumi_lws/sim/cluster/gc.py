@@ -52,7 +52,7 @@ class GarbageCollector:
 
     def _place(self, uid: str) -> tuple[str, int, str]:
         """Where a scan of :meth:`Store.all` meets the object: kinds by name, then creation order."""
-        return (self.store.by_uid(uid)["kind"], self.store.creation_order(uid), uid)  # type: ignore[index]  # the object was just listed from the store: present
+        return (self.store.stored(uid)["kind"], self.store.creation_order(uid), uid)
 
     def _actionable(self, obj) -> bool:
         m = obj["metadata"]

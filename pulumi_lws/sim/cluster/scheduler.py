@@ -90,20 +90,20 @@ class Scheduler:
         """Schedule the Pods that want it (``Store.unbound_pods``: exactly those ``_wants_scheduling``
         accepts), by priority, then creation time, then name (then namespace: the order in which
         a scan of the pod list, sorted by namespace and name, would meet ties)."""
-        pending = [self.store.by_uid(uid) for uid in self.store.unbound_pods]
+        pending = [self.store.stored(uid) for uid in self.store.unbound_pods]
         if not pending:
             return
         nodes = self.store.list("Node")
         pending.sort(
             key=lambda p: (
-                -int((p.get("spec") or {}).get("priority") or 0),  # type: ignore[union-attr]  # present by construction here (checked by the caller)
-                p["_sim_created_at"],  # type: ignore[index]  # the object was just listed from the store: present
-                meta(p)["name"],  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
-                meta(p)["namespace"],  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
+                -int((p.get("spec") or {}).get("priority") or 0),
+                p["_sim_created_at"],
+                meta(p)["name"],
+                meta(p)["namespace"],
             )
         )
         for pod in pending:
-            self._schedule(pod, nodes)  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
+            self._schedule(pod, nodes)
 
     def _wants_scheduling(self, pod: Mapping[str, Any]) -> bool:
         spec = pod.get("spec") or {}

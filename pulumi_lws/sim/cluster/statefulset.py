@@ -399,8 +399,9 @@ class StatefulSetController:
             return rev
         if existing is not None:
             cr = self.store.get("ControllerRevision", meta(sts)["namespace"], name)
-            cr["revision"] = rev.number  # type: ignore[index]  # the object was just listed from the store: present
-            self.store.touch(cr)  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
+            assert cr is not None, f"revision {name} was listed by _revisions, so it is stored"
+            cr["revision"] = rev.number
+            self.store.touch(cr)
             return rev
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         labels[REVISION_HASH_LABEL] = digest

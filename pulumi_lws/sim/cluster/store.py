@@ -138,6 +138,11 @@ class Store:
     def by_uid(self, uid: str | None) -> dict[str, Any] | None:
         return self._by_uid.get(uid) if uid else None
 
+    def stored(self, uid: str) -> dict[str, Any]:
+        """The object ``uid`` names, which the caller knows is stored (it comes from one of the
+        store's own indexes: ``unbound_pods``, the GC's candidates); KeyError if it is not."""
+        return self._by_uid[uid]
+
     def list(
         self, kind: str, namespace: str | None = None, selector: Mapping[str, Any] | None = None
     ) -> builtins.list[dict[str, Any]]:

@@ -12,7 +12,7 @@ import copy
 import pathlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
 
@@ -302,6 +302,26 @@ def _nodes(nodes: list[Mapping[str, Any]], err: _Errors) -> list[dict[str, Any]]
 _TIMING_KEYS = {"startSeconds": "start", "readySeconds": "ready", "neverReady": "never_ready"}
 
 
+class _TimingFields(TypedDict, total=False):
+    """The keyword arguments of :class:`Timing` / :class:`Override` a ``kubelet:`` mapping sets."""
+
+    start: float
+    ready: float
+    never_ready: bool
+
+
+def _timing(m: Mapping[str, Any]) -> _TimingFields:
+    """The timing keys ``m`` gives (``_TIMING_KEYS``), converted to the fields' types."""
+    out: _TimingFields = {}
+    if "startSeconds" in m:
+        out["start"] = float(m["startSeconds"])
+    if "readySeconds" in m:
+        out["ready"] = float(m["readySeconds"])
+    if "neverReady" in m:
+        out["never_ready"] = bool(m["neverReady"])
+    return out
+
+
 def _images(k: Mapping[str, Any], key: str, err: _Errors) -> tuple[str, ...]:
     """``kubelet.failImages`` / ``kubelet.pullErrors``: a list of non-empty image names (or globs)."""
     value = k.get(key)
@@ -326,15 +346,10 @@ def _kubelet(k: Mapping[str, Any], err: _Errors) -> KubeletConfig:
     err.unknown(
         "kubelet.", k, set(_TIMING_KEYS) | {"terminationGracePeriodSeconds", "overrides", "failImages", "pullErrors"}
     )
-    default = Timing(
-        **{v: (bool(k[key]) if v == "never_ready" else float(k[key])) for key, v in _TIMING_KEYS.items() if key in k}  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
-    )
+    default = Timing(**_timing(k))
     overrides = []
     for i, o in enumerate(k.get("overrides") or []):
         err.unknown(f"kubelet.overrides[{i}].", o, set(_TIMING_KEYS) | {"pod", "group", "lws", "after", "image"})
-        timing = {
-            v: (bool(o[key]) if v == "never_ready" else float(o[key])) for key, v in _TIMING_KEYS.items() if key in o
-        }
         overrides.append(
             Override(
                 pod=o.get("pod"),
@@ -342,7 +357,7 @@ def _kubelet(k: Mapping[str, Any], err: _Errors) -> KubeletConfig:
                 group=None if o.get("group") is None else str(o["group"]),
                 lws=o.get("lws"),
                 after=None if o.get("after") is None else float(o["after"]),
-                **timing,  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
+                **_timing(o),
             )
         )
     return KubeletConfig(
@@ -410,7 +425,9 @@ def _event(verb: str, value: Any, at: float, e: Mapping[str, Any], path: str, er
         ):
             err.add(f"{path}.annotations", "keys must be strings, values strings (or null)", dict(annotations))
             ok = False
-        return Event(at, verb, glob, annotations=dict(annotations)) if ok else None  # type: ignore[arg-type]  # validated before this point; the checker cannot see the narrowing
+        if not ok or not isinstance(glob, str) or not isinstance(annotations, Mapping):  # (the checks above)
+            return None
+        return Event(at, verb, glob, annotations=dict(annotations))
     if verb == "addNodes":
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             err.add(path, "expected a node count >= 1", value)

@@ -130,14 +130,14 @@ def with_paused_recovery(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage,
     held, record = held_record(deployment, leaders)
     admit = {_name(p): p for p in recovery_admissions(lws, leaders, pods, held, stage.target_revision)}
     actions: list[Action] = []
-    if record:
+    if record and deployment is not None:  # (held_record asks for a record only when there is a Deployment)
         actions.append(
             Action(
                 "annotate",
                 "Deployment",
                 lws.name,
                 {"annotations": {HELD_GROUPS_ANNOTATION: dump_held(held)}},
-                uid=(deployment.get("metadata") or {}).get("uid"),  # type: ignore[union-attr]
+                uid=(deployment.get("metadata") or {}).get("uid"),
                 reason="rollout paused: record the groups the pause holds",
             )
         )

@@ -19,7 +19,7 @@ to the target by a re-run (issue #225).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from pulumi_lws.core.contract.snapshot import (
     Snapshot,
@@ -252,14 +252,14 @@ def revision_below_partition(
     """
     target = catalog.target.key
 
-    def known(key: str | None) -> bool:
+    def known(key: str | None) -> TypeGuard[str]:
         return key is not None and catalog.get(key) is not None
 
     observed = g.revision if g is not None else None
     if known(observed):
-        return observed  # type: ignore[return-value]  # workers follow their leader pod
+        return observed  # workers follow their leader pod
     if observed is not None and worker_revision != target and known(worker_revision):
-        return worker_revision  # type: ignore[return-value]  # leader's revision unknown: do not move the workers
+        return worker_revision  # leader's revision unknown: do not move the workers
     fallback = nearest_old_revision(i, old_below)
     if fallback is None and sts_revision != target and known(sts_revision):
         fallback = sts_revision

@@ -123,11 +123,11 @@ def deadlock_717(inp: RolloutInputs, d: Decision, groups: tuple[GroupView, ...])
 
 def waiting_blocker(inp: RolloutInputs, d: Decision, groups: tuple[GroupView, ...]) -> Blocker:
     """The rollout waits for readiness changes: name the groups it waits for."""
-    live = [g for g in groups if g.index is not None and g.index < d.replicas]
-    waiting = [g.index for g in live if not g.ready]
+    live = [(g.index, g) for g in groups if g.index is not None and g.index < d.replicas]
+    waiting = [i for i, g in live if not g.ready]
     if waiting:
         return Blocker(WAITING, f"waiting for groups {_ids(waiting)} to become ready", tuple(str(i) for i in waiting))
-    stale = [g.index for g in live if g.index >= d.partition and not g.updated]  # type: ignore[operator]
+    stale = [i for i, g in live if i >= d.partition and not g.updated]
     return Blocker(
         WAITING, f"waiting for groups {_ids(stale)} to be recreated on the new revision", tuple(str(i) for i in stale)
     )
@@ -177,8 +177,8 @@ def stage_notes(inp: RolloutInputs, trace: tuple[Decision, ...], order: str, tar
         notes.append(f"template changed: new rollout to revision {target}")
     if len(trace) > 1:
         notes.append("fixed point of cases " + "→".join(t.case for t in trace))
-    if order == "RolloutFirst" and rollout_first_applies(inp):
-        notes.append(f"RolloutFirst: replacing old groups before scaling up from {inp.sts.replicas} to {inp.replicas}")  # type: ignore[union-attr]
+    if order == "RolloutFirst" and inp.sts is not None and rollout_first_applies(inp):  # (it needs the StatefulSet)
+        notes.append(f"RolloutFirst: replacing old groups before scaling up from {inp.sts.replicas} to {inp.replicas}")
     hold = surge_hold_note(inp, trace[-1])
     if hold:
         notes.append(hold)

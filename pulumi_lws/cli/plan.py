@@ -327,6 +327,7 @@ def run(args: argparse.Namespace) -> int:
             f"paused ({PAUSED_ANNOTATION}): pulumi up holds the current stage; the stages above run after resume"
         )
     mode_note = {"mode": "controller", "model": workload.upstream.model} if controller else {}
+    mode_note |= dict(workload.mode_notes(new))  # e.g. perPodValues: which mode renders the per-pod values
     if args.format == "json":
         data = {
             **trace.to_json(),
@@ -368,6 +369,8 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"mode: controller: the {workload.kind} controller takes these stages; model: {workload.upstream.model}"
             )
+        for note in workload.mode_notes(new).values():
+            print(note)
         if diffs is not None:
             print_diffs(diffs, markdown=args.format == "markdown")
         if objects is not None:

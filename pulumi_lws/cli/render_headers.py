@@ -66,17 +66,25 @@ def generic_steady_header(workload: Workload, spec: Any, expansion: Expansion) -
     )
 
 
+def _with_modes(workload: Workload, spec: Any, header: str) -> str:
+    """``header`` plus the choices in force that change the expansion (``Workload.mode_notes``)."""
+    notes = workload.mode_notes(spec)
+    return "; ".join([header, *notes.values()]) if notes else header
+
+
 def first_header(workload: Workload, spec: Any, result: Reconciled) -> str:
     """The header above the first stage's objects of ``spec``: the API's own words (optional
     ``first_render_header`` capability, e.g. LeaderWorkerSet's), else the generic ones."""
     own = workload.first_render_header
-    return own(spec, result) if own is not None else generic_first_header(workload, spec, result)
+    header = own(spec, result) if own is not None else generic_first_header(workload, spec, result)
+    return _with_modes(workload, spec, header)
 
 
 def steady_header(workload: Workload, spec: Any, expansion: Expansion) -> str:
     """The header above the steady-state objects of ``spec`` (optional ``steady_render_header``)."""
     own = workload.steady_render_header
-    return own(spec, expansion) if own is not None else generic_steady_header(workload, spec, expansion)
+    header = own(spec, expansion) if own is not None else generic_steady_header(workload, spec, expansion)
+    return _with_modes(workload, spec, header)
 
 
 def passthrough_header(doc: Document) -> str:

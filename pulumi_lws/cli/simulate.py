@@ -168,6 +168,9 @@ def run(args: argparse.Namespace) -> int:
             print(demand)
         for line in _blocker_lines(result):
             print(line)
+        spec = runner.spec.parsed()
+        for line in admission_lines(runner.spec.workload, spec, result.cluster) if spec is not None else []:
+            print(line)
     if args.plot:
         from pulumi_lws.sim.driver.plot import lane_budgets
 
@@ -339,6 +342,22 @@ def demand_line(result) -> str:
     return "peak demand per stage (pod requests x live pods): " + "; ".join(
         f"{label}: {demand_text(d)}" for label, d in stages
     )
+
+
+def admission_lines(workload, spec, cluster, shown: int = 3) -> list[str]:
+    """The per-pod-values mode in force (``Workload.mode_notes``) and what the simulated API
+    server's MutatingAdmissionPolicy admission set on the pods it created (a few, by name)."""
+    notes = list(workload.mode_notes(spec).values())
+    admitted = cluster.store.admitted
+    if not notes and not admitted:
+        return []
+    lines = notes + [f"admission: {len(admitted)} pods mutated at creation by the simulated MutatingAdmissionPolicy"]
+    for pod in sorted(admitted)[:shown]:
+        change = admitted[pod]
+        values = [f"{k.rpartition('/')[2]}={v}" for k, v in {**change["labels"], **change["annotations"]}.items()]
+        spec_fields = f"; spec.{', spec.'.join(change['spec'])}" if change["spec"] else ""
+        lines.append(f"  {pod}: {', '.join(values)}{spec_fields}")
+    return lines
 
 
 def _summary(result) -> str:

@@ -404,6 +404,25 @@ class LiveCluster:
         self.client.patch(res, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
         return f"disown {action.kind}/{action.name}: removed {len([op for op in patch if op['op'] == 'remove'])} ownerReference(s)"
 
+    def serves_api(self, api_version: str, kind: str) -> bool | None:
+        """API discovery: whether the server lists ``kind`` in ``GET /apis/<group>/<version>``
+        (one request); None when it cannot tell (401/403)."""
+        group, _, version = api_version.rpartition("/")
+        path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+        try:
+            # lightkube has no discovery call: its httpx client (base URL and auth of the context)
+            response = self.client._client._client.get(path)
+        except Exception as exc:
+            raise ClusterError(f"GET {path} on {self.where}: {describe_failure(exc)}") from exc
+        if response.status_code == 404:
+            return False
+        if response.status_code in (401, 403):
+            return None
+        if response.status_code >= 400:
+            raise ClusterError(f"GET {path} on {self.where}: HTTP {response.status_code}")
+        resources = (response.json() or {}).get("resources") or []
+        return any(r.get("kind") == kind and "/" not in str(r.get("name")) for r in resources)
+
     def serves_crd(self, name: str) -> bool | None:
         """Whether the cluster has CustomResourceDefinition ``name`` (controller mode): one GET;
         None when it cannot tell (e.g. 403: no permission to read CRDs)."""

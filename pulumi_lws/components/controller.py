@@ -44,6 +44,11 @@ WAIT_FOR = "pulumi.com/waitFor"
 SKIP_AWAIT = "pulumi.com/skipAwait"
 
 
+class RequiredApiMissingError(RuntimeError, pulumi.RunError):
+    """Operator-free on a cluster that does not serve an API the expansion needs (nothing was
+    registered); the message names what needs it, the Kubernetes version and the fallback."""
+
+
 class ControllerNotInstalledError(RuntimeError, pulumi.RunError):
     """Controller mode on a cluster that does not serve the API's CRD (nothing was registered).
     A ``pulumi.RunError`` too: the language host prints its message alone, no traceback."""
@@ -203,10 +208,42 @@ def record_events(component: pulumi.ComponentResource, workload: Workload, spec:
     return lines
 
 
+def missing_api_message(workload: Workload, spec: Any, api_version: str, kind: str, why: str) -> str:
+    namespace, name = workload.identity(spec)
+    return f"{workload.kind} {namespace}/{name}: the cluster does not serve {api_version} {kind}. {why}."
+
+
+def check_required_apis(workload: Workload, spec: Any, gang_provider: str = "kubernetes") -> None:
+    """Operator-free: raise :class:`RequiredApiMissingError` (before anything is registered) when
+    API discovery says the cluster lacks an API ``spec``'s expansion needs
+    (``Workload.required_apis``: per-pod values ``admission-policy``'s MutatingAdmissionPolicy).
+    No requirement: no request at all; an observer that cannot tell (None, 403) lets it pass."""
+    required = workload.required_apis(spec)
+    if not required:
+        return
+    from pulumi_lws.backend import NoClusterError
+
+    try:
+        try:
+            observer = controller_backend(gang_provider).observer
+        except NoClusterError:
+            return  # the reconcile reports it, as without a requirement
+        serves = getattr(observer, "serves_api", None)
+        if serves is None:
+            return
+        for api_version, kind, why in required:
+            if serves(api_version, kind) is False:
+                raise RequiredApiMissingError(missing_api_message(workload, spec, api_version, kind, why))
+    except ClusterError as exc:
+        raise pulumi.RunError(f"{workload.identity(spec)[1]}: {CLUSTER_ERROR}{exc}") from exc
+
+
 def checked_backend(mode: str, workload: Workload, spec: Any, *, gang_provider: str = "kubernetes") -> Any:
     """Controller mode: the backend, once it did not say the CRD is missing (raises
-    :class:`ControllerNotInstalledError` before anything is registered). Operator-free: None."""
+    :class:`ControllerNotInstalledError` before anything is registered). Operator-free: None, once
+    the cluster serves what the expansion needs (:func:`check_required_apis`)."""
     if mode != CONTROLLER:
+        check_required_apis(workload, spec, gang_provider)
         return None
     try:  # no kubeconfig, an unreachable or failing server: one line, no traceback
         backend = controller_backend(gang_provider)

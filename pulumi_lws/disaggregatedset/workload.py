@@ -78,7 +78,9 @@ class DisaggregatedSetWorkload(Workload):
     arguments = ARGUMENTS
     gang = lws_workload.GANG  # the children's
     rbac = RbacFacts(
-        actions=lws_workload.ACTIONS | {("patch-status", SCALER_KIND)}, renders=(*lws_workload.RENDERS, SCALER)
+        actions=lws_workload.ACTIONS | {("patch-status", SCALER_KIND)},
+        renders=(*lws_workload.RENDERS, SCALER),
+        configures=lws_workload.CONFIGURES,  # a role's per-pod values admission-policy
     )
     observes = (*lws_workload.OBSERVES, SCALER)
     reconcile_written_annotations = lws_workload.LeaderWorkerSetWorkload.reconcile_written_annotations  # the children's
@@ -111,6 +113,19 @@ class DisaggregatedSetWorkload(Workload):
             children=ReconcileOptions(**children),
             control=control_choices(choices),
         )
+
+    def required_apis(self, spec: DisaggregatedSet) -> tuple[tuple[str, str, str], ...]:
+        """The children's (a role with per-pod values ``admission-policy``), once each."""
+        child = lws_workload.LeaderWorkerSetWorkload()
+        return tuple(dict.fromkeys(api for r in spec.roles for api in child.required_apis(spec.role_spec_as_lws(r))))
+
+    def mode_notes(self, spec: DisaggregatedSet) -> dict[str, str]:
+        """``perPodValues`` of every role whose manifest chooses it."""
+        child = lws_workload.LeaderWorkerSetWorkload()
+        notes = [
+            f"role {r.name}: {line}" for r in spec.roles for line in child.mode_notes(spec.role_spec_as_lws(r)).values()
+        ]
+        return {"perPodValues": "; ".join(notes)} if notes else {}
 
     def scope(self, spec: DisaggregatedSet, *, nodes: bool | None = None) -> Scope:
         if nodes is None:

@@ -244,8 +244,17 @@ def _reconcile_ordinal(
     placement = place_groups(lws, snapshot, stage, catalog)
     stage = with_placement(stage, placement)
     stage = dataclasses.replace(stage, actions=stage.actions + label_actions(lws, snapshot, stage))
+    leader = snapshot.get("StatefulSet", lws.name)
     manifests = render_ordinal(
-        lws, stage, catalog, options, group_domains=placement.group_domains, worker_groups=placement.worker_groups
+        lws,
+        stage,
+        catalog,
+        options,
+        group_domains=placement.group_domains,
+        worker_groups=placement.worker_groups,
+        # admission policy: keys for every leader ordinal the StatefulSet may (re)create until
+        # this apply lands (a scale-down still running, a held stage)
+        live_replicas=sts_replicas(leader) if leader is not None else 0,
     )
     manifests = with_gang_scheduling(manifests, lws, stage, catalog, options.gang_provider, options.volcano_queue)
     return stage, list(with_failure_state(manifests, lws, failure))

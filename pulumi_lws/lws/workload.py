@@ -62,6 +62,16 @@ OBSERVES: tuple[KindRef, ...] = (
     KindRef("Node", "v1", namespaced=False),
 )
 RENDERS: tuple[KindRef, ...] = tuple(k for k in OBSERVES if k.kind not in ("Pod", "Node"))
+#: per-pod values admission-policy only: cluster-scoped, rendered, never read back
+CONFIGURES: tuple[KindRef, ...] = (
+    KindRef("MutatingAdmissionPolicy", "admissionregistration.k8s.io/v1beta1", "mutatingadmissionpolicies", False),
+    KindRef(
+        "MutatingAdmissionPolicyBinding",
+        "admissionregistration.k8s.io/v1beta1",
+        "mutatingadmissionpolicybindings",
+        False,
+    ),
+)
 #: the (verb, kind) actions the LeaderWorkerSet planners emit (DisaggregatedSet's children too)
 ACTIONS: frozenset[tuple[str, str]] = frozenset(
     {
@@ -126,7 +136,7 @@ class LeaderWorkerSetWorkload(Workload):
     )
     arguments = ARGUMENTS
     gang = GANG
-    rbac = RbacFacts(actions=ACTIONS, renders=RENDERS)
+    rbac = RbacFacts(actions=ACTIONS, renders=RENDERS, configures=CONFIGURES)
     observes = OBSERVES
     case_words = CASE_WORDS
     #: the leader StatefulSet's / Deployment's restart counts, written before the actions they account for
@@ -174,6 +184,18 @@ class LeaderWorkerSetWorkload(Workload):
             result, snapshot, self.upstream
         )  # a fleet upstream created: drop its ownerReferences
         return adopted
+
+    def required_apis(self, spec: LeaderWorkerSet) -> tuple[tuple[str, str, str], ...]:
+        from pulumi_lws.lws.render.admission import required_api
+
+        needed = required_api(spec)
+        return (needed,) if needed else ()
+
+    def mode_notes(self, spec: LeaderWorkerSet) -> dict[str, str]:
+        """``perPodValues`` when the manifest chooses (``pulumi-lws.io/per-pod-values`` set)."""
+        from pulumi_lws.lws.render.admission import mode_line
+
+        return {"perPodValues": mode_line(spec)} if PER_POD_VALUES in spec.metadata.annotations else {}
 
     def budgets(self, spec: LeaderWorkerSet) -> dict[str, Budgets]:
         return {

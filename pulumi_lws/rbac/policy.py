@@ -79,7 +79,7 @@ def kinds() -> dict[str, Kind]:
 
     out = dict(KINDS)
     for workload in registered().values():
-        for ref in (*workload.observes, *workload.rbac.renders):
+        for ref in (*workload.observes, *workload.rbac.renders, *workload.rbac.configures):
             out.setdefault(key_of(ref), Kind(ref.group, ref.resource, ref.namespaced))
     return out
 
@@ -101,8 +101,10 @@ def api_actions(api: str) -> frozenset[tuple[str, str]]:
 
 
 def api_renders(api: str) -> frozenset[str]:
-    """Every kind the renderer of ``api`` can emit (its ``rbac.renders`` fact, by :func:`key_of`)."""
-    return frozenset(key_of(k) for k in _workload(api).rbac.renders)
+    """Every kind the renderer of ``api`` can emit (its ``rbac.renders`` and ``rbac.configures``
+    facts, by :func:`key_of`)."""
+    rbac = _workload(api).rbac
+    return frozenset(key_of(k) for k in (*rbac.renders, *rbac.configures))
 
 
 def upstream_owns_unrendered(api: str) -> frozenset[str]:

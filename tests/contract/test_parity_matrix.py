@@ -353,3 +353,42 @@ def test_bad_input_the_component_registers_nothing(kind, family) -> None:
             cls("bad", {"manifest": breaks(sample(kind))})
     assert registrations == [] and observer.calls == []
     assert any(e.path.startswith(field) for e in info.value.errors), [str(e) for e in info.value.errors]
+
+
+# -- per-pod values (issue 28): the shell's API-discovery refusal and the mode line are generic
+
+#: how each API turns on per-pod values at admission; None: not applicable, and why
+PER_POD_ADMISSION = {
+    "LeaderWorkerSet": lambda d: {
+        **d,
+        "metadata": {**d["metadata"], "annotations": {"pulumi-lws.io/per-pod-values": "admission-policy"}},
+    },
+    "DisaggregatedSet": lambda d: {
+        **d,
+        "spec": {
+            **d["spec"],
+            "roles": [
+                {**r, "metadata": {"annotations": {"pulumi-lws.io/per-pod-values": "admission-policy"}}}
+                for r in d["spec"]["roles"]
+            ],
+        },
+    },
+    # not applicable: Kthena's controller (and pulumi-lws in its place) creates every pod itself, so
+    # each pod is rendered with its own values; there is no shared template to complete at admission
+    "ModelServing": None,
+    TOY_KIND: None,  # the toy renders no pod template
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_per_pod_values_requirements_and_mode_notes(kind) -> None:
+    assert kind in PER_POD_ADMISSION, f"say how {kind} gives per-pod values (or why not)"
+    with api(kind) as workload:
+        spec = workload.parse(sample(kind))
+        assert tuple(workload.required_apis(spec)) == () and dict(workload.mode_notes(spec)) == {}
+        turn_on = PER_POD_ADMISSION[kind]
+        if turn_on is None:
+            return
+        spec = workload.parse(turn_on(sample(kind)))
+        assert [kind_ for _, kind_, _ in workload.required_apis(spec)] == ["MutatingAdmissionPolicy"]
+        assert "admission-policy" in workload.mode_notes(spec)["perPodValues"]

@@ -59,6 +59,11 @@ def scenarios() -> list[Scenario]:
     ds_gang["spec"]["roles"][0]["spec"]["scheduling"] = {}
     ds_hash = copy.deepcopy(ds)
     ds_hash["spec"]["roles"][0]["spec"]["groupIdentity"] = "Hash"
+    per_pod = {"pulumi-lws.io/per-pod-values": "admission-policy"}
+    admission = copy.deepcopy(lws)
+    admission["metadata"].setdefault("annotations", {}).update(per_pod)
+    ds_admission = copy.deepcopy(ds)
+    ds_admission["spec"]["roles"][0].setdefault("metadata", {}).setdefault("annotations", {}).update(per_pod)
     return [
         Scenario("lws-ordinal", lws),
         Scenario("lws-hash", hash_lws),
@@ -66,6 +71,7 @@ def scenarios() -> list[Scenario]:
         Scenario("lws-gang-volcano", _with(lws, scheduling={}), gang_provider="volcano"),
         Scenario("lws-exclusive-placement", exclusive),
         Scenario("lws-adoption", lws, adoption=True),
+        Scenario("lws-per-pod-admission-policy", admission),
         Scenario("ms-pd", ms),
         Scenario("ms-adoption", ms, adoption=True),
         Scenario("ds-pd", ds),
@@ -74,6 +80,7 @@ def scenarios() -> list[Scenario]:
         Scenario("ds-hash-role", ds_hash),
         Scenario("ds-gang-kubernetes", ds_gang),
         Scenario("ds-gang-volcano", ds_gang, gang_provider="volcano"),
+        Scenario("ds-per-pod-admission-policy", ds_admission),
     ]
 
 

@@ -92,6 +92,8 @@ def seed(kmock: Any, scenario: Scenario) -> list[dict[str, Any]]:
     workload = workload_for(scenario.api)
     gang = rbac.fixed_gang_provider(scenario.api) or scenario.gang_provider
     objects = [copy.deepcopy(dict(m)) for m in steady_state(scenario.manifest, gang_provider=gang).reconciled.manifests]
+    # cluster-scoped configuration (per-pod values' MutatingAdmissionPolicy) is never read back
+    objects = [m for m in objects if rbac.kinds()[rbac.kind_of_manifest(m)].namespaced]
     objects += [p for o in objects if o["kind"] in ("StatefulSet", "Deployment") for p in _pods(o)]
     for obj in objects:
         meta = obj["metadata"]

@@ -106,10 +106,20 @@ def test_await_watches_follow_skip_await():
     assert not skipped.allows("", "pods", "watch", cluster=False) and skipped.allows("", "pods", "list", cluster=False)
 
 
+#: per-pod values admission-policy: pulumi-kubernetes manages the cluster-scoped policy and binding
+ADMISSION_RULES = [
+    {"apiGroups": ["admissionregistration.k8s.io"], "resources": [plural], "verbs": sorted(rbac.MANAGED_VERBS)}
+    for plural in ("mutatingadmissionpolicies", "mutatingadmissionpolicybindings")
+]
+
+
 def test_namespaced_by_default_cluster_scoped_only_for_nodes():
     for scenario in scenarios():
         policy = rbac.policy_for_manifest(scenario.manifest, gang_provider=scenario.gang_provider)
         cluster = policy.rules(cluster=True)
+        if "per-pod-admission-policy" in scenario.name:
+            assert [r for r in cluster if r in ADMISSION_RULES] == ADMISSION_RULES, scenario.name
+            cluster = [r for r in cluster if r not in ADMISSION_RULES]
         spec = workload_for(scenario.api).parse(scenario.manifest)
         if workload_for(scenario.api).scope(spec).nodes:
             assert cluster == [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]}], scenario.name

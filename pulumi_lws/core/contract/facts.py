@@ -181,11 +181,15 @@ class RbacFacts:
     ``actions``: every ``(Action.verb, kind)`` its planners can emit (checked against the planners'
     ``Action(...)`` literals by tests/rbac/test_rbac_rules.py); ``renders``: every kind its
     renderer can emit (pulumi-kubernetes manages them); ``upstream_owns_unrendered``: scope kinds
-    its upstream controller owns directly that pulumi-lws does not render (adoption disowns them)."""
+    its upstream controller owns directly that pulumi-lws does not render (adoption disowns them);
+    ``configures``: cluster-scoped configuration kinds its renderer can emit but no reconcile reads
+    back (LeaderWorkerSet per-pod values ``admission-policy``: the MutatingAdmissionPolicy and its
+    binding; a held stage registers them as planned, :data:`pulumi_lws.core.features.control.KEPT_WHILE_HELD`)."""
 
     actions: frozenset[tuple[str, str]]
     renders: tuple[KindRef, ...]
     upstream_owns_unrendered: frozenset[str] = frozenset()
+    configures: tuple[KindRef, ...] = ()
 
 
 def check_facts(
@@ -223,6 +227,9 @@ def check_facts(
         unobserved = sorted(k.qualified for k in rbac.renders if k not in observes)
         if unobserved:  # a reconcile must read back what it declares
             problems.append(f"rbac.renders not in observes: {unobserved}")
+        namespaced = sorted(k.qualified for k in rbac.configures if not isinstance(k, KindRef) or k.namespaced)
+        if namespaced:  # only cluster configuration may go unobserved
+            problems.append(f"rbac.configures must be cluster-scoped KindRefs: {namespaced}")
     return problems
 
 

@@ -239,6 +239,17 @@ class Workload(ABC):
         :data:`pulumi_lws.core.features.retention.RETAIN_FINALIZER`."""
         return release_actions(snapshot.list("Pod"), reason)
 
+    def required_apis(self, spec: Any) -> tuple[tuple[str, str, str], ...]:
+        """``(apiVersion, kind, why)`` of every API ``spec``'s expansion needs the cluster to serve
+        beyond the core ones; live mode refuses to register anything when discovery says one is
+        missing, with ``why`` (what needs it, the Kubernetes version, the fallback). Default ()."""
+        return ()
+
+    def mode_notes(self, spec: Any) -> Mapping[str, str]:
+        """Choices in force that change what the expansion renders, for ``plan`` and ``render`` to
+        state: ``{json key: one line}`` (LeaderWorkerSet: ``perPodValues``). Default {}."""
+        return {}
+
     def podgroup(self, gang_provider: str | None = None) -> KindRef:
         """What a bare ``PodGroup`` of this API's scope means under ``gang_provider``."""
         return self.gang.podgroup(gang_provider)

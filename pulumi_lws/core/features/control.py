@@ -349,6 +349,12 @@ def _recovery_action(action: Action, snapshot: Snapshot, target: str) -> bool:
     return pod is not None and bool(target) and target not in labels_of(pod).values()
 
 
+#: planned kinds registered as planned while held: cluster configuration the creation of pods needs
+#: (per-pod values admission-policy: a pod recreated while paused must still get its values), never
+#: a rollout move; not observed, so without this the hold would drop them and Pulumi delete them
+KEPT_WHILE_HELD = ("MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding")
+
+
 def _completes_observed_group(manifest: Mapping[str, Any], live_uids: set[str]) -> bool:
     """A planned object owned by an observed, admitted pod (a Hash group's worker StatefulSet and
     Service are owned by its leader): creating it completes a group that exists, it moves none. A
@@ -372,7 +378,7 @@ def hold(result: Reconciled, snapshot: Snapshot, blocker: Blocker | None = None,
     manifests = [
         frozen(observed[_ref(m)], actions) if _ref(m) in observed else dict(m)
         for m in result.manifests
-        if _ref(m) in observed or _completes_observed_group(m, live_uids)
+        if _ref(m) in observed or _completes_observed_group(m, live_uids) or m.get("kind") in KEPT_WHILE_HELD
     ]
     kept = {_ref(m) for m in manifests}
     manifests += [frozen(o, actions) for ref, o in sorted(observed.items()) if ref not in kept]

@@ -115,6 +115,21 @@ def mode_line(lws: LeaderWorkerSet) -> str:
     return "per-pod values: template (labels per pod at the next reconcile; docs/rendering.md)"
 
 
+def required_api(lws: LeaderWorkerSet) -> tuple[str, str, str] | None:
+    """``(apiVersion, kind, why)`` of the policy API this LeaderWorkerSet needs, or None (template)."""
+    if not uses_admission_policy(lws):
+        return None
+    version = policy_version(lws)
+    since, needs = SERVED_SINCE[version]
+    why = (
+        f"{PER_POD_VALUES}: {ADMISSION_POLICY} needs {POLICY_KIND} {policy_api_version(lws)}, served from "
+        f"Kubernetes {since} with {needs}"
+        + ("" if version == "v1" else f" (or {API_GROUP}/v1 from Kubernetes 1.36: {POLICY_API_VERSION}: v1)")
+        + f'; or use per_pod_values "{TEMPLATE}" (the default: per-pod labels at the next reconcile)'
+    )
+    return policy_api_version(lws), POLICY_KIND, why
+
+
 # ---- the policy's CEL --------------------------------------------------------------------------
 
 

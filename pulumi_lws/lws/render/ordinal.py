@@ -63,6 +63,7 @@ def render_ordinal(
     *,
     group_domains: Mapping[Any, str] | None = None,
     worker_groups: Collection[int] | None = None,
+    live_replicas: int = 0,
 ) -> list[dict[str, Any]]:
     """Every object the Ordinal stage declares.
 
@@ -71,6 +72,8 @@ def render_ordinal(
     Default none (no nodeSelector). ``worker_groups``: ordinals whose worker StatefulSet may be
     declared (e.g. LeaderReady: groups with a Ready leader or an existing worker StatefulSet);
     default all. ``options`` (ReconcileOptions) is accepted for signature parity; unused here.
+    ``live_replicas``: the observed leader StatefulSet's replicas (per-pod values admission-policy:
+    its group keys cover ordinals below ``max(stage.replicas, live_replicas)``).
     """
     domains = {int(k): v for k, v in (group_domains or {}).items()}
     keys = {i: group_revision(stage, catalog, i) for i in range(stage.replicas)}
@@ -84,7 +87,8 @@ def render_ordinal(
         if at.size > 1 and (worker_groups is None or i in worker_groups):
             out.append(worker_statefulset(lws, at, i, keys[i], domains.get(i), tpus=tpus[keys[i]]))
     if uses_admission_policy(lws):  # declared first: every StatefulSet depends on them
-        out = admission_objects(lws, range(stage.replicas), worker_tpu_containers(by_key.values())) + out
+        ordinals = range(max(stage.replicas, live_replicas))
+        out = admission_objects(lws, ordinals, worker_tpu_containers(by_key.values())) + out
     return out
 
 

@@ -86,7 +86,12 @@ def admit(obj: dict[str, Any], store: Any) -> dict[str, Any]:
         if not _matches(spec.get("matchResources"), obj, ns_labels, rules=False):
             continue
         try:
+            before = obj
             obj = _apply_policy(policy["metadata"]["name"], pspec, obj, ns_obj)
+            if obj is not before:
+                record = getattr(store, "admitted", None)
+                if record is not None:
+                    record[f"{namespace}/{meta.get('name')}"] = mutation_summary(before, obj)
         except (CelError, PatchError) as exc:
             if pspec.get("failurePolicy", "Fail") == "Fail":
                 policy_name, binding_name = policy["metadata"]["name"], binding["metadata"]["name"]
@@ -94,6 +99,20 @@ def admit(obj: dict[str, Any], store: Any) -> dict[str, Any]:
                     f'MutatingAdmissionPolicy "{policy_name}" (binding "{binding_name}") denied the request: {exc}'
                 ) from exc
     return obj
+
+
+def mutation_summary(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """What admission changed: the labels and annotations it added or changed, and the top-level
+    ``spec`` fields it touched (``simulate`` shows a few; tests read them)."""
+
+    def changed(field: str) -> dict[str, str]:
+        old = (before.get("metadata") or {}).get(field) or {}
+        new = (after.get("metadata") or {}).get(field) or {}
+        return {k: v for k, v in new.items() if old.get(k) != v}
+
+    old_spec, new_spec = before.get("spec") or {}, after.get("spec") or {}
+    fields = sorted(k for k in {*old_spec, *new_spec} if old_spec.get(k) != new_spec.get(k))
+    return {"labels": changed("labels"), "annotations": changed("annotations"), "spec": fields}
 
 
 def _activation(obj: Mapping[str, Any], ns_obj: Mapping[str, Any]) -> dict[str, Any]:

@@ -55,6 +55,8 @@ class SimCluster:
         self.deployments = DeploymentController(self.store, self.clock, self.replicasets)
         self.gc = GarbageCollector(self.store)
         self.applier = Applier(self.store)
+        #: ``(apiVersion, kind)`` this simulated API server does not serve (:meth:`serves_api`)
+        self.unserved_apis: set[tuple[str, str]] = set()
         for node in nodes:
             self.add_node(node)
 
@@ -176,6 +178,11 @@ class SimCluster:
         self.store._index_owners(obj)
         self.store.touch(obj)
         return "ok"
+
+    def serves_api(self, api_version: str, kind: str) -> bool:
+        """API discovery: every built-in kind at every version, but those listed in
+        :attr:`unserved_apis` (``(apiVersion, kind)``: a test's older or gated cluster)."""
+        return (api_version, kind) not in self.unserved_apis
 
     def serves_crd(self, name: str) -> bool:
         """Whether a CustomResourceDefinition ``name`` (``<plural>.<group>``) was created (controller mode)."""

@@ -110,6 +110,8 @@ class Store:
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self.version = 0
+        #: ``<ns>/<pod>`` -> what mutating admission changed at its (latest) creation
+        self.admitted: dict[str, dict[str, Any]] = {}
         self._objs: dict[str, dict[Key, dict[str, Any]]] = {}
         self._by_uid: dict[str, dict[str, Any]] = {}
         self._dependents: dict[str, set[str]] = {}

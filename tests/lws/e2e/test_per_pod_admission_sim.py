@@ -308,3 +308,31 @@ def test_template_mode_pods_start_without_their_per_pod_labels() -> None:
     assert worker is not None
     assert f"{P}/worker-index" not in worker["metadata"]["labels"]
     assert f"{P}/subgroup-key" not in worker["metadata"]["labels"]
+
+
+def test_a_paused_rollout_keeps_the_policy_so_a_recreated_pod_still_gets_its_values() -> None:
+    """Paused (pulumi-lws.io/paused) the reconcile registers what it observed; the policy, which
+    no reconcile reads back, is registered as planned (control.KEPT_WHILE_HELD), so Pulumi does not
+    delete it and a pod the StatefulSet recreates meanwhile is admitted with its values."""
+    manifest = copy.deepcopy(CASES["docs-tpu-multislice"])
+    cluster = run_to_ready(manifest)
+    manifest["metadata"]["annotations"]["pulumi-lws.io/paused"] = "true"  # with a new image: held mid-rollout
+    manifest["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = "jax:2"
+    spec = W.parse(copy.deepcopy(manifest))
+    cycle(
+        W,
+        spec,
+        W.options(),
+        cluster,
+        cluster,
+        nodes=False,
+        apply=lambda c: cluster.apply(c.reconciled.manifests, stack_id="s", dependencies=c.reconciled.dependencies),
+    )
+    assert len(cluster.store.list("MutatingAdmissionPolicy", "")) == 1
+    pod = cluster.store.get("Pod", "default", "test-sample-1-6")
+    cluster.store.delete("Pod", "default", "test-sample-1-6", grace=0)
+    cluster.step(cluster.clock.now + 3.0)
+    again = cluster.store.get("Pod", "default", "test-sample-1-6")
+    assert again is not None and again["metadata"]["uid"] != pod["metadata"]["uid"]
+    assert again["metadata"]["labels"][f"{P}/subgroup-index"] == "1"
+    assert resolved_env(again, again["spec"]["containers"][0])["TPU_WORKER_ID"] == "1"

@@ -393,19 +393,21 @@ class StatefulSetController:
         existing = next((r for r in revs if r.name == name), None)
         if existing is not None and existing.number == top:
             return existing
-        rev = Rev(name, top + 1, clone(template))
         if not self.history_objects:
+            rev = Rev(name, top + 1, clone(template))
             self._internal[meta(sts)["uid"]] = [r for r in revs if r.name != name] + [rev]
             return rev
         if existing is not None:
             cr = self.store.get("ControllerRevision", meta(sts)["namespace"], name)
             assert cr is not None, f"revision {name} was listed by _revisions, so it is stored"
-            cr["revision"] = rev.number
+            cr["revision"] = top + 1
             self.store.touch(cr)
-            return rev
+            return Rev(name, top + 1, clone(template))
         labels = dict((template.get("metadata") or {}).get("labels") or {})
         labels[REVISION_HASH_LABEL] = digest
-        self.store.create(
+        # the store keeps a deep copy of what it creates: the template is copied once, there; the
+        # revision returned is the one _revisions reads from the stored object from now on
+        stored = self.store.create(
             {
                 "apiVersion": "apps/v1",
                 "kind": "ControllerRevision",
@@ -415,11 +417,12 @@ class StatefulSetController:
                     "labels": labels,
                     "ownerReferences": [owner_ref(sts)],
                 },
-                "data": {"spec": {"template": {**clone(template), "$patch": "replace"}}},
-                "revision": rev.number,
+                "data": {"spec": {"template": {**template, "$patch": "replace"}}},
+                "revision": top + 1,
             }
         )
-        return rev
+        kept = stored["data"]["spec"]["template"]
+        return Rev(name, top + 1, {k: v for k, v in kept.items() if k != "$patch"})
 
     def _truncate_history(self, sts, pods: Mapping[int, Mapping[str, Any]]) -> None:
         """``pods``: its pods as listed after its last write (a status write leaves them as they are)."""

@@ -108,6 +108,7 @@ class Runner:
         self.stages: list[Stage] = []
         self.rows: list[TraceRow] = []
         self.demand: list[tuple[float, dict]] = []
+        self._warming = False  # inside warm_up: rows only decide convergence
         self.violations: list[str] = []
         self._updates = sorted(scenario.updates, key=lambda u: u.at)
         self._faults = sorted(scenario.faults, key=lambda f: f.at)
@@ -219,8 +220,9 @@ class Runner:
             lanes=view.lanes,
         )
         self.rows.append(row)
-        self.demand.append((row.time, self._demand()))
-        self.violations += self.budget.check(row)
+        if not self._warming:  # the warm-up's rows and demand are dropped: none is computed for them
+            self.demand.append((row.time, self._demand()))
+        self.violations += self.budget.check(row)  # also during the warm-up: it arms the floor
         self.violations += self.role_budgets.check(row)
         return row
 
@@ -337,6 +339,7 @@ class Runner:
     def warm_up(self) -> None:
         """``start: converged``: roll the initial spec out instantly at t=0 (not traced)."""
         self.cluster.kubelet.config.instant = True
+        self._warming = True
         try:
             for _ in range(WARMUP_ROUNDS):
                 self._reconcile()
@@ -347,6 +350,7 @@ class Runner:
                 raise RuntimeError("warm-up did not converge: the initial spec never became fully ready")
         finally:
             self.cluster.kubelet.config.instant = False
+            self._warming = False
             self.rows.clear()
             self.demand.clear()
             self.violations.clear()

@@ -15,10 +15,11 @@ Pure; no function mutates its inputs except the ``add_*`` ones (in place, docume
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from pulumi_lws.lws import names
+from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.group_shape import subgroup_index
 from pulumi_lws.lws.render.pod import (
     TPU_NAME,
@@ -88,9 +89,9 @@ def subgroup_key_table(leader: str, size: int, subgroup_size: int) -> dict[str, 
 
 def add_worker_tpu_env(
     spec: dict[str, Any],
-    *,
     leader_host: str,
     worker_host: Callable[[int], str],
+    *,
     size: int,
     subgroup_size: int | None,
     leader_tpus: bool,
@@ -139,3 +140,13 @@ def leader_subgroup_tpu_hosts(leader_host: str, worker_host: Callable[[int], str
     """The leader's ``TPU_WORKER_HOSTNAMES`` with subgroups (it is subgroup 0's first host): the
     same for every leader up to ``$(LWS_LEADER_NAME)``, so the template carries it."""
     return subgroup_tpu_hosts(leader_host, worker_host, subgroup_size, 0, is_leader=True, leader_tpus=True)
+
+
+def worker_tpu_containers(revisions: Iterable[LeaderWorkerSet]) -> int:
+    """The most TPU containers a worker template of ``revisions`` has (one ``TPU_WORKER_ID``
+    annotation per container index), whether or not its groups render now."""
+    counts = [
+        len(tpu_containers((at.spec.leader_worker_template.worker_template or {}).get("spec") or {}))
+        for at in revisions
+    ]
+    return max(counts, default=0)

@@ -35,7 +35,12 @@ from pulumi_lws.lws import names
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.group_shape import container_requests_tpus, requests_tpus, static_worker_subgroup
 from pulumi_lws.lws.render.admission import LEADER_EXCLUDED, admission_objects, uses_admission_policy
-from pulumi_lws.lws.render.admission_pods import add_worker_tpu_env, leader_subgroup_tpu_hosts, subgroup_key_table
+from pulumi_lws.lws.render.admission_pods import (
+    add_worker_tpu_env,
+    leader_subgroup_tpu_hosts,
+    subgroup_key_table,
+    worker_tpu_containers,
+)
 from pulumi_lws.lws.render.common import controller_revision, workload_annotations
 from pulumi_lws.lws.render.pod import (
     LEADER_NAME_REF,
@@ -47,7 +52,6 @@ from pulumi_lws.lws.render.pod import (
     leader_lws_env,
     pin_to_domain,
     prepend_env,
-    tpu_containers,
     worker_lws_env,
 )
 from pulumi_lws.lws.revision import RevisionCatalog
@@ -90,16 +94,6 @@ def render_ordinal(
         ordinals = range(max(stage.replicas, live_replicas))
         out = admission_objects(lws, ordinals, worker_tpu_containers(by_key.values())) + out
     return out
-
-
-def worker_tpu_containers(revisions: Iterable[LeaderWorkerSet]) -> int:
-    """The most TPU containers a worker template of ``revisions`` has (one ``TPU_WORKER_ID``
-    annotation per container index in admission mode), whether or not its groups render now."""
-    counts = [
-        len(tpu_containers((at.spec.leader_worker_template.worker_template or {}).get("spec") or {}))
-        for at in revisions
-    ]
-    return max(counts, default=0)
 
 
 def template_tpus(at: LeaderWorkerSet) -> tuple[bool, bool]:
@@ -330,21 +324,17 @@ def worker_template(
     elif topology and g.key_affinity:  # with the leader (it carries the group-key label), apart from other groups
         add_key_exclusive_affinity(spec, L.GROUP_KEY, g.key, topology)
     if admission and worker_tpus:
-
-        def worker_host(j: int) -> str:
-            return names.pod_address(f"{g.worker_prefix}-{j}", g.subdomain)
-
+        worker_host = lambda j: names.pod_address(f"{g.worker_prefix}-{j}", g.subdomain)  # noqa: E731
         tables = add_worker_tpu_env(
             spec,
-            leader_host=g.leader_host,
-            worker_host=worker_host,
+            g.leader_host,
+            worker_host,
             size=at.size,
             subgroup_size=sg_size,
             leader_tpus=leader_tpus,
             tpu_name=leader,
         )
-        if tables:
-            template["metadata"]["annotations"] = {**template["metadata"].get("annotations", {}), **tables}
+        template["metadata"]["annotations"] = {**template["metadata"].get("annotations", {}), **tables}
     elif sgp is None and worker_tpus:
         hosts = [g.leader_host] if leader_tpus else []
         hosts += [names.pod_address(f"{g.worker_prefix}-{j}", g.subdomain) for j in range(1, at.size)]

@@ -242,3 +242,17 @@ def test_component_argument_is_the_manifest_annotation() -> None:
     with pytest.raises(SpecError) as err:
         build_spec("LeaderWorkerSet", "test-sample", {"manifest": manifest(mode=None), "per_pod_values": "webhook"})
     assert [e.path for e in err.value.errors] == [f"metadata.annotations[{PER_POD}]"]
+
+
+def test_the_mode_is_not_part_of_the_revision_nor_of_what_rollback_restores() -> None:
+    """Switching modes makes no new revision (no group is rolled as a new revision; the templates
+    change in place like an exclusive-topology annotation) and rollback restores only covered
+    spec fields, never the mode."""
+    from pulumi_lws.lws import rollback
+    from pulumi_lws.lws.revision import revision_key
+
+    template = LeaderWorkerSet.from_manifest(manifest(mode=None))
+    admission = LeaderWorkerSet.from_manifest(manifest())
+    assert revision_key(template) == revision_key(admission)
+    assert rollback.covered(template) == rollback.covered(admission)
+    assert all(path[0] == "spec" for path in rollback.covered(admission))

@@ -5,7 +5,8 @@ four policies, ModelServing's two strategies, DisaggregatedSet's roles and slice
 stage does and what is asserted after every run and every simulated second is
 ``support.crash_suite``'s module doc: plan twice = identical, crash mid-apply (and, for
 LeaderWorkerSet, mid-actions), re-run at one instant until idle, change the spec mid-rollout, the
-per-role budget invariants always, nothing lost or leaked at the end. Issue 24's bad image (crash
+per-role budget invariants always, nothing lost or leaked at the end; a crash part-way through a
+stage's actions for every API (``test_crash_part_way_through_a_stages_actions``). Issue 24's bad image (crash
 loop, pull error, failing probe), then a fix, runs the same loop with crashes at every stage.
 Replay a failure with ``API.run(API.random_case(seed))``.
 
@@ -15,6 +16,7 @@ unit of LWS_SOAK per API, a bad image in ``bad_image_fraction`` of them.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -56,6 +58,32 @@ def test_bad_image_then_a_fix_with_crashes_at_every_stage(api: Api, fault: str) 
         case = api.random_case(seed + n * FAULTS.index(fault), bad_image=fault)
         case.p_crash = max(case.p_crash, 0.3)
         api.run(case)
+
+
+@pytest.mark.parametrize(
+    ("api", "seed", "fault"),
+    [
+        (LEADERWORKERSET, 1, None),
+        (MODELSERVING, 1, "crash"),
+        (MODELSERVING, 2, "crash"),
+        (DISAGGREGATEDSET, 1, "crash"),
+        (DISAGGREGATEDSET, 5, "pull"),
+        (DISAGGREGATEDSET, 7, "probe"),
+    ],
+    ids=str,
+)
+def test_crash_part_way_through_a_stages_actions(api: Api, seed: int, fault: str | None) -> None:
+    """The second kind of crash, for every API: everything registered, only a prefix of the
+    stage's actions run, then re-run. LeaderWorkerSet draws it in its own random stream (webhook
+    labels, ungates, deletes). ModelServing's and DisaggregatedSet's stages carry actions mostly
+    when a bad image is rolled back (forced-rollback deletes; DisaggregatedSet's labels and
+    annotations): these bad-image cases of theirs run with that kind of crash on (their rows keep
+    it off, so every seed of the suite keeps the case it always had)."""
+    variant = dataclasses.replace(api, crash_in_actions=True)
+    case = variant.random_case(seed, bad_image=fault)
+    if fault:
+        case.p_crash = max(case.p_crash, 0.3)
+    assert variant.run(case).action_crashes > 0
 
 
 @pytest.mark.parametrize("api", APIS, ids=str)

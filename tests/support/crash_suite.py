@@ -50,6 +50,7 @@ class CaseResult:
     crashes: int
     changes: int  # mid-rollout spec changes (d), the first change not counted
     reruns: list[int]  # runs (c) needed at each stage
+    action_crashes: int = 0  # crashes (b) that ran only a prefix of a stage's (non-empty) actions
 
 
 @dataclass(frozen=True)
@@ -109,15 +110,16 @@ def planning_is_a_function_of_the_snapshot(h: Any) -> None:
     )
 
 
-def crash(api: Api, h: Any, rng: random.Random) -> None:
-    """(b) One crashed ``pulumi up`` (module doc)."""
+def crash(api: Api, h: Any, rng: random.Random) -> bool:
+    """(b) One crashed ``pulumi up`` (module doc); True when it crashed part-way through actions."""
     if not api.crash_in_actions or rng.random() < 0.7:
         h.up(keep=rng.uniform(0.05, 0.95), run_actions=False)
-        return
+        return False
     result, _, _ = h.up(run_actions=False)  # registration done, only a prefix of the actions ran
     acts = list(result.stage.actions)
     if acts:
         h.cluster.execute(h.WORKLOAD.identity(h.spec)[0], acts[: rng.randrange(len(acts))])
+    return bool(acts)
 
 
 def run_case(api: Api, case: Any, *, interval: float = 2.0) -> CaseResult:
@@ -126,7 +128,7 @@ def run_case(api: Api, case: Any, *, interval: float = 2.0) -> CaseResult:
     rng = random.Random(1_000_003 * case.seed + 17)
     pending = list(case.changes)
     h.change_spec(pending.pop(0))
-    crashes = changes = on_bad = 0
+    crashes = changes = on_bad = action_crashes = 0
     reruns: list[int] = []
     phase_done = False  # after_converged ran (at most once)
     for stage in range(api.max_stages):
@@ -137,7 +139,7 @@ def run_case(api: Api, case: Any, *, interval: float = 2.0) -> CaseResult:
         planning_is_a_function_of_the_snapshot(h)  # (a)
         if rng.random() < case.p_crash:  # (b)
             crashes += 1
-            crash(api, h, rng)
+            action_crashes += crash(api, h, rng)
             h.check()
         reruns.append(rerun_until_idle(h, api.max_same_instant_runs))  # (c)
         if not pending and h.converged():
@@ -146,7 +148,7 @@ def run_case(api: Api, case: Any, *, interval: float = 2.0) -> CaseResult:
             edited = None if phase_done or api.after_converged is None else api.after_converged(case, h)
             phase_done = True
             if edited is None:
-                return CaseResult(h.reconciles, stage + 1, crashes, changes, reruns)
+                return CaseResult(h.reconciles, stage + 1, crashes, changes, reruns, action_crashes)
             h.change_spec(edited)
             continue
         if pending and h.converged():  # finished before the drawn change: change now

@@ -2,7 +2,7 @@
 
 The LiveCluster observer is given a counting stand-in for the lightkube client that serves a
 mid-rollout fleet of ``groups`` groups (size 4): every ``list`` request is one API call. (The
-same bound is asserted over real HTTP against kmock in tests/test_live_cluster.py.)
+same bound is asserted over real HTTP against kmock in tests/cluster/test_live_cluster.py.)
 """
 
 from __future__ import annotations

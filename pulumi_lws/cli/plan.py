@@ -182,6 +182,23 @@ def _converged(old_doc: Mapping[str, Any], new_doc: Mapping[str, Any]) -> Any:
     return _CONVERGED[key]
 
 
+_RECONCILED: list[tuple[str, Any, Any]] = []  # (key, snapshot, result): the latest reconcile only
+
+
+def _reconciled(workload: Workload, spec_doc: Mapping[str, Any], spec: Any, snapshot: Any, choices: Mapping[str, Any]):
+    """``workload.reconcile(spec, snapshot, workload.options(**choices))``, once per (spec, the
+    same snapshot object, choices) in this process: the reconcile is a pure function of spec and
+    observed state, and the generic trace and the stage demand both reconcile NEW on OLD's
+    converged snapshot (its result is only read)."""
+    key = json.dumps([workload.kind, spec_doc, dict(choices)], sort_keys=True, default=str)
+    for k, snap, result in _RECONCILED:
+        if k == key and snap is snapshot:
+            return result
+    result = workload.reconcile(spec, snapshot, workload.options(**dict(choices)))
+    _RECONCILED[:] = [(key, snapshot, result)]
+    return result
+
+
 def generic_trace(
     workload: Workload,
     old_doc: Mapping[str, Any],
@@ -196,7 +213,7 @@ def generic_trace(
     snapshot = _converged(old_doc, new_doc)
     before = workload.trace_view(old, snapshot)
     replicas = workload.budgets(new)[""].replicas
-    stage = workload.reconcile(new, snapshot, workload.options(**dict(choices or {}))).stage
+    stage = _reconciled(workload, new_doc, new, snapshot, choices or {}).stage
     target = workload.target_revision(new)
     rows = [
         TraceRow(
@@ -240,7 +257,7 @@ def stage_demand(
 
     snapshot = _converged(old_doc, new_doc)
     before = manifest_demand(workload.reconcile(old, snapshot, workload.options()).manifests)
-    after = manifest_demand(workload.reconcile(new, snapshot, workload.options(**dict(choices or {}))).manifests)
+    after = manifest_demand(_reconciled(workload, new_doc, new, snapshot, choices or {}).manifests)
     return {"before": before, "next": after}
 
 

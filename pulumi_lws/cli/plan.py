@@ -432,3 +432,9 @@ def print_objects(objects: Any, stages: list[int | None], markdown: bool = False
         print(f"{'-' if markdown else ' '} none: no object changes")
     if objects.blocked:
         print(f"{'-' if markdown else ' '} then blocked: {objects.blocked}")
+    if any(stage is None for stage in stages):
+        print()
+        print(
+            "The table has a row per group becoming ready; the workload's own controllers (its "
+            "StatefulSets) move pods between these ups, so fewer ups change objects than the table has stages."
+        )

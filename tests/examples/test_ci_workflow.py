@@ -260,7 +260,9 @@ def test_each_table_lists_the_object_changes_of_every_up_of_the_rollout(pull_req
     tokens = _sections(pull_request["comment"])[rel]
     paragraphs = [t.content for t in tokens if t.type == "inline"]
     start = paragraphs.index("Objects changed by each `pulumi up` of the rollout:")
-    items = paragraphs[start + 1 :]
+    items = [p for p in paragraphs[start + 1 :] if p.startswith("`pulumi up`")]
+    note = [p for p in paragraphs[start + 1 :] if p.startswith("The table has a row per group")]
+    assert bool(note) == (not aligned)  # the reader is told why a LeaderWorkerSet lists fewer ups
     ups = _plan_json(repo, base, rel, "--objects")["objects"]["ups"]
     assert len(ups) >= 2 and len(items) == len(ups)  # a rollout of several ups, each listed
     for item, up in zip(items, ups):
@@ -277,3 +279,18 @@ def test_each_table_lists_the_object_changes_of_every_up_of_the_rollout(pull_req
         changes.count("changed"),
         changes.count("deleted"),
     )
+
+
+def test_the_sample_comment_in_the_docs_is_what_the_workflow_posts(pull_request):
+    """docs/operator.md shows the comment for a PR changing the image of serving/fleet.yaml: its
+    section is the one this run posts for the same file."""
+    docs = (REPO_ROOT / "docs" / "operator.md").read_text()
+    start = docs.index("````markdown\n", docs.index("## The pull-request comment")) + len("````markdown\n")
+    sample = docs[start : docs.index("````\n", start)]
+
+    def section(text: str) -> str:
+        body = text.split("### `serving/fleet.yaml`\n", 1)[1]
+        return body.split("\n### ", 1)[0].rstrip("\n")
+
+    assert section(sample) == section(pull_request["comment"])
+    assert sample.startswith(pull_request["comment"].split("\n### ", 1)[0])  # the heading and the intro

@@ -54,3 +54,31 @@ def test_a_program_scenario_refuses_the_flag(tmp_path, capsys):
     (tmp_path / "lws.yaml").write_text(dump_documents([CASES["LeaderWorkerSet"][0]("img:1")]))
     assert main(["simulate", str(path), "--check-capacity"]) == 2
     assert "pure-engine choice" in capsys.readouterr().err
+
+
+def annotated_file(tmp_path, api: str, image: str, name: str):
+    from pulumi_lws.core.features.control import CHECK_CAPACITY_ANNOTATION
+
+    doc = CASES[api][0](image)
+    doc["metadata"]["annotations"] = {CHECK_CAPACITY_ANNOTATION: "true"}
+    path = tmp_path / name
+    path.write_text(dump_documents([doc]))
+    return str(path)
+
+
+@API
+def test_render_steady_of_an_annotated_manifest_is_the_converged_fleet(tmp_path, capsys, api):
+    """The steady-state expansion is the converged fleet, not a rollout: the check is off there."""
+    path = annotated_file(tmp_path, api, "img:1", "w.yaml")
+    for pool in ([], ["--nodes", "4", "--gpus-per-node", "8"]):  # none (unbounded), or exactly full
+        assert main(["render", path, "--stage", "steady", *pool]) == 0, capsys.readouterr().err
+        assert INSUFFICIENT_CAPACITY not in capsys.readouterr().out
+
+
+@API
+def test_a_cluster_without_nodes_is_not_checked(tmp_path, capsys, api):
+    """simulate --from/--to without a pool runs on one unbounded node (no Node object): nothing to judge by."""
+    old = annotated_file(tmp_path, api, "img:1", "old.yaml")
+    new = annotated_file(tmp_path, api, "img:2", "new.yaml")
+    assert main(["simulate", "--from", old, "--to", new, "--check-capacity"]) == 0
+    assert INSUFFICIENT_CAPACITY not in capsys.readouterr().out

@@ -49,8 +49,9 @@ every object the cluster holds is registered as observed, nothing new is created
 group), failure-handling actions run, the rollout moves no group. The next reconcile re-checks
 against what the cluster then holds, so adding nodes (or freeing them) lets it proceed.
 
-Invariants: :func:`check` of a stage creating no pod, or of one whose new pods fit, returns the
-result unchanged; it reads only the snapshot (no clock, no cluster).
+Invariants: :func:`check` of a stage creating no pod, or of one whose new pods fit, or on a
+cluster that shows no Node at all (the simulator's one unbounded node when a scenario names no
+pool), returns the result unchanged; it reads only the snapshot (no clock, no cluster).
 """
 
 from __future__ import annotations
@@ -328,7 +329,7 @@ def check(result: Reconciled, snapshot: Snapshot, budgets: Mapping[str, Budgets]
     free allocatable of the snapshot's nodes; else ``result`` unchanged (module docstring). A
     snapshot without :attr:`Snapshot.capacity` (no opt-in) changes nothing."""
     capacity = snapshot.capacity
-    if capacity is None:
+    if capacity is None or not capacity.nodes:  # no Node to judge by (the simulator's unbounded default)
         return result
     pods = new_pods(result.manifests, snapshot)
     if not pods:

@@ -119,7 +119,8 @@ def steady_state(
         start="converged",
         gang_provider=gang_provider,
     )
-    engine = _CountingEngine(ns, None, gang_provider)
+    # the converged fleet, not a rollout: the opt-in capacity check (a manifest annotation) is off
+    engine = _CountingEngine(ns, None, gang_provider, check_capacity=False)
     runner = Runner(scenario, engine)
     try:
         runner.warm_up()
@@ -127,7 +128,12 @@ def steady_state(
     except RuntimeError:  # warm-up's "did not converge": the final reconcile names the blocker
         converged = False
     final = cycle(
-        workload, spec, workload.options(gang_provider=gang_provider), runner.cluster, nodes=bool(chosen.nodes)
+        workload,
+        spec,
+        workload.options(gang_provider=gang_provider),
+        runner.cluster,
+        nodes=bool(chosen.nodes),
+        check_capacity=False,
     ).reconciled  # read only: the next up's objects, not applied
     return Expansion(final, engine.steps, converged, chosen)
 

@@ -256,3 +256,45 @@ def test_the_mode_is_not_part_of_the_revision_nor_of_what_rollback_restores() ->
     assert revision_key(template) == revision_key(admission)
     assert rollback.covered(template) == rollback.covered(admission)
     assert all(path[0] == "spec" for path in rollback.covered(admission))
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from pulumi_lws.lws.group_shape import subgroup_index  # noqa: E402
+from pulumi_lws.sim.cluster.cel import LazyVariables, evaluate  # noqa: E402
+
+
+def _policy_variables(size: int, sgs: int) -> list[tuple[str, str]]:
+    policy = render(manifest(size=size, subgroup=sgs, replicas=1))[0][0]["spec"]
+    return [(v["name"], v["expression"]) for v in policy["variables"]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_cel_subgroup_index_and_tpu_worker_id_are_upstreams(data) -> None:
+    """The policy's CEL ``subgroup`` and ``tpuWorkerID`` equal upstream's ``getSubGroupIndex`` and
+    ``addTPUVariablesSubGroup`` arithmetic for every valid shape and worker."""
+    sgs = data.draw(st.integers(1, 8))
+    size = data.draw(st.sampled_from([k * sgs for k in range(1, 5)] + [k * sgs + 1 for k in range(1, 5)]))
+    worker = data.draw(st.integers(1, size - 1)) if size > 1 else 0
+    leader_tpus = data.draw(st.booleans())
+    annotations = {L.SIZE: str(size), L.SUBGROUP_SIZE: str(sgs), L.SUBGROUP_POLICY_TYPE: "LeaderWorker"}
+    if leader_tpus:
+        annotations[L.LEADER_REQUESTS_TPUS] = "true"
+    pod = {"metadata": {"labels": {L.POD_INDEX: str(worker), L.WORKER_INDEX: str(worker)}, "annotations": annotations}}
+    activation: dict[str, Any] = {"object": pod}
+    activation["variables"] = LazyVariables(_policy_variables(size, sgs), activation)
+    if worker == 0:
+        return
+    assert evaluate("variables.subgroup", activation) == subgroup_index(size, sgs, worker)
+    expected_id = (worker if leader_tpus else worker - 1) % sgs
+    assert evaluate("variables.tpuWorkerID", activation) == expected_id
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(-50, 50), st.integers(-9, 9).filter(bool))
+def test_cel_int_division_truncates_toward_zero_like_go(a: int, b: int) -> None:
+    quotient = int(a / b)  # exact for these magnitudes; Go's truncation
+    assert evaluate(f"{a} / {b}", {}) == quotient
+    assert evaluate(f"{a} % {b}", {}) == a - b * quotient

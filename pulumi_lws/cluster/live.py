@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx2 as httpx
-from lightkube import Client
+from lightkube import Client, operators
 from lightkube.config.kubeconfig import KubeConfig
 from lightkube.generic_resource import create_namespaced_resource
 from lightkube.resources.apps_v1 import ControllerRevision, Deployment, StatefulSet
@@ -211,7 +211,12 @@ class LiveCluster:
             objs += nodes
         capacity = None
         if scope.capacity:
-            pods = self._list("Pod", Pod, namespace="*", why=CAPACITY_RBAC)
+            # as kube-scheduler lists them: bound, not terminal (server-side; NodeCapacity.of filters again)
+            bound = {
+                "status.phase": operators.not_in(["Succeeded", "Failed"]),
+                "spec.nodeName": operators.not_equal(""),
+            }
+            pods = self._list("Pod", Pod, namespace="*", fields=bound, why=CAPACITY_RBAC)
             capacity = NodeCapacity.of(nodes, pods)
         return Snapshot.of(objs, now=self._now(), capacity=capacity)
 

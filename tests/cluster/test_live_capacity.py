@@ -85,6 +85,9 @@ async def test_nodes_and_every_namespaces_pods_are_read_and_the_blocker_appears(
     assert done.reconciled.manifests == ()  # nothing observed, nothing created
     paths = [r.url.path for r in kmock if r.resource is not None]
     assert paths.count("/api/v1/nodes") == 1 and paths.count("/api/v1/pods") == 1
+    (pods,) = [r for r in kmock if r.url.path == "/api/v1/pods"]
+    # selected server-side as kube-scheduler does: bound, not terminal
+    assert pods.url.query.get("fieldSelector") == "status.phase!=Failed,status.phase!=Succeeded,spec.nodeName!="
 
 
 @pytest.mark.asyncio

@@ -394,6 +394,12 @@ def parse_args(argv: list[str]):
         prog="bench/run.py",
         description="pulumi-lws speed and size figures: every row a ratio against a floor "
         "measured in the same run (or a count), with its target. Prints Markdown tables; progress on stderr.",
+        epilog="floors of the CLI rows (issue 27; docs/performance.md): render and plan --format json — reading "
+        "the input with libyaml (CSafeLoader) and writing the same output with libyaml (CSafeDumper) or the JSON "
+        "encoder; plan (table) — reading the inputs and writing the same table text (the same cells in the same "
+        "columns); simulate --from/--to — reading both files, the same change run by the library's simulator, "
+        "writing the same text; preview / up --reset DIR — reading the manifest, registering the same objects bare "
+        "under the same mock engine, writing the same text (and, for up, the same state files as JSON).",
     )
     parser.add_argument("--quick", action="store_true", help="every row at small sizes (a smoke test, under a minute)")
     parser.add_argument(

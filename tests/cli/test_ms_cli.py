@@ -240,3 +240,30 @@ def test_upstream_samples_plan_an_image_change(capsys, tmp_path, manifest):
     code, out, err = run(capsys, "plan", path, write(tmp_path, "n.yaml", *new), "--format", "json")
     assert code == 0, err
     assert json.loads(out)["converged"]
+
+
+def test_plan_reconciles_new_on_the_converged_fleet_once(capsys, tmp_path, monkeypatch):
+    """The trace and the stage demand read one reconcile of NEW on OLD's converged fleet (a pure
+    function of both: the second would be the first again); OLD is reconciled once, for the
+    demand before. Same output as with every reconcile made afresh."""
+    from pulumi_lws.cli import plan as plan_command
+    from pulumi_lws.workloads import workload_for
+
+    new = write(tmp_path, "new.yaml", with_image(pd(), NEW_IMAGE))
+    code, reference, _ = run(capsys, "plan", PD, new, "--format", "json")
+    assert code == 0
+    workload = type(workload_for("ModelServing"))
+    calls: list[str] = []
+    original = workload.reconcile
+
+    def counting(self, spec, snapshot, options=None):
+        calls.append(spec.spec.template.roles[0].entry_template["spec"]["containers"][0]["image"])
+        return original(self, spec, snapshot, options)
+
+    monkeypatch.setattr(workload, "reconcile", counting)
+    plan_command._CONVERGED.clear()
+    plan_command._RECONCILED.clear()
+    code, out, _ = run(capsys, "plan", PD, new, "--format", "json")
+    assert code == 0 and out == reference
+    after_warm_up = calls[-2:]  # the warm-up's own reconciles (the simulator's) come first
+    assert sorted(after_warm_up) == sorted([OLD_IMAGE, NEW_IMAGE]) and calls.count(NEW_IMAGE) == 1

@@ -176,9 +176,11 @@ class WorkloadComponent(pulumi.ComponentResource):
         Diagnostics (as ``pulumi-lws preview``/``up`` do). Secret input values never reach a log line."""
         redact = self._inputs.redact
         planned = [redact(a.describe()) for a in stage.actions]
+        # what the blocker's remedies say (an insufficient-capacity hold's maxSurge/maxUnavailable fix, ...)
+        remedies = "".join(f"\nremedy: {r}" for r in (stage.blocker.remedies if stage.blocker else ()))
         if pulumi.runtime.is_dry_run():
             notes = "".join(f"\nassumes: {n}" for n in self.assumptions)
-            pulumi.log.info(redact(f"{stage.summary()}\n{_outputs.stage_table(stage)}{notes}"), resource=self)
+            pulumi.log.info(redact(f"{stage.summary()}{remedies}\n{_outputs.stage_table(stage)}{notes}"), resource=self)
             pulumi.log.info(
                 f"demand of this stage (pod requests x pods declared): "
                 f"{demand_text(getattr(self, '_stage_demand', {}))}",
@@ -187,7 +189,7 @@ class WorkloadComponent(pulumi.ComponentResource):
             for line in planned:
                 pulumi.log.info(f"would {line}", resource=self)
             return planned
-        pulumi.log.info(redact(f"{stage.summary()}\n{_outputs.stage_table(stage)}"), resource=self)
+        pulumi.log.info(redact(f"{stage.summary()}{remedies}\n{_outputs.stage_table(stage)}"), resource=self)
         if not stage.actions:
             return []
         try:

@@ -120,3 +120,12 @@ def test_controller_mode_refuses_check_capacity(api) -> None:
     new = CASES[api][0]("img:2")
     with pytest.raises(SpecError, match=r"checkCapacity.*operator-free"):
         run_program(program(api, new, check_capacity=True, mode="controller"), EmptyObserver(), FakeActuator())
+
+
+@API
+def test_the_preview_log_shows_the_blocker_and_its_remedies(api) -> None:
+    cluster, new = converged_old_fleet(api)
+    preview = run_program(program(api, new, check_capacity=True), cluster, FakeActuator(), preview=True)
+    text = "\n".join(entry.message for entry in preview.logs)
+    assert f"blocked: {CASES[api][3]}" in text
+    assert f"remedy: {CASES[api][2]}" in text and "remedy: or add nodes with free nvidia.com/gpu" in text

@@ -53,6 +53,12 @@ class DisaggregatedSetArgs(TypedDict, total=False):
     of nodes matching their selector with the blocker ``insufficient-capacity`` naming the shortfall
     and the remedy (the manifest annotation ``pulumi-lws.io/check-capacity``; needs nodes get/list and
     pods list cluster-wide: ``pulumi-lws render --rbac --check-capacity``; docs/capacity.md). Default false."""
+    per_pod_values: pulumi.Input[str]
+    """Where the values upstream's pod webhook sets per pod come from, for every Ordinal role that does
+    not choose itself (a role's ``pulumi-lws.io/per-pod-values`` annotation wins): ``template``
+    (default) or ``admission-policy`` (a MutatingAdmissionPolicy per child LeaderWorkerSet sets them
+    when each pod is created; Kubernetes >= 1.34 with the policy API enabled, or >= 1.36). The
+    manifest annotation ``pulumi-lws.io/per-pod-values``; docs/rendering.md."""
     gang_provider: pulumi.Input[str]
     """Gang scheduling objects for a role's ``spec.scheduling``, in every child LeaderWorkerSet:
     ``kubernetes`` (default) or ``volcano`` (as the LeaderWorkerSet component's ``gang_provider``)."""

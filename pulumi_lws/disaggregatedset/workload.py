@@ -37,6 +37,7 @@ from pulumi_lws.disaggregatedset.reconcile import (
 )
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.lws import workload as lws_workload
+from pulumi_lws.lws.api.per_pod_rules import PER_POD_VALUES
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.rollout.placement import needs_nodes
 from pulumi_lws.lws.trace_view import read_groups
@@ -57,6 +58,8 @@ ARGUMENTS = ArgumentSchema(
         "roles": ("spec", "roles"),
         "slices": ("spec", "slices"),
         "placement_policy": ("spec", "placementPolicy"),
+        # every Ordinal role without its own choice (DisaggregatedSet.inherited_annotations)
+        "per_pod_values": ("metadata", "annotations", PER_POD_VALUES),
     },
     options=(Option("progress_deadline_seconds", seconds), *lws_workload.GANG_OPTIONS),
     control=("paused", "check_capacity"),

@@ -62,3 +62,19 @@ def test_a_bad_value_on_a_role_names_the_role_field() -> None:
     assert any(e.path.startswith("spec.roles[0]") and PER_POD in e.path for e in err.value.errors), [
         e.path for e in err.value.errors
     ]
+
+
+def test_the_disaggregatedset_wide_argument_reaches_every_ordinal_role_a_role_choice_wins() -> None:
+    from pulumi_lws.components.args import build_spec
+
+    ds = ds_manifest(
+        role("prefill", 1, size=2), role("decode", 1, size=2), role("embed", 1, size=2, groupIdentity="Hash")
+    )
+    ds["spec"]["roles"][1]["metadata"] = {"annotations": {PER_POD: "template"}}
+    spec = build_spec("DisaggregatedSet", "pd", {"manifest": ds, "per_pod_values": "admission-policy"}).spec
+    modes = {r.name: spec.role_spec_as_lws(r).metadata.annotations.get(PER_POD) for r in spec.roles}
+    assert modes == {"prefill": "admission-policy", "decode": "template", "embed": None}
+    assert "role prefill: per-pod values: admission-policy" in W.mode_notes(spec)["perPodValues"]
+    with pytest.raises(SpecError) as err:
+        build_spec("DisaggregatedSet", "pd", {"manifest": ds, "per_pod_values": "webhook"})
+    assert [e.path for e in err.value.errors if PER_POD in e.path] == [f"metadata.annotations[{PER_POD}]"]

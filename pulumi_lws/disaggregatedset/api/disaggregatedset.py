@@ -43,6 +43,7 @@ from pulumi_lws.disaggregatedset.api.validation import (
     validate_disaggregatedset,
 )
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, LeaderWorkerSetSpec
+from pulumi_lws.lws.api.per_pod_rules import MODES, PER_POD_VALUES, POLICY_API_VERSION, POLICY_VERSIONS
 
 API_VERSION: Final = "disaggregatedset.x-k8s.io/v1"
 KIND: Final = "DisaggregatedSet"
@@ -203,9 +204,20 @@ class DisaggregatedSet(ManifestResource):
             name=name or r.name,
             namespace=self.namespace,
             labels=dict(r.metadata.labels),
-            annotations=dict(r.metadata.annotations),
+            annotations={**self.inherited_annotations(r), **r.metadata.annotations},
         )
         return LeaderWorkerSet(metadata=meta, spec=r.spec.model_copy(deep=True))
+
+    def inherited_annotations(self, role: DisaggregatedRole) -> dict[str, str]:
+        """The DisaggregatedSet's own per-pod-values choice (``pulumi-lws.io/per-pod-values``,
+        ``pulumi-lws.io/admission-policy-api-version``; component argument ``per_pod_values``),
+        given to every Ordinal role that makes no choice of its own (a Hash role keeps
+        ``template``: its leaders' keys exist only once they are created). A role's annotation wins."""
+        if role.spec.group_identity == "Hash":
+            return {}
+        own = self.metadata.annotations
+        known = {PER_POD_VALUES: MODES, POLICY_API_VERSION: POLICY_VERSIONS}  # a bad one is reported once, at the DS
+        return {k: own[k] for k, allowed in known.items() if own.get(k) in allowed}
 
 
 def load_manifest(source: str | pathlib.Path | Mapping[str, Any]) -> dict[str, Any]:

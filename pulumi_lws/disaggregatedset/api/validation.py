@@ -69,8 +69,18 @@ def embedded_lws_specs(ds: DisaggregatedSet) -> Errors:
 
 
 CREATE_RULES: tuple[CreateRule, ...] = (*CRD_RULES, *WEBHOOK_RULES)
+
+
 #: pulumi-lws's rules: they never repeat a path the upstream rules reported
-EXTRA_RULES: tuple[CreateRule, ...] = (embedded_lws_specs, *NAME_RULES)
+def per_pod_values_valid(ds: DisaggregatedSet) -> Errors:
+    """The DisaggregatedSet-wide ``pulumi-lws.io/per-pod-values`` (inherited by its Ordinal roles):
+    a known mode and policy version, reported at the DisaggregatedSet's own annotations."""
+    from pulumi_lws.lws.api.per_pod_rules import modes_valid
+
+    return modes_valid(ds.metadata.annotations)
+
+
+EXTRA_RULES: tuple[CreateRule, ...] = (per_pod_values_valid, embedded_lws_specs, *NAME_RULES)
 
 
 def validate_disaggregatedset(ds: DisaggregatedSet, old: DisaggregatedSet | None = None) -> list[FieldError]:

@@ -13,6 +13,7 @@ version: ``v1beta1`` (default), ``v1alpha1`` or ``v1``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from pulumi_lws.lws.api.fields import Errors, err
@@ -34,14 +35,23 @@ def _supported(path: str, value: object, allowed: tuple[str, ...]) -> Errors:
     return err(path, f'Unsupported value: "{value}": supported values: {quoted}', value, "NotSupported")
 
 
+def modes_valid(annotations: Mapping[str, str]) -> Errors:
+    """The mode and the policy version of ``annotations`` (an object's ``metadata.annotations``) are known."""
+    mode, version = annotations.get(PER_POD_VALUES), annotations.get(POLICY_API_VERSION)
+    errors: Errors = []
+    if mode is not None and mode not in MODES:
+        errors += _supported(f"metadata.annotations[{PER_POD_VALUES}]", mode, MODES)
+    if version is not None and version not in POLICY_VERSIONS:
+        errors += _supported(f"metadata.annotations[{POLICY_API_VERSION}]", version, POLICY_VERSIONS)
+    return errors
+
+
 def per_pod_values_valid(lws: LeaderWorkerSet) -> Errors:
     """The mode and the policy version are known; ``admission-policy`` needs Ordinal identity."""
     annotations = lws.metadata.annotations
-    mode, version = annotations.get(PER_POD_VALUES), annotations.get(POLICY_API_VERSION)
+    mode = annotations.get(PER_POD_VALUES)
     path = f"metadata.annotations[{PER_POD_VALUES}]"
-    errors: Errors = []
-    if mode is not None and mode not in MODES:
-        errors += _supported(path, mode, MODES)
+    errors: Errors = modes_valid(annotations)
     if mode == ADMISSION_POLICY and lws.spec.group_identity == "Hash":
         errors += err(
             path,
@@ -49,6 +59,4 @@ def per_pod_values_valid(lws: LeaderWorkerSet) -> Errors:
             'and so group keys, are only known once they exist); use "template"',
             mode,
         )
-    if version is not None and version not in POLICY_VERSIONS:
-        errors += _supported(f"metadata.annotations[{POLICY_API_VERSION}]", version, POLICY_VERSIONS)
     return errors

@@ -36,6 +36,7 @@ from pulumi_lws.disaggregatedset.reconcile import (
     status_of,
 )
 from pulumi_lws.disaggregatedset.revision import compute_revision
+from pulumi_lws.disaggregatedset.rollout.cases import CASE_WORDS
 from pulumi_lws.lws import workload as lws_workload
 from pulumi_lws.lws.api.per_pod_rules import PER_POD_VALUES
 from pulumi_lws.lws.reconcile import ReconcileOptions
@@ -74,6 +75,8 @@ class DisaggregatedSetWorkload(Workload):
     api_version = API_VERSION
     #: its pods are its LeaderWorkerSet children's: found by the LeaderWorkerSet labels
     group_labels = LWS_GROUP_LABELS
+    #: the stage planner's case ids in plain words (the component's preview log, ``status``)
+    case_words = CASE_WORDS
     words = Words(
         "DisaggregatedSet",
         "prefill/decode roles of LeaderWorkerSets rolled in proportional lockstep (kubernetes-sigs/lws)",

@@ -209,6 +209,12 @@ CASES = [
         "metadata.annotations[pulumi-lws.io/update-order]",
         'Unsupported value: "Fastest": supported values: "ScaleFirst", "RolloutFirst"',
     ),
+    (
+        V.per_pod_values_valid,
+        {"metadata": {"annotations": {"pulumi-lws.io/per-pod-values": "webhook"}}},
+        "metadata.annotations[pulumi-lws.io/per-pod-values]",
+        'Unsupported value: "webhook": supported values: "template", "admission-policy"',
+    ),
     # type errors (parse): enum, unknown field, wrong type
     ("type-enum", {"spec": {"groupIdentity": "Sticky"}}, "spec.groupIdentity", 'Unsupported value: "Sticky"'),
     ("type-unknown-field", lwt(sizee=3), f"{LWT}.sizee", 'unknown field "spec.leaderWorkerTemplate.sizee"'),

@@ -5,6 +5,7 @@ Registered on import; the shells reach it through :func:`pulumi_lws.core.contrac
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -145,7 +146,14 @@ class DisaggregatedSetWorkload(Workload):
         options = options or DisaggregatedSetOptions()
         result = with_disown(_reconcile_module.reconcile(spec, snapshot, options), snapshot, self.upstream)
         return controlled(
-            KIND, spec, spec.name, result, snapshot, options.control, total=self.budgets(spec)[""].replicas
+            KIND,
+            spec,
+            spec.name,
+            result,
+            snapshot,
+            options.control,
+            total=self.budgets(spec)[""].replicas,
+            held_view=lambda stage: self.held_stage(spec, snapshot, stage),
         )
 
     def budgets(self, spec: DisaggregatedSet) -> dict[str, Budgets]:
@@ -194,6 +202,31 @@ class DisaggregatedSetWorkload(Workload):
     def stage_lanes(self, spec: DisaggregatedSet) -> Lanes:
         """One ``old|new`` lane per role (per slice past slice 0)."""
         return Lanes.ROLES
+
+    def held_stage(self, spec: DisaggregatedSet, snapshot: Snapshot, stage: Stage) -> Stage:
+        """A held stage's lanes and per-(slice, role) groups as the cluster shows them
+        (:meth:`trace_view`'s lanes) instead of the old|new the planner would declare after the
+        stage: ``phase`` the observed ``old|new``, ``updated`` no old group left and new at the
+        role's target, ``ready`` also every new group ready."""
+        lanes = {lane.name: lane for lane in self.trace_view(spec, snapshot).lanes}
+        targets = {t.name: t.replicas or 0 for t in role_targets(spec)}
+        groups = []
+        for g in stage.groups:
+            role = g.id.split("/", 1)[1] if "/" in g.id else g.id
+            lane = lanes.get(lane_title(g.index or 0, role))
+            if lane is None:
+                groups.append(g)
+                continue
+            updated = lane.old == 0 and lane.new >= targets.get(role, 0)
+            groups.append(
+                dataclasses.replace(
+                    g,
+                    updated=updated,
+                    ready=g.exists and updated and lane.new_ready >= lane.new,
+                    phase=f"{lane.old}|{lane.new}",
+                )
+            )
+        return dataclasses.replace(stage, groups=tuple(groups), lanes=tuple(lanes.values()))
 
     def trace_view(self, spec: DisaggregatedSet, snapshot: Snapshot) -> GroupsView:
         """One cell per group of every child, ``<slice>/<role>/<revision>/<i>``: U/u on the target

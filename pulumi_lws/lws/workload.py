@@ -179,7 +179,16 @@ class LeaderWorkerSetWorkload(Workload):
         # through the module, so tests can monkeypatch ``pulumi_lws.lws.reconcile.reconcile``
         options = options or ReconcileOptions()
         result = _reconcile_module.reconcile(spec, snapshot, options)
-        result = controlled(KIND, spec, spec.name, result, snapshot, options.control, total=spec.replicas)
+        result = controlled(
+            KIND,
+            spec,
+            spec.name,
+            result,
+            snapshot,
+            options.control,
+            total=spec.replicas,
+            held_view=lambda stage: self.held_stage(spec, snapshot, stage),
+        )
         adopted: Reconciled = with_adoption(
             result, snapshot, self.upstream
         )  # a fleet upstream created: drop its ownerReferences

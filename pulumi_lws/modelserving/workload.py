@@ -17,7 +17,7 @@ from pulumi_lws.core.contract.stagetable import Lanes
 from pulumi_lws.core.contract.trace import GroupCell, GroupsView
 from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
 from pulumi_lws.core.features.adoption import with_adoption
-from pulumi_lws.core.features.control import control_choices, controlled, with_control_conditions
+from pulumi_lws.core.features.control import control_choices, controlled, observed_groups, with_control_conditions
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import reconcile as _reconcile_module
 from pulumi_lws.modelserving.api.fields import RUC, role_path
@@ -128,7 +128,16 @@ class ModelServingWorkload(Workload):
         # through the module, so tests can monkeypatch ``pulumi_lws.modelserving.reconcile.reconcile``
         options = options or ModelServingOptions()
         result = _reconcile_module.reconcile(spec, snapshot, options)
-        result = controlled(KIND, spec, spec.name, result, snapshot, options.control, total=spec.replicas)
+        result = controlled(
+            KIND,
+            spec,
+            spec.name,
+            result,
+            snapshot,
+            options.control,
+            total=spec.replicas,
+            held_view=lambda stage: self.held_stage(spec, snapshot, stage),
+        )
         adopted: Reconciled = with_adoption(
             result, snapshot, self.upstream
         )  # a fleet upstream created: drop its ownerReferences
@@ -189,6 +198,12 @@ class ModelServingWorkload(Workload):
         """One ``R-<ordinal>`` column per ServingGroup; under RoleRollingUpdate, which rolls role
         replicas inside the groups, one ``<role> old|new`` column per role instead."""
         return Lanes.ROLE_REPLICAS if spec.strategy == ROLE_ROLLING_UPDATE else Lanes.GROUPS
+
+    def held_stage(self, spec: ModelServing, snapshot: Snapshot, stage: Stage) -> Stage:
+        """A held stage's ServingGroups (and RoleRollingUpdate lanes) as the cluster shows them
+        (:meth:`trace_view`): the planner's views are the groups after the stage the hold does not
+        apply (``ooou-`` while ``oooo`` is registered)."""
+        return observed_groups(stage, self.trace_view(spec, snapshot))
 
     def trace_view(self, spec: ModelServing, snapshot: Snapshot) -> GroupsView:
         """One cell per observed ServingGroup (ordinal order): U/u on the target revision, o/x on

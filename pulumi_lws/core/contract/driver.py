@@ -95,7 +95,12 @@ def cycle(
     snapshot = observer.observe(scope)
     reconciled = workload.reconcile(spec, snapshot, options)
     if checked:
-        reconciled = fit.check(reconciled, snapshot, workload.budgets(spec))
+        reconciled = fit.check(
+            reconciled,
+            snapshot,
+            workload.budgets(spec),
+            held_view=lambda stage: workload.held_stage(spec, snapshot, stage),
+        )
     namespace, _ = workload.identity(spec)
     observed: Cycle[A] = Cycle(scope, snapshot, reconciled, namespace)
     applied = apply(observed) if apply is not None else None

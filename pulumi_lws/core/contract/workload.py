@@ -39,6 +39,10 @@ name looked up at run time):
   workload and group, so the simulated kubelet's timing overrides by ``group:`` / ``lws:`` find
   its pods. Default None: such overrides match none of its pods.
 * ``case_words``: planner case id -> plain words (:func:`describe_case`). Default: none.
+* ``held_stage(spec, snapshot, stage) -> Stage``: a held stage (paused, or the capacity check's
+  ``insufficient-capacity``) as what the hold registers — its groups and lanes as observed, not
+  the planned stage's. Default: ``stage`` unchanged (an API whose stage groups are the observed
+  ones, as LeaderWorkerSet's).
 * ``release_retained(snapshot, reason)``: the actions releasing the pods retained with the
   project's finalizer (the component's destroy hook). Default: every pod carrying it.
 """
@@ -226,6 +230,14 @@ class Workload(ABC):
         fleet upstream's key, which ``target_revision(spec)`` cannot reproduce. Default:
         ``target_revision(spec)``."""
         return self.target_revision(spec)
+
+    def held_stage(self, spec: Any, snapshot: Snapshot, stage: Stage) -> Stage:
+        """``stage`` held (paused, or short of capacity: :func:`pulumi_lws.core.features.control.hold`)
+        as what the hold registers: its groups and lanes as ``snapshot`` shows them, so the summary
+        and the stage table describe the held state, not the planned stage. ``replicas``,
+        ``partition`` and the predicted stages stay the plan the hold keeps. Default: ``stage``
+        unchanged (its groups already are the observed ones, as LeaderWorkerSet's)."""
+        return stage
 
     def placement(self, spec: Any) -> Placement | None:
         """How ``spec``'s groups take nodes, so the simulator can assume a node pool when none is

@@ -41,13 +41,14 @@ depends on the clock.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pulumi_lws.core.contract.errors import FieldError, SpecError
 from pulumi_lws.core.contract.snapshot import Snapshot, is_deleting, labels_of, pod_condition
-from pulumi_lws.core.contract.stage import Action, Blocker, RolloutControl, Stage
+from pulumi_lws.core.contract.stage import Action, Blocker, GroupView, RolloutControl, Stage
+from pulumi_lws.core.contract.trace import GroupsView
 from pulumi_lws.core.contract.workload import Reconciled
 from pulumi_lws.core.k8s import keys as K
 from pulumi_lws.core.k8s.timestamps import parse_timestamp as timestamp  # the one RFC 3339 parser
@@ -363,10 +364,47 @@ def _completes_observed_group(manifest: Mapping[str, Any], live_uids: set[str]) 
     return any(o.get("uid") in live_uids for o in owners)
 
 
-def hold(result: Reconciled, snapshot: Snapshot, blocker: Blocker | None = None, note: str = "paused") -> Reconciled:
+#: an API's view of a held stage: the stage with its groups and lanes as observed
+#: (:meth:`pulumi_lws.core.contract.workload.Workload.held_stage` bound to a spec and snapshot)
+HeldView = Callable[[Stage], Stage]
+
+
+def observed_groups(stage: Stage, view: GroupsView) -> Stage:
+    """``stage`` with its groups and lanes as ``view`` (an API's ``trace_view``, its independent
+    reading of the cluster) shows them: what a held stage registers. ``replicas``/``partition``,
+    the case and the predicted stages stay the plan the hold keeps (what resuming applies); lanes
+    are replaced only on a stage that has lanes."""
+    groups = tuple(
+        GroupView(
+            id=cell.id,
+            revision=cell.revision or None,
+            ready=cell.state in "Uo",
+            updated=cell.state in "Uu",
+            exists=cell.state != "-",
+            surge=cell.surge,
+            index=int(cell.id) if cell.id.isdigit() else None,
+            phase=cell.detail,
+        )
+        for cell in view.cells
+    )
+    return dataclasses.replace(stage, groups=groups, lanes=tuple(view.lanes) if stage.lanes else stage.lanes)
+
+
+def hold(
+    result: Reconciled,
+    snapshot: Snapshot,
+    blocker: Blocker | None = None,
+    note: str = "paused",
+    held_view: HeldView | None = None,
+) -> Reconciled:
     """The paused reconcile of ``result`` (module docstring): observed objects as observed,
     failure-handling actions only, the stage marked paused — or, with ``blocker``, held for that
-    reason (the capacity check, :mod:`pulumi_lws.core.features.fit`) and noted ``note``."""
+    reason (the capacity check, :mod:`pulumi_lws.core.features.fit`) and noted ``note``.
+
+    ``held_view`` (the API's ``Workload.held_stage``): the stage's groups and lanes describe what
+    the hold registers — the observed state, not the planned stage's groups — so every API's
+    summary and stage table shows what is held (None: the stage's groups already are the
+    observed ones, as LeaderWorkerSet's)."""
     target = result.stage.target_revision
     actions = tuple(a for a in result.stage.actions if _recovery_action(a, snapshot, target))
     observed = {_ref(o): o for o in snapshot if ours(o)}
@@ -401,6 +439,8 @@ def hold(result: Reconciled, snapshot: Snapshot, blocker: Blocker | None = None,
         )
     )
     stage = dataclasses.replace(stage, actions=actions, blocker=blocker, notes=stage.notes + (note,))
+    if held_view is not None:
+        stage = held_view(stage)
     return dataclasses.replace(
         result, stage=stage, manifests=tuple(manifests), dependencies={k: v for k, v in dependencies.items() if v}
     )
@@ -435,14 +475,21 @@ def holding(stage: Stage) -> str:
 
 
 def govern(
-    result: Reconciled, snapshot: Snapshot, settings: Settings, *, total: int, now: float | None = None
+    result: Reconciled,
+    snapshot: Snapshot,
+    settings: Settings,
+    *,
+    total: int,
+    now: float | None = None,
+    held_view: HeldView | None = None,
 ) -> Reconciled:
-    """Apply pause and the progress deadline to one reconcile's ``result`` (module docstring)."""
+    """Apply pause and the progress deadline to one reconcile's ``result`` (module docstring);
+    ``held_view``: as :func:`hold`'s."""
     stage = result.stage
     paused = settings.paused and not stage.complete
     creates = any(snapshot.get(*_ref(m)) is None for m in result.manifests)  # snapshots are keyed by (kind, name)
     if paused:
-        result = hold(result, snapshot)
+        result = hold(result, snapshot, held_view=held_view)
         stage = result.stage
     clock = snapshot.now if now is None else now
     last, started = progress_and_start(snapshot, stage.target_revision)
@@ -513,9 +560,18 @@ def annotations_of_spec(spec: Any) -> Mapping[str, Any]:
 
 
 def controlled(
-    kind: str, spec: Any, name: str, result: Reconciled, snapshot: Snapshot, control: Control | None, *, total: int
+    kind: str,
+    spec: Any,
+    name: str,
+    result: Reconciled,
+    snapshot: Snapshot,
+    control: Control | None,
+    *,
+    total: int,
+    held_view: HeldView | None = None,
 ) -> Reconciled:
-    """What an API's ``Workload.reconcile`` returns: :func:`govern` with the spec's annotations."""
+    """What an API's ``Workload.reconcile`` returns: :func:`govern` with the spec's annotations
+    (``held_view``: the API's ``Workload.held_stage`` for this spec and snapshot)."""
     control = control or Control()
     settings = resolve(kind, name, annotations_of_spec(spec), control)
-    return govern(result, snapshot, settings, total=total, now=control.now)
+    return govern(result, snapshot, settings, total=total, now=control.now, held_view=held_view)

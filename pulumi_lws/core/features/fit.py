@@ -66,7 +66,7 @@ from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot, is_deletin
 from pulumi_lws.core.contract.stage import Blocker, Stage
 from pulumi_lws.core.contract.workload import Budgets, Reconciled
 from pulumi_lws.core.features.capacity import REPLICATED, Demand, is_accelerator, pod_demand
-from pulumi_lws.core.features.control import hold
+from pulumi_lws.core.features.control import HeldView, hold
 from pulumi_lws.core.features.nodematch import matches
 from pulumi_lws.core.k8s.quantity import format_quantity
 
@@ -324,10 +324,13 @@ def remedies(short: Shortfall, surge_roles: Iterable[str], budgets: Mapping[str,
     return tuple(out)
 
 
-def check(result: Reconciled, snapshot: Snapshot, budgets: Mapping[str, Budgets]) -> Reconciled:
+def check(
+    result: Reconciled, snapshot: Snapshot, budgets: Mapping[str, Budgets], held_view: HeldView | None = None
+) -> Reconciled:
     """``result`` held with the ``insufficient-capacity`` blocker when its new pods do not fit the
     free allocatable of the snapshot's nodes; else ``result`` unchanged (module docstring). A
-    snapshot without :attr:`Snapshot.capacity` (no opt-in) changes nothing."""
+    snapshot without :attr:`Snapshot.capacity` (no opt-in) changes nothing. ``held_view``: the
+    API's ``Workload.held_stage`` (the held stage's groups and lanes as observed, as a pause's)."""
     capacity = snapshot.capacity
     if capacity is None or not capacity.nodes:  # no Node to judge by (the simulator's unbounded default)
         return result
@@ -344,7 +347,7 @@ def check(result: Reconciled, snapshot: Snapshot, budgets: Mapping[str, Budgets]
         result.stage.blocker.groups if result.stage.blocker else (),
         remedies(short, roles, budgets),
     )
-    held = hold(result, snapshot, blocker=blocker, note=HELD_NOTE)
+    held = hold(result, snapshot, blocker=blocker, note=HELD_NOTE, held_view=held_view)
     if result.stage.complete:  # a complete stage that still creates pods (a scale-up) is not complete held
         held = dataclasses.replace(held, stage=dataclasses.replace(held.stage, blocker=blocker, complete=False))
     return held

@@ -184,6 +184,34 @@ def test_hold_registers_what_it_observed_and_keeps_only_failure_handling() -> No
     assert held.stage.blocker.code == PAUSED and held.dependencies == {}
 
 
+def test_a_held_stage_takes_the_apis_observed_view_of_its_groups_and_lanes() -> None:
+    """``hold(held_view=...)``: the stage's groups and lanes are the observed ones (the API's
+    ``Workload.held_stage``); replicas, partition and the prediction stay the plan kept."""
+    from pulumi_lws.core.contract.stage import Lane, PredictedStage
+    from pulumi_lws.core.contract.trace import GroupCell, GroupsView
+    from pulumi_lws.core.features.control import observed_groups
+
+    view = GroupsView(
+        replicas=2,
+        partition=None,
+        cells=(GroupCell("0", "o", "rev1"), GroupCell("1", "x", "rev1", detail="terminating"), GroupCell("2", "-")),
+        live=2,
+        available=1,
+        lanes=(Lane("prefill", 2, 0, 1, 0),),
+    )
+    planned = stage(
+        lanes=(Lane("prefill", 1, 1),), remaining=(PredictedStage(2, 0, "UU"),), blocker=Blocker("waiting", "w")
+    )
+    held = hold(Reconciled(planned, ()), Snapshot.of([]), held_view=lambda st: observed_groups(st, view)).stage
+    assert held.group_chars == "ox-" and [g.phase for g in held.groups] == ["", "terminating", ""]
+    assert [g.index for g in held.groups] == [0, 1, 2] and held.groups[0].revision == "rev1"
+    assert held.lanes == view.lanes and held.blocker.code == PAUSED
+    assert (held.replicas, held.partition, held.remaining) == (planned.replicas, planned.partition, planned.remaining)
+    # a stage without lanes keeps none; without held_view the planned groups stay (LeaderWorkerSet's are observed)
+    assert observed_groups(stage(), view).lanes == ()
+    assert hold(Reconciled(planned, ()), Snapshot.of([])).stage.groups == planned.groups
+
+
 def test_frozen_drops_server_and_controller_metadata() -> None:
     o = obj("Deployment", "d", {"replicas": 1})
     o["metadata"]["annotations"] = {"deployment.kubernetes.io/revision": "3", "mine": "x"}

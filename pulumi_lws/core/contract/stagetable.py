@@ -85,7 +85,10 @@ def stage_row(
     for g in stage.groups:
         declared = g.id in stage.group_revisions
         ready = g.ready and declared
-        state = ("U" if ready else "u") if g.updated else ("o" if ready else "x")
+        # a group this stage creates is drawn on the revision it is created on (a LeaderWorkerSet's
+        # absent groups carry no revision: at creation they are the target's, as ModelServing's)
+        updated = g.updated or (not g.exists and stage.group_revisions.get(g.id) == stage.target_revision)
+        state = ("U" if ready else "u") if updated else ("o" if ready else "x")
         cells.append(
             GroupCell(
                 id=g.id,

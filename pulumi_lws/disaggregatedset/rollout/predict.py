@@ -3,7 +3,8 @@
 :func:`predict_remaining` replays the stage planner on the observation each stage would leave:
 children as declared (deleted ones gone, created ones added to the target revision, the newest),
 every replica ready, annotations as rendered. It stops at the first plan that is complete and
-changes nothing, at a blocker other than :data:`~pulumi_lws.disaggregatedset.rollout.
+changes nothing (when ``first`` itself was the last move — a creation, a scale-up — that ready
+state is the one predicted stage, as the other APIs predict it), at a blocker other than :data:`~pulumi_lws.disaggregatedset.rollout.
 stage_planner.WAITING`, or after :data:`MAX_PREDICTED` stages.
 """
 
@@ -76,6 +77,12 @@ def observed_after(p: DisaggregatedPlan, observations: Sequence[SliceObservation
     return tuple(out)
 
 
+def _settled(p: DisaggregatedPlan) -> PredictedDsStage:
+    """``p`` (a plan that changes nothing) as the stage where every declared replica is ready."""
+    done = all(line.old_after == 0 and line.new_after == line.target for s in p.slices for line in s.roles)
+    return PredictedDsStage(cells_of(p), tuple(s.branch for s in p.slices), p.notes, done)
+
+
 def predict_remaining(
     first: DisaggregatedPlan, observations: Sequence[SliceObservation], slices: int, roles: Sequence[RoleTarget]
 ) -> tuple[PredictedDsStage, ...]:
@@ -88,6 +95,8 @@ def predict_remaining(
         cur_obs = observed_after(cur_plan, cur_obs)
         nxt = plan(cur_obs, slices, first.target_revision, roles)
         if not nxt.changed:
+            if not out and not first.complete:  # ``first`` is the last move (a creation, a scale-up):
+                out.append(_settled(nxt))  # its replicas becoming ready is the one stage left
             break
         done = all(line.old_after == 0 and line.new_after == line.target for s in nxt.slices for line in s.roles)
         out.append(PredictedDsStage(cells_of(nxt), tuple(s.branch for s in nxt.slices), nxt.notes, done))

@@ -243,7 +243,7 @@ def prediction(inp: RolloutInputs, update_order: str = "ScaleFirst") -> Predicti
     waves (:func:`predict_waves`) past that, or when the group-by-group walk was cut."""
     first, _trace = fixed_point(inp, rule_for(update_order))
     if at_rest_from_here(inp, first):
-        return Prediction((), True)
+        return Prediction(settling(inp, first), True)
     to_roll = groups_to_roll(inp)
     if to_roll <= MAX_MODEL_STEPS:
         steps = predict(inp, update_order, first=first)
@@ -256,6 +256,15 @@ def prediction(inp: RolloutInputs, update_order: str = "ScaleFirst") -> Predicti
         or is_settled(steps[-1].inputs, steps[-1].decision)
     )
     return Prediction(_stage_changes(steps), done, True, to_roll)
+
+
+def settling(inp: RolloutInputs, d: Decision) -> tuple[PredictedStage, ...]:
+    """The one stage left when ``d`` already has the final shape (:func:`at_rest_from_here`) but
+    some of its groups are not ready and updated yet — a creation, a scale-up: every group ready
+    (``complete``), as the other APIs predict it. None when every group already is."""
+    if inp.states.count("U", 0, d.replicas) >= d.replicas:
+        return ()
+    return (PredictedStage(d.replicas, d.partition, "U" * d.replicas, complete=True),)
 
 
 def _stage_changes(steps: list[ModelStep]) -> tuple[PredictedStage, ...]:

@@ -147,7 +147,9 @@ def test_717_under_rollout_first_is_not_a_deadlock_plan():
 
 def test_nothing_to_predict_once_the_shape_is_final() -> None:
     """Partition 0 and replicas R with no user partition: upstream's Case 3 from here on, so the
-    prediction is empty and complete without walking groups one by one (fast creation)."""
+    prediction is complete without walking groups one by one (fast creation): one stage, every
+    group ready (as the other APIs predict a creation), or none when every group already is."""
+    from pulumi_lws.core.contract.stage import PredictedStage
     from pulumi_lws.lws.rollout.ordinal.algo import Decision, LeaderSts, RolloutInputs
     from pulumi_lws.lws.rollout.ordinal.predict import at_rest_from_here, remaining_stages
 
@@ -155,7 +157,17 @@ def test_nothing_to_predict_once_the_shape_is_final() -> None:
         replicas=10, max_unavailable=1, max_surge=2, user_partition=0, sts=None, template_changed=False, states=""
     )
     assert at_rest_from_here(creating, Decision(0, 10, "1"))
-    assert remaining_stages(creating) == ((), True)
+    assert remaining_stages(creating) == ((PredictedStage(10, 0, "U" * 10, complete=True),), True)
+    settled = RolloutInputs(
+        replicas=3,
+        max_unavailable=1,
+        max_surge=0,
+        user_partition=0,
+        sts=LeaderSts(3, 0, 3),
+        template_changed=False,
+        states="UUU",
+    )
+    assert remaining_stages(settled) == ((), True)
     with_partition = RolloutInputs(
         replicas=10,
         max_unavailable=1,

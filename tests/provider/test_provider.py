@@ -137,6 +137,7 @@ def test_schema_serves_the_disaggregatedset_component():
         "mode",
         "paused",
         "checkCapacity",
+        "perPodValues",
         "gangProvider",
         "volcanoQueue",
     }

@@ -58,11 +58,20 @@ def ms_manifest(groups: int, image: str) -> dict[str, Any]:
     return fleet_manifest(groups, image)
 
 
+#: every role of the DisaggregatedSet rolls 10% at a time: with its default (one group per role
+#: per stage) 1,000 groups per role outrun plan's bounded prediction ("the prediction ends before
+#: the rollout completes", exit 1) and 100 per role simulate's 600 simulated seconds
+ROLE_BUDGET = {"rollingUpdateConfiguration": {"maxUnavailable": "10%", "maxSurge": "10%"}}
+
+
 def ds_manifest(groups: int, image: str) -> dict[str, Any]:
     """10 roles of ``groups // 10`` groups each (``groups`` LeaderWorkerSet groups in all)."""
     from bench_ds import fleet_manifest
 
-    return fleet_manifest(10, max(1, groups // 10), image)
+    doc = fleet_manifest(10, max(1, groups // 10), image)
+    for role in doc["spec"]["roles"]:
+        role["spec"]["rolloutStrategy"] = copy.deepcopy(ROLE_BUDGET)
+    return doc
 
 
 MANIFESTS: dict[str, Callable[[int, str], dict[str, Any]]] = {

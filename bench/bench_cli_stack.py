@@ -144,30 +144,13 @@ def _why(label: str) -> str:
     )
 
 
-#: every role of the simulated DisaggregatedSet rolls 10% at a time (its default, one group per
-#: role per stage, does not finish 100 groups per role within simulate's 600 simulated seconds)
-ROLE_BUDGET = {"rollingUpdateConfiguration": {"maxUnavailable": "10%", "maxSurge": "10%"}}
-
-
-def _change_manifest(kind: str, groups: int, image: str) -> dict[str, Any]:
-    doc = MANIFESTS[kind](groups, image)
-    if kind == "DisaggregatedSet":
-        for role in doc["spec"]["roles"]:
-            role["spec"]["rolloutStrategy"] = ROLE_BUDGET
-    return doc
-
-
 def simulate_rows(kind: str, groups: int, repeat: int = 1) -> list[dict[str, Any]]:
     """``simulate --from OLD --to NEW`` (an image change) of one API at one size."""
     with tempfile.TemporaryDirectory() as tmp:
         d = pathlib.Path(tmp)
         old, new, out = d / "old.yaml", d / "new.yaml", d / "out.txt"
-        old.write_text(
-            yaml.dump(_change_manifest(kind, groups, "vllm/vllm-openai:v1"), Dumper=Dumper), encoding="utf-8"
-        )
-        new.write_text(
-            yaml.dump(_change_manifest(kind, groups, "vllm/vllm-openai:v2"), Dumper=Dumper), encoding="utf-8"
-        )
+        old.write_text(yaml.dump(MANIFESTS[kind](groups, "vllm/vllm-openai:v1"), Dumper=Dumper), encoding="utf-8")
+        new.write_text(yaml.dump(MANIFESTS[kind](groups, "vllm/vllm-openai:v2"), Dumper=Dumper), encoding="utf-8")
         argv = ["simulate", "--from", str(old), "--to", str(new)]
         return [
             _measured(

@@ -11,7 +11,7 @@ Prints a header line (what runs: program or manifest, engine, cluster), the stag
 summary (and, when the rollout ended blocked, the blocker's code and remedies).
 
 Exit status: 0 converged within the invariants; 1 an invariant was violated, the rollout ended
-blocked, or it did not converge by ``stop.maxTime``; 2 bad input (scenario or manifest).
+blocked, or it did not converge by ``stop.maxTime`` (``--max-time``); 2 bad input (scenario or manifest).
 """
 
 from __future__ import annotations
@@ -50,6 +50,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="spread the pool round-robin over Z zones (label topology.kubernetes.io/zone); default 1",
     )
     change.add_argument("--ready-seconds", type=float, metavar="S", help="seconds from Running to Ready for every pod")
+    change.add_argument(
+        "--max-time",
+        type=float,
+        metavar="S",
+        help="simulated seconds the rollout may take before it ends 'did not converge' (exit 1); "
+        "default 600 (a scenario file's stop.maxTime)",
+    )
     change.add_argument(
         "--fail-image",
         dest="fail_images",
@@ -196,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-CHANGE_ONLY = ("nodes", "gpus_per_node", "zones", "ready_seconds", "update_order", "name", "fail_images")
+CHANGE_ONLY = ("nodes", "gpus_per_node", "zones", "ready_seconds", "max_time", "update_order", "name", "fail_images")
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
@@ -246,6 +253,7 @@ def _change_scenario(args: argparse.Namespace):
             gpus_per_node=args.gpus_per_node,
             zones=args.zones,
             ready_seconds=args.ready_seconds,
+            max_time=args.max_time,
             update_order=args.update_order,
             fail_images=args.fail_images,
             description=f"{args.old} -> {args.new}",

@@ -55,3 +55,19 @@ def test_a_start_that_never_converges_is_a_named_blocker(tmp_path, capsys):
     code, out, _ = sim(capsys, "--from", old, "--to", new, "--nodes", "2", "--format", "json")
     data = yaml.safe_load(out)
     assert code == 1 and data["converged"] is False and "topology-label-missing" in data["blocked"]
+
+
+def test_max_time_bounds_the_simulated_rollout(tmp_path, capsys):
+    """``--max-time S`` (a scenario's ``stop.maxTime``): a rollout needing longer ends at t=S, not
+    converged, naming what it waits for (exit 1); a longer bound lets the same change converge; a bad value or the
+    flag with a scenario file is bad input naming the flag (exit 2)."""
+    old, new = write(tmp_path, "o.yaml", SEED), write(tmp_path, "n.yaml", with_image(SEED, "x:2"))
+    code, out, err = sim(capsys, "--from", old, "--to", new, "--ready-seconds", "30", "--max-time", "20")
+    assert code == 1 and "at t=20s" in out and "waiting-for-groups" in out and "Traceback" not in err
+    code, out, err = sim(capsys, "--from", old, "--to", new, "--ready-seconds", "30", "--max-time", "3600")
+    assert code == 0 and "converged" in out, err
+    for bad in ("0", "-5", "inf", "nan"):
+        code, _, err = sim(capsys, "--from", old, "--to", new, "--max-time", bad)
+        assert code == 2 and "--max-time" in err and "Traceback" not in err, (bad, err)
+    code, _, err = sim(capsys, "scenario.yaml", "--max-time", "60")
+    assert code == 2 and "--max-time" in err

@@ -61,7 +61,7 @@ def scenario_from_change(
     fields). ``update_order`` is refused (kind ``Options``) for an API whose arguments do not take it.
     Neither argument is modified.
     """
-    errors = _pool_errors(nodes, gpus_per_node, zones, ready_seconds, update_order)
+    errors = _pool_errors(nodes, gpus_per_node, zones, ready_seconds, update_order, max_time)
     errors += [
         FieldError("--fail-image", "must be a non-empty image name", image)
         for image in fail_images or ()
@@ -172,7 +172,7 @@ def _valid(manifest: Mapping[str, Any], which: str) -> tuple[Workload, Any]:
     return workload, workload.parse(dict(manifest))
 
 
-def _pool_errors(nodes, gpus_per_node, zones, ready_seconds, update_order) -> list[FieldError]:
+def _pool_errors(nodes, gpus_per_node, zones, ready_seconds, update_order, max_time=None) -> list[FieldError]:
     errors = []
     if nodes is not None and (not isinstance(nodes, int) or nodes < 1):
         errors.append(FieldError("--nodes", "must be a positive integer", nodes))
@@ -187,4 +187,6 @@ def _pool_errors(nodes, gpus_per_node, zones, ready_seconds, update_order) -> li
         errors.append(FieldError("--ready-seconds", "must be >= 0", ready_seconds))
     if update_order is not None and update_order not in UPDATE_ORDERS:
         errors.append(FieldError("--update-order", f"must be one of {', '.join(UPDATE_ORDERS)}", update_order))
+    if max_time is not None and not (isinstance(max_time, (int, float)) and 0 < max_time < float("inf")):
+        errors.append(FieldError("--max-time", "must be a finite number of seconds > 0", max_time))
     return errors

@@ -18,7 +18,8 @@ from pulumi_lws.core.contract.dependencies import Ref, check_dependency_order
 from pulumi_lws.core.contract.snapshot import Snapshot, sts_partition, sts_replicas
 from pulumi_lws.core.contract.stage import Stage
 from pulumi_lws.core.contract.workload import Reconciled
-from pulumi_lws.core.features.control import RECOVERY_PARAM, Control, is_paused
+from pulumi_lws.core.features.control import Control, is_paused
+from pulumi_lws.core.features.hold import RECOVERY_PARAM
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.revision import RevisionCatalog, build_catalog

@@ -17,7 +17,8 @@ from pulumi_lws.core.contract.stagetable import Lanes
 from pulumi_lws.core.contract.trace import GroupCell, GroupsView
 from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
 from pulumi_lws.core.features.adoption import with_adoption
-from pulumi_lws.core.features.control import control_choices, controlled, observed_groups, with_control_conditions
+from pulumi_lws.core.features.control import control_choices, controlled, with_control_conditions
+from pulumi_lws.core.features.hold import observed_groups
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import reconcile as _reconcile_module
 from pulumi_lws.modelserving.api.fields import RUC, role_path

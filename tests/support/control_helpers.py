@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pulumi_lws.core.features.control import PAUSED_ANNOTATION, ours
+from pulumi_lws.core.features.control import PAUSED_ANNOTATION
+from pulumi_lws.core.features.hold import ours
 from pulumi_lws.lws.workload import WORKLOAD as LWS_WORKLOAD
 from pulumi_lws.sim.cluster.kubelet import KubeletConfig, Override, Timing
 from pulumi_lws.sim.cluster.simcluster import SimCluster

@@ -184,7 +184,7 @@ class RbacFacts:
     its upstream controller owns directly that pulumi-lws does not render (adoption disowns them);
     ``configures``: cluster-scoped configuration kinds its renderer can emit but no reconcile reads
     back (LeaderWorkerSet per-pod values ``admission-policy``: the MutatingAdmissionPolicy and its
-    binding; a held stage registers them as planned, :data:`pulumi_lws.core.features.control.KEPT_WHILE_HELD`)."""
+    binding; a held stage registers them as planned, :data:`pulumi_lws.core.features.hold.KEPT_WHILE_HELD`)."""
 
     actions: frozenset[tuple[str, str]]
     renders: tuple[KindRef, ...]

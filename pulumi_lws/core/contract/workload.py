@@ -232,7 +232,7 @@ class Workload(ABC):
         return self.target_revision(spec)
 
     def held_stage(self, spec: Any, snapshot: Snapshot, stage: Stage) -> Stage:
-        """``stage`` held (paused, or short of capacity: :func:`pulumi_lws.core.features.control.hold`)
+        """``stage`` held (paused, or short of capacity: :func:`pulumi_lws.core.features.hold.hold`)
         as what the hold registers: its groups and lanes as ``snapshot`` shows them, so the summary
         and the stage table describe the held state, not the planned stage. ``replicas``,
         ``partition`` and the predicted stages stay the plan the hold keeps. Default: ``stage``

@@ -44,7 +44,7 @@ remedy: with a surge, the API's own field set to replace groups in place instead
 (``spec.rolloutStrategy.rollingUpdateConfiguration.maxUnavailable ≥ 1 and maxSurge 0``), and always
 adding matching nodes.
 
-**Hold**: a failing stage is held like a paused one (:func:`pulumi_lws.core.features.control.hold`):
+**Hold**: a failing stage is held like a paused one (:func:`pulumi_lws.core.features.hold.hold`):
 every object the cluster holds is registered as observed, nothing new is created (no surge, no new
 group), failure-handling actions run, the rollout moves no group. The next reconcile re-checks
 against what the cluster then holds, so adding nodes (or freeing them) lets it proceed.
@@ -66,7 +66,7 @@ from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot, is_deletin
 from pulumi_lws.core.contract.stage import Blocker, Stage
 from pulumi_lws.core.contract.workload import Budgets, Reconciled
 from pulumi_lws.core.features.capacity import REPLICATED, Demand, is_accelerator, pod_demand
-from pulumi_lws.core.features.control import HeldView, hold
+from pulumi_lws.core.features.hold import HeldView, hold
 from pulumi_lws.core.features.nodematch import matches
 from pulumi_lws.core.k8s.quantity import format_quantity
 

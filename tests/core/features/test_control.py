@@ -20,12 +20,11 @@ from pulumi_lws.core.features.control import (
     Control,
     Settings,
     check_arguments,
-    frozen,
     govern,
-    hold,
     resolve,
     with_control_conditions,
 )
+from pulumi_lws.core.features.hold import frozen, hold
 from pulumi_lws.core.features.rollback import (
     NoPreviousRevision,
     RecordedRevision,
@@ -189,7 +188,7 @@ def test_a_held_stage_takes_the_apis_observed_view_of_its_groups_and_lanes() -> 
     ``Workload.held_stage``); replicas, partition and the prediction stay the plan kept."""
     from pulumi_lws.core.contract.stage import Lane, PredictedStage
     from pulumi_lws.core.contract.trace import GroupCell, GroupsView
-    from pulumi_lws.core.features.control import observed_groups
+    from pulumi_lws.core.features.hold import observed_groups
 
     view = GroupsView(
         replicas=2,

@@ -312,7 +312,7 @@ def test_template_mode_pods_start_without_their_per_pod_labels() -> None:
 
 def test_a_paused_rollout_keeps_the_policy_so_a_recreated_pod_still_gets_its_values() -> None:
     """Paused (pulumi-lws.io/paused) the reconcile registers what it observed; the policy, which
-    no reconcile reads back, is registered as planned (control.KEPT_WHILE_HELD), so Pulumi does not
+    no reconcile reads back, is registered as planned (hold.KEPT_WHILE_HELD), so Pulumi does not
     delete it and a pod the StatefulSet recreates meanwhile is admitted with its values."""
     manifest = copy.deepcopy(CASES["docs-tpu-multislice"])
     cluster = run_to_ready(manifest)

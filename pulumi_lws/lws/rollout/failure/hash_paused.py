@@ -21,7 +21,7 @@ While paused, per revision, the newest gated leaders awaiting admission are admi
 ``held - occupied`` (occupied = admitted live + exhausted leaders of that revision), still under
 the ``G - T`` rule of the group-replacement gate (PostTermination: the replacement waits for the
 failed group's pods to be gone). Such an ``ungate`` carries ``params[RECOVERY_PARAM] = True``, the
-mark :func:`pulumi_lws.core.features.control.hold` keeps.
+mark :func:`pulumi_lws.core.features.hold.hold` keeps.
 
 Invariants: pure; while paused no revision ever has more groups past the gate than it had when
 the pause began; the record is a function of observed state only (no clock).
@@ -36,7 +36,7 @@ from typing import Any
 
 from pulumi_lws.core.contract.snapshot import Snapshot, annotations_of
 from pulumi_lws.core.contract.stage import Action, Stage
-from pulumi_lws.core.features.control import RECOVERY_PARAM
+from pulumi_lws.core.features.hold import RECOVERY_PARAM
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.observe import revision_of

@@ -9,7 +9,7 @@ from support.fixtures_hash import NAME, NS, leader, make_lws
 
 from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.core.contract.stage import Action, Stage
-from pulumi_lws.core.features.control import RECOVERY_PARAM
+from pulumi_lws.core.features.hold import RECOVERY_PARAM
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.rollout.failure.hash_paused import (
     HELD_GROUPS_ANNOTATION,

@@ -9,8 +9,8 @@ import copy
 
 import pytest
 from support.ds_helpers import NS, ds_manifest, role
+from support.sim_cycle import up
 
-from pulumi_lws.core.contract.driver import cycle
 from pulumi_lws.core.contract.errors import SpecError
 from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.workloads import workload_for
@@ -32,15 +32,7 @@ def test_only_the_admission_role_gets_a_policy_and_its_pods_their_labels_at_crea
     cluster.kubelet.config.instant = True
     spec = W.parse(copy.deepcopy(manifest()))
     for _ in range(6):
-        cycle(
-            W,
-            spec,
-            W.options(),
-            cluster,
-            cluster,
-            nodes=False,
-            apply=lambda c: cluster.apply(c.reconciled.manifests, stack_id="s", dependencies=c.reconciled.dependencies),
-        )
+        up(W, spec, cluster)
         cluster.step(cluster.clock.now + 2.0)
     policies = cluster.store.list("MutatingAdmissionPolicy", "")
     assert len(policies) == 1 and "-prefill" in policies[0]["metadata"]["name"]

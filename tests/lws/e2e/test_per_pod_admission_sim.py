@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 import yaml
+from support.sim_cycle import up
 
-from pulumi_lws.core.contract.driver import cycle
 from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.workloads import workload_for
 
@@ -174,15 +174,7 @@ def run_to_ready(manifest: dict[str, Any], ups: int = 5) -> SimCluster:
     cluster.kubelet.config.instant = True
     for _ in range(ups):
         spec = W.parse(copy.deepcopy(manifest))
-        done = cycle(
-            W,
-            spec,
-            W.options(),
-            cluster,
-            cluster,
-            nodes=exclusive,
-            apply=lambda c: cluster.apply(c.reconciled.manifests, stack_id="s", dependencies=c.reconciled.dependencies),
-        )
+        done = up(W, spec, cluster, nodes=exclusive)
         assert not [a for a in done.reconciled.stage.actions if a.verb == "label"], "labels arrive at admission"
         cluster.step(cluster.clock.now + 2.0)
     assert cluster.statefulsets.denied == {}
@@ -293,15 +285,7 @@ def test_template_mode_pods_start_without_their_per_pod_labels() -> None:
     cluster.kubelet.config.instant = True
     spec = W.parse(manifest)
     for _ in range(2):
-        cycle(
-            W,
-            spec,
-            W.options(),
-            cluster,
-            None,
-            nodes=False,
-            apply=lambda c: cluster.apply(c.reconciled.manifests, stack_id="s", dependencies=c.reconciled.dependencies),
-        )
+        up(W, spec, cluster, actuator=None)
         cluster.step(cluster.clock.now + 2.0)
     assert not cluster.store.list("MutatingAdmissionPolicy", "")
     worker = cluster.store.get("Pod", "default", "leaderworkerset-sample-0-9")
@@ -319,15 +303,7 @@ def test_a_paused_rollout_keeps_the_policy_so_a_recreated_pod_still_gets_its_val
     manifest["metadata"]["annotations"]["pulumi-lws.io/paused"] = "true"  # with a new image: held mid-rollout
     manifest["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["image"] = "jax:2"
     spec = W.parse(copy.deepcopy(manifest))
-    cycle(
-        W,
-        spec,
-        W.options(),
-        cluster,
-        cluster,
-        nodes=False,
-        apply=lambda c: cluster.apply(c.reconciled.manifests, stack_id="s", dependencies=c.reconciled.dependencies),
-    )
+    up(W, spec, cluster)
     assert len(cluster.store.list("MutatingAdmissionPolicy", "")) == 1
     pod = cluster.store.get("Pod", "default", "test-sample-1-6")
     cluster.store.delete("Pod", "default", "test-sample-1-6", grace=0)

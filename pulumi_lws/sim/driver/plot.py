@@ -40,148 +40,51 @@ checks on the rasterized SVG's text elements.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from html import escape
 
 from pulumi_lws.core.contract import glyphs as G
-from pulumi_lws.core.contract.stage import is_waiting
-from pulumi_lws.core.contract.trace import Lane, TraceRow, group_columns
+from pulumi_lws.core.contract.trace import TraceRow, group_columns
 from pulumi_lws.core.contract.workload import Budgets
 from pulumi_lws.sim.driver import lane_bounds as bounds
+from pulumi_lws.sim.driver.plot_layout import (  # noqa: F401  (importable here as before)
+    ABSENT,
+    BLOCKED,
+    CEILING,
+    CHAR_W,
+    CHART_H,
+    COLOURS,
+    FLOOR,
+    FONT,
+    LANE_H,
+    LEFT,
+    LEVEL_H,
+    MARKER,
+    PANEL_GAP,
+    PANEL_H,
+    RIGHT,
+    UNARMED,
+    WAITING,
+    WIDTH,
+    Band,
+    Frame,
+    bands,
+    blocked_intervals,
+    gaps,
+    label_levels,
+    nice_step,
+    text_width,
+    wrap,
+)
+from pulumi_lws.sim.driver.plot_legend import legend as legend_lines
+from pulumi_lws.sim.driver.plot_roles import lane_pieces, role_panels
 from pulumi_lws.sim.driver.timeline import Timeline
-
-#: one colour per drawn state (:mod:`pulumi_lws.core.contract.glyphs`); none of them red: red is a blocker's
-COLOURS = {
-    G.UPDATED_READY: "#2e9e44",
-    G.UPDATED_NOT_READY: "#f0b429",
-    G.OLD_READY: "#8fb3d9",
-    G.OLD_NOT_READY: "#b9a7d9",
-    G.GATED: "#c8c8c8",
-    G.TERMINATING: "#707070",
-}
-ABSENT = "#eeeeee"
-FLOOR, CEILING, BLOCKED, MARKER = "#c0392b", "#7d3c98", "#d9534f", "#333333"
-WAITING, UNARMED = "#8a8a8a", "#9e9e9e"
-FONT = 11  # px; monospace: every character advances CHAR_W * size
-CHAR_W = 0.6
-LEVEL_H = 14  # px between stacked labels (the font's ascent + descent is about 1.17 x its size)
-LEFT, WIDTH, LANE_H, CHART_H, RIGHT = 90, 720, 18, 100, 320
-WRAP = 120  # characters per line of the blocker text
-PANEL_H, PANEL_GAP = 64, 26  # one role panel (multi-role rows) and the space above it (its title)
-OLD_FILL, NEW_FILL, LANE_LIVE = "#8fb3d9", "#7cc48a", "#333333"
-
-
-@dataclass(frozen=True)
-class Frame:
-    """The chart's geometry: time range -> x, group count -> y (module doc invariant)."""
-
-    t0: float
-    t1: float
-    lanes_top: float
-    lanes_bottom: float
-    base: float
-    ymax: int
-
-    def x(self, t: float) -> float:
-        return LEFT + (t - self.t0) / (self.t1 - self.t0) * WIDTH
-
-    def y(self, value: float) -> float:
-        return self.base - value / self.ymax * CHART_H
 
 
 def _lanes(rows: Sequence[TraceRow]) -> list[str]:
     """The group lanes in the stage table's column order (ordinals ascending, then Hash keys in
     first-seen order)."""
     return [gid for gid, _ in group_columns(rows)]
-
-
-def text_width(text: str, size: float = FONT) -> float:
-    """The advance of ``text`` in a monospace font of ``size`` px (layout and the overlap test)."""
-    return len(text) * CHAR_W * size
-
-
-def label_levels(xs: Sequence[float], widths: Sequence[float], gap: float = 4) -> list[int]:
-    """A level (0, 1, ...) per label at ``xs`` so that labels on one level never touch: each goes
-    to the lowest level whose last label ends ``gap`` before it starts."""
-    ends: list[float] = []
-    levels = []
-    for x, w in zip(xs, widths):
-        level = next((i for i, end in enumerate(ends) if end + gap <= x), len(ends))
-        if level == len(ends):
-            ends.append(x + w)
-        else:
-            ends[level] = x + w
-        levels.append(level)
-    return levels
-
-
-def _wrap(text: str, width: int = WRAP) -> list[str]:
-    lines, line = [], ""
-    for word in text.split():
-        if line and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line = word
-        else:
-            line = f"{line} {word}" if line else word
-    return lines + ([line] if line else [])
-
-
-def nice_step(span: float, target: int = 10) -> float:
-    """A 1/2/5 x 10^k step giving about ``target`` ticks over ``span``."""
-    raw = span / max(target, 1)
-    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
-    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
-
-
-def blocked_intervals(rows: Sequence[TraceRow], t1: float) -> list[tuple[float, float, str]]:
-    """``(start, end, label)`` of each run of rows carrying the same blocker (``code: message``)."""
-    out: list[tuple[float, float, str]] = []
-    for i, row in enumerate(rows):
-        end = rows[i + 1].time if i + 1 < len(rows) else t1
-        label = f"{row.blocker_code}: {row.blocker}" if row.blocker_code else (row.blocker or "")
-        if not row.blocker:
-            continue
-        if out and out[-1][2] == label and out[-1][1] >= row.time:
-            out[-1] = (out[-1][0], end, label)
-        else:
-            out.append((row.time, end, label))
-    return out
-
-
-@dataclass(frozen=True)
-class Band:
-    """A run of rows with a blocker of one code: ``real`` (red) or ordinary waiting (grey)."""
-
-    start: float
-    end: float
-    code: str
-    messages: tuple[str, ...]
-    real: bool
-
-    @property
-    def label(self) -> str:
-        return f"{'blocked' if self.real else 'waiting'}: {self.code}"
-
-
-def bands(rows: Sequence[TraceRow], t1: float, deadline_passed: float | None = None) -> list[Band]:
-    """The blocker bands of a run: contiguous rows with the same code (and the same verdict) merged.
-    A band is real for a failure code, or for any code from the time the progress deadline passed
-    (``deadline_passed``); waiting codes (:data:`~pulumi_lws.core.contract.stage.WAITING_CODES`) otherwise."""
-    out: list[Band] = []
-    for i, row in enumerate(rows):
-        if not row.blocker:
-            continue
-        end = rows[i + 1].time if i + 1 < len(rows) else t1
-        code = row.blocker_code or row.blocker
-        real = not is_waiting(row.blocker_code) or (deadline_passed is not None and row.time >= deadline_passed)
-        last = out[-1] if out else None
-        if last is not None and (last.code, last.real) == (code, real) and last.end >= row.time:
-            messages = last.messages + ((row.blocker,) if row.blocker not in last.messages else ())
-            out[-1] = Band(last.start, end, code, messages, real)
-        else:
-            out.append(Band(row.time, end, code, (row.blocker,), real))
-    return out
 
 
 def lane_names(rows: Sequence[TraceRow]) -> list[str]:
@@ -212,7 +115,7 @@ def svg_timeline(
     t1 = max(end_time or rows[-1].time, rows[-1].time + 1)
     runs = bands(rows, t1, timeline.deadline_passed)
     final = runs[-1] if runs and rows[-1].blocker and runs[-1].real else None
-    head = [title] if final is None else [title] + _wrap(f"blocked: {final.code}: {rows[-1].blocker}")
+    head = [title] if final is None else [title] + wrap(f"blocked: {final.code}: {rows[-1].blocker}")
     roles = lane_names(rows)
     lanes = [] if roles else _lanes(rows)
     t0 = rows[0].time
@@ -227,7 +130,7 @@ def svg_timeline(
     f = Frame(t0, t1, lanes_top, lanes_bottom, lanes_bottom + 30 + CHART_H, ymax)
     drawn = {d for r in rows for g in r.groups if (d := g.drawn) is not None} if not roles else set()
     absent = any(len({g.id for g in r.groups if g.drawn is not None}) < len(lanes) for r in rows)
-    legend = _legend(
+    legend = legend_lines(
         f.base + 40,
         roles=bool(roles),
         states=drawn,
@@ -246,7 +149,7 @@ def svg_timeline(
     ]
     parts += _header(head, final is not None)
     parts += (
-        _role_panels(rows, roles, f, _lane_pieces(roles, timeline, lane_budgets, t0))
+        role_panels(rows, roles, f, lane_pieces(roles, timeline, lane_budgets, t0))
         if roles
         else _lane_rects(rows, lanes, f)
     )
@@ -294,124 +197,6 @@ def _lane_rects(rows: Sequence[TraceRow], lanes: list[str], f: Frame) -> list[st
     return parts
 
 
-def _steps(rows: Sequence[TraceRow], t1: float, values: Sequence[int], x, y) -> list[tuple[float, float]]:
-    """The step function ``values[i]`` (one per row) as points: flat from each row's time to the next row's."""
-    pts: list[tuple[float, float]] = []
-    for ri, (row, value) in enumerate(zip(rows, values)):
-        nxt = rows[ri + 1].time if ri + 1 < len(rows) else t1
-        pts += [(x(row.time), y(value)), (x(nxt), y(value))]
-    return pts
-
-
-def _points(pts: Sequence[tuple[float, float]]) -> str:
-    return " ".join(f"{px:.1f},{py:.1f}" for px, py in pts)
-
-
-def _lane_pieces(
-    roles: list[str], timeline: Timeline, static: Mapping[str, Budgets] | None, t0: float
-) -> dict[str, list[tuple[float, Budgets]]]:
-    """Per lane the ``(start, budgets)`` in force over the run: the timeline's record when it has
-    one, else ``static`` (the caller's, from one spec) from the start; none without either."""
-    if static is None:
-        return {}
-    out: dict[str, list[tuple[float, Budgets]]] = {}
-    for name in roles:
-        pieces = [(t, b[name]) for t, b in timeline.lane_budgets if name in b]
-        if not pieces and name in static:
-            pieces = [(t0, static[name])]
-        if pieces:
-            out[name] = pieces
-    return out
-
-
-def _role_panels(
-    rows: Sequence[TraceRow], roles: list[str], f: Frame, pieces: Mapping[str, Sequence[tuple[float, Budgets]]]
-) -> list[str]:
-    """One panel per role lane (module doc): stacked old/new ready areas, the live line, floor and
-    ceiling — the budgets in force at each moment (:mod:`.lane_bounds`) —, on the panel's own
-    scale (``ymax`` = the largest of live, ready and ceiling)."""
-    parts: list[str] = []
-    empty = Lane("", 0, 0)
-
-    def lane_of(row: TraceRow, name: str) -> Lane:
-        return next((lane for lane in row.lanes if lane.name == name), empty)
-
-    for li, name in enumerate(roles):
-        top = f.lanes_top + li * (PANEL_H + PANEL_GAP) + PANEL_GAP
-        base = top + PANEL_H
-        lane_pieces = list(pieces.get(name, ()))
-        b = lane_pieces[-1][1] if lane_pieces else None
-        series = [lane_of(r, name) for r in rows]
-        live_n = [lane.old + lane.new for lane in series]
-        ready_n = [lane.old_ready + lane.new_ready for lane in series]
-        floor_runs, ceiling_runs = bounds.lane_bounds([r.time for r in rows], live_n, lane_pieces, f.t1)
-        floor = floor_runs[-1].value if floor_runs else None
-        ceiling = ceiling_runs[-1].value if ceiling_runs else None
-        ymax = max(live_n + ready_n + [r.value for r in ceiling_runs] + [1])
-
-        def y(v: float, base: float = base, ymax: int = ymax) -> float:
-            return base - v / ymax * PANEL_H
-
-        last = series[-1]
-        parts.append(f'<g class="role-lane" data-role="{escape(name)}" data-ymax="{ymax}">')
-        parts.append(
-            f'<text class="lane-title" x="{LEFT}" y="{top - 9}" font-weight="bold">{escape(name)}</text>'
-            f'<text x="{LEFT + 8 + text_width(name):.1f}" y="{top - 9}" fill="#555">old|new at the end {last.old}|{last.new}'
-            f"{'' if b is None else f' (target {b.replicas}, maxSurge {b.max_surge}, maxUnavailable {b.max_unavailable})'}"
-            "</text>"
-        )
-        parts.append(f'<rect x="{LEFT}" y="{top}" width="{WIDTH}" height="{PANEL_H}" fill="#fafafa" stroke="#ccc"/>')
-        for value in sorted({0, ymax}):
-            parts.append(
-                f'<text x="{LEFT - 8}" y="{y(value) + 4:.1f}" text-anchor="end">{value}</text>'
-                f'<line class="lane-grid" data-value="{value}" x1="{LEFT}" y1="{y(value):.1f}" '
-                f'x2="{LEFT + WIDTH}" y2="{y(value):.1f}" stroke="#ddd"/>'
-            )
-        old = _steps(rows, f.t1, [lane.old_ready for lane in series], f.x, y)
-        top_edge = _steps(rows, f.t1, ready_n, f.x, y)
-        zero = [(px, y(0)) for px, _ in old]
-        parts.append(
-            f'<polygon class="old-ready" fill="{OLD_FILL}" stroke="none" '
-            f'points="{_points(old + zero[::-1])}"><title>{escape(name)}: old revisions, ready</title></polygon>'
-        )
-        parts.append(
-            f'<polygon class="new-ready" fill="{NEW_FILL}" stroke="none" '
-            f'points="{_points(top_edge + old[::-1])}"><title>{escape(name)}: target revision, ready</title></polygon>'
-        )
-        live = _steps(rows, f.t1, live_n, f.x, y)
-        parts.append(
-            f'<polyline class="lane-live" fill="none" stroke="{LANE_LIVE}" stroke-width="1.5" '
-            f'stroke-dasharray="4,3" points="{_points(live)}"/>'
-        )
-        budget_lines: list[tuple[str, int | None, str, str, list]] = [
-            ("lane-floor", floor, FLOOR, f"floor {floor}", floor_runs),
-            ("lane-ceiling", ceiling, CEILING, f"ceiling {ceiling}", ceiling_runs),
-        ]
-        for cls, bound, colour, text, runs in budget_lines:
-            if bound is None:
-                continue
-            for run in runs:  # one line per value in force, the budget of each moment
-                parts.append(
-                    f'<line class="{cls}" data-value="{run.value}" x1="{f.x(run.start):.1f}" y1="{y(run.value):.1f}" '
-                    f'x2="{f.x(run.end):.1f}" y2="{y(run.value):.1f}" stroke="{colour}" stroke-width="1.5" '
-                    'stroke-dasharray="6,4"/>'
-                )
-            dy = 11 if cls == "lane-floor" and floor != ceiling else (-3 if cls == "lane-ceiling" else 11)
-            parts.append(
-                f'<text class="{cls}-label" x="{LEFT + WIDTH + 6}" y="{y(bound) + dy:.1f}" fill="{colour}">'
-                f"{escape(text)}</text>"
-            )
-        for ri, (row, lane) in enumerate(zip(rows, series)):  # hover: the counts of each interval
-            nxt = rows[ri + 1].time if ri + 1 < len(rows) else f.t1
-            parts.append(
-                f'<rect x="{f.x(row.time):.1f}" y="{top}" width="{max(f.x(nxt) - f.x(row.time), 0.5):.1f}" '
-                f'height="{PANEL_H}" fill="none" pointer-events="all"><title>t={row.time:g} {escape(name)}: '
-                f"old|new {escape(lane.text)}</title></rect>"
-            )
-        parts.append("</g>")
-    return parts
-
-
 def _chart(rows: Sequence[TraceRow], timeline: Timeline, f: Frame) -> list[str]:
     parts = [f'<text class="axis-label" x="5" y="{f.y(f.ymax) + 4:.1f}">groups</text>']
     for value in sorted({0, f.ymax} | (set(range(f.ymax)) if f.ymax <= 8 else set())):
@@ -440,7 +225,7 @@ def _chart(rows: Sequence[TraceRow], timeline: Timeline, f: Frame) -> list[str]:
         )
         y = f.y(b.floor)
         checked = [(max(b.start, s), min(end, e)) for s, e in armed if min(end, e) > max(b.start, s)]
-        for s, e in _gaps(b.start, end, checked):
+        for s, e in gaps(b.start, end, checked):
             parts.append(
                 f'<line class="floor-unarmed" data-value="{b.floor}" x1="{f.x(s):.1f}" y1="{y:.1f}" '
                 f'x2="{f.x(e):.1f}" y2="{y:.1f}" stroke="{UNARMED}" stroke-width="1" stroke-dasharray="1,3"/>'
@@ -481,22 +266,12 @@ def _chart(rows: Sequence[TraceRow], timeline: Timeline, f: Frame) -> list[str]:
     return parts
 
 
-def _gaps(start: float, end: float, covered: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The parts of ``[start, end)`` outside the sorted, disjoint ``covered`` intervals."""
-    out, t = [], start
-    for s, e in covered:
-        if s > t:
-            out.append((t, s))
-        t = max(t, e)
-    return out + ([(t, end)] if t < end else [])
-
-
 def _has_unarmed(timeline: Timeline, f: Frame) -> bool:
     budgets, armed = timeline.budgets, timeline.armed_intervals(f.t1)
     for i, b in enumerate(budgets):
         end = budgets[i + 1].start if i + 1 < len(budgets) else f.t1
         checked = [(max(b.start, s), min(end, e)) for s, e in armed if min(end, e) > max(b.start, s)]
-        if _gaps(b.start, end, checked):
+        if gaps(b.start, end, checked):
             return True
     return False
 
@@ -576,73 +351,3 @@ def _time_axis(f: Frame) -> list[str]:
         f'<text class="axis-label" x="{LEFT + WIDTH / 2:.1f}" y="{f.base + 29}" text-anchor="middle">time (s)</text>'
     )
     return parts
-
-
-def _swatch_rect(fill: str, opacity: str = "") -> Swatch:
-    return lambda x, y: f'<rect x="{x:.1f}" y="{y:.1f}" width="12" height="12" fill="{fill}"{opacity}/>'
-
-
-def _swatch_line(colour: str, dash: str = "", width: float = 2) -> Swatch:
-    dashed = f' stroke-dasharray="{dash}"' if dash else ""
-    return lambda x, y: (
-        f'<line x1="{x:.1f}" y1="{y + 6:.1f}" x2="{x + 14:.1f}" y2="{y + 6:.1f}" stroke="{colour}" '
-        f'stroke-width="{width}"{dashed}/>'
-    )
-
-
-Swatch = Callable[[float, float], str]
-
-
-def _legend(
-    y: float, *, roles: bool, states: set[str], runs: Sequence[Band], checked: bool, unarmed: bool, absent: bool
-) -> list[list[str]]:
-    """Legend lines (each a list of SVG parts): every state, line and band the plot draws, in the
-    tables' words (:data:`pulumi_lws.core.contract.glyphs.WORDS`), laid out so entries never touch."""
-    boxes: list[tuple[Swatch, str]] = []
-    if roles:
-        boxes += [
-            (_swatch_rect(OLD_FILL), "old revisions, ready"),
-            (_swatch_rect(NEW_FILL), "target revision, ready"),
-            (_swatch_line(LANE_LIVE, "4,3"), "role live (old + new)"),
-        ]
-    else:
-        boxes += [(_swatch_rect(COLOURS[s]), G.WORDS[s]) for s in G.ORDER if s in states]
-        if absent:
-            boxes.append((_swatch_rect(ABSENT), "absent"))
-    lines: list[tuple[Swatch, str]] = [(_swatch_line("#2e9e44"), "available"), (_swatch_line("#555", "4,3"), "live")]
-    if checked:
-        lines.append((_swatch_line(FLOOR, "6,4"), "floor (checked)"))
-    if unarmed:
-        lines.append((_swatch_line(UNARMED, "1,3", 1), "floor (not checked until fully available)"))
-    lines += [(_swatch_line(CEILING, "6,4"), "ceiling"), (_swatch_line(MARKER, "1,2", 1), "stage start")]
-    lines.append(
-        (
-            lambda x, y: (
-                f'<line x1="{x + 6:.1f}" y1="{y + 7:.1f}" x2="{x + 6:.1f}" y2="{y + 12:.1f}" '
-                f'stroke="{MARKER}" stroke-width="1.5"/>'
-            ),
-            "reconcile changed objects",
-        )
-    )
-    if any(b.real for b in runs):
-        lines.append((_swatch_rect(BLOCKED, ' fill-opacity="0.25"'), "blocked"))
-    if any(not b.real for b in runs):
-        lines.append((_swatch_rect(WAITING, ' fill-opacity="0.2"'), "waiting (healthy pacing)"))
-    out: list[list[str]] = []
-    for entries in (boxes, lines):
-        line: list[str] = []
-        lx: float = LEFT
-        for swatch, text in entries:
-            w = 18 + text_width(text)
-            if line and lx + w > LEFT + WIDTH + RIGHT - 10:
-                out.append(line)
-                line, lx, y = [], LEFT, y + 18
-            line.append(
-                f'<g class="legend-entry">{swatch(lx, y)}<text x="{lx + 18:.1f}" y="{y + 10:.1f}">'
-                f"{escape(text)}</text></g>"
-            )
-            lx += w + 16
-        if line:
-            out.append(line)
-            y += 18
-    return out

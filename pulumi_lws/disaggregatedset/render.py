@@ -35,6 +35,7 @@ docs/disaggregatedset.md, "Rendering and observation").
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
@@ -83,7 +84,9 @@ class ChildSpec(Protocol):
 
 class RenderedChildren(NamedTuple):
     """Every declared child's objects in plan order, their apply order, and each child's LWS stage
-    (``{child LWS name: Stage}``; the stage's ``actions`` are the child's imperative actions)."""
+    (``{child LWS name: Stage}``; the stage's ``actions`` are the child's imperative actions)
+    without its per-group detail (``groups``, ``group_revisions`` empty: the DS plans from its own
+    observation, and a child's 10,000 group views would otherwise live until the reconcile returns)."""
 
     manifests: tuple[Mapping[str, Any], ...]
     dependencies: dict[Ref, tuple[Ref, ...]]
@@ -356,7 +359,7 @@ def render_children(
             owner[ref] = name
         manifests.extend(rec.manifests)
         dependencies.update(rec.dependencies)
-        stages[name] = rec.stage
+        stages[name] = dataclasses.replace(rec.stage, groups=(), group_revisions={})
     # no order check of the whole here: each child's LWS reconcile checked its own order, its
     # dependencies name only its own manifests (merge_dependencies) and the children's refs are
     # disjoint (above), so every dependency still precedes its dependent in the concatenation

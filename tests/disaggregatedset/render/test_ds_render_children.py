@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from conftest import validate_manifest
 from ds_render_base import NS, load, manifest, plan, role, steady, with_image
@@ -228,3 +230,18 @@ def test_exclusive_slice_places_each_slice_in_its_own_zone() -> None:
     assert len(by_slice) == 2 and all(len(z) == 1 for z in by_slice.values())
     assert by_slice["0"] != by_slice["1"]
     assert all(ch.ready == 1 for ch in observe_children(ds, scope_snapshot(c)))
+
+
+def test_child_stages_are_the_lws_stages_without_their_per_group_detail() -> None:
+    # the DS reads a child's actions, completeness and blocker, never its groups: they are dropped
+    # so 10,000 group views do not live until the DS reconcile returns (issue 27 memory)
+    from pulumi_lws.disaggregatedset.render import reconcile_child
+
+    ds = load(manifest(role("prefill", 2, size=2), role("decode", 1)))
+    children = steady(ds)
+    out = render_children(ds, children, EMPTY)
+    for child in children:
+        _, rec = reconcile_child(ds, child, EMPTY)
+        name = f"ds-{child.slice}-{child.revision}-{child.role}"
+        assert rec.stage.groups and rec.stage.group_revisions
+        assert out.stages[name] == dataclasses.replace(rec.stage, groups=(), group_revisions={})

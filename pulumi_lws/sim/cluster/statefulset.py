@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pulumi_lws.core.k8s import keys as K  # Kubernetes well-known keys only: no API label
-from pulumi_lws.core.k8s.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.core.k8s.scaling import scaled_value
 from pulumi_lws.sim.cluster.admission import AdmissionDenied
 from pulumi_lws.sim.cluster.clock import Clock
 from pulumi_lws.sim.cluster.kubelet import Kubelet
 from pulumi_lws.sim.cluster.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
+from pulumi_lws.sim.cluster.template_hash import TemplateHasher, template_hash  # noqa: F401  (re-exported)
 
 REVISION_HASH_LABEL = "controller.kubernetes.io/hash"
 
@@ -40,10 +40,6 @@ class Rev:
     name: str
     number: int
     template: Mapping[str, Any]
-
-
-def template_hash(template: Mapping[str, Any]) -> str:
-    return safe_encode(str(fnv32a(canonical_json(template).encode())))
 
 
 def ordinal_of(sts_name: str, pod_name: str) -> int | None:
@@ -79,6 +75,7 @@ class StatefulSetController:
         self.history_objects = history_objects
         self._internal: dict[str, list[Rev]] = {}
         self._hashes: dict[str, tuple[int, str]] = {}  # uid -> (generation, template hash)
+        self._hasher = TemplateHasher()  # template_hash, memoised per piece across the fleet
         self._quiet: dict[str, tuple] = {}  # uid -> inputs of its last sync that wrote nothing
         #: ``<ns>/<pod>`` -> why admission refused its creation (the last refusal; retried at each sync)
         self.denied: dict[str, str] = {}
@@ -115,7 +112,7 @@ class StatefulSetController:
         hit = self._hashes.get(m["uid"])
         if hit is not None and hit[0] == generation:
             return hit[1]
-        value = template_hash(sts["spec"].get("template") or {})
+        value = self._hasher.hash(sts["spec"].get("template") or {})
         self._hashes[m["uid"]] = (generation, value)
         return value
 

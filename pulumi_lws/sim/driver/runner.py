@@ -34,6 +34,7 @@ from pulumi_lws.sim.driver.budgets import WorkloadBudget as _Budget  # the name 
 from pulumi_lws.sim.driver.desired import DesiredSpec
 from pulumi_lws.sim.driver.engines import Engine, EngineStep, make_engine
 from pulumi_lws.sim.driver.narrate import narrate
+from pulumi_lws.sim.driver.pod_demand import PodDemand
 from pulumi_lws.sim.driver.scenario import Scenario
 from pulumi_lws.sim.driver.workspace import Workspace
 from pulumi_lws.workloads import simulator_group_labels
@@ -108,6 +109,7 @@ class Runner:
         self.stages: list[Stage] = []
         self.rows: list[TraceRow] = []
         self.demand: list[tuple[float, dict]] = []
+        self._pod_demand = PodDemand()  # a pod spec's requests, computed once while it is unchanged
         self._warming = False  # inside warm_up: rows only decide convergence
         self.violations: list[str] = []
         self._updates = sorted(scenario.updates, key=lambda u: u.at)
@@ -176,9 +178,7 @@ class Runner:
 
     def _demand(self) -> dict:
         """What the workload's pods request now: every pod of the row's observation (its scope)
-        not Succeeded/Failed."""
-        from pulumi_lws.core.features.capacity import manifest_demand
-
+        not Succeeded/Failed (``manifest_demand`` of them: :class:`PodDemand`)."""
         snap = getattr(self, "_last_snapshot", None)
         if snap is None:
             return {}
@@ -187,7 +187,7 @@ class Runner:
             for o in snap
             if o.get("kind") == "Pod" and (o.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
         ]
-        return manifest_demand(pods)
+        return self._pod_demand.of(pods)
 
     def _stable(self, cells: tuple) -> tuple:
         """Hash groups in first-seen order for the whole run (a group keeps its place when its

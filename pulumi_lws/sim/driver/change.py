@@ -51,14 +51,21 @@ def change_scenario(old: Mapping[str, Any], new: Mapping[str, Any], **options: A
     return Change(scenario, chosen.description)
 
 
-def converged_snapshot(old: Mapping[str, Any], new: Mapping[str, Any], **options: Any) -> Snapshot:
+def converged_snapshot(
+    old: Mapping[str, Any], new: Mapping[str, Any], *, synthesise: bool = True, **options: Any
+) -> Snapshot:
     """What the cluster shows once ``old`` has converged (the warm-up of ``simulate --from old
     --to new``), read with ``new``'s scope (Nodes when the cluster has any, as the pure engine
     observes). Raises :class:`~pulumi_lws.sim.driver.timeline.WarmUpBlocked` naming the blocker when
-    ``old`` never converges there."""
+    ``old`` never converges there. Synthesised (:func:`~pulumi_lws.sim.driver.synth.converge`)
+    where it applies, else simulated; ``synthesise`` False: always simulated (the tests' reference)."""
     from pulumi_lws.sim.driver.timeline import TimelineRunner
 
     scenario = change_scenario(old, new, **options).scenario
+    if synthesise:
+        snapshot = _synthesised(scenario, new)
+        if snapshot is not None:
+            return snapshot
     runner = TimelineRunner(scenario, "pure")
     try:
         for obj in scenario.objects:
@@ -71,3 +78,31 @@ def converged_snapshot(old: Mapping[str, Any], new: Mapping[str, Any], **options
         return runner.cluster.observe(workload.scope(spec, nodes=nodes))
     finally:
         runner.close()
+
+
+def _synthesised(scenario: Scenario, new: Mapping[str, Any]) -> Snapshot | None:
+    """The warm-up's cluster synthesised, read with ``new``'s scope; None where the scenario's
+    cluster does more than :mod:`~pulumi_lws.sim.driver.synth` writes down (Nodes, objects of its
+    own, image faults, internal revision history) or the synthesiser declines."""
+    from pulumi_lws.sim.driver import synth
+
+    kubelet = scenario.kubelet
+    if (
+        scenario.nodes
+        or scenario.objects
+        or kubelet.fail_images
+        or kubelet.pull_errors
+        or scenario.statefulset_history != "objects"
+        or scenario.manifest is None
+    ):
+        return None
+    workload = workload_of(scenario.manifest)
+    new_workload = workload_of(new)
+    if workload is None or new_workload is None:
+        return None
+    spec = workload.parse(dict(scenario.manifest), namespace=scenario.namespace)
+    options = workload.options(update_order=scenario.update_order, gang_provider=scenario.gang_provider)
+    done = synth.converge(workload, spec, options, check_capacity=scenario.check_capacity)
+    if done is None:
+        return None
+    return done.cluster.observe(new_workload.scope(new_workload.parse(dict(new)), nodes=False))

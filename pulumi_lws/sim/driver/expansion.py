@@ -42,6 +42,7 @@ from pulumi_lws.core.contract.stage import Blocker
 from pulumi_lws.core.contract.workload import Reconciled
 from pulumi_lws.sim.cluster.scheduler import pod_requests, quantity
 from pulumi_lws.sim.cluster.simcluster import SimCluster
+from pulumi_lws.sim.driver import synth
 from pulumi_lws.sim.driver.engines import EngineStep, PureEngine
 from pulumi_lws.sim.driver.quick import OPTIONS, ZONE_LABEL, _pool_errors, pool
 from pulumi_lws.sim.driver.runner import Runner
@@ -94,9 +95,11 @@ def steady_state(
     gpus_per_node: float | None = None,
     zones: int | None = None,
     gang_provider: str | None = None,
+    synthesise: bool = True,
 ) -> Expansion:
     """Converge ``manifest`` (any workload the registry models) on an embedded cluster and
-    reconcile it once more.
+    reconcile it once more. ``synthesise`` False: always step the simulator (the reference the
+    synthesised path is tested against).
 
     Raises :class:`SpecError` for an invalid manifest or inconsistent pool options (kind
     ``Options``, paths are the CLI flags). A set that cannot converge (too few topology domains,
@@ -110,6 +113,22 @@ def steady_state(
     spec = workload.parse(doc, namespace=namespace)
     ns, name = workload.identity(spec)
     chosen = node_pool(spec, nodes, gpus_per_node, zones, workload=workload)
+    choices = {"update_order": None, "gang_provider": gang_provider}  # the engine's (PureEngine)
+    done = (
+        synth.converge(workload, workload.parse(doc, namespace=ns), workload.options(**choices), check_capacity=False)
+        if synthesise and not chosen.nodes
+        else None
+    )
+    if done is not None:
+        final = cycle(
+            workload,
+            spec,
+            workload.options(gang_provider=gang_provider),
+            done.cluster,
+            nodes=False,
+            check_capacity=False,
+        ).reconciled
+        return Expansion(final, done.reconciles, True, chosen)
     scenario = Scenario(
         name=name,
         engine="pure",

@@ -7,7 +7,10 @@ group-exclusive placement) and no ``nodes`` cannot converge on the default singl
 :func:`pulumi_lws.sim.driver.expansion.node_pool` assumes (one domain per group of the larger of OLD
 and NEW, each node fitting a whole group); ``Change.pool`` then says so, for the header line.
 :func:`converged_snapshot` is what ``plan`` and ``plan --diff`` start from: the cluster converged
-on OLD, observed with NEW's scope.
+on OLD, observed with NEW's scope — synthesised where it applies
+(:func:`pulumi_lws.sim.driver.synth.converge`: no Node in the pool, no object, image fault or
+internal revision history in the scenario, and what the synthesiser itself accepts), else the
+simulator's warm-up; both give the same snapshot (tests/sim/driver/test_synth.py).
 An explicit ``nodes`` pool is used exactly as given (a mismatch is a blocker, not fixed up).
 Pure: no file read, nothing written; the manifests passed in are not modified.
 """

@@ -10,6 +10,14 @@ the runner's own criterion (:meth:`Runner.warm_up`: stage complete, no blocker, 
 running cluster gives them (worker StatefulSets of every group, exclusive-placement node
 selectors read from the leaders' nodes, gang objects).
 
+Where the pool has no Node, the rounds are synthesised instead of simulated
+(:func:`pulumi_lws.sim.driver.synth.converge`: the same rounds through the Workload contract on a
+:class:`~pulumi_lws.sim.driver.synth.SynthCluster` that writes down what the instant kubelet's
+settle leaves, object for object, uids included); the result is the simulator's
+(tests/sim/driver/test_synth.py). It falls back to the simulator wherever the synthesiser
+declines (a pool of Nodes, the capacity check, a Deployment or another controller it does not
+emulate, claims, gates, an update between rounds) — ``synthesise=False`` always simulates.
+
 Node pools (:func:`node_pool`): ``nodes`` given -> :func:`pulumi_lws.sim.driver.quick.pool` (the same
 builder as ``simulate --from/--to``); no ``nodes`` and a spec whose scope reads no Nodes
 (``workload.scope(spec).nodes`` False: no placement decision needs them) -> one unbounded node;

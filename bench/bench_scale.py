@@ -231,7 +231,8 @@ def memory_per_api(groups: int = 10_000) -> list[dict[str, Any]]:
             floor_ms,
             "a ServingGroup declares an entry and a worker StatefulSet per role (4 here, each with its own "
             "pod template and labels), 2 entry Services and a PodGroup: 7 objects per group, and those objects "
-            "alone, with every identical part shared, weigh more than the target (the floor in the value)",
+            "alone, with every identical part shared, weigh more than the target (the floor in the value); the "
+            "render already shares every part equal between objects (modelserving/render/shared.py)",
         ),
         _memory_row(
             "DisaggregatedSet",

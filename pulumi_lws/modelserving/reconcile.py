@@ -139,9 +139,11 @@ def reconcile(ms: ModelServing, snapshot: Snapshot, options: ModelServingOptions
         manifests, stage = adopt_legacy(
             ms.name, snapshot, manifests, stage, legacy_worker_replicas(ms, catalog, snapshot, replicas), legacy
         )
-    manifests = [_as_observed(m, snapshot) if m.get("kind") == "ControllerRevision" else m for m in manifests]
-    dependencies = modelserving_dependencies(manifests, check_order=True)  # raises if one comes after its dependent
-    return Reconciled(stage=stage, manifests=tuple(manifests), catalog=catalog, dependencies=dependencies)
+    del declared  # one value per group, not needed past the render (issue 27: the peak is reached below)
+    observed = tuple(_as_observed(m, snapshot) if m.get("kind") == "ControllerRevision" else m for m in manifests)
+    del manifests
+    dependencies = modelserving_dependencies(observed, check_order=True)  # raises if one comes after its dependent
+    return Reconciled(stage=stage, manifests=observed, catalog=catalog, dependencies=dependencies)
 
 
 def forced_rollback(ms: ModelServing, snapshot: Snapshot, stage: Stage) -> Stage:

@@ -24,6 +24,7 @@ Invariants:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -38,7 +39,8 @@ from pulumi_lws.modelserving.render.declared import (
     role_replicas,
     spec_replicas,
 )
-from pulumi_lws.modelserving.render.podgroup import min_resources, podgroup
+from pulumi_lws.modelserving.render.podgroup import podgroup, podgroup_spec
+from pulumi_lws.modelserving.render.shared import SharedParts
 from pulumi_lws.modelserving.render.statefulsets import role_replica_objects
 from pulumi_lws.modelserving.revision import (
     RevisionCatalog,
@@ -105,7 +107,7 @@ def render_modelserving(
     ]
     seen: set[int] = set()
     hashes: dict[tuple[str, str], str] = {}  # (revision, role) -> role template hash: once, not per group
-    resources: dict[tuple[Any, ...], dict[str, str]] = {}  # (revision, counts) -> PodGroup minResources
+    parts = SharedParts()  # the parts every group's objects share (render/shared.py)
     for group in sorted(declared, key=lambda d: d.ordinal):
         if group.ordinal in seen:
             raise ValueError(f"ServingGroup {names.group_name(ms.name, group.ordinal)} is declared twice")
@@ -114,17 +116,17 @@ def render_modelserving(
         if scheduler == L.VOLCANO_SCHEDULER:
             roles = catalog.roles_of(group.revision)
             counts = {r.name: spec_replicas(ms, r.name, sum(1 for d in replicas if d.role == r.name)) for r in roles}
-            memo = (group.revision, *counts.items())
-            if memo not in resources:
-                resources[memo] = min_resources(ms, roles, counts)
-            out.append(podgroup(ms, ns, group.ordinal, roles, counts, resources[memo]))
+            key = ("podgroup", group.revision, *counts.items())
+            spec = parts.part(key, functools.partial(podgroup_spec, ms, roles, counts))
+            name = parts.group_name(ms.name, group.ordinal)
+            out.append(podgroup(ms, ns, group.ordinal, roles, counts, spec=spec, name=name))
         for d in replicas:
             role = catalog.role(d.revision, d.role)
             key = (d.revision, d.role)
             if key not in hashes:
                 hashes[key] = role_template_hash(role)
             out += role_replica_objects(
-                ms.name, ns, scheduler, group.ordinal, group.revision, role, d.ordinal, d.revision, hashes[key]
+                ms.name, ns, scheduler, group.ordinal, group.revision, role, d.ordinal, d.revision, hashes[key], parts
             )
     return out
 
@@ -146,16 +148,19 @@ def modelserving_dependencies(
     out. ``check_order``: also raise ``ValueError`` as
     :func:`~pulumi_lws.core.contract.dependencies.check_dependency_order` does when a dependency comes
     after its dependent (one pass for both)."""
+    # positions of the dependencies only (no StatefulSet is one): a StatefulSet's own position is
+    # its index below, its last one when its ref repeats (``_last_position``, on the error path)
     position: dict[Ref, int] = {}
     shared: dict[Ref, Ref] = {}  # one tuple per dependency, shared by every StatefulSet naming it
     for n, m in enumerate(manifests):
-        ref = (m["kind"], m["metadata"]["name"])
-        position[ref] = n
-        if ref[0] != "StatefulSet":
+        kind = m["kind"]
+        if kind != "StatefulSet":
+            ref = (kind, m["metadata"]["name"])
+            position[ref] = n
             shared[ref] = ref
     out: dict[Ref, tuple[Ref, ...]] = {}
     last: tuple[Any, ...] = ()  # (inputs, deps) of the previous StatefulSet: a replica's two share them
-    for m in manifests:
+    for n, m in enumerate(manifests):
         if m.get("kind") != "StatefulSet":
             continue
         meta = m["metadata"]
@@ -182,9 +187,20 @@ def modelserving_dependencies(
         if not deps:
             out.pop(ref, None)
             continue
-        if check_order:
-            late = [d for d in deps if position[d] >= position[ref]]
+        if check_order and any(position[d] >= n for d in deps):
+            at = _last_position(manifests, ref, n)
+            late = [d for d in deps if position[d] >= at]
             if late:
                 raise ValueError(f"{ref} is declared before its dependencies {late}")
         out[ref] = deps
     return out
+
+
+def _last_position(manifests: Sequence[Mapping[str, Any]], ref: Ref, n: int) -> int:
+    """The position of ``ref``'s last occurrence at or after ``n`` (``check_dependency_order`` reads
+    a ref's position from its last occurrence)."""
+    for k in range(len(manifests) - 1, n, -1):
+        m = manifests[k]
+        if (m["kind"], m["metadata"]["name"]) == ref:
+            return k
+    return n

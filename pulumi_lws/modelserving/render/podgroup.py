@@ -48,16 +48,13 @@ def min_resources(ms: ModelServing, roles: Sequence[Role], replicas: Mapping[str
     return sum_requests(parts)
 
 
-def podgroup(
-    ms: ModelServing,
-    namespace: str,
-    g: int,
-    roles: Sequence[Role],
-    replicas: Mapping[str, int],
-    resources: Mapping[str, str] | None = None,
+def podgroup_spec(
+    ms: ModelServing, roles: Sequence[Role], replicas: Mapping[str, int], resources: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
-    """PodGroup of group ``g``; ``replicas[role]`` = n(role) (module invariants). ``resources``:
-    :func:`min_resources` of the same arguments when the caller has it (copied, never shared)."""
+    """``spec`` of a PodGroup of ``roles`` (module invariants): like :func:`min_resources`, a function
+    of the group's revision and ``replicas`` only (and of the live spec's gang policy, topology and
+    queue), so a renderer builds it once per pair and shares it (:mod:`.shared`). ``resources``:
+    :func:`min_resources` of the same arguments when the caller has it (copied)."""
     topology = ms.spec.template.network_topology
     role_policy = topology.role_policy.to_wire() if topology is not None and topology.role_policy else None
     group_policy = topology.group_policy.to_wire() if topology is not None and topology.group_policy else None
@@ -85,15 +82,29 @@ def podgroup(
     if group_policy:
         spec["networkTopology"] = group_policy
     spec["subGroupPolicy"] = sub_groups
-    name = names.podgroup(ms.name, g)
+    return spec
+
+
+def podgroup(
+    ms: ModelServing,
+    namespace: str,
+    g: int,
+    roles: Sequence[Role],
+    replicas: Mapping[str, int],
+    resources: Mapping[str, str] | None = None,
+    *,
+    spec: dict[str, Any] | None = None,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """PodGroup of group ``g``; ``replicas[role]`` = n(role) (module invariants). ``resources``:
+    :func:`min_resources` of the same arguments when the caller has it (copied, never shared);
+    ``spec``: :func:`podgroup_spec` of them, taken as it is (a renderer shares it between groups);
+    ``name``: ``names.podgroup(ms.name, g)`` when the caller has it (also the ``group-name`` label)."""
+    spec = podgroup_spec(ms, roles, replicas, resources) if spec is None else spec
+    name = names.podgroup(ms.name, g) if name is None else name
     return {
         "apiVersion": VOLCANO_API,
         "kind": "PodGroup",
-        "metadata": metadata(
-            name,
-            namespace,
-            {L.NAME: ms.name, L.GROUP_NAME: names.group_name(ms.name, g)},
-            {L.POD_GROUP_ANNOTATION: name},
-        ),
+        "metadata": metadata(name, namespace, {L.NAME: ms.name, L.GROUP_NAME: name}, {L.POD_GROUP_ANNOTATION: name}),
         "spec": spec,
     }

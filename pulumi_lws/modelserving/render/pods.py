@@ -28,6 +28,7 @@ from pulumi_lws.core.k8s.copying import json_copy
 from pulumi_lws.core.k8s.manifests import merged
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
+from pulumi_lws.modelserving.render.shared import SharedParts
 
 
 def role_labels(ms: str, g: int, role: str, r: int) -> dict[str, str]:
@@ -53,21 +54,35 @@ def entry_address(ms: str, g: int, role: str, r: int, namespace: str) -> str:
     return f"{names.entry_pod(ms, g, role, r)}.{namespace}"
 
 
-def role_env(group_size: int, address: str, entry: bool) -> list[dict[str, Any]]:
+def _index_env(entry: bool) -> dict[str, Any]:
     index: dict[str, Any] = (
         {"value": "0"} if entry else {"valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{K.POD_INDEX}']"}}}
     )
+    return {"name": L.ENV_WORKER_INDEX, **index}
+
+
+def role_env(group_size: int, address: str, entry: bool, parts: SharedParts | None = None) -> list[dict[str, Any]]:
+    """``GROUP_SIZE``, ``ENTRY_ADDRESS``, ``WORKER_INDEX`` (module invariants), built for this call;
+    with ``parts``, the entries are those of the render (:mod:`.shared`): ``GROUP_SIZE`` and
+    ``WORKER_INDEX`` per value, ``ENTRY_ADDRESS`` per replica (its entry and worker StatefulSets)."""
+    if parts is None:
+        return [{"name": L.ENV_GROUP_SIZE, "value": str(group_size)}, _env_address(address), _index_env(entry)]
     return [
-        {"name": L.ENV_GROUP_SIZE, "value": str(group_size)},
-        {"name": L.ENV_ENTRY_ADDRESS, "value": address},
-        {"name": L.ENV_WORKER_INDEX, **index},
+        parts.part(("env-group-size", group_size), lambda: {"name": L.ENV_GROUP_SIZE, "value": str(group_size)}),
+        parts.latest("env-address", address, lambda: _env_address(address)),
+        parts.part(("env-worker-index", entry), lambda: _index_env(entry)),
     ]
+
+
+def _env_address(address: str) -> dict[str, Any]:
+    return {"name": L.ENV_ENTRY_ADDRESS, "value": address}
 
 
 def with_env(spec: dict[str, Any], env: list[dict[str, Any]]) -> None:
     """``env`` first in every init container and container of ``spec`` (in place), same-name user
-    variables dropped. ``env`` must be built for this call (:func:`role_env`): the first container
-    takes its dicts, later ones get copies, so no dict is shared by two containers."""
+    variables dropped. The first container takes ``env``'s dicts (:func:`role_env`'s: built for this
+    call, or shared with other objects, never with another place of this one), later ones get
+    copies, so no dict is shared by two containers."""
     own = {e["name"] for e in env}
     first = True
     for key in ("initContainers", "containers"):
@@ -88,12 +103,14 @@ def pod_template(
 ) -> dict[str, Any]:
     """``template`` ({metadata, spec}) decorated as the module invariants say, built fresh: new
     metadata, spec and container dicts; what lies below them is shared with ``template`` and never
-    mutated in place (docs/performance.md)."""
+    mutated in place (docs/performance.md). ``annotations`` is taken as it is when the template has
+    none (the caller may share it with other objects: :mod:`.shared`)."""
     src = dict(template or {})
     meta = dict(src.get("metadata") or {})
     user_labels = {k: v for k, v in (meta.get("labels") or {}).items() if entry or k != L.ENTRY}
     out_meta: dict[str, Any] = {"labels": merged(user_labels, labels)}
-    ann = merged(meta.get("annotations"), annotations)
+    user_annotations = meta.get("annotations")
+    ann = merged(user_annotations, annotations) if user_annotations else annotations
     if ann:
         out_meta["annotations"] = ann
     spec = dict(src.get("spec") or {})

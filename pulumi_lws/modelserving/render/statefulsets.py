@@ -22,27 +22,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.core.k8s.manifests import SKIP_AWAIT, headless_service, metadata
+from pulumi_lws.core.k8s.manifests import SKIP_AWAIT, headless_service, owned_labels
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import Role
 from pulumi_lws.modelserving.render.pods import (
     entry_address,
-    pod_annotations,
     pod_template,
     role_env,
-    role_labels,
 )
+from pulumi_lws.modelserving.render.shared import SharedParts
 from pulumi_lws.modelserving.revision import role_template_hash
 
 APPS = "apps/v1"
 
 
-def _sts(name: str, namespace: str, labels: dict[str, str], spec: dict[str, Any]) -> dict[str, Any]:
+def _sts(name: str, namespace: str, labels: dict[str, str], spec: dict[str, Any], parts: SharedParts) -> dict[str, Any]:
+    """``labels``: already owned (``owned_labels``), shared by a replica's two StatefulSets."""
+    annotations = parts.part("skip-await", lambda: dict(SKIP_AWAIT))
     return {
         "apiVersion": APPS,
         "kind": "StatefulSet",
-        "metadata": metadata(name, namespace, labels, SKIP_AWAIT),
+        "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": annotations},
         "spec": spec,
     }
 
@@ -57,21 +58,31 @@ def role_replica_objects(
     r: int,
     template_revision: str,
     template_hash: str | None = None,
+    parts: SharedParts | None = None,
 ) -> list[dict[str, Any]]:
     """[Service?, entry StatefulSet, worker StatefulSet?] of role replica ``<role>-<r>`` of group ``g``.
 
     ``role`` is the role as stored in ``template_revision`` (its templates and workerReplicas);
-    ``template_hash``: ``role_template_hash(role)`` when the caller has it (one per revision and role)."""
+    ``template_hash``: ``role_template_hash(role)`` when the caller has it (one per revision and role);
+    ``parts``: the render's shared parts (:mod:`.shared`), so the objects of every replica share
+    their constant parts (update strategies, selectors' expressions, env entries, labels and
+    annotations equal in both StatefulSets of the replica, the name strings)."""
+    parts = SharedParts() if parts is None else parts
     name = role.name
-    ident = role_labels(ms, g, name, r)
+    group = parts.group_name(ms, g)
+    rid = parts.part(("role-id", name, r), lambda: names.role_id(name, r))
+    ident = {L.NAME: ms, L.GROUP_NAME: group, L.ROLE: name, L.ROLE_ID: rid}  # pods.role_labels
     template_hash = template_hash or role_template_hash(role)
-    sts_labels = {**ident, L.REVISION: group_revision, L.ROLE_TEMPLATE_HASH: template_hash}
+    sts_labels = owned_labels({**ident, L.REVISION: group_revision, L.ROLE_TEMPLATE_HASH: template_hash})
     # the pod labels (pods.pod_labels) from the identity labels built once: same keys, same order
     worker_pod_labels = {**ident, L.REVISION: template_revision, L.ROLE_TEMPLATE_HASH: template_hash}
     entry_pod_labels = {**worker_pod_labels, L.ENTRY: L.ENTRY_VALUE}
     svc = names.service(ms, g, name, r)
     address = entry_address(ms, g, name, r, namespace)
-    annotations = pod_annotations(ms, g, name, r, scheduler)
+    # pods.pod_annotations, from the shared name strings (names.podgroup(ms, g) is the group name)
+    annotations = (
+        {L.POD_GROUP_ANNOTATION: group, L.TASK_SPEC_ANNOTATION: rid} if scheduler == L.VOLCANO_SCHEDULER else {}
+    )
     size = role.worker_replicas + 1
     out: list[dict[str, Any]] = []
     if role.worker_template is not None:
@@ -80,14 +91,14 @@ def role_replica_objects(
                 svc,
                 namespace,
                 ident,
-                {L.GROUP_NAME: ident[L.GROUP_NAME], L.ROLE: name, L.ROLE_ID: ident[L.ROLE_ID], L.ENTRY: L.ENTRY_VALUE},
+                {L.GROUP_NAME: group, L.ROLE: name, L.ROLE_ID: rid, L.ENTRY: L.ENTRY_VALUE},
             )
         )
     entry = pod_template(
         role.entry_template,
         labels=entry_pod_labels,
         annotations=annotations,
-        env=role_env(size, address, True),
+        env=role_env(size, address, True, parts),
         scheduler=scheduler,
         entry=True,
     )
@@ -103,8 +114,9 @@ def role_replica_objects(
                 "podManagementPolicy": "Parallel",
                 "selector": {"matchLabels": {**ident, L.ENTRY: L.ENTRY_VALUE}},
                 "template": entry,
-                "updateStrategy": {"type": "RollingUpdate"},
+                "updateStrategy": parts.part("entry-update", lambda: {"type": "RollingUpdate"}),
             },
+            parts,
         )
     )
     if role.worker_replicas > 0:
@@ -112,7 +124,7 @@ def role_replica_objects(
             role.worker_template,
             labels=worker_pod_labels,
             annotations=annotations,
-            env=role_env(size, address, False),
+            env=role_env(size, address, False, parts),
             scheduler=scheduler,
             entry=False,
         )
@@ -125,14 +137,19 @@ def role_replica_objects(
                     "replicas": role.worker_replicas,
                     "serviceName": svc,
                     "podManagementPolicy": "Parallel",
-                    "ordinals": {"start": 1},
+                    "ordinals": parts.part("worker-ordinals", lambda: {"start": 1}),
                     "selector": {
-                        "matchLabels": dict(ident),
-                        "matchExpressions": [{"key": L.ENTRY, "operator": "DoesNotExist"}],
+                        "matchLabels": ident,  # held by this selector only (the Service copies it)
+                        "matchExpressions": parts.part(
+                            "worker-selector", lambda: [{"key": L.ENTRY, "operator": "DoesNotExist"}]
+                        ),
                     },
                     "template": worker,
-                    "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}},
+                    "updateStrategy": parts.part(
+                        "worker-update", lambda: {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "100%"}}
+                    ),
                 },
+                parts,
             )
         )
     return out

@@ -1,0 +1,64 @@
+"""render/shared.py: the parts a ModelServing render shares between its objects change no rendered
+byte (compared with a render that memoises nothing), are shared across groups, and never sit at two
+places of one manifest (a YAML document never needs an alias)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from ms_render_fixtures import two_role_wire
+
+from pulumi_lws.core.k8s.yamlio import dump_documents
+from pulumi_lws.modelserving.api import ModelServing
+from pulumi_lws.modelserving.render import declare_all, render_modelserving
+from pulumi_lws.modelserving.render.shared import SharedParts
+from pulumi_lws.modelserving.revision import build_catalog
+
+
+def fleet(scheduler: str = "volcano") -> list[dict[str, Any]]:
+    wire = two_role_wire()
+    wire["spec"]["replicas"] = 4
+    wire["spec"]["schedulerName"] = scheduler
+    ms = ModelServing.from_manifest(wire)
+    catalog = build_catalog(ms)
+    return render_modelserving(ms, declare_all(ms, catalog), catalog)
+
+
+def containers(value: Any, seen: dict[int, int]) -> None:
+    if isinstance(value, (dict, list)):
+        seen[id(value)] = seen.get(id(value), 0) + 1
+        for v in value.values() if isinstance(value, dict) else value:
+            containers(v, seen)
+
+
+@pytest.mark.parametrize("scheduler", ["volcano", "default-scheduler"])
+def test_sharing_changes_no_byte(scheduler: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = fleet(scheduler)
+    monkeypatch.setattr(SharedParts, "part", lambda self, key, make: make())
+    monkeypatch.setattr(SharedParts, "latest", lambda self, slot, key, make: make())
+    fresh = fleet(scheduler)
+    assert shared == fresh
+    assert dump_documents(shared) == dump_documents(copy.deepcopy(fresh))
+
+
+def test_no_part_sits_twice_in_one_manifest_and_no_document_needs_an_alias() -> None:
+    for m in fleet():
+        seen: dict[int, int] = {}
+        containers(m, seen)
+        assert max(seen.values()) == 1, m["metadata"]["name"]
+        assert "&id" not in dump_documents([m])
+
+
+def test_constant_parts_are_one_object_across_groups() -> None:
+    out = fleet()
+    podgroups = [m for m in out if m["kind"] == "PodGroup"]
+    workers = [m for m in out if m["kind"] == "StatefulSet" and m["metadata"]["name"].endswith("-w")]
+    assert len(podgroups) == 4 and len(workers) > 4
+    assert len({id(p["spec"]) for p in podgroups}) == 1
+    assert len({id(w["spec"]["updateStrategy"]) for w in workers}) == 1
+    assert len({id(w["spec"]["selector"]["matchExpressions"]) for w in workers}) == 1
+    pods = [w["spec"]["template"]["spec"] for w in workers]
+    first_env = {id(((p.get("initContainers") or []) + p["containers"])[0]["env"][0]) for p in pods}
+    assert len(first_env) == 1  # GROUP_SIZE, the same in every group

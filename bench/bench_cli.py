@@ -59,8 +59,8 @@ def ms_manifest(groups: int, image: str) -> dict[str, Any]:
 
 
 #: every role of the DisaggregatedSet rolls 10% at a time: with its default (one group per role
-#: per stage) 1,000 groups per role outrun plan's bounded prediction ("the prediction ends before
-#: the rollout completes", exit 1) and 100 per role simulate's 600 simulated seconds
+#: per stage) 100 groups per role outrun simulate's 600 simulated seconds, and 1,000 per role make
+#: plan walk ~2,000 stages (shown in waves: a different path than the rollouts users mostly plan)
 ROLE_BUDGET = {"rollingUpdateConfiguration": {"maxUnavailable": "10%", "maxSurge": "10%"}}
 
 

@@ -47,7 +47,7 @@ from pulumi_lws.disaggregatedset.rollout.observation import (
     RoleTarget,
     SliceObservation,
 )
-from pulumi_lws.disaggregatedset.rollout.predict import predict_remaining
+from pulumi_lws.disaggregatedset.rollout.predict import prediction
 from pulumi_lws.disaggregatedset.rollout.stage import to_stage
 from pulumi_lws.disaggregatedset.rollout.stage_planner import (
     ChildPlan,
@@ -231,7 +231,7 @@ def reconcile(
         new_scaled_at=last_scale_up(snapshot, target) if deadline else None,
         now=snapshot.now,
     )
-    remaining = predict_remaining(p, observations, ds.slices, roles)
+    predicted = prediction(p, observations, ds.slices, roles)
     declared = held_children(p) if is_paused("DisaggregatedSet", ds, options.control) else p.declared
     declared = tuple(sorted(declared, key=lambda c: c.revision == target))  # old children first: see below
     rendered = render_children(ds, declared, snapshot, options=options.children, parts=parts)
@@ -239,7 +239,9 @@ def reconcile(
     manifests = (*rendered.manifests, *svc, *external.manifests(ds, scalers))
     dependencies = drain_before_raise(ds, target, declared, rendered.manifests, rendered.dependencies)
     check_dependency_order(manifests, dependencies)
-    stage = to_stage(p, remaining)
+    stage = to_stage(p, predicted.stages)
+    if predicted.notes():
+        stage = dataclasses.replace(stage, notes=stage.notes + predicted.notes())
     actions = tuple(a for name in sorted(rendered.stages) for a in rendered.stages[name].actions)
     if scalers:
         actions += external.status_actions(ds, snapshot, [c for c in children if not c.being_deleted])

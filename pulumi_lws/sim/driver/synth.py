@@ -45,8 +45,9 @@ from pulumi_lws.sim.cluster.clock import EPOCH, rfc3339
 from pulumi_lws.sim.cluster.defaults import apply_defaults
 from pulumi_lws.sim.cluster.scheduler import DEFAULT_NODE
 from pulumi_lws.sim.cluster.selectors import match_expression
-from pulumi_lws.sim.cluster.statefulset import REVISION_HASH_LABEL, template_hash
+from pulumi_lws.sim.cluster.statefulset import REVISION_HASH_LABEL
 from pulumi_lws.sim.cluster.store import CLUSTER_SCOPED, owner_ref
+from pulumi_lws.sim.cluster.template_hash import TemplateHasher
 from pulumi_lws.sim.driver.runner import WARMUP_ROUNDS
 
 #: kinds the simulator runs a controller, defaulting or admission for that is not emulated here
@@ -93,6 +94,8 @@ class SynthCluster:
         self._registered: set[tuple[str, str, str]] = set()  # what the stack declared last time
         self._revisions: dict[str, str] = {}  # StatefulSet uid -> its (only) revision name
         self._pods: dict[str, dict[int, dict[str, Any]]] = {}  # StatefulSet uid -> its pods by ordinal
+        self._hasher = TemplateHasher()  # the StatefulSet controller's, memoised per piece
+        self._order: dict[str, list[dict[str, Any]]] = {}  # kind -> its objects by (namespace, name)
 
     # ---- the store ------------------------------------------------------------------------
     def allocate_cluster_ip(self) -> str:  # defaults.apply_defaults(Service) calls it
@@ -125,11 +128,17 @@ class SynthCluster:
         new["status"] = dict(new.get("status") or {})
         apply_defaults(new, self)
         self._objs.setdefault(kind, {})[(m["namespace"], m["name"])] = new
+        self._order.pop(kind, None)
         self._touch(new)
         return new
 
     def _sorted(self, kind: str) -> list[dict[str, Any]]:
-        return [o for _, o in sorted(self._objs.get(kind, {}).items())]
+        """The kind's objects by (namespace, name), kept until the next create of that kind (objects
+        are never deleted here)."""
+        out = self._order.get(kind)
+        if out is None:
+            out = self._order[kind] = [o for _, o in sorted(self._objs.get(kind, {}).items())]
+        return out
 
     # ---- the Observer ---------------------------------------------------------------------
     def observe(self, scope: Scope) -> Snapshot:
@@ -140,14 +149,14 @@ class SynthCluster:
         objs = []
         for kind in scope.kinds:
             pairs = scope.selector_for(kind)
-            wanted = tuple((k, v) for k, v in pairs.items() if v is not None)
+            wanted = {k: v for k, v in pairs.items() if v is not None}.items()
             exists = [{"key": k, "operator": "Exists"} for k, v in pairs.items() if v is None]
             for o in self._sorted(kind):
                 labels = o["metadata"].get("labels") or {}
                 if (
                     o["metadata"]["namespace"] == scope.namespace
-                    and all(labels.get(k) == v for k, v in wanted)
-                    and all(match_expression(e, labels) for e in exists)
+                    and wanted <= labels.items()  # every pair: labels.get(k) == v
+                    and (not exists or all(match_expression(e, labels) for e in exists))
                 ):
                     # later rounds write metadata (resourceVersion) in place: the snapshot keeps its own
                     objs.append({**o, "metadata": dict(o["metadata"])})
@@ -190,7 +199,7 @@ class SynthCluster:
         template = spec.get("template") or {}
         revision = self._revisions.get(m["uid"])
         if revision is None:
-            digest = template_hash(template)
+            digest = self._hasher.hash(template)
             revision = self._revisions[m["uid"]] = f"{m['name']}-{digest}"
             labels = dict((template.get("metadata") or {}).get("labels") or {})
             labels[REVISION_HASH_LABEL] = digest
@@ -256,6 +265,7 @@ class SynthCluster:
         pod["status"] = {}
         apply_defaults(pod, self)  # restartPolicy, phase Pending
         self._objs.setdefault("Pod", {})[(m["namespace"], m["name"])] = pod
+        self._order.pop("Pod", None)
         self._touch(pod)
         return pod
 

@@ -5,6 +5,7 @@ places of one manifest (a YAML document never needs an alias)."""
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -62,3 +63,13 @@ def test_constant_parts_are_one_object_across_groups() -> None:
     pods = [w["spec"]["template"]["spec"] for w in workers]
     first_env = {id(((p.get("initContainers") or []) + p["containers"])[0]["env"][0]) for p in pods}
     assert len(first_env) == 1  # GROUP_SIZE, the same in every group
+
+
+@pytest.mark.parametrize("scheduler", ["volcano", "default-scheduler"])
+def test_a_multi_group_stream_dumps_without_anchors_or_aliases(scheduler: str) -> None:
+    """The whole fleet in one stream (as ``render`` writes it, pulumi_lws/cli/render.py): parts
+    shared across documents never become an anchor (``&id001``) or an alias (``*id001``)."""
+    out = fleet(scheduler)
+    text = dump_documents(out)
+    assert re.search(r"[&*]id\d", text) is None
+    assert text == dump_documents(copy.deepcopy(out))

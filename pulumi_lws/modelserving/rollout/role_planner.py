@@ -16,7 +16,7 @@ are Running (pulumi-lws counts a group unavailable while any of its roles is bel
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -43,13 +43,13 @@ from pulumi_lws.modelserving.rollout.role import (
     manage_role_replicas_per_group,
     role_replicas_to_delete,
 )
+from pulumi_lws.modelserving.rollout.waves import Step, prediction
 
 POLICY = "modelserving/role"
 WAITING = "waiting-for-roles"
 CAPPED = "groups-in-flight-cap"
 NO_BUDGET = "no-role-budget"
 MAX_LOOP = 1000
-MAX_PREDICTED = 200
 CREATE, REPLACE, DELETE = "create", "replace", "delete"
 
 
@@ -363,17 +363,17 @@ def plan_role_rollout(
         blocker = _blocker(plan, ms)
     plan = replace(plan, complete=complete, blocker=blocker, warnings=warnings)
     if predict and not complete:
-        plan = replace(
-            plan,
-            remaining=predict_remaining(
+        predicted = prediction(
+            walk(
                 plan,
                 legacy_hashes=legacy_hashes,
                 current_revision=current_revision,
                 current_role_hashes=current_role_hashes,
                 max_groups_in_flight=max_groups_in_flight,
                 choices=choices,
-            ),
+            )
         )
+        plan = replace(plan, remaining=predicted.stages, warnings=plan.warnings + predicted.notes())
     return plan
 
 
@@ -449,25 +449,31 @@ def observe_after(plan: RolePlan, ready: bool | set[str] = True, gone: bool = Tr
     return out
 
 
-def predict_remaining(plan: RolePlan, **kw: Any) -> tuple[PredictedStage, ...]:
-    out: list[PredictedStage] = []
+def walk(plan: RolePlan, **kw: Any) -> Iterator[Step]:
+    """Future stages assuming every declared replica becomes ready, in order, unbounded
+    (:func:`~pulumi_lws.modelserving.rollout.waves.prediction` bounds and shows them)."""
     obs = settle(plan)
-    for _ in range(MAX_PREDICTED):
+    while True:
         nxt = plan_role_rollout(plan.specs, plan.update_revision, obs, replicas=plan.replicas, predict=False, **kw)
-        out.append(
-            PredictedStage(
-                len(nxt.group_revisions),
-                None,
-                nxt.chars(),
-                ids=tuple(str(g) for g in sorted(nxt.group_revisions)),
-                complete=nxt.complete,
-                lanes=nxt.role_lanes(),
-            )
+        stage = PredictedStage(
+            len(nxt.group_revisions),
+            None,
+            nxt.chars(),
+            ids=tuple(str(g) for g in sorted(nxt.group_revisions)),
+            complete=nxt.complete,
+            lanes=nxt.role_lanes(),
         )
         if nxt.complete or nxt.blocker is not None:
-            break
+            yield stage, len(obs), True
+            return
         nobs = settle(nxt)
         if nobs == obs:
-            break
+            yield stage, len(obs), True
+            return
+        yield stage, len(obs), False
         obs = nobs
-    return tuple(out)
+
+
+def predict_remaining(plan: RolePlan, **kw: Any) -> tuple[PredictedStage, ...]:
+    """The stages shown after ``plan`` (:func:`walk`, bounded and in waves: :mod:`.waves`)."""
+    return prediction(walk(plan, **kw)).stages

@@ -15,11 +15,14 @@ StatefulSets are updated in place). Otherwise the group is no longer declared an
 upstream's datastore does — so nothing is created in its place before it has terminated.
 
 Observed ``Deleting`` groups are never declared; they count as live until they disappear.
+
+The prediction (:func:`walk`) is shown stage by stage up to 200 stages, past that in waves within
+a bound on its work (:mod:`.waves`, "Waves").
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import ClassVar, cast
@@ -45,6 +48,7 @@ from pulumi_lws.modelserving.rollout.deletion import (
     sync_servinggroup_replicas,
 )
 from pulumi_lws.modelserving.rollout.resync import ResyncIndex
+from pulumi_lws.modelserving.rollout.waves import Step, prediction
 
 POLICY = "modelserving/servinggroup"
 SURGE_NOT_READY = "surge-not-ready"
@@ -53,7 +57,6 @@ WAITING_DELETION = "waiting-for-deletion"
 REVISION_MISSING = "controller-revision-missing"
 NO_BUDGET = "no-availability-budget"
 MAX_LOOP = 1000
-MAX_PREDICTED = 200
 
 CREATE, REPLACE, DELETE = "create", "replace", "delete"
 
@@ -336,12 +339,10 @@ def plan_servinggroup_rollout(
         blocker = blocker_for(groups, budget, update_revision, ms)
     plan = ServingGroupPlan(budget, update_revision, groups, blocker, complete, error, trace=tuple(trace))
     if predict and not complete and error is None:
-        plan = replace(
-            plan,
-            remaining=predict_remaining(
-                plan, current_revision=current_revision, known_revisions=known_revisions, choices=choices
-            ),
+        predicted = prediction(
+            walk(plan, current_revision=current_revision, known_revisions=known_revisions, choices=choices)
         )
+        plan = replace(plan, remaining=predicted.stages, notes=plan.notes + predicted.notes())
     return plan
 
 
@@ -362,17 +363,17 @@ def _settled(groups: Sequence[PlannedGroup]) -> list[PlannedGroup]:
     ]  # an unchanged Running group is already its settled self (frozen)
 
 
-def predict_remaining(
+def walk(
     plan: ServingGroupPlan,
     *,
     current_revision: str | None = None,
     known_revisions: Collection[str] | Mapping[str, object] = (),
     choices: Choices = PULUMI_LWS,
-) -> tuple[PredictedStage, ...]:
-    """Future stages assuming the groups this stage waits for become ready together, in order."""
-    out: list[PredictedStage] = []
+) -> Iterator[Step]:
+    """Future stages assuming the groups this stage waits for become ready together, in order,
+    unbounded (:func:`~pulumi_lws.modelserving.rollout.waves.prediction` bounds and shows them)."""
     obs = _settled(plan.groups)
-    for _ in range(MAX_PREDICTED):
+    while True:
         nxt = plan_servinggroup_rollout(
             plan.budget,
             plan.update_revision,
@@ -382,22 +383,35 @@ def predict_remaining(
             choices=choices,
             predict=False,
         )
-        out.append(
-            PredictedStage(
-                len(nxt.desired),
-                plan.budget.partition,
-                nxt.chars(),
-                ids=tuple(str(o) for o in sorted(nxt.desired)),
-                complete=nxt.complete,
-            )
+        stage = PredictedStage(
+            len(nxt.desired),
+            plan.budget.partition,
+            nxt.chars(),
+            ids=tuple(str(o) for o in sorted(nxt.desired)),
+            complete=nxt.complete,
         )
         if nxt.complete or nxt.error or nxt.blocker is not None:
-            break
+            yield stage, len(obs), True
+            return
         nobs = _settled(nxt.groups)
         if nobs == obs:
-            break
+            yield stage, len(obs), True
+            return
+        yield stage, len(obs), False
         obs = nobs
-    return tuple(out)
+
+
+def predict_remaining(
+    plan: ServingGroupPlan,
+    *,
+    current_revision: str | None = None,
+    known_revisions: Collection[str] | Mapping[str, object] = (),
+    choices: Choices = PULUMI_LWS,
+) -> tuple[PredictedStage, ...]:
+    """The stages shown after ``plan`` (:func:`walk`, bounded and in waves as
+    :func:`~pulumi_lws.modelserving.rollout.waves.prediction` says)."""
+    walked = walk(plan, current_revision=current_revision, known_revisions=known_revisions, choices=choices)
+    return prediction(walked).stages
 
 
 def observe_after(

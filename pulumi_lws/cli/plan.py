@@ -28,7 +28,8 @@ the planner's ``case`` id. ``--diff`` then prints the per-object diff of the nex
 
 * Ordinal: groups become ready in rollout order (freshly created groups first, then replaced
   groups from the highest ordinal down; :mod:`pulumi_lws.lws.rollout.ordinal.predict`). One row per readiness
-  change; each row shows the stage the planner applies for it (the fixed point, so upstream's
+  change (more groups to roll than its 400 steps: one per wave; more than 400 waves: at most 50
+  rows, each the state the last of its consecutive waves leaves, with a warning); each row shows the stage the planner applies for it (the fixed point, so upstream's
   transient Case-2 stage is folded into the first row). ``Live`` = leader replicas present
   (``stage.replicas``); ``Available`` = ready groups among the live ordinals, surge included, at
   most ``R`` (the quantity ``maxUnavailable`` bounds).

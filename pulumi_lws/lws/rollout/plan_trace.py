@@ -21,15 +21,14 @@ from pulumi_lws.lws.rollout.hash import predict as HP
 from pulumi_lws.lws.rollout.ordinal.algo import LeaderSts, RolloutInputs
 from pulumi_lws.lws.rollout.ordinal.cases import describe_case
 from pulumi_lws.lws.rollout.ordinal.predict import (
-    MAX_MODEL_STEPS,
     ModelStep,
     available,
-    finished,
-    groups_to_roll,
+    grouping_note,
     is_complete,
     is_settled,
-    predict,
-    predict_waves,
+    walk,
+    wave_ends,
+    waves_note,
 )
 
 
@@ -118,18 +117,34 @@ def build_trace(old: LeaderWorkerSet, new: LeaderWorkerSet, order: str) -> Trace
         return build_hash_trace(old, new)
     inp = initial_inputs(old, new)
     key = revision_key(new)
-    steps = predict(inp, order) if groups_to_roll(inp) <= MAX_MODEL_STEPS else []
-    if not steps or not finished(steps):  # too many groups to walk one by one: waves (predict.prediction)
-        steps = predict_waves(inp, order)
+    w = walk(inp, order)  # group by group, else in waves (predict.prediction)
+    steps = w.steps
     rows = [initial_row(inp, revision_key(old))] + [
-        step_row(n, s, key, n == 1, inp.template_changed) for n, s in enumerate(steps, 1)
+        step_row(n, s, key, n == 1, inp.template_changed) for n, s in numbered(steps, w.long)
     ]
     last = steps[-1] if steps else None
     done = last is not None and (is_complete(last.inputs, last.decision) or is_settled(last.inputs, last.decision))
     trace = Trace(rows=rows, converged=done)
     if not done:
-        trace.blocked = "prediction cut short" if not finished(steps) else "no group left to become ready"
+        trace.blocked = "prediction cut short" if not w.finished else "no group left to become ready"
+    if w.long:
+        trace.warnings = [waves_note(w.to_roll), grouping_note(len(steps) - 1, len(rows) - 2)]
     return trace
+
+
+def numbered(steps: list[ModelStep], long: bool) -> list[tuple[int, ModelStep]]:
+    """``steps`` numbered from 1 (the planned stage); a long walk's steps after the first grouped
+    into waves (:func:`~pulumi_lws.lws.rollout.ordinal.predict.wave_ends`), each shown as its last
+    step under that step's own number, its note counting the stages and the groups that became
+    ready in them."""
+    if not long:
+        return list(enumerate(steps, 1))
+    out, start = [(1, steps[0])], 1
+    for end in (1 + i for i in wave_ends(len(steps) - 1)):
+        ready = sum(s.woke for s in steps[start : end + 1])
+        out.append((end + 1, replace(steps[end], note=f"{end + 1 - start} stages: {ready} groups ready")))
+        start = end + 1
+    return out
 
 
 def hash_start(old: LeaderWorkerSet, new: LeaderWorkerSet) -> HP.ModelState:

@@ -14,10 +14,20 @@ The model is what ``pulumi-lws plan``, ``Stage.remaining`` and the property test
 * :func:`predict_waves` -- the same walk for fleets too large to walk group by group: after each
   stage every group it waits for becomes ready at once (the groups that move together), so a
   10,000-group rollout is a handful of stages, each one a fixed point of the same rule on an
-  observation the cluster can really show. :func:`prediction` picks the walk: per group when the
-  groups still to roll fit :data:`MAX_MODEL_STEPS`, else in waves; its work is bounded either way
-  (at most ``MAX_MODEL_STEPS`` fixed points), and when a walk is cut it says so
+  observation the cluster can really show. :func:`walk` picks the walk (for :func:`prediction`
+  and ``plan``'s rows): per group when the groups still to roll fit :data:`MAX_MODEL_STEPS`, else
+  in waves; its work is bounded either way (below), and when a walk is cut it says so
   (:attr:`Prediction.finished`), never an empty "first 0 stages".
+
+**Long walks.** At maxUnavailable 1 / maxSurge 0 each wave moves the partition by one: 1,000
+groups are ~1,000 waves. The wave walk goes on past ``MAX_MODEL_STEPS`` stages while its work
+(groups x fixed points) stays within :data:`MAX_WORK` (each fixed point is a few string operations
+on the groups: ~0.1 ms at 1,000 groups), and a walk that ends there is shown in at most
+:data:`MAX_WAVES` entries, each the exact state the last of its consecutive stages leaves (so every
+entry is a stage the walk reaches, within the budgets, and the last one is the walk's end); a note
+says so (:func:`grouping_note`). A walk cut at ``MAX_WORK`` is shown as before: its first
+``MAX_MODEL_STEPS`` stages, "prediction stopped after ...". A walk that fits ``MAX_MODEL_STEPS``
+is unchanged, stage by stage.
 
 Availability in this model (and in the property tests): ``available`` = ready groups among the
 live ordinals ``[0, S)``, surge ordinals included (they serve traffic), at most ``R``.
@@ -32,6 +42,8 @@ from pulumi_lws.lws.rollout.budget import rule_for
 from pulumi_lws.lws.rollout.ordinal.algo import Decision, LeaderSts, RolloutInputs, fixed_point, state_at
 
 MAX_MODEL_STEPS = 400
+MAX_WORK = 5_000_000  # groups x fixed points of a wave walk past MAX_MODEL_STEPS: 2,000 groups at one per wave fit
+MAX_WAVES = 50  # entries a walk longer than MAX_MODEL_STEPS is shown in
 _ADMIT = str.maketrans({"-": "u", "o": "u", "x": "u"})
 _WAKE = str.maketrans({"u": "U", "x": "o"})
 
@@ -44,6 +56,7 @@ class ModelStep:
     decision: Decision
     states: str  # groups after the stage was applied
     note: str = ""
+    woke: int = 0  # groups that became ready together before this stage (the waves' walk)
 
 
 def apply_decision(inp: RolloutInputs, d: Decision) -> tuple[RolloutInputs, str]:
@@ -186,22 +199,91 @@ def predict_waves(
     """Stages from ``inp`` assuming every group a stage waits for becomes ready together (one
     :class:`ModelStep` per stage). Same model as :func:`predict` otherwise; O(stages x groups) in C
     string operations instead of O(groups) fixed points."""
+    return _waves(inp, update_order, max_steps, first, 0)[0]
+
+
+def _waves(
+    inp: RolloutInputs, update_order: str, max_steps: int, first: Decision | None, max_work: int
+) -> tuple[list[ModelStep], bool]:
+    """:func:`predict_waves`, going on past ``max_steps`` stages while the work (the groups of each
+    fixed point, summed) stays within ``max_work``; and whether the walk ended (complete, settled,
+    blocked) rather than at a bound."""
     rule = rule_for(update_order)
     steps: list[ModelStep] = []
     cur = inp
-    note = ""
-    for _ in range(max_steps):
+    note, woke = "", 0
+    work = 0
+    while True:
+        width = max(len(cur.states), cur.replicas, 1)
+        if len(steps) >= max_steps and work + width > max_work:
+            return steps, False
+        work += width
         d = first if first is not None and cur is inp else fixed_point(cur, rule)[0]
         cur, states = apply_decision(cur, d)
-        steps.append(ModelStep(cur, d, states, note))
+        steps.append(ModelStep(cur, d, states, note, woke))
         if is_complete(cur, d) or is_settled(cur, d):
-            break
+            return steps, True
         woken = states.translate(_WAKE)
         if woken == states:
-            break  # nothing can change any more: blocked
-        note = f"{states.count('u') + states.count('x')} groups ready"
+            return steps, True  # nothing can change any more: blocked
+        woke = states.count("u") + states.count("x")
+        note = f"{woke} groups ready"
         cur = replace(cur, states=woken)
-    return steps
+
+
+@dataclass(frozen=True)
+class Walk:
+    """The model steps of a prediction (the first one the planned stage) and how they were walked."""
+
+    steps: list[ModelStep]
+    finished: bool  # the walk reached the end of the rollout (or a state where nothing changes)
+    waves: bool  # in waves (:func:`predict_waves`), not group by group
+    to_roll: int  # groups not yet ready+updated when planning (why waves were chosen)
+    long: bool = False  # longer than MAX_MODEL_STEPS and finished: shown in at most MAX_WAVES entries
+
+
+def walk(inp: RolloutInputs, update_order: str = "ScaleFirst", first: Decision | None = None) -> Walk:
+    """The steps from ``inp`` (module doc): group by group while the groups still to roll fit
+    ``MAX_MODEL_STEPS`` and that walk ends within them; else in waves, past ``MAX_MODEL_STEPS``
+    within ``MAX_WORK`` (a walk cut there keeps its first ``MAX_MODEL_STEPS`` stages, as before
+    the bound). The bounds are read at each call (tests lower them)."""
+    to_roll = groups_to_roll(inp)
+    if to_roll <= MAX_MODEL_STEPS:
+        steps = predict(inp, update_order, MAX_MODEL_STEPS, first)
+        if finished(steps):
+            return Walk(steps, True, False, to_roll)
+    steps, ended = _waves(inp, update_order, MAX_MODEL_STEPS, first, MAX_WORK)
+    if len(steps) > MAX_MODEL_STEPS and ended:
+        return Walk(steps, True, True, to_roll, long=True)
+    steps = steps[:MAX_MODEL_STEPS]  # at most the walk of the first MAX_MODEL_STEPS, as before MAX_WORK
+    return Walk(steps, finished(steps), True, to_roll)
+
+
+def wave_ends(n: int, rows: int | None = None) -> list[int]:
+    """The index of the last of each of at most ``rows`` (:data:`MAX_WAVES`) groups of consecutive
+    items among ``n``, in order; the last group ends at ``n - 1``. Every index when ``n <= rows``."""
+    rows = MAX_WAVES if rows is None else max(1, rows)
+    if n <= rows:
+        return list(range(n))
+    per = -(-n // rows)
+    return [min(i, n) - 1 for i in range(per, n + per, per)]
+
+
+def grouping_note(walked: int, shown: int) -> str:
+    """What a reader of a long walk's ``shown`` entries must know (module doc, "Long walks")."""
+    per = -(-walked // max(1, shown))
+    return (
+        f"{walked:,} predicted stages exceed the {MAX_MODEL_STEPS} shown one by one: each one shown groups up "
+        f"to {per} consecutive stages (the state the last of them leaves)"
+    )
+
+
+def waves_note(to_roll: int) -> str:
+    """Why a prediction is in waves (:attr:`Prediction.waves`)."""
+    return (
+        f"prediction in waves: {to_roll:,} groups to roll exceed the group-by-group walk's "
+        f"{MAX_MODEL_STEPS} steps, so the groups each stage waits for become ready together"
+    )
 
 
 @dataclass(frozen=True)
@@ -212,15 +294,15 @@ class Prediction:
     finished: bool  # the walk reached the end of the rollout (or a state where nothing changes)
     waves: bool = False  # predicted in waves (:func:`predict_waves`), not group by group
     to_roll: int = 0  # groups not yet ready+updated when planning (why waves were chosen)
+    walked: int = 0  # stages of a walk longer than MAX_MODEL_STEPS, ``stages`` its waves (0: not one)
 
     def notes(self) -> tuple[str, ...]:
         """What a reader must know about this prediction (empty when it is exact and complete)."""
         out = []
         if self.waves:
-            out.append(
-                f"prediction in waves: {self.to_roll:,} groups to roll exceed the group-by-group walk's "
-                f"{MAX_MODEL_STEPS} steps, so the groups each stage waits for become ready together"
-            )
+            out.append(waves_note(self.to_roll))
+        if self.walked:
+            out.append(grouping_note(self.walked, len(self.stages)))
         if not self.finished:
             out.append(
                 f"prediction stopped after {len(self.stages)} stages ({MAX_MODEL_STEPS} model steps); "
@@ -240,22 +322,16 @@ def prediction(inp: RolloutInputs, update_order: str = "ScaleFirst") -> Predicti
     """Future stages after the one planned for ``inp`` (one per change of (replicas, partition)).
 
     Group by group (:func:`predict`) while the groups still to roll fit ``MAX_MODEL_STEPS``; in
-    waves (:func:`predict_waves`) past that, or when the group-by-group walk was cut."""
+    waves (:func:`predict_waves`) past that, or when the group-by-group walk was cut (:func:`walk`;
+    a walk longer than ``MAX_MODEL_STEPS`` in at most ``MAX_WAVES`` stages)."""
     first, _trace = fixed_point(inp, rule_for(update_order))
     if at_rest_from_here(inp, first):
         return Prediction(settling(inp, first), True)
-    to_roll = groups_to_roll(inp)
-    if to_roll <= MAX_MODEL_STEPS:
-        steps = predict(inp, update_order, first=first)
-        if finished(steps):
-            return Prediction(_stage_changes(steps), True, False, to_roll)
-    steps = predict_waves(inp, update_order, first=first)
-    done = (
-        len(steps) < MAX_MODEL_STEPS
-        or is_complete(steps[-1].inputs, steps[-1].decision)
-        or is_settled(steps[-1].inputs, steps[-1].decision)
-    )
-    return Prediction(_stage_changes(steps), done, True, to_roll)
+    w = walk(inp, update_order, first)
+    stages = _stage_changes(w.steps)
+    if not w.long:
+        return Prediction(stages, w.finished, w.waves, w.to_roll)
+    return Prediction(tuple(stages[i] for i in wave_ends(len(stages))), True, True, w.to_roll, len(stages))
 
 
 def settling(inp: RolloutInputs, d: Decision) -> tuple[PredictedStage, ...]:

@@ -33,6 +33,21 @@ from pulumi_lws.sim.cluster.store import Conflict, NotFound, SimError, Store, me
 MAX_SETTLE_PASSES = 200
 
 
+def merge_meta(metadata: dict[str, Any], action: Action) -> None:
+    """A ``label``/``annotate`` action merged into ``metadata`` as the API server's patch does: a
+    ``None`` value removes the key, others are stored as strings, and an emptied map is dropped.
+    The map written is a fresh dict (never one shared with a manifest or another object)."""
+    field = "labels" if action.verb == "label" else "annotations"
+    target = metadata[field] = dict(metadata.get(field) or {})
+    for k, v in dict(action.params.get(field) or {}).items():
+        if v is None:
+            target.pop(k, None)
+        else:
+            target[k] = str(v)
+    if not target:
+        metadata.pop(field)
+
+
 class SimCluster:
     """A deterministic in-process Kubernetes cluster."""
 
@@ -123,15 +138,7 @@ class SimCluster:
             return f"{head}: {exc.reason}: {exc}"
 
     def _merge_meta(self, obj: dict[str, Any], action: Action) -> str:
-        field = "labels" if action.verb == "label" else "annotations"
-        target = meta(obj).setdefault(field, {})
-        for k, v in dict(action.params.get(field) or {}).items():
-            if v is None:
-                target.pop(k, None)
-            else:
-                target[k] = str(v)
-        if not target:
-            meta(obj).pop(field)
+        merge_meta(meta(obj), action)
         self.store.touch(obj)
         return "ok"
 

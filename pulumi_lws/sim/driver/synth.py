@@ -45,6 +45,7 @@ from pulumi_lws.sim.cluster.clock import EPOCH, rfc3339
 from pulumi_lws.sim.cluster.defaults import apply_defaults
 from pulumi_lws.sim.cluster.scheduler import DEFAULT_NODE
 from pulumi_lws.sim.cluster.selectors import match_expression
+from pulumi_lws.sim.cluster.simcluster import merge_meta
 from pulumi_lws.sim.cluster.statefulset import REVISION_HASH_LABEL
 from pulumi_lws.sim.cluster.store import CLUSTER_SCOPED, owner_ref
 from pulumi_lws.sim.cluster.template_hash import TemplateHasher
@@ -322,16 +323,7 @@ class SynthCluster:
             obj = self.get(action.kind, namespace, action.name)
             if obj is None or (action.uid and obj["metadata"]["uid"] != action.uid):
                 continue  # NotFound / Conflict: reported by the simulator, nothing written
-            field = "labels" if action.verb == "label" else "annotations"
-            m = obj["metadata"]
-            target = m[field] = dict(m.get(field) or {})  # never a dict shared with a manifest
-            for k, v in dict(action.params.get(field) or {}).items():
-                if v is None:
-                    target.pop(k, None)
-                else:
-                    target[k] = str(v)
-            if not target:
-                m.pop(field)
+            merge_meta(obj["metadata"], action)  # a fresh map: never a dict shared with a manifest
             self._touch(obj)
 
 

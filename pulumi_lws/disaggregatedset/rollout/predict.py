@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pulumi_lws.core.contract.waves import waves as group_waves
+from pulumi_lws.core.contract.waves import waves_note
 from pulumi_lws.disaggregatedset.rollout.blockers import WAITING
 from pulumi_lws.disaggregatedset.rollout.observation import (
     ChildObservation,
@@ -136,11 +138,7 @@ class DsPrediction:
         """What a reader must know about this prediction (empty when it is shown stage by stage)."""
         out = []
         if self.waves:
-            per = -(-self.walked // max(1, len(self.stages)))
-            out.append(
-                f"prediction in waves: {self.walked:,} stages exceed the {self.shown} shown one by one, "
-                f"so each row groups up to {per} consecutive stages (the state after the last of them)"
-            )
+            out.append(waves_note(self.walked, self.shown, len(self.stages)))
         if not self.finished:
             out.append(
                 f"prediction stopped after {self.walked:,} stages ({self.limit:,} planner steps); "
@@ -150,12 +148,8 @@ class DsPrediction:
 
 
 def waves(stages: Sequence[PredictedDsStage], rows: int = MAX_WAVES) -> tuple[PredictedDsStage, ...]:
-    """``stages`` grouped into at most ``rows`` waves of consecutive stages, each shown as its last
-    stage (the last wave ends at the last stage)."""
-    if len(stages) <= rows:
-        return tuple(stages)
-    per = -(-len(stages) // rows)
-    return tuple(stages[min(i, len(stages)) - 1] for i in range(per, len(stages) + per, per))
+    """``stages`` grouped into at most ``rows`` waves (:func:`pulumi_lws.core.contract.waves.waves`)."""
+    return group_waves(stages, rows)
 
 
 def prediction(

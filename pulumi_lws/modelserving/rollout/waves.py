@@ -23,6 +23,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from pulumi_lws.core.contract.stage import PredictedStage
+from pulumi_lws.core.contract.waves import waves as group_waves
+from pulumi_lws.core.contract.waves import waves_note
 
 MAX_PREDICTED = 200  # stages shown one by one; a longer walk is shown in waves
 MAX_WAVES = 50  # rows of a prediction in waves
@@ -48,11 +50,7 @@ class MsPrediction:
         and ended)."""
         out = []
         if self.waves:
-            per = -(-self.walked // max(1, len(self.stages)))
-            out.append(
-                f"prediction in waves: {self.walked:,} stages exceed the {self.shown} shown one by one, "
-                f"so each row groups up to {per} consecutive stages (the state after the last of them)"
-            )
+            out.append(waves_note(self.walked, self.shown, len(self.stages)))
         if not self.finished:
             out.append(
                 f"prediction stopped after {self.walked:,} stages ({self.visits:,} planner-group visits); "
@@ -62,12 +60,8 @@ class MsPrediction:
 
 
 def waves(stages: Sequence[PredictedStage], rows: int = MAX_WAVES) -> tuple[PredictedStage, ...]:
-    """``stages`` grouped into at most ``rows`` waves of consecutive stages, each shown as its last
-    stage (the last wave ends at the last stage)."""
-    if len(stages) <= rows:
-        return tuple(stages)
-    per = -(-len(stages) // rows)
-    return tuple(stages[min(i, len(stages)) - 1] for i in range(per, len(stages) + per, per))
+    """``stages`` grouped into at most ``rows`` waves (:func:`pulumi_lws.core.contract.waves.waves`)."""
+    return group_waves(stages, rows)
 
 
 def prediction(

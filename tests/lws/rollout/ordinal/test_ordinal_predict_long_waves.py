@@ -9,10 +9,11 @@ from contextlib import contextmanager
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.ordinal_rollouts import rollouts as ordinal_rollouts
 
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
 from pulumi_lws.lws.rollout.ordinal import predict as P
-from pulumi_lws.lws.rollout.ordinal.algo import LeaderSts, RolloutInputs, scale_budgets
+from pulumi_lws.lws.rollout.ordinal.algo import LeaderSts, RolloutInputs
 from pulumi_lws.lws.rollout.ordinal.predict import (
     _stage_changes,
     available,
@@ -132,14 +133,8 @@ def test_plan_rows_of_a_long_walk_are_bounded_waves_ending_at_the_completed_roll
     assert trace.warnings[1].startswith("1,000 predicted stages exceed")
 
 
-@st.composite
-def rollouts(draw):
-    r = draw(st.integers(1, 30))
-    mu, ms = scale_budgets(r, draw(st.integers(0, 3)), draw(st.integers(0, 3)))
-    start = draw(st.text("oU", min_size=r, max_size=r))
-    return RolloutInputs(
-        replicas=r, max_unavailable=mu, max_surge=ms, sts=LeaderSts(r, 0, r), template_changed=True, states=start
-    ), draw(st.sampled_from(["ScaleFirst", "RolloutFirst"]))
+def rollouts():
+    return ordinal_rollouts(30, 3)
 
 
 @given(rollouts(), st.integers(1, 6), st.integers(1, 4))

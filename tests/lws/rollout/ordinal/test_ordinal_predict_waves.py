@@ -9,11 +9,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given, settings
-from hypothesis import strategies as st
+from support.ordinal_rollouts import rollouts as ordinal_rollouts
 
 from pulumi_lws.lws.reconcile import ReconcileOptions
 from pulumi_lws.lws.revision import build_catalog
-from pulumi_lws.lws.rollout.ordinal.algo import LeaderSts, RolloutInputs, scale_budgets
+from pulumi_lws.lws.rollout.ordinal.algo import LeaderSts, RolloutInputs
 from pulumi_lws.lws.rollout.ordinal.planner import plan_ordinal
 from pulumi_lws.lws.rollout.ordinal.predict import (
     MAX_MODEL_STEPS,
@@ -90,14 +90,8 @@ def test_a_cut_walk_says_it_stopped_and_never_reports_zero_stages() -> None:
     assert any(n.startswith(f"prediction stopped after {len(p.stages)} stages") for n in p.notes())
 
 
-@st.composite
-def rollouts(draw):
-    r = draw(st.integers(1, 12))
-    mu, ms = scale_budgets(r, draw(st.integers(0, 4)), draw(st.integers(0, 4)))
-    start = draw(st.text("oU", min_size=r, max_size=r))
-    return RolloutInputs(
-        replicas=r, max_unavailable=mu, max_surge=ms, sts=LeaderSts(r, 0, r), template_changed=True, states=start
-    ), draw(st.sampled_from(["ScaleFirst", "RolloutFirst"]))
+def rollouts():
+    return ordinal_rollouts(12, 4)
 
 
 @given(rollouts())

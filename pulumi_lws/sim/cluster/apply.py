@@ -148,25 +148,34 @@ def resolve_dependencies(
 
 def topological_order(keys: list[Key], deps: Mapping[Key, tuple[Key, ...]]) -> list[Key]:
     """``keys`` reordered so every dependency comes before its dependents; otherwise the given
-    order is kept (stable). Raises ``ValueError`` on a cycle."""
+    order is kept (stable). Raises ``ValueError`` on a cycle.
+
+    A depth-first walk with an explicit stack: a recursive closure would reference itself, and
+    that cycle would keep every walk's bookkeeping alive until the cyclic collector ran (the
+    simulator freezes the collector's generations between reconciles: sim/driver/collector.py)."""
     index = {k: n for n, k in enumerate(keys)}
+    last = len(keys)
     out: list[Key] = []
     state: dict[Key, int] = {}  # 1 = visiting, 2 = placed
-
-    def visit(key: Key) -> None:
-        if state.get(key) == 2:
-            return
-        if state.get(key) == 1:
-            raise ValueError(f"dependency cycle through {_label(key)}")
-        state[key] = 1
-        for dep in sorted(deps.get(key, ()), key=lambda d: index.get(d, len(keys))):
-            if dep in index:
-                visit(dep)
-        state[key] = 2
-        out.append(key)
-
-    for key in keys:
-        visit(key)
+    for root in keys:
+        if state.get(root) == 2:
+            continue
+        state[root] = 1
+        stack = [(root, iter(sorted(deps.get(root, ()), key=lambda d: index.get(d, last))))]
+        while stack:
+            key, pending = stack[-1]
+            for dep in pending:
+                if dep not in index or state.get(dep) == 2:
+                    continue
+                if state.get(dep) == 1:
+                    raise ValueError(f"dependency cycle through {_label(dep)}")
+                state[dep] = 1
+                stack.append((dep, iter(sorted(deps.get(dep, ()), key=lambda d: index.get(d, last)))))
+                break
+            else:
+                stack.pop()
+                state[key] = 2
+                out.append(key)
     return out
 
 

@@ -70,6 +70,7 @@ def converged_snapshot(
         if snapshot is not None:
             return snapshot
     runner = TimelineRunner(scenario, "pure")
+    runner.freeze_between_reconciles()
     try:
         for obj in scenario.objects:
             runner.cluster.create(obj)

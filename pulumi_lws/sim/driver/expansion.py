@@ -149,11 +149,14 @@ def steady_state(
     # the converged fleet, not a rollout: the opt-in capacity check (a manifest annotation) is off
     engine = _CountingEngine(ns, None, gang_provider, check_capacity=False)
     runner = Runner(scenario, engine)
+    runner.freeze_between_reconciles()
     try:
         runner.warm_up()
         converged = True
     except RuntimeError:  # warm-up's "did not converge": the final reconcile names the blocker
         converged = False
+    finally:
+        runner.close()
     final = cycle(
         workload,
         spec,

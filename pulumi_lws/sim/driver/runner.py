@@ -31,6 +31,7 @@ from pulumi_lws.core.contract.trace import GroupsView, Trace, TraceRow, rows_cha
 from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.sim.driver.budgets import RoleBudgets, held_at_role_partitions
 from pulumi_lws.sim.driver.budgets import WorkloadBudget as _Budget  # the name tests import
+from pulumi_lws.sim.driver.collector import FrozenBetweenReconciles
 from pulumi_lws.sim.driver.desired import DesiredSpec
 from pulumi_lws.sim.driver.engines import Engine, EngineStep, make_engine
 from pulumi_lws.sim.driver.narrate import narrate
@@ -108,6 +109,7 @@ class Runner:
         self._seen: dict[str, int] = {}
         self.stages: list[Stage] = []
         self.rows: list[TraceRow] = []
+        self._collector = FrozenBetweenReconciles()  # set aside what each reconcile leaves alive
         self.demand: list[tuple[float, dict]] = []
         self._pod_demand = PodDemand()  # a pod spec's requests, computed once while it is unchanged
         self._warming = False  # inside warm_up: rows only decide convergence
@@ -131,7 +133,8 @@ class Runner:
         )
 
     def close(self) -> None:
-        """Remove the workspace (idempotent)."""
+        """Remove the workspace and give the collector back what was frozen (idempotent)."""
+        self._collector.close()
         if self.workspace is not None:
             self.workspace.close()
 
@@ -158,6 +161,7 @@ class Runner:
             budgets = self.spec.workload.budgets(spec)
             self.budget.use(budgets[""])  # the whole-workload budget
             self.role_budgets.use(budgets)  # and each role's
+        self._collector.freeze()
         return step
 
     def _view(self) -> GroupsView | None:
@@ -357,11 +361,21 @@ class Runner:
             self.stages.clear()
 
     def run(self) -> RunResult:
-        """Run to convergence or ``maxTime``; the workspace is removed afterwards."""
+        """Run to convergence or ``maxTime``; the workspace is removed afterwards. What each
+        reconcile leaves alive is frozen out of the cyclic collector's view until then
+        (:mod:`~pulumi_lws.sim.driver.collector`)."""
+        self.freeze_between_reconciles()
         try:
             return self._run()
         finally:
             self.close()
+
+    def freeze_between_reconciles(self) -> None:
+        """``run``'s collector policy, for a caller that drives the steps itself (``warm_up``,
+        ``_reconcile``) and calls :meth:`close` at the end: every reconcile from now on freezes
+        what it left alive; ``close`` unfreezes."""
+        self._collector.close()
+        self._collector = FrozenBetweenReconciles.start()
 
     def _run(self) -> RunResult:
         for obj in self.sc.objects:

@@ -74,6 +74,7 @@ def rollout_objects(
     scenario = change_scenario(old, new, **options).scenario
     runner = TimelineRunner(scenario, "pure")
     out = RolloutObjects()
+    runner.freeze_between_reconciles()
     try:
         for obj in scenario.objects:
             runner.cluster.create(obj)

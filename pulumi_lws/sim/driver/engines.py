@@ -39,12 +39,17 @@ class EngineStep:
 
 class Engine(Protocol):
     name: str
+    #: whether a step leaves garbage reference cycles behind (the run's collector then collects
+    #: after every reconcile before freezing: sim/driver/collector.py); an engine without the
+    #: attribute is taken to make them
+    makes_garbage_cycles: bool
 
     def step(self, cluster: SimCluster, manifest: Mapping[str, Any] | None, *, keep: float = 1.0) -> EngineStep: ...
 
 
 class PureEngine:
     name = "pure"
+    makes_garbage_cycles = False  # tests/sim/driver/test_collector.py: every API, faults included
 
     def __init__(
         self,
@@ -90,6 +95,7 @@ class PureEngine:
 
 class PulumiEngine:
     name = "pulumi"
+    makes_garbage_cycles = True  # asyncio futures, gRPC-less mock monitor callbacks: ~10,000 objects a step
 
     def __init__(self, program: pathlib.Path, stack_id: str | None = None) -> None:
         self.program = program

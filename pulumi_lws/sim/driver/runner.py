@@ -87,6 +87,7 @@ class Runner:
     """One run of a scenario. A program scenario gets a workspace (removed by ``run``/``close``)."""
 
     def __init__(self, scenario: Scenario, engine: str | Engine | None = None, probe: Probe | None = None) -> None:
+        self._collector = FrozenBetweenReconciles()  # run() starts it: sim/driver/collector.py
         self.sc = scenario
         self.workspace = Workspace.for_program(scenario.program) if scenario.program is not None else None
         try:
@@ -109,7 +110,6 @@ class Runner:
         self._seen: dict[str, int] = {}
         self.stages: list[Stage] = []
         self.rows: list[TraceRow] = []
-        self._collector = FrozenBetweenReconciles()  # set aside what each reconcile leaves alive
         self.demand: list[tuple[float, dict]] = []
         self._pod_demand = PodDemand()  # a pod spec's requests, computed once while it is unchanged
         self._warming = False  # inside warm_up: rows only decide convergence
@@ -161,7 +161,7 @@ class Runner:
             budgets = self.spec.workload.budgets(spec)
             self.budget.use(budgets[""])  # the whole-workload budget
             self.role_budgets.use(budgets)  # and each role's
-        self._collector.freeze()
+        self._collector.freeze(collect=getattr(self.engine, "makes_garbage_cycles", True))
         return step
 
     def _view(self) -> GroupsView | None:

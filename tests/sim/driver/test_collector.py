@@ -13,9 +13,36 @@ import pytest
 from pulumi_lws.sim.cluster.apply import topological_order
 from pulumi_lws.sim.driver.collector import FrozenBetweenReconciles
 from pulumi_lws.sim.driver.runner import Runner, simulate
+from pulumi_lws.sim.driver.scenario import load_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-from bench_sim import scenario
+from bench_sim import MANIFESTS, scenario
+
+
+def _faulty(kind: str):
+    """A bad image fixed mid-rollout, on a node pool, with a lost node, a container restart and
+    events: the failure paths (objects force-deleted, pods recreated, crash loops) included."""
+    make = MANIFESTS[kind]
+    return load_scenario(
+        {
+            "name": f"faulty-{kind}",
+            "seed": 3,
+            "engine": "pure",
+            "start": "converged",
+            "manifest": make(10, 2, "img:1"),
+            "nodes": [{"name": "gpu", "count": 48, "capacity": {"nvidia.com/gpu": 8}}],
+            "kubelet": {"startSeconds": 1, "readySeconds": 3, "failImages": ["img:bad"]},
+            "updates": [{"at": 0, "manifest": make(10, 2, "img:bad")}, {"at": 40, "manifest": make(10, 2, "img:2")}],
+            "faults": [
+                {"at": 20, "type": "node-loss", "node": "gpu-3"},
+                {"at": 30, "type": "container-restart", "pod": "bench-0"},
+            ],
+            "events": [{"at": 25, "deletePods": "bench-1*"}, {"at": 35, "addNodes": 1, "gpusPerNode": 8}],
+            "reconcile": {"interval": 5, "tick": 5},
+            "stop": {"maxTime": 1200},
+        }
+    )
+
 
 KINDS = ("LeaderWorkerSet", "ModelServing", "DisaggregatedSet")
 
@@ -30,16 +57,18 @@ def collector_enabled():
         gc.disable()
 
 
+@pytest.mark.parametrize("faults", [False, True], ids=["rollout", "faults"])
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_rollout_makes_no_garbage_cycle(kind: str) -> None:
-    """With the collector off, a whole rollout leaves nothing for it to find while its result is
-    alive: every object it dropped was freed by reference counting."""
+def test_the_pure_engine_makes_no_garbage_cycle(kind: str, faults: bool) -> None:
+    """With the collector off, a whole run leaves nothing for it to find while its result is
+    alive: every object it dropped was freed by reference counting (why the pure engine skips the
+    collection before each freeze: ``PureEngine.makes_garbage_cycles``)."""
     was = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
-        result = simulate(scenario(12, 2, kind=kind))
-        assert result.reason is None and result.trace.converged
+        result = simulate(_faulty(kind) if faults else scenario(12, 2, kind=kind))
+        assert result.trace.converged, result.reason
         assert gc.collect() == 0
     finally:
         if was:

@@ -115,8 +115,15 @@ def with_disown(reconciled: Any, snapshot: Snapshot, upstream: UpstreamControlle
     child LeaderWorkerSet owns, after the planner's actions (they change no group)."""
     import dataclasses
 
-    # only objects with an ownerReference can be disowned: one pass to find them, then both owners
-    owned = [o for o in snapshot if (o.get("metadata") or {}).get("ownerReferences")]
+    # only objects with an ownerReference of one of the owners' kinds can be disowned
+    # (upstream_owners): one pass to find them — not every pod, whose owner is a StatefulSet —
+    # then both owners
+    kinds = {*upstream.owner_kinds, *CHILD_UPSTREAM.owner_kinds}
+    owned = [
+        o
+        for o in snapshot
+        if any(ref.get("kind") in kinds for ref in (o.get("metadata") or {}).get("ownerReferences") or ())
+    ]
     extra = disown_actions(owned, upstream) + disown_actions(owned, CHILD_UPSTREAM)
     if not extra:
         return reconciled

@@ -210,9 +210,12 @@ def _template_size(workload: Mapping[str, Any] | None) -> int:
     return int(raw) if _DECIMAL.fullmatch(str(raw)) else 1
 
 
-def observe_child(ds_name: str, name: str, part: Snapshot) -> ChildState | None:
+def observe_child(ds_name: str, name: str, part: Snapshot, *, counts: bool = True) -> ChildState | None:
     """The :class:`ChildState` of child ``name`` from its part of the snapshot (None when no object
-    of it carries this DisaggregatedSet's labels)."""
+    of it carries this DisaggregatedSet's labels). ``counts`` False: the group counts are not read
+    (``ready`` and ``updated`` 0, ``live`` None), for a reader of the identity fields only (name,
+    role, slice, revision, replicas, initial_replicas, replaces, created, being_deleted,
+    hash_mode, workload), which equal the counted reading's."""
     objs = [o for (kind, _), o in part.objects.items() if kind != NODE]
     workload, hash_mode = _leader_workload(part, name)
     identity = _identity(ds_name, [workload]) if workload is not None else None
@@ -223,24 +226,24 @@ def observe_child(ds_name: str, name: str, part: Snapshot) -> ChildState | None:
     role, slice_index, revision = identity
     replicas = _spec_replicas(workload, hash_mode)
     target = labels_of(workload).get(L.TEMPLATE_REVISION_HASH, "") if workload is not None else ""
-    counts = count_groups(part, name, _template_size(workload), target, hash_mode)
+    groups = count_groups(part, name, _template_size(workload), target, hash_mode) if counts else None
     initial = (
         parse_initial_replicas(annotations_of(workload).get(DL.INITIAL_REPLICAS)) if workload is not None else None
     )
     replaces = (annotations_of(workload).get(DL.REPLACES) or None) if workload is not None else None
     deleting = is_deleting(workload) if workload is not None else all(is_deleting(o) for o in objs)
-    live = 0 if deleting else max(counts.live, counts.replicas)
+    live = None if groups is None else 0 if deleting else max(groups.live, groups.replicas)
     return ChildState(
         name=name,
         role=role,
         slice=slice_index,
         revision=revision,
         replicas=replicas,
-        ready=counts.available,
+        ready=groups.available if groups is not None else 0,
         initial_replicas=initial,
         created=_earliest_creation(objs),
         being_deleted=deleting,
-        updated=counts.updated,
+        updated=groups.updated if groups is not None else 0,
         hash_mode=hash_mode,
         workload=workload is not None,
         live=live,
@@ -266,12 +269,14 @@ def _earliest_creation(objs: Iterable[Mapping[str, Any]]) -> float | None:
 
 
 def observe_children(
-    ds: DisaggregatedSet, snapshot: Snapshot, parts: Mapping[str, Snapshot] | None = None
+    ds: DisaggregatedSet, snapshot: Snapshot, parts: Mapping[str, Snapshot] | None = None, *, counts: bool = True
 ) -> list[ChildState]:
     """Every child LWS of ``ds`` found in ``snapshot`` (a :func:`ds_scope` read), sorted by
-    (slice, role, created, name). ``parts``: ``split_by_child(snapshot)`` when the caller has it."""
+    (slice, role, created, name). ``parts``: ``split_by_child(snapshot)`` when the caller has it.
+    ``counts`` False: no group counted (:func:`observe_child`; the same children in the same order,
+    their identity fields equal)."""
     parts = split_by_child(snapshot) if parts is None else parts
-    found = (observe_child(ds.name, name, part) for name, part in parts.items())
+    found = (observe_child(ds.name, name, part, counts=counts) for name, part in parts.items())
     children = [c for c in found if c is not None]
     return sorted(
         children, key=lambda c: (c.slice, c.role, c.created if c.created is not None else float("inf"), c.name)

@@ -121,7 +121,7 @@ def recorded_revisions(ds: DisaggregatedSet, snapshot: Snapshot) -> list[Recorde
     index = {name: i for i, name in enumerate(ds.role_names)}
     found: dict[str, dict[Path, Any]] = {}
     order: dict[str, float] = {}
-    for child in observe_children(ds, snapshot):
+    for child in observe_children(ds, snapshot, parts, counts=False):  # identity fields only
         if child.slice != 0 or child.role not in index or child.being_deleted:
             continue
         data = recorded_revision_data(parts.get(child.name, snapshot), child.name)

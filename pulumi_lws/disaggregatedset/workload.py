@@ -197,7 +197,7 @@ class DisaggregatedSetWorkload(Workload):
     def observed_target_revision(self, spec: DisaggregatedSet, snapshot: Snapshot) -> str:
         """The revision the reconcile converges to on ``snapshot``: :meth:`target_revision` unless
         an adopted upstream revision's children match the spec (its ``rev8`` is kept; adoption.py)."""
-        return target_revision(spec, observe_children(spec, snapshot), snapshot)
+        return target_revision(spec, observe_children(spec, snapshot, counts=False), snapshot)
 
     def stage_lanes(self, spec: DisaggregatedSet) -> Lanes:
         """One ``old|new`` lane per role (per slice past slice 0)."""
@@ -234,7 +234,8 @@ class DisaggregatedSetWorkload(Workload):
         ready groups. A role removed from the spec keeps its cells and lane while it drains, but its
         groups count in neither total: the budgets (``budgets``) are the spec roles' only."""
         parts = split_by_child(snapshot)
-        children = observe_children(spec, snapshot, parts)
+        # the children's identity only (target, order, replicas): their cells are read below
+        children = observe_children(spec, snapshot, parts, counts=False)
         target = target_revision(spec, children, snapshot)
         cells: list[GroupCell] = []
         live = available = 0

@@ -5,6 +5,7 @@ Nodes, deletions, missing leader workloads, odd timestamps)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hypothesis import given, settings
@@ -176,3 +177,16 @@ def test_split_and_child_readings_equal_the_reference(snap: Snapshot) -> None:
         assert dict(part.objects) == dict(expected[name].objects) and part.now == snap.now
         assert list(part.objects) == list(expected[name].objects)  # same iteration order
         assert observe_child(DS, name, part) == reference_observe_child(DS, name, expected[name])
+
+
+@settings(max_examples=300)
+@given(observations())
+def test_the_identity_only_reading_equals_the_counted_one_but_the_counts(snap: Snapshot) -> None:
+    """``counts=False`` (the trace view's and the rollback reader's reading) reads every identity
+    field as the counted reading does; only ``ready``/``updated`` (0) and ``live`` (None) differ."""
+    for name, part in split_by_child(snap).items():
+        counted, identity = observe_child(DS, name, part), observe_child(DS, name, part, counts=False)
+        if counted is None:
+            assert identity is None
+            continue
+        assert identity == dataclasses.replace(counted, ready=0, updated=0, live=None)

@@ -41,21 +41,23 @@ def role_id(role: str, r: int) -> str:
 
 
 def entry_statefulset(ms: str, g: int, role: str, r: int) -> str:
-    return f"{group_name(ms, g)}-{role_id(role, r)}"
+    """``<ms>-<g>-<role>-<r>``: ``f"{group_name(ms, g)}-{role_id(role, r)}"`` in one format (the
+    renderer and the observer ask for it per role replica, several times a reconcile)."""
+    return f"{ms}-{g}-{role}-{r}"
 
 
 def entry_pod(ms: str, g: int, role: str, r: int) -> str:
     """Upstream's entry pod name ``<ms>-<g>-<role>-<r>-0`` (pod 0 of the entry StatefulSet)."""
-    return f"{entry_statefulset(ms, g, role, r)}-0"
+    return f"{ms}-{g}-{role}-{r}-0"  # entry_statefulset(...)-0
 
 
 def service(ms: str, g: int, role: str, r: int) -> str:
     """The headless Service of a role replica: the entry pod's name (``ENTRY_ADDRESS`` resolves)."""
-    return entry_pod(ms, g, role, r)
+    return f"{ms}-{g}-{role}-{r}-0"  # entry_pod(...)
 
 
 def worker_statefulset(ms: str, g: int, role: str, r: int) -> str:
-    return f"{entry_statefulset(ms, g, role, r)}-{WORKER_SUFFIX}"
+    return f"{ms}-{g}-{role}-{r}-{WORKER_SUFFIX}"  # entry_statefulset(...)-w
 
 
 def worker_pod(ms: str, g: int, role: str, r: int, w: int) -> str:

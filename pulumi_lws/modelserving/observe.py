@@ -73,8 +73,11 @@ def modelserving_scope(namespace: str, name: str) -> Scope:
 def deletion_cost(pods: Iterable[Obj]) -> int:
     total = 0
     for pod in pods:
+        ann = annotations_of(pod)
+        if K.POD_DELETION_COST not in ann:
+            continue  # the default "0": adds nothing (most pods carry no cost)
         try:
-            total += int(str(annotations_of(pod).get(K.POD_DELETION_COST, "0")).strip())
+            total += int(str(ann[K.POD_DELETION_COST]).strip())
         except ValueError:
             pass
     return total
@@ -174,10 +177,18 @@ class _Observer:
                 cost,
             ), cost
         base = names.entry_statefulset(ms.name, g, role, r)
-        entry = _named(sts, base)
-        worker = _named(sts, f"{base}-{names.WORKER_SUFFIX}")
+        worker_name = f"{base}-{names.WORKER_SUFFIX}"
+        entry = worker = None
+        deleting = not sts
+        for o in sts:  # _named of both names (the last of a name) and is_deleting, in one pass
+            name = o["metadata"]["name"]
+            if name == base:
+                entry = o
+            elif name == worker_name:
+                worker = o
+            deleting = deleting or is_deleting(o)
         template_hash = _first_hash([o for o in (entry, worker) if o is not None], pods)
-        if not sts or any(is_deleting(o) for o in sts):
+        if deleting:
             return self.state(role, r, template_hash, DELETING, cost), cost
         memo = (role, template_hash, group_revision)
         if memo not in self.workers:
@@ -205,7 +216,10 @@ def _all_ready(base: str, w: int, pods: Sequence[Obj]) -> bool:
     if not pod_running_and_ready(by_name.get(f"{base}-0")):
         return False
     prefix = f"{base}-{names.WORKER_SUFFIX}-"
-    return all(pod_running_and_ready(by_name.get(f"{prefix}{i}")) for i in range(1, w + 1))
+    for i in range(1, w + 1):
+        if not pod_running_and_ready(by_name.get(f"{prefix}{i}")):
+            return False
+    return True
 
 
 def _legacy_state(

@@ -35,6 +35,7 @@ generation rule is silent (no loop); every action carries the pod's uid.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -44,7 +45,6 @@ from typing import Any
 from pulumi_lws.core.contract.snapshot import (
     Snapshot,
     is_deleting,
-    labels_of,
     pod_condition,
     pod_running_and_ready,
 )
@@ -199,7 +199,20 @@ class RecoveryPlan:
 
 
 def created_at(pod: Pod) -> float | None:
-    return parse_timestamp((pod.get("metadata") or {}).get("creationTimestamp"))
+    return _timestamp((pod.get("metadata") or {}).get("creationTimestamp"))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_timestamp(value: str) -> float | None:
+    return parse_timestamp(value)
+
+
+def _timestamp(value: Any) -> float | None:
+    """``parse_timestamp(value)``, memoised for strings: every pod's creationTimestamp is read
+    each reconcile, and a fleet's pods share few distinct ones (a pure function of the string)."""
+    if type(value) is str:
+        return _parsed_timestamp(value)
+    return parse_timestamp(value)
 
 
 def name_of(pod: Pod) -> str:
@@ -264,12 +277,14 @@ def mixed_generations(pods: Iterable[Pod]) -> str | None:
     generation, None when they are (or timestamps are missing)."""
     by_template: dict[tuple[str, str], list[tuple[float, str, Pod]]] = defaultdict(list)
     for p in pods:
-        born = created_at(p)
-        if born is None or is_deleting(p):
+        # created_at, is_deleting, labels_of and name_of over one read of the metadata
+        meta = p.get("metadata") or {}
+        born = _timestamp(meta.get("creationTimestamp"))
+        if born is None or meta.get("deletionTimestamp"):
             continue
-        lbl = labels_of(p)
+        lbl = meta.get("labels") or {}
         by_template[(str(lbl.get(L.REVISION, "")), str(lbl.get(L.ROLE_TEMPLATE_HASH, "")))].append(
-            (born, name_of(p), p)
+            (born, str(meta.get("name") or ""), p)
         )
     for key in sorted(by_template):
         members = sorted(by_template[key], key=lambda m: (m[0], m[1]))

@@ -169,11 +169,13 @@ def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
 
 
 def is_deleting(obj: Mapping[str, Any]) -> bool:
-    return bool((obj.get("metadata") or {}).get("deletionTimestamp"))
+    meta = obj.get("metadata")
+    return bool(meta and meta.get("deletionTimestamp"))  # ``(meta or {}).get(...)``, without the empty dict
 
 
 def pod_condition(pod: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | None:
-    for c in (pod.get("status") or {}).get("conditions") or []:
+    status = pod.get("status")
+    for c in (status and status.get("conditions")) or ():
         if c.get("type") == ctype:
             found: Mapping[str, Any] = c
             return found
@@ -181,12 +183,20 @@ def pod_condition(pod: Mapping[str, Any], ctype: str) -> Mapping[str, Any] | Non
 
 
 def pod_running_and_ready(pod: Mapping[str, Any] | None) -> bool:
-    """Upstream ``PodRunningAndReady``: phase Running and condition Ready=True (not deleting)."""
-    if pod is None or is_deleting(pod):
+    """Upstream ``PodRunningAndReady``: phase Running and condition Ready=True (not deleting).
+
+    :func:`is_deleting` and :func:`pod_condition` inlined (called per pod by every planner, several
+    times a reconcile), reading the same fields in the same order."""
+    if pod is None:
         return False
-    status = pod.get("status") or {}
-    cond = pod_condition(pod, "Ready")
-    return status.get("phase") == "Running" and cond is not None and cond.get("status") == "True"
+    meta = pod.get("metadata")
+    if meta and meta.get("deletionTimestamp"):
+        return False
+    status: Any = pod.get("status")
+    for c in (status and status.get("conditions")) or ():
+        if c.get("type") == "Ready":
+            return bool(status.get("phase") == "Running" and c.get("status") == "True")
+    return False
 
 
 def pod_containers_ready(pod: Mapping[str, Any] | None) -> bool:

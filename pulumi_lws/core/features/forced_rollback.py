@@ -83,10 +83,19 @@ def stalled_pods(
     low = start + int(ru.get("partition") or 0)
     min_ready = float(spec.get("minReadySeconds") or 0)
     by_ordinal = {}
+    outdated = False  # a candidate at all: an outdated pod at or above the partition
     for pod in pods:
-        ordinal = _ordinal(name, str((pod.get("metadata") or {}).get("name") or ""))
+        pm = pod.get("metadata") or {}
+        ordinal = _ordinal(name, str(pm.get("name") or ""))
         if ordinal is not None and start <= ordinal < start + replicas:
             by_ordinal[ordinal] = pod
+            outdated = outdated or (
+                ordinal >= low and (pm.get("labels") or {}).get(CONTROLLER_REVISION_HASH) != update_revision
+            )
+    if not outdated:
+        # nothing the final filter could keep (it requires an outdated pod at or above ``low``;
+        # the last pod of an ordinal is the one kept): the availability count cannot change that
+        return ()
     unavailable = sum(
         1
         for o in range(start, start + replicas)

@@ -1,0 +1,125 @@
+"""``stalled_pods`` returns early when no pod could be kept (no outdated pod at or above the
+partition); it equals its straightforward reading, kept here as the reference, on generated
+StatefulSets and pods (policies, partitions, budgets, revisions, readiness, deletions)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pulumi_lws.core.contract.snapshot import is_deleting
+from pulumi_lws.core.features.forced_rollback import _available, _ordinal, stalled_pods
+from pulumi_lws.core.k8s.keys import CONTROLLER_REVISION_HASH
+from pulumi_lws.core.k8s.scaling import scaled_value
+
+
+def ref_stalled_pods(
+    sts: Mapping[str, Any], pods: Iterable[Mapping[str, Any]], now: float | None = None
+) -> tuple[Mapping[str, Any], ...]:
+    spec, status, meta = sts.get("spec") or {}, sts.get("status") or {}, sts.get("metadata") or {}
+    strategy = spec.get("updateStrategy") or {}
+    update_revision = status.get("updateRevision")
+    if is_deleting(sts) or strategy.get("type", "RollingUpdate") != "RollingUpdate" or not update_revision:
+        return ()
+    if status.get("observedGeneration") != meta.get("generation"):
+        return ()
+    name = str(meta.get("name") or "")
+    start = int((spec.get("ordinals") or {}).get("start") or 0)
+    replicas = int(spec.get("replicas", 1))
+    ru = strategy.get("rollingUpdate") or {}
+    low = start + int(ru.get("partition") or 0)
+    min_ready = float(spec.get("minReadySeconds") or 0)
+    by_ordinal = {}
+    for pod in pods:
+        ordinal = _ordinal(name, str((pod.get("metadata") or {}).get("name") or ""))
+        if ordinal is not None and start <= ordinal < start + replicas:
+            by_ordinal[ordinal] = pod
+    unavailable = sum(
+        1
+        for o in range(start, start + replicas)
+        if o not in by_ordinal or is_deleting(by_ordinal[o]) or not _available(by_ordinal[o], min_ready, now)
+    )
+    ordered = spec.get("podManagementPolicy", "OrderedReady") == "OrderedReady"
+    max_unavailable = max(1, scaled_value(ru.get("maxUnavailable", 1), replicas, round_up=True))
+    if not ordered and unavailable < max_unavailable:
+        return ()
+    return tuple(
+        pod
+        for o, pod in sorted(by_ordinal.items())
+        if o >= low
+        and not is_deleting(pod)
+        and not _available(pod, min_ready, now)
+        and ((pod.get("metadata") or {}).get("labels") or {}).get(CONTROLLER_REVISION_HASH) != update_revision
+    )
+
+
+REVS = ["web-a", "web-b"]
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[dict[str, Any], list[dict[str, Any]], float | None]:
+    start = draw(st.sampled_from([0, 1]))
+    replicas = draw(st.integers(0, 4))
+    ru: dict[str, Any] = {}
+    if draw(st.booleans()):
+        ru["partition"] = draw(st.integers(0, 3))
+    if draw(st.booleans()):
+        ru["maxUnavailable"] = draw(st.sampled_from([1, 2, "50%", "100%"]))
+    sts = {
+        "metadata": {
+            "name": "web",
+            "generation": 2,
+            **({"deletionTimestamp": "x"} if draw(st.integers(0, 9)) == 0 else {}),
+        },
+        "spec": {
+            "replicas": replicas,
+            "podManagementPolicy": draw(st.sampled_from(["Parallel", "OrderedReady"])),
+            "minReadySeconds": draw(st.sampled_from([0, 5])),
+            "updateStrategy": {
+                "type": draw(st.sampled_from(["RollingUpdate"] * 5 + ["OnDelete"])),
+                "rollingUpdate": ru,
+            },
+            **({"ordinals": {"start": start}} if start else {}),
+        },
+        "status": {
+            "observedGeneration": draw(st.sampled_from([1, 2, 2, 2, 2])),
+            "updateRevision": draw(st.sampled_from(REVS)),
+        },
+    }
+    pods = []
+    for o in draw(st.lists(st.integers(0, 5), max_size=7)):
+        ready = draw(st.integers(0, 2)) == 0
+        pods.append(
+            {
+                "metadata": {
+                    "name": draw(st.sampled_from([f"web-{o}"] * 4 + [f"other-{o}"])),
+                    "labels": {CONTROLLER_REVISION_HASH: draw(st.sampled_from(REVS))},
+                    **({"deletionTimestamp": "x"} if draw(st.integers(0, 4)) == 0 else {}),
+                },
+                "status": {
+                    "phase": "Running" if ready or draw(st.booleans()) else "Pending",
+                    "conditions": [
+                        {
+                            "type": "Ready",
+                            "status": "True" if ready else "False",
+                            "lastTransitionTime": draw(
+                                st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:08Z"])
+                            ),
+                        }
+                    ],
+                },
+            }
+        )
+    now = draw(st.sampled_from([None, 1767225606.0, 1767225700.0]))
+    return sts, pods, now
+
+
+@settings(max_examples=600, deadline=None)
+@given(cases())
+def test_stalled_pods_equals_reference(case: tuple[dict[str, Any], list[dict[str, Any]], float | None]) -> None:
+    sts, pods, now = case
+    got, want = stalled_pods(sts, pods, now), ref_stalled_pods(sts, pods, now)
+    assert len(got) == len(want) and all(a is b for a, b in zip(got, want))

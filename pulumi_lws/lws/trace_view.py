@@ -13,15 +13,15 @@ Ordinal groups are identified by ordinal (leader pod ``<lws>-<i>``, worker State
 from __future__ import annotations
 
 import hashlib
+from bisect import bisect_left
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any, NamedTuple
 
 from pulumi_lws.core.contract.snapshot import (
     Snapshot,
-    annotations_of,
     is_deleting,
     labels_of,
-    pod_running_and_ready,
     pod_unschedulable,
     statefulset_ready,
     sts_partition,
@@ -46,24 +46,42 @@ def read_groups(
 
 class _Workers:
     """Pods of one LWS by every name prefix that ends before a '-': ``of("<lws>-3")`` are the pods
-    whose name starts with ``"<lws>-3-"`` (the group's worker pods), in name order."""
+    whose name starts with ``"<lws>-3-"`` (the group's worker pods), in name order.
+
+    The pods come sorted by name (``Snapshot.list``), so those of one prefix ``p`` are the run
+    ``p + "-" <= name < p + "."`` ('.' follows '-'): two bisections per group, no index of every
+    prefix. A list not sorted by ``metadata.name`` (a malformed snapshot) is indexed by prefix."""
 
     def __init__(self, snap: Snapshot) -> None:
         self.snap = snap
-        self._by_lws: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
+        self._by_lws: dict[str, tuple[list[str], list[Mapping[str, Any]]] | dict[str, list[Mapping[str, Any]]]] = {}
 
     def of(self, lws_name: str, worker_sts: str) -> list[Mapping[str, Any]]:
         index = self._by_lws.get(lws_name)
         if index is None:
-            index = {}
-            for pod in self.snap.list("Pod", **{L.NAME: lws_name}):
-                pod_name = pod["metadata"]["name"]
-                cut = pod_name.find("-")
-                while cut >= 0:
-                    index.setdefault(pod_name[:cut], []).append(pod)
-                    cut = pod_name.find("-", cut + 1)
+            pods = self.snap.list("Pod", **{L.NAME: lws_name})
+            pod_names = [pod["metadata"]["name"] for pod in pods]
+            if all(type(n) is str for n in pod_names) and all(a <= b for a, b in pairwise(pod_names)):
+                index = (pod_names, pods)
+            else:
+                index = _prefix_index(pods)
             self._by_lws[lws_name] = index
-        return index.get(worker_sts, [])
+        if isinstance(index, dict):
+            return index.get(worker_sts, [])
+        pod_names, pods = index
+        return pods[bisect_left(pod_names, worker_sts + "-") : bisect_left(pod_names, worker_sts + ".")]
+
+
+def _prefix_index(pods: list[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """The pods by every name prefix ending before a '-', in list order."""
+    index: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in pods:
+        pod_name = pod["metadata"]["name"]
+        cut = pod_name.find("-")
+        while cut >= 0:
+            index.setdefault(pod_name[:cut], []).append(pod)
+            cut = pod_name.find("-", cut + 1)
+    return index
 
 
 class GroupCounts(NamedTuple):
@@ -227,20 +245,36 @@ def _cell(
 
 
 def _state(snap: Snapshot, leader: Mapping[str, Any], worker_name: str, size: int, target: str) -> str:
-    """The legend state (U u o x) of the group whose leader pod is ``leader``."""
-    size = int(annotations_of(leader).get(L.SIZE, size))
+    """The legend state (U u o x) of the group whose leader pod is ``leader``.
+
+    ``pod_running_and_ready(leader)``, ``statefulset_ready`` and ``revision_of`` composed, the
+    leader's metadata read once (this runs for every group of every trace row and observation)."""
+    meta = leader.get("metadata") or {}
+    size = int((meta.get("annotations") or {}).get(L.SIZE, size))
     workers = snap.get("StatefulSet", worker_name) if size > 1 else None
-    ready = pod_running_and_ready(leader) and (size == 1 or statefulset_ready(workers))
-    updated = revision_of(leader) == target and (size == 1 or revision_of(workers) == target)
+    ready = False
+    if not meta.get("deletionTimestamp"):
+        status = leader.get("status") or {}
+        if status.get("phase") == "Running":
+            for c in status.get("conditions") or []:  # pod_condition(leader, "Ready"): the first
+                if c.get("type") == "Ready":
+                    ready = c.get("status") == "True" and (size == 1 or statefulset_ready(workers))
+                    break
+    updated = (meta.get("labels") or {}).get(L.TEMPLATE_REVISION_HASH) == target and (
+        size == 1 or revision_of(workers) == target
+    )
     return ("U" if ready else "u") if updated else ("o" if ready else "x")
 
 
 def _detail(leader: Mapping[str, Any], worker_name: str, pods: _Workers) -> str:
-    if is_deleting(leader):
+    meta = leader.get("metadata") or {}
+    if meta.get("deletionTimestamp"):  # is_deleting
         return "terminating"
     if (leader.get("spec") or {}).get("schedulingGates"):
         return "gated"
-    group_workers = pods.of(labels_of(leader).get(L.NAME, ""), worker_name)
-    if pod_unschedulable(leader) or any(pod_unschedulable(p) for p in group_workers):
+    if pod_unschedulable(leader):
+        return "unschedulable"
+    group_workers = pods.of((meta.get("labels") or {}).get(L.NAME, ""), worker_name)
+    if any(pod_unschedulable(p) for p in group_workers):
         return "unschedulable"
     return ""

@@ -164,3 +164,118 @@ def test_counts_of_a_known_fleet() -> None:
         objs.append(sts(f"{NAME}-{i}", 1, rev=rev, ready=workers_ready))
     counts = count_groups(Snapshot.of(objs), NAME, 2, "bbb")
     assert (counts.replicas, counts.live, counts.available, counts.updated) == (4, 3, 2, 2)
+
+
+# ---- the per-group readers against the straightforward composition they replaced -------------
+
+
+def reference_state(snap: Snapshot, leader: Any, worker_name: str, size: int, target: str) -> str:
+    from pulumi_lws.core.contract.snapshot import annotations_of, pod_running_and_ready, statefulset_ready
+    from pulumi_lws.lws.observe import revision_of
+
+    size = int(annotations_of(leader).get(L.SIZE, size))
+    workers = snap.get("StatefulSet", worker_name) if size > 1 else None
+    ready = pod_running_and_ready(leader) and (size == 1 or statefulset_ready(workers))
+    updated = revision_of(leader) == target and (size == 1 or revision_of(workers) == target)
+    return ("U" if ready else "u") if updated else ("o" if ready else "x")
+
+
+class ReferenceWorkers:
+    """The index of every name prefix ending before a '-'."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        self.snap = snap
+
+    def of(self, lws_name: str, worker_sts: str) -> list[Any]:
+        return [
+            p for p in self.snap.list("Pod", **{L.NAME: lws_name}) if p["metadata"]["name"].startswith(worker_sts + "-")
+        ]
+
+
+def reference_detail(leader: Any, worker_name: str, pods: Any) -> str:
+    from pulumi_lws.core.contract.snapshot import is_deleting, labels_of, pod_unschedulable
+
+    if is_deleting(leader):
+        return "terminating"
+    if (leader.get("spec") or {}).get("schedulingGates"):
+        return "gated"
+    group_workers = pods.of(labels_of(leader).get(L.NAME, ""), worker_name)
+    if pod_unschedulable(leader) or any(pod_unschedulable(p) for p in group_workers):
+        return "unschedulable"
+    return ""
+
+
+@st.composite
+def detailed(draw, base) -> Snapshot:
+    """``base`` observations, some pods gated or unschedulable (a scheduler's condition before or
+    after Ready), plus pods named like a group's workers with more dashes, or a '.' or '/' where
+    the workers' '-' is (the bounds of the name-order run of one group's workers)."""
+    objs = [dict(o) for o in draw(base).objects.values()]
+    for i in draw(st.lists(st.integers(0, 12), unique=True, max_size=4)):
+        suffix = draw(st.sampled_from(["-2", "-x-1", "-1-1", ".1", "/1", "-", "0-1"]))
+        objs.append(pod(f"{NAME}-{i}{suffix}", rev=draw(revs), ready=False, deleting=False))
+    for o in objs:
+        if o["kind"] != "Pod":
+            continue
+        if draw(flags):
+            o["spec"] = {"schedulingGates": [{"name": "g"}]} if draw(flags) else {}
+        if draw(flags):
+            sched = {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": draw(st.sampled_from([None, "Unschedulable", "SchedulingGated"])),
+            }
+            conds = list(o["status"]["conditions"])
+            conds.insert(draw(st.integers(0, len(conds))), sched)
+            o["status"] = {**o["status"], "conditions": conds}
+    return Snapshot.of(objs)
+
+
+def reference_view(snap: Snapshot, size: int, target: str, hash_mode: bool, monkeypatch: Any) -> Any:
+    import pulumi_lws.lws.trace_view as tv
+
+    with monkeypatch.context() as m:
+        m.setattr(tv, "_state", reference_state)
+        m.setattr(tv, "_detail", reference_detail)
+        m.setattr(tv, "_Workers", ReferenceWorkers)
+        return read_groups(snap, NAME, 3, size, target, hash_mode), count_groups(snap, NAME, size, target, hash_mode)
+
+
+@settings(max_examples=300)
+@given(detailed(ordinal_observations()), st.sampled_from((1, 2)), st.sampled_from(("aaa", "bbb")), flags)
+def test_cells_and_counts_equal_the_straightforward_readers(snap: Snapshot, size: int, target: str, mode: bool) -> None:
+    import pytest
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        expected = reference_view(snap, size, target, mode, monkeypatch)
+    assert (read_groups(snap, NAME, 3, size, target, mode), count_groups(snap, NAME, size, target, mode)) == expected
+
+
+@settings(max_examples=200)
+@given(detailed(hash_observations()), st.sampled_from((1, 2)), st.sampled_from(("aaa", "bbb")))
+def test_hash_cells_equal_the_straightforward_readers(snap: Snapshot, size: int, target: str) -> None:
+    import pytest
+
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        expected = reference_view(snap, size, target, True, monkeypatch)
+    assert (read_groups(snap, NAME, 3, size, target, True), count_groups(snap, NAME, size, target, True)) == expected
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(st.text(alphabet="w-1./", max_size=6), max_size=12),
+    st.lists(st.text(alphabet="w-1./", max_size=4), min_size=1, max_size=4),
+)
+def test_a_groups_workers_are_the_pods_named_after_it(pod_names: list[str], queries: list[str]) -> None:
+    """``_Workers.of(lws, p)``: the pods of the LWS whose name starts with ``p + "-"``, in name
+    order (the two bisections' bounds), also when the names are not in order (the prefix index)."""
+    from pulumi_lws.lws.trace_view import _Workers
+
+    snap = Snapshot.of([pod(n, rev=None, ready=True, deleting=False) for n in dict.fromkeys(pod_names)])
+    unsorted = Snapshot(
+        {("Pod", f"k{i}"): pod(n, rev=None, ready=True, deleting=False) for i, n in enumerate(reversed(pod_names))}
+    )
+    for s in (snap, unsorted):
+        workers, reference = _Workers(s), ReferenceWorkers(s)
+        for q in queries:
+            assert workers.of(NAME, q) == reference.of(NAME, q)

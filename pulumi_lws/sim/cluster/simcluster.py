@@ -26,6 +26,7 @@ from pulumi_lws.sim.cluster.clock import Clock
 from pulumi_lws.sim.cluster.deployment import DeploymentController, ReplicaSetController
 from pulumi_lws.sim.cluster.gc import GarbageCollector
 from pulumi_lws.sim.cluster.kubelet import Kubelet, KubeletConfig, set_condition
+from pulumi_lws.sim.cluster.observation import Observations
 from pulumi_lws.sim.cluster.scheduler import Scheduler
 from pulumi_lws.sim.cluster.statefulset import StatefulSetController
 from pulumi_lws.sim.cluster.store import Conflict, NotFound, SimError, Store, meta, strip_internal
@@ -70,6 +71,7 @@ class SimCluster:
         self.deployments = DeploymentController(self.store, self.clock, self.replicasets)
         self.gc = GarbageCollector(self.store)
         self.applier = Applier(self.store)
+        self.observations = Observations(self.store)
         #: ``(apiVersion, kind)`` this simulated API server does not serve (:meth:`serves_api`)
         self.unserved_apis: set[tuple[str, str]] = set()
         for node in nodes:
@@ -77,26 +79,16 @@ class SimCluster:
 
     # ---- Observer ------------------------------------------------------------------------
     def observe(self, scope: Scope) -> Snapshot:
-        def sel(kind: str) -> dict:
-            pairs = scope.selector_for(kind)
-            return {
-                "matchLabels": {k: v for k, v in pairs.items() if v is not None},
-                "matchExpressions": [{"key": k, "operator": "Exists"} for k, v in pairs.items() if v is None],
-            }
-
-        # copies re-made only for objects written since the last observe (Store.observed)
-        objs = [
-            self.store.observed(o) for kind in scope.kinds for o in self.store.list(kind, scope.namespace, sel(kind))
-        ]
-        if scope.nodes:
-            objs += [self.store.observed(n) for n in self.store.list("Node")]
+        # kept between observations, re-read only for objects written since (sim/cluster/observation.py)
+        reads = tuple((kind, tuple(scope.selector_for(kind).items())) for kind in scope.kinds)
+        objects = self.observations.objects(scope.namespace, reads, scope.nodes)
         capacity = None
         if scope.capacity:  # the opt-in capacity check: every Node and every bound pod of the cluster
             capacity = NodeCapacity.of(
                 (self.store.observed(n) for n in self.store.list("Node")),
                 (self.store.observed(p) for p in self.store.list("Pod")),
             )
-        return Snapshot.of(objs, now=self.clock.epoch, capacity=capacity)
+        return Snapshot(objects, now=self.clock.epoch, capacity=capacity)
 
     # ---- Actuator ------------------------------------------------------------------------
     def execute(self, namespace: str, actions: Sequence[Action]) -> list[str]:

@@ -129,6 +129,8 @@ class Store:
         self.unbound_pods: set[str] = set()
         #: uids of Pods written (or created) since the kubelet took this set (``Kubelet.sync_all``)
         self.pods_written: set[str] = set()
+        #: sets registered by :meth:`watch`: each gets the uid of every object written, created or removed
+        self._watchers: builtins.list[set[str]] = []
         self._ip_counter = 10
         #: kubelet hook: is this (deleting) pod done terminating? Installed by the cluster.
         self.pod_terminated = lambda pod: not (pod.get("spec") or {}).get("nodeName")
@@ -185,6 +187,16 @@ class Store:
         stripped = strip_internal(obj) if hit is None else refreshed(hit[1], obj)
         self._observed[uid] = (rv, stripped)
         return stripped
+
+    def watch(self) -> set[str]:
+        """A new set the store adds to the uid of every object written (:meth:`touch`, so every
+        create), or removed, from now on; the watcher empties it as it likes. :meth:`unwatch` ends it."""
+        watcher: set[str] = set()
+        self._watchers.append(watcher)
+        return watcher
+
+    def unwatch(self, watcher: set[str]) -> None:
+        self._watchers = [w for w in self._watchers if w is not watcher]
 
     def dependents_epoch(self, uid: str) -> int:
         """Changes whenever a dependent of ``uid`` is created, written, re-owned or removed."""
@@ -259,6 +271,8 @@ class Store:
         if spec_changed:
             m["generation"] = int(m.get("generation") or 0) + 1
         uid = m["uid"]
+        for watcher in self._watchers:
+            watcher.add(uid)
         if m.get("deletionTimestamp") or (m.get("ownerReferences") and self.all_owners_gone(obj)):
             self._gc_candidate(uid)
         if obj["kind"] == "Pod":
@@ -391,6 +405,8 @@ class Store:
         self.pods_written.discard(m["uid"])
         self._unindex_owners(obj)
         self.version += 1
+        for watcher in self._watchers:
+            watcher.add(m["uid"])
         for dependent in self._dependents.get(m["uid"], ()):  # their last owner may be gone now
             if dependent in self._by_uid:
                 self._gc_candidate(dependent)

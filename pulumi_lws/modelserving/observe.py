@@ -162,7 +162,11 @@ class _Observer:
         """A role replica's state and its pods' deletion cost (module invariants); ``sts`` and
         ``pods`` are its objects in name order."""
         ms = self.ms
-        cost = deletion_cost(pods)
+        cost = 0
+        for p in pods:  # deletion_cost, inlined: per replica, and most pods carry no cost
+            ann = annotations_of(p)
+            if K.POD_DELETION_COST in ann:
+                cost += deletion_cost((p,))
         if not sts and is_legacy(sts, pods):
             template_hash = _first_hash(sts, pods)
             return _legacy_state(
@@ -187,7 +191,7 @@ class _Observer:
             elif name == worker_name:
                 worker = o
             deleting = deleting or is_deleting(o)
-        template_hash = _first_hash([o for o in (entry, worker) if o is not None], pods)
+        template_hash = _first_hash((entry, worker), pods)
         if deleting:
             return self.state(role, r, template_hash, DELETING, cost), cost
         memo = (role, template_hash, group_revision)
@@ -200,10 +204,13 @@ class _Observer:
         return self.state(role, r, template_hash, RUNNING if ready else CREATING, cost), cost
 
 
-def _first_hash(sts: Iterable[Obj], pods: Iterable[Obj]) -> str:
-    """The first ``role-template-hash`` among ``sts`` (entry, worker), then ``pods`` (name order)."""
+def _first_hash(sts: Iterable[Obj | None], pods: Iterable[Obj]) -> str:
+    """The first ``role-template-hash`` among ``sts`` (entry, worker; None: absent), then ``pods``
+    (name order)."""
     for objs in (sts, pods):
         for o in objs:
+            if o is None:
+                continue
             h = labels_of(o).get(L.ROLE_TEMPLATE_HASH)
             if h:
                 return h
@@ -272,13 +279,16 @@ def legacy_worker_replicas(
     return out
 
 
-def _group_revision(sts: Iterable[Obj], pods: Iterable[Obj]) -> str:
-    for objs in (sts, pods):
+def _group_revision(sts: Iterable[Sequence[Obj]], pods: Iterable[Sequence[Obj]]) -> str:
+    """The most common ``revision`` label of the group's StatefulSets (ties: the smallest), else of
+    its pods, else ``""``; ``sts`` and ``pods``: the group's objects, one sequence per replica."""
+    for lists in (sts, pods):
         counts: dict[str, int] = {}
-        for o in objs:
-            rev = labels_of(o).get(L.REVISION)
-            if rev is not None and rev != "":
-                counts[rev] = counts.get(rev, 0) + 1
+        for objs in lists:
+            for o in objs:
+                rev = labels_of(o).get(L.REVISION)
+                if rev is not None and rev != "":
+                    counts[rev] = counts.get(rev, 0) + 1
         if len(counts) == 1:
             return next(iter(counts))
         if counts:
@@ -336,7 +346,7 @@ def observe_groups(
     for g, keys in replicas.by_group():
         sts_lists = [replicas.statefulsets_of(k) for k in keys]
         pod_lists = [replicas.pods_of(k) for k in keys]
-        revision = _group_revision((o for objs in sts_lists for o in objs), (p for objs in pod_lists for p in objs))
+        revision = _group_revision(sts_lists, pod_lists)
         roles = []
         cost = 0
         for (_, role, r), sts, pods in zip(keys, sts_lists, pod_lists):

@@ -53,6 +53,9 @@ def _available(pod: Mapping[str, Any], min_ready: float, now: float | None) -> b
     return since is not None and now - since >= min_ready
 
 
+_UNKNOWN = object()
+
+
 def _controller_uid(obj: Mapping[str, Any]) -> str | None:
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
         if ref.get("controller"):
@@ -129,16 +132,25 @@ def forced_rollback_actions(
     StatefulSet name (default Background), e.g. Foreground for an LWS leader pod that owns its
     group's workers."""
     by_owner: dict[str, list[Mapping[str, Any]]] = {}
+    revisions: dict[str, set[Any]] = {}  # controller uid -> the revision labels of its pods
     for pod in pods:
         uid = _controller_uid(pod)
         if uid is not None:
             by_owner.setdefault(uid, []).append(pod)
+            seen = revisions.setdefault(uid, set())
+            try:
+                seen.add(((pod.get("metadata") or {}).get("labels") or {}).get(CONTROLLER_REVISION_HASH))
+            except TypeError:  # an unhashable label value (malformed input): never "all updated"
+                seen.add(_UNKNOWN)
     skipped, out = set(skip), []
     for sts in statefulsets:
         meta = sts.get("metadata") or {}
-        owned = by_owner.get(str(meta.get("uid") or ""), [])
+        uid = str(meta.get("uid") or "")
+        owned = by_owner.get(uid, [])
         if not owned:
             continue
+        if revisions[uid] == {(sts.get("status") or {}).get("updateRevision")}:
+            continue  # every pod on the update revision: none is outdated, stalled_pods finds none
         mode = (propagation or {}).get(str(meta.get("name")), "Background")
         for pod in stalled_pods(sts, owned, now):
             pm = pod.get("metadata") or {}

@@ -1,6 +1,7 @@
-"""``stalled_pods`` returns early when no pod could be kept (no outdated pod at or above the
-partition); it equals its straightforward reading, kept here as the reference, on generated
-StatefulSets and pods (policies, partitions, budgets, revisions, readiness, deletions)."""
+"""``stalled_pods`` and ``forced_rollback_actions`` return early when no pod could be kept (no
+outdated pod at or above the partition, or every pod of a StatefulSet on its update revision);
+each equals its straightforward reading, kept here as the reference, on generated StatefulSets and
+pods (policies, partitions, budgets, revisions, readiness, deletions, owners)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pulumi_lws.core.contract.snapshot import is_deleting
-from pulumi_lws.core.features.forced_rollback import _available, _ordinal, stalled_pods
+from pulumi_lws.core.contract.stage import Action
+from pulumi_lws.core.features.forced_rollback import (
+    FORCED_ROLLBACK_REASON,
+    _available,
+    _controller_uid,
+    _ordinal,
+    forced_rollback_actions,
+    stalled_pods,
+)
 from pulumi_lws.core.k8s.keys import CONTROLLER_REVISION_HASH
 from pulumi_lws.core.k8s.scaling import scaled_value
 
@@ -123,3 +132,64 @@ def test_stalled_pods_equals_reference(case: tuple[dict[str, Any], list[dict[str
     sts, pods, now = case
     got, want = stalled_pods(sts, pods, now), ref_stalled_pods(sts, pods, now)
     assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
+
+
+def ref_forced_rollback_actions(statefulsets, pods, *, now=None, skip=(), propagation=None):
+    by_owner: dict[str, list[Mapping[str, Any]]] = {}
+    for pod in pods:
+        uid = _controller_uid(pod)
+        if uid is not None:
+            by_owner.setdefault(uid, []).append(pod)
+    skipped, out = set(skip), []
+    for s in statefulsets:
+        meta = s.get("metadata") or {}
+        owned = by_owner.get(str(meta.get("uid") or ""), [])
+        if not owned:
+            continue
+        mode = (propagation or {}).get(str(meta.get("name")), "Background")
+        for pod in ref_stalled_pods(s, owned, now):
+            pm = pod.get("metadata") or {}
+            name = str(pm.get("name") or "")
+            if name in skipped:
+                continue
+            skipped.add(name)
+            out.append(
+                Action("delete", "Pod", name, {"propagation": mode}, uid=pm.get("uid"), reason=FORCED_ROLLBACK_REASON)
+            )
+    return tuple(out)
+
+
+@st.composite
+def fleets(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]], float | None]:
+    """Two or three StatefulSets (one of them without status), their pods owned by uid (some by
+    none or by a non-controller reference), revision labels missing or unhashable now and then."""
+    statefulsets, pods = [], []
+    now = None
+    for n in range(draw(st.integers(1, 3))):
+        s, owned, now = draw(cases())
+        s["metadata"]["uid"] = f"u{n}"
+        if draw(st.integers(0, 9)) == 0:
+            s.pop("status")
+        for p in owned:
+            ref = draw(st.sampled_from(["controller", "controller", "controller", "plain", "none"]))
+            if ref != "none":
+                p["metadata"]["ownerReferences"] = [{"uid": f"u{n}", "controller": ref == "controller"}]
+            p["metadata"]["uid"] = f"p{len(pods)}"
+            label = draw(st.sampled_from(["keep"] * 6 + ["drop", "unhashable"]))
+            if label == "drop":
+                p["metadata"]["labels"].pop(CONTROLLER_REVISION_HASH)
+            elif label == "unhashable":
+                p["metadata"]["labels"][CONTROLLER_REVISION_HASH] = ["web-a"]
+            pods.append(p)
+        statefulsets.append(s)
+    return statefulsets, pods, now
+
+
+@settings(max_examples=400, deadline=None)
+@given(fleets(), st.lists(st.sampled_from(["web-0", "web-1", "web-2"]), max_size=2))
+def test_forced_rollback_actions_equal_reference(
+    fleet: tuple[list[dict[str, Any]], list[dict[str, Any]], float | None], skip: list[str]
+) -> None:
+    statefulsets, pods, now = fleet
+    got = forced_rollback_actions(statefulsets, pods, now=now, skip=skip)
+    assert got == ref_forced_rollback_actions(statefulsets, pods, now=now, skip=skip)

@@ -251,7 +251,7 @@ def failure_time(pod: Pod) -> float | None:
 
 def pod_failure(pod: Pod) -> str | None:
     """Why ``pod`` needs ``handleErrorPod`` (None: healthy, deleting, or simply not ready yet)."""
-    if is_deleting(pod) or pod_running_and_ready(pod):
+    if pod_running_and_ready(pod) or is_deleting(pod):  # the common case (ready) first: one call
         return None
     st = pod.get("status") or {}
     phase = st.get("phase") or "Pending"

@@ -69,7 +69,8 @@ def converged_snapshot(
         snapshot = _synthesised(scenario, new)
         if snapshot is not None:
             return snapshot
-    runner = TimelineRunner(scenario, "pure")
+    # stepped: the synthesiser was tried above and declined (or the stepped reference is asked for)
+    runner = TimelineRunner(scenario, "pure", synthesise=False)
     runner.freeze_between_reconciles()
     try:
         for obj in scenario.objects:

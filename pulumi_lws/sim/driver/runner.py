@@ -86,7 +86,16 @@ class RunResult:
 class Runner:
     """One run of a scenario. A program scenario gets a workspace (removed by ``run``/``close``)."""
 
-    def __init__(self, scenario: Scenario, engine: str | Engine | None = None, probe: Probe | None = None) -> None:
+    def __init__(
+        self,
+        scenario: Scenario,
+        engine: str | Engine | None = None,
+        probe: Probe | None = None,
+        *,
+        synthesise: bool = True,
+    ) -> None:
+        #: False: the warm-up is always stepped (the reference the seeded one is tested against)
+        self.synthesise = synthesise
         self._collector = FrozenBetweenReconciles()  # run() starts it: sim/driver/collector.py
         self.sc = scenario
         self.workspace = Workspace.for_program(scenario.program) if scenario.program is not None else None
@@ -156,13 +165,17 @@ class Runner:
     def _reconcile(self) -> EngineStep:
         step = self.engine.step(self.cluster, self.desired, keep=self.sc.apply_keep)
         self.stages += step.stages
+        self._use_budgets()
+        self._collector.freeze(collect=getattr(self.engine, "makes_garbage_cycles", True))
+        return step
+
+    def _use_budgets(self) -> None:
+        """The budgets of the spec the reconcile used, for the next rows' invariants."""
         spec = self._parsed()
         if spec is not None:
             budgets = self.spec.workload.budgets(spec)
             self.budget.use(budgets[""])  # the whole-workload budget
             self.role_budgets.use(budgets)  # and each role's
-        self._collector.freeze(collect=getattr(self.engine, "makes_garbage_cycles", True))
-        return step
 
     def _view(self) -> GroupsView | None:
         """The row's view of the cluster, from its own observation — deliberately not the engine
@@ -177,7 +190,9 @@ class Runner:
         workload = self.spec.workload
         snap = self.cluster.observe(workload.scope(spec, nodes=False))
         self._last_snapshot = snap  # the row's demand reads the same observation
-        view = workload.trace_view(spec, snap)
+        return self._stabilised(workload.trace_view(spec, snap))
+
+    def _stabilised(self, view: GroupsView) -> GroupsView:
         return replace(view, cells=self._stable(view.cells))
 
     def _demand(self) -> dict:
@@ -200,8 +215,9 @@ class Runner:
             self._seen.setdefault(c.id, len(self._seen))
         return tuple(sorted(cells, key=lambda c: (0, int(c.id), 0) if c.id.isdigit() else (1, 0, self._seen[c.id])))
 
-    def _row(self, note: str = "", step: EngineStep | None = None) -> TraceRow | None:
-        view = self._view()
+    def _row(self, note: str = "", step: EngineStep | None = None, view: GroupsView | None = None) -> TraceRow | None:
+        """The row of the cluster now (``view``: of a view read elsewhere, the seeded warm-up's)."""
+        view = self._view() if view is None else self._stabilised(view)
         if view is None:
             return None
         stage = step.stage if step else (self.stages[-1] if self.stages else None)  # latest verdict
@@ -341,7 +357,14 @@ class Runner:
 
     # ---- the loop ------------------------------------------------------------------------
     def warm_up(self) -> None:
-        """``start: converged``: roll the initial spec out instantly at t=0 (not traced)."""
+        """``start: converged``: roll the initial spec out instantly at t=0 (not traced). Seeded
+        from the synthesised converged cluster where that applies (:mod:`~pulumi_lws.sim.driver.seed`,
+        unless :attr:`synthesise` is False), else stepped: reconcile rounds on an instant kubelet."""
+        if self.synthesise:
+            from pulumi_lws.sim.driver.seed import seeded_warm_up  # it imports this module
+
+            if seeded_warm_up(self):
+                return
         self.cluster.kubelet.config.instant = True
         self._warming = True
         try:
@@ -359,6 +382,24 @@ class Runner:
             self.demand.clear()
             self.violations.clear()
             self.stages.clear()
+
+    def _replay_warm_up(self, rounds: list[tuple[Stage, GroupsView]]) -> None:
+        """What the stepped warm-up's rounds leave in the runner (the seeded warm-up's cluster is
+        already loaded): per round (its stage, the view its row reads) the stage, the budgets and
+        the row — the armed floors and the groups' first-seen order — then cleared as there."""
+        self._warming = True
+        try:
+            for stage, view in rounds:
+                self.stages.append(stage)
+                self._use_budgets()
+                self._row(view=view)
+        finally:
+            self._warming = False
+            self.rows.clear()
+            self.demand.clear()
+            self.violations.clear()
+            self.stages.clear()
+        self._collector.freeze(collect=False)  # as after a pure reconcile: the synthesiser makes no cycle
 
     def run(self) -> RunResult:
         """Run to convergence or ``maxTime``; the workspace is removed afterwards. What each

@@ -12,6 +12,11 @@ objects, the same ControllerRevisions, pod labels, conditions and container stat
 the kubelet's admission order), and nothing else. Generic: it knows Kubernetes kinds (a
 StatefulSet's pods and revisions), never an API's.
 
+Used by ``render --stage steady`` and ``plan`` (their converged snapshot) and by the Runner's
+warm-up itself, which loads the synthesised objects into its cluster instead of stepping
+(:mod:`~pulumi_lws.sim.driver.seed`). With ``history_objects`` False (``statefulSetRevisions:
+internal``) no ControllerRevision is written: the controller keeps its revisions itself.
+
 It applies only where the simulator's settle is that simple; anything else raises
 :class:`Unsupported` inside and :func:`converge` returns None, so the caller runs the simulator:
 Nodes in the pool (placement, exclusive topology), the capacity check, a rendered kind the
@@ -30,7 +35,7 @@ prints). tests/sim/driver/test_synth.py compares both paths: snapshots equal but
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,22 +91,33 @@ class SynthCluster:
     """The objects an instant-kubelet :class:`SimCluster` holds after each settle at t=0 (module
     docstring), and an :class:`~pulumi_lws.core.contract.ports.Observer` over them."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, history_objects: bool = True, hasher: TemplateHasher | None = None) -> None:
         self._objs: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+        #: every object in creation order (uid order): what :mod:`~pulumi_lws.sim.driver.seed` stores
+        self.created: list[dict[str, Any]] = []
+        #: the StatefulSet controller's ``history_objects``: revisions as ControllerRevision objects
+        #: (else the controller keeps them itself and rebuilds them at its first sync)
+        self.history_objects = history_objects
         self._uids = 0
         self._versions = 0
-        self._cluster_ips = 10  # Store._ip_counter
-        self._pod_ips = 0  # Kubelet._ip
-        self._registered: set[tuple[str, str, str]] = set()  # what the stack declared last time
-        self._revisions: dict[str, str] = {}  # StatefulSet uid -> its (only) revision name
+        self.cluster_ips = 10  # Store._ip_counter
+        self.pod_ips = 0  # Kubelet._ip
+        #: the applier's stack state: each key's manifest as last registered, in first-registration order
+        self.registered: dict[tuple[str, str, str], dict[str, Any]] = {}
+        #: the applier's dependencies of the stack as last applied (every upsert done: the last round's)
+        self.dependencies: dict[tuple[str, str, str], tuple[tuple[str, str, str], ...]] = {}
+        #: key -> (manifest, the live object, its resourceVersion then) of the last apply that found
+        #: the manifest unchanged on it (the applier's ``unchanged_at``: valid while that version lasts)
+        self.unchanged: dict[tuple[str, str, str], tuple[dict[str, Any], dict[str, Any], str]] = {}
+        self.revisions: dict[str, str] = {}  # StatefulSet uid -> its (only) revision name
         self._pods: dict[str, dict[int, dict[str, Any]]] = {}  # StatefulSet uid -> its pods by ordinal
-        self._hasher = TemplateHasher()  # the StatefulSet controller's, memoised per piece
+        self._hasher = hasher or TemplateHasher()  # the StatefulSet controller's (memoised per piece: a pure memo)
         self._order: dict[str, list[dict[str, Any]]] = {}  # kind -> its objects by (namespace, name)
 
     # ---- the store ------------------------------------------------------------------------
     def allocate_cluster_ip(self) -> str:  # defaults.apply_defaults(Service) calls it
-        self._cluster_ips += 1
-        return f"10.96.{self._cluster_ips // 250}.{self._cluster_ips % 250 + 1}"
+        self.cluster_ips += 1
+        return f"10.96.{self.cluster_ips // 250}.{self.cluster_ips % 250 + 1}"
 
     def get(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
         return self._objs.get(kind, {}).get(("" if kind in CLUSTER_SCOPED else namespace or "default", name))
@@ -129,6 +145,7 @@ class SynthCluster:
         new["status"] = dict(new.get("status") or {})
         apply_defaults(new, self)
         self._objs.setdefault(kind, {})[(m["namespace"], m["name"])] = new
+        self.created.append(new)
         self._order.pop(kind, None)
         self._touch(new)
         return new
@@ -165,19 +182,22 @@ class SynthCluster:
 
     # ---- apply (sim/cluster/apply.py, a run without crash) --------------------------------
     def apply(self, manifests: Sequence[Mapping[str, Any]], dependencies: Mapping[tuple, Iterable[tuple]]) -> None:
-        desired = {key_of(m): m for m in manifests}
-        if self._registered - set(desired):
+        desired = {key_of(m): m if type(m) is dict else dict(m) for m in manifests}
+        if any(key not in desired for key in self.registered):
             raise Unsupported("deletion of an object the stack no longer declares")
-        for key in topological_order(list(desired), resolve_dependencies(desired, dependencies)):
+        deps = resolve_dependencies(desired, dependencies)
+        for key in topological_order(list(desired), deps):
             live = self.get(*key)
             if live is None:
                 self._create(desired[key])
-                continue
-            want = dict(desired[key])
-            apply_defaults(want, self, existing=live)
-            if immutable_changes(key[0], live, want) or _differs(live, want):
-                raise Unsupported(f"update of {key[0]}/{key[2]}")
-        self._registered = set(desired)
+            else:
+                want = dict(desired[key])
+                apply_defaults(want, self, existing=live)
+                if immutable_changes(key[0], live, want) or _differs(live, want):
+                    raise Unsupported(f"update of {key[0]}/{key[2]}")
+                self.unchanged[key] = (desired[key], live, live["metadata"]["resourceVersion"])
+            self.registered[key] = desired[key]
+        self.dependencies = deps
         self._settle()
 
     # ---- the controllers' settle at t=0 ----------------------------------------------------
@@ -198,26 +218,27 @@ class SynthCluster:
         if spec.get("volumeClaimTemplates"):
             raise Unsupported("volumeClaimTemplates")
         template = spec.get("template") or {}
-        revision = self._revisions.get(m["uid"])
+        revision = self.revisions.get(m["uid"])
         if revision is None:
             digest = self._hasher.hash(template)
-            revision = self._revisions[m["uid"]] = f"{m['name']}-{digest}"
-            labels = dict((template.get("metadata") or {}).get("labels") or {})
-            labels[REVISION_HASH_LABEL] = digest
-            self._create(
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "ControllerRevision",
-                    "metadata": {
-                        "name": revision,
-                        "namespace": m["namespace"],
-                        "labels": labels,
-                        "ownerReferences": [owner_ref(sts)],
-                    },
-                    "data": {"spec": {"template": {**template, "$patch": "replace"}}},
-                    "revision": 1,
-                }
-            )
+            revision = self.revisions[m["uid"]] = f"{m['name']}-{digest}"
+            if self.history_objects:  # else the controller keeps it internally
+                labels = dict((template.get("metadata") or {}).get("labels") or {})
+                labels[REVISION_HASH_LABEL] = digest
+                self._create(
+                    {
+                        "apiVersion": "apps/v1",
+                        "kind": "ControllerRevision",
+                        "metadata": {
+                            "name": revision,
+                            "namespace": m["namespace"],
+                            "labels": labels,
+                            "ownerReferences": [owner_ref(sts)],
+                        },
+                        "data": {"spec": {"template": {**template, "$patch": "replace"}}},
+                        "revision": 1,
+                    }
+                )
         start = int((spec.get("ordinals") or {}).get("start") or 0)
         wanted = range(start, start + int(spec.get("replicas", 1)))
         pods = self._pods.setdefault(m["uid"], {})
@@ -266,6 +287,7 @@ class SynthCluster:
         pod["status"] = {}
         apply_defaults(pod, self)  # restartPolicy, phase Pending
         self._objs.setdefault("Pod", {})[(m["namespace"], m["name"])] = pod
+        self.created.append(pod)
         self._order.pop("Pod", None)
         self._touch(pod)
         return pod
@@ -273,14 +295,14 @@ class SynthCluster:
     def _run(self, pod: dict[str, Any]) -> None:
         """The scheduler's bind to the implicit node, then the instant kubelet's admission."""
         pod["spec"]["nodeName"] = DEFAULT_NODE
-        self._pod_ips += 1
+        self.pod_ips += 1
         status = pod["status"]
         status["phase"] = "Running"
         status["conditions"] = [
             {"type": t, "status": "True", "lastTransitionTime": _TS}
             for t in ("PodScheduled", "ContainersReady", "Initialized", "Ready")
         ]
-        status["podIP"] = f"10.244.{self._pod_ips // 250}.{self._pod_ips % 250 + 1}"
+        status["podIP"] = f"10.244.{self.pod_ips // 250}.{self.pod_ips % 250 + 1}"
         status["hostIP"] = "10.0.0.1"
         status["startTime"] = _TS
         status["containerStatuses"] = [
@@ -298,7 +320,7 @@ class SynthCluster:
 
     def _status(self, sts: dict[str, Any]) -> None:
         m = sts["metadata"]
-        revision = self._revisions[m["uid"]]
+        revision = self.revisions[m["uid"]]
         count = len(self._pods[m["uid"]])
         status = {
             "observedGeneration": m["generation"],
@@ -327,12 +349,25 @@ class SynthCluster:
             self._touch(obj)
 
 
-def converge(workload: Workload, spec: Any, options: Any, *, check_capacity: bool | None) -> Converged | None:
+def converge(
+    workload: Workload,
+    spec: Any,
+    options: Any,
+    *,
+    check_capacity: bool | None,
+    history_objects: bool = True,
+    hasher: TemplateHasher | None = None,
+    on_round: Callable[[Stage, Any], None] | None = None,
+) -> Converged | None:
     """The cluster the warm-up leaves (``Runner.warm_up`` on an instant kubelet, no Node, no
-    fault), or None where it is not synthesised (module docstring: the caller simulates)."""
+    fault), or None where it is not synthesised (module docstring: the caller simulates).
+    ``history_objects``: the StatefulSet controller's (False: no ControllerRevision object);
+    ``hasher``: the template hasher to use (the seeded cluster's controller's: its memo warmed);
+    ``on_round(stage, view)``: after every round, its stage and the trace view the warm-up's row
+    reads then (the seeded warm-up replays its rows: sim/driver/seed.py)."""
     if capacity_checked(workload.kind, spec, check_capacity):
         return None
-    cluster = SynthCluster()
+    cluster = SynthCluster(history_objects=history_objects, hasher=hasher)
     namespace, _ = workload.identity(spec)
     replicas = workload.budgets(spec)[""].replicas
     try:
@@ -342,6 +377,8 @@ def converge(workload: Workload, spec: Any, options: Any, *, check_capacity: boo
             if reconciled.stage.actions:
                 cluster.execute(namespace, reconciled.stage.actions)
             view = workload.trace_view(spec, cluster.observe(workload.scope(spec, nodes=False)))
+            if on_round is not None:
+                on_round(reconciled.stage, view)
             if _converged(reconciled.stage, view, replicas):
                 return Converged(cluster, rounds)
     except Unsupported:

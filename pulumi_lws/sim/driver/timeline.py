@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pulumi_lws.core.contract.stage import Blocker, Stage
-from pulumi_lws.core.contract.trace import TraceRow
+from pulumi_lws.core.contract.trace import GroupsView, TraceRow
 from pulumi_lws.core.contract.workload import Budgets as WorkloadBudgets
 from pulumi_lws.sim.driver.engines import EngineStep
 from pulumi_lws.sim.driver.runner import Runner, split_executed
@@ -171,8 +171,8 @@ class TimelineRunner(Runner):
             None if b is None else Budget(now, b.replicas, b.max_unavailable, b.max_surge, self.budget.scale_down_live)
         )
 
-    def _row(self, note: str = "", step: EngineStep | None = None) -> TraceRow | None:
-        row = super()._row(note, step)
+    def _row(self, note: str = "", step: EngineStep | None = None, view: GroupsView | None = None) -> TraceRow | None:
+        row = super()._row(note, step, view)
         if self._tracing and row is not None:
             self.timeline.record_armed(row.time, self.budget.armed)
             self.timeline.record_budget(self._budget_now(row.time))  # a held ceiling lowered as groups went

@@ -137,12 +137,22 @@ def resolve_dependencies(
     by_short: dict[tuple[str, str], list[Key]] = {}
     for key in desired:
         by_short.setdefault((key[0], key[2]), []).append(key)
+    ns_of = Store._ns
     out: dict[Key, dict[Key, None]] = {}
     for dependent, deps in dependencies.items():
-        keys = by_short.get(tuple(dependent), []) if len(dependent) == 2 else [_resolved(dependent, "")]
-        for key in (k for k in keys if k in desired):
-            resolved = (_resolved(d, key[1]) for d in deps)
-            out.setdefault(key, {}).update((d, None) for d in resolved if d in desired and d != key)
+        keys = by_short.get(tuple(dependent), ()) if len(dependent) == 2 else [_resolved(dependent, "")]
+        for key in keys:
+            if key not in desired:
+                continue
+            # _resolved inlined: a fleet declares thousands of dependencies
+            namespace = key[1]
+            resolved = ((d[0], ns_of(d[0], namespace), d[1]) if len(d) == 2 else (d[0], d[1], d[2]) for d in deps)
+            wanted = [d for d in resolved if d in desired and d != key]
+            entry = out.get(key)  # placed at its first mention, as setdefault would
+            if entry is None:
+                out[key] = dict.fromkeys(wanted)
+            else:
+                entry.update(dict.fromkeys(wanted))
     return {k: tuple(v) for k, v in out.items() if v}
 
 
@@ -159,6 +169,13 @@ def topological_order(keys: list[Key], deps: Mapping[Key, tuple[Key, ...]]) -> l
     state: dict[Key, int] = {}  # 1 = visiting, 2 = placed
     for root in keys:
         if state.get(root) == 2:
+            continue
+        # the usual case, a root whose dependencies are all placed or undeclared (a fleet declares
+        # them first): the walk below would place it alone, right away
+        ds = deps.get(root)
+        if not ds or all(state.get(d) == 2 or d not in index for d in ds):
+            state[root] = 2
+            out.append(root)
             continue
         state[root] = 1
         stack = [(root, iter(sorted(deps.get(root, ()), key=lambda d: index.get(d, last))))]

@@ -54,6 +54,7 @@ from pulumi_lws.lws.render.pod import (
     prepend_env,
     worker_lws_env,
 )
+from pulumi_lws.lws.render.worker_memo import worker_statefulsets
 from pulumi_lws.lws.revision import RevisionCatalog
 
 UNIQUE_PER_REPLICA = "UniquePerReplica"
@@ -87,9 +88,9 @@ def render_ordinal(
     out += services(lws, group_lws)
     out.append(leader_statefulset(lws, stage, catalog))
     tpus = {key: template_tpus(at) for key, at in by_key.items()}  # once per revision, not per group
-    for i, at in group_lws.items():
-        if at.size > 1 and (worker_groups is None or i in worker_groups):
-            out.append(worker_statefulset(lws, at, i, keys[i], domains.get(i), tpus=tpus[keys[i]]))
+    # every worker_statefulset(lws, at, i, keys[i], domains.get(i), tpus=...), those whose inputs
+    # are unchanged since the last render of this LWS reused (render/worker_memo.py)
+    out += worker_statefulsets(lws, group_lws, keys, domains, tpus, worker_groups)
     if uses_admission_policy(lws):  # declared first: every StatefulSet depends on them
         ordinals = range(max(stage.replicas, live_replicas))
         out = admission_objects(lws, ordinals, worker_tpu_containers(by_key.values())) + out

@@ -131,6 +131,8 @@ class Store:
         self.pods_written: set[str] = set()
         #: sets registered by :meth:`watch`: each gets the uid of every object written, created or removed
         self._watchers: builtins.list[set[str]] = []
+        #: sets registered by :meth:`watch_owners`: each gets every uid whose dependents_epoch moves
+        self._owner_watchers: builtins.list[set[str]] = []
         self._ip_counter = 10
         #: kubelet hook: is this (deleting) pod done terminating? Installed by the cluster.
         self.pod_terminated = lambda pod: not (pod.get("spec") or {}).get("nodeName")
@@ -151,12 +153,7 @@ class Store:
         self, kind: str, namespace: str | None = None, selector: Mapping[str, Any] | None = None
     ) -> builtins.list[dict[str, Any]]:
         """Objects of ``kind`` (in ``namespace`` if given) matching ``selector``, sorted by name."""
-        ordered = self._sorted.get(kind)
-        if ordered is None:  # names never change: re-sorted only after a create/remove of the kind
-            ordered = sorted(
-                self._objs.get(kind, {}).values(), key=lambda o: (meta(o).get("namespace", ""), meta(o)["name"])
-            )
-            self._sorted[kind] = ordered
+        ordered = self.ordered(kind)
         if namespace is None and not selector:
             return list(ordered)
         # ``selector_matches`` unrolled: the selector is read once, not once per object
@@ -197,6 +194,23 @@ class Store:
 
     def unwatch(self, watcher: set[str]) -> None:
         self._watchers = [w for w in self._watchers if w is not watcher]
+
+    def watch_owners(self) -> set[str]:
+        """A new set the store adds to every uid whose :meth:`dependents_epoch` moves from now on."""
+        watcher: set[str] = set()
+        self._owner_watchers.append(watcher)
+        return watcher
+
+    def ordered(self, kind: str) -> builtins.list[dict[str, Any]]:
+        """The store's own list of ``kind`` by (namespace, name), not a copy (read only): the same
+        list object until a create or removal of the kind (or a reload) replaces it."""
+        ordered = self._sorted.get(kind)
+        if ordered is None:  # names never change: re-sorted only after a create/remove of the kind
+            ordered = sorted(
+                self._objs.get(kind, {}).values(), key=lambda o: (meta(o).get("namespace", ""), meta(o)["name"])
+            )
+            self._sorted[kind] = ordered
+        return ordered
 
     def dependents_epoch(self, uid: str) -> int:
         """Changes whenever a dependent of ``uid`` is created, written, re-owned or removed."""
@@ -441,6 +455,8 @@ class Store:
             ou = ref.get("uid")
             if ou:
                 self._epochs[ou] = self._epochs.get(ou, 0) + 1
+                for watcher in self._owner_watchers:
+                    watcher.add(ou)
 
     def _index_owners(self, obj: Mapping[str, Any]) -> None:
         self._bump_owners(obj)

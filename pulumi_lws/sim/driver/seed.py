@@ -18,7 +18,7 @@ What a stepped warm-up leaves, and how each piece is reproduced here:
   unchanged on an object's version (``unchanged_at``, for the objects not written since);
 * the StatefulSet controller: every set's revision (an internal history,
   ``statefulSetRevisions: internal``, as ``Rev(name, 1, template)``: the controller's own first
-  revision), its template hash and its skip inputs (``_quiet``: its next sync would write nothing,
+  revision), its template hash and its skip (``mark_quiet``: its next sync would write nothing,
   the cluster is converged), and the template-hash memo (the synthesiser hashes with the
   controller's own hasher); the kubelet has no pod left to look at (``Store.pods_written`` empty);
 * every object's observed copy (``Store.observed``): the synthesised object at the store's
@@ -142,18 +142,14 @@ def _settled_statefulsets(cluster: SimCluster, revisions: dict[str, str]) -> Non
     (kept internally unless stored as a ControllerRevision: ``Rev(name, 1, template)``, the
     controller's own first revision), its template hash for its generation, and every set quiet
     (its next sync would write nothing: the cluster is converged) until one of its inputs changes."""
-    controller, store, now = cluster.statefulsets, cluster.store, cluster.clock.now
+    controller, store = cluster.statefulsets, cluster.store
     for sts in store.list("StatefulSet"):
         m, spec = sts["metadata"], sts["spec"]
         uid, name = m["uid"], revisions[m["uid"]]
         controller._hashes[uid] = (m["generation"], name[len(m["name"]) + 1 :])
         if not controller.history_objects:
             controller._internal[uid] = [Rev(name, 1, clone(spec.get("template") or {}))]
-        controller._quiet[uid] = (
-            m.get("resourceVersion"),
-            store.dependents_epoch(uid),
-            now if spec.get("minReadySeconds") else None,
-        )
+        controller.mark_quiet(sts)
 
 
 def _rv(metadata: dict[str, Any]) -> dict[str, Any]:

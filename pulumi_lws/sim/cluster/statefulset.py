@@ -20,7 +20,6 @@ Semantics (Kubernetes ``defaultStatefulSetControl``, MaxUnavailableStatefulSet o
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +29,7 @@ from pulumi_lws.core.k8s.scaling import scaled_value
 from pulumi_lws.sim.cluster.admission import AdmissionDenied
 from pulumi_lws.sim.cluster.clock import Clock
 from pulumi_lws.sim.cluster.kubelet import Kubelet
+from pulumi_lws.sim.cluster.quiet import QuietSets
 from pulumi_lws.sim.cluster.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
 from pulumi_lws.sim.cluster.template_hash import TemplateHasher, template_hash  # noqa: F401  (re-exported)
 
@@ -77,88 +77,20 @@ class StatefulSetController:
         self._internal: dict[str, list[Rev]] = {}
         self._hashes: dict[str, tuple[int, str]] = {}  # uid -> (generation, template hash)
         self._hasher = TemplateHasher()  # template_hash, memoised per piece across the fleet
-        #: uids whose last sync wrote nothing and whose inputs have not moved since (``sync_all``)
-        self._quiet: set[str] = set()
-        self._awake: set[str] = set()  # uids of listed sets not quiet
-        self._timed: dict[str, float] = {}  # quiet uid with minReadySeconds -> the time it went quiet
-        self._written, self._owners = store.watch(), store.watch_owners()
-        self._order: list[dict[str, Any]] | None = None  # the list the places below are in
-        self._position: dict[str, int] = {}  # uid -> place in the list
+        self._sets = QuietSets(store, clock)  # which sets a pass visits
         #: ``<ns>/<pod>`` -> why admission refused its creation (the last refusal; retried at each sync)
         self.denied: dict[str, str] = {}
 
     def sync_all(self) -> None:
         """Sync every StatefulSet in list order, skipping one whose inputs are exactly those of its
-        previous sync that wrote nothing (same result again: nothing). Inputs: the set itself
-        (its writes), every write to its dependents (pods, revisions, claims: what moves
-        ``Store.dependents_epoch``) and, with ``minReadySeconds``, the time (availability depends
-        on it).
-
-        Only the sets that are not quiet are visited, in list order: the store reports the uids
-        written (``Store.watch``) and those whose dependents were (``Store.watch_owners``); after
-        each sync, a set woken later in the list is visited in this pass, one woken earlier in the
-        next — what a walk over the whole list checking each set's inputs does.
-        tests/sim/driver/test_sim_linear.py compares runs with a sync of every set on every pass."""
-        store = self.store
-        ordered = store.ordered("StatefulSet")
-        if ordered is not self._order:  # a create or removal: new places (the old list is kept, so never re-used)
-            self._order = ordered
-            self._position = {sts["metadata"]["uid"]: n for n, sts in enumerate(ordered)}
-            self._awake = set(self._position).difference(self._quiet)
-        self._wake()
-        now, quiet, awake, position = self.clock.now, self._quiet, self._awake, self._position
-        for uid, at in list(self._timed.items()):  # quiet with minReadySeconds: woken when the time moves
-            if at != now:
-                del self._timed[uid]
-                quiet.discard(uid)
-                if uid in position:
-                    awake.add(uid)
-        queue = sorted(position[uid] for uid in awake)
-        queued = set(queue)
-        while queue:
-            n = heapq.heappop(queue)
-            sts = ordered[n]
-            m = sts["metadata"]
-            if m.get("deletionTimestamp"):
-                continue
-            uid = m["uid"]
-            before = store.version
-            self.sync(sts)
-            if store.version == before:
-                awake.discard(uid)
-                quiet.add(uid)
-                if sts["spec"].get("minReadySeconds"):
-                    self._timed[uid] = now
-            else:
-                for woken in self._wake():
-                    at = position[woken]
-                    if at > n and at not in queued:
-                        queued.add(at)
-                        heapq.heappush(queue, at)
+        previous sync that wrote nothing (same result again: nothing): :mod:`.quiet`."""
+        self._sets.visit(self.sync)
 
     def mark_quiet(self, sts: Mapping[str, Any]) -> None:
         """Record ``sts`` as after a sync, now, that wrote nothing (its next sync would write
         nothing, which the caller knows: a seeded converged cluster): skipped until one of its
         inputs moves from here on."""
-        uid = sts["metadata"]["uid"]
-        self._written.discard(uid)
-        self._owners.discard(uid)
-        self._awake.discard(uid)
-        self._quiet.add(uid)
-        if sts["spec"].get("minReadySeconds"):
-            self._timed[uid] = self.clock.now
-
-    def _wake(self) -> list[str]:
-        """Sets written, or with a dependent written, since the last look: no longer quiet."""
-        changed = self._written | self._owners
-        self._written.clear()
-        self._owners.clear()
-        woken = [uid for uid in changed if uid in self._position]
-        for uid in woken:
-            self._quiet.discard(uid)
-            self._timed.pop(uid, None)
-            self._awake.add(uid)
-        return woken
+        self._sets.mark(sts)
 
     def template_hash_of(self, sts: Mapping[str, Any]) -> str:
         """:func:`template_hash` of the live template, memoised per (uid, generation): the template is

@@ -191,9 +191,9 @@ def test_the_seeded_cluster_is_settled_and_its_observed_copies_are_fresh(kind: s
         assert _json(store.observed(obj)) == _json(strip_internal(obj))
     version = store.version
     controller = seeded.cluster.statefulsets
-    quiet = set(controller._quiet)
+    quiet = set(controller._sets.quiet)
     seeded.cluster.settle()
-    assert store.version == version and controller._quiet == quiet  # no write, no set re-synced
+    assert store.version == version and controller._sets.quiet == quiet  # no write, no set re-synced
     stepped.cluster.settle()
 
     def objects(runner: Runner) -> list[str]:

@@ -90,7 +90,7 @@ def render_ordinal(
     tpus = {key: template_tpus(at) for key, at in by_key.items()}  # once per revision, not per group
     # every worker_statefulset(lws, at, i, keys[i], domains.get(i), tpus=...), those whose inputs
     # are unchanged since the last render of this LWS reused (render/worker_memo.py)
-    out += worker_statefulsets(lws, group_lws, keys, domains, tpus, worker_groups)
+    out += worker_statefulsets(lws, group_lws, keys, domains, tpus, worker_groups, worker_statefulset)
     if uses_admission_policy(lws):  # declared first: every StatefulSet depends on them
         ordinals = range(max(stage.replicas, live_replicas))
         out = admission_objects(lws, ordinals, worker_tpu_containers(by_key.values())) + out

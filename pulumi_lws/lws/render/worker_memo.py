@@ -26,7 +26,7 @@ and hands back the very dict when all three are equal. Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Hashable, Mapping
+from collections.abc import Callable, Collection, Hashable, Mapping
 from typing import Any
 
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet
@@ -60,13 +60,13 @@ def worker_statefulsets(
     domains: Mapping[int, str],
     tpus: Mapping[str, tuple[bool, bool]],
     worker_groups: Collection[int] | None,
+    worker_statefulset: Callable[..., dict[str, Any]],
 ) -> list[dict[str, Any]]:
     """``worker_statefulset(live, at, i, keys[i], domains.get(i), tpus=tpus[keys[i]])`` for every
     group ``i`` of ``group_lws`` (in its order) whose revision's size is above 1 and that
     ``worker_groups`` admits (None: all), each reused from the previous render when its inputs
-    are the same (module docstring)."""
-    from pulumi_lws.lws.render.ordinal import worker_statefulset
-
+    are the same (module docstring). ``worker_statefulset``: render/ordinal.py's, passed in (that
+    module imports this one)."""
     ident = (live.namespace, live.name)
     previous = _last.pop(ident, None) or {}
     kept: Entries = {}

@@ -36,11 +36,10 @@ from pulumi_lws.sim.driver.desired import DesiredSpec
 from pulumi_lws.sim.driver.engines import Engine, EngineStep, make_engine
 from pulumi_lws.sim.driver.narrate import narrate
 from pulumi_lws.sim.driver.pod_demand import PodDemand
-from pulumi_lws.sim.driver.scenario import Scenario
+from pulumi_lws.sim.driver.scenario import WARMUP_ROUNDS, Scenario
 from pulumi_lws.sim.driver.workspace import Workspace
 from pulumi_lws.workloads import simulator_group_labels
 
-WARMUP_ROUNDS = 50
 #: called after every tick's row with the cluster and the time (tests measure e.g. GPU demand)
 Probe = Callable[[SimCluster, float], None]
 

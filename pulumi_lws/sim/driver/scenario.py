@@ -41,6 +41,9 @@ TOP_KEYS = {
     "apply",
 }
 FAULT_TYPES = ("pod-crash", "container-restart", "node-loss")
+#: ``start: converged``: the most reconciles the warm-up (stepped, seeded or synthesised) runs
+#: before it gives up as "did not converge"
+WARMUP_ROUNDS = 50
 #: the verb keys of a timed ``events:`` entry (exactly one per entry)
 EVENT_VERBS = ("annotate", "deletePods", "addNodes", "removeNode", "cordon")
 

@@ -54,7 +54,7 @@ from pulumi_lws.sim.cluster.simcluster import merge_meta
 from pulumi_lws.sim.cluster.statefulset import REVISION_HASH_LABEL
 from pulumi_lws.sim.cluster.store import CLUSTER_SCOPED, owner_ref
 from pulumi_lws.sim.cluster.template_hash import TemplateHasher
-from pulumi_lws.sim.driver.runner import WARMUP_ROUNDS
+from pulumi_lws.sim.driver.scenario import WARMUP_ROUNDS
 
 #: kinds the simulator runs a controller, defaulting or admission for that is not emulated here
 #: (a rendered one of these: the simulator runs)

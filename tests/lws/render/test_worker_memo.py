@@ -22,7 +22,7 @@ INPUTS = TESTS_DIR / "golden" / "ordinal" / "inputs"
 CASES = sorted(p.stem for p in INPUTS.glob("*.yaml"))
 
 
-def fresh_workers(live, group_lws, keys, domains, tpus, worker_groups) -> list[dict[str, Any]]:
+def fresh_workers(live, group_lws, keys, domains, tpus, worker_groups, worker_statefulset=None) -> list[dict[str, Any]]:
     """The loop the memo replaced."""
     return [
         ordinal.worker_statefulset(live, at, i, keys[i], domains.get(i), tpus=tpus[keys[i]])

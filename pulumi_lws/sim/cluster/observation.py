@@ -143,7 +143,11 @@ class _Entry:
         for kind, name in vacated:
             del objects[(kind, name)]
             names = self.names[kind]
-            del names[bisect.bisect_left(names, name)]
+            at = bisect.bisect_left(names, name)
+            if at < len(names) and names[at] == name:
+                del names[at]
+            else:  # reading all namespaces, a kind is in (namespace, name) order, not by name
+                names.remove(name)
         if inserted:  # the read order: kind by kind, by name within a kind
             self.objects = objects = {(k, n): objects[(k, n)] for k in self.kinds for n in self.names[k]}
         return objects

@@ -9,7 +9,7 @@ import pathlib
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pulumi_lws.sim.cluster import observation as obs_mod
@@ -76,6 +76,9 @@ _OPS = st.lists(
 
 
 @settings(max_examples=150, deadline=None)
+# all namespaces, a pod leaving after one of a name sorting later joined in an earlier namespace:
+# the kind's names are in (namespace, name) order there, not by name (found by hypothesis)
+@example(ops=[("create", 0, 1, 0), ("create", 3, 0, 0), ("delete", 3, 0, 0)], namespace=None, nodes=False, kinds=READS)
 @given(
     ops=_OPS, namespace=st.sampled_from(["ns", None]), nodes=st.booleans(), kinds=st.sampled_from([READS, READS[:1]])
 )

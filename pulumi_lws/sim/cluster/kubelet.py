@@ -239,15 +239,21 @@ class Kubelet:
             self.store.touch(pod)
 
     # ---- lifecycle steps -----------------------------------------------------------------
+    def admission_times(self, timing: Timing) -> dict[str, Any]:
+        """The lifecycle times a pod admitted now with ``timing`` keeps in its ``_sim_kubelet``
+        state (the seeded warm-up writes the same for its pods: sim/driver/seed.py)."""
+        now = self.clock.now
+        return {
+            "scheduled_at": now,
+            "timing": timing,
+            "running_at": now + timing.start,
+            "ready_at": now + timing.start + timing.ready,
+        }
+
     def _admit(self, pod: dict[str, Any], state: dict[str, Any]) -> None:
         created = float(pod.get("_sim_created_at", self.clock.now))
         timing = Timing(0.0, 0.0) if self.config.instant else self.config.timing_for(pod, created)
-        state.update(
-            scheduled_at=self.clock.now,
-            timing=timing,
-            running_at=self.clock.now + timing.start,
-            ready_at=self.clock.now + timing.start + timing.ready,
-        )
+        state.update(self.admission_times(timing))
         faults = self.config.image_faults(pod)
         if faults:
             state["image_faults"] = faults

@@ -116,13 +116,7 @@ def load(cluster: SimCluster, synthesised: synth.SynthCluster, *, stack_id: str)
         # shares nothing with the stored copy, only read-only parts with the reconcile's manifests
         observed[m["uid"]] = (m["resourceVersion"], {**obj, "metadata": {**obj["metadata"], **_rv(m)}})
         if stored["kind"] == "Pod":  # Kubelet._admit under ``instant``, then Running and Ready at once
-            stored["_sim_kubelet"] = {
-                "scheduled_at": now,
-                "timing": Timing(0.0, 0.0),
-                "running_at": now + 0.0,
-                "ready_at": now + 0.0 + 0.0,
-                "ready_since": now,
-            }
+            stored["_sim_kubelet"] = {**cluster.kubelet.admission_times(Timing(0.0, 0.0)), "ready_since": now}
     store._ip_counter = synthesised.cluster_ips
     cluster.kubelet._ip = synthesised.pod_ips
     cluster.applier.state[stack_id] = dict(synthesised.registered)

@@ -55,25 +55,28 @@ def _ds(groups: int, size: int, image: str) -> dict[str, Any]:
 MANIFESTS = {"LeaderWorkerSet": _lws, "ModelServing": _ms, "DisaggregatedSet": _ds}
 
 
+def scenario_doc(groups: int = 100, size: int = 2, history: str = "internal", kind: str = "LeaderWorkerSet") -> dict:
+    """The scenario file of :func:`scenario`, as a dict (tests add faults to it)."""
+    make = MANIFESTS[kind]
+    return {
+        "name": f"bench-{kind}-{groups}x{size}",
+        "seed": 7,
+        "engine": "pure",
+        "start": "converged",
+        "manifest": make(groups, size, "img:1"),
+        "updates": [{"at": 0, "manifest": make(groups, size, "img:2")}],
+        "reconcile": {"interval": 5, "tick": 5},
+        "kubelet": {"startSeconds": 1, "readySeconds": 3, "terminationGracePeriodSeconds": 0},
+        "cluster": {"statefulSetRevisions": history},
+        "stop": {"maxTime": 3600},
+    }
+
+
 def scenario(groups: int = 100, size: int = 2, history: str = "internal", kind: str = "LeaderWorkerSet"):
     """An image change on a converged fleet of ``groups`` groups of ``kind``."""
     from pulumi_lws.sim.driver.scenario import load_scenario
 
-    make = MANIFESTS[kind]
-    return load_scenario(
-        {
-            "name": f"bench-{kind}-{groups}x{size}",
-            "seed": 7,
-            "engine": "pure",
-            "start": "converged",
-            "manifest": make(groups, size, "img:1"),
-            "updates": [{"at": 0, "manifest": make(groups, size, "img:2")}],
-            "reconcile": {"interval": 5, "tick": 5},
-            "kubelet": {"startSeconds": 1, "readySeconds": 3, "terminationGracePeriodSeconds": 0},
-            "cluster": {"statefulSetRevisions": history},
-            "stop": {"maxTime": 3600},
-        }
-    )
+    return load_scenario(scenario_doc(groups, size, history, kind))
 
 
 class _CollectorTime:

@@ -16,32 +16,25 @@ from pulumi_lws.sim.driver.runner import Runner, simulate
 from pulumi_lws.sim.driver.scenario import load_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench"))
-from bench_sim import MANIFESTS, scenario
+from bench_sim import MANIFESTS, scenario, scenario_doc
 
 
 def _faulty(kind: str):
-    """A bad image fixed mid-rollout, on a node pool, with a lost node, a container restart and
-    events: the failure paths (objects force-deleted, pods recreated, crash loops) included."""
+    """The bench's rollout to a bad image, fixed at t=40, on a node pool, with a lost node, a
+    container restart and events: the failure paths (objects force-deleted, pods recreated, crash
+    loops) included."""
     make = MANIFESTS[kind]
-    return load_scenario(
-        {
-            "name": f"faulty-{kind}",
-            "seed": 3,
-            "engine": "pure",
-            "start": "converged",
-            "manifest": make(10, 2, "img:1"),
-            "nodes": [{"name": "gpu", "count": 48, "capacity": {"nvidia.com/gpu": 8}}],
-            "kubelet": {"startSeconds": 1, "readySeconds": 3, "failImages": ["img:bad"]},
-            "updates": [{"at": 0, "manifest": make(10, 2, "img:bad")}, {"at": 40, "manifest": make(10, 2, "img:2")}],
-            "faults": [
-                {"at": 20, "type": "node-loss", "node": "gpu-3"},
-                {"at": 30, "type": "container-restart", "pod": "bench-0"},
-            ],
-            "events": [{"at": 25, "deletePods": "bench-1*"}, {"at": 35, "addNodes": 1, "gpusPerNode": 8}],
-            "reconcile": {"interval": 5, "tick": 5},
-            "stop": {"maxTime": 1200},
-        }
-    )
+    doc = scenario_doc(10, 2, kind=kind)
+    doc["kubelet"] = {**doc["kubelet"], "failImages": ["img:bad"]}
+    doc["updates"] = [{"at": 0, "manifest": make(10, 2, "img:bad")}, {"at": 40, "manifest": make(10, 2, "img:2")}]
+    doc["nodes"] = [{"name": "gpu", "count": 48, "capacity": {"nvidia.com/gpu": 8}}]
+    doc["faults"] = [
+        {"at": 20, "type": "node-loss", "node": "gpu-3"},
+        {"at": 30, "type": "container-restart", "pod": "bench-0"},
+    ]
+    doc["events"] = [{"at": 25, "deletePods": "bench-1*"}, {"at": 35, "addNodes": 1, "gpusPerNode": 8}]
+    doc["stop"] = {"maxTime": 1200}
+    return load_scenario(doc)
 
 
 KINDS = ("LeaderWorkerSet", "ModelServing", "DisaggregatedSet")

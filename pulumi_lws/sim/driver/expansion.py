@@ -6,7 +6,8 @@ on an embedded :class:`~pulumi_lws.sim.cluster.simcluster.SimCluster` whose kube
 scheduled pod is Running and Ready at once), round after round, until the set has converged by
 the runner's own criterion (:meth:`Runner.warm_up`: stage complete, no blocker, exactly
 ``replicas`` groups all updated and ready). It then reconciles the converged cluster once more
-*without applying*: those manifests are what the next ``pulumi up`` declares, with the values a
+*without applying* (a synthesised last round that wrote nothing is that reconcile already:
+``Converged.fixed_point``): those manifests are what the next ``pulumi up`` declares, with the values a
 running cluster gives them (worker StatefulSets of every group, exclusive-placement node
 selectors read from the leaders' nodes, gang objects).
 
@@ -128,14 +129,18 @@ def steady_state(
         else None
     )
     if done is not None:
-        final = cycle(
-            workload,
-            spec,
-            workload.options(gang_provider=gang_provider),
-            done.cluster,
-            nodes=False,
-            check_capacity=False,
-        ).reconciled
+        # a last round that wrote nothing already reconciled what the cluster holds now
+        final = (
+            done.fixed_point
+            or cycle(
+                workload,
+                spec,
+                workload.options(**choices),
+                done.cluster,
+                nodes=False,
+                check_capacity=False,
+            ).reconciled
+        )
         return Expansion(final, done.reconciles, True, chosen)
     scenario = Scenario(
         name=name,

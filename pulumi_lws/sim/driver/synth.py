@@ -42,7 +42,7 @@ from typing import Any
 from pulumi_lws.core.contract.ports import Scope
 from pulumi_lws.core.contract.snapshot import Snapshot
 from pulumi_lws.core.contract.stage import Action, Stage
-from pulumi_lws.core.contract.workload import Workload
+from pulumi_lws.core.contract.workload import Reconciled, Workload
 from pulumi_lws.core.features.control import capacity_checked
 from pulumi_lws.core.k8s import keys as K
 from pulumi_lws.sim.cluster.apply import _differs, immutable_changes, key_of, resolve_dependencies, topological_order
@@ -81,10 +81,16 @@ class Unsupported(Exception):
 
 @dataclass(frozen=True)
 class Converged:
-    """The synthesised cluster after the warm-up and how many reconciles it took."""
+    """The synthesised cluster after the warm-up and how many reconciles it took.
+
+    ``fixed_point``: the last round's reconcile when that round wrote nothing and ran no action
+    (else None). The cluster then holds exactly what that reconcile observed, and a reconcile is
+    a pure function of spec + observation, so reconciling the cluster again with the same spec
+    and options returns an equal result (tests/sim/driver/test_synth.py)."""
 
     cluster: SynthCluster
     reconciles: int
+    fixed_point: Reconciled | None = None
 
 
 class SynthCluster:
@@ -115,6 +121,11 @@ class SynthCluster:
         self._order: dict[str, list[dict[str, Any]]] = {}  # kind -> its objects by (namespace, name)
 
     # ---- the store ------------------------------------------------------------------------
+    @property
+    def version(self) -> int:
+        """Writes so far (every create and write moves it: the last ``resourceVersion`` given)."""
+        return self._versions
+
     def allocate_cluster_ip(self) -> str:  # defaults.apply_defaults(Service) calls it
         self.cluster_ips += 1
         return f"10.96.{self.cluster_ips // 250}.{self.cluster_ips % 250 + 1}"
@@ -373,6 +384,7 @@ def converge(
     try:
         for rounds in range(1, WARMUP_ROUNDS + 1):
             reconciled = workload.reconcile(spec, cluster.observe(workload.scope(spec, nodes=False)), options)
+            written = cluster.version
             cluster.apply(reconciled.manifests, reconciled.dependencies)
             if reconciled.stage.actions:
                 cluster.execute(namespace, reconciled.stage.actions)
@@ -380,7 +392,8 @@ def converge(
             if on_round is not None:
                 on_round(reconciled.stage, view)
             if _converged(reconciled.stage, view, replicas):
-                return Converged(cluster, rounds)
+                still = cluster.version == written and not reconciled.stage.actions
+                return Converged(cluster, rounds, reconciled if still else None)
     except Unsupported:
         return None
     return None  # never converged: the simulator's run names the blocker

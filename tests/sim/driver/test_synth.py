@@ -201,6 +201,41 @@ def test_gang_objects_of_either_provider(gang: str) -> None:
     assert_same(doc, gang=gang)
 
 
+@pytest.mark.parametrize("kind", ["LeaderWorkerSet", "ModelServing", "DisaggregatedSet"])
+def test_a_last_round_that_wrote_nothing_is_the_final_reconcile(kind: str) -> None:
+    """``Converged.fixed_point`` (what ``steady_state`` returns instead of reconciling again) is
+    the last round's reconcile exactly when neither its apply nor its actions wrote anything, and
+    then equals a fresh reconcile of the cluster."""
+    versions: list[int] = []  # the cluster's version at each observe: a round's reconcile, then its view
+    real_observe = synth.SynthCluster.observe
+
+    def observe(cluster: synth.SynthCluster, scope: Any) -> Any:
+        versions.append(cluster.version)
+        return real_observe(cluster, scope)
+
+    fixed = 0
+    for label, doc in DOCS:
+        if doc["kind"] != kind or _simulated(label):
+            continue
+        workload = workload_of(doc)
+        spec = workload.parse(copy.deepcopy(doc))
+        options = workload.options()
+        versions.clear()
+        with mock.patch.object(synth.SynthCluster, "observe", observe):
+            done = synth.converge(workload, spec, options, check_capacity=False)
+        if done is None:
+            continue
+        still = versions[-2] == versions[-1]
+        assert (done.fixed_point is not None) == still, label
+        if still:
+            fixed += 1
+            again = workload.reconcile(spec, done.cluster.observe(workload.scope(spec, nodes=False)), options)
+            assert done.fixed_point == again, label
+    # the last round of every LeaderWorkerSet and DisaggregatedSet labels pods (the webhook's
+    # labels, as actions): only ModelServing's stands still
+    assert (fixed > 0) == (kind == "ModelServing")
+
+
 def test_a_pool_and_the_capacity_check_are_simulated() -> None:
     doc = next(d for label, d in DOCS if label.startswith("quickstart/"))
     with counting() as calls:

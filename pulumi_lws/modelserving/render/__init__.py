@@ -18,6 +18,9 @@ Invariants:
   (role replicas: from their template revision); scheduling fields from the live spec;
 * every object has ``metadata.namespace`` and the label ``modelserving.volcano.sh/name`` (the
   Scope's selector), group objects also ``group-name``; no ownerReferences;
+* a role replica's objects are those of the previous render of the same ModelServing when
+  every input is equal (:mod:`.replica_memo`), and objects share parts (:mod:`.shared`):
+  rendered manifests are read-only for every consumer;
 * :func:`modelserving_dependencies`: every StatefulSet after the ControllerRevisions of its
   group's and its template's revisions, its Service and its group's PodGroup.
 """
@@ -25,13 +28,14 @@ Invariants:
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_lws.core.contract.dependencies import Ref
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
-from pulumi_lws.modelserving.api.modelserving import ModelServing
+from pulumi_lws.modelserving.api.modelserving import ModelServing, Role
+from pulumi_lws.modelserving.render import replica_memo
 from pulumi_lws.modelserving.render.declared import (
     DeclaredGroup,
     DeclaredRole,
@@ -106,7 +110,11 @@ def render_modelserving(
         if _known(catalog, key)
     ]
     seen: set[int] = set()
-    hashes: dict[tuple[str, str], str] = {}  # (revision, role) -> role template hash: once, not per group
+    # per (revision, role), once, not per group: the role, its template hash, its memo context
+    roles_by_key: dict[tuple[str, str], Role] = {}
+    hashes: dict[tuple[str, str], str] = {}
+    contexts: dict[tuple[str, str], Hashable] = {}
+    memo = replica_memo.ReplicaMemo(ns, ms.name)  # the previous render's replicas (render/replica_memo.py)
     parts = SharedParts()  # the parts every group's objects share (render/shared.py)
     for group in sorted(declared, key=lambda d: d.ordinal):
         if group.ordinal in seen:
@@ -121,13 +129,32 @@ def render_modelserving(
             name = parts.group_name(ms.name, group.ordinal)
             out.append(podgroup(ms, ns, group.ordinal, roles, counts, spec=spec, name=name))
         for d in replicas:
-            role = catalog.role(d.revision, d.role)
             key = (d.revision, d.role)
-            if key not in hashes:
+            if key not in contexts:
+                role = roles_by_key[key] = catalog.role(d.revision, d.role)
                 hashes[key] = role_template_hash(role)
-            out += role_replica_objects(
-                ms.name, ns, scheduler, group.ordinal, group.revision, role, d.ordinal, d.revision, hashes[key], parts
+                contexts[key] = replica_memo.context(scheduler, role, hashes[key])
+            out += memo.objects(
+                contexts[key],
+                group.ordinal,
+                group.revision,
+                d.ordinal,
+                d.revision,
+                functools.partial(
+                    role_replica_objects,
+                    ms.name,
+                    ns,
+                    scheduler,
+                    group.ordinal,
+                    group.revision,
+                    roles_by_key[key],
+                    d.ordinal,
+                    d.revision,
+                    hashes[key],
+                    parts,
+                ),
             )
+    memo.close()
     return out
 
 

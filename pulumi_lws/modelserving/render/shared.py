@@ -8,11 +8,15 @@ Invariants:
   built for itself: sharing changes no rendered byte (``tests/modelserving/render/test_ms_shared_parts.py``
   compares every rendered fleet with a render that shares nothing);
 * **copy on write**: no renderer and no consumer mutates a rendered manifest in place (they already
-  did not: the simulator and the CLI copy what they keep), so a part may be held by any number of
-  objects;
+  did not: the simulator's store copies what it keeps and its apply only reads what it registers,
+  the CLI and the components serialise or copy), so a part may be held by any number of
+  objects, of this render or of later ones;
 * a part is shared between objects, **never between two places of one manifest** (a YAML dump of
   one document would then need an alias): each one sits at a single path of each object holding it;
-* one :class:`SharedParts` lives for one render call: nothing is shared between two calls' outputs.
+* one :class:`SharedParts` lives for one render call, but two renders' outputs may share objects
+  and parts: a role replica's objects are reused from the previous render of the same
+  ModelServing when their inputs are equal (:mod:`.replica_memo`), parts and all — so read-only
+  holds across renders too.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """render/shared.py: the parts a ModelServing render shares between its objects change no rendered
 byte (compared with a render that memoises nothing), are shared across groups, and never sit at two
-places of one manifest (a YAML document never needs an alias)."""
+places of one manifest (a YAML document never needs an alias). Each render here starts with the
+replica memo empty (render/replica_memo.py, tested on its own), so every object is built by it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ms_render_fixtures import two_role_wire
 
 from pulumi_lws.core.k8s.yamlio import dump_documents
 from pulumi_lws.modelserving.api import ModelServing
-from pulumi_lws.modelserving.render import declare_all, render_modelserving
+from pulumi_lws.modelserving.render import declare_all, render_modelserving, replica_memo
 from pulumi_lws.modelserving.render.shared import SharedParts
 from pulumi_lws.modelserving.revision import build_catalog
 
@@ -24,6 +25,7 @@ def fleet(scheduler: str = "volcano") -> list[dict[str, Any]]:
     wire["spec"]["schedulerName"] = scheduler
     ms = ModelServing.from_manifest(wire)
     catalog = build_catalog(ms)
+    replica_memo.clear()
     return render_modelserving(ms, declare_all(ms, catalog), catalog)
 
 

@@ -46,19 +46,11 @@ def object_key(obj: Mapping[str, Any]) -> str:
     return f"{obj.get('kind', '?')}/{meta.get('name', '?')}"
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def dump(obj: Mapping[str, Any] | None) -> list[str]:
     """The lines of ``obj`` as YAML with sorted keys (no lines for None: /dev/null)."""
     if obj is None:
         return []
-    return dump_document(_plain(obj), sort_keys=True).splitlines(keepends=True)
+    return dump_document(obj, sort_keys=True, text_keys=True).splitlines(keepends=True)
 
 
 def object_diffs(

@@ -150,18 +150,9 @@ class Rendered:
     problem: str | None = None
 
 
-def _plain(value: Any) -> Any:
-    """Deep copy into plain dicts/lists so yaml.safe_dump accepts any Mapping/Sequence."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
 def to_yaml(item: Rendered) -> str:
     """The header line, then the objects as YAML documents (each starting with ``---``)."""
-    body = dump_documents([_plain(m) for m in item.objects])
+    body = dump_documents(list(item.objects), text_keys=True)  # as a plain copy would print
     return f"# {item.header}\n" + body
 
 

@@ -186,35 +186,52 @@ def modelserving_dependencies(
             position[ref] = n
             shared[ref] = ref
     out: dict[Ref, tuple[Ref, ...]] = {}
-    last: tuple[Any, ...] = ()  # (inputs, deps) of the previous StatefulSet: a replica's two share them
+    # the ControllerRevisions of (ms, group revision, template revision), and their last position:
+    # a handful of combinations, met by every StatefulSet
+    revisions: dict[tuple[Any, ...], tuple[tuple[Ref, ...], int]] = {}
+    # (inputs, deps, their last position) of the previous StatefulSet: a replica's two share them
+    last: tuple[Any, ...] = ()
     for n, m in enumerate(manifests):
         if m.get("kind") != "StatefulSet":
             continue
         meta = m["metadata"]
         labels = meta["labels"]
-        ms = labels[L.NAME]
+        spec = m["spec"]
         inputs = (
-            ms,
+            labels[L.NAME],
             labels.get(L.REVISION),
-            m["spec"]["template"]["metadata"]["labels"].get(L.REVISION),
-            m["spec"]["serviceName"],
+            spec["template"]["metadata"]["labels"].get(L.REVISION),
+            spec["serviceName"],
             labels[L.GROUP_NAME],
         )
         ref = ("StatefulSet", meta["name"])
         if last and last[0] == inputs:
-            deps = last[1]
+            deps, at = last[1], last[2]
         else:
-            wanted = [
-                ("ControllerRevision", names.controller_revision(ms, rev)) for rev in dict.fromkeys(inputs[1:3]) if rev
-            ]
-            wanted += [("Service", inputs[3]), ("PodGroup", inputs[4])]  # the PodGroup is named like its group
-            deps = tuple(dict.fromkeys(shared[d] for d in wanted if d in shared))
-            last = (inputs, deps)
+            combo = inputs[:3]
+            known = revisions.get(combo)
+            if known is None:
+                ms = inputs[0]
+                wanted = [
+                    ("ControllerRevision", names.controller_revision(ms, rev))
+                    for rev in dict.fromkeys(combo[1:])
+                    if rev
+                ]
+                found = tuple(dict.fromkeys(shared[d] for d in wanted if d in shared))
+                known = revisions[combo] = (found, max((position[d] for d in found), default=-1))
+            deps, at = known
+            # then the Service and the PodGroup (named like its group): other kinds, so no repeat
+            for wanted_ref in (("Service", inputs[3]), ("PodGroup", inputs[4])):
+                dep = shared.get(wanted_ref)
+                if dep is not None:
+                    deps += (dep,)
+                    at = max(at, position[dep])
+            last = (inputs, deps, at)
         # never on itself: every dependency is of another kind than StatefulSet
         if not deps:
             out.pop(ref, None)
             continue
-        if check_order and any(position[d] >= n for d in deps):
+        if check_order and at >= n:
             at = _last_position(manifests, ref, n)
             late = [d for d in deps if position[d] >= at]
             if late:

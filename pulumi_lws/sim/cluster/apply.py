@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi_lws.sim.cluster.defaults import apply_defaults
-from pulumi_lws.sim.cluster.store import AlreadyExists, Conflict, NotFound, Store, clone, meta
+from pulumi_lws.sim.cluster.store import AlreadyExists, Conflict, NotFound, Store, clone
 
 PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy"
 Key = tuple[str, str, str]  # kind, namespace, name
@@ -137,17 +137,27 @@ def resolve_dependencies(
     by_short: dict[tuple[str, str], list[Key]] = {}
     for key in desired:
         by_short.setdefault((key[0], key[2]), []).append(key)
-    ns_of = Store._ns
+    # per namespace: a dependency ref -> its desired key, or None (a fleet's dependents name the
+    # same ControllerRevisions, and a replica's two StatefulSets the same Service and PodGroup)
+    found: dict[str, dict[tuple, Key | None]] = {}
     out: dict[Key, dict[Key, None]] = {}
     for dependent, deps in dependencies.items():
         keys = by_short.get(tuple(dependent), ()) if len(dependent) == 2 else [_resolved(dependent, "")]
         for key in keys:
             if key not in desired:
                 continue
-            # _resolved inlined: a fleet declares thousands of dependencies
-            namespace = key[1]
-            resolved = ((d[0], ns_of(d[0], namespace), d[1]) if len(d) == 2 else (d[0], d[1], d[2]) for d in deps)
-            wanted = [d for d in resolved if d in desired and d != key]
+            refs = found.get(key[1])
+            if refs is None:
+                refs = found[key[1]] = {}
+            wanted = []
+            for d in deps:
+                try:
+                    full = refs[d]
+                except KeyError:
+                    full = _resolved(d, key[1])
+                    full = refs[d] = full if full in desired else None
+                if full is not None and full != key:
+                    wanted.append(full)
             entry = out.get(key)  # placed at its first mention, as setdefault would
             if entry is None:
                 out[key] = dict.fromkeys(wanted)
@@ -166,32 +176,34 @@ def topological_order(keys: list[Key], deps: Mapping[Key, tuple[Key, ...]]) -> l
     index = {k: n for n, k in enumerate(keys)}
     last = len(keys)
     out: list[Key] = []
-    state: dict[Key, int] = {}  # 1 = visiting, 2 = placed
+    placed: set[Key] = set()
+    visiting: set[Key] = set()  # on the walk's stack
     for root in keys:
-        if state.get(root) == 2:
+        if root in placed:
             continue
         # the usual case, a root whose dependencies are all placed or undeclared (a fleet declares
         # them first): the walk below would place it alone, right away
         ds = deps.get(root)
-        if not ds or all(state.get(d) == 2 or d not in index for d in ds):
-            state[root] = 2
+        if not ds or placed.issuperset(ds) or all(d in placed or d not in index for d in ds):
+            placed.add(root)
             out.append(root)
             continue
-        state[root] = 1
+        visiting.add(root)
         stack = [(root, iter(sorted(deps.get(root, ()), key=lambda d: index.get(d, last))))]
         while stack:
             key, pending = stack[-1]
             for dep in pending:
-                if dep not in index or state.get(dep) == 2:
+                if dep not in index or dep in placed:
                     continue
-                if state.get(dep) == 1:
+                if dep in visiting:
                     raise ValueError(f"dependency cycle through {_label(dep)}")
-                state[dep] = 1
+                visiting.add(dep)
                 stack.append((dep, iter(sorted(deps.get(dep, ()), key=lambda d: index.get(d, last)))))
                 break
             else:
                 stack.pop()
-                state[key] = 2
+                visiting.discard(key)
+                placed.add(key)
                 out.append(key)
     return out
 
@@ -239,9 +251,11 @@ class Applier:
         failed = set(matching_keys(crash, [*desired, *previous]))
         draw = lambda key: key not in failed and (keep >= 1.0 or (rng or random).random() < keep)  # noqa: E731
         done: set[Key] = set()
+        sure = keep >= 1.0 and not failed  # no operation can fail: no draw (``draw`` would not draw either)
         for key in topological_order(list(desired), deps):
-            ok = draw(key)  # one draw per operation, whatever its dependencies did
-            if not ok or any(d not in done for d in deps.get(key, ())):
+            ok = sure or draw(key)  # one draw per operation, whatever its dependencies did
+            ds = deps.get(key)
+            if not ok or (ds and not done.issuperset(ds)):
                 res.skipped.append(_label(key))
                 continue
             self._upsert(stack_id, key, desired[key], res)
@@ -289,7 +303,7 @@ class Applier:
     def _upsert(self, stack_id: str, key: Key, manifest: dict[str, Any], res: ApplyResult) -> None:
         state = self.state[stack_id]
         live = self.store.get(*key)
-        if key in self.pending or (live is not None and meta(live).get("deletionTimestamp")):
+        if key in self.pending or (live is not None and live["metadata"].get("deletionTimestamp")):
             self.pending[key] = (stack_id, clone(manifest))  # recreate once the old object is gone
             state[key] = manifest
             res.replaced.append(_label(key))
@@ -308,7 +322,8 @@ class Applier:
         rv = live["metadata"].get("resourceVersion", "")
         unchanged = self.unchanged_at.setdefault(stack_id, {})
         hit = unchanged.get(key)
-        if hit is not None and hit[1] == rv and hit[0] == manifest:
+        # (a manifest reused from the previous render is the very object: ``is`` decides at once)
+        if hit is not None and hit[1] == rv and (hit[0] is manifest or hit[0] == manifest):
             unchanged[key] = (manifest, rv)
             res.unchanged.append(_label(key))
             state[key] = manifest

@@ -40,6 +40,7 @@ from pulumi_lws.core.k8s import keys as K
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import ModelServing
+from pulumi_lws.modelserving.group_memo import group_memo, group_objects
 from pulumi_lws.modelserving.groups import (
     CREATING,
     DELETING,
@@ -338,27 +339,54 @@ def observe_groups(
     snapshot: Snapshot, ms: ModelServing, catalog: RevisionCatalog, replicas: ObservedReplicas | None = None
 ) -> tuple[GroupState, ...]:
     """The ServingGroups of ``ms`` in ``snapshot`` (module invariants), ascending ordinal.
-    ``replicas``: the reconcile's index of ``snapshot`` when the caller has it (same answer)."""
+    ``replicas``: the reconcile's index of ``snapshot`` when the caller has it (same answer).
+    A group whose objects are the very ones of the previous observation keeps its state
+    (:mod:`pulumi_lws.modelserving.group_memo`, only under an observer's promise: same answer)."""
     replicas = replicas or observed_replicas(ms.name, snapshot)
     observer = _Observer(ms, catalog)
     wanted_of = spec_replicas_by_role(ms)
+    memo = group_memo(snapshot, ms, catalog)
     out = []
     for g, keys in replicas.by_group():
         sts_lists = [replicas.statefulsets_of(k) for k in keys]
         pod_lists = [replicas.pods_of(k) for k in keys]
-        revision = _group_revision(sts_lists, pod_lists)
-        roles = []
-        cost = 0
-        for (_, role, r), sts, pods in zip(keys, sts_lists, pod_lists):
-            state, replica_cost = observer.role_state(g, role, r, revision, sts, pods)
-            roles.append(state)
-            cost += replica_cost
         pg = snapshot.get("PodGroup", names.podgroup(ms.name, g))
-        if (pg is not None and is_deleting(pg)) or all(r.status == DELETING for r in roles):
-            status = DELETING
-        elif _group_running(ms, catalog, revision, roles, wanted_of):
-            status = RUNNING
-        else:
-            status = CREATING
-        out.append(GroupState(g, revision, status, cost, observer.roles(roles)))
+        if memo is None:
+            out.append(_group_state(observer, wanted_of, g, keys, sts_lists, pod_lists, pg))
+            continue
+        objs = group_objects(sts_lists, pod_lists)
+        state = memo.get(g, keys, objs, pg)
+        if state is None:
+            state = _group_state(observer, wanted_of, g, keys, sts_lists, pod_lists, pg)
+        memo.put(g, keys, objs, pg, state)
+        out.append(state)
+    if memo is not None:
+        memo.close()
     return tuple(out)
+
+
+def _group_state(
+    observer: _Observer,
+    wanted_of: Mapping[str, int],
+    g: int,
+    keys: Sequence[tuple[int, str, int]],
+    sts_lists: Sequence[Sequence[Obj]],
+    pod_lists: Sequence[Sequence[Obj]],
+    pg: Obj | None,
+) -> GroupState:
+    """Group ``g``'s state from its replicas' objects and its PodGroup (module invariants)."""
+    ms, catalog = observer.ms, observer.catalog
+    revision = _group_revision(sts_lists, pod_lists)
+    roles = []
+    cost = 0
+    for (_, role, r), sts, pods in zip(keys, sts_lists, pod_lists):
+        state, replica_cost = observer.role_state(g, role, r, revision, sts, pods)
+        roles.append(state)
+        cost += replica_cost
+    if (pg is not None and is_deleting(pg)) or all(r.status == DELETING for r in roles):
+        status = DELETING
+    elif _group_running(ms, catalog, revision, roles, wanted_of):
+        status = RUNNING
+    else:
+        status = CREATING
+    return GroupState(g, revision, status, cost, observer.roles(roles))

@@ -13,7 +13,13 @@ Invariants:
   upstream's ``GetParentNameAndOrdinal``); any other object is ignored;
 * each replica's StatefulSets and Pods are in name order (``Snapshot.list`` order);
 * :meth:`ObservedReplicas.by_group` yields groups by ascending ordinal, each with its replicas
-  sorted by ``(role, ordinal)`` — the union of the replicas that have a StatefulSet or a Pod.
+  sorted by ``(role, ordinal)`` — the union of the replicas that have a StatefulSet or a Pod;
+* under an observer's promise (:attr:`Snapshot.reuse <pulumi_lws.core.contract.snapshot.Snapshot.reuse>`:
+  an object identical to one it handed out before is unchanged) an object the last index of the
+  same ModelServing read keeps the replica key found then — a function of its labels and ``ms``
+  alone, so the index is the same (tests/modelserving/test_group_memo.py). Memory: per
+  ModelServing the objects of its last index (alive anyway in the observer), for at most
+  :data:`LIMIT` ModelServings; without the promise nothing is kept.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from pulumi_lws.modelserving.groups import parse_ordinal
 Obj = Mapping[str, Any]
 Key = tuple[int, str, int]  # (group ordinal, role, role replica ordinal)
 _EMPTY: tuple[Obj, ...] = ()
+#: id(object) -> (the object, held so the id is not reused; its replica key or None)
+Known = dict[int, tuple[Obj, Key | None]]
 
 
 class ObservedReplicas:
@@ -90,36 +98,65 @@ class ObservedReplicas:
         return [p for key in self._groups.get(g, ()) for p in self.pods_of(key)]
 
 
+#: ModelServings whose last index's object keys are remembered, per observer (module docstring)
+LIMIT = 64
+
+
 def observed_replicas(ms: str, snapshot: Snapshot) -> ObservedReplicas:
     """Index the StatefulSets and Pods of ModelServing ``ms`` in ``snapshot`` (one pass per kind)."""
     memo: dict[tuple[Any, Any, Any], Key | None] = {}  # the label triple -> its key (parsed once per value)
+    reuse = snapshot.reuse
+    known: Known | None = None
+    previous: Known = {}
+    if reuse is not None:  # the observer's promise: an object seen by the last index has its key
+        kept = reuse.memo(__name__)
+        previous, known = kept.pop(ms, None) or {}, {}
     # every object of the kind, the ``name`` label checked here (where the labels are read anyway):
     # the same objects as ``snapshot.list(kind, name=ms)``, without a label index built for one reader
-    return ObservedReplicas(
-        ms, _grouped(ms, snapshot.list("StatefulSet"), memo), _grouped(ms, snapshot.list("Pod"), memo)
+    index = ObservedReplicas(
+        ms,
+        _grouped(ms, snapshot.list("StatefulSet"), memo, previous, known),
+        _grouped(ms, snapshot.list("Pod"), memo, previous, known),
     )
+    if reuse is not None and known is not None:
+        kept[ms] = known
+        while len(kept) > LIMIT:
+            del kept[next(iter(kept))]
+    return index
 
 
 def _grouped(
-    ms: str, objs: list[Obj], memo: dict[tuple[Any, Any, Any], Key | None]
+    ms: str,
+    objs: list[Obj],
+    memo: dict[tuple[Any, Any, Any], Key | None],
+    previous: Known,
+    known: Known | None,
 ) -> tuple[list[Obj], dict[Key, tuple[int, int]]]:
     """The objects of ``objs`` labelled ``name=<ms>`` that belong to one of its replicas, as one list
     grouped by replica (name order within each, the replicas in first-seen order), and each
-    replica's span in it."""
+    replica's span in it. ``previous``: the key of each object the last index of ``ms`` read
+    (under the observer's promise, else empty); ``known`` (when not None) gets this one's."""
     keys: list[Key | None] = []
     counts: dict[Key, int] = {}
     for obj in objs:
-        lbl = (obj.get("metadata") or {}).get("labels") or {}
-        if lbl.get(L.NAME) != ms:
-            key = None
+        hit = previous.get(id(obj))
+        if hit is not None and hit[0] is obj:  # held by ``previous``: its id is not reused
+            key = hit[1]
         else:
-            triple = (lbl.get(L.GROUP_NAME), lbl.get(L.ROLE), lbl.get(L.ROLE_ID))
-            try:
-                key = memo[triple]
-            except KeyError:
-                key = memo[triple] = replica_key(ms, *triple)
-            except TypeError:  # an unhashable label value (malformed input): not ours
+            lbl = (obj.get("metadata") or {}).get("labels") or {}
+            if lbl.get(L.NAME) != ms:
                 key = None
+            else:
+                triple = (lbl.get(L.GROUP_NAME), lbl.get(L.ROLE), lbl.get(L.ROLE_ID))
+                try:
+                    key = memo[triple]
+                except KeyError:
+                    key = memo[triple] = replica_key(ms, *triple)
+                except TypeError:  # an unhashable label value (malformed input): not ours
+                    key = None
+            hit = (obj, key)
+        if known is not None:
+            known[id(obj)] = hit
         keys.append(key)
         if key is not None:
             counts[key] = counts.get(key, 0) + 1

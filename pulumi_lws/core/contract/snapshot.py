@@ -13,6 +13,8 @@ from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pulumi_lws.core.contract.reuse import Reuse
+
 
 @dataclass(frozen=True)
 class NodeCapacity:
@@ -54,6 +56,10 @@ class Snapshot:
     now: float = 0.0
     #: the cluster's nodes and bound pods, when the scope asked for them (``Scope.capacity``); else None
     capacity: NodeCapacity | None = None
+    #: the observer's promise that an object identical to one of its earlier snapshots is
+    #: unchanged, with the memos readers keep under it (:mod:`pulumi_lws.core.contract.reuse`);
+    #: None: no promise, nothing may be reused. Not part of the snapshot's value.
+    reuse: Reuse | None = field(default=None, compare=False, repr=False)
 
     @staticmethod
     def of(objs: Iterable[Mapping[str, Any]], now: float = 0.0, capacity: NodeCapacity | None = None) -> Snapshot:

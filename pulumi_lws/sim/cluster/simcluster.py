@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.reuse import Reuse
 from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot
 from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.sim.cluster.apply import Applier, ApplyResult
@@ -72,6 +73,9 @@ class SimCluster:
         self.gc = GarbageCollector(self.store)
         self.applier = Applier(self.store)
         self.observations = Observations(self.store)
+        #: every snapshot's promise: its objects are ``Store.observed`` copies, re-made whenever the
+        #: stored object is written and read-only for every reader (readers' memos live in it)
+        self.reuse = Reuse()
         #: ``(apiVersion, kind)`` this simulated API server does not serve (:meth:`serves_api`)
         self.unserved_apis: set[tuple[str, str]] = set()
         for node in nodes:
@@ -88,7 +92,7 @@ class SimCluster:
                 (self.store.observed(n) for n in self.store.list("Node")),
                 (self.store.observed(p) for p in self.store.list("Pod")),
             )
-        return Snapshot(objects, now=self.clock.epoch, capacity=capacity)
+        return Snapshot(objects, now=self.clock.epoch, capacity=capacity, reuse=self.reuse)
 
     # ---- Actuator ------------------------------------------------------------------------
     def execute(self, namespace: str, actions: Sequence[Action]) -> list[str]:

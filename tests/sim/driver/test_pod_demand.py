@@ -4,13 +4,15 @@ example scenario."""
 
 from __future__ import annotations
 
+import copy
 import pathlib
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pulumi_lws.core.features.capacity import manifest_demand
+from pulumi_lws.sim.driver import pod_demand as pod_demand_mod
 from pulumi_lws.sim.driver import runner as runner_mod
 from pulumi_lws.sim.driver.pod_demand import PodDemand
 from pulumi_lws.sim.driver.runner import simulate
@@ -41,6 +43,29 @@ def test_remembered_specs_give_manifest_demand(specs: list[dict], rows: list[lis
     memo = PodDemand()
     for row in rows:
         pods = [{"kind": "Pod", "spec": specs[i % len(specs)]} if i < 5 else {"kind": "Pod"} for i in row]
+        assert repr(memo.of(pods)) == repr(manifest_demand(pods))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    specs=st.lists(_SPEC, min_size=1, max_size=4),
+    rows=st.lists(st.lists(st.tuples(st.integers(0, 5), st.booleans()), max_size=8), max_size=4),
+    limit=st.integers(1, 3),
+)
+def test_pods_of_equal_requests_summed_together_give_manifest_demand(
+    specs: list[dict], rows: list[list[tuple[int, bool]]], limit: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pods with their own spec dicts (a fleet's) whose requests are equal, in equal or other
+    forms, and a bound on the demands remembered small enough to be crossed."""
+    monkeypatch.setattr(pod_demand_mod, "DEMANDS", limit)
+    memo = PodDemand()
+    for row in rows:
+        pods = [
+            {"kind": "Pod", "spec": copy.deepcopy(specs[i % len(specs)]) if own else specs[i % len(specs)]}
+            if i < 5
+            else {"kind": "Pod"}
+            for i, own in row
+        ]
         assert repr(memo.of(pods)) == repr(manifest_demand(pods))
 
 

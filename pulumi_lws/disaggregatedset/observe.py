@@ -130,7 +130,7 @@ def split_by_child(snapshot: Snapshot) -> dict[str, Snapshot]:
         if ds_name is not None and (ds_name in selected or not selected):
             labelled.add(child)
     return {
-        child: Snapshot({**objs, **nodes} if nodes else objs, snapshot.now)
+        child: Snapshot({**objs, **nodes} if nodes else objs, snapshot.now, reuse=snapshot.reuse)
         for child, objs in sorted(parts.items())
         if child in labelled
     }

@@ -16,6 +16,7 @@ import hashlib
 from bisect import bisect_left
 from collections.abc import Mapping
 from itertools import pairwise
+from operator import is_
 from typing import Any, NamedTuple
 
 from pulumi_lws.core.contract.snapshot import (
@@ -142,11 +143,11 @@ def _ordinal(snap: Snapshot, name: str, replicas: int, size: int, target: str) -
     sts = snap.get("StatefulSet", name)
     leaders = _ordinal_leaders(snap, name)
     wanted = range(sts_replicas(sts)) if sts is not None and not is_deleting(sts) else range(0)
-    workers = _Workers(snap)
+    memo = _Cells(snap, name, size, target)
     cells = [
-        _cell(snap, str(i), leaders.get(i), f"{name}-{i}", size, target, i >= replicas, workers)
-        for i in sorted(set(leaders) | set(wanted))
+        memo.cell(str(i), leaders.get(i), f"{name}-{i}", i >= replicas) for i in sorted(set(leaders) | set(wanted))
     ]
+    memo.close()
     return GroupsView(
         sts_replicas(sts) if sts else 0,
         sts_partition(sts) if sts else None,
@@ -166,14 +167,15 @@ def _hash(snap: Snapshot, name: str, replicas: int, size: int, target: str) -> G
     ]
     entries += [(min(_created(w) for w in ws), key, None) for key, ws in orphans.items()]
     cells = []
-    workers = _Workers(snap)
+    memo = _Cells(snap, name, size, target)
     for _, key, leader in sorted(entries, key=lambda e: (e[0], e[1])):
         worker_sts = f"{name}-{key[:8]}"
         if leader is not None:
-            cells.append(_cell(snap, key, leader, worker_sts, size, target, False, workers))
+            cells.append(memo.cell(key, leader, worker_sts, False))
         else:
             rev = revision_of(orphans[key][0])
             cells.append(GroupCell(key, "u" if rev == target else "x", rev, False, "terminating"))
+    memo.close()
     spec_replicas = int(((dep or {}).get("spec") or {}).get("replicas", 0)) if dep else 0
     return GroupsView(
         spec_replicas,
@@ -221,6 +223,64 @@ def hash_group_key(leader: Mapping[str, Any]) -> str:
 def _created(pod: Mapping[str, Any]) -> tuple[str, str]:
     meta = pod.get("metadata") or {}
     return (str(meta.get("creationTimestamp", "")), str(meta.get("name", "")))
+
+
+#: LeaderWorkerSets whose last view's cells are remembered, per observer (:class:`_Cells`)
+LIMIT = 64
+
+
+class _Cells:
+    """One view's cells, a group's reused from the previous view of the same LeaderWorkerSet when
+    its inputs are the very same objects (a memo; the cells unchanged). Only under the observer's
+    promise (:attr:`Snapshot.reuse <pulumi_lws.core.contract.snapshot.Snapshot.reuse>`: an
+    identical object is an unchanged one); without it every cell is read afresh, nothing kept.
+
+    A cell is a function of its id, its leader pod, worker StatefulSet name and surge flag, the
+    view's ``size`` and ``target`` (the context, per LWS name) and the objects :func:`_cell` reads:
+    the worker StatefulSet of that name and the worker pods under that name prefix. Each is
+    compared by identity (held: no id is reused while remembered) or value. Memory: per LWS the
+    last view's cells and the objects they were read from, for at most :data:`LIMIT` LWSs.
+    tests/lws/test_lws_trace_view.py compares every view of fleet rollouts and examples."""
+
+    __slots__ = ("_ctx", "_kept", "_memo", "_name", "_previous", "snap", "workers")
+
+    def __init__(self, snap: Snapshot, name: str, size: int, target: str) -> None:
+        self.snap, self.workers = snap, _Workers(snap)
+        self._name, self._ctx = name, (size, target)
+        self._memo: dict[Any, Any] | None = None if snap.reuse is None else snap.reuse.memo(__name__)
+        last = None if self._memo is None else self._memo.pop(name, None)
+        self._previous: dict[str, tuple[Any, ...]] = last[1] if last is not None and last[0] == self._ctx else {}
+        self._kept: dict[str, tuple[Any, ...]] = {}
+
+    def cell(self, gid: str, leader: Mapping[str, Any] | None, worker_name: str, surge: bool) -> GroupCell:
+        """``_cell(snap, gid, leader, worker_name, size, target, surge, workers)``."""
+        size, target = self._ctx
+        if self._memo is None or leader is None:
+            return _cell(self.snap, gid, leader, worker_name, size, target, surge, self.workers)
+        sts = self.snap.get("StatefulSet", worker_name)
+        pods = self.workers.of((((leader.get("metadata") or {}).get("labels")) or {}).get(L.NAME, ""), worker_name)
+        hit = self._previous.get(gid)
+        if (
+            hit is not None
+            and hit[0] is leader
+            and hit[1] is sts
+            and hit[2] == worker_name
+            and hit[3] == surge
+            and len(hit[4]) == len(pods)
+            and all(map(is_, hit[4], pods))
+        ):
+            found: GroupCell = hit[5]
+        else:
+            found = _cell(self.snap, gid, leader, worker_name, size, target, surge, self.workers)
+        self._kept[gid] = (leader, sts, worker_name, surge, tuple(pods), found)
+        return found
+
+    def close(self) -> None:
+        """Remember this view's cells (only these) for the next view of the LWS."""
+        if self._memo is not None:
+            self._memo[self._name] = (self._ctx, self._kept)
+            while len(self._memo) > LIMIT:
+                del self._memo[next(iter(self._memo))]
 
 
 def _cell(

@@ -214,6 +214,50 @@ def deletion_order(keys: list[Key], deps: Mapping[Key, tuple[Key, ...]]) -> list
     return list(reversed(topological_order(keys, deps)))
 
 
+class _Again:
+    """One stack's manifests found unchanged on a live object not written since, so that
+    :meth:`Applier.apply` answers "unchanged" again without the store lookup ``_upsert`` makes.
+
+    Invariant: an entry ``key -> (unchanged_at entry, manifest, uid, label)`` was recorded with
+    that ``unchanged_at`` entry (the manifest and the live object's resourceVersion) when
+    ``_upsert`` found the manifest unchanged on the live object ``uid``; :attr:`written` (a
+    :meth:`Store.watch`) holds every uid written or removed since the apply that began last
+    (:meth:`begin` drops the entries of the uids written before). So while the uid is not in
+    :attr:`written`, the object is stored on that very version, and ``_upsert`` of the same
+    manifest would find it unchanged again — if ``unchanged_at`` still holds that entry (callers
+    such as sim/driver/seed.py write it; the identity test sees any rewrite), the stack state
+    still registers the manifest and no replacement of the key is pending (both tested by the
+    caller). Memory: one entry per registered key (the manifest is the state's own).
+    """
+
+    __slots__ = ("by_uid", "entries", "written")
+
+    def __init__(self, store: Store) -> None:
+        self.entries: dict[Key, tuple[tuple[dict[str, Any], str], dict[str, Any], str, str]] = {}
+        self.by_uid: dict[str, Key] = {}
+        self.written = store.watch()
+
+    def begin(self) -> None:
+        """At the start of an apply: forget the objects written since the last one began."""
+        entries, by_uid = self.entries, self.by_uid
+        for uid in self.written:
+            key = by_uid.pop(uid, None)
+            if key is not None:
+                entries.pop(key, None)
+        self.written.clear()
+
+    def remember(self, key: Key, entry: tuple[dict[str, Any], str], live: Mapping[str, Any], label: str) -> None:
+        uid = live["metadata"]["uid"]
+        self.forget(key)
+        self.entries[key] = (entry, entry[0], uid, label)
+        self.by_uid[uid] = key
+
+    def forget(self, key: Key) -> None:
+        old = self.entries.pop(key, None)
+        if old is not None:
+            self.by_uid.pop(old[2], None)
+
+
 class Applier:
     """Pulumi's view of one or more stacks over a :class:`Store`."""
 
@@ -225,6 +269,9 @@ class Applier:
         #: per stack: key -> (manifest, the live object's resourceVersion) of its last upsert that
         #: found nothing to do (``_upsert``: the same manifest on the same object is unchanged again)
         self.unchanged_at: dict[str, dict[Key, tuple[dict[str, Any], str]]] = {}
+        #: per stack: the skip of :meth:`_unchanged_again` (invisible: it only answers, without
+        #: the store lookup, what ``_upsert`` would, and adds nothing to the state)
+        self._again: dict[str, _Again] = {}
 
     def apply(
         self,
@@ -248,31 +295,65 @@ class Applier:
         # ``pending`` gets its own copy)
         desired = {key_of(m): m if type(m) is dict else dict(m) for m in manifests}
         deps = resolve_dependencies(desired, dependencies or {})
-        failed = set(matching_keys(crash, [*desired, *previous]))
+        failed = set(matching_keys(crash, [*desired, *previous])) if crash else set()
         draw = lambda key: key not in failed and (keep >= 1.0 or (rng or random).random() < keep)  # noqa: E731
+        # ``sure``: no operation can fail (``draw`` would not draw either), so every manifest is
+        # upserted — each comes after its dependencies, all upserted before it — and ``done`` is
+        # ``desired``'s keys at the end
+        sure = keep >= 1.0 and not failed
         done: set[Key] = set()
-        sure = keep >= 1.0 and not failed  # no operation can fail: no draw (``draw`` would not draw either)
+        again = self._again_for(stack_id)
+        again.begin()
+        again_get, unchanged_get = again.entries.get, self.unchanged_at.setdefault(stack_id, {}).get
+        written, state_get, unchanged_labels = again.written, previous.get, res.unchanged
+        pending = self.pending
         for key in topological_order(list(desired), deps):
-            ok = sure or draw(key)  # one draw per operation, whatever its dependencies did
-            ds = deps.get(key)
-            if not ok or (ds and not done.issuperset(ds)):
-                res.skipped.append(_label(key))
+            if not sure:
+                ok = draw(key)  # one draw per operation, whatever its dependencies did
+                ds = deps.get(key)
+                if not ok or (ds and not done.issuperset(ds)):
+                    res.skipped.append(_label(key))
+                    continue
+                done.add(key)
+            manifest = desired[key]
+            hit = again_get(key)
+            # what ``_upsert`` would find: the very manifest unchanged on the very live version
+            # (its entry in ``unchanged_at`` is the one recorded with ``hit``; the object was not
+            # written or removed since, so it is stored on that version), registered as is
+            if (
+                hit is not None
+                and hit[1] is manifest
+                and hit[2] not in written
+                and unchanged_get(key) is hit[0]
+                and state_get(key) is manifest
+                and not (pending and key in pending)
+            ):
+                unchanged_labels.append(hit[3])
                 continue
-            self._upsert(stack_id, key, desired[key], res)
-            done.add(key)
-        known = {k: ds for k, ds in self.dependencies.get(stack_id, {}).items() if k not in done}
-        known.update((k, deps[k]) for k in done if k in deps)
+            self._upsert(stack_id, key, manifest, res)
+        if sure:
+            known = {k: ds for k, ds in self.dependencies.get(stack_id, {}).items() if k not in desired}
+            known.update(deps)
+        else:
+            known = {k: ds for k, ds in self.dependencies.get(stack_id, {}).items() if k not in done}
+            known.update((k, deps[k]) for k in done if k in deps)
         self._delete_removed(
             stack_id,
             previous,
             [k for k in previous if k not in desired],
             known,
-            all_upserts_done=len(done) == len(desired),
+            all_upserts_done=sure or len(done) == len(desired),
             draw=draw,
             res=res,
         )
         self.dependencies[stack_id] = {k: ds for k, ds in known.items() if k in previous}
         return res
+
+    def _again_for(self, stack_id: str) -> _Again:
+        again = self._again.get(stack_id)
+        if again is None:
+            again = self._again[stack_id] = _Again(self.store)
+        return again
 
     def _delete_removed(
         self,
@@ -298,6 +379,7 @@ class Applier:
             self._delete(key, previous[key])
             previous.pop(key, None)
             self.unchanged_at.get(stack_id, {}).pop(key, None)
+            self._again_for(stack_id).forget(key)
             res.deleted.append(_label(key))
 
     def _upsert(self, stack_id: str, key: Key, manifest: dict[str, Any], res: ApplyResult) -> None:
@@ -305,11 +387,13 @@ class Applier:
         live = self.store.get(*key)
         if key in self.pending or (live is not None and live["metadata"].get("deletionTimestamp")):
             self.pending[key] = (stack_id, clone(manifest))  # recreate once the old object is gone
+            self._again_for(stack_id).forget(key)
             state[key] = manifest
             res.replaced.append(_label(key))
             return
         if live is None:
             self._create(key, manifest, res)
+            self._again_for(stack_id).forget(key)
             state[key] = manifest
             return
         # The outcome below is a function of the manifest (up to ``==``: defaulting, the immutable
@@ -324,9 +408,10 @@ class Applier:
         hit = unchanged.get(key)
         # (a manifest reused from the previous render is the very object: ``is`` decides at once)
         if hit is not None and hit[1] == rv and (hit[0] is manifest or hit[0] == manifest):
-            unchanged[key] = (manifest, rv)
-            res.unchanged.append(_label(key))
+            unchanged[key] = entry = (manifest, rv)
+            res.unchanged.append(label := _label(key))
             state[key] = manifest
+            self._again_for(stack_id).remember(key, entry, live, label)
             return
         # ``want``: the manifest as the API server would default it (a shallow copy: defaulting copies
         # what it writes), short-lived — the state keeps the manifest as registered. Defaulting is
@@ -345,11 +430,13 @@ class Applier:
             self.store.replace(live, want)
             res.updated.append(_label(key))
         else:
-            res.unchanged.append(_label(key))
-            unchanged[key] = (manifest, rv)
+            res.unchanged.append(label := _label(key))
+            unchanged[key] = entry = (manifest, rv)
             state[key] = manifest
+            self._again_for(stack_id).remember(key, entry, live, label)
             return
         unchanged.pop(key, None)
+        self._again_for(stack_id).forget(key)
         state[key] = manifest
 
     def _create(self, key: Key, manifest: dict[str, Any], res: ApplyResult) -> None:

@@ -31,6 +31,7 @@ from pulumi_lws.sim.cluster.clock import Clock
 from pulumi_lws.sim.cluster.kubelet import Kubelet
 from pulumi_lws.sim.cluster.quiet import QuietSets
 from pulumi_lws.sim.cluster.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
+from pulumi_lws.sim.cluster.sts_pods import PodIndex, Table
 from pulumi_lws.sim.cluster.template_hash import TemplateHasher, template_hash  # noqa: F401  (re-exported)
 
 REVISION_HASH_LABEL = "controller.kubernetes.io/hash"
@@ -78,6 +79,7 @@ class StatefulSetController:
         self._hashes: dict[str, tuple[int, str]] = {}  # uid -> (generation, template hash)
         self._hasher = TemplateHasher()  # template_hash, memoised per piece across the fleet
         self._sets = QuietSets(store, clock)  # which sets a pass visits
+        self._index = PodIndex(store, kubelet.ready_since)  # a big set's pods, kept from the writes
         #: ``<ns>/<pod>`` -> why admission refused its creation (the last refusal; retried at each sync)
         self.denied: dict[str, str] = {}
 
@@ -120,22 +122,31 @@ class StatefulSetController:
         spec = sts["spec"]
         update_rev = self._ensure_revision(sts)
         current_rev = self._revision(sts, sts["status"].get("currentRevision")) or update_rev
-        pods = self._pods(sts)
+        monotonic = spec.get("podManagementPolicy", "OrderedReady") == "OrderedReady"
+        # a table where what the walks read depends neither on order nor on the time
+        indexed = not monotonic and not float(spec.get("minReadySeconds") or 0)
+        pods, table = self._list(sts, indexed)
         listed_at = self.store.version  # re-list the pods only after a write (same answer otherwise)
         start = int((spec.get("ordinals") or {}).get("start") or 0)
         replicas = int(spec.get("replicas", 1))
         wanted = range(start, start + replicas)
-        monotonic = spec.get("podManagementPolicy", "OrderedReady") == "OrderedReady"
-        proceed = self._process_replicas(sts, pods, wanted, current_rev, update_rev, monotonic)
-        proceed = proceed and self._process_condemned(sts, pods, wanted, monotonic)
+        proceed = self._process_replicas(sts, pods, wanted, current_rev, update_rev, monotonic, table)
+        if table is None or not table.all_in(wanted):
+            proceed = proceed and self._process_condemned(sts, pods, wanted, monotonic)
         strategy = spec.get("updateStrategy") or {}
         if proceed and strategy.get("type", "RollingUpdate") == "RollingUpdate":
             if self.store.version != listed_at:
-                pods, listed_at = self._pods(sts), self.store.version
-            self._rolling_update(sts, pods, wanted, update_rev)
+                (pods, table), listed_at = self._list(sts, indexed), self.store.version
+            self._rolling_update(sts, pods, wanted, update_rev, table)
         if self.store.version != listed_at:
-            pods = self._pods(sts)
-        self._update_status(sts, pods, current_rev, update_rev)
+            pods, table = self._list(sts, indexed)
+        self._update_status(sts, pods, current_rev, update_rev, table)
+
+    def _list(self, sts: Mapping[str, Any], indexed: bool) -> tuple[dict[int, dict[str, Any]], Table | None]:
+        """Its pods by ordinal and, ``indexed`` and a big set, their :class:`~.sts_pods.Table`
+        refreshed (whose ``pods`` they are): :mod:`.sts_pods`."""
+        table = self._index.table(sts) if indexed else None
+        return (self._pods(sts), None) if table is None else (table.pods, table)
 
     def _pods(self, sts: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
         """The pods it controls by ordinal (``controller_uid`` and ``ordinal_of`` inlined: the
@@ -160,10 +171,13 @@ class StatefulSetController:
                     out[int(digits)] = dep
         return out
 
-    def _process_replicas(self, sts, pods, wanted, current_rev: Rev, update_rev: Rev, monotonic: bool) -> bool:
+    def _process_replicas(
+        self, sts, pods, wanted, current_rev: Rev, update_rev: Rev, monotonic: bool, table: Table | None = None
+    ) -> bool:
+        """``table`` (a Parallel set's): only the ordinals it writes at are visited."""
         min_ready = float(sts["spec"].get("minReadySeconds") or 0)
         start = wanted.start
-        for ordinal in wanted:
+        for ordinal in wanted if table is None else table.to_create(wanted):
             pod = pods.get(ordinal)
             if (
                 pod is not None
@@ -206,18 +220,23 @@ class StatefulSetController:
                 return False
         return True
 
-    def _rolling_update(self, sts, pods, wanted, update_rev: Rev) -> None:
+    def _rolling_update(self, sts, pods, wanted, update_rev: Rev, table: Table | None = None) -> None:
         spec = sts["spec"]
         ru = (spec.get("updateStrategy") or {}).get("rollingUpdate") or {}
         replicas = int(spec.get("replicas", 1))
         max_unavailable = max(1, scaled_value(ru.get("maxUnavailable", 1), replicas, round_up=True))
         min_ready = float(spec.get("minReadySeconds") or 0)
-        unavailable = self._unhealthy(pods, wanted, min_ready)
+        unavailable = self._unhealthy(pods, wanted, min_ready) if table is None else table.unhealthy(wanted)
         budget = max_unavailable - unavailable
         low = wanted.start + int(ru.get("partition") or 0)
         for ordinal in reversed(wanted):
             if budget <= 0 or ordinal < low:
                 break
+            if table is not None:
+                if table.outdated(ordinal, update_rev.name):
+                    self._delete(pods[ordinal])
+                    budget -= 1
+                continue
             pod = pods.get(ordinal)
             if pod is not None and pod_revision(pod) != update_rev.name and not meta(pod).get("deletionTimestamp"):
                 self._delete(pod)
@@ -237,11 +256,15 @@ class StatefulSetController:
                 unhealthy += 1
         return unhealthy
 
-    def _update_status(self, sts, pods, current_rev: Rev, update_rev: Rev) -> None:
+    def _update_status(self, sts, pods, current_rev: Rev, update_rev: Rev, table: Table | None = None) -> None:
         min_ready = float(sts["spec"].get("minReadySeconds") or 0)
         now, ready_since = self.clock.now, self.kubelet.ready_since
         current_name, update_name = current_rev.name, update_rev.name
         replicas = ready = available = current = updated = 0
+        if table is not None:  # the walk below, counted as the pods were written
+            replicas, ready, available = len(table.pods), len(table.ready), len(table.available)
+            current, updated = table.live_revisions[current_name], table.live_revisions[update_name]
+            pods = {}
         for pod in pods.values():  # running_ready, available and pod_revision inlined
             replicas += 1
             if _running_ready(pod):
@@ -273,7 +296,9 @@ class StatefulSetController:
             sts["status"] = st
             self.store.touch(sts)
             if st["currentRevision"] == st["updateRevision"]:
-                self._truncate_history(sts, pods)
+                self._truncate_history(
+                    sts, {pod_revision(p) for p in pods.values()} if table is None else set(table.revisions)
+                )
 
     # ---- pods and claims -----------------------------------------------------------------
     def _create_pod(self, sts, ordinal: int, rev: Rev) -> None:
@@ -409,11 +434,11 @@ class StatefulSetController:
         kept = stored["data"]["spec"]["template"]
         return Rev(name, top + 1, {k: v for k, v in kept.items() if k != "$patch"})
 
-    def _truncate_history(self, sts, pods: Mapping[int, Mapping[str, Any]]) -> None:
-        """``pods``: its pods as listed after its last write (a status write leaves them as they are)."""
+    def _truncate_history(self, sts, pod_revisions: set[str | None]) -> None:
+        """``pod_revisions``: of its pods as listed after its last write (a status write leaves them as they are)."""
         limit = int(sts["spec"].get("revisionHistoryLimit", 10))
         live = {sts["status"].get("currentRevision"), sts["status"].get("updateRevision")}
-        live |= {pod_revision(p) for p in pods.values()}
+        live |= pod_revisions
         old = [r for r in self._revisions(sts) if r.name not in live]
         for rev in old[: max(0, len(old) - limit)]:
             if self.history_objects:

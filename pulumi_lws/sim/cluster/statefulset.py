@@ -404,7 +404,9 @@ class StatefulSetController:
         if existing is not None and existing.number == top:
             return existing
         if not self.history_objects:
-            rev = Rev(name, top + 1, clone(template))
+            # the stored set's own template, shared: never written in place (a spec write
+            # replaces the spec: Store.replace), and a revision's template is only read
+            rev = Rev(name, top + 1, template)
             self._internal[meta(sts)["uid"]] = [r for r in revs if r.name != name] + [rev]
             return rev
         if existing is not None:

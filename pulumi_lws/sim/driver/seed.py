@@ -49,7 +49,6 @@ from pulumi_lws.core.contract.errors import SpecError
 from pulumi_lws.sim.cluster.kubelet import Timing
 from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.sim.cluster.statefulset import Rev
-from pulumi_lws.sim.cluster.store import clone
 from pulumi_lws.sim.driver import synth
 from pulumi_lws.sim.driver.engines import PureEngine
 
@@ -142,7 +141,8 @@ def _settled_statefulsets(cluster: SimCluster, revisions: dict[str, str]) -> Non
         uid, name = m["uid"], revisions[m["uid"]]
         controller._hashes[uid] = (m["generation"], name[len(m["name"]) + 1 :])
         if not controller.history_objects:
-            controller._internal[uid] = [Rev(name, 1, clone(spec.get("template") or {}))]
+            # the stored template, shared as _ensure_revision shares it (never written in place)
+            controller._internal[uid] = [Rev(name, 1, spec.get("template") or {})]
         controller.mark_quiet(sts)
 
 

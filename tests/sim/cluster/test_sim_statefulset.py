@@ -159,3 +159,28 @@ def test_property_rolling_update_never_exceeds_max_unavailable(replicas, mu, par
     assert {n for n, i in images(c).items() if i == "b"} == {
         f"web-{i}" for i in range(min(partition, replicas), replicas)
     }
+
+
+def test_an_internal_revision_shares_a_template_nothing_writes_in_place() -> None:
+    """Internal revisions keep the stored set's template itself (no copy): through fleet rollouts
+    (a seeded warm-up, then an image change) each still equals a copy taken when it was made."""
+    import copy
+    import pathlib
+    import sys
+
+    from pulumi_lws.sim.driver.runner import simulate
+
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[3] / "bench"))
+    from bench_sim import scenario
+
+    for kind in ("LeaderWorkerSet", "ModelServing", "DisaggregatedSet"):
+        seen: dict[int, tuple[object, object]] = {}
+
+        def probe(cluster, _t, seen=seen) -> None:
+            for revs in cluster.statefulsets._internal.values():
+                for rev in revs:
+                    seen.setdefault(id(rev.template), (rev.template, copy.deepcopy(rev.template)))
+
+        result = simulate(scenario(12, 2, history="internal", kind=kind), "pure", probe=probe)
+        assert result.trace.converged and len(seen) > 12
+        assert all(template == kept for template, kept in seen.values())

@@ -188,6 +188,7 @@ def forced_rollback(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage) -> S
         snapshot.list("Pod", **{L.NAME: lws.name}),
         now=snapshot.now,
         propagation={lws.name: "Foreground"},
+        reuse=snapshot.reuse,
     )
     return stage if len(actions) == len(stage.actions) else dataclasses.replace(stage, actions=actions)
 

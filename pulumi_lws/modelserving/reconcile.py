@@ -153,11 +153,15 @@ def forced_rollback(ms: ModelServing, snapshot: Snapshot, stage: Stage) -> Stage
     recovery already deletes are skipped."""
     from pulumi_lws.core.features.forced_rollback import with_forced_rollback
 
-    statefulsets = snapshot.list("StatefulSet", **{L.NAME: ms.name})
+    statefulsets = snapshot.by_label("StatefulSet", L.NAME).get(ms.name, ())  # as list(...), without the copy
     if not statefulsets:
         return stage
     actions = with_forced_rollback(
-        stage.actions, statefulsets, snapshot.list("Pod", **{L.NAME: ms.name}), now=snapshot.now
+        stage.actions,
+        statefulsets,
+        snapshot.by_label("Pod", L.NAME).get(ms.name, ()),
+        now=snapshot.now,
+        reuse=snapshot.reuse,
     )
     return stage if len(actions) == len(stage.actions) else replace(stage, actions=actions)
 

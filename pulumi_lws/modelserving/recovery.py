@@ -63,6 +63,7 @@ from pulumi_lws.modelserving.groups import (
     group_name,
     role_id,
 )
+from pulumi_lws.modelserving.recovery_memo import look_memo
 from pulumi_lws.modelserving.replicas import ObservedReplicas, observed_replicas
 
 Pod = Mapping[str, Any]
@@ -328,11 +329,13 @@ def plan_recovery(
     recoveries: list[Recovery] = []
     waits: list[Wait] = []
     replicas: set[tuple[int, str, int]] = set()
+    memo = look_memo(snapshot, (ms.namespace, ms.name), policy)  # the same answers (recovery_memo.py)
     for g in sorted(groups, key=lambda x: x.ordinal):
         if g.status == DELETING or not any(
-            _needs_a_look(observed.pods_of((g.ordinal, r.role, r.ordinal)), policy)
-            for r in g.roles
-            if r.status != DELETING
+            _needs_a_look(observed.pods_of(key), policy)
+            if memo is None
+            else memo.needs(key, observed.pods_of(key), _needs_a_look)
+            for key in ((g.ordinal, r.role, r.ordinal) for r in g.roles if r.status != DELETING)
         ):
             continue  # no pod of a live replica failed or is of another generation: nothing to do
         gname = group_name(ms.name, g.ordinal)
@@ -412,4 +415,6 @@ def plan_recovery(
                 )
             )
             replicas |= {(g.ordinal, r.role, r.ordinal) for r in live}
+    if memo is not None:
+        memo.close()
     return RecoveryPlan(tuple(recoveries), tuple(waits), frozenset(replicas))

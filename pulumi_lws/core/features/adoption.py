@@ -48,10 +48,12 @@ def pruned(value: Any) -> Any:
 def upstream_owners(obj: Mapping[str, Any], upstream: UpstreamController) -> list[str]:
     """uids of ``obj``'s ownerReferences to one of ``upstream``'s kinds in its API group."""
     out = []
+    kinds = upstream.owner_kinds
     for ref in (obj.get("metadata") or {}).get("ownerReferences") or []:
-        group = str(ref.get("apiVersion") or "").rpartition("/")[0]
-        if ref.get("kind") in upstream.owner_kinds and group == upstream.group and ref.get("uid"):
-            out.append(str(ref["uid"]))
+        # the kind first (one lookup): most references (a pod's to its StatefulSet) stop there
+        if ref.get("kind") in kinds and str(ref.get("apiVersion") or "").rpartition("/")[0] == upstream.group:
+            if ref.get("uid"):
+                out.append(str(ref["uid"]))
     return out
 
 
@@ -60,9 +62,21 @@ def disown_actions(
 ) -> tuple[Action, ...]:
     """One ``disown`` action per observed object an upstream CR owns (sorted by kind, name)."""
     actions = []
+    kinds = upstream.owner_kinds
     for obj in snapshot:
-        owners = upstream_owners(obj, upstream)
         meta = obj.get("metadata") or {}
+        refs = meta.get("ownerReferences")
+        # no reference of an upstream kind: upstream_owners is empty (the common case: a fleet
+        # pulumi-lws created has none), read without the call; a malformed one still raises there
+        if not refs:
+            continue
+        if type(refs) is list:
+            for ref in refs:
+                if type(ref) is not dict or ref.get("kind") in kinds:
+                    break
+            else:
+                continue
+        owners = upstream_owners(obj, upstream)
         if owners and obj.get("kind") != "Node" and not meta.get("deletionTimestamp"):
             actions.append(
                 Action(

@@ -41,7 +41,7 @@ depends on the clock.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -230,7 +230,8 @@ def rollout_started(snapshot: Snapshot, target_revision: str) -> float | None:
 def progress_and_start(snapshot: Snapshot, target_revision: str) -> tuple[float | None, float | None]:
     """``(last_progress(snapshot), rollout_started(snapshot, target_revision))`` in one pass over
     the snapshot (``govern`` needs both), each distinct timestamp text parsed once (objects
-    created together share it)."""
+    created together share it). Under the observer's promise (:attr:`Snapshot.reuse`) an object
+    already read keeps its two instants (:func:`_progress_memo`): the same answer, read once."""
     parsed: dict[Any, float | None] = {}
 
     def seconds(value: Any) -> float | None:
@@ -244,30 +245,61 @@ def progress_and_start(snapshot: Snapshot, target_revision: str) -> tuple[float 
             t = parsed[value] = timestamp(value)
             return t
 
-    last: float | None = None
-    started: float | None = None
-    for obj in snapshot:
+    def instants(obj: Mapping[str, Any]) -> tuple[float | None, float | None]:
+        """(the object's newest progress instant, its creation)."""
         meta = obj.get("metadata") or {}
         created = seconds(meta.get("creationTimestamp"))
-        deleted = seconds(meta.get("deletionTimestamp")) if "deletionTimestamp" in meta else None
-        became_ready = None
+        newest = created
+        if "deletionTimestamp" in meta:
+            deleted = seconds(meta.get("deletionTimestamp"))
+            if deleted is not None and (newest is None or deleted > newest):
+                newest = deleted
         if obj.get("kind") == "Pod":
             ready = pod_condition(obj, "Ready")
             if ready is not None and ready.get("status") == "True":
                 became_ready = seconds(ready.get("lastTransitionTime"))
-        for t in (created, deleted, became_ready):
-            if t is not None and (last is None or t > last):
-                last = t
-        if (
-            created is not None
-            and target_revision
-            and (started is None or created < started)
-            and (
-                target_revision in str(meta.get("name") or "") or target_revision in (meta.get("labels") or {}).values()
-            )
-        ):
-            started = created
+                if became_ready is not None and (newest is None or became_ready > newest):
+                    newest = became_ready
+        return newest, created
+
+    memo = _progress_memo(snapshot)
+    last: float | None = None
+    started: float | None = None
+    for obj in snapshot:
+        if memo is None:
+            newest, created = instants(obj)
+        else:
+            hit = memo.get(id(obj))
+            if hit is not None and hit[0] is obj:
+                newest, created = hit[1], hit[2]
+            else:
+                newest, created = instants(obj)
+                memo[id(obj)] = (obj, newest, created)
+        if newest is not None and (last is None or newest > last):
+            last = newest
+        if created is not None and target_revision and (started is None or created < started):
+            meta = obj.get("metadata") or {}
+            if target_revision in str(meta.get("name") or "") or target_revision in (meta.get("labels") or {}).values():
+                started = created
+    if memo is not None and len(memo) > 2 * len(snapshot) + 1024:
+        _keep_only(memo, snapshot)
     return last, started
+
+
+def _progress_memo(snapshot: Snapshot) -> dict[int, tuple[Mapping[str, Any], float | None, float | None]] | None:
+    """``id(object) -> (object, newest progress instant, creation)`` of the objects
+    :func:`progress_and_start` read under ``snapshot``'s observer (None: it promises nothing).
+    The object is held, so no id is reused while remembered; an entry is a function of the
+    object's content alone, which the promise says an identical object shares. Memory: at most
+    twice the largest snapshot read plus 1,024 entries (then only the current one's are kept)."""
+    reuse = snapshot.reuse
+    return None if reuse is None else reuse.memo(__name__ + ".progress")
+
+
+def _keep_only(memo: dict[int, Any], snapshot: Snapshot) -> None:
+    kept = {id(o): memo[id(o)] for o in snapshot if id(o) in memo}
+    memo.clear()
+    memo.update(kept)
 
 
 # ---- the verdict -----------------------------------------------------------------------------
@@ -311,7 +343,7 @@ def govern(
     ``held_view``: as :func:`hold`'s."""
     stage = result.stage
     paused = settings.paused and not stage.complete
-    creates = any(snapshot.get(*object_ref(m)) is None for m in result.manifests)  # snapshots are keyed by (kind, name)
+    planned = result.manifests  # the plan's, before any hold
     if paused:
         result = hold(result, snapshot, held_view=held_view)
         stage = result.stage
@@ -321,9 +353,9 @@ def govern(
         settings.deadline is not None
         and not paused
         and not stage.complete
-        and not creates
         and last is not None
         and clock - last > settings.deadline
+        and not _creates(planned, snapshot)  # last: a scan of every manifest, needed only past the deadline
     )
     condition = None
     if exceeded:
@@ -348,6 +380,11 @@ def govern(
         total=total,
     )
     return dataclasses.replace(result, stage=dataclasses.replace(stage, control=verdict))
+
+
+def _creates(manifests: Iterable[Mapping[str, Any]], snapshot: Snapshot) -> bool:
+    """Whether a manifest names an object ``snapshot`` does not show (keyed by (kind, name))."""
+    return any(snapshot.get(*object_ref(m)) is None for m in manifests)
 
 
 def with_control_conditions(status: Mapping[str, Any], stage: Stage) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pulumi_lws.core.contract.reuse import Reuse
 from pulumi_lws.core.contract.snapshot import is_deleting, pod_condition, pod_running_and_ready
 from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.core.k8s.keys import CONTROLLER_REVISION_HASH
@@ -125,34 +126,65 @@ def forced_rollback_actions(
     now: float | None = None,
     skip: Iterable[str] = (),
     propagation: Mapping[str, str] | None = None,
+    reuse: Reuse | None = None,
 ) -> tuple[Action, ...]:
     """uid-guarded ``delete`` actions for the :func:`stalled_pods` of ``statefulsets`` (``pods``: the
     workload's pods; each is matched to its controller by uid), in StatefulSet then ordinal order.
     ``skip``: pod names another action of the stage already deletes. ``propagation``: by
     StatefulSet name (default Background), e.g. Foreground for an LWS leader pod that owns its
-    group's workers."""
-    by_owner: dict[str, list[Mapping[str, Any]]] = {}
-    revisions: dict[str, set[Any]] = {}  # controller uid -> the revision labels of its pods
+    group's workers. ``reuse``: the snapshot's :attr:`~pulumi_lws.core.contract.snapshot.Snapshot.reuse`
+    (a pod already read keeps its controller uid and revision label: :func:`_pod_memo`).
+
+    One pass reads every pod's controller and revision label; only the StatefulSets with an owned
+    pod off their update revision (the others have no outdated pod: :func:`stalled_pods` finds
+    none) have their pods collected, in a second pass, and looked at."""
+    pods = pods if isinstance(pods, (list, tuple)) else list(pods)
+    memo = _pod_memo(reuse)
+    uids: list[str | None] = []
+    first: dict[str, Any] = {}  # controller uid -> the revision label of its pods, _MIXED when they differ
     for pod in pods:
-        uid = _controller_uid(pod)
+        hit = memo.get(id(pod)) if memo is not None else None
+        if hit is not None and hit[0] is pod:
+            uid, label = hit[1], hit[2]
+        else:
+            uid, label = _controller_uid(pod), _revision_label(pod)
+            if memo is not None:
+                memo[id(pod)] = (pod, uid, label)
+        uids.append(uid)
         if uid is not None:
-            by_owner.setdefault(uid, []).append(pod)
-            seen = revisions.setdefault(uid, set())
-            try:
-                seen.add(((pod.get("metadata") or {}).get("labels") or {}).get(CONTROLLER_REVISION_HASH))
-            except TypeError:  # an unhashable label value (malformed input): never "all updated"
-                seen.add(_UNKNOWN)
-    skipped, out = set(skip), []
+            seen = first.get(uid, _ABSENT)
+            if seen is _ABSENT:
+                first[uid] = label
+            elif seen is not _MIXED and (label is _UNKNOWN or (seen is not label and seen != label)):  # as a set adds
+                first[uid] = _MIXED
+    if memo is not None and len(memo) > 2 * len(pods) + 1024:
+        kept = {id(p): memo[id(p)] for p in pods if id(p) in memo}
+        memo.clear()
+        memo.update(kept)
+    look: list[Mapping[str, Any]] = []  # the StatefulSets looked at, in order
     for sts in statefulsets:
+        uid = str((sts.get("metadata") or {}).get("uid") or "")
+        seen = first.get(uid, _ABSENT)
+        if seen is _ABSENT:
+            continue  # owns no pod
+        # {label} == {updateRevision} exactly as a set of the labels compares (raises as it does
+        # on an unhashable updateRevision): every pod on the update revision, none is outdated
+        if seen is not _MIXED and seen is not _UNKNOWN and {seen} == {(sts.get("status") or {}).get("updateRevision")}:
+            continue
+        look.append(sts)
+    if not look:
+        return ()
+    wanted = {str((sts.get("metadata") or {}).get("uid") or "") for sts in look}
+    by_owner: dict[str, list[Mapping[str, Any]]] = {}
+    for pod, uid in zip(pods, uids):
+        if uid in wanted:
+            by_owner.setdefault(uid, []).append(pod)
+    skipped, out = set(skip), []
+    for sts in look:
         meta = sts.get("metadata") or {}
         uid = str(meta.get("uid") or "")
-        owned = by_owner.get(uid, [])
-        if not owned:
-            continue
-        if revisions[uid] == {(sts.get("status") or {}).get("updateRevision")}:
-            continue  # every pod on the update revision: none is outdated, stalled_pods finds none
         mode = (propagation or {}).get(str(meta.get("name")), "Background")
-        for pod in stalled_pods(sts, owned, now):
+        for pod in stalled_pods(sts, by_owner[uid], now):
             pm = pod.get("metadata") or {}
             name = str(pm.get("name") or "")
             if name in skipped:
@@ -164,6 +196,29 @@ def forced_rollback_actions(
     return tuple(out)
 
 
+_ABSENT = object()
+_MIXED = object()
+
+
+def _revision_label(pod: Mapping[str, Any]) -> Any:
+    """The pod's revision label; :data:`_UNKNOWN` when unhashable (malformed input: never "all updated")."""
+    label = ((pod.get("metadata") or {}).get("labels") or {}).get(CONTROLLER_REVISION_HASH)
+    try:
+        hash(label)
+    except TypeError:
+        return _UNKNOWN
+    return label
+
+
+def _pod_memo(reuse: Reuse | None) -> dict[int, tuple[Mapping[str, Any], str | None, Any]] | None:
+    """``id(pod) -> (pod, controller uid, revision label)`` of the pods read under ``reuse``'s
+    observer (None: no promise, nothing kept). The pod is held, so no id is reused while
+    remembered; both values are functions of the pod's content, which an identical pod shares.
+    Memory: at most twice the most pods of one call plus 1,024 entries (then only the current
+    call's are kept)."""
+    return None if reuse is None else reuse.memo(__name__)
+
+
 def with_forced_rollback(
     actions: Sequence[Action],
     statefulsets: Sequence[Mapping[str, Any]],
@@ -171,7 +226,10 @@ def with_forced_rollback(
     *,
     now: float | None = None,
     propagation: Mapping[str, str] | None = None,
+    reuse: Reuse | None = None,
 ) -> tuple[Action, ...]:
     """``actions`` followed by the forced-rollback deletes of pods no action of them deletes."""
     skip = [a.name for a in actions if a.verb == "delete" and a.kind == "Pod"]
-    return tuple(actions) + forced_rollback_actions(statefulsets, pods, now=now, skip=skip, propagation=propagation)
+    return tuple(actions) + forced_rollback_actions(
+        statefulsets, pods, now=now, skip=skip, propagation=propagation, reuse=reuse
+    )

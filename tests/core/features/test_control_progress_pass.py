@@ -5,9 +5,13 @@ pods Ready or not, the target revision in names or labels."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pulumi_lws.core.contract.reuse import Reuse
 from pulumi_lws.core.contract.snapshot import Snapshot, labels_of, pod_condition
 from pulumi_lws.core.features.control import (
     last_progress,
@@ -112,3 +116,45 @@ def test_shared_timestamps_are_parsed_once_each_and_read_correctly() -> None:
     ]
     last, started = progress_and_start(Snapshot.of(objs), "r2")
     assert last == 1767225630.0 and started == 1767225600.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(objects(), max_size=12),
+    st.lists(objects(), max_size=6),
+    st.lists(st.booleans(), max_size=12),
+    st.sampled_from(["", "rev1", "rev2"]),
+)
+def test_under_the_promise_every_snapshot_reads_as_without_it(
+    first: list[dict], added: list[dict], kept: list[bool], target: str
+) -> None:
+    """Snapshots of one observer (some objects the very same, some new copies, some new objects)
+    read as the same objects without the promise; the memo holds only what a bound allows."""
+    reuse = Reuse()
+    snap = dataclasses.replace(Snapshot.of(first), reuse=reuse)
+    assert progress_and_start(snap, target) == progress_and_start(dataclasses.replace(snap, reuse=None), target)
+    # the next snapshot: an object kept (the same one) or rewritten (a new copy), plus new objects
+    later = [o if keep else copy.deepcopy(o) for o, keep in zip(first, kept + [True] * len(first))] + added
+    for o in later:
+        if o not in first or any(o is f for f in first):
+            continue
+        o["metadata"]["creationTimestamp"] = "2026-01-01T00:09:00Z"  # a rewritten copy says something new
+    snap2 = dataclasses.replace(Snapshot.of(later), reuse=reuse)
+    for _ in range(2):  # the second read: every object from the memo
+        assert progress_and_start(snap2, target) == (
+            reference_last_progress(snap2),
+            reference_rollout_started(snap2, target),
+        )
+
+
+def test_the_memo_is_bounded_by_the_snapshots_read() -> None:
+    from pulumi_lws.core.features import control
+
+    reuse = Reuse()
+    for n in range(5):
+        objs = [
+            {"kind": "Pod", "metadata": {"name": f"p{n}-{i}", "creationTimestamp": "2026-01-01T00:00:00Z"}}
+            for i in range(600)
+        ]
+        progress_and_start(dataclasses.replace(Snapshot.of(objs), reuse=reuse), "")
+        assert len(reuse.memo(control.__name__ + ".progress")) <= 2 * 600 + 1024

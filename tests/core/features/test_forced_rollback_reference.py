@@ -5,12 +5,14 @@ pods (policies, partitions, budgets, revisions, readiness, deletions, owners).""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pulumi_lws.core.contract.reuse import Reuse
 from pulumi_lws.core.contract.snapshot import is_deleting
 from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.core.features.forced_rollback import (
@@ -193,3 +195,29 @@ def test_forced_rollback_actions_equal_reference(
     statefulsets, pods, now = fleet
     got = forced_rollback_actions(statefulsets, pods, now=now, skip=skip)
     assert got == ref_forced_rollback_actions(statefulsets, pods, now=now, skip=skip)
+
+
+@settings(max_examples=300, deadline=None)
+@given(fleets(), st.lists(st.sampled_from(["web-0", "web-1", "web-2"]), max_size=2), st.lists(st.booleans()))
+def test_under_the_promise_the_actions_equal_reference(
+    fleet: tuple[list[dict[str, Any]], list[dict[str, Any]], float | None], skip: list[str], rewritten: list[bool]
+) -> None:
+    """With the observer's promise (``reuse``) the first read, a second read of the very same pods
+    (from the memo) and a read where some pods are new copies with another revision label all
+    equal the reference; a StatefulSet sharing another's uid is looked at on its own."""
+    statefulsets, pods, now = fleet
+    reuse = Reuse()
+    want = ref_forced_rollback_actions(statefulsets, pods, now=now, skip=skip)
+    for _ in range(2):
+        assert forced_rollback_actions(statefulsets, pods, now=now, skip=skip, reuse=reuse) == want
+    later = []
+    for pod, new in zip(pods, rewritten + [False] * len(pods)):
+        if new:
+            pod = copy.deepcopy(pod)
+            pod["metadata"]["labels"][CONTROLLER_REVISION_HASH] = "web-b"
+        later.append(pod)
+    twins = statefulsets + [copy.deepcopy(statefulsets[0])]  # the same uid twice, maybe another revision
+    twins[-1].setdefault("status", {})["updateRevision"] = "web-b"
+    for sets in (statefulsets, twins):
+        got = forced_rollback_actions(sets, later, now=now, skip=skip, reuse=reuse)
+        assert got == ref_forced_rollback_actions(sets, later, now=now, skip=skip)

@@ -159,9 +159,10 @@ def forced_rollback(ms: ModelServing, snapshot: Snapshot, stage: Stage) -> Stage
     actions = with_forced_rollback(
         stage.actions,
         statefulsets,
-        snapshot.by_label("Pod", L.NAME).get(ms.name, ()),
+        snapshot.list("Pod"),  # filtered by the name label in forced rollback's one pass over them
         now=snapshot.now,
         reuse=snapshot.reuse,
+        selector=(L.NAME, ms.name),
     )
     return stage if len(actions) == len(stage.actions) else replace(stage, actions=actions)
 

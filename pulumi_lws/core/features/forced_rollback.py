@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_lws.core.contract.reuse import Reuse
-from pulumi_lws.core.contract.snapshot import is_deleting, pod_condition, pod_running_and_ready
+from pulumi_lws.core.contract.snapshot import is_deleting, labels_of, pod_condition, pod_running_and_ready
 from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.core.k8s.keys import CONTROLLER_REVISION_HASH
 from pulumi_lws.core.k8s.scaling import scaled_value
@@ -127,6 +127,7 @@ def forced_rollback_actions(
     skip: Iterable[str] = (),
     propagation: Mapping[str, str] | None = None,
     reuse: Reuse | None = None,
+    selector: tuple[str, str] | None = None,
 ) -> tuple[Action, ...]:
     """uid-guarded ``delete`` actions for the :func:`stalled_pods` of ``statefulsets`` (``pods``: the
     workload's pods; each is matched to its controller by uid), in StatefulSet then ordinal order.
@@ -134,12 +135,14 @@ def forced_rollback_actions(
     StatefulSet name (default Background), e.g. Foreground for an LWS leader pod that owns its
     group's workers. ``reuse``: the snapshot's :attr:`~pulumi_lws.core.contract.snapshot.Snapshot.reuse`
     (a pod already read keeps its controller uid and revision label: :func:`_pod_memo`).
+    ``selector``: ``(label key, value)``: only the pods so labelled are the workload's (the pods
+    ``Snapshot.list("Pod", **{key: value})`` answers, read in this pass instead of an index).
 
     One pass reads every pod's controller and revision label; only the StatefulSets with an owned
     pod off their update revision (the others have no outdated pod: :func:`stalled_pods` finds
     none) have their pods collected, in a second pass, and looked at."""
     pods = pods if isinstance(pods, (list, tuple)) else list(pods)
-    memo = _pod_memo(reuse)
+    memo = _pod_memo(reuse, selector)
     uids: list[str | None] = []
     first: dict[str, Any] = {}  # controller uid -> the revision label of its pods, _MIXED when they differ
     for pod in pods:
@@ -148,6 +151,8 @@ def forced_rollback_actions(
             uid, label = hit[1], hit[2]
         else:
             uid, label = _controller_uid(pod), _revision_label(pod)
+            if selector is not None and labels_of(pod).get(selector[0]) != selector[1]:
+                uid = None  # not the workload's pod: owns nothing here
             if memo is not None:
                 memo[id(pod)] = (pod, uid, label)
         uids.append(uid)
@@ -210,13 +215,16 @@ def _revision_label(pod: Mapping[str, Any]) -> Any:
     return label
 
 
-def _pod_memo(reuse: Reuse | None) -> dict[int, tuple[Mapping[str, Any], str | None, Any]] | None:
-    """``id(pod) -> (pod, controller uid, revision label)`` of the pods read under ``reuse``'s
-    observer (None: no promise, nothing kept). The pod is held, so no id is reused while
-    remembered; both values are functions of the pod's content, which an identical pod shares.
+def _pod_memo(
+    reuse: Reuse | None, selector: tuple[str, str] | None
+) -> dict[int, tuple[Mapping[str, Any], str | None, Any]] | None:
+    """``id(pod) -> (pod, controller uid or None when the selector rejects it, revision label)``
+    of the pods read under ``reuse``'s observer with ``selector`` (None: no promise, nothing
+    kept). The pod is held, so no id is reused while remembered; both values are functions of
+    the pod's content, which an identical pod shares, and of the selector (a memo per selector).
     Memory: at most twice the most pods of one call plus 1,024 entries (then only the current
     call's are kept)."""
-    return None if reuse is None else reuse.memo(__name__)
+    return None if reuse is None else reuse.memo(f"{__name__}:{selector!r}")
 
 
 def with_forced_rollback(
@@ -227,9 +235,10 @@ def with_forced_rollback(
     now: float | None = None,
     propagation: Mapping[str, str] | None = None,
     reuse: Reuse | None = None,
+    selector: tuple[str, str] | None = None,
 ) -> tuple[Action, ...]:
     """``actions`` followed by the forced-rollback deletes of pods no action of them deletes."""
     skip = [a.name for a in actions if a.verb == "delete" and a.kind == "Pod"]
     return tuple(actions) + forced_rollback_actions(
-        statefulsets, pods, now=now, skip=skip, propagation=propagation, reuse=reuse
+        statefulsets, pods, now=now, skip=skip, propagation=propagation, reuse=reuse, selector=selector
     )

@@ -221,3 +221,21 @@ def test_under_the_promise_the_actions_equal_reference(
     for sets in (statefulsets, twins):
         got = forced_rollback_actions(sets, later, now=now, skip=skip, reuse=reuse)
         assert got == ref_forced_rollback_actions(sets, later, now=now, skip=skip)
+
+
+@settings(max_examples=200, deadline=None)
+@given(fleets(), st.lists(st.sampled_from(["ms", "other", None, ["ms"]])), st.booleans())
+def test_a_selector_reads_as_the_selected_pods(
+    fleet: tuple[list[dict[str, Any]], list[dict[str, Any]], float | None], names: list[Any], promised: bool
+) -> None:
+    """``selector=(key, value)`` over every pod equals the reference over the pods so labelled
+    (as ``Snapshot.list("Pod", **{key: value})``), with and without the promise, read twice."""
+    statefulsets, pods, now = fleet
+    for pod, name in zip(pods, names):
+        if name is not None:
+            pod["metadata"]["labels"]["app"] = name
+    selected = [p for p in pods if p["metadata"]["labels"].get("app") == "ms"]
+    want = ref_forced_rollback_actions(statefulsets, selected, now=now)
+    reuse = Reuse() if promised else None
+    for _ in range(2):
+        assert forced_rollback_actions(statefulsets, pods, now=now, reuse=reuse, selector=("app", "ms")) == want

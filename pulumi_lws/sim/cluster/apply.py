@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi_lws.sim.cluster.defaults import apply_defaults
-from pulumi_lws.sim.cluster.store import AlreadyExists, Conflict, NotFound, Store, clone
+from pulumi_lws.sim.cluster.store import CLUSTER_SCOPED, AlreadyExists, Conflict, NotFound, Store, clone
 
 PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy"
 Key = tuple[str, str, str]  # kind, namespace, name
@@ -140,24 +140,32 @@ def resolve_dependencies(
     # per namespace: a dependency ref -> its desired key, or None (a fleet's dependents name the
     # same ControllerRevisions, and a replica's two StatefulSets the same Service and PodGroup)
     found: dict[str, dict[tuple, Key | None]] = {}
+    # per namespace: a dependencies tuple (by identity: a fleet's dependents share a handful) ->
+    # its desired keys; held by ``dependencies`` for the whole call, so the id is not reused
+    resolved: dict[tuple[str, int], list[Key]] = {}
     out: dict[Key, dict[Key, None]] = {}
     for dependent, deps in dependencies.items():
         keys = by_short.get(tuple(dependent), ()) if len(dependent) == 2 else [_resolved(dependent, "")]
         for key in keys:
             if key not in desired:
                 continue
-            refs = found.get(key[1])
-            if refs is None:
-                refs = found[key[1]] = {}
-            wanted = []
-            for d in deps:
-                try:
-                    full = refs[d]
-                except KeyError:
-                    full = _resolved(d, key[1])
-                    full = refs[d] = full if full in desired else None
-                if full is not None and full != key:
-                    wanted.append(full)
+            shared = resolved.get((key[1], id(deps))) if type(deps) is tuple else None
+            if shared is None:
+                refs = found.get(key[1])
+                if refs is None:
+                    refs = found[key[1]] = {}
+                shared = []
+                for d in deps:
+                    try:
+                        full = refs[d]
+                    except KeyError:
+                        full = _resolved(d, key[1])
+                        full = refs[d] = full if full in desired else None
+                    if full is not None:
+                        shared.append(full)
+                if type(deps) is tuple:
+                    resolved[(key[1], id(deps))] = shared
+            wanted = [full for full in shared if full != key] if key in shared else shared
             entry = out.get(key)  # placed at its first mention, as setdefault would
             if entry is None:
                 out[key] = dict.fromkeys(wanted)
@@ -272,6 +280,8 @@ class Applier:
         #: per stack: the skip of :meth:`_unchanged_again` (invisible: it only answers, without
         #: the store lookup, what ``_upsert`` would, and adds nothing to the state)
         self._again: dict[str, _Again] = {}
+        #: per stack: (desired keys, dependency items, resolved dependencies, order) of the last apply
+        self._last: dict[str, tuple[list[Key], list[tuple[Any, Any]], dict[Key, tuple[Key, ...]], list[Key]]] = {}
 
     def apply(
         self,
@@ -293,8 +303,23 @@ class Applier:
         # not copied: defaulting works on a shallow copy and copies what it writes (sim/cluster/defaults.py),
         # the store copies what it keeps, and the state only reads them (a replacement waiting in
         # ``pending`` gets its own copy)
-        desired = {key_of(m): m if type(m) is dict else dict(m) for m in manifests}
-        deps = resolve_dependencies(desired, dependencies or {})
+        desired: dict[Key, dict[str, Any]] = {}
+        for m in manifests:  # key_of, inline: once per manifest
+            md, kind = m.get("metadata") or {}, m["kind"]
+            ns = "" if kind in CLUSTER_SCOPED else (md.get("namespace") or "default")
+            desired[(kind, ns, md["name"])] = m if type(m) is dict else dict(m)
+        keys = list(desired)
+        # the previous apply's resolution and order, when its keys (in order) and its dependencies
+        # (in order, of tuples: nothing a caller could change in place) are equal to these:
+        # both are functions of those two alone
+        items = list((dependencies or {}).items())
+        last = self._last.get(stack_id)
+        if last is not None and last[0] == keys and last[1] == items and all(type(v) is tuple for _, v in items):
+            deps, order = last[2], last[3]
+        else:
+            deps = resolve_dependencies(desired, dependencies or {})
+            order = topological_order(keys, deps)
+            self._last[stack_id] = (keys, items, deps, order)
         failed = set(matching_keys(crash, [*desired, *previous])) if crash else set()
         draw = lambda key: key not in failed and (keep >= 1.0 or (rng or random).random() < keep)  # noqa: E731
         # ``sure``: no operation can fail (``draw`` would not draw either), so every manifest is
@@ -307,7 +332,7 @@ class Applier:
         again_get, unchanged_get = again.entries.get, self.unchanged_at.setdefault(stack_id, {}).get
         written, state_get, unchanged_labels = again.written, previous.get, res.unchanged
         pending = self.pending
-        for key in topological_order(list(desired), deps):
+        for key in order:
             if not sure:
                 ok = draw(key)  # one draw per operation, whatever its dependencies did
                 ds = deps.get(key)

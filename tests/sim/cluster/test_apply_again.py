@@ -179,3 +179,19 @@ def test_an_object_written_earlier_in_the_same_apply_is_looked_up_again() -> Non
     slow, slow_final = _run(steps, 3, pool, again=False)
     assert fast_final.pop("hits") and not slow_final.pop("hits")
     assert fast == slow and fast_final == slow_final
+
+
+def test_the_last_resolution_is_reused_only_for_equal_keys_and_tuple_dependencies() -> None:
+    """The previous apply's resolved dependencies and order are those of equal keys and items."""
+    manifests = [_configmap(n, "1", False) for n in NAMES]
+    cluster = SimCluster(seed=1)
+    deps: dict = {("ConfigMap", "a"): (("ConfigMap", "d"),)}
+    assert cluster.apply(manifests, stack_id="s", dependencies=deps).created[:2] == ["ConfigMap/d", "ConfigMap/a"]
+    first = cluster.applier._last["s"]
+    cluster.apply(manifests, stack_id="s", dependencies=dict(deps))
+    assert cluster.applier._last["s"] is first  # equal: reused
+    listed = {("ConfigMap", "a"): [("ConfigMap", "d")]}
+    cluster.apply(manifests, stack_id="s", dependencies=listed)
+    listed[("ConfigMap", "a")].append(("ConfigMap", "c"))  # changed in place: never reused
+    res = cluster.apply(manifests, stack_id="s", dependencies=listed)
+    assert res.unchanged == ["ConfigMap/c", "ConfigMap/d", "ConfigMap/a", "ConfigMap/b"]

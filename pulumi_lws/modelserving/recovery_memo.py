@@ -11,7 +11,7 @@ one) the memo keeps, per ModelServing ``(namespace, name)`` and replica key, the
 the answer, and hands the answer back when the policy is equal and the pods are the same objects
 in the same order. Invariants:
 
-* every answer equals the un-memoised one (tests/modelserving/recovery/test_recovery_memo.py:
+* every answer equals the un-memoised one (tests/modelserving/test_recovery_memo.py:
   every reconcile of the example scenarios, of fleet rollouts with failing pods, and a hypothesis
   property);
 * without the promise (``snapshot.reuse is None``) nothing is reused, nothing is kept;

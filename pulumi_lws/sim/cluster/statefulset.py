@@ -31,7 +31,7 @@ from pulumi_lws.sim.cluster.clock import Clock
 from pulumi_lws.sim.cluster.kubelet import Kubelet
 from pulumi_lws.sim.cluster.quiet import QuietSets
 from pulumi_lws.sim.cluster.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
-from pulumi_lws.sim.cluster.sts_pods import PodIndex, Table
+from pulumi_lws.sim.cluster.sts_pods import PodIndex, Table, running_ready
 from pulumi_lws.sim.cluster.template_hash import TemplateHasher, template_hash  # noqa: F401  (re-exported)
 
 REVISION_HASH_LABEL = "controller.kubernetes.io/hash"
@@ -55,18 +55,6 @@ def ordinal_of(sts_name: str, pod_name: str) -> int | None:
 
 def pod_revision(pod: Mapping[str, Any]) -> str | None:
     return (meta(pod).get("labels") or {}).get(K.CONTROLLER_REVISION_HASH)
-
-
-def _running_ready(pod: Mapping[str, Any]) -> bool:
-    """Phase Running and condition Ready True (``condition_true`` inlined: the leader StatefulSet
-    asks it of every group's leader pod in every sync)."""
-    status = pod["status"]
-    if status.get("phase") != "Running":
-        return False
-    for c in status.get("conditions") or ():
-        if c.get("type") == "Ready" and c.get("status") == "True":
-            return True
-    return False
 
 
 class StatefulSetController:
@@ -108,7 +96,7 @@ class StatefulSetController:
 
     # ---- health ----------------------------------------------------------------------------
     def running_ready(self, pod: Mapping[str, Any]) -> bool:
-        return _running_ready(pod)
+        return running_ready(pod)
 
     def available(self, pod: Mapping[str, Any], min_ready: float) -> bool:
         since = self.kubelet.ready_since(pod)
@@ -248,7 +236,7 @@ class StatefulSetController:
         unhealthy = 0
         for ordinal in wanted:
             pod = pods.get(ordinal)
-            if pod is None or pod["metadata"].get("deletionTimestamp") or not _running_ready(pod):
+            if pod is None or pod["metadata"].get("deletionTimestamp") or not running_ready(pod):
                 unhealthy += 1
                 continue
             since = ready_since(pod)
@@ -267,7 +255,7 @@ class StatefulSetController:
             pods = {}
         for pod in pods.values():  # running_ready, available and pod_revision inlined
             replicas += 1
-            if _running_ready(pod):
+            if running_ready(pod):
                 ready += 1
                 since = ready_since(pod)
                 if since is not None and now - since >= min_ready:

@@ -39,7 +39,9 @@ from pulumi_lws.sim.cluster.store import Store
 MIN_REPLICAS = 128
 
 
-def _running_ready(pod: Mapping[str, Any]) -> bool:
+def running_ready(pod: Mapping[str, Any]) -> bool:
+    """Phase Running and condition Ready True (``condition_true`` inlined: the leader StatefulSet
+    asks it of every group's leader pod in every sync)."""
     status = pod["status"]
     if status.get("phase") != "Running":
         return False
@@ -82,7 +84,7 @@ class Table:
             self.live_revisions[revision] += 1
             if pod["status"].get("phase") in ("Failed", "Succeeded"):
                 self.failed.add(ordinal)
-        if _running_ready(pod):
+        if running_ready(pod):
             self.ready.add(ordinal)
             if ready_since(pod) is not None:
                 self.available.add(ordinal)

@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from pulumi_lws.core.k8s import keys as K
-from pulumi_lws.sim.cluster.store import Store
+from pulumi_lws.sim.cluster.store import Store, controller_uid
 
 #: sets with fewer replicas are walked (the walk is cheap, and a table costs a watcher's work)
 MIN_REPLICAS = 128
@@ -190,11 +190,7 @@ class PodIndex:
 
     def _place(self, pod: dict[str, Any]) -> None:
         dm = pod["metadata"]
-        controller = None
-        for ref in dm.get("ownerReferences") or ():
-            if ref.get("controller"):
-                controller = ref.get("uid")
-                break
+        controller = controller_uid(pod)
         prefix = self._prefix.get(controller) if controller else None
         if prefix is None:
             return

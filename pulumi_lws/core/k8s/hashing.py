@@ -2,12 +2,19 @@
 
 The same value gives the same key in every process (any ``PYTHONHASHSEED``), for any dict key
 order and in every Python version.
+
+FNV-32a is ``fnv_hash_fast.fnv1a_32`` (C; the package falls back to pure Python itself where its
+extension cannot load): a fleet's templates are hashed by every reconcile that renders them and
+by the simulated StatefulSet controller, ~3 KB each, ~1 ms apiece in a Python loop, ~3 µs in C.
+:func:`fnv32a_reference` is the algorithm written out, which tests hold it to.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from fnv_hash_fast import fnv1a_32
 
 from pulumi_lws.core.k8s.model import ints_back
 
@@ -20,6 +27,12 @@ def safe_encode(s: str) -> str:
 
 
 def fnv32a(data: bytes) -> int:
+    """FNV-1a, 32 bits (Go's ``hash/fnv.New32a``)."""
+    return fnv1a_32(data)
+
+
+def fnv32a_reference(data: bytes) -> int:
+    """:func:`fnv32a` written out: offset basis, then per byte XOR and multiply by the FNV prime."""
     h = 0x811C9DC5
     for b in data:
         h ^= b

@@ -28,8 +28,8 @@ from pulumi_lws.core.k8s import keys as K  # Kubernetes well-known keys only: no
 from pulumi_lws.core.k8s.scaling import scaled_value
 from pulumi_lws.sim.cluster.clock import Clock
 from pulumi_lws.sim.cluster.kubelet import Kubelet, condition_true
-from pulumi_lws.sim.cluster.statefulset import template_hash
 from pulumi_lws.sim.cluster.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
+from pulumi_lws.sim.cluster.template_hash import template_hash
 
 REVISION_ANNOTATION = "deployment.kubernetes.io/revision"
 DESIRED_ANNOTATION = "deployment.kubernetes.io/desired-replicas"

@@ -32,7 +32,7 @@ from pulumi_lws.sim.cluster.kubelet import Kubelet
 from pulumi_lws.sim.cluster.quiet import QuietSets
 from pulumi_lws.sim.cluster.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
 from pulumi_lws.sim.cluster.sts_pods import PodIndex, Table, running_ready
-from pulumi_lws.sim.cluster.template_hash import TemplateHasher, template_hash  # noqa: F401  (re-exported)
+from pulumi_lws.sim.cluster.template_hash import template_hash
 
 REVISION_HASH_LABEL = "controller.kubernetes.io/hash"
 
@@ -65,7 +65,6 @@ class StatefulSetController:
         self.history_objects = history_objects
         self._internal: dict[str, list[Rev]] = {}
         self._hashes: dict[str, tuple[int, str]] = {}  # uid -> (generation, template hash)
-        self._hasher = TemplateHasher()  # template_hash, memoised per piece across the fleet
         self._sets = QuietSets(store, clock)  # which sets a pass visits
         self._index = PodIndex(store, kubelet.ready_since)  # a big set's pods, kept from the writes
         #: ``<ns>/<pod>`` -> why admission refused its creation (the last refusal; retried at each sync)
@@ -90,7 +89,7 @@ class StatefulSetController:
         hit = self._hashes.get(m["uid"])
         if hit is not None and hit[0] == generation:
             return hit[1]
-        value = self._hasher.hash(sts["spec"].get("template") or {})
+        value = template_hash(sts["spec"].get("template") or {})
         self._hashes[m["uid"]] = (generation, value)
         return value
 

@@ -19,8 +19,7 @@ What a stepped warm-up leaves, and how each piece is reproduced here:
 * the StatefulSet controller: every set's revision (an internal history,
   ``statefulSetRevisions: internal``, as ``Rev(name, 1, template)``: the controller's own first
   revision), its template hash and its skip (``mark_quiet``: its next sync would write nothing,
-  the cluster is converged), and the template-hash memo (the synthesiser hashes with the
-  controller's own hasher); the kubelet has no pod left to look at (``Store.pods_written`` empty);
+  the cluster is converged); the kubelet has no pod left to look at (``Store.pods_written`` empty);
 * every object's observed copy (``Store.observed``): the synthesised object at the store's
   version — it shares nothing with the stored copy, only read-only parts with the reconcile's
   manifests, as the synthesised snapshots of ``plan`` do;
@@ -91,7 +90,6 @@ def seeded_warm_up(runner: Runner) -> bool:
         workload.options(**engine.choices),
         check_capacity=engine.check_capacity,
         history_objects=runner.cluster.statefulsets.history_objects,
-        hasher=runner.cluster.statefulsets._hasher,
         on_round=lambda stage, view: rounds.append((stage, view)),
     )
     if done is None:

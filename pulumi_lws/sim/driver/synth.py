@@ -53,7 +53,7 @@ from pulumi_lws.sim.cluster.selectors import match_expression
 from pulumi_lws.sim.cluster.simcluster import merge_meta
 from pulumi_lws.sim.cluster.statefulset import REVISION_HASH_LABEL
 from pulumi_lws.sim.cluster.store import CLUSTER_SCOPED, owner_ref
-from pulumi_lws.sim.cluster.template_hash import TemplateHasher
+from pulumi_lws.sim.cluster.template_hash import template_hash
 from pulumi_lws.sim.driver.scenario import WARMUP_ROUNDS
 
 #: kinds the simulator runs a controller, defaulting or admission for that is not emulated here
@@ -97,7 +97,7 @@ class SynthCluster:
     """The objects an instant-kubelet :class:`SimCluster` holds after each settle at t=0 (module
     docstring), and an :class:`~pulumi_lws.core.contract.ports.Observer` over them."""
 
-    def __init__(self, *, history_objects: bool = True, hasher: TemplateHasher | None = None) -> None:
+    def __init__(self, *, history_objects: bool = True) -> None:
         self._objs: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
         #: every object in creation order (uid order): what :mod:`~pulumi_lws.sim.driver.seed` stores
         self.created: list[dict[str, Any]] = []
@@ -117,7 +117,6 @@ class SynthCluster:
         self.unchanged: dict[tuple[str, str, str], tuple[dict[str, Any], dict[str, Any], str]] = {}
         self.revisions: dict[str, str] = {}  # StatefulSet uid -> its (only) revision name
         self._pods: dict[str, dict[int, dict[str, Any]]] = {}  # StatefulSet uid -> its pods by ordinal
-        self._hasher = hasher or TemplateHasher()  # the StatefulSet controller's (memoised per piece: a pure memo)
         self._order: dict[str, list[dict[str, Any]]] = {}  # kind -> its objects by (namespace, name)
 
     # ---- the store ------------------------------------------------------------------------
@@ -231,7 +230,7 @@ class SynthCluster:
         template = spec.get("template") or {}
         revision = self.revisions.get(m["uid"])
         if revision is None:
-            digest = self._hasher.hash(template)
+            digest = template_hash(template)
             revision = self.revisions[m["uid"]] = f"{m['name']}-{digest}"
             if self.history_objects:  # else the controller keeps it internally
                 labels = dict((template.get("metadata") or {}).get("labels") or {})
@@ -367,18 +366,16 @@ def converge(
     *,
     check_capacity: bool | None,
     history_objects: bool = True,
-    hasher: TemplateHasher | None = None,
     on_round: Callable[[Stage, Any], None] | None = None,
 ) -> Converged | None:
     """The cluster the warm-up leaves (``Runner.warm_up`` on an instant kubelet, no Node, no
     fault), or None where it is not synthesised (module docstring: the caller simulates).
     ``history_objects``: the StatefulSet controller's (False: no ControllerRevision object);
-    ``hasher``: the template hasher to use (the seeded cluster's controller's: its memo warmed);
     ``on_round(stage, view)``: after every round, its stage and the trace view the warm-up's row
     reads then (the seeded warm-up replays its rows: sim/driver/seed.py)."""
     if capacity_checked(workload.kind, spec, check_capacity):
         return None
-    cluster = SynthCluster(history_objects=history_objects, hasher=hasher)
+    cluster = SynthCluster(history_objects=history_objects)
     namespace, _ = workload.identity(spec)
     replicas = workload.budgets(spec)[""].replicas
     try:
@@ -388,6 +385,8 @@ def converge(
             cluster.apply(reconciled.manifests, reconciled.dependencies)
             if reconciled.stage.actions:
                 cluster.execute(namespace, reconciled.stage.actions)
+            if on_round is None and not _may_converge(reconciled.stage):
+                continue  # the view could not show convergence and nobody else reads it
             view = workload.trace_view(spec, cluster.observe(workload.scope(spec, nodes=False)))
             if on_round is not None:
                 on_round(reconciled.stage, view)
@@ -399,10 +398,15 @@ def converge(
     return None  # never converged: the simulator's run names the blocker
 
 
+def _may_converge(stage: Stage) -> bool:
+    """The part of :func:`_converged` read from the stage alone: complete, without blocker."""
+    return stage.complete and stage.blocker is None
+
+
 def _converged(stage: Stage, view: Any, replicas: int) -> bool:
     """``Runner._converged`` of the round's row: stage complete without blocker, exactly
     ``replicas`` groups, all updated and ready without surge, ``replicas`` live."""
-    if not stage.complete or stage.blocker is not None:
+    if not _may_converge(stage):
         return False
     wanted = [g for g in view.cells if g.state != "-"]
     return len(wanted) == replicas and all(g.state == "U" and not g.surge for g in wanted) and view.live == replicas

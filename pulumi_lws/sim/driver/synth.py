@@ -118,6 +118,8 @@ class SynthCluster:
         self.revisions: dict[str, str] = {}  # StatefulSet uid -> its (only) revision name
         self._pods: dict[str, dict[int, dict[str, Any]]] = {}  # StatefulSet uid -> its pods by ordinal
         self._order: dict[str, list[dict[str, Any]]] = {}  # kind -> its objects by (namespace, name)
+        #: the last observation: (scope, version then, snapshot), returned again while nothing was written
+        self._observed: tuple[Scope, int, Snapshot] | None = None
 
     # ---- the store ------------------------------------------------------------------------
     @property
@@ -171,9 +173,14 @@ class SynthCluster:
     # ---- the Observer ---------------------------------------------------------------------
     def observe(self, scope: Scope) -> Snapshot:
         """As ``SimCluster.observe``: per scope kind, its objects in the namespace matching the
-        kind's selector, by name; no Node is ever stored (``scope.nodes`` adds none)."""
+        kind's selector, by name; no Node is ever stored (``scope.nodes`` adds none). The same
+        scope read again with no write since gets the same (read-only) snapshot: a round's trace
+        view and the next round's reconcile read one cluster."""
         if scope.capacity:
             raise Unsupported("capacity")
+        last = self._observed
+        if last is not None and last[1] == self._versions and last[0] == scope:
+            return last[2]
         objs = []
         for kind in scope.kinds:
             pairs = scope.selector_for(kind)
@@ -188,7 +195,9 @@ class SynthCluster:
                 ):
                     # later rounds write metadata (resourceVersion) in place: the snapshot keeps its own
                     objs.append({**o, "metadata": dict(o["metadata"])})
-        return Snapshot.of(objs, now=EPOCH)
+        snapshot = Snapshot.of(objs, now=EPOCH)
+        self._observed = (scope, self._versions, snapshot)
+        return snapshot
 
     # ---- apply (sim/cluster/apply.py, a run without crash) --------------------------------
     def apply(self, manifests: Sequence[Mapping[str, Any]], dependencies: Mapping[tuple, Iterable[tuple]]) -> None:

@@ -236,6 +236,33 @@ def test_a_last_round_that_wrote_nothing_is_the_final_reconcile(kind: str) -> No
     assert (fixed > 0) == (kind == "ModelServing")
 
 
+def test_an_observation_is_read_again_only_while_nothing_was_written() -> None:
+    """The same scope observed again with no write since gets the very same snapshot (a round's
+    view and the next round's reconcile, the final reconcile of ``steady_state``); any write, or
+    another scope, gets a fresh one that shows it."""
+    from pulumi_lws.core.contract.stage import Action
+
+    doc = next(d for label, d in DOCS if d["kind"] == "LeaderWorkerSet" and not _simulated(label))
+    workload = workload_of(doc)
+    spec = workload.parse(copy.deepcopy(doc))
+    done = synth.converge(workload, spec, workload.options(), check_capacity=False)
+    assert done is not None
+    cluster, scope = done.cluster, workload.scope(spec, nodes=False)
+    first = cluster.observe(scope)
+    assert cluster.observe(scope) is first
+    other = workload.scope(spec, nodes=False)
+    other = type(other)(other.namespace, {**other.selector}, other.kinds[:1])
+    assert cluster.observe(other) is not first
+    pod = next(o for o in first.list("Pod"))
+    name = pod["metadata"]["name"]
+    namespace, _ = workload.identity(spec)
+    cluster.execute(namespace, [Action("label", "Pod", name, {"labels": {"seen": "yes"}})])
+    after = cluster.observe(scope)
+    assert after is not first
+    assert after.get("Pod", name)["metadata"]["labels"]["seen"] == "yes"
+    assert "seen" not in first.get("Pod", name)["metadata"].get("labels", {})
+
+
 def test_a_pool_and_the_capacity_check_are_simulated() -> None:
     doc = next(d for label, d in DOCS if label.startswith("quickstart/"))
     with counting() as calls:

@@ -53,12 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; return its exit status (see the module docstring). The collector's
-    thresholds are raised while it runs (:mod:`pulumi_lws.cli.collector`)."""
+    thresholds are raised while it runs, or it is off for a command that asks (``collector_off``;
+    :mod:`pulumi_lws.cli.collector`)."""
     from pulumi_lws.cli.collector import fewer_collections
 
     try:
         args = build_parser().parse_args(argv)
-        with fewer_collections():
+        with fewer_collections(off=getattr(args, "collector_off", False)):
             code = int(args.handler(args) or 0)
         sys.stdout.flush()  # a closed pipe surfaces here, inside the handler of BrokenPipeError
         return code

@@ -119,7 +119,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="operator-free (default: pulumi-lws rolls out) or controller (the upstream controller "
         "rolls out; the same stages, with a note on where the model is upstream-exact)",
     )
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, collector_off=True)  # no cycles: cli/collector.py
 
 
 #: ``--mode`` values (pulumi_lws.components.controller.MODES)

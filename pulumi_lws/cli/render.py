@@ -138,7 +138,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "domains of an exclusive-topology key the nodes lack); default 1",
     )
     pool.add_argument("--gpus-per-node", type=float, metavar="G", help="nvidia.com/gpu capacity of each pool node")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, collector_off=True)  # no cycles: cli/collector.py
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ def test_render_and_plan_run_with_the_collector_off_and_give_it_back(thresholds,
         return real(args)
 
     doc = tmp_path / "lws.yaml"
-    doc.write_text(yaml.safe_dump(_lws(3, "img:1")), encoding="utf-8")
+    doc.write_text(yaml.safe_dump(_sized("quickstart/lws.yaml", 3, "img:1")), encoding="utf-8")
     argv = ["render", str(doc)] if command == "render" else ["plan", str(doc), str(doc)]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(module, "run", run)
@@ -85,7 +85,7 @@ def test_render_and_plan_run_with_the_collector_off_and_give_it_back(thresholds,
 
 def test_a_command_leaves_a_disabled_collector_disabled(thresholds, tmp_path, capsys) -> None:
     doc = tmp_path / "lws.yaml"
-    doc.write_text(yaml.safe_dump(_lws(3, "img:1")), encoding="utf-8")
+    doc.write_text(yaml.safe_dump(_sized("quickstart/lws.yaml", 3, "img:1")), encoding="utf-8")
     gc.disable()
     try:
         assert cli.main(["render", str(doc)]) == 0
@@ -122,21 +122,6 @@ def test_render_and_plan_leave_no_garbage_cycle_that_grows_with_the_fleet(exampl
     capsys.readouterr()
     assert counts[20] == counts[200], counts
     assert max(counts[200]) < 2_000, counts
-
-
-def _lws(groups: int, image: str) -> dict:
-    return {
-        "apiVersion": "leaderworkerset.x-k8s.io/v1",
-        "kind": "LeaderWorkerSet",
-        "metadata": {"name": "gc"},
-        "spec": {
-            "replicas": groups,
-            "leaderWorkerTemplate": {
-                "size": 2,
-                "workerTemplate": {"spec": {"containers": [{"name": "c", "image": image}]}},
-            },
-        },
-    }
 
 
 def _sized(example: str, groups: int, image: str) -> dict:

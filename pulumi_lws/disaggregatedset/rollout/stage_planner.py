@@ -36,12 +36,15 @@ docs/disaggregatedset.md, "Rollout decisions"):
      mid-rollout (addenda §4.3); a revision left only with replicas of a removed role is drained
      and deleted like any other (addenda §4.4: upstream skips the executor then and never deletes
      it).
+
+The plan's types and its mode/branch values are :mod:`.slice_plan`'s (re-exported here); a rollout
+stage's children are placed on its old and new revisions by :mod:`.assemble`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from pulumi_lws.core.contract.stage import Blocker
 from pulumi_lws.disaggregatedset.planner import (
@@ -56,11 +59,11 @@ from pulumi_lws.disaggregatedset.rollout.apply import (
     Applied,
     RoleState,
     apply_step,
-    distribute_drain,
 )
+from pulumi_lws.disaggregatedset.rollout.assemble import build as _build
 from pulumi_lws.disaggregatedset.rollout.blockers import (
     OLD_GROUPS_NOTE,
-    PROGRESS_DEADLINE_EXCEEDED,
+    PROGRESS_DEADLINE_EXCEEDED,  # noqa: F401 - re-exported: a stage blocker code
     WAITING,  # noqa: F401 - re-exported: a stage blocker code
     steady_held_note,
     steady_unready,
@@ -71,105 +74,25 @@ from pulumi_lws.disaggregatedset.rollout.blockers import (
 from pulumi_lws.disaggregatedset.rollout.blockers import held_notes as _held_notes
 from pulumi_lws.disaggregatedset.rollout.observation import (
     ChildObservation,
-    RevisionObservation,
     RoleTarget,
     SliceObservation,
 )
 
+# the plan types and the mode/branch values live in slice_plan; re-exported: readers import them from here
+from pulumi_lws.disaggregatedset.rollout.slice_plan import BARRIER as BARRIER
+from pulumi_lws.disaggregatedset.rollout.slice_plan import INIT as INIT
+from pulumi_lws.disaggregatedset.rollout.slice_plan import PLANNER_DONE as PLANNER_DONE
+from pulumi_lws.disaggregatedset.rollout.slice_plan import RAISE_FIRST as RAISE_FIRST
+from pulumi_lws.disaggregatedset.rollout.slice_plan import REMOVED_SLICE as REMOVED_SLICE
+from pulumi_lws.disaggregatedset.rollout.slice_plan import ROLLOUT as ROLLOUT
+from pulumi_lws.disaggregatedset.rollout.slice_plan import STEADY as STEADY
+from pulumi_lws.disaggregatedset.rollout.slice_plan import ChildPlan as ChildPlan
+from pulumi_lws.disaggregatedset.rollout.slice_plan import DisaggregatedPlan as DisaggregatedPlan
+from pulumi_lws.disaggregatedset.rollout.slice_plan import RoleLine as RoleLine
+from pulumi_lws.disaggregatedset.rollout.slice_plan import SlicePlan as SlicePlan
+
 POLICY = "disaggregatedset"
 STALLED = "rollout-stalled"
-
-STEADY, INIT, ROLLOUT = "steady", "init", "rollout"
-#: ``SlicePlan.branch`` when no planner step applies: the barrier holds / the slice is removed
-BARRIER, REMOVED_SLICE, PLANNER_DONE = "barrier", "removed-slice", "planner-done"
-#: ``SlicePlan.branch`` when upstream's step would break the floor and new is raised first instead
-RAISE_FIRST = "raise-first"
-
-
-@dataclass(frozen=True)
-class ChildPlan:
-    """One child LWS after the stage (declared) — or deleted (``declared`` False)."""
-
-    slice: int
-    revision: str
-    role: str
-    replicas: int  # desired spec.replicas (0 for a deleted child)
-    observed: ChildObservation | None  # None: created by this stage
-    initial_replicas: int | None = None  # the annotation to render (None: none)
-    declared: bool = True
-    #: the replaces-revisions annotation to render on a target child (None: none; labels.REPLACES).
-    #: Not part of :attr:`changed`: it records the rollout, it moves no replica
-    replaces: str | None = None
-
-    @property
-    def key(self) -> str:
-        return f"{self.slice}/{self.role}/{self.revision}"
-
-    @property
-    def created(self) -> bool:
-        return self.observed is None and self.declared
-
-    @property
-    def changed(self) -> bool:
-        if not self.declared:
-            return self.observed is not None
-        return (
-            self.observed is None
-            or self.observed.replicas != self.replicas
-            or self.observed.initial_replicas != self.initial_replicas
-        )
-
-
-@dataclass(frozen=True)
-class RoleLine:
-    """One role of one slice, in planner order: before and after the stage."""
-
-    role: str
-    in_spec: bool
-    target: int
-    old_before: int
-    new_before: int
-    old_ready: int
-    new_ready: int
-    old_after: int
-    new_after: int
-    initial_old: int = 0  # Σ initial-replicas of the old revisions (the planner's baseline)
-
-    @property
-    def cell(self) -> str:
-        """``old|new`` after the stage (the stage table's cell)."""
-        return f"{self.old_after}|{self.new_after}"
-
-
-@dataclass(frozen=True)
-class SlicePlan:
-    """What one reconcile declares for one slice."""
-
-    slice: int
-    target_revision: str
-    mode: str  # STEADY | INIT | ROLLOUT | REMOVED_SLICE
-    children: tuple[ChildPlan, ...]  # declared and deleted children
-    roles: tuple[RoleLine, ...]
-    stable: bool = True  # the barrier (always True outside a rollout)
-    step: UpdateStep | None = None  # upstream's decision this stage
-    applied: Applied | None = None
-    branch: str = ""  # the planner branch, or BARRIER / PLANNER_DONE / REMOVED_SLICE
-    blocker: Blocker | None = None
-    complete: bool = False
-    notes: tuple[str, ...] = ()
-    ceiling_relaxed: bool = False  # upstream's own step exceeds maxSurge and was applied as is (apply module doc)
-
-    @property
-    def declared(self) -> tuple[ChildPlan, ...]:
-        return tuple(c for c in self.children if c.declared)
-
-    @property
-    def deleted(self) -> tuple[ChildPlan, ...]:
-        return tuple(c for c in self.children if not c.declared)
-
-    @property
-    def changed(self) -> bool:
-        return any(c.changed for c in self.children)
 
 
 def _steady(
@@ -431,84 +354,6 @@ def plan_slice(
     return plan
 
 
-def _build(
-    obs: SliceObservation,
-    target: str,
-    mode: str,
-    old_revs: Sequence[RevisionObservation],
-    states: Sequence[RoleState],
-    stamps: Mapping[tuple[str, str], int],
-    old_after: Sequence[int],
-    new_after: Sequence[int],
-    *,
-    stable: bool,
-    step: UpdateStep | None,
-    applied: Applied | None,
-    branch: str,
-    blocker: Blocker | None = None,
-    notes: tuple[str, ...] = (),
-    ceiling_relaxed: bool = False,
-) -> SlicePlan:
-    children: list[ChildPlan] = []
-    new_rev = obs.revision(target)
-    per_role_old: dict[str, tuple[int, ...]] = {}
-    for s, o in zip(states, old_after):
-        per_role_old[s.name] = distribute_drain(
-            s.old - o, [rev.children[s.name].replicas for rev in old_revs if s.name in rev.children]
-        )
-    all_drained = sum(old_after) == 0
-    # the target children name the revisions they replace until the rollout leaves them at their
-    # targets (an early full drain keeps it: the steady branch's barrier then knows it is catching up)
-    at_targets = all(n >= s.target for s, n in zip(states, new_after) if s.in_spec)
-    replaces = None if all_drained and at_targets else ",".join(sorted(rev.revision for rev in old_revs)) or None
-    for s, n in zip(states, new_after):
-        if not s.in_spec:
-            continue
-        c = new_rev.children.get(s.name) if new_rev else None
-        children.append(ChildPlan(obs.slice, target, s.name, n, c, replaces=replaces))
-    if new_rev:  # a target child of a role no longer in the spec cannot exist (the revision covers role names)
-        spec = {s.name for s in states if s.in_spec}
-        children.extend(
-            ChildPlan(obs.slice, target, role, 0, c, declared=False)
-            for role, c in new_rev.children.items()
-            if role not in spec
-        )
-    cursor = {name: 0 for name in per_role_old}
-    for rev in old_revs:
-        for role, c in rev.children.items():
-            replicas = per_role_old[role][cursor[role]]
-            cursor[role] += 1
-            children.append(
-                ChildPlan(
-                    obs.slice,
-                    rev.revision,
-                    role,
-                    0 if all_drained else replicas,
-                    c,
-                    stamps[(rev.revision, role)],
-                    declared=not all_drained,
-                )
-            )
-    lines = tuple(
-        RoleLine(s.name, s.in_spec, s.target, s.old, s.new, s.ready_old, s.ready_new, o, n, s.initial_old)
-        for s, o, n in zip(states, old_after, new_after)
-    )
-    return SlicePlan(
-        obs.slice,
-        target,
-        mode,
-        tuple(children),
-        lines,
-        stable=stable,
-        step=step,
-        applied=applied,
-        branch=branch,
-        blocker=blocker,
-        notes=notes,
-        ceiling_relaxed=ceiling_relaxed,
-    )
-
-
 def removed_slice(obs: SliceObservation, target_revision: str) -> SlicePlan:
     """A slice at or above ``spec.slices``: every child deleted (``cleanupRemovedSlices``)."""
     children = tuple(
@@ -519,51 +364,6 @@ def removed_slice(obs: SliceObservation, target_revision: str) -> SlicePlan:
     return SlicePlan(
         obs.slice, target_revision, REMOVED_SLICE, children, (), branch=REMOVED_SLICE, complete=not children
     )
-
-
-@dataclass(frozen=True)
-class DisaggregatedPlan:
-    """Every slice's plan for one reconcile, in slice order (removed slices last)."""
-
-    target_revision: str
-    roles: tuple[str, ...]  # spec roles
-    slices: tuple[SlicePlan, ...]
-
-    @property
-    def children(self) -> tuple[ChildPlan, ...]:
-        return tuple(c for s in self.slices for c in s.children)
-
-    @property
-    def declared(self) -> tuple[ChildPlan, ...]:
-        return tuple(c for c in self.children if c.declared)
-
-    @property
-    def blocker(self) -> Blocker | None:
-        blockers = [s.blocker for s in self.slices if s.blocker is not None]
-        if not blockers:
-            return None
-        if len(blockers) == 1:
-            return blockers[0]
-        deadline = [b for b in blockers if b.code == PROGRESS_DEADLINE_EXCEEDED]
-        code = deadline[0].code if deadline else blockers[0].code
-        return Blocker(
-            code,
-            "; ".join(b.message for b in blockers),
-            tuple(g for b in blockers for g in b.groups),
-            tuple(dict.fromkeys(r for b in blockers for r in b.remedies)),
-        )
-
-    @property
-    def complete(self) -> bool:
-        return all(s.complete for s in self.slices)
-
-    @property
-    def changed(self) -> bool:
-        return any(s.changed for s in self.slices)
-
-    @property
-    def notes(self) -> tuple[str, ...]:
-        return tuple(n for s in self.slices for n in s.notes)
 
 
 def plan(

@@ -18,15 +18,19 @@ workload's ``budgets``; per role for multi-role APIs as each API's trace view re
   current replica count (a fault or a change of ``spec.replicas`` re-arms this check).
 The run fails (exit 1) on a violation, when it ends blocked, or (``requireConverged``) when it
 has not converged by ``maxTime``.
+
+The scenario's due updates, faults and events are applied by :class:`~.scenario_events.ScenarioEvents`
+(a base of :class:`Runner`); a reconcile's row actions and the merging of equal rows are
+:mod:`.rows`'s; what a run hands back is a :class:`~.result.RunResult`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
-from pulumi_lws.core.contract.stage import Stage, is_webhook_labels
+from pulumi_lws.core.contract.stage import Stage
 from pulumi_lws.core.contract.trace import GroupsView, Trace, TraceRow, rows_changed
 from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.sim.driver.budgets import RoleBudgets, held_at_role_partitions
@@ -36,7 +40,10 @@ from pulumi_lws.sim.driver.desired import DesiredSpec
 from pulumi_lws.sim.driver.engines import Engine, EngineStep, make_engine
 from pulumi_lws.sim.driver.narrate import narrate
 from pulumi_lws.sim.driver.pod_demand import PodDemand
+from pulumi_lws.sim.driver.result import RunResult
+from pulumi_lws.sim.driver.rows import coalesce, split_executed
 from pulumi_lws.sim.driver.scenario import WARMUP_ROUNDS, Scenario
+from pulumi_lws.sim.driver.scenario_events import ScenarioEvents
 from pulumi_lws.sim.driver.workspace import Workspace
 from pulumi_lws.workloads import simulator_group_labels
 
@@ -44,45 +51,7 @@ from pulumi_lws.workloads import simulator_group_labels
 Probe = Callable[[SimCluster, float], None]
 
 
-@dataclass
-class RunResult:
-    scenario: Scenario
-    trace: Trace
-    stages: list[Stage]
-    cluster: SimCluster
-    end_time: float
-    reason: str | None = None  # why the run failed (None = success)
-    raw_rows: list[TraceRow] = field(default_factory=list, repr=False)
-    engine: str = ""
-    #: (time, what the workload's non-terminal pods request then) at every raw row (core.capacity)
-    demand: list[tuple[float, dict]] = field(default_factory=list, repr=False)
-
-    def stage_demand(self) -> list[tuple[str, dict]]:
-        """Each stage row's peak demand: per resource, the most its pods requested at once between
-        that stage's time and the next stage's (``(label, Demand)``, in stage order)."""
-        from pulumi_lws.core.features.capacity import peak
-
-        rows = self.trace.rows
-        out = []
-        for i, row in enumerate(rows):
-            end = rows[i + 1].time if i + 1 < len(rows) else float("inf")
-            window = [d for t, d in self.demand if row.time <= t < end]
-            # a stage that ends at the instant it starts (the state before a reconcile at t=0) is
-            # the first observation at its time
-            out.append((f"Stage {i + 1}", peak(window or [d for t, d in self.demand if t == row.time][:1])))
-        return out
-
-    @property
-    def final_blocker(self):
-        """The latest stage's Blocker (code, message, remedies) when the run ended blocked."""
-        return self.stages[-1].blocker if self.trace.blocked and self.stages else None
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.reason is None else 1
-
-
-class Runner:
+class Runner(ScenarioEvents):
     """One run of a scenario. A program scenario gets a workspace (removed by ``run``/``close``)."""
 
     def __init__(
@@ -154,12 +123,6 @@ class Runner:
 
     def _parsed(self) -> Any:
         return self.spec.parsed()
-
-    def _disarm(self) -> None:
-        """A fault or event that can take a pod down: the availability floors re-arm only once
-        the replicas are available again (whole workload and every role)."""
-        self.budget.armed = False
-        self.role_budgets.disarm()
 
     def _reconcile(self) -> EngineStep:
         step = self.engine.step(self.cluster, self.desired, keep=self.sc.apply_keep)
@@ -304,56 +267,6 @@ class Runner:
             or any(e.at > t for e in self._events)
         )
 
-    # ---- scenario events -----------------------------------------------------------------
-    def _due_updates(self, t: float) -> list[str]:
-        notes = []
-        while self._updates and self._updates[0].at <= t:
-            notes.append(self.spec.apply(self._updates.pop(0)))
-        return notes
-
-    def _due_faults(self, t: float) -> list[str]:
-        notes = []
-        while self._faults and self._faults[0].at <= t:
-            f = self._faults.pop(0)
-            try:
-                if f.type == "node-loss":
-                    self.cluster.lose_node(f.target)
-                elif f.type == "pod-crash":
-                    self.cluster.crash_pod(self.sc.namespace, f.target)
-                else:
-                    self.cluster.restart_container(self.sc.namespace, f.target)
-                notes.append(f"fault: {f.type} {f.target}")
-            except Exception as exc:  # a fault on a missing target is reported, not fatal
-                notes.append(f"fault {f.type} {f.target} skipped: {exc}")
-            self._disarm()
-        return notes
-
-    def _due_events(self, t: float) -> list[str]:
-        """Timed cluster events (``events:``); one on a missing node is reported, not fatal. An
-        event that can take a pod down (delete, node removal) re-arms the availability floor,
-        as a fault does."""
-        notes = []
-        while self._events and self._events[0].at <= t:
-            e = self._events.pop(0)
-            ns, c = self.sc.namespace, self.cluster
-            try:
-                if e.verb == "annotate":
-                    c.annotate_pods(ns, str(e.target), e.annotations or {})
-                elif e.verb == "deletePods":
-                    if c.delete_pods(ns, str(e.target)):
-                        self._disarm()
-                elif e.verb == "addNodes":
-                    c.add_nodes(int(e.target), e.gpus_per_node)
-                elif e.verb == "removeNode":
-                    c.remove_node(str(e.target))
-                    self._disarm()
-                else:
-                    c.cordon(str(e.target))
-                notes.append(e.describe())
-            except Exception as exc:
-                notes.append(f"{e.describe()} skipped: {exc}")
-        return notes
-
     # ---- the loop ------------------------------------------------------------------------
     def warm_up(self) -> None:
         """``start: converged``: roll the initial spec out instantly at t=0 (not traced). Seeded
@@ -474,45 +387,6 @@ class Runner:
         return RunResult(
             self.sc, trace, self.stages, self.cluster, t, reason, self.rows, self.engine.name, demand=list(self.demand)
         )
-
-
-def split_executed(step: EngineStep | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(actions, labelled)`` of one reconcile for its trace row: the executed result lines of
-    every action except webhook-equivalent labels (``stage.is_webhook_labels``), and the names
-    of the pods those labelled. Both engines report one line per action of ``step.stages``, in
-    order; if the counts ever differ, every line stays in ``actions``."""
-    if step is None:
-        return (), ()
-    planned = [a for s in step.stages for a in s.actions]
-    if len(planned) != len(step.executed):
-        return tuple(step.executed), ()
-    actions = tuple(line for a, line in zip(planned, step.executed) if not is_webhook_labels(a))
-    labelled = tuple(dict.fromkeys(a.name for a in planned if is_webhook_labels(a)))
-    return actions, labelled
-
-
-def _state(row: TraceRow) -> tuple:
-    return (row.replicas, row.partition, row.groups, row.live, row.available)
-
-
-def coalesce(rows: list[TraceRow]) -> list[TraceRow]:
-    """Merge runs of rows with the same observed state (no actions; webhook-equivalent labels
-    don't count as actions): one row per state change, keeping the first row's time and note,
-    the run's latest blocker and every pod labelled during the run."""
-    out: list[TraceRow] = []
-    for row in rows:
-        if out and not row.actions and _state(out[-1]) == _state(row):
-            prev = out[-1]
-            out[-1] = replace(
-                prev,
-                blocker=row.blocker,
-                blocker_code=row.blocker_code,
-                note=prev.note or row.note,
-                case=prev.case or row.case,
-            ).with_labelled(row.labelled)
-            continue
-        out.append(row)
-    return out
 
 
 def simulate(scenario: Scenario, engine: str | None = None, probe: Probe | None = None) -> RunResult:

@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from pulumi_lws.core.features.adoption import pruned
+from pulumi_lws.core.k8s import keys as K
 from pulumi_lws.core.k8s.hashing import canonical_json, fnv32a, safe_encode
 from pulumi_lws.core.k8s.manifests import metadata
 from pulumi_lws.core.k8s.model import ints_back
@@ -174,12 +175,21 @@ def build_catalog(ms: ModelServing, observed: Iterable[Mapping[str, Any]] = ()) 
     except that when no observed revision has the spec's own key, one whose stored roles are the
     spec's (content, :func:`pulumi_lws.core.features.adoption.pruned`) is the target under its observed key:
     a fleet the Kthena controller (or another hash) created is adopted without a roll.
+
+    A StatefulSet's own history is skipped before anything else is read: it carries the pod
+    template's labels, ``{name, revision}`` included, so a role replica's StatefulSets put one per
+    template into the same LIST (thousands in a fleet, in every reconcile and trace row), and it is
+    never a ModelServing revision, not even an unreadable one. The StatefulSet controller labels
+    every revision it keeps ``controller-revision-hash`` (``history.NewControllerRevision``); a
+    ModelServing's revision is labelled ``{name, revision}`` only, by Kthena and pulumi-lws alike.
     """
     roles: dict[str, tuple[Mapping[str, Any], ...]] = {}
     unreadable: list[str] = []
     for cr in observed:
         meta = cr.get("metadata") or {}
         lbl = meta.get("labels") or {}
+        if K.CONTROLLER_REVISION_HASH in lbl:  # a StatefulSet's own revision (docstring)
+            continue
         key = lbl.get(L.REVISION)
         if cr.get("kind", "ControllerRevision") != "ControllerRevision" or lbl.get(L.NAME) != ms.name or not key:
             continue

@@ -178,3 +178,32 @@ def test_catalog_reads_upstream_and_legacy_data_and_skips_garbage():
     assert set(cat.keys()) == {"up", "legacy", cat.target}
     assert cat.unreadable == ("llm-bad",)
     assert cat.role_hash("up", "prefill") == role_template_hash(ms.roles[0])
+
+
+def test_a_statefulsets_own_history_is_not_a_modelserving_revision():
+    """A role replica's StatefulSet keeps revisions of its pod template, whose labels include the
+    ModelServing's ``{name, revision}``: the catalog skips them (neither a revision nor unreadable),
+    even one whose data would read as roles."""
+    ms = two_role()
+    roles = [r.to_wire() for r in ms.roles]
+    owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "llm-0-prefill-0", "uid": "u", "controller": True}
+    labels = {"modelserving.volcano.sh/name": "llm", "modelserving.volcano.sh/revision": "up"}
+    kept = {**labels, "controller-revision-hash": "7d9f"}  # what the StatefulSet controller adds
+    history = [
+        {
+            "kind": "ControllerRevision",
+            "metadata": {"name": "llm-0-prefill-0-7d9f", "labels": kept, "ownerReferences": [owner]},
+            "data": {"spec": {"template": {"metadata": {"labels": labels}}}},
+        },
+        {
+            "kind": "ControllerRevision",
+            "metadata": {"name": "llm-0-prefill-0-x", "labels": kept, "ownerReferences": [owner]},
+            "data": {"data": roles},
+        },
+    ]
+    cat = build_catalog(ms, history)
+    assert set(cat.keys()) == {cat.target}
+    assert cat.unreadable == ()
+    # the same object without the StatefulSet controller's label: a ModelServing revision
+    mine = {**history[1], "metadata": {"name": "llm-up", "labels": labels}}
+    assert "up" in build_catalog(ms, [mine]).keys()

@@ -19,6 +19,9 @@ a recreated object is never deleted.
 
 ``Action.params`` by verb follow :class:`pulumi_lws.core.contract.stage.Action`. ``Action.uid`` guards
 every verb.
+
+The resource class of each kind is :mod:`.resources`'s (re-exported here); the request each verb
+sends is :class:`~.verbs.VerbHandlers`'s (a base of :class:`LiveCluster`).
 """
 
 from __future__ import annotations
@@ -31,15 +34,12 @@ from typing import Any
 import httpx2 as httpx
 from lightkube import Client, operators
 from lightkube.config.kubeconfig import KubeConfig
-from lightkube.generic_resource import create_namespaced_resource
-from lightkube.resources.apps_v1 import ControllerRevision, Deployment, StatefulSet
-from lightkube.resources.core_v1 import Node, Pod, Service
-from lightkube.resources.scheduling_v1beta1 import PodGroup, Workload
+from lightkube.resources.core_v1 import Node, Pod
 from lightkube.types import PatchType
 
 from pulumi_lws.cluster import kubeconfig as kubeconfig_source
 from pulumi_lws.cluster import settle
-from pulumi_lws.cluster.patches import (  # also imported from here by callers and tests
+from pulumi_lws.cluster.patches import (  # noqa: F401 - re-exported: also imported from here by callers and tests
     condition_patch,
     disown_patch,
     finalizer_patch,
@@ -54,75 +54,18 @@ from pulumi_lws.cluster.resilience import (
     outcome_unknown,
     status_code,
 )
-from pulumi_lws.core.contract.facts import GANG_PODGROUPS, KindRef
+
+# the kinds' resource classes live in resources; re-exported: callers and tests import them from here
+from pulumi_lws.cluster.resources import TYPED, VolcanoPodGroup, resource_classes, resource_of, to_plain  # noqa: F401
+from pulumi_lws.cluster.resources import lightkube_labels as _lightkube_labels
+from pulumi_lws.cluster.verbs import VerbHandlers
+from pulumi_lws.cluster.verbs import rfc3339 as _rfc3339
 from pulumi_lws.core.contract.ports import ActionError, ClusterError, ObserveError, Scope
 from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot
 from pulumi_lws.core.contract.stage import Action
-from pulumi_lws.workloads import registered
 
 FIELD_MANAGER = "pulumi-lws"
 log = logging.getLogger("pulumi_lws.cluster")
-
-#: lightkube's typed models of the built-in kinds; any other kind an API observes gets a generic
-#: resource built from its :class:`~pulumi_lws.core.contract.facts.KindRef` (group, version, plural)
-TYPED: dict[tuple[str, str], Any] = {
-    ("apps/v1", "StatefulSet"): StatefulSet,
-    ("apps/v1", "Deployment"): Deployment,
-    ("v1", "Pod"): Pod,
-    ("apps/v1", "ControllerRevision"): ControllerRevision,
-    ("v1", "Service"): Service,
-    ("scheduling.k8s.io/v1beta1", "PodGroup"): PodGroup,
-    ("scheduling.k8s.io/v1beta1", "Workload"): Workload,
-}
-_GENERIC: dict[tuple[str, str], Any] = {}
-
-
-def resource_of(ref: KindRef) -> Any:
-    """The lightkube resource class of one namespaced kind at one API version (one class per ref)."""
-    typed = TYPED.get((ref.api_version, ref.kind))
-    if typed is not None:
-        return typed
-    key = (ref.api_version, ref.kind)
-    if key not in _GENERIC:
-        group, _, version = ref.api_version.rpartition("/")
-        _GENERIC[key] = create_namespaced_resource(group, version, ref.kind, ref.resource)
-    return _GENERIC[key]
-
-
-#: Volcano's PodGroup (the volcano gang provider's; ModelServing's always)
-VolcanoPodGroup = resource_of(GANG_PODGROUPS["volcano"])
-
-
-def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
-    """The lightkube resource class of every namespaced kind a registered API observes
-    (``Workload.observes``). A kind name two APIs share (``PodGroup``) is also reachable by its
-    qualified name (``PodGroup.scheduling.volcano.sh``); the bare name means ``gang_provider``'s."""
-    refs: dict[str, list[KindRef]] = {}
-    for workload in registered().values():
-        for ref in workload.observes:
-            if ref.namespaced and ref not in refs.setdefault(ref.kind, []):
-                refs[ref.kind].append(ref)
-    out: dict[str, Any] = {}
-    for kind, choices in refs.items():
-        if len(choices) > 1:
-            out.update({ref.qualified: resource_of(ref) for ref in choices})
-        gang = GANG_PODGROUPS[gang_provider]
-        out[kind] = resource_of(gang if gang in choices else choices[0])
-    return out
-
-
-def to_plain(obj: Any, kind: str) -> dict[str, Any]:
-    """A lightkube object (typed or generic) as a plain wire-format dict with kind/apiVersion."""
-    data = obj.to_dict() if hasattr(obj, "to_dict") else dict(obj)
-    data.setdefault("kind", kind.split(".", 1)[0])
-    return data
-
-
-def _lightkube_labels(selector: Mapping[str, str | None]) -> dict[str, Any]:
-    """A :class:`~pulumi_lws.core.contract.ports.Scope` selector as lightkube's ``labels`` (None: the key exists)."""
-    from lightkube import operators
-
-    return {k: operators.exists() if v is None else v for k, v in selector.items()}
 
 
 def load_kubeconfig(kubeconfig: str | None) -> KubeConfig:
@@ -144,7 +87,7 @@ CAPACITY_RBAC = (
 )
 
 
-class LiveCluster:
+class LiveCluster(VerbHandlers):
     """Observer + Actuator for a real API server (see module docstring)."""
 
     def __init__(
@@ -348,67 +291,6 @@ class LiveCluster:
             raise ValueError(f"no API resource for kind {kind!r}")
         return self.kinds[kind]
 
-    def _metadata_patch(self, res: Any, namespace: str, action: Action, field: str) -> str:
-        meta: dict[str, Any] = {field: dict(action.params.get(field) or {})}
-        if action.uid:
-            meta["uid"] = action.uid  # a mismatching uid is refused (immutable: 422; resilience.is_stale_precondition)
-        self.client.patch(res, action.name, {"metadata": meta}, namespace=namespace, patch_type=PatchType.MERGE)
-        return f"{action.verb} {action.kind}/{action.name}: " + ", ".join(
-            f"{k}={v}" for k, v in sorted(meta[field].items())
-        )
-
-    def _label(self, res: Any, namespace: str, action: Action) -> str:
-        return self._metadata_patch(res, namespace, action, "labels")
-
-    def _annotate(self, res: Any, namespace: str, action: Action) -> str:
-        return self._metadata_patch(res, namespace, action, "annotations")
-
-    def _ungate(self, res: Any, namespace: str, action: Action) -> str:
-        gate = action.params.get("gate")  # every ungate names its gate (core.stage.Action: {"gate": name})
-        pod = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
-        gates = [g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or []]
-        if not isinstance(gate, str) or gate not in gates:
-            return f"ungate {action.kind}/{action.name}: {gate} already removed"
-        patch = ungate_patch(gates.index(gate), gate, action.uid)
-        self.client.patch(res, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
-        return f"ungate {action.kind}/{action.name}: removed {gate}"
-
-    def _set_condition(self, res: Any, namespace: str, action: Action) -> str:
-        pod = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
-        condition = {"lastTransitionTime": _rfc3339(self._now()), **dict(action.params)}
-        patch = condition_patch((pod.get("status") or {}).get("conditions"), condition, action.uid)
-        self.client.patch(res.Status, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
-        return f"set-condition {action.kind}/{action.name}: {condition['type']}={condition.get('status')}"
-
-    def _patch_status(self, res: Any, namespace: str, action: Action) -> str:
-        obj = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
-        status = dict(action.params.get("status") or {})
-        patch = status_patch(obj.get("status"), status, action.uid)
-        self.client.patch(res.Status, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
-        return f"patch-status {action.kind}/{action.name}: " + ", ".join(f"{k}={v}" for k, v in sorted(status.items()))
-
-    def _finalize(self, res: Any, namespace: str, action: Action) -> str:
-        obj = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
-        current = (obj.get("metadata") or {}).get("finalizers")
-        patch = finalizer_patch(current, action.params.get("add") or (), action.params.get("remove") or (), action.uid)
-        if not [op for op in patch if op["op"] != "test"]:
-            return f"finalize {action.kind}/{action.name}: unchanged"
-        self.client.patch(res, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
-        detail = ", ".join(f"{k}={list(v)}" for k, v in sorted(action.params.items()))
-        return f"finalize {action.kind}/{action.name}: {detail}"
-
-    def _disown(self, res: Any, namespace: str, action: Action) -> str:
-        """Remove the ownerReferences of ``params.owners`` (uids): JSON patch, each removal guarded
-        by a ``test`` of that entry's uid, highest index first (adoption, docs/modes.md)."""
-        obj = to_plain(self.client.get(res, action.name, namespace=namespace), action.kind)
-        patch = disown_patch(
-            (obj.get("metadata") or {}).get("ownerReferences"), action.params.get("owners") or (), action.uid
-        )
-        if not [op for op in patch if op["op"] != "test"]:
-            return f"disown {action.kind}/{action.name}: unchanged"
-        self.client.patch(res, action.name, patch, namespace=namespace, patch_type=PatchType.JSON)
-        return f"disown {action.kind}/{action.name}: removed {len([op for op in patch if op['op'] == 'remove'])} ownerReference(s)"
-
     def serves_api(self, api_version: str, kind: str) -> bool | None:
         """API discovery: whether the server lists ``kind`` in ``GET /apis/<group>/<version>``
         (one request); None when it cannot tell (401/403)."""
@@ -475,21 +357,3 @@ class LiveCluster:
             self.client.patch(Event, event.name, patch, namespace=namespace, patch_type=PatchType.MERGE)
             out.append(f"{head}: count {patch['count']}")
         return out
-
-    def _delete(self, res: Any, namespace: str, action: Action) -> str:
-        body: dict[str, Any] = {
-            "apiVersion": "v1",
-            "kind": "DeleteOptions",
-            "propagationPolicy": action.params.get("propagation", "Background"),
-        }
-        if action.uid:
-            body["preconditions"] = {"uid": action.uid}
-        generic = self.client._client  # lightkube's delete() sends no body; reuse its request builder
-        br = generic.prepare_request("delete", res=res, name=action.name, namespace=namespace)
-        br.data = body
-        generic.handle_response("delete", generic.send(generic.build_adapter_request(br)), br)
-        return f"delete {action.kind}/{action.name} (uid={action.uid or '-'}, {body['propagationPolicy']})"
-
-
-def _rfc3339(ts: float) -> str:
-    return datetime.datetime.fromtimestamp(ts, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -4,6 +4,7 @@ stage planners that compose them into one :class:`pulumi_lws.core.contract.stage
 Modules: ``ordinals`` (forEachMissingOrdinal), ``budgets`` (IntOrString budgets, partition, the
 project's choices), ``scale_up`` / ``scale_down`` (ServingGroup hole-filling and binpack),
 ``deletion`` (ServingGroup rolling deletion, replica sync), ``role`` (RoleRollingUpdate pieces),
-``servinggroup`` / ``role_planner`` (the stage planners), ``stage`` (the adapter to ``core.stage``).
+``servinggroup`` / ``role_planner`` (the stage planners; ``role_plan``: what the role planner
+returns), ``stage`` (the adapter to ``core.stage``).
 Design and choices: docs/modelserving.md, "Rollout decisions".
 """

@@ -12,15 +12,18 @@ takes every ServingGroup below ready (kthena#1344, #1429).
 
 A ServingGroup is *ready* when, for every spec role, at least ``role.replicas`` declared replicas
 are Running (pulumi-lws counts a group unavailable while any of its roles is below ready).
+
+The plan's types, its change values and the readiness and lane derivations are :mod:`.role_plan`'s
+(re-exported here).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from pulumi_lws.core.contract.stage import Blocker, Lane, PredictedStage
+from pulumi_lws.core.contract.stage import Blocker, PredictedStage
 from pulumi_lws.modelserving.groups import (
     CREATING,
     DELETING,
@@ -43,6 +46,17 @@ from pulumi_lws.modelserving.rollout.role import (
     manage_role_replicas_per_group,
     role_replicas_to_delete,
 )
+
+# the plan types and the change values live in role_plan; re-exported: readers import them from here
+from pulumi_lws.modelserving.rollout.role_plan import CREATE as CREATE
+from pulumi_lws.modelserving.rollout.role_plan import DELETE as DELETE
+from pulumi_lws.modelserving.rollout.role_plan import REPLACE as REPLACE
+from pulumi_lws.modelserving.rollout.role_plan import PlannedReplica as PlannedReplica
+from pulumi_lws.modelserving.rollout.role_plan import RolePlan as RolePlan
+from pulumi_lws.modelserving.rollout.role_plan import group_ready as group_ready
+from pulumi_lws.modelserving.rollout.role_plan import group_updated as group_updated
+from pulumi_lws.modelserving.rollout.role_plan import group_updated_declared as group_updated_declared
+from pulumi_lws.modelserving.rollout.role_plan import role_lanes as role_lanes
 from pulumi_lws.modelserving.rollout.waves import Step, prediction
 
 POLICY = "modelserving/role"
@@ -50,113 +64,6 @@ WAITING = "waiting-for-roles"
 CAPPED = "groups-in-flight-cap"
 NO_BUDGET = "no-role-budget"
 MAX_LOOP = 1000
-CREATE, REPLACE, DELETE = "create", "replace", "delete"
-
-
-@dataclass(frozen=True)
-class PlannedReplica:
-    group: int
-    role: str
-    ordinal: int
-    template_hash: str
-    status: str
-    change: str = ""
-    observed: bool = True
-    #: Σ pod-deletion-cost of the observed replica's pods (kept while they are); 0 once created or
-    #: replaced (new pods). ``scaleDownRoles`` deletes the cheapest Running replica first
-    deletion_cost: int = 0
-
-    @property
-    def declared(self) -> bool:
-        return self.status != DELETING
-
-    @property
-    def key(self) -> str:
-        """The Stage encoding: ``"<group>/<role>/<ordinal>"``."""
-        return f"{self.group}/{self.role}/{self.ordinal}"
-
-    def state(self) -> RoleReplicaState:
-        return RoleReplicaState(self.role, self.ordinal, self.template_hash, self.status, self.deletion_cost)
-
-
-@dataclass(frozen=True)
-class RolePlan:
-    update_revision: str
-    specs: tuple[RoleSpec, ...]
-    replicas: int
-    group_revisions: Mapping[int, str]
-    observed_group_revisions: Mapping[int, str]
-    roles: tuple[PlannedReplica, ...]
-    blocker: Blocker | None = None
-    complete: bool = False
-    remaining: tuple[PredictedStage, ...] = ()
-    warnings: tuple[str, ...] = ()
-    deferred: tuple[int, ...] = ()  # groups held back by max_groups_in_flight
-    new_groups: tuple[int, ...] = ()
-    deleted_groups: tuple[int, ...] = ()
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.new_groups or self.deleted_groups) or any(r.change for r in self.roles)
-
-    @property
-    def desired(self) -> dict[str, str]:
-        """``"g/role/r"`` -> template hash of every declared role replica."""
-        return {r.key: r.template_hash for r in self.roles if r.declared}
-
-    def group_ready(self, g: int) -> bool:
-        return group_ready(self.roles, g, self.specs)
-
-    def group_updated(self, g: int) -> bool:
-        return group_updated(self.roles, g, self.specs)
-
-    def role_lanes(self) -> tuple[Lane, ...]:
-        """Per spec role, its declared replicas in every group on an old template | on the role's
-        template (a replica without the label counts as updated, as :func:`group_updated`), and
-        how many of each are Running: the ``old|new`` lanes of a RoleRollingUpdate stage table."""
-        by = {s.name: s.template_hash for s in self.specs}
-        return role_lanes(
-            (
-                (r.role, r.template_hash in ("", by[r.role]), r.status == RUNNING)
-                for r in self.roles
-                if r.declared and r.role in by
-            ),
-            order=tuple(by),
-        )
-
-    def chars(self) -> str:
-        out = []
-        for g in sorted(self.group_revisions):
-            upd, ready = self.group_updated(g), self.group_ready(g)
-            out.append(("U" if ready else "u") if upd else ("o" if ready else "x"))
-        return "".join(out)
-
-
-def role_lanes(replicas: Iterable[tuple[str, bool, bool]], order: Sequence[str] = ()) -> tuple[Lane, ...]:
-    """``(role, updated, ready)`` per live role replica -> one :class:`Lane` (unit ``replicas``) per role: the roles
-    of ``order`` first (the spec's, a lane even when empty), then others in first-seen order."""
-    counts: dict[str, list[int]] = {name: [0, 0, 0, 0] for name in order}
-    for role, updated, ready in replicas:
-        c = counts.setdefault(role, [0, 0, 0, 0])
-        k = 1 if updated else 0
-        c[k] += 1
-        c[k + 2] += 1 if ready else 0
-    return tuple(Lane(name, c[0], c[1], c[2], c[3], unit="replicas") for name, c in counts.items())
-
-
-def group_ready(roles: Sequence[PlannedReplica], g: int, specs: Sequence[RoleSpec]) -> bool:
-    return all(
-        sum(1 for r in roles if r.group == g and r.role == s.name and r.declared and r.status == RUNNING) >= s.replicas
-        for s in specs
-    )
-
-
-def group_updated(roles: Sequence[PlannedReplica], g: int, specs: Sequence[RoleSpec]) -> bool:
-    by = {s.name: s.template_hash for s in specs}
-    mine = [r for r in roles if r.group == g]
-    return all(r.role in by and r.template_hash in ("", by[r.role]) for r in mine if r.declared) and not any(
-        not r.declared for r in mine
-    )
 
 
 def _role_fixed_point(
@@ -375,12 +282,6 @@ def plan_role_rollout(
         )
         plan = replace(plan, remaining=predicted.stages, warnings=plan.warnings + predicted.notes())
     return plan
-
-
-def group_updated_declared(mine: Sequence[PlannedReplica], specs: Sequence[RoleSpec]) -> bool:
-    """No declared replica left on an outdated known hash (upstream ``UpdateServingGroupRevision``)."""
-    by = {s.name: s.template_hash for s in specs}
-    return all(r.role in by and r.template_hash in ("", by[r.role]) for r in mine if r.declared)
 
 
 def _complete(plan: RolePlan, observed: Sequence[GroupState]) -> bool:

@@ -24,6 +24,9 @@ mid-apply"): each operation fails with probability ``1 - keep`` and ``crash`` na
 that fail for sure; a failed operation's dependents are skipped too, so the applied set is always
 closed under the dependencies — exactly what a crashed ``pulumi up`` can leave behind. The stack
 state then records exactly the operations that happened.
+
+What counts as an update or a replacement is :mod:`.apply_diff`'s; the resolution of the
+dependencies and the upsert and deletion orders are :mod:`.apply_order`'s (both re-exported here).
 """
 
 from __future__ import annotations
@@ -33,65 +36,27 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pulumi_lws.sim.cluster.apply_diff import differs as _differs
+from pulumi_lws.sim.cluster.apply_diff import immutable_changes
+
+# the dependency order lives in apply_order; also imported from here by callers and tests
+from pulumi_lws.sim.cluster.apply_order import (
+    Key,
+    deletion_order,
+    matching_keys,
+    resolve_dependencies,
+    topological_order,
+)
+from pulumi_lws.sim.cluster.apply_order import label as _label
 from pulumi_lws.sim.cluster.defaults import apply_defaults
 from pulumi_lws.sim.cluster.store import CLUSTER_SCOPED, AlreadyExists, Conflict, NotFound, Store, clone
 
 PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy"
-Key = tuple[str, str, str]  # kind, namespace, name
-
-#: StatefulSet spec fields that may change in place (everything else is forbidden on update).
-_STS_MUTABLE = {
-    "replicas",
-    "ordinals",
-    "template",
-    "updateStrategy",
-    "revisionHistoryLimit",
-    "persistentVolumeClaimRetentionPolicy",
-    "minReadySeconds",
-}
-_POD_MUTABLE = {"schedulingGates", "activeDeadlineSeconds", "tolerations"}
 
 
 def key_of(obj: Mapping[str, Any]) -> Key:
     m = obj.get("metadata") or {}
     return (obj["kind"], Store._ns(obj["kind"], m.get("namespace")), m["name"])
-
-
-def immutable_changes(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """Paths of immutable fields that differ between the live object and the desired manifest."""
-    os_, ns_ = old.get("spec") or {}, new.get("spec") or {}
-    if kind == "StatefulSet":
-        return [f"spec.{k}" for k in sorted(set(os_) | set(ns_)) if k not in _STS_MUTABLE and os_.get(k) != ns_.get(k)]
-    if kind in ("Deployment", "ReplicaSet", "DaemonSet"):
-        return ["spec.selector"] if os_.get("selector") != ns_.get("selector") else []
-    if kind == "Job":
-        return [f"spec.{k}" for k in ("selector", "template") if k in ns_ and os_.get(k) != ns_.get(k)]
-    if kind == "Service":
-        ip_old, ip_new = os_.get("clusterIP"), ns_.get("clusterIP")
-        return ["spec.clusterIP"] if ip_new and ip_old and ip_old != ip_new else []
-    if kind == "ControllerRevision":
-        return [k for k in ("data", "revision") if old.get(k) != new.get(k)]
-    if kind == "PersistentVolumeClaim":
-        return [f"spec.{k}" for k in sorted(set(os_) | set(ns_)) if k != "resources" and os_.get(k) != ns_.get(k)]
-    if kind == "Pod":
-        strip = lambda s: {k: v for k, v in s.items() if k not in _POD_MUTABLE and k != "nodeName"}  # noqa: E731
-        images = lambda s: [{k: v for k, v in c.items() if k != "image"} for c in s.get("containers") or []]  # noqa: E731
-        a, b = strip(os_), strip(ns_)
-        a["containers"], b["containers"] = images(os_), images(ns_)
-        return ["spec"] if a != b else []
-    if kind in ("ConfigMap", "Secret") and old.get("immutable"):
-        return [k for k in ("data", "binaryData", "stringData") if old.get(k) != new.get(k)]
-    return []
-
-
-def _differs(live: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
-    for k in set(live) | set(want):
-        if k in ("metadata", "status", "kind", "apiVersion") or k.startswith("_sim"):
-            continue
-        if live.get(k) != want.get(k):
-            return True
-    lm, wm = live.get("metadata") or {}, want.get("metadata") or {}
-    return any((lm.get(f) or {}) != (wm.get(f) or {}) for f in ("labels", "annotations"))
 
 
 @dataclass
@@ -109,117 +74,6 @@ class ApplyResult:
         for verb in ("created", "updated", "replaced", "deleted", "skipped", "errors"):
             out += [f"{verb} {k}" for k in getattr(self, verb)]
         return out
-
-
-def _label(k: Key) -> str:
-    return f"{k[0]}/{k[2]}"
-
-
-def _resolved(ref: tuple, namespace: str) -> Key:
-    """A ``(kind, name)`` ref in ``namespace`` (a cluster-scoped kind: none), or a full
-    ``(kind, namespace, name)`` key as is."""
-    return (ref[0], Store._ns(ref[0], namespace), ref[1]) if len(ref) == 2 else (ref[0], ref[1], ref[2])
-
-
-def matching_keys(refs: Collection[tuple], keys: Iterable[Key]) -> list[Key]:
-    """Keys named by ``refs``: a full ``(kind, namespace, name)`` key, or ``(kind, name)`` in any namespace."""
-    full = {tuple(r) for r in refs if len(r) == 3}
-    short = {tuple(r) for r in refs if len(r) == 2}
-    return [k for k in keys if k in full or (k[0], k[2]) in short]
-
-
-def resolve_dependencies(
-    desired: Mapping[Key, Any], dependencies: Mapping[tuple, Iterable[tuple]]
-) -> dict[Key, tuple[Key, ...]]:
-    """``dependencies`` as full keys of desired manifests. A ``(kind, name)`` dependent applies to
-    every desired manifest of that kind and name; its ``(kind, name)`` dependencies are resolved in
-    the dependent's namespace. Dependencies on undeclared objects are dropped (nothing to wait for)."""
-    by_short: dict[tuple[str, str], list[Key]] = {}
-    for key in desired:
-        by_short.setdefault((key[0], key[2]), []).append(key)
-    # per namespace: a dependency ref -> its desired key, or None (a fleet's dependents name the
-    # same ControllerRevisions, and a replica's two StatefulSets the same Service and PodGroup)
-    found: dict[str, dict[tuple, Key | None]] = {}
-    # per namespace: a dependencies tuple (by identity: a fleet's dependents share a handful) ->
-    # its desired keys; held by ``dependencies`` for the whole call, so the id is not reused
-    resolved: dict[tuple[str, int], list[Key]] = {}
-    out: dict[Key, dict[Key, None]] = {}
-    for dependent, deps in dependencies.items():
-        keys = by_short.get(tuple(dependent), ()) if len(dependent) == 2 else [_resolved(dependent, "")]
-        for key in keys:
-            if key not in desired:
-                continue
-            shared = resolved.get((key[1], id(deps))) if type(deps) is tuple else None
-            if shared is None:
-                refs = found.get(key[1])
-                if refs is None:
-                    refs = found[key[1]] = {}
-                shared = []
-                for d in deps:
-                    try:
-                        full = refs[d]
-                    except KeyError:
-                        full = _resolved(d, key[1])
-                        full = refs[d] = full if full in desired else None
-                    if full is not None:
-                        shared.append(full)
-                if type(deps) is tuple:
-                    resolved[(key[1], id(deps))] = shared
-            wanted = [full for full in shared if full != key] if key in shared else shared
-            entry = out.get(key)  # placed at its first mention, as setdefault would
-            if entry is None:
-                out[key] = dict.fromkeys(wanted)
-            else:
-                entry.update(dict.fromkeys(wanted))
-    return {k: tuple(v) for k, v in out.items() if v}
-
-
-def topological_order(keys: list[Key], deps: Mapping[Key, tuple[Key, ...]]) -> list[Key]:
-    """``keys`` reordered so every dependency comes before its dependents; otherwise the given
-    order is kept (stable). Raises ``ValueError`` on a cycle.
-
-    A depth-first walk with an explicit stack: a recursive closure would reference itself, and
-    that cycle would keep every walk's bookkeeping alive until the cyclic collector ran (the
-    simulator freezes the collector's generations between reconciles: sim/driver/collector.py)."""
-    index = {k: n for n, k in enumerate(keys)}
-    last = len(keys)
-    out: list[Key] = []
-    placed: set[Key] = set()
-    visiting: set[Key] = set()  # on the walk's stack
-    for root in keys:
-        if root in placed:
-            continue
-        # the usual case, a root whose dependencies are all placed or undeclared (a fleet declares
-        # them first): the walk below would place it alone, right away
-        ds = deps.get(root)
-        if not ds or placed.issuperset(ds) or all(d in placed or d not in index for d in ds):
-            placed.add(root)
-            out.append(root)
-            continue
-        visiting.add(root)
-        stack = [(root, iter(sorted(deps.get(root, ()), key=lambda d: index.get(d, last))))]
-        while stack:
-            key, pending = stack[-1]
-            for dep in pending:
-                if dep not in index or dep in placed:
-                    continue
-                if dep in visiting:
-                    raise ValueError(f"dependency cycle through {_label(dep)}")
-                visiting.add(dep)
-                stack.append((dep, iter(sorted(deps.get(dep, ()), key=lambda d: index.get(d, last)))))
-                break
-            else:
-                stack.pop()
-                visiting.discard(key)
-                placed.add(key)
-                out.append(key)
-    return out
-
-
-def deletion_order(keys: list[Key], deps: Mapping[Key, tuple[Key, ...]]) -> list[Key]:
-    """Dependents before their dependencies: the reverse of the registration order, reordered
-    where the (previous run's) dependencies require it."""
-    return list(reversed(topological_order(keys, deps)))
 
 
 class _Again:

@@ -42,4 +42,24 @@ def fnv32a_reference(data: bytes) -> int:
 
 def canonical_json(obj: Any) -> str:
     """Sorted keys, no whitespace, UTF-8 as is, integral floats as ints: one text per value."""
-    return json.dumps(ints_back(obj), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    plain = obj if _json_without_floats(obj) else ints_back(obj)
+    return json.dumps(plain, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
+def _json_without_floats(value: Any) -> bool:
+    """Whether ``value`` is only dicts, lists, tuples, strings, ints, bools and None, which
+    ``json.dumps`` writes exactly as it writes ``ints_back(value)``: then the copy ``ints_back``
+    makes is skipped (a template hash per StatefulSet and per revision, every reconcile). A float
+    anywhere, or any other type (a read-only mapping), answers False: ``ints_back`` normalises it."""
+    kind = type(value)
+    if kind is dict:
+        value = value.values()
+    elif kind is not list and kind is not tuple:
+        return kind in _SCALARS
+    for v in value:  # a loop, not all(<generator>): this runs once per template and node
+        if type(v) not in _SCALARS and not _json_without_floats(v):
+            return False
+    return True

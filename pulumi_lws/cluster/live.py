@@ -20,7 +20,7 @@ a recreated object is never deleted.
 ``Action.params`` by verb follow :class:`pulumi_lws.core.contract.stage.Action`. ``Action.uid`` guards
 every verb.
 
-The resource class of each kind is :mod:`.resources`'s (re-exported here); the request each verb
+The resource class of each kind is :mod:`.resources`'s; the request each verb
 sends is :class:`~.verbs.VerbHandlers`'s (a base of :class:`LiveCluster`).
 """
 
@@ -39,13 +39,6 @@ from lightkube.types import PatchType
 
 from pulumi_lws.cluster import kubeconfig as kubeconfig_source
 from pulumi_lws.cluster import settle
-from pulumi_lws.cluster.patches import (  # noqa: F401 - re-exported: also imported from here by callers and tests
-    condition_patch,
-    disown_patch,
-    finalizer_patch,
-    status_patch,
-    ungate_patch,
-)
 from pulumi_lws.cluster.resilience import (
     RetryPolicy,
     describe_failure,
@@ -54,10 +47,8 @@ from pulumi_lws.cluster.resilience import (
     outcome_unknown,
     status_code,
 )
-
-# the kinds' resource classes live in resources; re-exported: callers and tests import them from here
-from pulumi_lws.cluster.resources import TYPED, VolcanoPodGroup, resource_classes, resource_of, to_plain  # noqa: F401
 from pulumi_lws.cluster.resources import lightkube_labels as _lightkube_labels
+from pulumi_lws.cluster.resources import resource_classes, to_plain
 from pulumi_lws.cluster.verbs import VerbHandlers
 from pulumi_lws.cluster.verbs import rfc3339 as _rfc3339
 from pulumi_lws.core.contract.ports import ActionError, ClusterError, ObserveError, Scope

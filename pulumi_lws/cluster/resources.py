@@ -6,8 +6,7 @@ PodGroup a bare ``PodGroup`` means) follows from the registered APIs alone and n
 server; :class:`~pulumi_lws.cluster.live.LiveCluster` only looks the classes up. Invariants: one
 class per :class:`~pulumi_lws.core.contract.facts.KindRef` (a generic resource is built once and
 cached), a kind two APIs share is also reachable by its qualified name, and every object leaves as
-a wire-format dict with its ``kind``. Callers import these names through :mod:`.live`, which
-re-exports them.
+a wire-format dict with its ``kind``.
 """
 
 from __future__ import annotations

@@ -48,12 +48,9 @@ from pulumi_lws.disaggregatedset.rollout.observation import (
     SliceObservation,
 )
 from pulumi_lws.disaggregatedset.rollout.predict import prediction
+from pulumi_lws.disaggregatedset.rollout.slice_plan import ChildPlan, DisaggregatedPlan
 from pulumi_lws.disaggregatedset.rollout.stage import to_stage
-from pulumi_lws.disaggregatedset.rollout.stage_planner import (
-    ChildPlan,
-    DisaggregatedPlan,
-    plan,
-)
+from pulumi_lws.disaggregatedset.rollout.stage_planner import plan
 from pulumi_lws.lws.reconcile import ReconcileOptions
 
 #: A new revision whose replicas have not all become ready this long after its last scale-up is

@@ -40,7 +40,8 @@ from pulumi_lws.modelserving.replicas import ObservedReplicas, observed_replicas
 from pulumi_lws.modelserving.revision import RevisionCatalog, build_catalog, role_template_hash
 from pulumi_lws.modelserving.rollout.budgets import scale_role_budget, scale_servinggroup_budget
 from pulumi_lws.modelserving.rollout.role import RoleSpec
-from pulumi_lws.modelserving.rollout.role_planner import RolePlan, plan_role_rollout
+from pulumi_lws.modelserving.rollout.role_plan import RolePlan
+from pulumi_lws.modelserving.rollout.role_planner import plan_role_rollout
 from pulumi_lws.modelserving.rollout.servinggroup import ServingGroupPlan, plan_servinggroup_rollout
 from pulumi_lws.modelserving.rollout.stage import role_stage, servinggroup_stage
 

@@ -36,7 +36,7 @@ from pulumi_lws.modelserving.reconcile import (
     status_of,
 )
 from pulumi_lws.modelserving.revision import build_catalog, modelserving_revision, role_template_hash
-from pulumi_lws.modelserving.rollout.role_planner import role_lanes
+from pulumi_lws.modelserving.rollout.role_plan import role_lanes
 
 #: Kthena's PodGroups are Volcano's, whatever a LeaderWorkerSet of the same program uses
 GANG = GangChoice(("volcano",))

@@ -16,7 +16,8 @@ pytest.importorskip("kmock")
 
 from support.kmock_helpers import kmock_client
 
-from pulumi_lws.cluster.live import LiveCluster, resource_classes
+from pulumi_lws.cluster.live import LiveCluster
+from pulumi_lws.cluster.resources import resource_classes
 from pulumi_lws.core.contract.snapshot import EMPTY, Snapshot
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.disaggregatedset.observe import observe_children

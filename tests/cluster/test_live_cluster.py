@@ -17,7 +17,8 @@ pytest.importorskip("kmock")
 
 from support.kmock_helpers import kmock_client
 
-from pulumi_lws.cluster.live import LiveCluster, condition_patch, ungate_patch
+from pulumi_lws.cluster.live import LiveCluster
+from pulumi_lws.cluster.patches import condition_patch, ungate_patch
 from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.observe import lws_scope
@@ -213,7 +214,7 @@ async def test_finalize_adds_and_removes_with_a_guarded_json_patch(kmock):
 
 
 def test_finalizer_patch_appends_to_an_existing_list_and_removes_highest_index_first():
-    from pulumi_lws.cluster.live import finalizer_patch
+    from pulumi_lws.cluster.patches import finalizer_patch
 
     assert finalizer_patch(["a"], add=["b", "a"]) == [{"op": "add", "path": "/metadata/finalizers/-", "value": "b"}]
     assert finalizer_patch(["x", "y", "x"], remove=["x"], uid="u") == [

@@ -13,7 +13,8 @@ pytest.importorskip("kmock")
 
 from support.kmock_helpers import kmock_client
 
-from pulumi_lws.cluster.live import LiveCluster, disown_patch
+from pulumi_lws.cluster.live import LiveCluster
+from pulumi_lws.cluster.patches import disown_patch
 from pulumi_lws.core.contract.stage import Action, Stage
 from pulumi_lws.core.features.events import WorkloadRef, derive_events, report_events
 

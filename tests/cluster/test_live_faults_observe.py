@@ -26,8 +26,9 @@ pytest.importorskip("kmock")
 
 from support.kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator, kmock_client
 
-from pulumi_lws.cluster.live import LiveCluster, resource_classes
+from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.cluster.resilience import RetryPolicy
+from pulumi_lws.cluster.resources import resource_classes
 from pulumi_lws.core.contract.ports import ObserveError, Scope
 from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.disaggregatedset.observe import ds_scope

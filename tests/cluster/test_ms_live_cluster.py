@@ -15,7 +15,8 @@ pytest.importorskip("kmock")
 
 from support.kmock_helpers import kmock_client
 
-from pulumi_lws.cluster.live import LiveCluster, VolcanoPodGroup, resource_classes
+from pulumi_lws.cluster.live import LiveCluster
+from pulumi_lws.cluster.resources import VolcanoPodGroup, resource_classes
 from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.modelserving import labels as ML
 from pulumi_lws.workloads import workload_for

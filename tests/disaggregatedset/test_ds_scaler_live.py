@@ -16,7 +16,9 @@ pytest.importorskip("kmock")
 
 from support.kmock_helpers import kmock_client
 
-from pulumi_lws.cluster.live import LiveCluster, resource_classes, status_patch
+from pulumi_lws.cluster.live import LiveCluster
+from pulumi_lws.cluster.patches import status_patch
+from pulumi_lws.cluster.resources import resource_classes
 from pulumi_lws.disaggregatedset import external
 from pulumi_lws.disaggregatedset import labels as DL
 from pulumi_lws.lws.observe import LWS_KINDS

@@ -11,7 +11,8 @@ from conftest import REPO_ROOT, validate_manifest
 from rbac_scenarios import APIS, NS, scenarios
 
 from pulumi_lws import rbac
-from pulumi_lws.cluster.live import LiveCluster, resource_classes
+from pulumi_lws.cluster.live import LiveCluster
+from pulumi_lws.cluster.resources import resource_classes
 from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.sim.driver.expansion import steady_state
 from pulumi_lws.workloads import workload_for

@@ -30,7 +30,8 @@ from pulumi_lws.modelserving.revision import modelserving_revision
 from pulumi_lws.modelserving.workload import WORKLOAD
 from pulumi_lws.sim.cluster.kubelet import Override
 from pulumi_lws.sim.cluster.simcluster import SimCluster
-from pulumi_lws.sim.driver.runner import Runner, RunResult
+from pulumi_lws.sim.driver.result import RunResult
+from pulumi_lws.sim.driver.runner import Runner
 from pulumi_lws.sim.driver.scenario import Scenario
 from support.harness import WorkloadHarness, inline_scenario, kubelet
 

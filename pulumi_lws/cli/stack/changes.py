@@ -51,7 +51,7 @@ def _kind(resource: Resource) -> str | None:
 
 
 def changes(previous: StackState, current: Mapping[str, Resource]) -> list[Change]:
-    from pulumi_lws.sim.cluster.apply import immutable_changes
+    from pulumi_lws.sim.cluster.apply_diff import immutable_changes
 
     out: list[Change] = []
     for urn, resource in current.items():

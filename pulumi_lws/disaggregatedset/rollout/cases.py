@@ -17,7 +17,7 @@ from pulumi_lws.disaggregatedset.planner import (
     PROPORTIONAL_DRAIN,
     SCALE_UP,
 )
-from pulumi_lws.disaggregatedset.rollout.stage_planner import (
+from pulumi_lws.disaggregatedset.rollout.slice_plan import (
     BARRIER,
     PLANNER_DONE,
     RAISE_FIRST,

@@ -32,10 +32,8 @@ from pulumi_lws.disaggregatedset.rollout.observation import (
     RoleTarget,
     SliceObservation,
 )
-from pulumi_lws.disaggregatedset.rollout.stage_planner import (
-    DisaggregatedPlan,
-    plan,
-)
+from pulumi_lws.disaggregatedset.rollout.slice_plan import DisaggregatedPlan
+from pulumi_lws.disaggregatedset.rollout.stage_planner import plan
 
 MAX_PREDICTED = 500  # stages shown one by one; a longer walk is shown in waves
 MAX_WAVES = 50  # rows of a prediction in waves

@@ -7,8 +7,7 @@ module holds only the decisions: nothing here decides, it only derives. A :class
 ``mode`` is :data:`STEADY`, :data:`INIT`, :data:`ROLLOUT` or :data:`REMOVED_SLICE`; its ``branch``
 is the planner's branch, one of the values below, or empty (a steady slice that holds nothing).
 :attr:`DisaggregatedPlan.blocker` merges the slices' blockers under one code: progress deadline
-exceeded when any slice has it, else the first slice's. The readers import these through
-``stage_planner``, which re-exports every name here.
+exceeded when any slice has it, else the first slice's.
 """
 
 from __future__ import annotations

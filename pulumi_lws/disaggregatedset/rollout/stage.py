@@ -29,11 +29,8 @@ from collections.abc import Sequence
 
 from pulumi_lws.core.contract.stage import GroupView, Lane, PredictedStage, Stage, lane_title
 from pulumi_lws.disaggregatedset.rollout.predict import PredictedDsStage
-from pulumi_lws.disaggregatedset.rollout.stage_planner import (
-    POLICY,
-    STEADY,
-    DisaggregatedPlan,
-)
+from pulumi_lws.disaggregatedset.rollout.slice_plan import STEADY, DisaggregatedPlan
+from pulumi_lws.disaggregatedset.rollout.stage_planner import POLICY
 
 
 def group_revisions(p: DisaggregatedPlan) -> dict[str, str]:

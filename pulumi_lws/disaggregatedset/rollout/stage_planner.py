@@ -37,7 +37,7 @@ docs/disaggregatedset.md, "Rollout decisions"):
      and deleted like any other (addenda §4.4: upstream skips the executor then and never deletes
      it).
 
-The plan's types and its mode/branch values are :mod:`.slice_plan`'s (re-exported here); a rollout
+The plan's types and its mode/branch values are :mod:`.slice_plan`'s; a rollout
 stage's children are placed on its old and new revisions by :mod:`.assemble`.
 """
 
@@ -77,19 +77,19 @@ from pulumi_lws.disaggregatedset.rollout.observation import (
     RoleTarget,
     SliceObservation,
 )
-
-# the plan types and the mode/branch values live in slice_plan; re-exported: readers import them from here
-from pulumi_lws.disaggregatedset.rollout.slice_plan import BARRIER as BARRIER
-from pulumi_lws.disaggregatedset.rollout.slice_plan import INIT as INIT
-from pulumi_lws.disaggregatedset.rollout.slice_plan import PLANNER_DONE as PLANNER_DONE
-from pulumi_lws.disaggregatedset.rollout.slice_plan import RAISE_FIRST as RAISE_FIRST
-from pulumi_lws.disaggregatedset.rollout.slice_plan import REMOVED_SLICE as REMOVED_SLICE
-from pulumi_lws.disaggregatedset.rollout.slice_plan import ROLLOUT as ROLLOUT
-from pulumi_lws.disaggregatedset.rollout.slice_plan import STEADY as STEADY
-from pulumi_lws.disaggregatedset.rollout.slice_plan import ChildPlan as ChildPlan
-from pulumi_lws.disaggregatedset.rollout.slice_plan import DisaggregatedPlan as DisaggregatedPlan
-from pulumi_lws.disaggregatedset.rollout.slice_plan import RoleLine as RoleLine
-from pulumi_lws.disaggregatedset.rollout.slice_plan import SlicePlan as SlicePlan
+from pulumi_lws.disaggregatedset.rollout.slice_plan import (
+    BARRIER,
+    INIT,
+    PLANNER_DONE,
+    RAISE_FIRST,
+    REMOVED_SLICE,
+    ROLLOUT,
+    STEADY,
+    ChildPlan,
+    DisaggregatedPlan,
+    RoleLine,
+    SlicePlan,
+)
 
 POLICY = "disaggregatedset"
 STALLED = "rollout-stalled"

@@ -7,8 +7,7 @@ module holds only the decisions: nothing here decides, it only derives. A
 (kept as observed); one whose status is Deleting is not ``declared``. A ServingGroup is *ready*
 when every spec role has at least ``role.replicas`` declared Running replicas, and *updated* when
 every declared replica is on its role's template (a replica without the template label counts as
-updated) and none is being deleted; the ``old|new`` lanes count replicas the same way. The
-readers import these through ``role_planner``, which re-exports every name here.
+updated) and none is being deleted; the ``old|new`` lanes count replicas the same way.
 """
 
 from __future__ import annotations

@@ -13,8 +13,7 @@ takes every ServingGroup below ready (kthena#1344, #1429).
 A ServingGroup is *ready* when, for every spec role, at least ``role.replicas`` declared replicas
 are Running (pulumi-lws counts a group unavailable while any of its roles is below ready).
 
-The plan's types, its change values and the readiness and lane derivations are :mod:`.role_plan`'s
-(re-exported here).
+The plan's types, its change values and the readiness and lane derivations are :mod:`.role_plan`'s.
 """
 
 from __future__ import annotations
@@ -46,17 +45,14 @@ from pulumi_lws.modelserving.rollout.role import (
     manage_role_replicas_per_group,
     role_replicas_to_delete,
 )
-
-# the plan types and the change values live in role_plan; re-exported: readers import them from here
-from pulumi_lws.modelserving.rollout.role_plan import CREATE as CREATE
-from pulumi_lws.modelserving.rollout.role_plan import DELETE as DELETE
-from pulumi_lws.modelserving.rollout.role_plan import REPLACE as REPLACE
-from pulumi_lws.modelserving.rollout.role_plan import PlannedReplica as PlannedReplica
-from pulumi_lws.modelserving.rollout.role_plan import RolePlan as RolePlan
-from pulumi_lws.modelserving.rollout.role_plan import group_ready as group_ready
-from pulumi_lws.modelserving.rollout.role_plan import group_updated as group_updated
-from pulumi_lws.modelserving.rollout.role_plan import group_updated_declared as group_updated_declared
-from pulumi_lws.modelserving.rollout.role_plan import role_lanes as role_lanes
+from pulumi_lws.modelserving.rollout.role_plan import (
+    CREATE,
+    DELETE,
+    REPLACE,
+    PlannedReplica,
+    RolePlan,
+    group_updated_declared,
+)
 from pulumi_lws.modelserving.rollout.waves import Step, prediction
 
 POLICY = "modelserving/role"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pulumi_lws.core.contract.stage import GroupView, Stage
 from pulumi_lws.modelserving.groups import RUNNING
 from pulumi_lws.modelserving.rollout import role_planner, servinggroup
-from pulumi_lws.modelserving.rollout.role_planner import RolePlan
+from pulumi_lws.modelserving.rollout.role_plan import RolePlan
 from pulumi_lws.modelserving.rollout.servinggroup import ServingGroupPlan
 
 _PHASES = {"create": "creating", "replace": "replacing", "delete": "deleting"}

@@ -26,7 +26,7 @@ closed under the dependencies — exactly what a crashed ``pulumi up`` can leave
 state then records exactly the operations that happened.
 
 What counts as an update or a replacement is :mod:`.apply_diff`'s; the resolution of the
-dependencies and the upsert and deletion orders are :mod:`.apply_order`'s (both re-exported here).
+dependencies and the upsert and deletion orders are :mod:`.apply_order`'s.
 """
 
 from __future__ import annotations
@@ -38,8 +38,6 @@ from typing import Any
 
 from pulumi_lws.sim.cluster.apply_diff import differs as _differs
 from pulumi_lws.sim.cluster.apply_diff import immutable_changes
-
-# the dependency order lives in apply_order; also imported from here by callers and tests
 from pulumi_lws.sim.cluster.apply_order import (
     Key,
     deletion_order,

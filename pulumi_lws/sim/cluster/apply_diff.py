@@ -6,8 +6,7 @@ Pulumi compares to decide an update, are per-kind facts read from two objects al
 stack state); the applier only acts on the answer. Invariants: the applier passes the live object
 and the manifest as the API server would default it (sim/cluster/defaults.py), so a field left to
 its default never looks changed; :func:`differs` never counts ``status``, metadata other than
-labels and annotations, or the simulator's own ``_sim`` fields. Callers import these names
-through :mod:`.apply`, which re-exports them.
+labels and annotations, or the simulator's own ``_sim`` fields.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ while both are equal). Invariants: a ``(kind, name)`` ref resolves in the depend
 a full ``(kind, namespace, name)`` key as is, and a dependency on an undeclared object is dropped;
 the upsert order is stable (the given order wherever the dependencies allow) and every dependency
 comes before its dependents; deletion is the reverse, dependents first; a cycle raises
-``ValueError``. Callers import these names through :mod:`.apply`, which re-exports them.
+``ValueError``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ explicit collection comes first; it traverses only what is not frozen (what was 
 the previous reconcile and survived), so its cost follows the allocation rate, not the fleet's
 size, and no garbage cycle made during a reconcile outlives it. The pure engine makes no cycle
 (tests/sim/driver/test_collector.py, every API, faults included;
-:func:`~pulumi_lws.sim.cluster.apply.topological_order` is written without a self-referencing
+:func:`~pulumi_lws.sim.cluster.apply_order.topological_order` is written without a self-referencing
 closure for that reason), so it skips even that traversal (~1 s a reconcile at 10,000
 ServingGroups). Frozen objects later dropped are still freed at once by reference counting.
 

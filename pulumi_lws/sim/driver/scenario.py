@@ -6,7 +6,7 @@ paths are relative to the scenario file, except in a program scenario ``manifest
 update's ``file:``, which name files of the program's project directory (the workspace).
 
 What a loaded scenario is (:class:`Scenario`, :class:`Update`, :class:`Fault`, :class:`Event`) is
-:mod:`.scenario_types`'s, re-exported here; this module parses and checks the file.
+:mod:`.scenario_types`'s; this module parses and checks the file.
 """
 
 from __future__ import annotations

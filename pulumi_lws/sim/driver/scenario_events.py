@@ -14,7 +14,7 @@ from __future__ import annotations
 from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.sim.driver.budgets import RoleBudgets, WorkloadBudget
 from pulumi_lws.sim.driver.desired import DesiredSpec
-from pulumi_lws.sim.driver.scenario import Event, Fault, Scenario, Update
+from pulumi_lws.sim.driver.scenario_types import Event, Fault, Scenario, Update
 
 
 class ScenarioEvents:

@@ -5,8 +5,8 @@ Apart from :mod:`.scenario`, which parses and checks the file, because the runne
 the tests build and read these values without a file; nothing here parses, checks or touches a
 file or a cluster (:meth:`Update.apply_to` derives a new document from the current one). Every
 ``at`` is in simulated seconds from the scenario's start; a :class:`Fault`'s ``type`` is one of
-:data:`FAULT_TYPES`, an :class:`Event`'s ``verb`` one of :data:`EVENT_VERBS`. Callers import these
-names through :mod:`.scenario`, which re-exports every one.
+:data:`FAULT_TYPES`, an :class:`Event`'s ``verb`` one of :data:`EVENT_VERBS`. :mod:`.scenario`,
+which builds them, also names them (most callers import :class:`Scenario` from there).
 """
 
 from __future__ import annotations

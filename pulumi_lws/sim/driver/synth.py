@@ -45,7 +45,9 @@ from pulumi_lws.core.contract.stage import Action, Stage
 from pulumi_lws.core.contract.workload import Reconciled, Workload
 from pulumi_lws.core.features.control import capacity_checked
 from pulumi_lws.core.k8s import keys as K
-from pulumi_lws.sim.cluster.apply import _differs, immutable_changes, key_of, resolve_dependencies, topological_order
+from pulumi_lws.sim.cluster.apply import key_of
+from pulumi_lws.sim.cluster.apply_diff import differs, immutable_changes
+from pulumi_lws.sim.cluster.apply_order import resolve_dependencies, topological_order
 from pulumi_lws.sim.cluster.clock import EPOCH, rfc3339
 from pulumi_lws.sim.cluster.defaults import apply_defaults
 from pulumi_lws.sim.cluster.scheduler import DEFAULT_NODE
@@ -212,7 +214,7 @@ class SynthCluster:
             else:
                 want = dict(desired[key])
                 apply_defaults(want, self, existing=live)
-                if immutable_changes(key[0], live, want) or _differs(live, want):
+                if immutable_changes(key[0], live, want) or differs(live, want):
                     raise Unsupported(f"update of {key[0]}/{key[2]}")
                 self.unchanged[key] = (desired[key], live, live["metadata"]["resourceVersion"])
             self.registered[key] = desired[key]

@@ -31,7 +31,8 @@ from pulumi_lws.core.contract.stage import Blocker, Stage
 from pulumi_lws.core.contract.trace import GroupsView, TraceRow
 from pulumi_lws.core.contract.workload import Budgets as WorkloadBudgets
 from pulumi_lws.sim.driver.engines import EngineStep
-from pulumi_lws.sim.driver.runner import Runner, split_executed
+from pulumi_lws.sim.driver.rows import split_executed
+from pulumi_lws.sim.driver.runner import Runner
 
 
 @dataclass(frozen=True)

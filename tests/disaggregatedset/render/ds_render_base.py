@@ -7,7 +7,7 @@ from typing import Any
 
 from pulumi_lws.disaggregatedset.api import API_VERSION, KIND, DisaggregatedSet
 from pulumi_lws.disaggregatedset.revision import compute_revision
-from pulumi_lws.disaggregatedset.rollout.stage_planner import ChildPlan
+from pulumi_lws.disaggregatedset.rollout.slice_plan import ChildPlan
 
 NS = "default"
 

@@ -10,7 +10,7 @@ from pulumi_lws.components.outputs import stage_table
 from pulumi_lws.core.contract.workload import describe_case, workload_for
 from pulumi_lws.disaggregatedset.planner import BRANCHES
 from pulumi_lws.disaggregatedset.rollout.cases import CASE_WORDS
-from pulumi_lws.disaggregatedset.rollout.stage_planner import (
+from pulumi_lws.disaggregatedset.rollout.slice_plan import (
     BARRIER,
     PLANNER_DONE,
     RAISE_FIRST,

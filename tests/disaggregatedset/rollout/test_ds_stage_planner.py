@@ -24,14 +24,11 @@ from pulumi_lws.disaggregatedset.rollout.observation import (
     SliceObservation,
 )
 from pulumi_lws.disaggregatedset.rollout.predict import predict_remaining
+from pulumi_lws.disaggregatedset.rollout.slice_plan import BARRIER, RAISE_FIRST, STEADY, DisaggregatedPlan
 from pulumi_lws.disaggregatedset.rollout.stage import to_stage
 from pulumi_lws.disaggregatedset.rollout.stage_planner import (
-    BARRIER,
     PROGRESS_DEADLINE_EXCEEDED,
-    RAISE_FIRST,
-    STEADY,
     WAITING,
-    DisaggregatedPlan,
     plan,
 )
 

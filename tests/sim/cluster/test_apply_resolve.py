@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pulumi_lws.sim.cluster.apply import Key, resolve_dependencies, topological_order
+from pulumi_lws.sim.cluster.apply_order import Key, resolve_dependencies, topological_order
 from pulumi_lws.sim.cluster.store import Store
 
 KINDS = ("StatefulSet", "Service", "ControllerRevision", "Node")  # Node: cluster-scoped

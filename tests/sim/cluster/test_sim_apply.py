@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from support.sim_helpers import cluster, run_until, sts
 
-from pulumi_lws.sim.cluster.apply import immutable_changes
+from pulumi_lws.sim.cluster.apply_diff import immutable_changes
 
 
 def svc(name="s", ip=None):

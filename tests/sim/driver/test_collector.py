@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pulumi_lws.sim.cluster.apply import topological_order
+from pulumi_lws.sim.cluster.apply_order import topological_order
 from pulumi_lws.sim.driver.collector import FrozenBetweenReconciles
 from pulumi_lws.sim.driver.runner import Runner, simulate
 from pulumi_lws.sim.driver.scenario import load_scenario

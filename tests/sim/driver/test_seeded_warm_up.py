@@ -23,7 +23,8 @@ from test_synth import PROPERTY, _valid, ds_specs, lws_specs, ms_specs, next_ima
 
 from pulumi_lws.sim.cluster.store import strip_internal
 from pulumi_lws.sim.driver import seed
-from pulumi_lws.sim.driver.runner import Runner, RunResult
+from pulumi_lws.sim.driver.result import RunResult
+from pulumi_lws.sim.driver.runner import Runner
 from pulumi_lws.sim.driver.scenario import Scenario, load_scenario
 from pulumi_lws.sim.driver.timeline import TimelineRunner
 

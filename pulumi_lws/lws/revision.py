@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pulumi_lws.core.features.adoption import pruned
-from pulumi_lws.core.k8s.hashing import canonical_json, fnv32a, safe_encode
+from pulumi_lws.core.k8s.hashing import stable_key
 from pulumi_lws.lws.api.leaderworkerset import LeaderWorkerSet, LeaderWorkerSetSpec
 
 
@@ -42,7 +42,7 @@ def revision_key(lws: LeaderWorkerSet) -> str:
 
 def key_of_data(data: Mapping[str, Any]) -> str:
     """The key of ControllerRevision ``data``: SafeEncodeString(decimal FNV-32a of canonical JSON)."""
-    return safe_encode(str(fnv32a(canonical_json(data).encode())))
+    return stable_key(data)
 
 
 def apply_revision(lws: LeaderWorkerSet, data: Mapping[str, Any]) -> LeaderWorkerSet:

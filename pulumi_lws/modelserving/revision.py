@@ -35,7 +35,7 @@ from pydantic import ValidationError
 
 from pulumi_lws.core.features.adoption import pruned
 from pulumi_lws.core.k8s import keys as K
-from pulumi_lws.core.k8s.hashing import canonical_json, fnv32a, safe_encode
+from pulumi_lws.core.k8s.hashing import stable_key
 from pulumi_lws.core.k8s.manifests import metadata
 from pulumi_lws.core.k8s.model import ints_back
 from pulumi_lws.core.k8s.podspec import without_nulls
@@ -54,22 +54,18 @@ def role_data(role: Role | Mapping[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _key(value: Any) -> str:
-    return safe_encode(str(fnv32a(canonical_json(value).encode())))
-
-
 def role_hash_of(data: Mapping[str, Any]) -> str:
-    return _key(role_data(data))
+    return stable_key(role_data(data))
 
 
 def key_of_roles(roles: Iterable[Mapping[str, Any]]) -> str:
     """The revision key of a roles list (order matters: reordering roles is a new revision)."""
-    return _key([role_data(r) for r in roles])
+    return stable_key([role_data(r) for r in roles])
 
 
 def role_template_hash(role: Role | Mapping[str, Any]) -> str:
     """Upstream ``CalRoleTemplateHash``: the key of one role (label ``role-template-hash``)."""
-    return _key(role_data(role))
+    return stable_key(role_data(role))
 
 
 def modelserving_revision(ms: ModelServing) -> str:

@@ -40,6 +40,12 @@ def fnv32a_reference(data: bytes) -> int:
     return h
 
 
+def stable_key(value: Any) -> str:
+    """SafeEncodeString of the decimal FNV-32a of ``value``'s canonical JSON: the key upstream
+    derives its revision names from (LWS and ModelServing revisions, a StatefulSet's template)."""
+    return safe_encode(str(fnv32a(canonical_json(value).encode())))
+
+
 def canonical_json(obj: Any) -> str:
     """Sorted keys, no whitespace, UTF-8 as is, integral floats as ints: one text per value."""
     plain = obj if _json_without_floats(obj) else ints_back(obj)

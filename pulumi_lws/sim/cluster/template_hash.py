@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.k8s.hashing import canonical_json, fnv32a, safe_encode
+from pulumi_lws.core.k8s.hashing import stable_key
 
 
 def template_hash(template: Mapping[str, Any]) -> str:
     """``<hash>`` of ``<sts>-<hash>``: SafeEncodeString of FNV-32a of the canonical JSON."""
-    return safe_encode(str(fnv32a(canonical_json(template).encode())))
+    return stable_key(template)

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check bench soak clean schema
+.PHONY: demo test check bench soak clean schema e2e e2e-tools e2e-up e2e-down
 
 # The install log is kept in .venv/install.log and shown whole only when the install fails; while
 # it runs (~1 min on a fresh machine) each package pip collects is named, so it is not silent.
@@ -24,7 +24,7 @@ demo: $(STAMP)
 test: $(STAMP)
 	@$(BIN)/python -c 'import cairosvg' 2>/dev/null || echo "note: cairosvg cannot load the system cairo library" \
 		"(Debian/Ubuntu: apt-get install libcairo2); tests/sim/driver/test_plot_render.py is skipped"
-	@$(BIN)/python -m pytest -q -n 2 -m "not slow"
+	@$(BIN)/python -m pytest -q -n 2 -m "not slow" --ignore=tests/e2e
 
 # Lint, format and types (configured in pyproject.toml); .ci/run runs it before `make test`.
 check: $(STAMP)
@@ -40,7 +40,36 @@ bench: $(STAMP)
 	@$(BIN)/python bench/run.py
 
 soak: $(STAMP)
-	@LWS_SOAK=$${LWS_SOAK:-1} $(BIN)/python -m pytest -q -n 2 -m slow
+	@LWS_SOAK=$${LWS_SOAK:-1} $(BIN)/python -m pytest -q -n 2 -m slow --ignore=tests/e2e
+
+# The e2e tier (docs/e2e.md): a real control plane (etcd, kube-apiserver, controller manager,
+# scheduler, kwok nodes) and the real Pulumi CLI, language host and pulumi-kubernetes provider,
+# built from the Go module proxy into a cache outside the repository (e2e/toolchain/build.py).
+E2E_VENV := .e2e/venv
+E2E_STAMP := $(E2E_VENV)/.installed
+
+e2e-tools:
+	@$(PY) e2e/toolchain/build.py
+
+# The e2e virtualenv: this project with the pulumi-kubernetes SDK of the provider the toolchain built.
+$(E2E_STAMP): pyproject.toml e2e/constraints.txt
+	@test -x $(E2E_VENV)/bin/python || $(PY) -m venv $(E2E_VENV)
+	@echo "setting up $(E2E_VENV) (log: $(E2E_VENV)/install.log)"
+	@$(E2E_VENV)/bin/python -m pip install -q --upgrade pip > $(E2E_VENV)/install.log 2>&1 && \
+		$(E2E_VENV)/bin/python -m pip install -e '.[test]' -c e2e/constraints.txt >> $(E2E_VENV)/install.log 2>&1 \
+		|| { cat $(E2E_VENV)/install.log; exit 1; }
+	@touch $(E2E_STAMP)
+
+e2e-up: e2e-tools $(E2E_STAMP)
+	@$(E2E_VENV)/bin/python e2e/cluster.py up
+
+e2e-down:
+	@$(PY) e2e/cluster.py down
+
+# Starts the cluster (or reuses a running one), runs tests/e2e, and stops the cluster whatever the result.
+e2e: e2e-up
+	@rc=0; $(E2E_VENV)/bin/python -m pytest -q tests/e2e $(E2E_ARGS) || rc=$$?; \
+		$(PY) e2e/cluster.py down; exit $$rc
 
 clean:
 	rm -rf $(VENV) build *.egg-info

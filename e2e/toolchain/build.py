@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import pathlib
 import shutil
@@ -65,7 +66,7 @@ MODULES: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "kwok": (("sigs.k8s.io/kwok/cmd/kwok",), "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=v0.7.0"),
     "provider": (
-        ("github.com/pulumi/pulumi-kubernetes/provider/v4/cmd/pulumi-resource-kubernetes",),
+        ("./pulumi-resource-kubernetes",),
         f"-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version={PROVIDER_VERSION}",
     ),
     "pulumi": (
@@ -106,8 +107,11 @@ def go_version() -> str:
 
 
 def cache_key() -> str:
+    """A hash of the pins: the Go version, every module's go.mod, go.sum and Go files, and the
+    packages and link flags built from each (not this file's other text: editing the script
+    rebuilds nothing)."""
     digest = hashlib.sha256(go_version().encode())
-    digest.update(pathlib.Path(__file__).read_bytes())
+    digest.update(repr(sorted(MODULES.items())).encode())
     for module in sorted(MODULES):
         for name in ("go.mod", "go.sum"):
             digest.update(f"{module}/{name}".encode())
@@ -156,21 +160,42 @@ def _build(module: str, out: pathlib.Path, index: int, total: int) -> None:
     print(f"      {module}: done in {time.monotonic() - started:.0f} s", flush=True)
 
 
+def _module_dir(module: str, path: str) -> pathlib.Path:
+    """Where the pinned ``path`` module sits in the module cache (downloaded if absent)."""
+    subprocess.run(["go", "mod", "download", path], cwd=HERE / module, check=True)
+    directory = subprocess.run(
+        ["go", "list", "-m", "-f", "{{.Dir}}", path], cwd=HERE / module, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    return pathlib.Path(directory)
+
+
+def _provider_embeds() -> None:
+    """The two files pulumi-resource-kubernetes embeds, as the provider's go:generate step writes
+    them (cmd/pulumi-resource-kubernetes/generate.go): schema.json with ``version`` set, and the
+    terraform mapping, both re-serialised compactly."""
+    source = (
+        _module_dir("provider", "github.com/pulumi/pulumi-kubernetes/provider/v4")
+        / "cmd"
+        / "pulumi-resource-kubernetes"
+    )
+    target = HERE / "provider" / "pulumi-resource-kubernetes"
+    schema = json.loads((source / "schema.json").read_text())
+    schema["version"] = PROVIDER_VERSION
+    (target / "schema-embed.json").write_text(json.dumps(schema, separators=(",", ":")))
+    mapping = json.loads((source / "terraform-mapping.json").read_text())
+    (target / "terraform-mapping-embed.json").write_text(json.dumps(mapping, separators=(",", ":")))
+
+
+#: steps a module needs before ``go build`` (files its upstream build generates)
+PREPARE = {"provider": _provider_embeds}
+
+
 def _python_exec_shim(out: pathlib.Path) -> None:
     """The CLI distribution ships sdk/python/cmd/pulumi-language-python-exec beside the host; it
     comes from the sdk/v3 module the CLI is built with."""
-    directory = subprocess.run(
-        ["go", "list", "-m", "-f", "{{.Dir}}", "github.com/pulumi/pulumi/sdk/v3"],
-        cwd=HERE / "pulumi",
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    if not directory:
-        subprocess.run(["go", "mod", "download", "github.com/pulumi/pulumi/sdk/v3"], cwd=HERE / "pulumi", check=True)
-        return _python_exec_shim(out)
+    sdk = _module_dir("pulumi", "github.com/pulumi/pulumi/sdk/v3")
     target = out / "pulumi-language-python-exec"
-    shutil.copyfile(pathlib.Path(directory) / "python" / "cmd" / "pulumi-language-python-exec", target)
+    shutil.copyfile(sdk / "python" / "cmd" / "pulumi-language-python-exec", target)
     target.chmod(0o755)
 
 
@@ -184,6 +209,8 @@ def build() -> pathlib.Path:
     print(f"e2e-tools: building into {out} (cold: about 40 min and 4 GB of Go caches on 2 cores)", flush=True)
     todo = [module for module in MODULES if not (out / f".{module}.built").exists()]
     for index, module in enumerate(todo, 1):
+        if module in PREPARE:
+            PREPARE[module]()
         _build(module, out, index, len(todo))
         (out / f".{module}.built").touch()
     _python_exec_shim(out)

@@ -5,6 +5,8 @@ module pulumi-lws.dev/e2e/toolchain/provider
 
 go 1.25.0
 
+require github.com/pulumi/pulumi-kubernetes/provider/v4 v4.0.0-20260115033456-f47bc2d6f199
+
 require (
 	cel.dev/expr v0.20.0 // indirect
 	dario.cat/mergo v1.0.1 // indirect
@@ -139,7 +141,6 @@ require (
 	github.com/pulumi/appdash v0.0.0-20231130102222-75f619a67231 // indirect
 	github.com/pulumi/cloud-ready-checks v1.3.0 // indirect
 	github.com/pulumi/esc v0.21.0 // indirect
-	github.com/pulumi/pulumi-kubernetes/provider/v4 v4.0.0-20260115033456-f47bc2d6f199 // indirect
 	github.com/pulumi/pulumi-kubernetes/sdk/v4 v4.24.0 // indirect
 	github.com/pulumi/pulumi/pkg/v3 v3.215.0 // indirect
 	github.com/pulumi/pulumi/sdk/v3 v3.215.0 // indirect
@@ -223,8 +224,6 @@ require (
 	sigs.k8s.io/structured-merge-diff/v4 v4.6.0 // indirect
 	sigs.k8s.io/yaml v1.5.0 // indirect
 )
-
-tool github.com/pulumi/pulumi-kubernetes/provider/v4/cmd/pulumi-resource-kubernetes
 
 // The provider's own go.mod replaces its Go SDK with ../sdk of the same commit.
 replace github.com/pulumi/pulumi-kubernetes/sdk/v4 => github.com/pulumi/pulumi-kubernetes/sdk/v4 v4.25.0

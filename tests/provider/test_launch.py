@@ -28,6 +28,7 @@ from google.protobuf import empty_pb2
 from grpc_engine import TestEngine
 from grpc_provider import CONSUMER_DIR, plugin_command, start_provider
 from pulumi.runtime.proto import provider_pb2
+from support.pip_report import pip_resolves, requirement_names
 
 from pulumi_lws import __version__
 from pulumi_lws.cli.stack.project import load_project
@@ -112,34 +113,13 @@ def test_without_the_dependencies_the_root_main_says_what_to_install():
     )
 
 
-def _pip_resolves(requirements: str, cwd) -> list[dict]:
-    """What ``pip install -r <requirements>`` run in ``cwd`` (as the CLI's toolchain runs it) would
-    install: pip's own resolution, offline, nothing installed (``--dry-run --report``)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-build-isolation", "--no-index"]
-        + ["--quiet", "--report", "-", "-r", requirements],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)["install"]
-
-
-def _names(requirements: list[str]) -> set[str]:
-    from packaging.requirements import Requirement
-
-    return {Requirement(r).name for r in requirements}
-
-
 def test_pip_installs_this_package_and_its_dependencies_from_the_root_requirements():
-    (item,) = _pip_resolves("requirements.txt", REPO_ROOT)  # the CLI's pip runs in the plugin directory
+    (item,) = pip_resolves("requirements.txt", REPO_ROOT)  # the CLI's pip runs in the plugin directory
     assert item["metadata"]["name"] == _pyproject()["project"]["name"]
     assert item["download_info"] == {"url": REPO_ROOT.as_uri(), "dir_info": {"editable": True}}
     runtime = {r for r in item["metadata"].get("requires_dist", []) if "extra ==" not in r}
-    assert _names(runtime) == _names(_pyproject()["project"]["dependencies"])
-    assert {"pulumi", "pulumi-kubernetes", "lightkube"} <= _names(runtime)
+    assert requirement_names(runtime) == requirement_names(_pyproject()["project"]["dependencies"])
+    assert {"pulumi", "pulumi-kubernetes", "lightkube"} <= requirement_names(runtime)
 
 
 def test_the_root_project_runs_the_quickstart_through_main():

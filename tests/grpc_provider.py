@@ -1,13 +1,17 @@
 """The ``lws`` component provider as the Pulumi CLI runs it, and the engine side of ``Construct``.
 
-:func:`start_provider` launches the plugin the way the CLI's Python language host does for a
-source-based plugin (``PulumiPlugin.yaml``: runtime ``python``, ``main: pulumi_lws/provider``,
-which has a ``__main__.py``): ``<virtualenv>/bin/python <plugin dir>/pulumi_lws/provider
-<engine address>`` from the plugin directory, then reads the port the plugin prints on stdout and
-connects. (The CLI resolves ``options.virtualenv`` relative to the plugin directory; a checkout
-without its own ``.venv`` falls back to the interpreter running the tests.) The engine then calls
-``GetPluginInfo``, ``Configure`` and ``GetSchema``, and for every component a program declares
-``Construct`` (:func:`construct_request`) with the inputs the SDK of the program's language sent.
+:func:`start_provider` launches the plugin the way the Pulumi CLI (v3.276) and the Python language
+host do for a source-based plugin (``PulumiPlugin.yaml``, runtime ``python``). The CLI reads only
+``runtime`` from that file (its ``PluginProject`` has no ``main``) and asks the host's ``RunPlugin``
+to run the plugin directory with entry point ``.``, the working directory being the CLI's own
+(the consumer program's directory); the host runs ``<virtualenv>/bin/python <plugin dir> <engine
+address>`` when ``<plugin dir>/__main__.py`` exists, else ``python -m pulumi.run.plugin <pyproject
+name> <engine address>``, with ``options.virtualenv`` (default ``venv``) resolved against the
+plugin directory. :func:`plugin_command` applies that rule; a checkout without its own virtualenv
+falls back to the interpreter running the tests. It then reads the port the plugin prints on
+stdout and connects. The engine then calls ``GetPluginInfo``, ``Configure`` and ``GetSchema``, and
+for every component a program declares ``Construct`` (:func:`construct_request`) with the inputs
+the SDK of the program's language sent. docs/languages.md names the CLI sources.
 
 :class:`KmockCluster` is the cluster the provider's components observe: kmock's Kubernetes
 emulator served on loopback from a background thread, reached through a kubeconfig passed as the
@@ -39,16 +43,31 @@ from pulumi.runtime.proto import provider_pb2, provider_pb2_grpc
 STARTUP_SECONDS = 60
 
 
-def plugin_command(engine_address: str, plugin_dir: pathlib.Path = REPO_ROOT) -> list[str]:
-    """The command line the CLI runs for the plugin in ``plugin_dir`` (read from PulumiPlugin.yaml)."""
+#: Where the CLI runs a plugin from: its own working directory, here a consumer program's.
+CONSUMER_DIR = REPO_ROOT / "examples" / "provider-yaml"
+
+
+def plugin_command(
+    engine_address: str, plugin_dir: pathlib.Path = REPO_ROOT, cli_flags: tuple[str, ...] = ()
+) -> list[str]:
+    """The command line the Python language host's ``RunPlugin`` runs for the plugin in ``plugin_dir``.
+
+    ``cli_flags`` are what the CLI puts before the engine address (``buildPluginArguments``:
+    ``--logtostderr`` and ``-v=N`` under ``--logflow``, ``--tracing <endpoint>``)."""
+    args = [*cli_flags, engine_address]
     plugin = yaml.safe_load((plugin_dir / "PulumiPlugin.yaml").read_text())
     runtime = plugin["runtime"]
     assert runtime["name"] == "python", runtime
-    virtualenv = plugin_dir / (runtime.get("options") or {}).get("virtualenv", "venv")
+    options = runtime.get("options") or {}
+    virtualenv = plugin_dir / options.get("virtualenv", "venv")  # the host's default for a pip plugin
     python = virtualenv / "bin" / "python"
-    main = plugin_dir / plugin["main"]
-    assert (main / "__main__.py").exists(), "the CLI runs a bare plugin directory's __main__.py"
-    return [str(python) if python.exists() else sys.executable, str(main), engine_address]
+    interpreter = str(python) if python.exists() else sys.executable
+    if (plugin_dir / "__main__.py").exists():
+        return [interpreter, str(plugin_dir), *args]
+    import tomllib  # Python >= 3.11; only a plugin without a root __main__.py needs it
+
+    pyproject = tomllib.loads((plugin_dir / "pyproject.toml").read_text())
+    return [interpreter, "-m", "pulumi.run.plugin", pyproject["project"]["name"], *args]
 
 
 @dataclass
@@ -60,11 +79,14 @@ class Provider:
 
 
 @contextlib.contextmanager
-def start_provider(engine_address: str, env: dict[str, str] | None = None) -> Iterator[Provider]:
-    """Start the plugin, read its port from the first stdout line, connect; stop it afterwards."""
-    command = plugin_command(engine_address)
+def start_provider(
+    engine_address: str, env: dict[str, str] | None = None, cli_flags: tuple[str, ...] = ()
+) -> Iterator[Provider]:
+    """Start the plugin from the consumer's directory, read its port from the first stdout line,
+    connect; stop it afterwards."""
+    command = plugin_command(engine_address, cli_flags=cli_flags)
     process = subprocess.Popen(
-        command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
+        command, cwd=CONSUMER_DIR, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **(env or {})}
     )
     try:
         line = _first_line(process)
@@ -215,6 +237,7 @@ class KmockCluster:
 
 
 __all__ = [
+    "CONSUMER_DIR",
     "UNKNOWN",
     "KmockCluster",
     "Provider",

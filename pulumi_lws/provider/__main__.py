@@ -1,21 +1,17 @@
 """Component provider entry point: serves ``lws:index:LeaderWorkerSet``, ``lws:index:ModelServing`` and
 ``lws:index:DisaggregatedSet`` to every Pulumi language.
 
-Launched by the Pulumi CLI through ``PulumiPlugin.yaml`` (``pulumi package add <repo>``) as
-``<venv>/bin/python pulumi_lws/provider <engine address>``: it serves the ResourceProvider gRPC
-service on 127.0.0.1 and prints its port on stdout (``pulumi.provider.main``). The schema it
+The Pulumi CLI launches the source plugin (``PulumiPlugin.yaml``, ``pulumi package add <repo>``)
+as ``<plugin dir>/.venv/bin/python <plugin dir> <engine address>``: the repository root's
+``__main__.py`` calls :func:`main` here, which serves the ResourceProvider gRPC service on
+127.0.0.1 and prints its port on stdout (``pulumi.provider.main``). ``python -m
+pulumi_lws.provider <engine address>`` does the same from an installed package. The schema it
 serves is :func:`pulumi_lws.provider.schema.package_schema` (committed as ``schema.json``,
-regenerated with ``make schema``). tests/engine/test_provider_over_grpc.py starts it exactly so
-and drives ``GetSchema`` and ``Construct`` from a test engine (tests/grpc_engine.py).
+regenerated with ``make schema``). tests/engine/test_provider_over_grpc.py starts it as the CLI
+does and drives ``GetSchema`` and ``Construct`` from a test engine (tests/grpc_engine.py).
 """
 
-import pathlib
 import sys
-
-try:  # run from a source checkout without installing (python pulumi_lws/provider)
-    import pulumi_lws  # noqa: F401
-except ModuleNotFoundError:  # pragma: no cover
-    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 from pulumi_lws.provider.schema import NAME, components, make_provider
 

@@ -1,5 +1,6 @@
-"""The component provider as the Pulumi CLI runs it: the plugin started from ``PulumiPlugin.yaml``
-(engine address argument, port on stdout), ``GetSchema``, and ``Construct`` of each component with
+"""The component provider as the Pulumi CLI runs it: the plugin started as the Python language host
+starts the source plugin of ``PulumiPlugin.yaml`` (``python <plugin dir> <engine address>``, port on
+stdout), ``GetSchema``, and ``Construct`` of each component with
 inputs encoded as the Node.js, Go and YAML SDKs (through the engine) send them — numbers as
 doubles, ``"25%"`` budgets, nested maps, a namespace that is an Output of another resource
 (output value + input dependencies), secrets (output values and the secret signature), unknowns
@@ -179,7 +180,7 @@ def _key(m: dict) -> tuple:
 def test_the_plugin_starts_as_the_cli_starts_it(served):
     engine, provider = served
     command = plugin_command(engine.address)
-    assert command[1:] == [str(REPO_ROOT / "pulumi_lws" / "provider"), engine.address]
+    assert command[1:] == [str(REPO_ROOT), engine.address]  # the root __main__.py, as the Python host runs it
     assert provider.port > 0 and provider.process.poll() is None
     assert provider.stub.GetPluginInfo(empty_pb2.Empty()).version == __version__
     accepted = configure(provider)

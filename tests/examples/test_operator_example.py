@@ -16,6 +16,8 @@ import pytest
 import tomllib
 import yaml
 from conftest import REPO_ROOT, validate_manifest
+from packaging.requirements import Requirement
+from support.pip_report import pip_resolves, requirement_names
 
 from pulumi_lws import __version__
 from pulumi_lws.rbac import rbac_yaml
@@ -85,6 +87,10 @@ STACK_SCHEMA = {
 }
 
 
+def _pyproject() -> dict:
+    return tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())
+
+
 def _docs() -> list[dict]:
     return [d for d in yaml.safe_load_all((OPERATOR / "stack.yaml").read_text()) if d]
 
@@ -132,13 +138,29 @@ def test_core_objects_are_valid_and_the_workspace_identity_is_consistent():
 
 def test_program_comes_from_this_repository():
     stack = _stack()["spec"]
-    urls = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["urls"]
+    urls = _pyproject()["project"]["urls"]
     assert stack["projectRepo"] == urls["Repository"]
     program = REPO_ROOT / stack["repoDir"]
     project = yaml.safe_load((program / "Pulumi.yaml").read_text())
     assert project["runtime"]["name"] == "python" and (program / "__main__.py").exists()
-    requirements = (program / "requirements.txt").read_text().split()
-    assert f"pulumi-lws=={__version__}" in requirements  # the published package, pinned
+    # `pulumi install` in the operator's workspace runs pip in the program directory: it installs
+    # pulumi-lws from the clone's root (the same commit), not from an index it is not on
+    (item,) = pip_resolves("requirements.txt", program)
+    assert item["metadata"]["name"] == _pyproject()["project"]["name"] and item["metadata"]["version"] == __version__
+    assert item["download_info"] == {"url": REPO_ROOT.as_uri(), "dir_info": {}}
+    assert {"pulumi", "pulumi-kubernetes"} <= requirement_names(item["metadata"]["requires_dist"])
+
+
+def test_a_copied_program_names_a_pinned_ref_of_this_repository():
+    """The line docs/operator.md (and the requirements.txt comment) give a program copied out of
+    this repository: a PEP 508 direct reference to the Repository URL at a tag or commit."""
+    repository = _pyproject()["project"]["urls"]["Repository"]
+    line = f"pulumi-lws @ git+{repository}@<tag or commit>"
+    assert line in (REPO_ROOT / "docs" / "operator.md").read_text()
+    assert line in (OPERATOR / "program" / "requirements.txt").read_text()
+    requirement = Requirement(line.replace("<tag or commit>", f"v{__version__}"))
+    assert requirement.name == _pyproject()["project"]["name"]
+    assert requirement.url == f"git+{repository}@v{__version__}"
 
 
 def test_rbac_is_what_render_rbac_prints_for_the_program():

@@ -86,9 +86,11 @@ def test_provider_inputs_map_like_construct():
 
 def test_plugin_and_project_manifests():
     plugin = yaml.safe_load((ROOT / "PulumiPlugin.yaml").read_text())
-    assert plugin["runtime"]["name"] == "python" and (ROOT / plugin["main"] / "__main__.py").exists()
+    # the CLI launches a Python source plugin's root __main__.py (tests/provider/test_launch.py)
+    assert plugin["runtime"]["name"] == "python" and "main" not in plugin and (ROOT / "__main__.py").exists()
     project = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
     assert project["name"] == "pulumi-lws-quickstart" and project["runtime"]["name"] == "python"
+    assert (ROOT / project["main"] / "__main__.py").exists()
     consumer = yaml.safe_load((ROOT / "examples" / "provider-yaml" / "Pulumi.yaml").read_text())
     assert consumer["runtime"] == "yaml"
     sample = consumer["resources"]["sample"]

@@ -6,6 +6,7 @@ import pytest
 from conftest import REPO_ROOT
 from support.fakes_component import FakeActuator, FakeObserver, fake_reconcile
 
+from pulumi_lws.cli.stack.project import load_project
 from pulumi_lws.core.contract.errors import SpecError
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import reconcile as reconcile_module
@@ -38,9 +39,11 @@ def test_quickstart_example_registers_the_stage_objects(fake_plan):
     assert len(actuator.calls) == 1
 
 
-def test_preview_executes_no_action_and_root_program_runs_the_example(fake_plan):
+def test_preview_executes_no_action_and_root_project_runs_the_example(fake_plan):
+    program = load_project(ROOT).program  # Pulumi.yaml's main, as the CLI resolves it
+    assert program == QUICKSTART / "__main__.py"
     actuator = FakeActuator()
-    result = run_program(ROOT / "__main__.py", FakeObserver(), actuator, preview=True)
+    result = run_program(program, FakeObserver(), actuator, preview=True)
     assert actuator.calls == [] and result.outputs["actions"] == [
         f"ungate Pod/leaderworkerset-sample-1 (gate={L.GROUP_REPLACEMENT_GATE})"
     ]

@@ -201,6 +201,7 @@ def _up(args: argparse.Namespace) -> None:
     if (STATE / "state.json").exists():
         state = json.loads((STATE / "state.json").read_text())
         if all(_alive(pid) for pid in state["pids"].values()):
+            _write_env(bins, state["server"])
             print(f"e2e-up: already running ({state['server']}); `make e2e-down` stops it")
             return
         down(args)

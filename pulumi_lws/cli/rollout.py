@@ -9,12 +9,22 @@ Between two ``up`` runs it does not sleep blindly: when the stack can report rea
 (:meth:`StackLike.poll`, a fingerprint of the workloads' pods), it polls every ``poll`` seconds and
 runs the next ``up`` as soon as the fingerprint changes, at the latest after ``interval`` seconds.
 
+**Waiting is not being blocked.** A blocker the cluster clears by itself — groups becoming ready or
+going away, a PostTermination replacement, a groups-in-flight cap
+(:func:`~pulumi_lws.core.contract.stage.waits_for_cluster`, the list ``pulumi-lws up
+--until-complete`` reads too) — is how a healthy rollout paces itself: it never counts toward
+``patience``, only ``max_stages`` and ``timeout`` bound it. Any other blocker counts once per
+``up`` that reports it again *without progress* since the previous one; **progress** is the
+readiness fingerprint changing while the driver waited, or any workload's stage output (groups,
+replicas, partition, counts, roles, blocker text; not the observation time) changing between two
+``up`` runs. A different blocker, or one after progress, starts the count again at 1.
+
 Stop conditions, first match wins (exit status, README "Exit codes"):
 
 * every workload's ``stage.complete`` -> 0;
 * a workload reports ``ProgressDeadlineExceeded`` (its ``Progressing=False`` condition) -> 5;
 * a workload is paused (``pulumi-lws.io/paused``) -> 6: resume it, then run again;
-* the same blocker ``patience`` times in a row -> 1;
+* the same blocker other than waiting ``patience`` times in a row without progress -> 1;
 * ``max_stages`` runs (unless ``until_complete``) or ``timeout`` seconds elapsed -> 1;
 * an ``up`` fails on a cluster fault (a component's ``cluster error:``: kubeconfig, connection,
   TLS, HTTP error, malformed answer, timeout) -> 4, one line naming the server or the file.
@@ -23,11 +33,12 @@ Stop conditions, first match wins (exit status, README "Exit codes"):
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
 import time
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -95,6 +106,22 @@ def wait_for_change(
     return "interval"
 
 
+def _joined(blockers: Iterable[str | None]) -> str | None:
+    return "; ".join(sorted({str(b) for b in blockers if b})) or None
+
+
+def progress_key(sets: list[WorkloadProgress]) -> str:
+    """What "the stage changed" compares: every workload's stage output and blocker, without the
+    observation time (``control.now``, new at every ``up``)."""
+    view = []
+    for w in sets:
+        stage = dict(w.stage)
+        if isinstance(stage.get("control"), Mapping):
+            stage["control"] = {k: v for k, v in stage["control"].items() if k != "now"}
+        view.append([w.key, stage, w.blocker])
+    return json.dumps(view, sort_keys=True, default=str)
+
+
 def drive(
     stack: StackLike,
     *,
@@ -114,7 +141,8 @@ def drive(
     say = echo or show.line
     result = RolloutResult(complete=False)
     started = clock()
-    last_blocker, repeats, n = None, 0, 0
+    last_blocker, last_key, repeats, n = None, None, 0, 0
+    woke = ""
     poll_fn = getattr(stack, "poll", None)
     while until_complete or n < max_stages:
         n += 1
@@ -125,28 +153,38 @@ def drive(
             result.reason, result.exit_code = "the stack exports no workload `stage` output", X.NOT_CONVERGED
             return result
         for w in sets:
-            say(describe(n, w, clock() - started) + (f" blocked: {w.blocker}" if w.blocker and not w.paused else ""))
+            say(describe(n, w, clock() - started))
             result.stages.append(dict(w.stage))
         verdict = _verdict(sets, n)
-        blockers = sorted({w.blocker for w in sets if w.blocker and not w.paused})
-        blocker = "; ".join(blockers) or None
         result.overhead.append(clock() - t0)
+        # what the last line names when the driver stops short of complete (waiting ones included)
+        result.blocker = _joined(w.blocker for w in sets if w.blocker and not w.paused)
         if verdict is not None:
             result.exit_code, result.reason = verdict
             result.complete = verdict[0] == X.OK
-            result.blocker = blocker if not result.complete else None
+            result.blocker = None if result.complete else result.blocker
             return result
-        repeats = repeats + 1 if blocker is not None and blocker == last_blocker else (1 if blocker else 0)
-        last_blocker = blocker
+        # waiting blockers never count; another one counts while it repeats without progress
+        blocker = _joined(w.blocker for w in sets if w.blocker and not w.paused and not w.waiting)
+        key = progress_key(sets)
+        progressed = woke == "changed" or (last_key is not None and key != last_key)
+        if blocker is None:
+            repeats = 0
+        elif blocker == last_blocker and not progressed:
+            repeats += 1
+        else:
+            repeats = 1
+        last_blocker, last_key = blocker, key
         if blocker and repeats >= patience:
-            result.blocker, result.reason = blocker, f"blocked for {repeats} consecutive stages"
+            result.blocker = blocker
+            result.reason = f"blocked for {repeats} consecutive stages without progress"
             return result
         if timeout is not None and clock() - started >= timeout:
             result.reason = f"not complete after {timeout:g}s (--timeout)"
             return result
         wait = interval if timeout is None else max(0.0, min(interval, timeout - (clock() - started)))
         show.status(f"waiting up to {wait:g}s for the cluster (stage {n})")
-        wait_for_change(poll_fn, wait, poll, sleep, clock)
+        woke = wait_for_change(poll_fn, wait, poll, sleep, clock)
     result.reason = f"not complete after {max_stages} stages"
     return result
 
@@ -209,6 +247,9 @@ LeaderWorkerSet, ModelServing and DisaggregatedSet in the stack reports its roll
 each run it shows the stage, groups updated/ready/total, the rollout's elapsed time and an ETA
 (from the cluster's timestamps), then waits for the cluster: it polls readiness every --poll
 seconds and runs the next stage as soon as something changed, at most --interval seconds later.
+Waiting for pods (a blocker such as waiting-for-groups, which the cluster clears by itself) never
+stops it: only --max-stages and --timeout bound that. Any other blocker stops it once it is reported
+--patience times in a row without progress (no stage or pod readiness change in between).
 Exit status: 0 complete; 1 blocked (--patience times), or --max-stages / --timeout reached;
 2 the Pulumi CLI is not on PATH (use pulumi-lws simulate to see a rollout without a cluster);
 4 a pulumi up failed on a cluster fault (kubeconfig, connection, TLS, HTTP error, malformed
@@ -235,7 +276,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--timeout", type=float, default=None, help="give up after this many seconds")
     p.add_argument("--interval", type=float, default=10.0, help="at most this many seconds between stages")
     p.add_argument("--poll", type=float, default=2.0, help="seconds between readiness polls while waiting")
-    p.add_argument("--patience", type=int, default=3, help="stop after the same blocker this many times in a row")
+    p.add_argument(
+        "--patience",
+        type=int,
+        default=3,
+        help="stop after the same blocker this many pulumi up runs in a row without progress (a stage or pod "
+        "readiness change); blockers that only wait for pods to become ready or go away never count",
+    )
     p.add_argument(
         "--check-capacity",
         action="store_true",

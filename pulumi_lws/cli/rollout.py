@@ -27,7 +27,15 @@ Stop conditions, first match wins (exit status, README "Exit codes"):
 * the same blocker other than waiting ``patience`` times in a row without progress -> 1;
 * ``max_stages`` runs (unless ``until_complete``) or ``timeout`` seconds elapsed -> 1;
 * an ``up`` fails on a cluster fault (a component's ``cluster error:``: kubeconfig, connection,
-  TLS, HTTP error, malformed answer, timeout) -> 4, one line naming the server or the file.
+  TLS, HTTP error, malformed answer, timeout) -> 4, one line naming the server or the file;
+* an ``up`` fails otherwise -> 7, the engine's error lines (an object that already exists, a
+  server-side-apply conflict, an error in the program...). A transient conflict — another update
+  holding the stack (``ConcurrentUpdateError``), a write refused because the object changed since
+  it was read (``the object has been modified``) — is first run again, up to 3 runs in all with
+  5 s then 10 s between them, never past ``timeout`` (:mod:`pulumi_lws.cli.up_failure`).
+
+The stack itself: ``--stack`` / ``--cwd`` naming no stack (or no project, or a backend not logged
+in) -> 2, the engine's message.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pulumi_lws.cli import exit_codes as X
+from pulumi_lws.cli import up_failure as F
 from pulumi_lws.cli.progress import Display, WorkloadProgress, describe, workloads_in
 from pulumi_lws.core.features.control import CHECK_CAPACITY_ENV
 
@@ -59,6 +68,9 @@ class RolloutResult:
     blocker: str | None = None
     reason: str = ""
     exit_code: int = X.NOT_CONVERGED
+    #: a failed ``pulumi up`` (exit 4 or 7): what the engine said, one entry per error (``reason``
+    #: says which run failed); None otherwise
+    error: list[str] | None = None
     #: seconds spent in the driver itself (parsing outputs, display), excluding up() and waiting
     overhead: list[float] = field(default_factory=list)
 
@@ -135,8 +147,11 @@ def drive(
     poll: float = 2.0,
     clock: Callable[[], float] = time.monotonic,
     display: Display | None = None,
+    up_attempts: int = F.UP_ATTEMPTS,
 ) -> RolloutResult:
-    """Run ``stack.up()`` until a stop condition of the module docstring; never raises on them."""
+    """Run ``stack.up()`` until a stop condition of the module docstring; never raises on them, nor
+    on a failed ``pulumi up`` (:mod:`pulumi_lws.cli.up_failure`: retried when transient, then
+    ``exit_code`` 4 or 7 with ``error``)."""
     show = display or Display(sys.stdout, tty=False)
     say = echo or show.line
     result = RolloutResult(complete=False)
@@ -144,9 +159,20 @@ def drive(
     last_blocker, last_key, repeats, n = None, None, 0, 0
     woke = ""
     poll_fn = getattr(stack, "poll", None)
+    deadline = None if timeout is None else started + timeout
     while until_complete or n < max_stages:
         n += 1
-        outputs = stack.up()
+        try:
+            outputs = _up(stack, n, attempts=up_attempts, sleep=sleep, clock=clock, deadline=deadline, say=say)
+        except Exception as exc:  # a failed `pulumi up` is exit 4 or 7 with the engine's words; anything else a bug
+            fault = F.cluster_fault(exc)
+            if fault is None and not F.is_command_error(exc):
+                raise
+            result.reason = f"stage {n}: pulumi up failed"
+            result.exit_code, result.error = (
+                (X.UNREACHABLE, [fault]) if fault is not None else (X.UP_FAILED, F.describe(exc))
+            )
+            return result
         t0 = clock()
         sets = workloads_in(outputs)
         if not sets:
@@ -187,6 +213,44 @@ def drive(
         woke = wait_for_change(poll_fn, wait, poll, sleep, clock)
     result.reason = f"not complete after {max_stages} stages"
     return result
+
+
+def _up(
+    stack: StackLike,
+    n: int,
+    *,
+    attempts: int,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+    deadline: float | None,
+    say: Callable[[str], None],
+) -> Mapping[str, Any]:
+    """``stack.up()``, run again on a transient conflict (:func:`pulumi_lws.cli.up_failure.is_transient`):
+    at most ``attempts`` runs, exponential backoff, never waiting past ``deadline``; the last
+    failure is raised."""
+    from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential
+
+    def stop(state: RetryCallState) -> bool:
+        upcoming = getattr(state, "upcoming_sleep", 0.0) or 0.0
+        return state.attempt_number >= attempts or (deadline is not None and clock() + upcoming > deadline)
+
+    def announce(state: RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome else None
+        wait = state.next_action.sleep if state.next_action else 0.0
+        said = F.describe(exc)[0] if exc is not None else "failed"
+        say(
+            f"stage {n}: pulumi up failed on a transient conflict ({said}); retry {state.attempt_number}/{attempts - 1} in {wait:g}s"
+        )
+
+    retrying = Retrying(
+        sleep=sleep,
+        stop=stop,
+        wait=wait_exponential(multiplier=F.UP_RETRY_WAIT, max=F.UP_RETRY_MAX_WAIT),
+        retry=retry_if_exception(F.is_transient),
+        before_sleep=announce,
+        reraise=True,
+    )
+    return retrying(stack.up)
 
 
 class AutomationStack:
@@ -251,10 +315,13 @@ Waiting for pods (a blocker such as waiting-for-groups, which the cluster clears
 stops it: only --max-stages and --timeout bound that. Any other blocker stops it once it is reported
 --patience times in a row without progress (no stage or pod readiness change in between).
 Exit status: 0 complete; 1 blocked (--patience times), or --max-stages / --timeout reached;
-2 the Pulumi CLI is not on PATH (use pulumi-lws simulate to see a rollout without a cluster);
-4 a pulumi up failed on a cluster fault (kubeconfig, connection, TLS, HTTP error, malformed
-answer, timeout); 5 a workload passed its progress deadline (ProgressDeadlineExceeded); 6 a
-workload is paused.
+2 the Pulumi CLI is not on PATH (use pulumi-lws simulate to see a rollout without a cluster), or
+--stack / --cwd select no stack; 4 a pulumi up failed on a cluster fault (kubeconfig,
+connection, TLS, HTTP error, malformed answer, timeout); 5 a workload passed its progress deadline
+(ProgressDeadlineExceeded); 6 a workload is paused; 7 a pulumi up failed otherwise (an object that
+already exists, a server-side-apply conflict, an error in the program: the engine's error lines).
+A pulumi up that fails on a transient conflict (another update in progress, "the object has been
+modified") is run again first: 3 runs in all, 5 s then 10 s apart.
 """
 
 
@@ -297,24 +364,6 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescript
     """Defaults shown after every option; the description's paragraphs kept as written."""
 
 
-def cluster_fault(exc: BaseException) -> str | None:
-    """The one-line cluster fault a failed ``pulumi up`` reports, or None (another failure).
-
-    A component fails ``up`` with ``NAME: cluster error: MESSAGE`` (:data:`~pulumi_lws.core.contract.ports.CLUSTER_ERROR`);
-    the Automation API's ``CommandError`` carries the engine's output, where that line appears
-    after ``error:`` (and may be repeated by the engine's summary): the first one is returned."""
-    from pulumi_lws.core.contract.ports import CLUSTER_ERROR, ClusterError
-
-    if isinstance(exc, ClusterError):
-        return " ".join(str(exc).split())
-    for line in str(exc).splitlines():
-        if CLUSTER_ERROR in line:
-            text = line.strip()
-            text = text[len("error:") :].strip() if text.startswith("error:") else text
-            return " ".join(text.split())
-    return None
-
-
 def run(args: argparse.Namespace, *, stack_factory: Callable[[str, str], StackLike] | None = None) -> int:
     if stack_factory is None and shutil.which("pulumi") is None:
         print(
@@ -326,24 +375,36 @@ def run(args: argparse.Namespace, *, stack_factory: Callable[[str, str], StackLi
     if getattr(args, "check_capacity", False):
         # the pulumi up runs (Automation API subprocesses, the program's language host) inherit it
         os.environ[CHECK_CAPACITY_ENV] = "true"
-    stack = (stack_factory or AutomationStack)(args.stack, args.cwd)
-    display = Display(sys.stdout)
     try:
-        result = drive(
-            stack,
-            max_stages=args.max_stages,
-            interval=args.interval,
-            patience=args.patience,
-            until_complete=args.until_complete,
-            timeout=args.timeout,
-            poll=args.poll,
-            display=display,
-        )
-    except Exception as exc:  # a failed `pulumi up`: a cluster fault is exit 4 with its one line
-        fault = cluster_fault(exc)
-        if fault is None:
+        stack = (stack_factory or AutomationStack)(args.stack, args.cwd)
+    except Exception as exc:  # no such stack, no project in --cwd, not logged in: what --stack/--cwd name
+        if not F.is_command_error(exc):
             raise
-        print(f"error: {fault}", file=sys.stderr)
-        return X.UNREACHABLE
+        _error(f"cannot select stack {args.stack!r} in {os.path.abspath(args.cwd)}", F.describe(exc))
+        return X.BAD_INPUT
+    display = Display(sys.stdout)
+    result = drive(
+        stack,
+        max_stages=args.max_stages,
+        interval=args.interval,
+        patience=args.patience,
+        until_complete=args.until_complete,
+        timeout=args.timeout,
+        poll=args.poll,
+        display=display,
+    )
+    if result.error is not None:
+        _error(result.reason, result.error)
+        return result.exit_code
     display.line(result.reason + (f": {result.blocker}" if result.blocker else ""))
     return result.exit_code
+
+
+def _error(what: str, lines: list[str]) -> None:
+    """``error: WHAT: LINE`` for one line; ``error: WHAT:`` and the lines indented for more."""
+    if len(lines) == 1:
+        print(f"error: {what}: {lines[0]}" if what else f"error: {lines[0]}", file=sys.stderr)
+        return
+    print(f"error: {what}:", file=sys.stderr)
+    for line in lines:
+        print(f"  {line}", file=sys.stderr)

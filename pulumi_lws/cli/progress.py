@@ -46,6 +46,18 @@ class WorkloadProgress:
         return bool(self.stage.get("paused") or self.control.get("paused"))
 
     @property
+    def pods(self) -> tuple[str, dict[str, str | None]] | None:
+        """``stage.pods``: the namespace and Pod label selector the workload's reconcile reads (a
+        None value: the key exists), or None when the output has none (a component before it)."""
+        pods = self.stage.get("pods")
+        if not isinstance(pods, Mapping):
+            return None
+        namespace, selector = pods.get("namespace"), pods.get("selector")
+        if not isinstance(namespace, str) or not namespace or not isinstance(selector, Mapping) or not selector:
+            return None
+        return namespace, {str(k): None if v is None else str(v) for k, v in selector.items()}
+
+    @property
     def blocker_code(self) -> str | None:
         """The code of the ``blocker`` output (``"code: message"``), or None without a blocker."""
         if not self.blocker:

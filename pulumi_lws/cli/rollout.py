@@ -6,8 +6,10 @@ injected clock/sleep), so it is tested with a fake stack. It reads the outputs e
 component publishes (LeaderWorkerSet, ModelServing, DisaggregatedSet: :mod:`pulumi_lws.cli.progress`).
 
 Between two ``up`` runs it does not sleep blindly: when the stack can report readiness
-(:meth:`StackLike.poll`, a fingerprint of the workloads' pods), it polls every ``poll`` seconds and
-runs the next ``up`` as soon as the fingerprint changes, at the latest after ``interval`` seconds.
+(:meth:`StackLike.poll`, a fingerprint of the workloads' pods: :class:`AutomationStack` lists each
+workload's ``stage.pods`` in its own namespace, on the cluster of the stack's ``kubernetes:kubeconfig``
+/ ``kubernetes:context`` config), it polls every ``poll`` seconds and runs the next ``up`` as soon as
+the fingerprint changes, at the latest after ``interval`` seconds.
 
 **Waiting is not being blocked.** A blocker the cluster clears by itself — groups becoming ready or
 going away, a PostTermination replacement, a groups-in-flight cap
@@ -253,55 +255,90 @@ def _up(
     return retrying(stack.up)
 
 
+#: the stack config keys of the cluster the default pulumi-kubernetes provider targets, which every
+#: workload component observes too (:func:`pulumi_lws.components.base.kubernetes_provider_settings`)
+KUBECONFIG_KEY, CONTEXT_KEY = "kubernetes:kubeconfig", "kubernetes:context"
+
+#: one workload's pods as ``stage.pods`` names them: (namespace, Pod label selector)
+PodTarget = tuple[str, Mapping[str, str | None]]
+
+
 class AutomationStack:
-    """StackLike over ``pulumi.automation`` (needs the ``pulumi`` CLI). ``poll`` fingerprints the
-    pods the workloads' ``selector`` outputs select (LeaderWorkerSet, ModelServing), so the driver
-    runs the next ``up`` as soon as a pod changes."""
+    """StackLike over ``pulumi.automation`` (needs the ``pulumi`` CLI; ``stack``: an Automation API
+    ``Stack`` already selected, for tests). ``poll`` fingerprints the pods every workload's
+    ``stage.pods`` output names — in its namespace, with its label selector — so the driver runs the
+    next ``up`` as soon as a pod changes. It reads them with the cluster the components observe:
+    the stack's ``kubernetes:kubeconfig`` / ``kubernetes:context`` config (:func:`stack_client`)."""
 
-    def __init__(self, stack_name: str, work_dir: str) -> None:
-        from pulumi import automation as auto
+    def __init__(self, stack_name: str, work_dir: str, *, stack: Any = None) -> None:
+        if stack is None:
+            from pulumi import automation as auto
 
-        self._stack = auto.select_stack(stack_name=stack_name, work_dir=work_dir)
-        self._selectors: list[str] = []
+            stack = auto.select_stack(stack_name=stack_name, work_dir=work_dir)
+        self._stack = stack
+        self._targets: list[PodTarget] = []
+        self._client: Any = None
 
     def up(self) -> Mapping[str, Any]:
         res = self._stack.up(on_output=lambda line: None)
         outputs = {k: v.value for k, v in res.outputs.items()}
-        self._selectors = sorted(
-            {
-                str(v["selector"])
-                for v in [outputs, *outputs.values()]
-                if isinstance(v, Mapping) and isinstance(v.get("selector"), str)
-            }
-        )
+        self._targets = pod_targets(workloads_in(outputs))
         return outputs
 
     def poll(self) -> Hashable:
-        if not self._selectors:
-            return None
+        if not self._targets:
+            return None  # nothing names its pods (components before stage.pods): the driver waits --interval
         try:
-            from lightkube import Client
-
-            return readiness_fingerprint(Client(), self._selectors)
-        except Exception:
+            if self._client is None:
+                self._client = stack_client(self._stack.get_all_config())
+            return readiness_fingerprint(self._client, self._targets)
+        except Exception:  # a poll never fails the rollout: the next up reads the cluster and says why
             return None
 
 
-def _labels(selector: str) -> dict[str, str]:
-    return dict(part.split("=", 1) for part in selector.split(",") if "=" in part)
+def pod_targets(sets: list[WorkloadProgress]) -> list[PodTarget]:
+    """Every workload's (namespace, Pod selector) from its ``stage.pods`` output, each once."""
+    seen: dict[str, PodTarget] = {}
+    for w in sets:
+        if w.pods is not None:
+            namespace, selector = w.pods
+            seen.setdefault(json.dumps([namespace, selector], sort_keys=True), (namespace, selector))
+    return list(seen.values())
 
 
-def readiness_fingerprint(client: Any, selectors: list[str], namespace: str = "*") -> Hashable:
-    """One LIST of pods per label selector (``k=v,...``): each pod's name, uid, phase and Ready
-    status. Any change — a pod created, deleted, started or ready — changes the fingerprint."""
+def stack_client(config: Mapping[str, Any]) -> Any:
+    """A lightkube client of the cluster the stack's components observe: the stack config's
+    ``kubernetes:kubeconfig`` (a path or the file's content) and ``kubernetes:context`` (unset: the
+    current context of ``KUBECONFIG`` / ``~/.kube/config`` / in-cluster), built as the components'
+    live backend builds it (:meth:`pulumi_lws.cluster.live.LiveCluster.from_kubeconfig`). ``config``:
+    the Automation API's ``get_all_config()`` (``ConfigValue`` objects) or plain strings."""
+    from pulumi_lws.cluster.live import LiveCluster
+
+    def value(key: str) -> str | None:
+        entry = config.get(key)
+        entry = getattr(entry, "value", entry)
+        return str(entry) if entry else None
+
+    return LiveCluster.from_kubeconfig(value(CONTEXT_KEY), kubeconfig=value(KUBECONFIG_KEY)).client
+
+
+def readiness_fingerprint(client: Any, targets: list[PodTarget]) -> Hashable:
+    """One LIST of pods per (namespace, label selector), in that namespace only: each pod's
+    namespace, name, uid, phase and Ready status. Any change — a pod created, deleted, started or
+    ready — changes the fingerprint."""
     from lightkube.resources.core_v1 import Pod
 
+    from pulumi_lws.cluster.resources import lightkube_labels
+
     out = []
-    for selector in selectors:
-        for pod in client.list(Pod, namespace=namespace, labels=_labels(selector)):
+    for namespace, selector in targets:
+        for pod in client.list(Pod, namespace=namespace, labels=lightkube_labels(selector)):
+            labels = pod.metadata.labels or {}
+            if not all((k in labels) if v is None else labels.get(k) == v for k, v in selector.items()):
+                continue  # selected server-side; checked again, as the live backend does
             status = pod.status
             ready = next((c.status for c in (status.conditions or []) if c.type == "Ready"), "") if status else ""
-            out.append((pod.metadata.name, pod.metadata.uid, status.phase if status else "", ready))
+            out.append((namespace, pod.metadata.name, pod.metadata.uid, status.phase if status else "", ready))
     return tuple(sorted(out))
 
 

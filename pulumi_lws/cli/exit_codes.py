@@ -25,6 +25,11 @@ UNREACHABLE = 4
 DEADLINE_EXCEEDED = 5
 #: ``rollout``: a workload is paused (``pulumi-lws.io/paused``): resume it, then run again
 PAUSED = 6
+#: ``rollout``: a ``pulumi up`` failed for another reason than a cluster fault — an object that
+#: already exists, a server-side-apply conflict with another field manager, another update holding
+#: the stack after the retries, an error in the program: the engine's error lines
+#: (:mod:`pulumi_lws.cli.up_failure`)
+UP_FAILED = 7
 #: 128 + SIGINT: interrupted (Ctrl-C)
 INTERRUPTED = 130
 #: 128 + SIGPIPE: the reader of standard output went away (``... | head -1``), as for cat or grep
@@ -41,6 +46,7 @@ TABLE = (
     (UNREACHABLE, "the cluster could not be reached, read or written (kubeconfig, connection, TLS, HTTP, timeout)"),
     (DEADLINE_EXCEEDED, "rollout: a workload passed its progress deadline (ProgressDeadlineExceeded)"),
     (PAUSED, "rollout: a workload is paused (pulumi-lws.io/paused)"),
+    (UP_FAILED, "rollout: a pulumi up failed, not on a cluster fault (conflict, concurrent update, program error)"),
     (INTERRUPTED, "interrupted (Ctrl-C)"),
     (BROKEN_PIPE, "standard output closed early (e.g. `| head`)"),
 )

@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from pulumi_lws.core.contract.stage import waits_for_cluster
+
 ERASE_LINE = "\r\x1b[2K"
 
 
@@ -42,6 +44,31 @@ class WorkloadProgress:
     @property
     def paused(self) -> bool:
         return bool(self.stage.get("paused") or self.control.get("paused"))
+
+    @property
+    def pods(self) -> tuple[str, dict[str, str | None]] | None:
+        """``stage.pods``: the namespace and Pod label selector the workload's reconcile reads (a
+        None value: the key exists), or None when the output has none (a component before it)."""
+        pods = self.stage.get("pods")
+        if not isinstance(pods, Mapping):
+            return None
+        namespace, selector = pods.get("namespace"), pods.get("selector")
+        if not isinstance(namespace, str) or not namespace or not isinstance(selector, Mapping) or not selector:
+            return None
+        return namespace, {str(k): None if v is None else str(v) for k, v in selector.items()}
+
+    @property
+    def blocker_code(self) -> str | None:
+        """The code of the ``blocker`` output (``"code: message"``), or None without a blocker."""
+        if not self.blocker:
+            return None
+        return str(self.blocker).split(":", 1)[0].strip()
+
+    @property
+    def waiting(self) -> bool:
+        """The blocker is one the cluster clears by itself (groups becoming ready or going away:
+        :func:`~pulumi_lws.core.contract.stage.waits_for_cluster`): the rollout is pacing itself."""
+        return waits_for_cluster(self.blocker_code)
 
     @property
     def deadline_exceeded(self) -> bool:
@@ -97,7 +124,9 @@ def duration(seconds: float | None) -> str:
 
 
 def describe(n: int, w: WorkloadProgress, driver_elapsed: float) -> str:
-    """``stage 3 web: 2/4 updated, 3/4 ready, groups UUoo | rollout 1m20s, ETA 2m40s | driver 45s``."""
+    """``stage 3 web: 2/4 updated, 3 ready, groups UUoo | rollout 1m20s, ETA 2m40s | driver 45s | STATE``;
+    STATE: ``complete``, ``PAUSED``, ``ProgressDeadlineExceeded``, ``waiting: BLOCKER`` (one the
+    cluster clears by itself), ``blocked: BLOCKER`` or ``rolling``."""
     c = w.control
     name = w.key or "workload"
     counts = f"{c.get('updatedGroups', '?')}/{c.get('totalGroups', '?')} updated, {c.get('readyGroups', '?')} ready"
@@ -116,7 +145,7 @@ def describe(n: int, w: WorkloadProgress, driver_elapsed: float) -> str:
             else (
                 "ProgressDeadlineExceeded"
                 if w.deadline_exceeded
-                else (f"blocked: {w.blocker}" if w.blocker else "rolling")
+                else (f"{'waiting' if w.waiting else 'blocked'}: {w.blocker}" if w.blocker else "rolling")
             )
         )
     )

@@ -109,7 +109,7 @@ class LeaderWorkerSet(WorkloadComponent):
     revision: pulumi.Output[str]
     """Target template revision key."""
     stage: pulumi.Output[dict[str, Any]]
-    """This stage: policy, replicas, partition, case, complete, groups (one char per group: U o u x -), ``paused``; ``control``: paused, progress deadline, updated/ready/total groups, startedAt/now (docs/rollout-control.md)."""
+    """This stage: policy, replicas, partition, case, complete, groups (one char per group: U o u x -), ``paused``; ``control``: paused, progress deadline, updated/ready/total groups, startedAt/now (docs/rollout-control.md); ``pods``: the namespace and label selector of its pods, which ``pulumi-lws rollout`` polls."""
     blocker: pulumi.Output[str | None]
     """Why the rollout cannot advance ("code: message"), or null."""
     remaining_stages: pulumi.Output[list[dict[str, Any]]]

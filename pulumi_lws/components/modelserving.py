@@ -74,7 +74,7 @@ class ModelServing(WorkloadComponent):
     revision: pulumi.Output[str]
     """Target revision (upstream ``ModelServingRevision``)."""
     stage: pulumi.Output[dict[str, Any]]
-    """This stage: policy, replicas, complete, groups (one char per ServingGroup: U o u x -), ``paused``; ``control``: paused, progress deadline, updated/ready/total groups, startedAt/now (docs/rollout-control.md)."""
+    """This stage: policy, replicas, complete, groups (one char per ServingGroup: U o u x -), ``paused``; ``control``: paused, progress deadline, updated/ready/total groups, startedAt/now (docs/rollout-control.md); ``pods``: the namespace and label selector of its pods, which ``pulumi-lws rollout`` polls."""
     blocker: pulumi.Output[str | None]
     """Why the rollout cannot advance ("code: message"), or null."""
     remaining_stages: pulumi.Output[list[dict[str, Any]]]

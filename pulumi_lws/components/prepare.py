@@ -70,8 +70,18 @@ def run_workload(
 
 
 def workload_outputs(workload: Workload, run: Run) -> dict[str, Any]:
-    """The outputs every workload component publishes: its stage's and the upstream ``status``."""
-    return {
-        **stage_outputs(run.result.stage, run.action_lines),
-        "status": workload.status(run.built.spec, run.snapshot, run.result.stage),
-    }
+    """The outputs every workload component publishes: its stage's (with :func:`pods_output` as
+    ``stage.pods``) and the upstream ``status``."""
+    outputs = stage_outputs(run.result.stage, run.action_lines)
+    outputs["stage"] = {**outputs["stage"], "pods": pods_output(workload, run.built.spec)}
+    return {**outputs, "status": workload.status(run.built.spec, run.snapshot, run.result.stage)}
+
+
+def pods_output(workload: Workload, spec: Any) -> dict[str, Any] | None:
+    """The workload's pods as its reconcile reads them (its scope's namespace and Pod label
+    selector, a None value meaning "the key exists"): what ``pulumi-lws rollout`` polls between two
+    ``pulumi up`` runs, in that namespace only. None when the workload reads no pods."""
+    scope = workload.scope(spec, nodes=False)
+    if "Pod" not in scope.kinds:
+        return None
+    return {"namespace": scope.namespace, "selector": dict(scope.selector_for("Pod"))}

@@ -96,7 +96,7 @@ async def test_reads_the_controller_revisions_through_the_live_backend(kmock, tm
 
 @pytest.mark.asyncio
 async def test_the_rollout_poll_fingerprints_pod_readiness_over_the_api(kmock) -> None:
-    """``pulumi-lws rollout``'s bounded poll: one LIST per selector; readiness changes the fingerprint."""
+    """``pulumi-lws rollout``'s bounded poll: one LIST per (namespace, selector); readiness changes the fingerprint."""
     from support.kmock_helpers import kmock_client
 
     from pulumi_lws.cli.rollout import readiness_fingerprint
@@ -112,10 +112,10 @@ async def test_the_rollout_poll_fingerprints_pod_readiness_over_the_api(kmock) -
 
     kmock.objects[("v1/pods", "default", "web-0")] = pod("False")
     client = kmock_client(str(kmock.url))
-    first = await asyncio.to_thread(readiness_fingerprint, client, ["app=web"], "default")
-    assert first == (("web-0", "u1", "Running", "False"),)
+    first = await asyncio.to_thread(readiness_fingerprint, client, [("default", {"app": "web"})])
+    assert first == (("default", "web-0", "u1", "Running", "False"),)
     kmock.objects[("v1/pods", "default", "web-0")] = pod("True")
-    assert await asyncio.to_thread(readiness_fingerprint, client, ["app=web"], "default") != first
+    assert await asyncio.to_thread(readiness_fingerprint, client, [("default", {"app": "web"})]) != first
     lists = [r for r in kmock if r.resource is not None and r.resource.plural == "pods"]
     assert len(lists) == 2 and all(r.params.get("labelSelector") == "app=web" for r in lists)
 

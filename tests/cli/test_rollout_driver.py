@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from pulumi_lws.cli import exit_codes as X
 from pulumi_lws.cli.progress import ERASE_LINE, Display
 from pulumi_lws.cli.rollout import drive
@@ -191,3 +193,93 @@ def test_without_poll_it_waits_the_interval() -> None:
 def test_a_stack_without_workload_outputs_is_reported() -> None:
     result, _, _, _ = run([{"url": "x"}])
     assert result.exit_code == X.NOT_CONVERGED and "no workload" in result.reason
+
+
+# ---- waiting is not being blocked ----------------------------------------------------------------
+
+
+def _waiting_blockers() -> dict[str, str]:
+    """The ``blocker`` output of each API's ordinary waiting, built from the planners' own codes."""
+    from pulumi_lws.components.outputs import blocker_text
+    from pulumi_lws.core.contract.stage import Blocker, Stage
+    from pulumi_lws.disaggregatedset.rollout import blockers as ds
+    from pulumi_lws.lws.rollout.hash import blockers as hash_mode
+    from pulumi_lws.lws.rollout.ordinal import planner as ordinal
+    from pulumi_lws.modelserving.rollout import role_planner, servinggroup
+
+    def text(code: str, message: str) -> str:
+        return str(blocker_text(Stage("p", "r", 4, None, {}, blocker=Blocker(code, message))))
+
+    return {
+        "lws-ordinal": text(ordinal.WAITING, "waiting for groups 2,3 to become ready"),
+        "lws-hash": text(ordinal.WAITING, "waiting for group 3f2a9c01 to become ready"),
+        "lws-hash-post-termination": text(hash_mode.DEFERRED, "waiting for 1 terminating group to be removed"),
+        "modelserving": text(servinggroup.WAITING, "waiting for groups chat-2 to become ready"),
+        "modelserving-deletion": text(servinggroup.WAITING_DELETION, "waiting for groups chat-4 to be deleted"),
+        "modelserving-role": text(role_planner.WAITING, "waiting for role replicas [chat-0/prefill-0] to become ready"),
+        "modelserving-in-flight-cap": text(role_planner.CAPPED, "groups ['chat-1'] wait for max_groups_in_flight"),
+        "disaggregatedset": text(ds.WAITING, "waiting for role prefill of revision 5f9f7d67 to have 2/2 ready"),
+    }
+
+
+WAITING = _waiting_blockers()
+
+
+@pytest.mark.parametrize("api", sorted(WAITING))
+def test_ordinary_waiting_never_counts_toward_patience(api) -> None:
+    """Was: every blocker counted, so 3 ups (~20 s) of groups becoming ready ended the rollout
+    with exit 1. Twelve ups of the same waiting blocker on an unchanged stage, then complete."""
+    waiting = [lws_outputs(stage("ooUu", updated=2), blocker=WAITING[api])] * 12
+    result, out, stack, _ = run([*waiting, lws_outputs(stage("UUUU", updated=4, complete=True))], patience=3)
+    assert result.exit_code == X.OK and result.complete and stack.ups == 13
+    assert f"| waiting: {WAITING[api]}" in out and "blocked:" not in out
+
+
+def test_waiting_is_bounded_by_the_timeout_and_named_in_the_reason() -> None:
+    waiting = lws_outputs(stage("ooUu", updated=2), blocker=WAITING["lws-ordinal"])
+    result, _, stack, clock = run([waiting], until_complete=True, timeout=60)
+    assert result.exit_code == X.NOT_CONVERGED and "--timeout" in result.reason
+    assert result.blocker == WAITING["lws-ordinal"] and stack.ups > 3 and clock.t <= 60 + 5
+
+
+def test_waiting_is_bounded_by_max_stages() -> None:
+    result, _, stack, _ = run([lws_outputs(stage("ooUu"), blocker=WAITING["disaggregatedset"])], max_stages=7)
+    assert result.exit_code == X.NOT_CONVERGED and stack.ups == 7 and "7 stages" in result.reason
+
+
+def test_a_real_blocker_counts_only_while_nothing_progresses() -> None:
+    """``insufficient-capacity`` while groups still become ready (the stage changes): no count; once
+    the stage stops changing, the third up without progress stops (the first of them counts 1)."""
+    full = "insufficient-capacity: the surge group needs 16 nvidia.com/gpu; 8 are free"
+    moving = [lws_outputs(stage(g, updated=2), blocker=full) for g in ("uuoo", "Uuoo", "UUoo", "UUoo", "UUoo")]
+    result, out, stack, _ = run(moving, patience=3)
+    assert result.exit_code == X.NOT_CONVERGED and stack.ups == 5 and result.blocker == full
+    assert "without progress" in result.reason and f"| blocked: {full}" in out
+    assert out.count(full) == 5  # once per line: the state names it, nothing repeats it
+
+
+def test_a_readiness_change_while_waiting_is_progress() -> None:
+    """The stage output is unchanged but the pods' fingerprint changed during every wait."""
+    stuck = [lws_outputs(stage("uuoo"), blocker="insufficient-capacity: no room")] * 5
+    done = lws_outputs(stage("UUUU", complete=True))
+    # each wait: the first poll is the reference, the next one differs -> woke on a change
+    result, _, stack, _ = run([*stuck, done], patience=2, fingerprints=[1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    assert result.exit_code == X.OK and stack.ups == 6
+
+
+def test_the_observation_time_alone_is_no_progress() -> None:
+    outputs = [
+        lws_outputs(stage("uuoo", now=1060.0 + 10 * i), blocker="resource-deadlock-717: stuck") for i in range(5)
+    ]
+    result, _, stack, _ = run(outputs, patience=3)
+    assert result.exit_code == X.NOT_CONVERGED and stack.ups == 3
+
+
+def test_a_waiting_workload_beside_a_blocked_one_does_not_hide_the_blocker() -> None:
+    """Two workloads: one waiting (never counted), one blocked on an unchanging stage."""
+    both = {
+        "web": {"stage": stage("UUuu"), "blocker": WAITING["lws-ordinal"], "status": {}},
+        "gpu": {"stage": stage("oo", total=2), "blocker": "resource-deadlock-717: stuck", "status": {}},
+    }
+    result, _, stack, _ = run([both], patience=3)
+    assert result.exit_code == X.NOT_CONVERGED and stack.ups == 3 and result.blocker == "resource-deadlock-717: stuck"

@@ -127,6 +127,7 @@ def test_outputs_and_actions_on_update(mocks, backend):
             "complete": False,
             "groups": "ou",
             "paused": False,
+            "pods": {"namespace": "serving", "selector": {L.NAME: "demo"}},  # what pulumi-lws rollout polls
         }
         assert control["paused"] is False and control["deadlineExceeded"] is False and control["progressing"] is None
         assert (control["updatedGroups"], control["totalGroups"], control["progressDeadlineSeconds"]) == (1, 2, 600.0)

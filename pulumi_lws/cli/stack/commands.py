@@ -22,9 +22,7 @@ from pulumi_lws.cli.stack.project import Project, StackConfig, choose_stack, loa
 from pulumi_lws.cli.stack.state import StackState, StateStore, masked
 from pulumi_lws.cli.terminal import table_glyphs
 from pulumi_lws.core.contract.glyphs import ASCII, prefer
-
-#: blocker codes that only mean "pods are on their way": ``--until-complete`` keeps going
-WAITING_PREFIX = "waiting-for-"
+from pulumi_lws.core.contract.stage import waits_for_cluster
 
 
 class ProgramError(Exception):
@@ -238,11 +236,13 @@ def cmd_preview(args: argparse.Namespace) -> int:
 
 
 def _settled(run: Run) -> tuple[bool, list[str]]:
-    """(every component complete, the real blockers): what ends ``--until-complete``."""
+    """(every component complete, the real blockers): what ends ``--until-complete``. A blocker the
+    cluster clears by itself (:func:`~pulumi_lws.core.contract.stage.waits_for_cluster`: pods
+    becoming ready or going away) is no reason to stop; ``pulumi-lws rollout`` reads it the same."""
     blocked = [
         f"{name}: {stage.blocker.code}: {stage.blocker.message}"
         for name, stage in run.stages.items()
-        if stage.blocker is not None and not stage.blocker.code.startswith(WAITING_PREFIX)
+        if stage.blocker is not None and not waits_for_cluster(stage.blocker.code)
     ]
     complete = all(stage.complete and stage.blocker is None for stage in run.stages.values())
     return complete, blocked

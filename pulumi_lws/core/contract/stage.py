@@ -155,26 +155,36 @@ class Blocker:
         return self.message
 
 
-#: Blocker codes of a healthy rollout pacing itself (groups becoming ready or going away, a
-#: PostTermination replacement, a groups-in-flight cap, a user partition holding the surge, a
-#: paused rollout): waiting, not a failure. Every other code names a failure (unschedulable,
-#: resource deadlock, no budget, progress deadline exceeded...). Timelines draw only failures red.
-WAITING_CODES = frozenset(
+#: Blocker codes the cluster clears by itself, with no one acting: groups becoming ready or going
+#: away, a PostTermination replacement, a groups-in-flight cap. The one notion of "waiting for
+#: pods" of the loops that run ``pulumi up`` again and again — ``pulumi-lws rollout`` (never
+#: counted toward ``--patience``), ``pulumi-lws up --until-complete`` and ``plan --objects`` (they
+#: keep going): every other blocker is a reason for them to stop.
+WAITING_FOR_CLUSTER_CODES = frozenset(
     {
         "waiting-for-groups",
         "waiting-for-roles",
         "waiting-for-deletion",
         "group-replacement-deferred",
         "groups-in-flight-cap",
-        "surge-held-by-partition",
-        "paused",
     }
 )
+
+#: Blocker codes of a healthy rollout pacing itself: :data:`WAITING_FOR_CLUSTER_CODES`, plus a user
+#: partition holding the surge and a paused rollout, which wait for a person (the partition reset,
+#: the pause lifted): waiting, not a failure. Every other code names a failure (unschedulable,
+#: resource deadlock, no budget, progress deadline exceeded...). Timelines draw only failures red.
+WAITING_CODES = WAITING_FOR_CLUSTER_CODES | frozenset({"surge-held-by-partition", "paused"})
 
 
 def is_waiting(code: str | None) -> bool:
     """A blocker code of ordinary waiting (:data:`WAITING_CODES`)."""
     return code in WAITING_CODES
+
+
+def waits_for_cluster(code: str | None) -> bool:
+    """A blocker code the cluster clears by itself (:data:`WAITING_FOR_CLUSTER_CODES`)."""
+    return code in WAITING_FOR_CLUSTER_CODES
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pulumi_lws.core.contract.stage import waits_for_cluster
+
 #: a bound on the ups of one rollout (the largest seed rolls out in a few dozen)
 MAX_UPS = 500
 #: ups in a row that change nothing while waiting for pods that never become ready: blocked
 IDLE_UPS = 10
-WAITING = "waiting-for-"
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def rollout_objects(
                 out.complete = True
                 return out
             blocker = stage.blocker if stage is not None else None
-            if blocker is not None and (not blocker.code.startswith(WAITING) or idle >= IDLE_UPS):
+            if blocker is not None and (not waits_for_cluster(blocker.code) or idle >= IDLE_UPS):
                 out.blocked = f"{blocker.code}: {blocker.message}"
                 return out
         out.blocked = f"not complete after {MAX_UPS} pulumi ups"

@@ -170,8 +170,9 @@ class Cluster:
 
 
 def comparable_stage(stage: Mapping[str, Any]) -> dict[str, Any]:
-    """A stage summary without the clock readings (``control``'s instants move between reads)."""
-    return {k: v for k, v in stage.items() if k != "control"}
+    """A stage summary without the clock readings (``control``'s instants move between reads) and
+    the component-only ``pods`` (what ``rollout`` polls)."""
+    return {k: v for k, v in stage.items() if k not in ("control", "pods")}
 
 
 @dataclass

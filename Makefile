@@ -56,11 +56,16 @@ $(E2E_STAMP): pyproject.toml e2e/constraints.txt
 	@test -x $(E2E_VENV)/bin/python || $(PY) -m venv $(E2E_VENV)
 	@echo "setting up $(E2E_VENV) (log: $(E2E_VENV)/install.log)"
 	@$(E2E_VENV)/bin/python -m pip install -q --upgrade pip > $(E2E_VENV)/install.log 2>&1 && \
-		$(E2E_VENV)/bin/python -m pip install -e '.[test]' -c e2e/constraints.txt >> $(E2E_VENV)/install.log 2>&1 \
+		$(E2E_VENV)/bin/python -m pip install '.[test]' -c e2e/constraints.txt >> $(E2E_VENV)/install.log 2>&1 \
 		|| { cat $(E2E_VENV)/install.log; exit 1; }
 	@touch $(E2E_STAMP)
 
+# pulumi-lws is installed as a user installs it, not editable: the Python language host finds a
+# package's pulumi-plugin.json under its install location (an editable install has none there), so
+# it is reinstalled from the working tree on every e2e-up (~10 s, no dependency resolution).
 e2e-up: e2e-tools $(E2E_STAMP)
+	@$(E2E_VENV)/bin/python -m pip install -q --no-deps --no-build-isolation --force-reinstall . > $(E2E_VENV)/reinstall.log 2>&1 \
+		|| { cat $(E2E_VENV)/reinstall.log; exit 1; }
 	@$(E2E_VENV)/bin/python e2e/cluster.py up
 
 e2e-down:

@@ -401,3 +401,31 @@ FLEET_KINDS = (
     "configmaps",
     "poddisruptionbudgets",
 )
+
+
+def _dedupe(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    out: list[tuple[Any, Any]] = []
+    for pair in pairs:
+        if not out or out[-1] != pair:
+            out.append(pair)
+    return out
+
+
+def assert_plan_agrees(
+    cluster: Cluster, tmp: pathlib.Path, old: Mapping[str, Any], new: Mapping[str, Any], rolled: Rollout
+) -> None:
+    """The differential check of the simulator against the real control plane: the (replicas,
+    partition) sequence the real ``pulumi up``s took equals the one ``pulumi-lws plan OLD NEW``
+    predicts on the embedded cluster (consecutive repeats folded: a plan row is also drawn for
+    pods becoming ready, which the real run settles before each ``up``)."""
+    (tmp / "old.yaml").write_text(yaml.safe_dump(dict(old), sort_keys=False))
+    (tmp / "new.yaml").write_text(yaml.safe_dump(dict(new), sort_keys=False))
+    plan = json.loads(
+        cluster.run(["pulumi-lws", "plan", str(tmp / "old.yaml"), str(tmp / "new.yaml"), "--format", "json"]).stdout
+    )
+    rows = plan["rows"]
+    planned = _dedupe((r["replicas"], r["partition"]) for r in rows)
+    taken = _dedupe(
+        [(rows[0]["replicas"], rows[0]["partition"])] + [(s["replicas"], s["partition"]) for s in rolled.stages]
+    )
+    assert taken == planned, f"real stages {taken} differ from the simulator's plan {planned}"

@@ -271,7 +271,7 @@ class Invariants:
 
         workload = modelled(manifest)
         spec = workload.parse(dict(manifest))
-        backend = current_backend(self.cluster.env["KUBECONFIG"], None)
+        backend = current_backend(kubeconfig=self.cluster.env["KUBECONFIG"])
         snapshot = backend.observer.observe(workload.scope(spec, nodes=False))
         view = workload.trace_view(spec, snapshot)
         budgets = workload.budgets(spec)
@@ -414,10 +414,13 @@ def _dedupe(pairs: Iterable[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
 def assert_plan_agrees(
     cluster: Cluster, tmp: pathlib.Path, old: Mapping[str, Any], new: Mapping[str, Any], rolled: Rollout
 ) -> None:
-    """The differential check of the simulator against the real control plane: the (replicas,
-    partition) sequence the real ``pulumi up``s took equals the one ``pulumi-lws plan OLD NEW``
-    predicts on the embedded cluster (consecutive repeats folded: a plan row is also drawn for
-    pods becoming ready, which the real run settles before each ``up``)."""
+    """The differential check of the simulator against the real control plane: every (replicas,
+    partition) shape the real ``pulumi up``s took is one ``pulumi-lws plan OLD NEW`` predicts on
+    the embedded cluster, in the same order, ending in the same shape. The real run may skip a
+    planned shape: kwok makes pods Ready at once and each ``up`` runs on a settled namespace, so a
+    fixed point can fold two planned stages whose pods the simulated kubelet readies at different
+    times (the quickstart: partition 2 -> 0 and the surge reclaimed in one ``up``, where the plan
+    has a row at (6, 0) in between; docs/simulator.md)."""
     (tmp / "old.yaml").write_text(yaml.safe_dump(dict(old), sort_keys=False))
     (tmp / "new.yaml").write_text(yaml.safe_dump(dict(new), sort_keys=False))
     plan = json.loads(
@@ -428,4 +431,6 @@ def assert_plan_agrees(
     taken = _dedupe(
         [(rows[0]["replicas"], rows[0]["partition"])] + [(s["replicas"], s["partition"]) for s in rolled.stages]
     )
-    assert taken == planned, f"real stages {taken} differ from the simulator's plan {planned}"
+    remaining = iter(planned)
+    in_order = all(any(shape == p for p in remaining) for shape in taken)
+    assert in_order and taken[-1] == planned[-1], f"real stages {taken} are not the simulator's plan {planned} in order"

@@ -17,6 +17,7 @@ from pulumi_lws.core.contract.stagetable import Lanes
 from pulumi_lws.core.contract.trace import GroupCell, GroupsView
 from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
 from pulumi_lws.core.features.control import control_choices, controlled, with_control_conditions
+from pulumi_lws.core.features.terminating import without_terminating
 from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
 from pulumi_lws.disaggregatedset.adoption import target_revision, with_disown
 from pulumi_lws.disaggregatedset.api.disaggregatedset import (
@@ -144,7 +145,8 @@ class DisaggregatedSetWorkload(Workload):
     ) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.disaggregatedset.reconcile.reconcile``
         options = options or DisaggregatedSetOptions()
-        result = with_disown(_reconcile_module.reconcile(spec, snapshot, options), snapshot, self.upstream)
+        result = without_terminating(_reconcile_module.reconcile(spec, snapshot, options), snapshot)
+        result = with_disown(result, snapshot, self.upstream)
         return controlled(
             KIND,
             spec,

@@ -30,6 +30,7 @@ from pulumi_lws.core.contract.trace import GroupsView, Trace
 from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
 from pulumi_lws.core.features.adoption import with_adoption
 from pulumi_lws.core.features.control import control_choices, controlled
+from pulumi_lws.core.features.terminating import without_terminating
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.lws.api.leaderworkerset import API_VERSION, KIND, LeaderWorkerSet
@@ -179,6 +180,7 @@ class LeaderWorkerSetWorkload(Workload):
         # through the module, so tests can monkeypatch ``pulumi_lws.lws.reconcile.reconcile``
         options = options or ReconcileOptions()
         result = _reconcile_module.reconcile(spec, snapshot, options)
+        result = without_terminating(result, snapshot)  # never declared again while terminating
         result = controlled(
             KIND,
             spec,

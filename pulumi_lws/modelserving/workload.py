@@ -19,6 +19,7 @@ from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamContr
 from pulumi_lws.core.features.adoption import with_adoption
 from pulumi_lws.core.features.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.core.features.hold import observed_groups
+from pulumi_lws.core.features.terminating import without_terminating
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import reconcile as _reconcile_module
 from pulumi_lws.modelserving.api.fields import RUC, role_path
@@ -129,6 +130,7 @@ class ModelServingWorkload(Workload):
         # through the module, so tests can monkeypatch ``pulumi_lws.modelserving.reconcile.reconcile``
         options = options or ModelServingOptions()
         result = _reconcile_module.reconcile(spec, snapshot, options)
+        result = without_terminating(result, snapshot)  # never declared again while terminating
         result = controlled(
             KIND,
             spec,

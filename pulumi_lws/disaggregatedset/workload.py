@@ -16,6 +16,7 @@ from pulumi_lws.core.contract.stage import Lane, Stage, lane_title
 from pulumi_lws.core.contract.stagetable import Lanes
 from pulumi_lws.core.contract.trace import GroupCell, GroupsView
 from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
+from pulumi_lws.core.features.adoption import held_for_pod_owners
 from pulumi_lws.core.features.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.core.features.terminating import without_terminating
 from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
@@ -147,7 +148,8 @@ class DisaggregatedSetWorkload(Workload):
         options = options or DisaggregatedSetOptions()
         result = without_terminating(_reconcile_module.reconcile(spec, snapshot, options), snapshot)
         result = with_disown(result, snapshot, self.upstream)
-        return controlled(
+        held_view = lambda stage: self.held_stage(spec, snapshot, stage)  # noqa: E731
+        result = controlled(
             KIND,
             spec,
             spec.name,
@@ -155,8 +157,12 @@ class DisaggregatedSetWorkload(Workload):
             snapshot,
             options.control,
             total=self.budgets(spec)[""].replicas,
-            held_view=lambda stage: self.held_stage(spec, snapshot, stage),
+            held_view=held_view,
         )
+        # an adopted fleet: hold a moving stage while a child's leader-Pod owners remain (Ordinal
+        # roles: core.features.adoption)
+        adopted: Reconciled = held_for_pod_owners(result, snapshot, held_view)
+        return adopted
 
     def budgets(self, spec: DisaggregatedSet) -> dict[str, Budgets]:
         """Per role (every slice together) the ceiling ``target + maxSurge`` and the floor

@@ -6,8 +6,8 @@ a ControllerRevision written with *upstream's* serialisation (Go's field order, 
 {creationTimestamp: null}`` in the pod templates) and therefore keyed by a hash that is not
 pulumi-lws's, the native objects rendered on that key (the project's expansion mirrors
 upstream's names and labels), upstream's controller ownerReferences to the CR on every object the
-CR owns, and the controller's own field manager stack (``upstream``) that the adopting stack
-never sees. :class:`Takeover` then runs ``pulumi up`` as a fresh stack (no state: what
+CR owns and, Ordinal, to the leader Pod on each worker StatefulSet (:func:`own_by_leader_pods`),
+and the controller's own field manager stack (``upstream``) that the adopting stack never sees. :class:`Takeover` then runs ``pulumi up`` as a fresh stack (no state: what
 ``pulumi import`` / the provider's upsert start from) and records what the pods went through.
 """
 
@@ -21,8 +21,9 @@ from typing import Any
 
 from pulumi_lws.core.contract.driver import cycle
 from pulumi_lws.core.k8s.hashing import fnv32a, safe_encode
+from pulumi_lws.lws import labels as L
 from pulumi_lws.sim.cluster.simcluster import SimCluster
-from pulumi_lws.sim.cluster.store import meta
+from pulumi_lws.sim.cluster.store import meta, owner_ref
 
 UPSTREAM_STACK, ADOPTING_STACK = "upstream-controller", "adopted"
 
@@ -158,6 +159,7 @@ def upstream_fleet(
         fleet.converge(UPSTREAM_STACK, actions=lambda a: a.verb != "disown")
     finally:
         cluster.kubelet.config.instant = False
+    own_by_leader_pods(cluster)
     for obj in list(cluster.store.all()):
         if obj["kind"] in owned_kinds and not meta(obj).get("ownerReferences"):
             meta(obj)["ownerReferences"] = [dict(owner)]
@@ -165,6 +167,27 @@ def upstream_fleet(
             cluster.store.touch(obj)
     cluster.settle()
     return fleet
+
+
+def own_by_leader_pods(cluster: SimCluster) -> list[str]:
+    """Upstream LWS's pod controller makes each Ordinal worker StatefulSet ``<lws>-<i>`` a
+    controller dependent of its leader Pod of the same name (``blockOwnerDeletion``: it is
+    garbage-collected with that pod). The project renders them without owners; this puts
+    upstream's reference on every such StatefulSet (Hash ones already name their leader pod).
+    Returns the StatefulSets it changed."""
+    changed = []
+    for sts in list(cluster.store.list("StatefulSet")):
+        m = meta(sts)
+        if L.GROUP_INDEX not in (m.get("labels") or {}) or m.get("ownerReferences"):
+            continue
+        leader = cluster.store.get("Pod", m["namespace"], m["name"])
+        if leader is None:
+            continue
+        m["ownerReferences"] = [owner_ref(leader, controller=True, block=True)]
+        cluster.store._index_owners(sts)
+        cluster.store.touch(sts)
+        changed.append(m["name"])
+    return changed
 
 
 def orphan_delete(fleet: Takeover) -> None:

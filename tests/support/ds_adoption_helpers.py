@@ -23,6 +23,7 @@ from support.adoption_helpers import (
     UPSTREAM_STACK,
     Takeover,
     go_style_key,
+    own_by_leader_pods,
     with_null_timestamps,
 )
 from support.ds_helpers import (
@@ -172,6 +173,7 @@ def upstream_ds_fleet(identity: str | None = None, seed: int = 3) -> DSFleet:
             cluster.step(cluster.clock.now + 1.0)
     finally:
         cluster.kubelet.config.instant = False
+    own_by_leader_pods(cluster)  # upstream's worker StatefulSets: dependents of their leader Pod
     for obj in list(cluster.store.all()):
         name = meta(obj).get("name", "")
         cr = child_crs.get((obj.get("metadata", {}).get("labels") or {}).get(L.NAME, ""))

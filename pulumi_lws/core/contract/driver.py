@@ -29,7 +29,8 @@ Invariants:
   during the program, **before** the engine applies any child this reconcile registered. The
   simulator's engines and the harnesses apply first. A plan must therefore be safe in both
   orders: an action must not rely on this reconcile's objects being applied, and an object must
-  not rely on this reconcile's actions having run;
+  not rely on this reconcile's actions having run (adoption holds a rollout whose first move
+  would need them: ``core.features.adoption``);
 * with ``actuator`` the actions run only when the stage has some (an empty stage makes no call).
 
 The cycle holds no state and branches on no kind: it is generic over the Workload contract.

@@ -12,24 +12,47 @@ group when the spec is unchanged (docs/modes.md, "Moving between modes"):
 * ownership — every observed object with an ownerReference to the API's upstream kinds
   (``UpstreamController.owner_kinds`` in ``UpstreamController.group``) gets a ``disown`` action
   (:func:`disown_actions`), guarded by its uid, so deleting the CR later (or the GC finding it
-  gone) can never cascade into the adopted fleet. References to other owners (a worker
-  StatefulSet's leader Pod) are kept. Labels are replaced by the ordinary apply: the rendered
-  objects declare exactly pulumi-lws's labels.
+  gone) can never cascade into the adopted fleet. Labels are replaced by the ordinary apply: the
+  rendered objects declare exactly pulumi-lws's labels;
+* ownership by a Pod — upstream LWS makes each worker StatefulSet (and, UniquePerReplica, each
+  group's Service) a controller dependent of its group's leader Pod (``blockOwnerDeletion``), so
+  the garbage collector deletes it whenever the leader pod is recreated (a rollout, a group
+  restart). Hash identity declares that reference itself (its worker StatefulSets follow their
+  leader); Ordinal identity renders those objects without owners, because Pulumi owns them and
+  diffs against its state, not the cluster: once the collector deleted one, nothing would declare
+  it back until ``pulumi refresh``. So the Ordinal reconcile gives every observed object of its
+  own carrying a Pod ownerReference a uid-guarded ``disown`` of those references
+  (:func:`pod_owner_actions`, the first actions of the stage), and :func:`held_for_pod_owners`
+  holds a stage that is not complete — the one whose applied objects could make the leader
+  StatefulSet recreate a leader pod — while any remains: nothing moves until the next
+  ``pulumi up``, whose snapshot shows the references gone. (Under a real engine the actions run
+  before the engine applies anything, :mod:`pulumi_lws.core.contract.driver`; the hold makes the
+  order irrelevant, and a failed ``disown`` never lets a leader go first.) A failure-handling
+  delete of a leader pod in the same reconcile comes after the disowns in the action list.
 
-Invariant: on a fleet pulumi-lws created itself (no upstream owner), :func:`disown_actions`
-returns nothing, so an operator-free stage is unchanged by this module.
+Invariant: on a fleet pulumi-lws created itself (no upstream owner, no Pod owner of an Ordinal
+object), nothing here changes an operator-free stage.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pulumi_lws.core.contract.snapshot import Snapshot
-from pulumi_lws.core.contract.stage import Action
-from pulumi_lws.core.contract.workload import UpstreamController
+from pulumi_lws.core.contract.snapshot import Snapshot, is_deleting
+from pulumi_lws.core.contract.stage import Action, Blocker
+from pulumi_lws.core.contract.workload import Reconciled, UpstreamController
+from pulumi_lws.core.features.hold import HeldView, hold
 
 DISOWN_REASON = "adopt from the upstream controller: drop its ownerReference (pulumi-lws manages this object)"
+#: the reason of :func:`pod_owner_actions`' disowns (how :func:`held_for_pod_owners` finds them)
+POD_OWNER_REASON = (
+    "adopt an Ordinal fleet: drop upstream's ownerReference to the group's leader Pod (the garbage "
+    "collector would delete this object with its leader; pulumi-lws declares it)"
+)
+#: the blocker of a stage held while such references remain
+POD_OWNERS_HELD = "adoption-pod-owners"
 
 
 def pruned(value: Any) -> Any:
@@ -94,10 +117,69 @@ def disown_actions(
 def with_adoption(reconciled: Any, snapshot: Snapshot, upstream: UpstreamController) -> Any:
     """``reconciled`` (a :class:`~pulumi_lws.core.contract.workload.Reconciled`) with the disown actions
     appended to its stage (after the planner's: they change no group)."""
-    import dataclasses
-
     extra = disown_actions(snapshot, upstream)
     if not extra:
         return reconciled
     stage = dataclasses.replace(reconciled.stage, actions=reconciled.stage.actions + extra)
     return dataclasses.replace(reconciled, stage=stage)
+
+
+def pod_owners(obj: Mapping[str, Any]) -> list[str]:
+    """uids of ``obj``'s ownerReferences to a Pod (core/v1)."""
+    return [
+        str(ref["uid"])
+        for ref in (obj.get("metadata") or {}).get("ownerReferences") or ()
+        if ref.get("kind") == "Pod" and ref.get("apiVersion") == "v1" and ref.get("uid")
+    ]
+
+
+def pod_owner_actions(objects: Iterable[Mapping[str, Any]]) -> tuple[Action, ...]:
+    """One uid-guarded ``disown`` of its Pod ownerReferences per object of ``objects`` that has
+    any and is not deleting (sorted by kind, name). ``objects``: what the API declares without
+    owners (LeaderWorkerSet Ordinal: its worker StatefulSets and per-group Services)."""
+    actions = []
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        if not meta.get("ownerReferences"):  # the common case (every object pulumi-lws created): one lookup
+            continue
+        owners = pod_owners(obj)
+        if owners and not meta.get("deletionTimestamp"):
+            actions.append(
+                Action(
+                    "disown",
+                    str(obj["kind"]),
+                    str(meta.get("name")),
+                    {"owners": owners},
+                    uid=meta.get("uid"),
+                    reason=POD_OWNER_REASON,
+                )
+            )
+    return tuple(sorted(actions, key=lambda a: (a.kind, a.name)))
+
+
+def held_for_pod_owners(reconciled: Reconciled, snapshot: Snapshot, held_view: HeldView | None = None) -> Reconciled:
+    """``reconciled`` held (:func:`pulumi_lws.core.features.hold.hold`: the observed objects as
+    observed, failure handling kept) while its stage still disowns Pod owners and is not complete
+    (module docstring); the disowns run either way, first among the stage's actions (a
+    DisaggregatedSet composes its children's). A paused stage is already held."""
+    stage = reconciled.stage
+    waiting = [a for a in stage.actions if a.verb == "disown" and a.reason == POD_OWNER_REASON]
+    if not waiting:
+        return reconciled
+    if stage.actions[: len(waiting)] != tuple(waiting):  # first, whatever API composed the actions
+        rest = tuple(a for a in stage.actions if not (a.verb == "disown" and a.reason == POD_OWNER_REASON))
+        stage = dataclasses.replace(stage, actions=tuple(waiting) + rest)
+        reconciled = dataclasses.replace(reconciled, stage=stage)
+    if stage.complete or (stage.control is not None and stage.control.paused):
+        return reconciled
+    names = ", ".join(f"{a.kind} {a.name}" for a in waiting[:5]) + (" ..." if len(waiting) > 5 else "")
+    blocker = Blocker(
+        POD_OWNERS_HELD,
+        f"adopting: removing upstream's leader-Pod ownerReferences ({names}) before any leader pod is "
+        "recreated; the rollout continues at the next pulumi up",
+        stage.blocker.groups if stage.blocker else (),
+        ("run pulumi up again: this one removes the references",),
+    )
+    return hold(
+        reconciled, snapshot, blocker=blocker, note="held: adopting leader-Pod-owned objects", held_view=held_view
+    )

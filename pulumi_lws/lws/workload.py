@@ -28,7 +28,7 @@ from pulumi_lws.core.contract.stage import Stage
 from pulumi_lws.core.contract.stagetable import Lanes
 from pulumi_lws.core.contract.trace import GroupsView, Trace
 from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
-from pulumi_lws.core.features.adoption import held_for_pod_owners, with_adoption
+from pulumi_lws.core.features.adoption import held_for_pod_owners, with_adoption, with_field_ownership
 from pulumi_lws.core.features.control import control_choices, controlled
 from pulumi_lws.core.features.terminating import without_terminating
 from pulumi_lws.lws import labels as L
@@ -192,9 +192,10 @@ class LeaderWorkerSetWorkload(Workload):
             held_view=lambda stage: self.held_stage(spec, snapshot, stage),
         )
         # a fleet upstream created: hold a moving stage while leader-Pod owners remain (Ordinal),
-        # drop its ownerReferences (core.features.adoption)
+        # drop its ownerReferences, force the apply over its field manager (core.features.adoption)
         result = held_for_pod_owners(result, snapshot, lambda stage: self.held_stage(spec, snapshot, stage))
-        adopted: Reconciled = with_adoption(result, snapshot, self.upstream)
+        result = with_adoption(result, snapshot, self.upstream)
+        adopted: Reconciled = with_field_ownership(result, snapshot, (self.upstream,))
         return adopted
 
     def required_apis(self, spec: LeaderWorkerSet) -> tuple[tuple[str, str, str], ...]:

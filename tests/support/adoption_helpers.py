@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi_lws.core.contract.driver import cycle
+from pulumi_lws.core.k8s import keys as K
 from pulumi_lws.core.k8s.hashing import fnv32a, safe_encode
 from pulumi_lws.lws import labels as L
 from pulumi_lws.sim.cluster.simcluster import SimCluster
@@ -160,6 +161,7 @@ def upstream_fleet(
     finally:
         cluster.kubelet.config.instant = False
     own_by_leader_pods(cluster)
+    without_ownership_labels(cluster)
     for obj in list(cluster.store.all()):
         if obj["kind"] in owned_kinds and not meta(obj).get("ownerReferences"):
             meta(obj)["ownerReferences"] = [dict(owner)]
@@ -167,6 +169,19 @@ def upstream_fleet(
             cluster.store.touch(obj)
     cluster.settle()
     return fleet
+
+
+def without_ownership_labels(cluster: SimCluster) -> None:
+    """Upstream's objects carry none of pulumi-lws's ownership labels (``pulumi-lws.io/managed``,
+    ``app.kubernetes.io/managed-by: pulumi-lws``): the project's expansion, which builds the
+    fleet, sets them; they come with the adopting apply."""
+    for obj in list(cluster.store.all()):
+        labels = meta(obj).get("labels") or {}
+        if labels.get(K.OWNERSHIP) or labels.get(K.MANAGED_BY) == K.MANAGED_BY_VALUE:
+            labels.pop(K.OWNERSHIP, None)
+            if labels.get(K.MANAGED_BY) == K.MANAGED_BY_VALUE:
+                labels.pop(K.MANAGED_BY)
+            cluster.store.touch(obj)
 
 
 def own_by_leader_pods(cluster: SimCluster) -> list[str]:

@@ -11,12 +11,14 @@ the worker StatefulSets' uids: one collected and recreated has a new uid."""
 
 from __future__ import annotations
 
+import pytest
 from support.adoption_helpers import orphan_delete
 
 # the fleet and manifest of the adoption tests
 from test_lws_adoption import fleet, manifest
 
 from pulumi_lws.core.features.adoption import POD_OWNER_REASON, POD_OWNERS_HELD
+from pulumi_lws.core.k8s import keys as K
 from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.sim.cluster.store import meta
 
@@ -114,3 +116,27 @@ def test_hash_fleets_keep_the_references_they_declare():
     assert not [a for a in result.stage.actions if a.reason == POD_OWNER_REASON]
     workers = [s for s in f.cluster.list("StatefulSet", "default")]
     assert workers and all(pod_refs(f, meta(s)["name"]) == ["Pod"] for s in workers)
+
+
+@pytest.mark.parametrize("identity", ["Ordinal", "Hash"])
+def test_the_adopting_reconcile_forces_its_apply_over_upstreams_field_manager(identity):
+    """``pulumi.com/patchForce`` on every declared object the adopting reconcile finds (no
+    ownership label, upstream owners); objects it creates and later reconciles' objects (owned by
+    pulumi-lws alone: the simulator keeps no managedFields) are applied without force."""
+    f = fleet(identity)
+    orphan_delete(f)
+    existing = {
+        (o["kind"], meta(o)["name"])
+        for k in ("StatefulSet", "Deployment", "Service", "ControllerRevision")
+        for o in f.cluster.list(k, "default")
+    }
+    first, _, _ = f.up()
+    forced = {
+        (m["kind"], m["metadata"]["name"])
+        for m in first.manifests
+        if (m["metadata"].get("annotations") or {}).get(K.PATCH_FORCE) == "true"
+    }
+    declared = {(m["kind"], m["metadata"]["name"]) for m in first.manifests}
+    assert forced == declared & existing and forced
+    second, _, _ = f.up()
+    assert not [m for m in second.manifests if (m["metadata"].get("annotations") or {}).get(K.PATCH_FORCE)]

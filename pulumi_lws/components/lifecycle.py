@@ -8,8 +8,10 @@ platform team applies from outside), and the delete hook that makes ``pulumi des
 * ``hooks``: a named ``before_delete`` :class:`pulumi.ResourceHook` on every StatefulSet and
   Deployment that releases the pods the project retained with its own finalizer
   (``Workload.release_retained``: LeaderWorkerSet's restart-budget finalizer on a group whose
-  restart budget is exhausted). Without it the finalizer keeps those pod objects forever and a
-  foreground delete of their StatefulSet never finishes. Delete hooks run only under
+  restart budget is exhausted). Without it the finalizer keeps those pod objects forever,
+  terminating, after their StatefulSet (deleted in the background: ``core.k8s.manifests.
+  WORKLOAD_ANNOTATIONS``) is gone; a later release still finds them by the workload's labels.
+  Delete hooks run only under
   ``pulumi destroy --run-program`` (Pulumi refuses a plain ``destroy`` of a stack whose resources
   carry delete hooks, pulumi#19933), which is what the docs tell users to run.
 """

@@ -6,9 +6,14 @@ PodGroup, ...) becomes an ``apiextensions.CustomResource`` that keeps its body v
 What pulumi-kubernetes does with them (its source, docs/component.md "How pulumi-kubernetes
 treats the children"): StatefulSets and Deployments carry ``pulumi.com/skipAwait`` (its
 built-in awaiters would hold ``pulumi up`` until every pod rolled; the planner judges
-readiness); an object whose declared annotations include one the reconcile's actuator also
-writes carries ``pulumi.com/patchForce`` (two field managers on one field are a server-side
-apply conflict once its value changes).
+readiness) and ``pulumi.com/deletionPropagationPolicy: background`` (with skipAwait the
+provider's delete of these kinds returns at once, so the object must be gone at once too: a
+same-name object declared later must never meet it terminating), one table for both
+(``core.k8s.manifests.WORKLOAD_ANNOTATIONS``, which the renderers also use); an object whose
+declared annotations include one the reconcile's actuator also writes carries
+``pulumi.com/patchForce`` (two field managers on one field are a server-side apply conflict once
+its value changes), and so does an object the reconcile marked forced itself (adoption:
+``core.features.adoption``).
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from typing import Any
 
 import pulumi
 
-from pulumi_lws.core.k8s.keys import SKIP_AWAIT
+from pulumi_lws.core.k8s.keys import PATCH_FORCE
+from pulumi_lws.core.k8s.manifests import WORKLOAD_ANNOTATIONS
 
 #: kind -> (module path under pulumi_kubernetes, class name, body fields besides metadata)
 TYPED_KINDS: dict[str, tuple[str, str, tuple[str, ...]]] = {
@@ -50,12 +56,9 @@ def _typed_class(kind: str) -> tuple[Callable[..., pulumi.CustomResource], tuple
     return getattr(module, cls_name), fields
 
 
-#: Workloads whose readiness the planner judges: pulumi-kubernetes' await must not block ``up``.
+#: Workloads whose readiness the planner judges: pulumi-kubernetes' await must not block ``up``
+#: (and whose delete it then does not await either: they are deleted in the background).
 SKIP_AWAIT_KINDS = ("StatefulSet", "Deployment")
-
-
-#: pulumi-kubernetes' override of server-side apply conflicts for one object (provider/pkg/await/await.go patchForce)
-PATCH_FORCE = "pulumi.com/patchForce"
 
 
 def reconcile_written_annotations() -> frozenset[str]:
@@ -70,16 +73,18 @@ def reconcile_written_annotations() -> frozenset[str]:
 
 
 def with_skip_await(manifest: Mapping[str, Any]) -> Mapping[str, Any]:
-    """Ensure ``pulumi.com/skipAwait: "true"`` on workloads (the renderer sets it; never lose it),
+    """Ensure :data:`WORKLOAD_ANNOTATIONS` (``pulumi.com/skipAwait: "true"``,
+    ``pulumi.com/deletionPropagationPolicy: "background"``) on workloads (the renderers set them;
+    never lose them: these values win over a user's annotation of the same key),
     and ``pulumi.com/patchForce: "true"`` on an object declaring an annotation the reconcile also
     writes: pulumi-kubernetes applies each object with its own field manager and no force, so
     when it applies a changed restart count the actuator wrote before (a field two managers own)
     the API server answers a conflict and ``pulumi up`` fails; forced, the declared value — the
     one the actuator writes — wins."""
     annotations = manifest["metadata"].get("annotations") or {}
-    wanted = {}
-    if manifest.get("kind") in SKIP_AWAIT_KINDS and annotations.get(SKIP_AWAIT) != "true":
-        wanted[SKIP_AWAIT] = "true"
+    wanted: dict[str, str] = {}
+    if manifest.get("kind") in SKIP_AWAIT_KINDS:
+        wanted.update((k, v) for k, v in WORKLOAD_ANNOTATIONS.items() if annotations.get(k) != v)
     if (
         annotations
         and any(key in annotations for key in reconcile_written_annotations())

@@ -16,9 +16,11 @@ from pulumi_lws.core.contract.stage import Lane, Stage, lane_title
 from pulumi_lws.core.contract.stagetable import Lanes
 from pulumi_lws.core.contract.trace import GroupCell, GroupsView
 from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
+from pulumi_lws.core.features.adoption import held_for_pod_owners, with_field_ownership
 from pulumi_lws.core.features.control import control_choices, controlled, with_control_conditions
+from pulumi_lws.core.features.terminating import without_terminating
 from pulumi_lws.disaggregatedset import reconcile as _reconcile_module
-from pulumi_lws.disaggregatedset.adoption import target_revision, with_disown
+from pulumi_lws.disaggregatedset.adoption import CHILD_UPSTREAM, target_revision, with_disown
 from pulumi_lws.disaggregatedset.api.disaggregatedset import (
     API_VERSION,
     KIND,
@@ -144,8 +146,10 @@ class DisaggregatedSetWorkload(Workload):
     ) -> Reconciled:
         # through the module, so tests can monkeypatch ``pulumi_lws.disaggregatedset.reconcile.reconcile``
         options = options or DisaggregatedSetOptions()
-        result = with_disown(_reconcile_module.reconcile(spec, snapshot, options), snapshot, self.upstream)
-        return controlled(
+        result = without_terminating(_reconcile_module.reconcile(spec, snapshot, options), snapshot)
+        result = with_disown(result, snapshot, self.upstream)
+        held_view = lambda stage: self.held_stage(spec, snapshot, stage)  # noqa: E731
+        result = controlled(
             KIND,
             spec,
             spec.name,
@@ -153,8 +157,13 @@ class DisaggregatedSetWorkload(Workload):
             snapshot,
             options.control,
             total=self.budgets(spec)[""].replicas,
-            held_view=lambda stage: self.held_stage(spec, snapshot, stage),
+            held_view=held_view,
         )
+        # an adopted fleet: hold a moving stage while a child's leader-Pod owners remain (Ordinal
+        # roles), force the apply over upstream's field manager (core.features.adoption)
+        result = held_for_pod_owners(result, snapshot, held_view)
+        adopted: Reconciled = with_field_ownership(result, snapshot, (self.upstream, CHILD_UPSTREAM))
+        return adopted
 
     def budgets(self, spec: DisaggregatedSet) -> dict[str, Budgets]:
         """Per role (every slice together) the ceiling ``target + maxSurge`` and the floor

@@ -18,6 +18,7 @@ from pulumi_lws.core.contract.dependencies import Ref, check_dependency_order
 from pulumi_lws.core.contract.snapshot import Snapshot, sts_partition, sts_replicas
 from pulumi_lws.core.contract.stage import Stage
 from pulumi_lws.core.contract.workload import Reconciled
+from pulumi_lws.core.features.adoption import pod_owner_actions
 from pulumi_lws.core.features.control import Control, is_paused
 from pulumi_lws.core.features.hold import RECOVERY_PARAM
 from pulumi_lws.lws import labels as L
@@ -223,8 +224,8 @@ def held_for_failure(lws: LeaderWorkerSet, snapshot: Snapshot, stage: Stage, opt
 def _reconcile_ordinal(
     lws: LeaderWorkerSet, snapshot: Snapshot, catalog: RevisionCatalog, options: ReconcileOptions
 ) -> tuple[Stage, list[Mapping[str, Any]]]:
-    """Ordinal identity: rollout stage -> failure handling -> placement -> pod labels -> render
-    -> gang objects.
+    """Ordinal identity: rollout stage -> failure handling -> placement -> pod labels -> the
+    disowns of an adopted fleet's leader-Pod owners (first) -> render -> gang objects.
 
     Order matters: failure handling sees the rollout's stage (it never recreates a group the
     rollout is replacing); placement sees the failure state (halted groups get no workers); pod
@@ -246,6 +247,13 @@ def _reconcile_ordinal(
     placement = place_groups(lws, snapshot, stage, catalog)
     stage = with_placement(stage, placement)
     stage = dataclasses.replace(stage, actions=stage.actions + label_actions(lws, snapshot, stage))
+    # an adopted fleet's worker StatefulSets (and per-group Services) owned by their leader Pod:
+    # those references go first, before any action of this stage (core.features.adoption)
+    pod_owned = pod_owner_actions(
+        o for kind in ("StatefulSet", "Service") for o in snapshot.list(kind, **{L.NAME: lws.name})
+    )
+    if pod_owned:
+        stage = dataclasses.replace(stage, actions=pod_owned + stage.actions)
     leader = snapshot.get("StatefulSet", lws.name)
     manifests = render_ordinal(
         lws,

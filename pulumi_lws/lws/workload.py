@@ -28,8 +28,9 @@ from pulumi_lws.core.contract.stage import Stage
 from pulumi_lws.core.contract.stagetable import Lanes
 from pulumi_lws.core.contract.trace import GroupsView, Trace
 from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
-from pulumi_lws.core.features.adoption import with_adoption
+from pulumi_lws.core.features.adoption import held_for_pod_owners, with_adoption, with_field_ownership
 from pulumi_lws.core.features.control import control_choices, controlled
+from pulumi_lws.core.features.terminating import without_terminating
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws import reconcile as _reconcile_module
 from pulumi_lws.lws.api.leaderworkerset import API_VERSION, KIND, LeaderWorkerSet
@@ -179,6 +180,7 @@ class LeaderWorkerSetWorkload(Workload):
         # through the module, so tests can monkeypatch ``pulumi_lws.lws.reconcile.reconcile``
         options = options or ReconcileOptions()
         result = _reconcile_module.reconcile(spec, snapshot, options)
+        result = without_terminating(result, snapshot)  # never declared again while terminating
         result = controlled(
             KIND,
             spec,
@@ -189,9 +191,11 @@ class LeaderWorkerSetWorkload(Workload):
             total=spec.replicas,
             held_view=lambda stage: self.held_stage(spec, snapshot, stage),
         )
-        adopted: Reconciled = with_adoption(
-            result, snapshot, self.upstream
-        )  # a fleet upstream created: drop its ownerReferences
+        # a fleet upstream created: hold a moving stage while leader-Pod owners remain (Ordinal),
+        # drop its ownerReferences, force the apply over its field manager (core.features.adoption)
+        result = held_for_pod_owners(result, snapshot, lambda stage: self.held_stage(spec, snapshot, stage))
+        result = with_adoption(result, snapshot, self.upstream)
+        adopted: Reconciled = with_field_ownership(result, snapshot, (self.upstream,))
         return adopted
 
     def required_apis(self, spec: LeaderWorkerSet) -> tuple[tuple[str, str, str], ...]:

@@ -16,9 +16,10 @@ from pulumi_lws.core.contract.stage import Lane, Stage
 from pulumi_lws.core.contract.stagetable import Lanes
 from pulumi_lws.core.contract.trace import GroupCell, GroupsView
 from pulumi_lws.core.contract.workload import Budgets, Reconciled, UpstreamController, Workload, register
-from pulumi_lws.core.features.adoption import with_adoption
+from pulumi_lws.core.features.adoption import with_adoption, with_field_ownership
 from pulumi_lws.core.features.control import control_choices, controlled, with_control_conditions
 from pulumi_lws.core.features.hold import observed_groups
+from pulumi_lws.core.features.terminating import without_terminating
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import reconcile as _reconcile_module
 from pulumi_lws.modelserving.api.fields import RUC, role_path
@@ -129,6 +130,7 @@ class ModelServingWorkload(Workload):
         # through the module, so tests can monkeypatch ``pulumi_lws.modelserving.reconcile.reconcile``
         options = options or ModelServingOptions()
         result = _reconcile_module.reconcile(spec, snapshot, options)
+        result = without_terminating(result, snapshot)  # never declared again while terminating
         result = controlled(
             KIND,
             spec,
@@ -139,9 +141,9 @@ class ModelServingWorkload(Workload):
             total=spec.replicas,
             held_view=lambda stage: self.held_stage(spec, snapshot, stage),
         )
-        adopted: Reconciled = with_adoption(
-            result, snapshot, self.upstream
-        )  # a fleet upstream created: drop its ownerReferences
+        # a fleet upstream created: drop its ownerReferences, force the apply over its field manager
+        result = with_adoption(result, snapshot, self.upstream)
+        adopted: Reconciled = with_field_ownership(result, snapshot, (self.upstream,))
         return adopted
 
     def budgets(self, spec: ModelServing) -> dict[str, Budgets]:

@@ -367,5 +367,6 @@ def test_destroy_removes_everything_including_retained_pods(kind):
             assert all(position[f"{dependent[0]}/{dependent[2]}"] < position[f"{d[0]}/{d[2]}"] for d in dependencies)
         if with_hooks:
             assert _objects(cluster) == []
-        else:  # the finalizer keeps the retained pods (and so their StatefulSet's foreground delete) forever
+        else:  # the finalizer keeps the retained pods forever; their StatefulSet (background) is gone
             assert {n for k, n in _objects(cluster) if k == "Pod"} == set(retained)
+            assert not [n for k, n in _objects(cluster) if k in ("StatefulSet", "Deployment")]

@@ -1,9 +1,11 @@
 """Annotations the registration adds for pulumi-kubernetes (components/registration.py), from its
 source (docs/component.md "How pulumi-kubernetes treats the children"):
 
-* ``pulumi.com/skipAwait`` on StatefulSets and Deployments only: their built-in awaiters would
-  hold ``pulumi up`` until every pod rolled; Services are headless (the Service awaiter waits on
-  no pod then), ControllerRevisions and custom resources have no awaiter;
+* ``pulumi.com/skipAwait`` and ``pulumi.com/deletionPropagationPolicy: background`` on StatefulSets
+  and Deployments only: their built-in awaiters would hold ``pulumi up`` until every pod rolled,
+  and with skipAwait their delete returns at once (so the object must go at once:
+  tests/components/test_workload_annotations.py); Services are headless (the Service awaiter
+  waits on no pod then), ControllerRevisions and custom resources have no awaiter;
 * ``pulumi.com/patchForce`` exactly on an object declaring an annotation the reconcile's actuator
   also writes (the leader's group restart counts): pulumi-kubernetes applies without force, and a
   field two managers own is a server-side-apply conflict once its value changes.
@@ -16,6 +18,7 @@ import pytest
 
 from pulumi_lws.components.registration import PATCH_FORCE, register_children, with_skip_await
 from pulumi_lws.core.contract.ports import EmptyObserver
+from pulumi_lws.core.k8s.keys import DELETION_PROPAGATION
 from pulumi_lws.lws import labels as L
 from pulumi_lws.sim.driver.pulumi_engine import run_program
 
@@ -46,6 +49,7 @@ def _obj(kind: str, name: str, api: str = "apps/v1", **annotations: str) -> dict
 def test_the_annotations_each_kind_gets(manifest, skip_await, force):
     annotations = with_skip_await(manifest)["metadata"]["annotations"]
     assert (annotations.get(L.SKIP_AWAIT) == "true") is skip_await
+    assert (annotations.get(DELETION_PROPAGATION) == "background") is skip_await
     assert (annotations.get(PATCH_FORCE) == "true") is force
     assert manifest["metadata"]["annotations"].get(PATCH_FORCE) is None  # the input is not changed
 

@@ -102,7 +102,10 @@ def test_scale_down_then_up(cluster, namespace, make_stack):
     rolled = roll(stack, invariants, lws_name=LWS, limit=20)
     assert rolled.complete, rolled.stages
     statefulsets = cluster.get("statefulsets", namespace)
-    assert sorted(s["metadata"]["name"] for s in statefulsets) == [LWS] + [f"{LWS}-{i}" for i in range(1, 4)]
+    # the leader StatefulSet and one worker StatefulSet per group, none lost to the same-name race
+    # (docs/component.md "Deletion"); 16 pods = 4 leaders + 4 x 3 workers
+    assert sorted(s["metadata"]["name"] for s in statefulsets) == [LWS] + [f"{LWS}-{i}" for i in range(4)]
+    assert not [s for s in statefulsets if s["metadata"].get("deletionTimestamp")]
     assert len(cluster.get("pods", namespace)) == 16
 
 

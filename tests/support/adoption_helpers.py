@@ -6,8 +6,8 @@ a ControllerRevision written with *upstream's* serialisation (Go's field order, 
 {creationTimestamp: null}`` in the pod templates) and therefore keyed by a hash that is not
 pulumi-lws's, the native objects rendered on that key (the project's expansion mirrors
 upstream's names and labels), upstream's controller ownerReferences to the CR on every object the
-CR owns, and the controller's own field manager stack (``upstream``) that the adopting stack
-never sees. :class:`Takeover` then runs ``pulumi up`` as a fresh stack (no state: what
+CR owns and, Ordinal, to the leader Pod on each worker StatefulSet (:func:`own_by_leader_pods`),
+and the controller's own field manager stack (``upstream``) that the adopting stack never sees. :class:`Takeover` then runs ``pulumi up`` as a fresh stack (no state: what
 ``pulumi import`` / the provider's upsert start from) and records what the pods went through.
 """
 
@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pulumi_lws.core.contract.driver import cycle
+from pulumi_lws.core.k8s import keys as K
 from pulumi_lws.core.k8s.hashing import fnv32a, safe_encode
+from pulumi_lws.lws import labels as L
 from pulumi_lws.sim.cluster.simcluster import SimCluster
-from pulumi_lws.sim.cluster.store import meta
+from pulumi_lws.sim.cluster.store import meta, owner_ref
 
 UPSTREAM_STACK, ADOPTING_STACK = "upstream-controller", "adopted"
 
@@ -158,6 +160,8 @@ def upstream_fleet(
         fleet.converge(UPSTREAM_STACK, actions=lambda a: a.verb != "disown")
     finally:
         cluster.kubelet.config.instant = False
+    own_by_leader_pods(cluster)
+    without_ownership_labels(cluster)
     for obj in list(cluster.store.all()):
         if obj["kind"] in owned_kinds and not meta(obj).get("ownerReferences"):
             meta(obj)["ownerReferences"] = [dict(owner)]
@@ -165,6 +169,40 @@ def upstream_fleet(
             cluster.store.touch(obj)
     cluster.settle()
     return fleet
+
+
+def without_ownership_labels(cluster: SimCluster) -> None:
+    """Upstream's objects carry none of pulumi-lws's ownership labels (``pulumi-lws.io/managed``,
+    ``app.kubernetes.io/managed-by: pulumi-lws``): the project's expansion, which builds the
+    fleet, sets them; they come with the adopting apply."""
+    for obj in list(cluster.store.all()):
+        labels = meta(obj).get("labels") or {}
+        if labels.get(K.OWNERSHIP) or labels.get(K.MANAGED_BY) == K.MANAGED_BY_VALUE:
+            labels.pop(K.OWNERSHIP, None)
+            if labels.get(K.MANAGED_BY) == K.MANAGED_BY_VALUE:
+                labels.pop(K.MANAGED_BY)
+            cluster.store.touch(obj)
+
+
+def own_by_leader_pods(cluster: SimCluster) -> list[str]:
+    """Upstream LWS's pod controller makes each Ordinal worker StatefulSet ``<lws>-<i>`` a
+    controller dependent of its leader Pod of the same name (``blockOwnerDeletion``: it is
+    garbage-collected with that pod). The project renders them without owners; this puts
+    upstream's reference on every such StatefulSet (Hash ones already name their leader pod).
+    Returns the StatefulSets it changed."""
+    changed = []
+    for sts in list(cluster.store.list("StatefulSet")):
+        m = meta(sts)
+        if L.GROUP_INDEX not in (m.get("labels") or {}) or m.get("ownerReferences"):
+            continue
+        leader = cluster.store.get("Pod", m["namespace"], m["name"])
+        if leader is None:
+            continue
+        m["ownerReferences"] = [owner_ref(leader, controller=True, block=True)]
+        cluster.store._index_owners(sts)
+        cluster.store.touch(sts)
+        changed.append(m["name"])
+    return changed
 
 
 def orphan_delete(fleet: Takeover) -> None:

@@ -23,7 +23,9 @@ from support.adoption_helpers import (
     UPSTREAM_STACK,
     Takeover,
     go_style_key,
+    own_by_leader_pods,
     with_null_timestamps,
+    without_ownership_labels,
 )
 from support.ds_helpers import (
     ds_manifest,
@@ -172,6 +174,8 @@ def upstream_ds_fleet(identity: str | None = None, seed: int = 3) -> DSFleet:
             cluster.step(cluster.clock.now + 1.0)
     finally:
         cluster.kubelet.config.instant = False
+    own_by_leader_pods(cluster)  # upstream's worker StatefulSets: dependents of their leader Pod
+    without_ownership_labels(cluster)  # and none of pulumi-lws's labels
     for obj in list(cluster.store.all()):
         name = meta(obj).get("name", "")
         cr = child_crs.get((obj.get("metadata", {}).get("labels") or {}).get(L.NAME, ""))

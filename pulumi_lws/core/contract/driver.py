@@ -21,8 +21,16 @@ Invariants:
   reads the observation the plan came from instead of observing again. A simulator trace row is
   the one reader that observes again, on purpose: it shows the cluster after the apply and the
   actions (``sim/driver/runner.py``, ``Runner._view``);
-* nothing is declared when observe or reconcile raises, and no action runs when apply raises
-  (actions follow their stage's objects, as in a ``pulumi up``);
+* nothing is declared when observe or reconcile raises, and no action runs when apply raises.
+  ``apply`` runs before the actions here, but that is not the order the cluster sees under a real
+  Pulumi engine: the component's ``apply`` registers children, and ``register_resource`` only
+  schedules the RPC (the SDK sends it once the program yields to its event loop, which the
+  component's ``__init__`` does not do between registering and acting), so the actions run
+  during the program, **before** the engine applies any child this reconcile registered. The
+  simulator's engines and the harnesses apply first. A plan must therefore be safe in both
+  orders: an action must not rely on this reconcile's objects being applied, and an object must
+  not rely on this reconcile's actions having run (adoption holds a rollout whose first move
+  would need them: ``core.features.adoption``);
 * with ``actuator`` the actions run only when the stage has some (an empty stage makes no call).
 
 The cycle holds no state and branches on no kind: it is generic over the Workload contract.

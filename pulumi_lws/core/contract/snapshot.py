@@ -101,6 +101,11 @@ class Snapshot:
             return out
         return bucket
 
+    def kinds(self) -> builtins.list[str]:
+        """The kinds of the objects the snapshot holds (read from the kinds index, built once)."""
+        self._of_kind("")  # builds the index (any kind does)
+        return list(self._cache()[None])
+
     # ---- indexes (built lazily, once) -----------------------------------------------------
     def _cache(self) -> dict[Any, Any]:
         cache = self.__dict__.get("_index")

@@ -167,6 +167,9 @@ WAITING_FOR_CLUSTER_CODES = frozenset(
         "waiting-for-deletion",
         "group-replacement-deferred",
         "groups-in-flight-cap",
+        # core.features.adoption: held one pulumi up while an adopted fleet's leader-Pod owners are
+        # removed; the next pulumi up clears it (no one else acts)
+        "adoption-pod-owners",
     }
 )
 

@@ -65,7 +65,8 @@ def _written(actions: Iterable[Action], kind: str, name: str, verb: str, key: st
 
 def frozen(observed: Mapping[str, Any], actions: Iterable[Action] = ()) -> dict[str, Any]:
     """``observed`` as a desired manifest: no status, no server-written metadata, plus what the
-    kept actions write on it (so a held ``pulumi up`` never reverts an action of the same run)."""
+    kept actions write on it and without the ownerReferences they drop (``disown``), so a held
+    ``pulumi up`` never reverts an action of the same run."""
     actions = tuple(actions)
     meta = dict(observed.get("metadata") or {})
     kind, name = str(observed.get("kind")), str(meta.get("name"))
@@ -85,6 +86,18 @@ def frozen(observed: Mapping[str, Any], actions: Iterable[Action] = ()) -> dict[
             out_meta[field_name] = values
         else:
             out_meta.pop(field_name, None)
+    disowned = {
+        uid
+        for a in actions
+        if a.verb == "disown" and a.kind == kind and a.name == name
+        for uid in a.params.get("owners") or ()
+    }
+    if disowned and out_meta.get("ownerReferences"):  # never declare back a reference a kept action drops
+        refs = [r for r in out_meta["ownerReferences"] if r.get("uid") not in disowned]
+        if refs:
+            out_meta["ownerReferences"] = refs
+        else:
+            out_meta.pop("ownerReferences")
     body = {k: v for k, v in observed.items() if k not in ("metadata", "status")}
     if kind == "Deployment":
         # its own controller would go on rolling ReplicaSets towards the template: pause it natively

@@ -7,8 +7,14 @@ STS_POD_NAME = "statefulset.kubernetes.io/pod-name"
 CONTROLLER_REVISION_HASH = "controller-revision-hash"
 POD_TEMPLATE_HASH = "pod-template-hash"
 
-# Pulumi
+# Pulumi (pulumi-kubernetes' annotations: provider/pkg/metadata/annotations.go)
 SKIP_AWAIT = "pulumi.com/skipAwait"
+#: the propagation policy of the provider's DELETE (Foreground unless this says background or
+#: orphan; read from the inputs in the stack's state: provider/pkg/metadata/overrides.go
+#: ``DeletionPropagation``, since pulumi-kubernetes v4.12.0)
+DELETION_PROPAGATION = "pulumi.com/deletionPropagationPolicy"
+#: server-side apply with force for one object (provider/pkg/await/await.go ``patchForce``)
+PATCH_FORCE = "pulumi.com/patchForce"
 
 # Kubernetes recommended label: set to pulumi-lws only when the user's labels carry none (a
 # user's ``managed-by: kustomize`` stays, as upstream keeps user labels)

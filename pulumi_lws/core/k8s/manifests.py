@@ -3,7 +3,7 @@
 Invariants: every object has ``metadata.name``, ``metadata.namespace``, the ownership label
 ``pulumi-lws.io/managed: "true"`` and an ``app.kubernetes.io/managed-by`` label: the user's when
 their labels set one (e.g. ``kustomize``), else ``pulumi-lws``; workload objects carry
-``pulumi.com/skipAwait: "true"`` (readiness is the planner's business).
+:data:`WORKLOAD_ANNOTATIONS`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,19 @@ def merged(user: Mapping[str, str] | None, controller: Mapping[str, str]) -> dic
     return out
 
 
-SKIP_AWAIT = {K.SKIP_AWAIT: "true"}
+#: What every StatefulSet and Deployment carries for pulumi-kubernetes (the renderers and the
+#: registration use this one table, docs/component.md "How pulumi-kubernetes treats the children"):
+#:
+#: * ``pulumi.com/skipAwait: "true"``: readiness is the planner's business (the provider's
+#:   StatefulSet await never finishes with ``partition > 0``). For these kinds it also makes the
+#:   provider's delete return as soon as the DELETE is accepted (``allowsSkipAwaitWithDelete``);
+#: * ``pulumi.com/deletionPropagationPolicy: "background"``: so that DELETE removes the object at
+#:   once and the garbage collector removes its pods afterwards. With the provider's default
+#:   (Foreground) the object would linger, terminating, until its pods are gone, and a same-name
+#:   object declared meanwhile — a delete-before-replace, or a group scaled away and back —
+#:   would meet it: a server-side-apply create lands on the terminating object (which then
+#:   disappears while the stack's state says it exists), a plain create answers 409 AlreadyExists.
+WORKLOAD_ANNOTATIONS = {K.SKIP_AWAIT: "true", K.DELETION_PROPAGATION: "background"}
 
 
 def owned_labels(labels: Mapping[str, str] | None) -> dict[str, str]:

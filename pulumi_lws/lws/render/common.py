@@ -13,14 +13,15 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_lws.core.k8s.manifests import SKIP_AWAIT, merged, metadata
+from pulumi_lws.core.k8s.manifests import WORKLOAD_ANNOTATIONS, merged, metadata
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.revision import Revision
 
 
 def workload_annotations(lws_annotations: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Annotations of a StatefulSet/Deployment: the LWS's, then controller keys, then skipAwait."""
-    return merged(lws_annotations, {**(extra or {}), **SKIP_AWAIT})
+    """Annotations of a StatefulSet/Deployment: the LWS's, then controller keys, then
+    pulumi-kubernetes' (skipAwait, background deletion: ``WORKLOAD_ANNOTATIONS``)."""
+    return merged(lws_annotations, {**(extra or {}), **WORKLOAD_ANNOTATIONS})
 
 
 def controller_revision(lws_name: str, namespace: str, revision: Revision) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pulumi_lws.core.k8s.manifests import SKIP_AWAIT, headless_service, owned_labels
+from pulumi_lws.core.k8s.manifests import WORKLOAD_ANNOTATIONS, headless_service, owned_labels
 from pulumi_lws.modelserving import labels as L
 from pulumi_lws.modelserving import names
 from pulumi_lws.modelserving.api.modelserving import Role
@@ -39,7 +39,7 @@ APPS = "apps/v1"
 
 def _sts(name: str, namespace: str, labels: dict[str, str], spec: dict[str, Any], parts: SharedParts) -> dict[str, Any]:
     """``labels``: already owned (``owned_labels``), shared by a replica's two StatefulSets."""
-    annotations = parts.part("skip-await", lambda: dict(SKIP_AWAIT))
+    annotations = parts.part("workload-annotations", lambda: dict(WORKLOAD_ANNOTATIONS))
     return {
         "apiVersion": APPS,
         "kind": "StatefulSet",

@@ -1,14 +1,39 @@
 """Apply registered manifests the way ``pulumi up`` with pulumi-kubernetes would.
 
 Per stack, the applier remembers what the previous ``up`` registered (Pulumi's state):
-- a manifest not registered before (and not in the cluster) is created;
+- a manifest not registered before (and not in the cluster) is created; one whose object exists
+  is upserted (server-side apply, the project's ``upsertExistingObjects`` premise);
 - a registered manifest whose spec / labels / annotations differ from the live object (after
   API defaulting) is updated; ``status`` is never written;
-- an object the stack registered last time but not now is deleted (propagation Foreground, or
-  the ``pulumi.com/deletionPropagationPolicy`` annotation), like Pulumi deleting a resource;
+- an object the stack registered last time but not now is deleted with the propagation its
+  registered manifest names (``pulumi.com/deletionPropagationPolicy``; Foreground by default),
+  like Pulumi deleting a resource with the inputs in its state;
 - a change to an immutable field is a replacement, and because the objects are explicitly
-  named it is delete-before-replace: the old object is deleted (foreground) and the new one is
-  created once the old one is gone (``pending``: Pulumi waits for the deletion to finish).
+  named it is delete-before-replace: the old object is deleted with the propagation of the
+  manifest last registered for it, then the new one is created.
+
+How long a delete lasts is the provider's (pulumi-kubernetes v4.25.0 ``provider/pkg/await/
+await.go`` ``Deletion``, ``provider/pkg/metadata/overrides.go`` ``DeletedCondition``): it waits
+until the object is gone, except for a StatefulSet, Deployment (and the other kinds of
+``allowsSkipAwaitWithDelete``) registered with ``pulumi.com/skipAwait: "true"``, whose delete
+returns as soon as the DELETE is accepted. So:
+
+- a replacement whose delete the provider waits for parks the new manifest in ``pending`` and
+  creates it once the old object is gone (the simulator cannot stop the clock mid-``up``; the
+  create happens at the first settle that finds the name free);
+- a replacement of a skipAwait workload creates at once: with background propagation the old
+  object is already gone; without it the old object is still there, terminating, and the create
+  **fails** (below);
+- applying a manifest to an object that is terminating (deletionTimestamp set) **fails**: the
+  error names the object (``ApplyResult.errors``), the operation counts as not applied (its
+  dependents are skipped, nothing is deleted at the end of that run, as after any failed
+  operation) and the stack state does not take the manifest. The real provider does not always
+  fail — its server-side-apply create is a PATCH (every 4.x from 4.18 on, and 4.29+ with
+  ``upsertExistingObjects``) that lands on the terminating object, which then disappears while
+  the stack's state says it exists; a plain create (4.29+ without upsert) answers 409
+  AlreadyExists — but either way it is a defect, and the simulator, which diffs against the
+  cluster rather than a state, would otherwise hide it by creating the object again on the next
+  run. The simulator's runner reports apply errors as invariant violations.
 
 Dependencies (``dependencies={dependent: (dependency, ...)}``, refs ``(kind, name)`` in the
 dependent's namespace or full ``(kind, namespace, name)`` keys; Pulumi's ``dependsOn``): manifests
@@ -50,6 +75,12 @@ from pulumi_lws.sim.cluster.defaults import apply_defaults
 from pulumi_lws.sim.cluster.store import CLUSTER_SCOPED, AlreadyExists, Conflict, NotFound, Store, clone
 
 PROPAGATION_ANNOTATION = "pulumi.com/deletionPropagationPolicy"
+SKIP_AWAIT_ANNOTATION = "pulumi.com/skipAwait"
+#: kinds whose delete pulumi-kubernetes does not await under skipAwait (v4.25.0
+#: provider/pkg/metadata/overrides.go ``allowsSkipAwaitWithDelete``)
+DELETE_NOT_AWAITED = frozenset(
+    {"Namespace", "Pod", "ReplicationController", "DaemonSet", "Deployment", "StatefulSet", "Job"}
+)
 
 
 def key_of(obj: Mapping[str, Any]) -> Key:
@@ -72,6 +103,14 @@ class ApplyResult:
         for verb in ("created", "updated", "replaced", "deleted", "skipped", "errors"):
             out += [f"{verb} {k}" for k in getattr(self, verb)]
         return out
+
+
+#: what a failed apply on a terminating object says (module docstring)
+TERMINATING = (
+    "the object is terminating (deletionTimestamp set): pulumi-kubernetes' server-side-apply create "
+    "would land on it and it would then vanish while the stack state says it exists (409 AlreadyExists "
+    "on 4.29+ without upsertExistingObjects)"
+)
 
 
 class _Again:
@@ -184,7 +223,7 @@ class Applier:
         again_get, unchanged_get = again.entries.get, self.unchanged_at.setdefault(stack_id, {}).get
         written, state_get, unchanged_labels = again.written, previous.get, res.unchanged
         pending = self.pending
-        for key in order:
+        for n, key in enumerate(order):
             if not sure:
                 ok = draw(key)  # one draw per operation, whatever its dependencies did
                 ds = deps.get(key)
@@ -207,7 +246,12 @@ class Applier:
             ):
                 unchanged_labels.append(hit[3])
                 continue
-            self._upsert(stack_id, key, manifest, res)
+            if not self._upsert(stack_id, key, manifest, res):
+                # a failed operation (module docstring): its dependents are skipped and nothing
+                # is deleted at the end; the sure path now tracks what was applied
+                if sure:
+                    sure, done = False, set(order[:n])
+                done.discard(key)
         if sure:
             known = {k: ds for k, ds in self.dependencies.get(stack_id, {}).items() if k not in desired}
             known.update(deps)
@@ -259,20 +303,27 @@ class Applier:
             self._again_for(stack_id).forget(key)
             res.deleted.append(_label(key))
 
-    def _upsert(self, stack_id: str, key: Key, manifest: dict[str, Any], res: ApplyResult) -> None:
+    def _upsert(self, stack_id: str, key: Key, manifest: dict[str, Any], res: ApplyResult) -> bool:
+        """One create, update or replacement; False when it failed (module docstring)."""
         state = self.state[stack_id]
         live = self.store.get(*key)
-        if key in self.pending or (live is not None and live["metadata"].get("deletionTimestamp")):
+        if key in self.pending:  # a replacement still waiting for its predecessor to go
             self.pending[key] = (stack_id, clone(manifest))  # recreate once the old object is gone
             self._again_for(stack_id).forget(key)
             state[key] = manifest
             res.replaced.append(_label(key))
-            return
+            return True
+        if live is not None and live["metadata"].get("deletionTimestamp"):
+            verb = "update" if key in state else "create"
+            res.errors.append(f"{verb} {_label(key)}: {TERMINATING}")
+            self.unchanged_at.get(stack_id, {}).pop(key, None)
+            self._again_for(stack_id).forget(key)
+            return False
         if live is None:
             self._create(key, manifest, res)
             self._again_for(stack_id).forget(key)
             state[key] = manifest
-            return
+            return True
         # The outcome below is a function of the manifest (up to ``==``: defaulting, the immutable
         # fields and the comparison read it only through ``==`` and key presence) and of the live
         # object, which is unchanged while its resourceVersion is (every write goes through
@@ -289,7 +340,7 @@ class Applier:
             res.unchanged.append(label := _label(key))
             state[key] = manifest
             self._again_for(stack_id).remember(key, entry, live, label)
-            return
+            return True
         # ``want``: the manifest as the API server would default it (a shallow copy: defaulting copies
         # what it writes), short-lived — the state keeps the manifest as registered. Defaulting is
         # idempotent, so creating or replacing from ``want`` later stores the same object (a
@@ -299,10 +350,19 @@ class Applier:
         apply_defaults(want, self.store, existing=live)
         changed = immutable_changes(key[0], live, want)
         if changed:
-            self._delete(key, manifest)
+            registered = state.get(key, manifest)  # the provider deletes with the inputs of its state
+            self._delete(key, registered)
+            what = f"{_label(key)} ({', '.join(changed)})"
+            if self.store.get(*key) is not None and not self._delete_awaited(key, registered):
+                # the delete returned at once and the old object is still there, terminating
+                state.pop(key, None)  # deleted, not created: the state holds neither
+                unchanged.pop(key, None)
+                self._again_for(stack_id).forget(key)
+                res.errors.append(f"replace {what}: {TERMINATING}")
+                return False
             self.pending[key] = (stack_id, clone(want))
             self.flush_pending()
-            res.replaced.append(f"{_label(key)} ({', '.join(changed)})")
+            res.replaced.append(what)
         elif _differs(live, want):
             self.store.replace(live, want)
             res.updated.append(_label(key))
@@ -311,10 +371,11 @@ class Applier:
             unchanged[key] = entry = (manifest, rv)
             state[key] = manifest
             self._again_for(stack_id).remember(key, entry, live, label)
-            return
+            return True
         unchanged.pop(key, None)
         self._again_for(stack_id).forget(key)
         state[key] = manifest
+        return True
 
     def _create(self, key: Key, manifest: dict[str, Any], res: ApplyResult) -> None:
         try:
@@ -323,7 +384,15 @@ class Applier:
         except AlreadyExists as exc:  # pragma: no cover - guarded by the lookup above
             res.errors.append(str(exc))
 
+    @staticmethod
+    def _delete_awaited(key: Key, manifest: Mapping[str, Any]) -> bool:
+        """Whether the provider's delete of ``key``, registered as ``manifest``, waits until the
+        object is gone: always, but for a skipAwait kind of ``DELETE_NOT_AWAITED``."""
+        annotations = (manifest.get("metadata") or {}).get("annotations") or {}
+        return not (key[0] in DELETE_NOT_AWAITED and str(annotations.get(SKIP_AWAIT_ANNOTATION)).lower() == "true")
+
     def _delete(self, key: Key, manifest: Mapping[str, Any]) -> None:
+        """The provider's DELETE, with the propagation ``manifest`` (its registered inputs) names."""
         policy = ((manifest.get("metadata") or {}).get("annotations") or {}).get(PROPAGATION_ANNOTATION, "foreground")
         try:
             self.store.delete(*key, propagation=policy.capitalize())

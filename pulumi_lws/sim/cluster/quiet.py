@@ -95,6 +95,14 @@ class QuietSets:
         if sts["spec"].get("minReadySeconds"):
             self._timed[uid] = self.clock.now
 
+    def wake(self, uid: str) -> None:
+        """An input :meth:`visit` cannot see moved for ``uid`` (a pod name it could not take is
+        free again): visited at the next pass."""
+        self.quiet.discard(uid)
+        self._timed.pop(uid, None)
+        if uid in self._position:
+            self._awake.add(uid)
+
     def _wake(self) -> list[str]:
         """Sets written, or with a dependent written, since the last look: no longer quiet."""
         changed = self._written | self._owners

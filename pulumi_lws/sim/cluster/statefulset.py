@@ -30,7 +30,16 @@ from pulumi_lws.sim.cluster.admission import AdmissionDenied
 from pulumi_lws.sim.cluster.clock import Clock
 from pulumi_lws.sim.cluster.kubelet import Kubelet
 from pulumi_lws.sim.cluster.quiet import QuietSets
-from pulumi_lws.sim.cluster.store import Conflict, NotFound, Store, clone, controller_uid, meta, owner_ref
+from pulumi_lws.sim.cluster.store import (
+    AlreadyExists,
+    Conflict,
+    NotFound,
+    Store,
+    clone,
+    controller_uid,
+    meta,
+    owner_ref,
+)
 from pulumi_lws.sim.cluster.sts_pods import PodIndex, Table, running_ready
 from pulumi_lws.sim.cluster.template_hash import template_hash
 
@@ -69,10 +78,18 @@ class StatefulSetController:
         self._index = PodIndex(store, kubelet.ready_since)  # a big set's pods, kept from the writes
         #: ``<ns>/<pod>`` -> why admission refused its creation (the last refusal; retried at each sync)
         self.denied: dict[str, str] = {}
+        #: (namespace, pod name) -> uid of the set whose create found the name taken (by a pod it
+        #: does not control): the set is woken once the name is free (:meth:`sync_all`)
+        self.name_taken: dict[tuple[str, str], str] = {}
 
     def sync_all(self) -> None:
         """Sync every StatefulSet in list order, skipping one whose inputs are exactly those of its
         previous sync that wrote nothing (same result again: nothing): :mod:`.quiet`."""
+        if self.name_taken:  # a FailedCreate retried: the set whose pod name is free again syncs
+            for key, uid in list(self.name_taken.items()):
+                if self.store.get("Pod", *key) is None:
+                    del self.name_taken[key]
+                    self._sets.wake(uid)
         self._sets.visit(self.sync)
 
     def mark_quiet(self, sts: Mapping[str, Any]) -> None:
@@ -311,6 +328,13 @@ class StatefulSetController:
             self.store.create({"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": spec})
         except AdmissionDenied as exc:  # Kubernetes: a FailedCreate event, retried at the next sync
             self.denied[f"{meta(sts)['namespace']}/{name}"] = str(exc)
+        except AlreadyExists:
+            # the name is still held by a pod this StatefulSet does not control — one of a deleted
+            # predecessor's (a same-name StatefulSet deleted in the background: the garbage
+            # collector removes its pods afterwards), terminating — which it never adopts (it has
+            # a controller reference): FailedCreate, retried (the controller's requeue) once that
+            # pod is gone
+            self.name_taken[(meta(sts)["namespace"], name)] = meta(sts)["uid"]
 
     def _claim_volumes(self, sts, pod_name: str, volumes: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ns = meta(sts)["namespace"]

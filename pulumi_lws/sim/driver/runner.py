@@ -127,6 +127,9 @@ class Runner(ScenarioEvents):
     def _reconcile(self) -> EngineStep:
         step = self.engine.step(self.cluster, self.desired, keep=self.sc.apply_keep)
         self.stages += step.stages
+        # an operation the provider would fail or silently lose (an apply on a terminating
+        # object: sim/cluster/apply.py) is a defect of the plan, never a tolerated outcome
+        self.violations += [f"t={self.cluster.clock.now:g} apply failed: {e}" for e in step.applied.errors]
         self._use_budgets()
         self._collector.freeze(collect=getattr(self.engine, "makes_garbage_cycles", True))
         return step

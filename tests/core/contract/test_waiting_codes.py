@@ -19,6 +19,7 @@ from pulumi_lws.core.contract.stage import (
 
 
 def test_the_codes_the_cluster_clears_are_the_planners_own_waiting_codes() -> None:
+    from pulumi_lws.core.features.adoption import POD_OWNERS_HELD
     from pulumi_lws.disaggregatedset.rollout import blockers as ds
     from pulumi_lws.lws.rollout.hash import blockers as hash_mode
     from pulumi_lws.lws.rollout.ordinal import planner as ordinal
@@ -32,6 +33,7 @@ def test_the_codes_the_cluster_clears_are_the_planners_own_waiting_codes() -> No
         role_planner.WAITING,
         role_planner.CAPPED,  # max-groups-in-flight: the groups in flight becoming ready
         ds.WAITING,
+        POD_OWNERS_HELD,  # adoption: cleared by the next pulumi up, once the disowns of this one ran
     }
     assert planners == WAITING_FOR_CLUSTER_CODES
     assert WAITING_FOR_CLUSTER_CODES < WAITING_CODES  # timelines: not a failure either

@@ -30,6 +30,7 @@ from support.ds_helpers import (
     lane_sequence,
 )
 
+from pulumi_lws.core.features.adoption import DISOWN_REASON, POD_OWNER_REASON
 from pulumi_lws.disaggregatedset import names
 from pulumi_lws.disaggregatedset.revision import compute_revision
 from pulumi_lws.disaggregatedset.workload import WORKLOAD as DS
@@ -90,11 +91,23 @@ def test_ds_fleet_whose_crs_still_exist_is_disowned_from_ds_and_child_lws():
     # deleting the CRs without --cascade=orphan)
     first, _, _ = f.up(ADOPTING_STACK)
     second, _, _ = f.up(ADOPTING_STACK)
-    disown = [a for r in (first, second) for a in r.stage.actions if a.verb == "disown"]
+    disown = [a for r in (first, second) for a in r.stage.actions if a.verb == "disown" and a.reason == DISOWN_REASON]
     assert sorted(f"{a.kind}/{a.name}" for a in disown) == owned and all(a.uid for a in disown)
     assert {f"{a.kind}/{a.name}" for a in second.stage.actions if a.verb == "disown"} == {
         f"Service/{c}" for c in f.child_uids
     }
+    # the Ordinal roles' worker StatefulSets: their leader Pods' references, dropped by the first
+    pod_owned = {a.name for a in first.stage.actions if a.reason == POD_OWNER_REASON}
+    assert (
+        pod_owned
+        == {
+            meta(s)["name"]
+            for s in f.cluster.list("StatefulSet", "default")
+            if L.GROUP_INDEX in (meta(s).get("labels") or {})
+        }
+        and len(pod_owned) == 3 + 2
+    )
+    assert not [s for s in f.cluster.list("StatefulSet", "default") if meta(s).get("ownerReferences")]
     assert not f.upstream_owned()
     pods = ds_pods(f)
     for uid in f.crs():  # deleting the CRs no longer cascades into the adopted fleet

@@ -17,6 +17,7 @@ from support.adoption_helpers import (
     with_null_timestamps,
 )
 
+from pulumi_lws.core.features.adoption import DISOWN_REASON, POD_OWNER_REASON
 from pulumi_lws.lws import labels as L
 from pulumi_lws.lws.revision import revision_data, revision_key
 from pulumi_lws.workloads import workload_for
@@ -104,9 +105,13 @@ def test_fleet_whose_cr_still_exists_is_disowned_before_the_cr_goes():
     f = fleet("Ordinal")
     owned = f.upstream_owned()
     result, _, executed = f.up()
-    disown = [a for a in result.stage.actions if a.verb == "disown"]
-    assert sorted(f"{a.kind}/{a.name}" for a in disown) == owned and len(executed) >= len(disown)
+    every = [a for a in result.stage.actions if a.verb == "disown"]
+    disown = [a for a in every if a.reason == DISOWN_REASON]  # the CR's references
+    assert sorted(f"{a.kind}/{a.name}" for a in disown) == owned and len(executed) >= len(every)
     assert {a.kind for a in disown} >= {"StatefulSet", "ControllerRevision"} and all(a.uid for a in disown)
+    pod_owned = [a for a in every if a.reason == POD_OWNER_REASON]  # the leader Pods' (Ordinal workers)
+    assert sorted(a.name for a in pod_owned) == ["web-0", "web-1", "web-2"] and all(a.uid for a in pod_owned)
+    assert result.stage.actions[: len(pod_owned)] == tuple(pod_owned)  # before any other action
     assert not f.upstream_owned()
     pods = f.pods()
     cr = f.cluster.store.by_uid(f.cr_uid)

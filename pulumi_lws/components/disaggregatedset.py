@@ -94,19 +94,6 @@ class DisaggregatedSet(WorkloadComponent):
         workload = workload_for(KIND)
         run = run_workload(self, TYPE, name, args, opts, workload)
         outputs = workload_outputs(workload, run)
-        outputs["stage"] = {
-            **outputs["stage"],
-            "roles": [
-                {
-                    "name": lane.name,
-                    "old": lane.old,
-                    "new": lane.new,
-                    "oldReady": lane.old_ready,
-                    "newReady": lane.new_ready,
-                }
-                for lane in run.result.stage.lanes
-            ],
-        }
         self._publish_outputs(outputs)
 
 

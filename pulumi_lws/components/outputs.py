@@ -14,7 +14,10 @@ from pulumi_lws.core.features.control import control_summary
 
 
 def stage_summary(stage: Stage) -> dict[str, Any]:
-    return {
+    """The ``stage`` output (and ``pulumi-lws status``'s ``stage``: both call this): a stage drawn
+    in lanes (DisaggregatedSet roles, ModelServing RoleRollingUpdate) also lists each lane's
+    ``old|new`` replicas and how many of each are ready, under ``roles``."""
+    summary = {
         "policy": stage.policy,
         "replicas": stage.replicas,
         "partition": stage.partition,
@@ -25,6 +28,18 @@ def stage_summary(stage: Stage) -> dict[str, Any]:
         "paused": bool(stage.control and stage.control.paused),
         "control": control_summary(stage),
     }
+    if stage.lanes:
+        summary["roles"] = [
+            {
+                "name": lane.name,
+                "old": lane.old,
+                "new": lane.new,
+                "oldReady": lane.old_ready,
+                "newReady": lane.new_ready,
+            }
+            for lane in stage.lanes
+        ]
+    return summary
 
 
 def remaining_stages(stage: Stage) -> list[dict[str, Any]]:

@@ -332,3 +332,21 @@ def test_redact_never_leaks_a_secret(secret, before, after):
         assert REDACTED in line and all(secret not in piece for piece in line.split(REDACTED))
     assert redacted["nested"][1] == 3
     assert inputs._carries_secret(text)
+
+
+def test_a_stage_in_lanes_lists_its_roles_for_the_component_and_status_alike():
+    """``stage_summary`` is what the components publish as ``stage`` and what ``pulumi-lws status``
+    prints: a stage drawn in lanes carries ``roles`` in both (the e2e tier compares the two on a
+    real cluster; DisaggregatedSet's once differed)."""
+    from dataclasses import replace as _replace
+
+    from pulumi_lws.components.outputs import stage_summary
+    from pulumi_lws.core.contract.stage import Lane, Stage
+
+    base = Stage(policy="disaggregatedset", target_revision="r", replicas=8, partition=None, group_revisions={})
+    assert "roles" not in stage_summary(base)
+    laned = _replace(base, lanes=(Lane("prefill", 2, 4, 2, 3), Lane("decode", 1, 1, 1, 0)))
+    assert stage_summary(laned)["roles"] == [
+        {"name": "prefill", "old": 2, "new": 4, "oldReady": 2, "newReady": 3},
+        {"name": "decode", "old": 1, "new": 1, "oldReady": 1, "newReady": 0},
+    ]

@@ -203,6 +203,10 @@ class Stack:
         (workdir / "Pulumi.yaml").write_text(yaml.safe_dump(project, sort_keys=False))
         stack = cls(cluster, example, namespace, workdir, manifest_file)
         stack.edit(lambda doc: doc["metadata"].__setitem__("namespace", namespace))
+        # a stack an interrupted run left behind names objects its namespace no longer holds
+        cluster.run(
+            ["pulumi", "stack", "rm", namespace, "--yes", "--force", "--non-interactive"], cwd=workdir, check=False
+        )
         cluster.run(["pulumi", "stack", "init", namespace, "--non-interactive"], cwd=workdir)
         return stack
 

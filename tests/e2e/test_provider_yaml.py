@@ -30,6 +30,7 @@ def _project(cluster, namespace: str, tmp_path: pathlib.Path) -> pathlib.Path:
     for resource in project["resources"].values():
         resource["properties"]["namespace"] = namespace
     (workdir / "Pulumi.yaml").write_text(yaml.safe_dump(project, sort_keys=False))
+    cluster.run(["pulumi", "stack", "rm", namespace, "--yes", "--force", "--non-interactive"], cwd=workdir, check=False)
     cluster.run(["pulumi", "stack", "init", namespace, "--non-interactive"], cwd=workdir)
     return workdir
 

@@ -51,7 +51,7 @@ from pulumi_lws.cluster.resources import lightkube_labels as _lightkube_labels
 from pulumi_lws.cluster.resources import resource_classes, to_plain
 from pulumi_lws.cluster.verbs import VerbHandlers
 from pulumi_lws.cluster.verbs import rfc3339 as _rfc3339
-from pulumi_lws.core.contract.ports import ActionError, ClusterError, ObserveError, Scope
+from pulumi_lws.core.contract.ports import ActionError, ClusterError, ObserveError, Scope, selector_text
 from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot
 from pulumi_lws.core.contract.stage import Action
 
@@ -129,10 +129,15 @@ class LiveCluster(VerbHandlers):
         for Nodes and one for the pods of every namespace (``Snapshot.capacity``)."""
         objs: list[dict[str, Any]] = []
         for kind in scope.kinds:
+            selector = scope.selector_for(kind)
             objs += [
                 o
                 for o in self._list(
-                    kind, self._res(kind), namespace=scope.namespace, labels=_lightkube_labels(scope.selector_for(kind))
+                    kind,
+                    self._res(kind),
+                    namespace=scope.namespace,
+                    labels=_lightkube_labels(selector),
+                    selected_by=selector_text(selector),
                 )
                 if scope.selects(o, kind)
             ]
@@ -159,18 +164,23 @@ class LiveCluster(VerbHandlers):
         ``namespace``, with the observer's retries and errors ([] when the API is not served)."""
         return self._list(kind, res, **({"namespace": namespace} if namespace else {}))
 
-    def _list(self, kind: str, res: Any, *, why: str = "", **kwargs: Any) -> list[dict[str, Any]]:
+    def _list(
+        self, kind: str, res: Any, *, why: str = "", selected_by: str | None = None, **kwargs: Any
+    ) -> list[dict[str, Any]]:
         """Every object of one LIST (all pages), retried on transient failures; a LIST that still
         fails raises :class:`ObserveError`, so nothing is planned from a partial read. ``why``:
-        what needs this LIST, named when the answer is 403 (the missing permission)."""
+        what needs this LIST, named when the answer is 403 (the missing permission);
+        ``selected_by``: the label selector as errors name it (default: from ``labels``)."""
         namespace = kwargs.get("namespace")
         where = f"LIST {kind}" + (
             " in every namespace" if namespace == "*" else f" in namespace {namespace}" if namespace else ""
         )
-        if kwargs.get("labels"):
-            where += " selected by " + ",".join(
+        if selected_by is None and kwargs.get("labels"):
+            selected_by = ",".join(
                 k if not isinstance(v, str) else f"{k}={v}" for k, v in sorted(kwargs["labels"].items())
             )
+        if selected_by:
+            where += f" selected by {selected_by}"
         try:
             for attempt in self.retry.retrying(f"{where} (context {self.context})"):
                 with attempt:

@@ -20,6 +20,7 @@ from lightkube.resources.core_v1 import Pod, Service
 from lightkube.resources.scheduling_v1beta1 import PodGroup, Workload
 
 from pulumi_lws.core.contract.facts import GANG_PODGROUPS, KindRef
+from pulumi_lws.core.contract.ports import ABSENT, SelectorValue
 from pulumi_lws.workloads import registered
 
 #: lightkube's typed models of the built-in kinds; any other kind an API observes gets a generic
@@ -77,8 +78,12 @@ def to_plain(obj: Any, kind: str) -> dict[str, Any]:
     return data
 
 
-def lightkube_labels(selector: Mapping[str, str | None]) -> dict[str, Any]:
-    """A :class:`~pulumi_lws.core.contract.ports.Scope` selector as lightkube's ``labels`` (None: the key exists)."""
+def lightkube_labels(selector: Mapping[str, SelectorValue]) -> dict[str, Any]:
+    """A :class:`~pulumi_lws.core.contract.ports.Scope` selector as lightkube's ``labels`` (None:
+    the key exists, ``key``; ABSENT: it does not, ``!key``)."""
     from lightkube import operators
 
-    return {k: operators.exists() if v is None else v for k, v in selector.items()}
+    return {
+        k: operators.exists() if v is None else operators.not_exists() if v is ABSENT else v
+        for k, v in selector.items()
+    }

@@ -120,8 +120,7 @@ class ModelServingWorkload(Workload):
         )
 
     def scope(self, spec: ModelServing, *, nodes: bool | None = None) -> Scope:
-        base = modelserving_scope(spec.namespace, spec.name)
-        return Scope(base.namespace, base.selector, base.kinds, bool(nodes))
+        return modelserving_scope(spec.namespace, spec.name, nodes=bool(nodes))
 
     def reconcile(
         self, spec: ModelServing, snapshot: Snapshot, options: ModelServingOptions | None = None

@@ -137,9 +137,13 @@ async def _lists(kmock, roles: int, slices: int, *, revisions: int = 1, placemen
 
 def assert_selectors(requests) -> None:
     """Every kind selected by the DS name, except ControllerRevisions: by the LWS name label's
-    existence (upstream's LWS controller labels an adopted child's revisions with only that)."""
+    existence (upstream's LWS controller labels an adopted child's revisions with only that), and
+    without the worker StatefulSets' own history (``group-index``)."""
     selectors = sorted(r.params.get("labelSelector") for r in requests)
-    assert selectors == sorted([f"{DL.NAME}=pd"] * (len(LWS_KINDS) - 1) + ["leaderworkerset.sigs.k8s.io/name"])
+    assert selectors == sorted(
+        [f"{DL.NAME}=pd"] * (len(LWS_KINDS) - 1)
+        + ["leaderworkerset.sigs.k8s.io/name,!leaderworkerset.sigs.k8s.io/group-index"]
+    )
 
 
 @pytest.mark.asyncio

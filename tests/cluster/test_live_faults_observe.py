@@ -29,7 +29,7 @@ from support.kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator, k
 from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.cluster.resilience import RetryPolicy
 from pulumi_lws.cluster.resources import resource_classes
-from pulumi_lws.core.contract.ports import ObserveError, Scope
+from pulumi_lws.core.contract.ports import ObserveError, Scope, selector_text
 from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.disaggregatedset.observe import ds_scope
 from pulumi_lws.workloads import workload_for
@@ -209,7 +209,7 @@ async def test_a_failed_list_fails_the_observe_naming_the_list_and_context(kmock
         await asyncio.to_thread(cluster(kmock, [], APIS[api][1]).observe, scope)
 
     message = str(raised.value)
-    selector = ",".join(k if v is None else f"{k}={v}" for k, v in sorted(scope.selector_for(kind).items()))
+    selector = selector_text(scope.selector_for(kind))
     where = "LIST Node" if kind == "Node" else f"LIST {kind} in namespace {NS} selected by {selector}"
     assert message.startswith(
         f"observe failed: {where} on cluster context 'kmock' at {str(kmock.url).rstrip('/')}: {shown}"

@@ -119,7 +119,11 @@ async def test_list_calls_per_reconcile_are_fixed_for_50_servinggroups(kmock):
         pg["apiVersion"] == "scheduling.volcano.sh/v1beta1" for pg in snapshot.list("PodGroup")
     )
     requests = [r for r in kmock if r.resource is not None]
-    assert all(r.params.get("labelSelector") == f"{ML.NAME}=pd" for r in requests)
+    # ControllerRevisions without the StatefulSets' own history (controller.kubernetes.io/hash)
+    assert {r.resource.plural: r.params.get("labelSelector") for r in requests} == {
+        **{plural: f"{ML.NAME}=pd" for plural in ("statefulsets", "pods", "services", "podgroups")},
+        "controllerrevisions": f"{ML.NAME}=pd,!controller.kubernetes.io/hash",
+    }
     assert {r.resource.group for r in requests if r.resource.plural == "podgroups"} == {"scheduling.volcano.sh"}
 
 

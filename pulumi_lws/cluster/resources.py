@@ -53,22 +53,35 @@ def resource_of(ref: KindRef) -> Any:
 VolcanoPodGroup = resource_of(GANG_PODGROUPS["volcano"])
 
 
-def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
-    """The lightkube resource class of every namespaced kind a registered API observes
-    (``Workload.observes``). A kind name two APIs share (``PodGroup``) is also reachable by its
-    qualified name (``PodGroup.scheduling.volcano.sh``); the bare name means ``gang_provider``'s."""
+#: the cluster-scoped and core kinds the live backend reads besides the APIs' scope kinds
+CORE_REFS: Mapping[str, KindRef] = {
+    "Node": KindRef("Node", "v1", namespaced=False),
+    "Event": KindRef("Event", "v1"),
+}
+
+
+def kind_refs(gang_provider: str = "kubernetes") -> dict[str, KindRef]:
+    """The :class:`KindRef` of every namespaced kind a registered API observes
+    (``Workload.observes``), by the name a scope uses. A kind name two APIs share (``PodGroup``)
+    is also reachable by its qualified name (``PodGroup.scheduling.volcano.sh``); the bare name
+    means ``gang_provider``'s."""
     refs: dict[str, list[KindRef]] = {}
     for workload in registered().values():
         for ref in workload.observes:
             if ref.namespaced and ref not in refs.setdefault(ref.kind, []):
                 refs[ref.kind].append(ref)
-    out: dict[str, Any] = {}
+    out: dict[str, KindRef] = {}
     for kind, choices in refs.items():
         if len(choices) > 1:
-            out.update({ref.qualified: resource_of(ref) for ref in choices})
+            out.update({ref.qualified: ref for ref in choices})
         gang = GANG_PODGROUPS[gang_provider]
-        out[kind] = resource_of(gang if gang in choices else choices[0])
+        out[kind] = gang if gang in choices else choices[0]
     return out
+
+
+def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
+    """The lightkube resource class of every kind of :func:`kind_refs`, by the same names."""
+    return {name: resource_of(ref) for name, ref in kind_refs(gang_provider).items()}
 
 
 def to_plain(obj: Any, kind: str) -> dict[str, Any]:

@@ -46,7 +46,7 @@ from pulumi_lws.lws.trace_view import read_groups
 from pulumi_lws.lws.workload import GROUP_LABELS as LWS_GROUP_LABELS
 
 #: External scaling's per-role scale subresource objects (disaggregatedset/external.py)
-SCALER = KindRef(SCALER_KIND, SCALER_API_VERSION, plural="disaggregatedsetrolescalers")
+SCALER = KindRef(SCALER_KIND, SCALER_API_VERSION, plural="disaggregatedsetrolescalers", optional=True)
 
 #: the component arguments: field name (snake_case) -> path inside the manifest, and the
 #: pulumi-lws options ``progress_deadline_seconds`` (a new revision not ready this long after its

@@ -58,18 +58,25 @@ OBSERVES: tuple[KindRef, ...] = (
     KindRef("ControllerRevision", "apps/v1"),
     KindRef("Service", "v1"),
     *(GANG.podgroup(p) for p in GANG.providers),
-    KindRef("Workload", "scheduling.k8s.io/v1beta1"),
+    KindRef("Workload", "scheduling.k8s.io/v1beta1", optional=True),
     KindRef("Node", "v1", namespaced=False),
 )
 RENDERS: tuple[KindRef, ...] = tuple(k for k in OBSERVES if k.kind not in ("Pod", "Node"))
 #: per-pod values admission-policy only: cluster-scoped, rendered, never read back
 CONFIGURES: tuple[KindRef, ...] = (
-    KindRef("MutatingAdmissionPolicy", "admissionregistration.k8s.io/v1beta1", "mutatingadmissionpolicies", False),
+    KindRef(
+        "MutatingAdmissionPolicy",
+        "admissionregistration.k8s.io/v1beta1",
+        "mutatingadmissionpolicies",
+        False,
+        optional=True,
+    ),
     KindRef(
         "MutatingAdmissionPolicyBinding",
         "admissionregistration.k8s.io/v1beta1",
         "mutatingadmissionpolicybindings",
         False,
+        optional=True,
     ),
 )
 #: the (verb, kind) actions the LeaderWorkerSet planners emit (DisaggregatedSet's children too)

@@ -125,9 +125,18 @@ class WorkloadComponent(pulumi.ComponentResource):
         self.child_resources: list[Any] = []
 
     def _reconcile(
-        self, name: str, workload: Workload, spec: Any, options: Any, *, gang_provider: str = "kubernetes"
+        self,
+        name: str,
+        workload: Workload,
+        spec: Any,
+        options: Any,
+        *,
+        gang_provider: str = "kubernetes",
+        backend: Backend | None = None,
     ) -> tuple[Snapshot, Reconciled, list[str]]:
-        """Observe, plan one stage, register its objects and run (or, in preview, list) its actions."""
+        """Observe, plan one stage, register its objects and run (or, in preview, list) its actions.
+        ``backend``: the one the preflight already asked (its discovery answers are reused), else
+        the current one."""
         inputs = self._inputs
 
         def register(observed: Cycle[Any]) -> list[Any]:
@@ -152,7 +161,9 @@ class WorkloadComponent(pulumi.ComponentResource):
             return self.child_resources
 
         try:  # no kubeconfig, or nothing is planned from a partial read: one line, no traceback
-            self._backend: Backend = current_backend(**kubernetes_provider_settings(), gang_provider=gang_provider)
+            self._backend: Backend = backend or current_backend(
+                **kubernetes_provider_settings(), gang_provider=gang_provider
+            )
             done = cycle(
                 workload,
                 spec,

@@ -201,11 +201,18 @@ class LeaderWorkerSetWorkload(Workload):
         )  # a fleet upstream created: drop its ownerReferences
         return adopted
 
-    def required_apis(self, spec: LeaderWorkerSet) -> tuple[tuple[str, str, str], ...]:
+    def required_apis(
+        self, spec: LeaderWorkerSet, gang_provider: str | None = None, *, field: str = "spec"
+    ) -> tuple[tuple[str, str, str], ...]:
+        """The per-pod values policy API (``admission-policy``) and the gang objects' APIs
+        (``spec.scheduling``, by ``gang_provider``); ``field``: where this spec sits in the
+        user's manifest (a DisaggregatedSet role's ``spec.roles[i].spec``)."""
         from pulumi_lws.lws.render.admission import required_api
+        from pulumi_lws.lws.render.scheduling import required_gang_apis
 
         needed = required_api(spec)
-        return (needed,) if needed else ()
+        gang = required_gang_apis(spec, gang_provider or ReconcileOptions().gang_provider, f"{field}.scheduling")
+        return ((needed,) if needed else ()) + gang
 
     def mode_notes(self, spec: LeaderWorkerSet) -> dict[str, str]:
         """``perPodValues`` when the manifest chooses (``pulumi-lws.io/per-pod-values`` set)."""

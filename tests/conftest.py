@@ -118,3 +118,16 @@ def fresh_mock_runtime(mocks, *, preview: bool = False) -> None:
     asyncio.set_event_loop(asyncio.new_event_loop())
     settings.ROOT.set(None)
     pulumi.runtime.set_mocks(mocks, project="lws", stack="test", preview=preview)
+
+
+@pytest.fixture
+def kmock_options(kmock_options: dict[str, Any]) -> dict[str, Any]:
+    """Every kmock server is at least a :class:`support.kmock_helpers.ClusterEmulator`: it serves
+    the kinds every Kubernetes cluster serves (the live backend reads a 404 on their LIST as a
+    cluster fault, not as "not installed"); a test's ``pytest.mark.kmock(cls=...)`` still wins."""
+    from kmock import KubernetesEmulator
+    from support.kmock_helpers import ClusterEmulator
+
+    if kmock_options.get("cls") in (None, KubernetesEmulator):
+        return {**kmock_options, "cls": ClusterEmulator}
+    return kmock_options

@@ -18,7 +18,8 @@ BAD_INPUT = 2
 INTERNAL_ERROR = 3
 #: any command that talks to a cluster (``status``, ``rollback``, ``rollout``): it could not be reached,
 #: read or written — a missing/empty/invalid kubeconfig, unknown context, refused connection, TLS
-#: error, HTTP error (401, 403, 5xx after retries), malformed response, timeout — one line naming
+#: error, HTTP error (401, 403, 5xx after retries; a 404 on a kind every cluster serves, or from API
+#: discovery: the URL is no Kubernetes API server), malformed response, timeout — one line naming
 #: the server or the file and the cause
 UNREACHABLE = 4
 #: ``rollout``: a workload passed its progress deadline (``Progressing=False``, ``ProgressDeadlineExceeded``)

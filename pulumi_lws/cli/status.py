@@ -120,12 +120,15 @@ def from_manifests(paths: list[str], namespace: str) -> list[Target]:
 
 def custom_resources(observer: Any, workload: Workload, namespace: str) -> list[dict[str, Any]]:
     """The upstream CRs of ``workload`` in ``namespace`` (none when the API is not served)."""
-    if hasattr(observer, "client"):  # live: one LIST through the generic resource
+    if hasattr(observer, "client"):  # live: one LIST through the generic resource, when discovery lists the CRD's API
         from lightkube.generic_resource import create_namespaced_resource
+
+        from pulumi_lws.core.contract.facts import KindRef
 
         group, version = workload.api_version.split("/")
         res = create_namespaced_resource(group, version, workload.kind, workload.upstream.plural)
-        return observer.list_resource(workload.kind, res, namespace)
+        api = KindRef(workload.kind, workload.api_version, workload.upstream.plural, optional=True)
+        return observer.list_resource(workload.kind, res, namespace, api=api)
     if hasattr(observer, "store"):  # the embedded cluster
         return observer.list(workload.kind, namespace)
     return []

@@ -3,8 +3,12 @@
 One reconcile reads at most one LIST per kind of its :class:`~pulumi_lws.core.contract.ports.Scope`
 whatever the number of groups (the kinds and the selector are the API's own scope; the resource
 of each kind comes from the kinds the registered APIs observe, ``Workload.observes``, with their
-API versions), plus Nodes when asked. Kinds whose API the cluster does not serve (404, e.g. no
-Workload API or no Volcano) are skipped.
+API versions), plus Nodes when asked. An optional kind (``KindRef.optional``: PodGroup, Workload,
+a CRD) whose API the cluster does not serve is skipped, as API discovery tells (:mod:`.discovery`:
+``GET /apis`` once, then the group-version's resource list; no LIST is sent); a kind every cluster
+serves (StatefulSet, Deployment, Pod, Service, ControllerRevision, Node, Event) is never "not
+installed": a 404 on its LIST (or a body that is no Kubernetes list) fails the observe as a
+cluster fault, naming the server and the request.
 
 ``PodGroup`` names two APIs: ``scheduling.k8s.io/v1beta1`` (the kubernetes gang provider) and
 Volcano's ``scheduling.volcano.sh/v1beta1``; ``gang_provider`` picks which one a bare
@@ -39,19 +43,23 @@ from lightkube.types import PatchType
 
 from pulumi_lws.cluster import kubeconfig as kubeconfig_source
 from pulumi_lws.cluster import settle
+from pulumi_lws.cluster.discovery import Discovery
 from pulumi_lws.cluster.resilience import (
     RetryPolicy,
     describe_failure,
+    is_kubernetes_not_found,
     is_stale_precondition,
     is_transient,
     outcome_unknown,
+    request_words,
     status_code,
 )
+from pulumi_lws.cluster.resources import CORE_REFS, kind_refs, resource_of, to_plain
 from pulumi_lws.cluster.resources import lightkube_labels as _lightkube_labels
-from pulumi_lws.cluster.resources import resource_classes, to_plain
 from pulumi_lws.cluster.verbs import VerbHandlers
 from pulumi_lws.cluster.verbs import rfc3339 as _rfc3339
-from pulumi_lws.core.contract.ports import ActionError, ClusterError, ObserveError, Scope
+from pulumi_lws.core.contract.facts import KindRef
+from pulumi_lws.core.contract.ports import ActionError, ClusterError, ObserveError, Scope, selector_text
 from pulumi_lws.core.contract.snapshot import NodeCapacity, Snapshot
 from pulumi_lws.core.contract.stage import Action
 
@@ -91,7 +99,9 @@ class LiveCluster(VerbHandlers):
         context: str | None = None,
     ) -> None:
         self.client = client
-        self.kinds = resource_classes(gang_provider)
+        #: the API (version, plural, optional or not) of each kind name a scope may use
+        self.refs: dict[str, KindRef] = {**kind_refs(gang_provider), **CORE_REFS}
+        self.kinds = {name: resource_of(ref) for name, ref in self.refs.items() if name not in CORE_REFS}
         self._now = now or (lambda: datetime.datetime.now(datetime.timezone.utc).timestamp())
         #: transient failures (429, 5xx, timeouts) are retried by this policy (:mod:`.resilience`)
         self.retry = retry or RetryPolicy()
@@ -99,6 +109,8 @@ class LiveCluster(VerbHandlers):
         self.context = context or getattr(getattr(client, "config", None), "context_name", None) or "?"
         #: the API server URL every error names with the context
         self.server = kubeconfig_source.server_of(getattr(client, "config", None))
+        #: what the server serves, asked once (:mod:`.discovery`); shared by every check and LIST of this backend
+        self.discovery = Discovery(self._discovery_get, lambda: self.where, lambda: self.retry)
 
     @property
     def where(self) -> str:
@@ -129,15 +141,23 @@ class LiveCluster(VerbHandlers):
         for Nodes and one for the pods of every namespace (``Snapshot.capacity``)."""
         objs: list[dict[str, Any]] = []
         for kind in scope.kinds:
+            selector = scope.selector_for(kind)
             objs += [
                 o
                 for o in self._list(
-                    kind, self._res(kind), namespace=scope.namespace, labels=_lightkube_labels(scope.selector_for(kind))
+                    kind,
+                    self._res(kind),
+                    api=self.refs.get(kind),
+                    namespace=scope.namespace,
+                    labels=_lightkube_labels(selector),
+                    selected_by=selector_text(selector),
                 )
                 if scope.selects(o, kind)
             ]
         nodes = (
-            self._list("Node", Node, why=CAPACITY_RBAC if scope.capacity and not scope.nodes else "")
+            self._list(
+                "Node", Node, api=CORE_REFS["Node"], why=CAPACITY_RBAC if scope.capacity and not scope.nodes else ""
+            )
             if (scope.nodes or scope.capacity)
             else []
         )
@@ -150,41 +170,61 @@ class LiveCluster(VerbHandlers):
                 "status.phase": operators.not_in(["Succeeded", "Failed"]),
                 "spec.nodeName": operators.not_equal(""),
             }
-            pods = self._list("Pod", Pod, namespace="*", fields=bound, why=CAPACITY_RBAC)
+            pods = self._list("Pod", Pod, api=self.refs["Pod"], namespace="*", fields=bound, why=CAPACITY_RBAC)
             capacity = NodeCapacity.of(nodes, pods)
         return Snapshot.of(objs, now=self._now(), capacity=capacity)
 
-    def list_resource(self, kind: str, res: Any, namespace: str | None = None) -> list[dict[str, Any]]:
+    def list_resource(
+        self, kind: str, res: Any, namespace: str | None = None, *, api: KindRef | None = None
+    ) -> list[dict[str, Any]]:
         """Every object of ``res`` (a lightkube resource class, e.g. a generic CR) in
-        ``namespace``, with the observer's retries and errors ([] when the API is not served)."""
-        return self._list(kind, res, **({"namespace": namespace} if namespace else {}))
+        ``namespace``, with the observer's retries and errors; ``api`` optional: [] when API
+        discovery says it is not served (no ``api``: a kind every cluster serves)."""
+        return self._list(kind, res, api=api, **({"namespace": namespace} if namespace else {}))
 
-    def _list(self, kind: str, res: Any, *, why: str = "", **kwargs: Any) -> list[dict[str, Any]]:
+    def _list(
+        self,
+        kind: str,
+        res: Any,
+        *,
+        api: KindRef | None = None,
+        why: str = "",
+        selected_by: str | None = None,
+        **kwargs: Any,
+    ) -> list[dict[str, Any]]:
         """Every object of one LIST (all pages), retried on transient failures; a LIST that still
-        fails raises :class:`ObserveError`, so nothing is planned from a partial read. ``why``:
-        what needs this LIST, named when the answer is 403 (the missing permission)."""
+        fails raises :class:`ObserveError`, so nothing is planned from a partial read. ``api``: the
+        kind's API; an optional one is first looked up by discovery (not served: [] and no LIST),
+        anything else is served by every cluster, so a 404 is a fault. ``why``: what needs this
+        LIST, named when the answer is 403 (the missing permission); ``selected_by``: the label
+        selector as errors name it (default: from ``labels``)."""
+        served = self.discovery.serves(api.api_version, api.kind, api.resource) if api and api.optional else True
+        if served is False:
+            return []  # not installed (discovery): nothing of this kind
         namespace = kwargs.get("namespace")
         where = f"LIST {kind}" + (
             " in every namespace" if namespace == "*" else f" in namespace {namespace}" if namespace else ""
         )
-        if kwargs.get("labels"):
-            where += " selected by " + ",".join(
+        if selected_by is None and kwargs.get("labels"):
+            selected_by = ",".join(
                 k if not isinstance(v, str) else f"{k}={v}" for k, v in sorted(kwargs["labels"].items())
             )
+        if selected_by:
+            where += f" selected by {selected_by}"
         try:
             for attempt in self.retry.retrying(f"{where} (context {self.context})"):
                 with attempt:
                     return [to_plain(o, kind) for o in self.client.list(res, **kwargs)]
         except Exception as exc:  # lightkube raises ApiError, httpx errors or timeouts
-            if status_code(exc) == 404:  # API not served by this cluster: nothing of this kind
-                return []
+            if status_code(exc) == 404 and served is None and is_kubernetes_not_found(exc):
+                return []  # discovery refused, the API server's own 404 for an optional kind: not installed
             missing = ""
             if why and status_code(exc) == 403:
                 scope_words = "cluster-wide" if namespace in (None, "*") else f"in namespace {namespace}"
                 missing = f"; missing permission: list {res.__name__.lower()}s {scope_words} ({why})"
             raise ObserveError(
-                f"observe failed: {where} on {self.where}: {describe_failure(exc)}{missing}"
-                f"{self._attempts_note(exc)}; nothing was planned from the partial read "
+                f"observe failed: {where} on {self.where}: {describe_failure(exc)}{self._not_found(exc, api)}"
+                f"{missing}{self._attempts_note(exc)}; nothing was planned from the partial read "
                 "(the next `pulumi up` observes again)"
             ) from exc
         raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
@@ -272,6 +312,22 @@ class LiveCluster(VerbHandlers):
         except Exception:
             return False
 
+    def _not_found(self, exc: BaseException, api: KindRef | None) -> str:
+        """What a 404 on a LIST means, for its error ('' for any other failure)."""
+        if status_code(exc) != 404:
+            return ""
+        request = request_words(exc)
+        head = f" ({request})" if request else ""
+        what = f"{api.api_version} {api.kind}" if api else "this API"
+        if api is None or not api.optional:
+            return (
+                f"{head}; every Kubernetes API server serves {what}, so {self.server} is not one, or something in "
+                "front of it answers for it (a proxy, a wrong path in the kubeconfig's server URL)"
+            )
+        if not is_kubernetes_not_found(exc):
+            return f"{head}; the 404 is no Kubernetes Status (a proxy's or another server's answer)"
+        return f"{head}; API discovery lists {what}, yet its LIST was not found (removed meanwhile?)"
+
     def _attempts_note(self, exc: BaseException) -> str:
         return f" (gave up after {self.retry.attempts} attempts)" if is_transient(exc) else ""
 
@@ -282,24 +338,15 @@ class LiveCluster(VerbHandlers):
             raise ValueError(f"no API resource for kind {kind!r}")
         return self.kinds[kind]
 
-    def serves_api(self, api_version: str, kind: str) -> bool | None:
-        """API discovery: whether the server lists ``kind`` in ``GET /apis/<group>/<version>``
-        (one request); None when it cannot tell (401/403)."""
-        group, _, version = api_version.rpartition("/")
-        path = f"/apis/{group}/{version}" if group else f"/api/{version}"
-        try:
-            # lightkube has no discovery call: its httpx client (base URL and auth of the context)
-            response = self.client._client._client.get(path)
-        except Exception as exc:
-            raise ClusterError(f"GET {path} on {self.where}: {describe_failure(exc)}") from exc
-        if response.status_code == 404:
-            return False
-        if response.status_code in (401, 403):
-            return None
-        if response.status_code >= 400:
-            raise ClusterError(f"GET {path} on {self.where}: HTTP {response.status_code}")
-        resources = (response.json() or {}).get("resources") or []
-        return any(r.get("kind") == kind and "/" not in str(r.get("name")) for r in resources)
+    def _discovery_get(self, path: str) -> Any:
+        # lightkube has no discovery call: its httpx client (base URL and auth of the context)
+        return self.client._client._client.get(path)
+
+    def serves_api(self, api_version: str, kind: str, plural: str | None = None) -> bool | None:
+        """API discovery (:class:`~.discovery.Discovery`, asked once per backend): whether the
+        server serves ``kind`` at ``api_version``; None when it cannot tell (401/403). An answer
+        no API server gives raises :class:`ClusterError`."""
+        return self.discovery.serves(api_version, kind, plural)
 
     def serves_crd(self, name: str) -> bool | None:
         """Whether the cluster has CustomResourceDefinition ``name`` (controller mode): one GET;
@@ -322,7 +369,7 @@ class LiveCluster(VerbHandlers):
         """One LIST of the workload's Events (by the labels pulumi-lws puts on them)."""
         from lightkube.resources.core_v1 import Event
 
-        return self._list("Event", Event, namespace=namespace, labels=dict(selector))
+        return self._list("Event", Event, api=CORE_REFS["Event"], namespace=namespace, labels=dict(selector))
 
     def record_events(self, namespace: str, events: Sequence[Any]) -> list[str]:
         """Create each Event; one that exists (409) is bumped with a merge patch (count + 1)."""

@@ -72,6 +72,33 @@ def _status(exc: BaseException) -> Mapping[str, Any]:
     return {}
 
 
+def is_kubernetes_not_found(exc: BaseException) -> bool:
+    """A 404 whose body is a Kubernetes ``Status`` in JSON: the API server's own "not found", not
+    a proxy's page or another server's answer."""
+    if status_code(exc) != 404:
+        return False
+    response = getattr(exc, "response", None)
+    content_type = str(response.headers.get("content-type") or "") if response is not None else ""
+    if not content_type.split(";")[0].strip().lower().endswith("json"):
+        return False
+    try:
+        body = response.json() if response is not None else None
+    except ValueError:
+        return False
+    return isinstance(body, dict) and body.get("kind") == "Status"
+
+
+def request_words(exc: BaseException) -> str:
+    """``GET /apis/apps/v1/namespaces/ns/statefulsets``: the HTTP request a failure answered ('' unknown)."""
+    try:
+        request = getattr(exc, "request", None)
+    except RuntimeError:  # httpx raises when an error carries no request
+        return ""
+    if request is None:
+        return ""
+    return f"{request.method} {request.url.path}"
+
+
 def is_transient(exc: BaseException) -> bool:
     """Worth retrying: 429, 5xx but 501, a timeout or a lost connection."""
     if isinstance(exc, httpx.LocalProtocolError):  # the request itself is malformed: retrying cannot help
@@ -136,8 +163,12 @@ def describe_failure(exc: BaseException) -> str:
     code = status_code(exc)
     if code is not None:
         status = _status(exc)
+        if not status:  # no Kubernetes Status: a proxy's page or another server's answer
+            response = getattr(exc, "response", None)
+            content_type = str(response.headers.get("content-type") or "none") if response is not None else "none"
+            return f"HTTP {code} ({content_type.split(';')[0]}, not a Kubernetes answer)"
         reason = status.get("reason") or ""
-        message = str(status.get("message") or "") or str(exc)
+        message = _one_line(str(status.get("message") or "")) or _one_line(exc)
         return f"HTTP {code}" + (f" {reason}" if reason else "") + (f": {message}" if message else "")
     if isinstance(exc, httpx.TimeoutException):
         return f"timed out ({type(exc).__name__}; no HTTP status)"
@@ -162,7 +193,7 @@ def _is_tls(exc: BaseException) -> bool:
     return False
 
 
-def _one_line(exc: BaseException) -> str:
+def _one_line(exc: BaseException | str) -> str:
     return " ".join(str(exc).split())[:300]
 
 

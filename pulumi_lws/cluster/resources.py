@@ -20,6 +20,7 @@ from lightkube.resources.core_v1 import Pod, Service
 from lightkube.resources.scheduling_v1beta1 import PodGroup, Workload
 
 from pulumi_lws.core.contract.facts import GANG_PODGROUPS, KindRef
+from pulumi_lws.core.contract.ports import ABSENT, SelectorValue
 from pulumi_lws.workloads import registered
 
 #: lightkube's typed models of the built-in kinds; any other kind an API observes gets a generic
@@ -52,22 +53,35 @@ def resource_of(ref: KindRef) -> Any:
 VolcanoPodGroup = resource_of(GANG_PODGROUPS["volcano"])
 
 
-def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
-    """The lightkube resource class of every namespaced kind a registered API observes
-    (``Workload.observes``). A kind name two APIs share (``PodGroup``) is also reachable by its
-    qualified name (``PodGroup.scheduling.volcano.sh``); the bare name means ``gang_provider``'s."""
+#: the cluster-scoped and core kinds the live backend reads besides the APIs' scope kinds
+CORE_REFS: Mapping[str, KindRef] = {
+    "Node": KindRef("Node", "v1", namespaced=False),
+    "Event": KindRef("Event", "v1"),
+}
+
+
+def kind_refs(gang_provider: str = "kubernetes") -> dict[str, KindRef]:
+    """The :class:`KindRef` of every namespaced kind a registered API observes
+    (``Workload.observes``), by the name a scope uses. A kind name two APIs share (``PodGroup``)
+    is also reachable by its qualified name (``PodGroup.scheduling.volcano.sh``); the bare name
+    means ``gang_provider``'s."""
     refs: dict[str, list[KindRef]] = {}
     for workload in registered().values():
         for ref in workload.observes:
             if ref.namespaced and ref not in refs.setdefault(ref.kind, []):
                 refs[ref.kind].append(ref)
-    out: dict[str, Any] = {}
+    out: dict[str, KindRef] = {}
     for kind, choices in refs.items():
         if len(choices) > 1:
-            out.update({ref.qualified: resource_of(ref) for ref in choices})
+            out.update({ref.qualified: ref for ref in choices})
         gang = GANG_PODGROUPS[gang_provider]
-        out[kind] = resource_of(gang if gang in choices else choices[0])
+        out[kind] = gang if gang in choices else choices[0]
     return out
+
+
+def resource_classes(gang_provider: str = "kubernetes") -> dict[str, Any]:
+    """The lightkube resource class of every kind of :func:`kind_refs`, by the same names."""
+    return {name: resource_of(ref) for name, ref in kind_refs(gang_provider).items()}
 
 
 def to_plain(obj: Any, kind: str) -> dict[str, Any]:
@@ -77,8 +91,12 @@ def to_plain(obj: Any, kind: str) -> dict[str, Any]:
     return data
 
 
-def lightkube_labels(selector: Mapping[str, str | None]) -> dict[str, Any]:
-    """A :class:`~pulumi_lws.core.contract.ports.Scope` selector as lightkube's ``labels`` (None: the key exists)."""
+def lightkube_labels(selector: Mapping[str, SelectorValue]) -> dict[str, Any]:
+    """A :class:`~pulumi_lws.core.contract.ports.Scope` selector as lightkube's ``labels`` (None:
+    the key exists, ``key``; ABSENT: it does not, ``!key``)."""
     from lightkube import operators
 
-    return {k: operators.exists() if v is None else v for k, v in selector.items()}
+    return {
+        k: operators.exists() if v is None else operators.not_exists() if v is ABSENT else v
+        for k, v in selector.items()
+    }

@@ -30,9 +30,9 @@ from pulumi_lws.backend import Backend, current_backend
 from pulumi_lws.components import outputs as _outputs
 from pulumi_lws.components.inputs import ResolvedInputs, resolve_inputs
 from pulumi_lws.components.lifecycle import (
+    RetainedRelease,
     child_options,
     release_hook,
-    release_retained_pods,
     with_dependencies,
 )
 from pulumi_lws.components.registration import register_children
@@ -125,18 +125,26 @@ class WorkloadComponent(pulumi.ComponentResource):
         self.child_resources: list[Any] = []
 
     def _reconcile(
-        self, name: str, workload: Workload, spec: Any, options: Any, *, gang_provider: str = "kubernetes"
+        self,
+        name: str,
+        workload: Workload,
+        spec: Any,
+        options: Any,
+        *,
+        gang_provider: str = "kubernetes",
+        backend: Backend | None = None,
     ) -> tuple[Snapshot, Reconciled, list[str]]:
-        """Observe, plan one stage, register its objects and run (or, in preview, list) its actions."""
+        """Observe, plan one stage, register its objects and run (or, in preview, list) its actions.
+        ``backend``: the one the preflight already asked (its discovery answers are reused), else
+        the current one."""
         inputs = self._inputs
 
         def register(observed: Cycle[Any]) -> list[Any]:
             namespace, scope, backend = observed.namespace, observed.scope, self._backend
             self.assumptions = inputs.notes(creating=len(observed.snapshot) == 0)
-            hook = release_hook(
-                _hook_name(name, self._component_opts),
-                lambda: release_retained_pods(backend, namespace, scope, workload),
-            )
+            # one observe per engine run, however many StatefulSets/Deployments the run deletes
+            self._release = RetainedRelease(backend, namespace, scope, workload)
+            hook = release_hook(_hook_name(name, self._component_opts), self._release)
             self._release_hook = hook  # the engine runs it at destroy; tests call it (mocks run no hooks)
             # old-revision groups carry the previous value of a changed secret input: secret too
             inputs.learn_secret_positions(observed.reconciled.manifests)
@@ -152,7 +160,9 @@ class WorkloadComponent(pulumi.ComponentResource):
             return self.child_resources
 
         try:  # no kubeconfig, or nothing is planned from a partial read: one line, no traceback
-            self._backend: Backend = current_backend(**kubernetes_provider_settings(), gang_provider=gang_provider)
+            self._backend: Backend = backend or current_backend(
+                **kubernetes_provider_settings(), gang_provider=gang_provider
+            )
             done = cycle(
                 workload,
                 spec,
@@ -192,12 +202,16 @@ class WorkloadComponent(pulumi.ComponentResource):
         pulumi.log.info(redact(f"{stage.summary()}{remedies}\n{_outputs.stage_table(stage)}"), resource=self)
         if not stage.actions:
             return []
+        release = getattr(self, "_release", None)
         try:
             executed = self._backend.actuator.execute(namespace, list(stage.actions)) or []
         except ActionError as exc:  # the applied ones are logged, the error names the failed one and lists them
             for line in exc.applied:
                 pulumi.log.info(redact(line), resource=self)
             raise pulumi.RunError(redact(f"{self._name}: {CLUSTER_ERROR}{exc}")) from exc
+        finally:
+            if release is not None:  # these writes may retain pods: the delete hook observes again
+                release.wrote()
         results = [redact(line) for line in executed]
         for line in results:
             pulumi.log.info(line, resource=self)

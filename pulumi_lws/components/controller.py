@@ -23,7 +23,7 @@ on update only (never in preview), through the actuator when it implements
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -208,43 +208,59 @@ def record_events(component: pulumi.ComponentResource, workload: Workload, spec:
     return lines
 
 
-def missing_api_message(workload: Workload, spec: Any, api_version: str, kind: str, why: str) -> str:
+def missing_api_message(workload: Workload, spec: Any, missing: Sequence[tuple[str, str, str]]) -> str:
+    """One line: every API of ``missing`` (``(apiVersion, kind, why)``) the cluster does not serve,
+    the ones a field asks for together, each with its ``why`` (the field, what to install or change)."""
     namespace, name = workload.identity(spec)
-    return f"{workload.kind} {namespace}/{name}: the cluster does not serve {api_version} {kind}. {why}."
+    by_why: dict[str, list[tuple[str, str]]] = {}
+    for api_version, kind, why in missing:
+        by_why.setdefault(why, []).append((api_version, kind))
+    parts = []
+    for why, apis in by_why.items():
+        versions = dict.fromkeys(v for v, _ in apis)
+        served = "; ".join(f"{v} {' and '.join(k for v2, k in apis if v2 == v)}" for v in versions)
+        parts.append(f"the cluster does not serve {served}. {why}.")
+    return f"{workload.kind} {namespace}/{name}: " + " Also: ".join(parts)
 
 
-def check_required_apis(workload: Workload, spec: Any, gang_provider: str = "kubernetes") -> None:
-    """Operator-free: raise :class:`RequiredApiMissingError` (before anything is registered) when
-    API discovery says the cluster lacks an API ``spec``'s expansion needs
-    (``Workload.required_apis``: per-pod values ``admission-policy``'s MutatingAdmissionPolicy).
-    No requirement: no request at all; an observer that cannot tell (None, 403) lets it pass."""
-    required = workload.required_apis(spec)
+def check_required_apis(workload: Workload, spec: Any, gang_provider: str = "kubernetes") -> Any:
+    """Operator-free: raise :class:`RequiredApiMissingError` (before anything is registered) naming
+    every API ``spec``'s expansion needs (``Workload.required_apis``: per-pod values
+    ``admission-policy``'s MutatingAdmissionPolicy, the gang objects' PodGroup/Workload APIs) that
+    API discovery says the cluster does not serve. Returns the backend it asked, for the reconcile
+    to observe with (its discovery answers are kept: one discovery per reconcile), or None: no
+    requirement (no request at all) or no cluster (the reconcile reports that). An observer that
+    cannot tell (None, 403) lets a requirement pass."""
+    required = workload.required_apis(spec, gang_provider)
     if not required:
-        return
+        return None
     from pulumi_lws.backend import NoClusterError
 
     try:
         try:
-            observer = controller_backend(gang_provider).observer
+            backend = controller_backend(gang_provider)
         except NoClusterError:
-            return  # the reconcile reports it, as without a requirement
-        serves = getattr(observer, "serves_api", None)
+            return None  # the reconcile reports it, as without a requirement
+        serves = getattr(backend.observer, "serves_api", None)
         if serves is None:
-            return
-        for api_version, kind, why in required:
-            if serves(api_version, kind) is False:
-                raise RequiredApiMissingError(missing_api_message(workload, spec, api_version, kind, why))
+            return backend
+        missing = [
+            (api_version, kind, why) for api_version, kind, why in required if serves(api_version, kind) is False
+        ]
+        if missing:
+            raise RequiredApiMissingError(missing_api_message(workload, spec, missing))
     except ClusterError as exc:
         raise pulumi.RunError(f"{workload.identity(spec)[1]}: {CLUSTER_ERROR}{exc}") from exc
+    return backend
 
 
 def checked_backend(mode: str, workload: Workload, spec: Any, *, gang_provider: str = "kubernetes") -> Any:
     """Controller mode: the backend, once it did not say the CRD is missing (raises
-    :class:`ControllerNotInstalledError` before anything is registered). Operator-free: None, once
-    the cluster serves what the expansion needs (:func:`check_required_apis`)."""
+    :class:`ControllerNotInstalledError` before anything is registered). Operator-free: once the
+    cluster serves what the expansion needs (:func:`check_required_apis`), the backend that check
+    asked (the reconcile reuses it), or None."""
     if mode != CONTROLLER:
-        check_required_apis(workload, spec, gang_provider)
-        return None
+        return check_required_apis(workload, spec, gang_provider)
     try:  # no kubeconfig, an unreachable or failing server: one line, no traceback
         backend = controller_backend(gang_provider)
         check_controller(workload, spec, backend.observer)
@@ -269,6 +285,8 @@ def reconcile_in_mode(
     -> the component's own reconcile, then this reconcile's Events (:func:`record_events`)."""
     if mode == CONTROLLER:
         return register_custom_resource(component, name, workload, spec, options, manifest, backend)
-    snapshot, result, action_lines = component._reconcile(name, workload, spec, options, gang_provider=gang_provider)
+    snapshot, result, action_lines = component._reconcile(
+        name, workload, spec, options, gang_provider=gang_provider, backend=backend
+    )
     record_events(component, workload, spec, result.stage)
     return snapshot, result, action_lines

@@ -9,8 +9,11 @@
   ``DisaggregatedSetRoleScaler`` kind when a role is External (its scalers carry the label).
   ControllerRevisions are the exception: LISTed by ``leaderworkerset.sigs.k8s.io/name``'s
   existence (still one LIST), since upstream's LWS controller labels an adopted child's revisions
-  with only that (:mod:`~pulumi_lws.disaggregatedset.adoption`); :func:`split_by_child` drops
-  the parts of other LeaderWorkerSets;
+  with only that (:mod:`~pulumi_lws.disaggregatedset.adoption`), and without
+  ``leaderworkerset.sigs.k8s.io/group-index`` (the children's worker StatefulSets' own history;
+  the leader StatefulSets' is read, as a LeaderWorkerSet's scope reads it:
+  :func:`pulumi_lws.lws.observe.lws_scope`); :func:`split_by_child` drops the parts of other
+  LeaderWorkerSets;
 * :func:`split_by_child`: the snapshot cut per child LWS by ``leaderworkerset.sigs.k8s.io/name``
   (Nodes in every part; objects without the label — the DS Services — in none), so each child is
   reconciled by the LWS pipeline against exactly what an LWS scope would have read;
@@ -55,7 +58,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.ports import Scope, without_labels
 from pulumi_lws.core.contract.snapshot import Snapshot, annotations_of, is_deleting, labels_of
 from pulumi_lws.core.k8s.timestamps import parse_timestamp
 from pulumi_lws.disaggregatedset import labels as DL
@@ -83,7 +86,7 @@ def ds_scope(namespace: str, name: str, *, nodes: bool = False, scalers: bool = 
         {DL.NAME: name},
         (*LWS_KINDS, SCALER_KIND) if scalers else LWS_KINDS,
         nodes,
-        kind_selectors=((CONTROLLER_REVISION, ((L.NAME, None),)),),
+        kind_selectors=((CONTROLLER_REVISION, without_labels({L.NAME: None}, L.GROUP_INDEX)),),
     )
 
 

@@ -48,7 +48,7 @@ from pulumi_lws.lws.trace_view import read_groups
 from pulumi_lws.lws.workload import GROUP_LABELS as LWS_GROUP_LABELS
 
 #: External scaling's per-role scale subresource objects (disaggregatedset/external.py)
-SCALER = KindRef(SCALER_KIND, SCALER_API_VERSION, plural="disaggregatedsetrolescalers")
+SCALER = KindRef(SCALER_KIND, SCALER_API_VERSION, plural="disaggregatedsetrolescalers", optional=True)
 
 #: the component arguments: field name (snake_case) -> path inside the manifest, and the
 #: pulumi-lws options ``progress_deadline_seconds`` (a new revision not ready this long after its
@@ -123,10 +123,18 @@ class DisaggregatedSetWorkload(Workload):
             control=control_choices(choices),
         )
 
-    def required_apis(self, spec: DisaggregatedSet) -> tuple[tuple[str, str, str], ...]:
-        """The children's (a role with per-pod values ``admission-policy``), once each."""
+    def required_apis(
+        self, spec: DisaggregatedSet, gang_provider: str | None = None
+    ) -> tuple[tuple[str, str, str], ...]:
+        """The children's (a role with per-pod values ``admission-policy``, a role with
+        ``spec.scheduling``: its gang objects by ``gang_provider``), each API once (the first
+        role asking for it names the field)."""
         child = lws_workload.LeaderWorkerSetWorkload()
-        return tuple(dict.fromkeys(api for r in spec.roles for api in child.required_apis(spec.role_spec_as_lws(r))))
+        out: dict[tuple[str, str], tuple[str, str, str]] = {}
+        for i, r in enumerate(spec.roles):
+            for api in child.required_apis(spec.role_spec_as_lws(r), gang_provider, field=f"{role_path(i)}.spec"):
+                out.setdefault(api[:2], api)
+        return tuple(out.values())
 
     def mode_notes(self, spec: DisaggregatedSet) -> dict[str, str]:
         """``perPodValues`` of every role whose manifest chooses it."""

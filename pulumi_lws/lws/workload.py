@@ -59,18 +59,25 @@ OBSERVES: tuple[KindRef, ...] = (
     KindRef("ControllerRevision", "apps/v1"),
     KindRef("Service", "v1"),
     *(GANG.podgroup(p) for p in GANG.providers),
-    KindRef("Workload", "scheduling.k8s.io/v1beta1"),
+    KindRef("Workload", "scheduling.k8s.io/v1beta1", optional=True),
     KindRef("Node", "v1", namespaced=False),
 )
 RENDERS: tuple[KindRef, ...] = tuple(k for k in OBSERVES if k.kind not in ("Pod", "Node"))
 #: per-pod values admission-policy only: cluster-scoped, rendered, never read back
 CONFIGURES: tuple[KindRef, ...] = (
-    KindRef("MutatingAdmissionPolicy", "admissionregistration.k8s.io/v1beta1", "mutatingadmissionpolicies", False),
+    KindRef(
+        "MutatingAdmissionPolicy",
+        "admissionregistration.k8s.io/v1beta1",
+        "mutatingadmissionpolicies",
+        False,
+        optional=True,
+    ),
     KindRef(
         "MutatingAdmissionPolicyBinding",
         "admissionregistration.k8s.io/v1beta1",
         "mutatingadmissionpolicybindings",
         False,
+        optional=True,
     ),
 )
 #: the (verb, kind) actions the LeaderWorkerSet planners emit (DisaggregatedSet's children too)
@@ -198,11 +205,18 @@ class LeaderWorkerSetWorkload(Workload):
         adopted: Reconciled = with_field_ownership(result, snapshot, (self.upstream,))
         return adopted
 
-    def required_apis(self, spec: LeaderWorkerSet) -> tuple[tuple[str, str, str], ...]:
+    def required_apis(
+        self, spec: LeaderWorkerSet, gang_provider: str | None = None, *, field: str = "spec"
+    ) -> tuple[tuple[str, str, str], ...]:
+        """The per-pod values policy API (``admission-policy``) and the gang objects' APIs
+        (``spec.scheduling``, by ``gang_provider``); ``field``: where this spec sits in the
+        user's manifest (a DisaggregatedSet role's ``spec.roles[i].spec``)."""
         from pulumi_lws.lws.render.admission import required_api
+        from pulumi_lws.lws.render.scheduling import required_gang_apis
 
         needed = required_api(spec)
-        return (needed,) if needed else ()
+        gang = required_gang_apis(spec, gang_provider or ReconcileOptions().gang_provider, f"{field}.scheduling")
+        return ((needed,) if needed else ()) + gang
 
     def mode_notes(self, spec: LeaderWorkerSet) -> dict[str, str]:
         """``perPodValues`` when the manifest chooses (``pulumi-lws.io/per-pod-values`` set)."""

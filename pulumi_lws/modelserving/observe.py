@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pulumi_lws.core.contract.ports import Scope
+from pulumi_lws.core.contract.ports import Scope, without_labels
 from pulumi_lws.core.contract.snapshot import (
     Snapshot,
     annotations_of,
@@ -66,9 +66,20 @@ KINDS = ("StatefulSet", "Pod", "Service", "ControllerRevision", "PodGroup")
 Obj = Mapping[str, Any]
 
 
-def modelserving_scope(namespace: str, name: str) -> Scope:
-    """Every object of ModelServing ``name``: all carry ``modelserving.volcano.sh/name=<name>``."""
-    return Scope(namespace=namespace, selector={L.NAME: name}, kinds=KINDS)
+def modelserving_scope(namespace: str, name: str, *, nodes: bool = False) -> Scope:
+    """Every object of ModelServing ``name``: all carry ``modelserving.volcano.sh/name=<name>``;
+    ControllerRevisions also without ``controller.kubernetes.io/hash``
+    (:func:`~pulumi_lws.core.contract.ports.without_labels`): a role replica's StatefulSets keep
+    revisions of their pod templates, labelled ``{name, revision}`` too, and nothing of a
+    ModelServing reads them. ``build_catalog`` skips them again (a second guard)."""
+    selector = {L.NAME: name}
+    return Scope(
+        namespace=namespace,
+        selector=selector,
+        kinds=KINDS,
+        nodes=nodes,
+        kind_selectors=(("ControllerRevision", without_labels(selector, K.STS_HISTORY_HASH)),),
+    )
 
 
 def deletion_cost(pods: Iterable[Obj]) -> int:

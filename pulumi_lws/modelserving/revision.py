@@ -173,18 +173,20 @@ def build_catalog(ms: ModelServing, observed: Iterable[Mapping[str, Any]] = ()) 
     a fleet the Kthena controller (or another hash) created is adopted without a roll.
 
     A StatefulSet's own history is skipped before anything else is read: it carries the pod
-    template's labels, ``{name, revision}`` included, so a role replica's StatefulSets put one per
-    template into the same LIST (thousands in a fleet, in every reconcile and trace row), and it is
-    never a ModelServing revision, not even an unreadable one. The StatefulSet controller labels
-    every revision it keeps ``controller-revision-hash`` (``history.NewControllerRevision``); a
-    ModelServing's revision is labelled ``{name, revision}`` only, by Kthena and pulumi-lws alike.
+    template's labels, ``{name, revision}`` included, so a role replica's StatefulSets would put one
+    per template into the same LIST (the scope's selector leaves them out server-side:
+    :func:`~pulumi_lws.modelserving.observe.modelserving_scope`; this is the second guard), and it
+    is never a ModelServing revision, not even an unreadable one. The StatefulSet controller labels
+    every revision it keeps ``controller.kubernetes.io/hash`` (``history.NewControllerRevision``),
+    the DaemonSet controller ``controller-revision-hash``; a ModelServing's revision is labelled
+    ``{name, revision}`` only, by Kthena and pulumi-lws alike.
     """
     roles: dict[str, tuple[Mapping[str, Any], ...]] = {}
     unreadable: list[str] = []
     for cr in observed:
         meta = cr.get("metadata") or {}
         lbl = meta.get("labels") or {}
-        if K.CONTROLLER_REVISION_HASH in lbl:  # a StatefulSet's own revision (docstring)
+        if K.STS_HISTORY_HASH in lbl or K.CONTROLLER_REVISION_HASH in lbl:  # a controller's own history (docstring)
             continue
         key = lbl.get(L.REVISION)
         if cr.get("kind", "ControllerRevision") != "ControllerRevision" or lbl.get(L.NAME) != ms.name or not key:

@@ -120,9 +120,22 @@ class ModelServingWorkload(Workload):
             max_groups_in_flight=choices.get("max_groups_in_flight"), control=control_choices(choices)
         )
 
+    def required_apis(self, spec: ModelServing, gang_provider: str | None = None) -> tuple[tuple[str, str, str], ...]:
+        """Volcano's PodGroup API when ``spec.schedulerName`` is ``volcano`` (Kthena's default): one
+        PodGroup per ServingGroup is rendered then, and none with any other scheduler."""
+        if spec.spec.scheduler_name != L.VOLCANO_SCHEDULER:
+            return ()
+        podgroup = GANG.podgroup()
+        why = (
+            f"spec.schedulerName: {L.VOLCANO_SCHEDULER} (Kthena's default) renders one Volcano PodGroup per "
+            f"ServingGroup ({podgroup.api_version}) and its pods wait for the Volcano scheduler: install Volcano "
+            "(its CRD podgroups.scheduling.volcano.sh), or set spec.schedulerName to the scheduler the cluster runs "
+            "(default-scheduler: no PodGroups, no gang)"
+        )
+        return ((podgroup.api_version, podgroup.kind, why),)
+
     def scope(self, spec: ModelServing, *, nodes: bool | None = None) -> Scope:
-        base = modelserving_scope(spec.namespace, spec.name)
-        return Scope(base.namespace, base.selector, base.kinds, bool(nodes))
+        return modelserving_scope(spec.namespace, spec.name, nodes=bool(nodes))
 
     def reconcile(
         self, spec: ModelServing, snapshot: Snapshot, options: ModelServingOptions | None = None

@@ -14,7 +14,8 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from support.kmock_helpers import kmock_client
+from kmock import ResourceInfo
+from support.kmock_helpers import discovery_paths, kmock_client, object_requests
 
 from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.cluster.resources import resource_classes
@@ -135,17 +136,37 @@ async def _lists(kmock, roles: int, slices: int, *, revisions: int = 1, placemen
     return requests, children
 
 
+#: the kinds every cluster serves (always LISTed); PodGroup and Workload are LISTed only where
+#: API discovery lists scheduling.k8s.io/v1beta1
+ALWAYS = len(LWS_KINDS) - 2
+
+
 def assert_selectors(requests) -> None:
     """Every kind selected by the DS name, except ControllerRevisions: by the LWS name label's
-    existence (upstream's LWS controller labels an adopted child's revisions with only that)."""
-    selectors = sorted(r.params.get("labelSelector") for r in requests)
-    assert selectors == sorted([f"{DL.NAME}=pd"] * (len(LWS_KINDS) - 1) + ["leaderworkerset.sigs.k8s.io/name"])
+    existence (upstream's LWS controller labels an adopted child's revisions with only that), and
+    without the worker StatefulSets' own history (``group-index``)."""
+    selectors = sorted(r.params.get("labelSelector") for r in object_requests(requests))
+    assert selectors == sorted(
+        [f"{DL.NAME}=pd"] * (len(object_requests(requests)) - 1)
+        + ["leaderworkerset.sigs.k8s.io/name,!leaderworkerset.sigs.k8s.io/group-index"]
+    )
 
 
 @pytest.mark.asyncio
 async def test_list_calls_for_2_roles_x_1_slice(kmock):
     requests, _ = await _lists(kmock, 2, 1)
-    assert len(requests) == len(LWS_KINDS) == 7  # one LIST per kind, no Nodes
+    assert len(object_requests(requests)) == ALWAYS == 5  # one LIST per served kind, no Nodes
+    assert discovery_paths(requests) == ["/apis"]  # scheduling.k8s.io is not served: no LIST of it
+    assert_selectors(requests)
+
+
+@pytest.mark.asyncio
+async def test_every_kind_is_listed_once_where_the_gang_apis_are_served(kmock):
+    kmock.resources["scheduling.k8s.io/v1beta1/podgroups"] = ResourceInfo(kind="PodGroup", namespaced=True)
+    kmock.resources["scheduling.k8s.io/v1beta1/workloads"] = ResourceInfo(kind="Workload", namespaced=True)
+    requests, _ = await _lists(kmock, 2, 1)
+    assert len(object_requests(requests)) == len(LWS_KINDS) == 7
+    assert discovery_paths(requests) == ["/apis", "/apis/scheduling.k8s.io/v1beta1"]  # once for both kinds
     assert_selectors(requests)
 
 
@@ -153,12 +174,13 @@ async def test_list_calls_for_2_roles_x_1_slice(kmock):
 async def test_list_calls_do_not_grow_with_roles_slices_and_revisions(kmock):
     requests, children = await _lists(kmock, 10, 2, revisions=2)
     assert len({c.revision for c in children}) == 2 and len({c.name for c in children}) == 40
-    assert len(requests) == len(LWS_KINDS)  # 40 child LeaderWorkerSets, still one LIST per kind
+    assert len(object_requests(requests)) == ALWAYS  # 40 child LeaderWorkerSets, still one LIST per kind
+    assert discovery_paths(requests) == ["/apis"]
     assert_selectors(requests)
 
 
 @pytest.mark.asyncio
 async def test_placement_adds_exactly_one_list_of_nodes(kmock):
     requests, _ = await _lists(kmock, 10, 2, revisions=2, placement=True)
-    assert len(requests) == len(LWS_KINDS) + 1
-    assert [r.resource.plural for r in requests if r.resource is not None].count("nodes") == 1
+    assert len(object_requests(requests)) == ALWAYS + 1
+    assert [r.resource.plural for r in object_requests(requests)].count("nodes") == 1

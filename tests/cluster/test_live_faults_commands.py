@@ -10,7 +10,8 @@ driver as the Automation API's ``CommandError``), and the component itself (``pu
 with one ``NAME: cluster error: ...`` line, nothing registered).
 
 Faults: a refused connection (a closed loopback port), TLS to a plain-HTTP server, HTTP 401 / 403 /
-500 (persistent) from kmock, a garbage body (an HTML page with status 200), a server slower than
+500 (persistent) from kmock, a garbage body (an HTML page with status 200), 404 to every request
+(as a Kubernetes Status, and as a proxy's HTML page), a server slower than
 the client's timeout, and a kubeconfig file that is missing, empty, not YAML, not a kubeconfig, or
 names a context it does not define. No network beyond loopback.
 """
@@ -126,6 +127,18 @@ FAULTS = {
     "garbage": ClusterFault(
         _served(Fault("GET", EVERY_GET, 200, body="<html>captive portal</html>", times=None)),
         ("{server}", "malformed response"),
+    ),
+    # a server answering 404 to every request is no Kubernetes API server (every one serves
+    # StatefulSets, Pods, /apis ...): never an empty cluster to plan the creation of
+    "http-404": ClusterFault(
+        _served(
+            Fault("GET", EVERY_GET, 404, "NotFound", "the server could not find the requested resource", times=None)
+        ),
+        ("{server}", "HTTP 404 NotFound", "GET /api", "every Kubernetes API server serves"),
+    ),
+    "html-404": ClusterFault(
+        _served(Fault("GET", EVERY_GET, 404, body="<html><h1>404 Not Found</h1>nginx</html>", times=None)),
+        ("{server}", "HTTP 404", "GET /api", "every Kubernetes API server serves"),
     ),
     "slow": ClusterFault(
         _served(Fault("GET", EVERY_GET, 200, delay=HANG, times=None)), ("{server}", "timed out (ReadTimeout")

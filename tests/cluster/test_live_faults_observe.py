@@ -24,12 +24,13 @@ import pytest
 
 pytest.importorskip("kmock")
 
+from kmock import ResourceInfo
 from support.kmock_helpers import CLIENT_TIMEOUT, HANG, Fault, FaultyEmulator, kmock_client
 
 from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.cluster.resilience import RetryPolicy
-from pulumi_lws.cluster.resources import resource_classes
-from pulumi_lws.core.contract.ports import ObserveError, Scope
+from pulumi_lws.cluster.resources import kind_refs, resource_classes
+from pulumi_lws.core.contract.ports import ObserveError, Scope, selector_text
 from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.disaggregatedset.observe import ds_scope
 from pulumi_lws.workloads import workload_for
@@ -112,10 +113,15 @@ CASES = [case for api in APIS for case in _lists(api)]
 
 
 def seed(kmock, api: str) -> Any:
-    """What the API's first reconcile declares (plus a Node); returns the parsed spec."""
+    """What the API's first reconcile declares (plus a Node), every optional API of its widest
+    scope served (API discovery lists it, so each of its LISTs is sent); returns the parsed spec."""
     make, provider = APIS[api]
     workload = workload_for(api)
     spec = workload.parse(make())
+    for kind in _scopes(api, spec).kinds:
+        ref = kind_refs(provider)[kind]
+        if ref.optional:
+            kmock.resources[f"{ref.api_version}/{ref.resource}"] = ResourceInfo(kind=ref.kind, namespaced=True)
     for m in workload.reconcile(spec, EMPTY, workload.options()).manifests:
         info = resource_classes(provider)[m["kind"]]._api_info
         resource = "/".join(p for p in (info.resource.group, info.resource.version, info.plural) if p)
@@ -209,7 +215,7 @@ async def test_a_failed_list_fails_the_observe_naming_the_list_and_context(kmock
         await asyncio.to_thread(cluster(kmock, [], APIS[api][1]).observe, scope)
 
     message = str(raised.value)
-    selector = ",".join(k if v is None else f"{k}={v}" for k, v in sorted(scope.selector_for(kind).items()))
+    selector = selector_text(scope.selector_for(kind))
     where = "LIST Node" if kind == "Node" else f"LIST {kind} in namespace {NS} selected by {selector}"
     assert message.startswith(
         f"observe failed: {where} on cluster context 'kmock' at {str(kmock.url).rstrip('/')}: {shown}"

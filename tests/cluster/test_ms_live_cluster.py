@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from support.kmock_helpers import kmock_client
+from support.kmock_helpers import discovery_paths, kmock_client, object_requests
 
 from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.cluster.resources import VolcanoPodGroup, resource_classes
@@ -103,7 +103,10 @@ async def _lists(kmock, groups: int, volcano: bool = True) -> tuple[int, int, ob
     spec = _spec(groups)
     before = len(list(kmock))
     snapshot = await asyncio.to_thread(live.observe, MS.scope(spec))
-    lists = len(list(kmock)) - before
+    requests = list(kmock)[before:]
+    lists = len(object_requests(requests))
+    # API discovery: /apis once, Volcano's resource list once when /apis lists it
+    assert discovery_paths(requests) == ["/apis"] + (["/apis/scheduling.volcano.sh/v1beta1"] if volcano else [])
     result = MS.reconcile(spec, snapshot)  # one reconcile = one observe
     assert result.stage.complete, result.stage.summary()
     assert len(snapshot.list("Pod")) == pods and snapshot.get("Pod", "other-0") is None
@@ -118,8 +121,12 @@ async def test_list_calls_per_reconcile_are_fixed_for_50_servinggroups(kmock):
     assert podgroups == 50 and all(
         pg["apiVersion"] == "scheduling.volcano.sh/v1beta1" for pg in snapshot.list("PodGroup")
     )
-    requests = [r for r in kmock if r.resource is not None]
-    assert all(r.params.get("labelSelector") == f"{ML.NAME}=pd" for r in requests)
+    requests = object_requests(kmock)
+    # ControllerRevisions without the StatefulSets' own history (controller.kubernetes.io/hash)
+    assert {r.resource.plural: r.params.get("labelSelector") for r in requests} == {
+        **{plural: f"{ML.NAME}=pd" for plural in ("statefulsets", "pods", "services", "podgroups")},
+        "controllerrevisions": f"{ML.NAME}=pd,!controller.kubernetes.io/hash",
+    }
     assert {r.resource.group for r in requests if r.resource.plural == "podgroups"} == {"scheduling.volcano.sh"}
 
 
@@ -132,7 +139,7 @@ async def test_list_calls_do_not_grow_with_the_group_count(kmock):
 @pytest.mark.asyncio
 async def test_a_cluster_without_volcano_is_skipped_not_an_error(kmock):
     lists, podgroups, _ = await _lists(kmock, 4, volcano=False)
-    assert lists == 5 and podgroups == 0
+    assert lists == 4 and podgroups == 0  # discovery does not list Volcano's API: no LIST of PodGroups
 
 
 def test_the_modelserving_component_asks_for_the_volcano_podgroup(monkeypatch):

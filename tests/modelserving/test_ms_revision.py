@@ -188,7 +188,8 @@ def test_a_statefulsets_own_history_is_not_a_modelserving_revision():
     roles = [r.to_wire() for r in ms.roles]
     owner = {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "llm-0-prefill-0", "uid": "u", "controller": True}
     labels = {"modelserving.volcano.sh/name": "llm", "modelserving.volcano.sh/revision": "up"}
-    kept = {**labels, "controller-revision-hash": "7d9f"}  # what the StatefulSet controller adds
+    kept = {**labels, "controller.kubernetes.io/hash": "7d9f"}  # what the StatefulSet controller adds
+    daemonset = {**labels, "controller-revision-hash": "7d9f"}  # what the DaemonSet controller adds
     history = [
         {
             "kind": "ControllerRevision",
@@ -199,6 +200,11 @@ def test_a_statefulsets_own_history_is_not_a_modelserving_revision():
             "kind": "ControllerRevision",
             "metadata": {"name": "llm-0-prefill-0-x", "labels": kept, "ownerReferences": [owner]},
             "data": {"data": roles},
+        },
+        {
+            "kind": "ControllerRevision",
+            "metadata": {"name": "llm-agent-7d9f", "labels": daemonset},
+            "data": {"spec": {"template": {"metadata": {"labels": labels}}}},
         },
     ]
     cat = build_catalog(ms, history)

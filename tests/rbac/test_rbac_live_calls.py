@@ -30,7 +30,7 @@ from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.core.contract.stage import Action
 from pulumi_lws.lws import labels as L
 from pulumi_lws.sim.driver.expansion import steady_state
-from pulumi_lws.workloads import workload_for
+from pulumi_lws.workloads import registered, workload_for
 
 
 def rbac_verb(request: Any) -> str:
@@ -86,9 +86,22 @@ def _pods(owner: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def serve_optional_apis(kmock: Any) -> None:
+    """A cluster with every optional API installed (the gang APIs, the CRDs): API discovery lists
+    them, so the observe LISTs each kind its scope names (a kind not served is not LISTed)."""
+    from kmock import ResourceInfo
+
+    for workload in registered().values():
+        for ref in workload.observes:
+            if ref.optional and ref.namespaced:
+                kmock.resources[f"{ref.api_version}/{ref.resource}"] = ResourceInfo(kind=ref.kind, namespaced=True)
+
+
 def seed(kmock: Any, scenario: Scenario) -> list[dict[str, Any]]:
     """The steady-state objects of ``scenario`` and their pods, each with a uid (and, for adoption,
-    an ownerReference to the upstream CR); returns what was stored."""
+    an ownerReference to the upstream CR), on a cluster serving every optional API; returns what
+    was stored."""
+    serve_optional_apis(kmock)
     workload = workload_for(scenario.api)
     gang = rbac.fixed_gang_provider(scenario.api) or scenario.gang_provider
     objects = [copy.deepcopy(dict(m)) for m in steady_state(scenario.manifest, gang_provider=gang).reconciled.manifests]
@@ -120,10 +133,15 @@ Call = tuple[str, str, str, bool, "str | None"]
 
 
 def calls_since(kmock: Any, before: int) -> set[Call]:
-    """kmock's requests after the first ``before``, as (group, resource[/sub], verb,
-    cluster-scoped, object name)."""
+    """kmock's requests after the first ``before`` but API discovery's, as (group,
+    resource[/sub], verb, cluster-scoped, object name)."""
     calls = set()
     for request in list(kmock)[before:]:
+        if request.method.name == "GET" and (request.resource is None or request.resource.plural is None):
+            # API discovery (/api, /apis, /apis/<group>/<version>): every authenticated identity may
+            # GET it (Kubernetes' default ClusterRole system:discovery), so no generated rule grants it
+            assert request.url.path.split("/")[1] in ("api", "apis"), f"non-resource request {request.url}"
+            continue
         assert request.resource is not None, f"non-resource request {request.method} {request.url}"
         resource = request.resource.plural + (f"/{request.subresource}" if request.subresource else "")
         calls.add((request.resource.group or "", resource, rbac_verb(request), request.namespace is None, request.name))

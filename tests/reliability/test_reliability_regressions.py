@@ -46,6 +46,33 @@ def test_seed_12717_workers_never_get_the_target_when_a_new_spec_raises_the_part
     assert result.changes == 2
 
 
+def test_seed_12717_observes_the_leader_statefulsets_current_revision(monkeypatch) -> None:
+    """Fix (2) needs the leader StatefulSet's own history in the observation: the scope's
+    ControllerRevision selector leaves out only the worker StatefulSets' (``!group-index``), so
+    ``leader_current_revision`` knows the revision pods may be recreated from, and keeps revisions
+    declared that the pods alone would not (a selector of ``!controller.kubernetes.io/hash`` read
+    none: every call None, nothing kept)."""
+    from pulumi_lws.lws.rollout.ordinal import planner
+
+    seen: list = []
+    kept: list = []
+    original, in_use = planner.leader_current_revision, planner.revisions_in_use
+
+    def current(snapshot, sts):
+        seen.append(original(snapshot, sts))
+        return seen[-1]
+
+    def used(groups, workers, leader_current, catalog):
+        kept.append(in_use(groups, workers, leader_current, catalog) != in_use(groups, workers, None, catalog))
+        return in_use(groups, workers, leader_current, catalog)
+
+    monkeypatch.setattr(planner, "leader_current_revision", current)
+    monkeypatch.setattr(planner, "revisions_in_use", used)
+    LEADERWORKERSET.run(random_case(12717))
+    assert sum(key is not None for key in seen) > len(seen) // 2
+    assert any(kept)
+
+
 def test_seed_11705_floor_is_not_armed_while_a_group_is_being_replaced() -> None:
     case = random_case(11705)
     assert case.policy == "ordinal-rolloutfirst" and case.start["spec"]["replicas"] == 5

@@ -1,9 +1,11 @@
-"""A lightkube client pointed at a kmock in-memory API server (the live backend's HTTP tests), and
-:class:`FaultyEmulator`: kmock's Kubernetes emulator with a fault hook and the API-server
-answers the live backend's guards rely on.
+"""A lightkube client pointed at a kmock in-memory API server (the live backend's HTTP tests),
+:class:`ClusterEmulator`: kmock's Kubernetes emulator serving, as every API server does, the kinds
+every cluster serves (tests/conftest.py makes it the default ``kmock``), and
+:class:`FaultyEmulator`: that emulator with a fault hook and the API-server answers the live
+backend's guards rely on.
 
-Use the emulator with ``pytestmark = pytest.mark.kmock(cls=FaultyEmulator)`` (the kmock plugin's
-fixture then builds it), and ``kmock.inject(Fault(...))`` in the test.
+Use the faulty emulator with ``pytestmark = pytest.mark.kmock(cls=FaultyEmulator)`` (the kmock
+plugin's fixture then builds it), and ``kmock.inject(Fault(...))`` in the test.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import aiohttp.web
 import attrs
 import httpx2
 import jsonpatch
-from kmock import KubernetesEmulator, KubernetesError
+from kmock import KubernetesEmulator, KubernetesError, ResourceInfo
 from lightkube import Client
 from lightkube.config.kubeconfig import KubeConfig
 
@@ -31,6 +33,17 @@ CLIENT_TIMEOUT = 1.0
 HANG = 5.0
 #: what a real API server answers for a JSON patch whose ``test`` op failed (422, no causes)
 JSON_PATCH_REJECTED = "the server rejected our request due to an error in our request"
+
+
+def object_requests(requests: Any) -> list[Any]:
+    """The requests of ``requests`` (kmock's log) that name a resource: LISTs and object reads or
+    writes, not API discovery."""
+    return [r for r in requests if r.resource is not None and r.resource.plural is not None]
+
+
+def discovery_paths(requests: Any) -> list[str]:
+    """The paths of the API discovery GETs in ``requests`` (``/apis``, ``/apis/<group>/<version>``, ``/api/v1``)."""
+    return [r.url.path for r in requests if r.resource is None or r.resource.plural is None]
 
 
 def kmock_client(url: str, *, timeout: float | None = None) -> Client:
@@ -105,8 +118,32 @@ class Fault:
         )
 
 
+#: what every Kubernetes API server serves among the kinds the live backend reads (a 404 on their
+#: LIST is a cluster fault, docs/live-cluster.md): ``group/version/plural`` -> (kind, namespaced)
+CORE_RESOURCES: Mapping[str, tuple[str, bool]] = {
+    "apps/v1/statefulsets": ("StatefulSet", True),
+    "apps/v1/deployments": ("Deployment", True),
+    "apps/v1/controllerrevisions": ("ControllerRevision", True),
+    "v1/pods": ("Pod", True),
+    "v1/services": ("Service", True),
+    "v1/events": ("Event", True),
+    "v1/nodes": ("Node", False),
+}
+
+
 @attrs.define(kw_only=True)
-class FaultyEmulator(KubernetesEmulator):
+class ClusterEmulator(KubernetesEmulator):
+    """kmock's emulator serving :data:`CORE_RESOURCES` from the start (kmock serves a resource
+    only once an object or a declaration names it; an API server serves these always)."""
+
+    def __attrs_post_init__(self) -> None:
+        super().__attrs_post_init__()
+        for resource, (kind, namespaced) in CORE_RESOURCES.items():
+            self.resources[resource] = ResourceInfo(kind=kind, namespaced=namespaced)
+
+
+@attrs.define(kw_only=True)
+class FaultyEmulator(ClusterEmulator):
     """kmock's emulator, plus:
 
     - :meth:`inject`: faults answered instead of (or, ``applied``, after) serving a request;

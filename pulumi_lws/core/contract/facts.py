@@ -30,16 +30,28 @@ from typing import Any, Protocol
 _SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
 
 
+#: the API versions every Kubernetes cluster serves: a kind of these is never "not installed"
+ALWAYS_SERVED = ("v1", "apps/v1")
+
+
 @dataclass(frozen=True)
 class KindRef:
     """One Kubernetes kind at one API version (``PodGroup`` exists as ``scheduling.k8s.io/v1beta1``
     and ``scheduling.volcano.sh/v1beta1``: two refs). ``plural``: the REST resource (default: the
-    kind lower-cased + ``s``); ``namespaced``: whether objects live in a namespace."""
+    kind lower-cased + ``s``); ``namespaced``: whether objects live in a namespace.
+
+    ``optional``: a cluster may not serve it (a CRD, a beta or feature-gated API: PodGroup,
+    Workload, MutatingAdmissionPolicy, DisaggregatedSetRoleScaler). The live backend asks API
+    discovery whether an optional kind is served before LISTing it (not served: none of it); a
+    kind that is not optional is served by every cluster (:data:`ALWAYS_SERVED`), so a 404 on its
+    LIST is a cluster fault, never "not installed". :func:`check_facts` refuses a required kind
+    outside :data:`ALWAYS_SERVED`."""
 
     kind: str
     api_version: str
     plural: str = ""
     namespaced: bool = True
+    optional: bool = False
 
     @property
     def group(self) -> str:
@@ -59,8 +71,8 @@ class KindRef:
 #: gang provider -> the PodGroup kind its gang objects are (and what a bare ``PodGroup`` of a
 #: scope means for an API reconciled with that provider)
 GANG_PODGROUPS: Mapping[str, KindRef] = {
-    "kubernetes": KindRef("PodGroup", "scheduling.k8s.io/v1beta1"),
-    "volcano": KindRef("PodGroup", "scheduling.volcano.sh/v1beta1"),
+    "kubernetes": KindRef("PodGroup", "scheduling.k8s.io/v1beta1", optional=True),
+    "volcano": KindRef("PodGroup", "scheduling.volcano.sh/v1beta1", optional=True),
 }
 
 
@@ -221,6 +233,12 @@ def check_facts(
         problems.append(f"gang: a GangChoice of {sorted(GANG_PODGROUPS)}")
     if not isinstance(observes, tuple) or not observes or not all(isinstance(k, KindRef) for k in observes):
         problems.append("observes: a non-empty tuple of KindRef")
+    else:
+        unsure = sorted(
+            f"{k.kind} {k.api_version}" for k in observes if not k.optional and k.api_version not in ALWAYS_SERVED
+        )
+        if unsure:  # a 404 on its LIST would read as a cluster fault where the API is merely not installed
+            problems.append(f"observes: not served by every cluster, mark optional=True: {unsure}")
     if not isinstance(rbac, RbacFacts) or not all(isinstance(k, KindRef) for k in rbac.renders):
         problems.append("rbac: RbacFacts(actions, renders as KindRef, upstream_owns_unrendered)")
     elif isinstance(observes, tuple):

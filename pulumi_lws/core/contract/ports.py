@@ -5,16 +5,64 @@ A :class:`Scope` says what one reconcile reads: objects of ``kinds`` in one name
 contain ``selector`` (plus every Node when ``nodes``; plus every Node and every bound pod of the
 cluster, as :attr:`Snapshot.capacity`, when ``capacity``). Each API builds its own scope
 (:meth:`pulumi_lws.core.contract.workload.Workload.scope`), so observers know no API's labels or kinds.
+
+A selector value is a label value (``key=value``), None (the key exists: ``key``) or
+:data:`ABSENT` (the key does not exist: ``!key``); every observer sends the three forms
+server-side and :func:`label_matches` checks them again client-side.
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from pulumi_lws.core.contract.snapshot import EMPTY, Snapshot, labels_of
 from pulumi_lws.core.contract.stage import Action
+
+
+class LabelRequirement(enum.Enum):
+    """A selector value that is no label value."""
+
+    #: the key must not exist (``!key``, ``operator: DoesNotExist``)
+    ABSENT = "DoesNotExist"
+
+
+#: a selector value meaning "the key is absent" (``labelSelector=!key``)
+ABSENT = LabelRequirement.ABSENT
+#: what a selector maps a key to: a label value, None (the key exists) or :data:`ABSENT`
+SelectorValue = str | None | LabelRequirement
+
+
+def label_matches(labels: Mapping[str, str], selector: Mapping[str, SelectorValue]) -> bool:
+    """Whether ``labels`` satisfy every requirement of ``selector`` (module docstring)."""
+    for key, value in selector.items():
+        if value is None:
+            if key not in labels:
+                return False
+        elif value is ABSENT:
+            if key in labels:
+                return False
+        elif labels.get(key) != value:
+            return False
+    return True
+
+
+def selector_text(selector: Mapping[str, SelectorValue]) -> str:
+    """``selector`` as a ``labelSelector`` query reads: ``k=v``, ``k`` (exists), ``!k`` (absent), in key order."""
+    return ",".join(k if v is None else f"!{k}" if v is ABSENT else f"{k}={v}" for k, v in sorted(selector.items()))
+
+
+def without_labels(selector: Mapping[str, SelectorValue], *keys: str) -> tuple[tuple[str, SelectorValue], ...]:
+    """``selector`` plus "``key`` is absent" (``!key``) for each of ``keys``: the ControllerRevision
+    selector of an API, which leaves out the StatefulSets' own history revisions it does not read.
+    The StatefulSet controller keeps up to ``revisionHistoryLimit`` revisions per StatefulSet, each
+    a whole pod template labelled like the template — the API's name label included — plus
+    ``controller.kubernetes.io/hash`` (:data:`~pulumi_lws.core.k8s.keys.STS_HISTORY_HASH`), so a
+    name selector alone reads them all, per group. No API's own revision (pulumi-lws's, upstream
+    LeaderWorkerSet's, Kthena's) carries that key or a per-group label."""
+    return (*selector.items(), *((key, ABSENT) for key in keys))
 
 
 @dataclass(frozen=True)
@@ -30,13 +78,14 @@ class Scope:
     #: snapshot's objects, so a planner sees exactly what it sees without the opt-in
     capacity: bool = False
     #: kinds read with ANOTHER selector instead of ``selector``: ``((kind, ((key, value), ...)), ...)``,
-    #: a value None meaning "the key exists" (``labelSelector=key``). Still one LIST per kind: an API
-    #: whose objects of one kind are labelled differently (a DisaggregatedSet adopting upstream's
-    #: ControllerRevisions) narrows them client-side itself.
-    kind_selectors: tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...] = ()
+    #: a value None meaning "the key exists" (``labelSelector=key``), :data:`ABSENT` "the key does
+    #: not exist" (``!key``). Still one LIST per kind: an API whose objects of one kind are labelled
+    #: differently (a DisaggregatedSet adopting upstream's ControllerRevisions) narrows them
+    #: client-side itself; every API's ControllerRevisions are read with :func:`without_labels`.
+    kind_selectors: tuple[tuple[str, tuple[tuple[str, SelectorValue], ...]], ...] = ()
 
-    def selector_for(self, kind: str) -> Mapping[str, str | None]:
-        """The label selector ``kind`` is LISTed with (None value: the key exists)."""
+    def selector_for(self, kind: str) -> Mapping[str, SelectorValue]:
+        """The label selector ``kind`` is LISTed with (None value: the key exists; ABSENT: it does not)."""
         for k, pairs in self.kind_selectors:
             if k == kind:
                 return dict(pairs)
@@ -44,9 +93,7 @@ class Scope:
 
     def selects(self, obj: Mapping[str, object], kind: str | None = None) -> bool:
         """Client-side check of the label selector (defensive: a server may ignore it)."""
-        labels = labels_of(obj)
-        sel = self.selector_for(kind) if kind is not None else self.selector
-        return all((k in labels) if v is None else labels.get(k) == v for k, v in sel.items())
+        return label_matches(labels_of(obj), self.selector_for(kind) if kind is not None else self.selector)
 
 
 class Observer(Protocol):

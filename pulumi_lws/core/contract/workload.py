@@ -45,6 +45,8 @@ name looked up at run time):
   ones, as LeaderWorkerSet's).
 * ``release_retained(snapshot, reason)``: the actions releasing the pods retained with the
   project's finalizer (the component's destroy hook). Default: every pod carrying it.
+* ``required_apis(spec, gang_provider)``: the optional APIs the expansion needs (the component's
+  preflight asks discovery for them before anything registers). Default: none.
 """
 
 from __future__ import annotations
@@ -251,10 +253,12 @@ class Workload(ABC):
         :data:`pulumi_lws.core.features.retention.RETAIN_FINALIZER`."""
         return release_actions(snapshot.list("Pod"), reason)
 
-    def required_apis(self, spec: Any) -> tuple[tuple[str, str, str], ...]:
-        """``(apiVersion, kind, why)`` of every API ``spec``'s expansion needs the cluster to serve
-        beyond the core ones; live mode refuses to register anything when discovery says one is
-        missing, with ``why`` (what needs it, the Kubernetes version, the fallback). Default ()."""
+    def required_apis(self, spec: Any, gang_provider: str | None = None) -> tuple[tuple[str, str, str], ...]:
+        """``(apiVersion, kind, why)`` of every API ``spec``'s expansion (with ``gang_provider``,
+        None: the API's default) needs the cluster to serve beyond the core ones — the per-pod
+        values policy, the gang objects (PodGroups, Workloads) — exactly the optional kinds its
+        rendered objects have; live mode refuses to register anything when discovery says one is
+        missing, with ``why``: the field that asks for it, and what to install or change. Default ()."""
         return ()
 
     def mode_notes(self, spec: Any) -> Mapping[str, str]:

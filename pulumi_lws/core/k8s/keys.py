@@ -5,6 +5,9 @@ POD_INDEX = "apps.kubernetes.io/pod-index"
 POD_DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 STS_POD_NAME = "statefulset.kubernetes.io/pod-name"
 CONTROLLER_REVISION_HASH = "controller-revision-hash"
+#: on every ControllerRevision the StatefulSet (and DaemonSet) controller keeps as its history
+#: (``history.ControllerRevisionHashLabel``); its pods carry the revision as ``controller-revision-hash``
+STS_HISTORY_HASH = "controller.kubernetes.io/hash"
 POD_TEMPLATE_HASH = "pod-template-hash"
 
 # Pulumi (pulumi-kubernetes' annotations: provider/pkg/metadata/annotations.go)

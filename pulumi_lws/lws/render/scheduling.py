@@ -89,6 +89,30 @@ def gang_dependencies(manifests: Iterable[Mapping[str, Any]]) -> dict[tuple[str,
     return out
 
 
+def required_gang_apis(
+    lws: LeaderWorkerSet, provider: str | None, field: str = "spec.scheduling"
+) -> tuple[tuple[str, str, str], ...]:
+    """``(apiVersion, kind, why)`` of the gang objects :func:`with_gang_scheduling` renders for
+    ``lws`` with ``provider`` (None: ``kubernetes``): none without ``spec.scheduling`` and in Hash
+    mode (its pipeline renders no gang object). ``field`` names ``spec.scheduling`` in the
+    manifest the user wrote (a DisaggregatedSet role's path)."""
+    if lws.spec.scheduling is None or lws.spec.group_identity == "Hash":
+        return ()
+    if provider == "volcano":
+        why = (
+            f'{field} with gang_provider "volcano" renders a Volcano PodGroup per group ({VOLCANO_API}): '
+            'install Volcano (its CRD podgroups.scheduling.volcano.sh), choose gang_provider "kubernetes", '
+            f"or remove {field}"
+        )
+        return ((VOLCANO_API, "PodGroup", why),)
+    why = (
+        f"{field} renders a Workload and its PodGroups ({WAS_API}: workload-aware scheduling, Kubernetes "
+        '>= 1.37 with the GenericWorkload feature gate): enable that API, choose gang_provider "volcano" '
+        f"with Volcano installed, or remove {field}"
+    )
+    return ((WAS_API, "Workload", why), (WAS_API, "PodGroup", why))
+
+
 # ---- Volcano minResources -----------------------------------------------------------------------
 
 

@@ -23,19 +23,23 @@ import bisect
 from collections.abc import Mapping
 from typing import Any
 
+from pulumi_lws.core.contract.ports import SelectorValue
 from pulumi_lws.sim.cluster.selectors import match_expression
 from pulumi_lws.sim.cluster.store import Store
 
 ObjKey = tuple[str, str]  # (kind, name): Snapshot's key
-#: (kind, label selector pairs) per kind of a scope, in order; a value None: the key exists
-Reads = tuple[tuple[str, tuple[tuple[str, str | None], ...]], ...]
+#: (kind, label selector pairs) per kind of a scope, in order; a value None: the key exists,
+#: ABSENT: it does not
+Reads = tuple[tuple[str, tuple[tuple[str, SelectorValue], ...]], ...]
 
 
-def selector_of(pairs: tuple[tuple[str, str | None], ...]) -> dict[str, Any]:
+def selector_of(pairs: tuple[tuple[str, SelectorValue], ...]) -> dict[str, Any]:
     """The label selector of ``pairs`` (``Scope.selector_for``'s form) as ``Store.list`` takes it."""
     return {
-        "matchLabels": {k: v for k, v in pairs if v is not None},
-        "matchExpressions": [{"key": k, "operator": "Exists"} for k, v in pairs if v is None],
+        "matchLabels": {k: v for k, v in pairs if isinstance(v, str)},
+        "matchExpressions": [
+            {"key": k, "operator": "Exists" if v is None else v.value} for k, v in pairs if not isinstance(v, str)
+        ],
     }
 
 

@@ -43,7 +43,8 @@ from pulumi_lws.sim.cluster.store import (
 from pulumi_lws.sim.cluster.sts_pods import PodIndex, Table, running_ready
 from pulumi_lws.sim.cluster.template_hash import template_hash
 
-REVISION_HASH_LABEL = "controller.kubernetes.io/hash"
+#: what the StatefulSet controller stamps on each history revision (Kubernetes' ``history.ControllerRevisionHashLabel``)
+REVISION_HASH_LABEL = K.STS_HISTORY_HASH
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,7 @@ from pulumi_lws.sim.cluster.apply_diff import differs, immutable_changes
 from pulumi_lws.sim.cluster.apply_order import resolve_dependencies, topological_order
 from pulumi_lws.sim.cluster.clock import EPOCH, rfc3339
 from pulumi_lws.sim.cluster.defaults import apply_defaults
+from pulumi_lws.sim.cluster.observation import selector_of
 from pulumi_lws.sim.cluster.scheduler import DEFAULT_NODE
 from pulumi_lws.sim.cluster.selectors import match_expression
 from pulumi_lws.sim.cluster.simcluster import merge_meta
@@ -186,8 +187,8 @@ class SynthCluster:
         objs = []
         for kind in scope.kinds:
             pairs = scope.selector_for(kind)
-            wanted = {k: v for k, v in pairs.items() if v is not None}.items()
-            exists = [{"key": k, "operator": "Exists"} for k, v in pairs.items() if v is None]
+            wanted = {k: v for k, v in pairs.items() if isinstance(v, str)}.items()
+            exists = selector_of(tuple(pairs.items()))["matchExpressions"]
             for o in self._sorted(kind):
                 labels = o["metadata"].get("labels") or {}
                 if (

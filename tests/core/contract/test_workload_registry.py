@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pulumi_lws.core.contract import workload as W
-from pulumi_lws.core.contract.ports import EmptyObserver, Scope
+from pulumi_lws.core.contract.ports import EmptyObserver, Scope, without_labels
 from pulumi_lws.core.contract.snapshot import EMPTY
 from pulumi_lws.workloads import BUILTIN, registered, workload_for, workload_of
 
@@ -49,7 +49,18 @@ def test_the_lws_workload_fulfils_the_contract_end_to_end() -> None:
     spec = lws.parse(LWS_DOC)
     assert lws.identity(spec) == ("serving", "web")
     scope = lws.scope(spec)
-    assert scope == Scope("serving", {"leaderworkerset.sigs.k8s.io/name": "web"}, scope.kinds, False)
+    assert scope == Scope(
+        "serving",
+        {"leaderworkerset.sigs.k8s.io/name": "web"},
+        scope.kinds,
+        False,
+        kind_selectors=(
+            (
+                "ControllerRevision",
+                without_labels({"leaderworkerset.sigs.k8s.io/name": "web"}, "leaderworkerset.sigs.k8s.io/group-index"),
+            ),
+        ),
+    )
     assert "StatefulSet" in scope.kinds and "Pod" in scope.kinds
     assert lws.scope(spec, nodes=True).nodes is True
     result = lws.reconcile(spec, EmptyObserver().observe(scope), lws.options(update_order=None, unknown="x"))

@@ -71,8 +71,12 @@ def load_env() -> dict[str, str]:
 class CommandFailed(AssertionError):
     def __init__(self, argv: list[str], result: subprocess.CompletedProcess[str]) -> None:
         self.result = result
-        tail = "\n".join((result.stdout + "\n" + result.stderr).strip().splitlines()[-60:])
-        super().__init__(f"`{' '.join(argv)}` exited {result.returncode}:\n{tail}")
+        lines = (result.stdout + "\n" + result.stderr).strip().splitlines()
+        errors = [line for line in lines if "error" in line.lower()][:40]
+        tail = "\n".join(lines[-40:])
+        super().__init__(
+            f"`{' '.join(argv)}` exited {result.returncode}:\n" + "\n".join(errors) + "\n--- last lines:\n" + tail
+        )
 
 
 @dataclass

@@ -237,8 +237,10 @@ def _variables(lws: LeaderWorkerSet, ordinals: Iterable[int], subgrouped: bool) 
             "leaderSubgroupKeys": _map(
                 {str(i): _s(names.subgroup_key(names.leader_pod(name, i), 0)) for i in ordinals}
             ),
-            "subgroupKey": "variables.isLeader ? variables.leaderSubgroupKeys[string(variables.index)] : "
-            f"object.metadata.annotations[{_s(SUBGROUP_KEY_TABLE)} + string(variables.subgroup)]",
+            # string(...): a real API server types object.metadata values dyn, and a dyn in a
+            # label or annotation map literal fails compilation ("expected type 'string' but found 'dyn'")
+            "subgroupKey": "string(variables.isLeader ? variables.leaderSubgroupKeys[string(variables.index)] : "
+            f"object.metadata.annotations[{_s(SUBGROUP_KEY_TABLE)} + string(variables.subgroup)])",
         }
     # upstream TPU_WORKER_ID of a worker (one container); container i gets id * n + i
     out["tpuWorkerID"] = (
@@ -276,10 +278,10 @@ def _mutations(lws: LeaderWorkerSet, subgrouped: bool, tpu_containers: int) -> l
         }
         if subgrouped:
             values[POD_TPU_HOSTNAMES] = (
-                f"object.metadata.annotations[{_s(SUBGROUP_TPU_HOSTNAMES_TABLE)} + string(variables.subgroup)]"
+                f"string(object.metadata.annotations[{_s(SUBGROUP_TPU_HOSTNAMES_TABLE)} + string(variables.subgroup)])"
             )
             values[POD_TPU_ADDRESSES] = (
-                f"object.metadata.annotations[{_s(SUBGROUP_TPU_ADDRESSES_TABLE)} + string(variables.subgroup)]"
+                f"string(object.metadata.annotations[{_s(SUBGROUP_TPU_ADDRESSES_TABLE)} + string(variables.subgroup)])"
             )
         out.append(
             apply(

@@ -6,11 +6,19 @@ the same expectations the simulator's CEL subset is held to."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 from e2e_harness import Invariants, roll
 from support.upstream_webhook import P, resolved_env, tpu_lws, upstream_webhook
 
 
+@pytest.mark.xfail(
+    reason="found by this tier, open: the first pulumi up registers the policy and the StatefulSets together, "
+    "and a real API server enforces a new MutatingAdmissionPolicy only once its informer has it, so the first "
+    "pods are admitted without it (the leader lacks leaderworkerset.sigs.k8s.io/role); the StatefulSets must wait "
+    "for an up that observes the policy (docs/e2e.md)",
+    strict=False,
+)
 def test_pods_carry_upstream_webhook_values(cluster, namespace, make_stack):
     # the LWS docs' example: 2 subgroups of 4 TPU hosts behind a CPU leader, each subgroup alone
     # on its rack (cloud.google.com/gke-nodepool); one group

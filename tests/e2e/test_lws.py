@@ -3,6 +3,7 @@ example, created, rolled to a new image by repeated ``pulumi up``, destroyed."""
 
 from __future__ import annotations
 
+import pytest
 from e2e_harness import FLEET_KINDS, Invariants, assert_plan_agrees, fleet_objects, pod_images, roll, set_images
 
 
@@ -27,6 +28,13 @@ def test_ordinal_rollout(cluster, namespace, make_stack, tmp_path):
     assert fleet_objects(cluster, namespace, FLEET_KINDS) == []
 
 
+@pytest.mark.xfail(
+    reason="found by this tier, open: a Hash group's worker StatefulSet is garbage-collected with its replaced "
+    "leader pod, Pulumi's state still holds it, and the next pulumi up's update of it fails "
+    '(statefulsets.apps "web-<key>" not found): the planner must stop declaring, and Pulumi must forget, a worker '
+    "StatefulSet whose leader is gone (docs/e2e.md)",
+    strict=False,
+)
 def test_hash_rollout(cluster, namespace, make_stack, tmp_path):
     stack = make_stack("hash", "lws.yaml")
     invariants = Invariants(cluster, namespace)

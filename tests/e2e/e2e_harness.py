@@ -207,7 +207,9 @@ class Stack:
         (workdir / "Pulumi.yaml").write_text(yaml.safe_dump(project, sort_keys=False))
         stack = cls(cluster, example, namespace, workdir, manifest_file)
         stack.edit(lambda doc: doc["metadata"].__setitem__("namespace", namespace))
-        # a stack an interrupted run left behind names objects its namespace no longer holds
+        # a stack (and its lock) an interrupted run left behind names objects its namespace no longer holds
+        backend = pathlib.Path(cluster.env["PULUMI_BACKEND_URL"].removeprefix("file://"))
+        shutil.rmtree(backend / ".pulumi" / "locks" / "organization" / project["name"] / namespace, ignore_errors=True)
         cluster.run(
             ["pulumi", "stack", "rm", namespace, "--yes", "--force", "--non-interactive"], cwd=workdir, check=False
         )

@@ -206,7 +206,10 @@ def build() -> pathlib.Path:
         return out
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    print(f"e2e-tools: building into {out} (cold: 60-90 min and ~16 GB of Go caches on 2 cores; see docs/e2e.md)", flush=True)
+    print(
+        f"e2e-tools: building into {out} (cold: 60-90 min and ~16 GB of Go caches on 2 cores; see docs/e2e.md)",
+        flush=True,
+    )
     todo = [module for module in MODULES if not (out / f".{module}.built").exists()]
     for index, module in enumerate(todo, 1):
         if module in PREPARE:

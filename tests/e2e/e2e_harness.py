@@ -232,7 +232,7 @@ class Stack:
     def _pulumi(self, *args: str, bound: float) -> subprocess.CompletedProcess[str]:
         started = time.monotonic()
         result = self.cluster.run(
-            ["pulumi", *args, "--stack", self.namespace, "--non-interactive"], cwd=self.workdir, timeout=bound * 3
+            ["pulumi", *args, "--stack", self.namespace, "--non-interactive"], cwd=self.workdir, timeout=bound + 30
         )
         seconds = time.monotonic() - started
         self.timings.append(Timed(args[0], seconds))

@@ -228,7 +228,11 @@ def _up(args: argparse.Namespace) -> None:
             json.dumps({"server": server, "pids": pids, "bin": str(bins), "etcd": etcd_port}, indent=2)
         )
 
-    pids["etcd"] = _spawn(
+    def start(name: str, argv: list[str]) -> None:
+        pids[name] = _spawn(name, argv, logs)
+        save()
+
+    start(
         "etcd",
         [
             str(bins / "etcd"),
@@ -242,9 +246,7 @@ def _up(args: argparse.Namespace) -> None:
             "--unsafe-no-fsync",
             "--log-level=warn",
         ],
-        logs,
     )
-    save()
     _wait(
         "etcd",
         lambda: b"true" in urllib.request.urlopen(f"http://127.0.0.1:{etcd_port}/health", timeout=2).read(),
@@ -253,7 +255,7 @@ def _up(args: argparse.Namespace) -> None:
         logs,
     )
     print(f"e2e-up: etcd on 127.0.0.1:{etcd_port} ({time.monotonic() - started:.0f} s)", flush=True)
-    pids["kube-apiserver"] = _spawn(
+    start(
         "kube-apiserver",
         [
             str(bins / "kube-apiserver"),
@@ -277,9 +279,7 @@ def _up(args: argparse.Namespace) -> None:
             "--profiling=false",
             "--v=1",
         ],
-        logs,
     )
-    save()
     _wait(
         "kube-apiserver /readyz",
         lambda: _get(f"{server}/readyz", admin_token, pki / "ca.crt") == b"ok",
@@ -288,41 +288,36 @@ def _up(args: argparse.Namespace) -> None:
         logs,
     )
     print(f"e2e-up: kube-apiserver on {server} ({time.monotonic() - started:.0f} s)", flush=True)
-    pids["kube-controller-manager"] = _spawn(
+    # the controller manager and the scheduler: the admin identity, no leader election, no serving port
+    controller_flags = [
+        f"--kubeconfig={kubeconfig}",
+        f"--authentication-kubeconfig={kubeconfig}",
+        f"--authorization-kubeconfig={kubeconfig}",
+        "--leader-elect=false",
+        "--bind-address=127.0.0.1",
+        "--secure-port=0",
+    ]
+    start(
         "kube-controller-manager",
         [
             str(bins / "kube-controller-manager"),
-            f"--kubeconfig={kubeconfig}",
-            f"--authentication-kubeconfig={kubeconfig}",
-            f"--authorization-kubeconfig={kubeconfig}",
-            "--leader-elect=false",
-            "--bind-address=127.0.0.1",
-            "--secure-port=0",
+            *controller_flags,
             f"--service-account-private-key-file={pki / 'sa.key'}",
             f"--root-ca-file={pki / 'ca.crt'}",
             "--use-service-account-credentials=false",
             f"--feature-gates={FEATURE_GATES}",
             "--v=1",
         ],
-        logs,
     )
-    save()
-    pids["kube-scheduler"] = _spawn(
+    start(
         "kube-scheduler",
         [
             str(bins / "kube-scheduler"),
-            f"--kubeconfig={kubeconfig}",
-            f"--authentication-kubeconfig={kubeconfig}",
-            f"--authorization-kubeconfig={kubeconfig}",
-            "--leader-elect=false",
-            "--bind-address=127.0.0.1",
-            "--secure-port=0",
+            *controller_flags,
             "--v=1",
         ],
-        logs,
     )
-    save()
-    pids["kwok"] = _spawn(
+    start(
         "kwok",
         [
             str(bins / "kwok"),
@@ -334,9 +329,7 @@ def _up(args: argparse.Namespace) -> None:
             "--cidr=10.244.0.1/16",
             "--node-ip=127.0.0.1",
         ],
-        logs,
     )
-    save()
     kubectl = [str(bins / "kubectl"), f"--kubeconfig={kubeconfig}"]
     subprocess.run([*kubectl, "apply", "-f", str(REPO / "e2e" / "nodes.yaml")], check=True, capture_output=True)
 

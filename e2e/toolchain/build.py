@@ -99,8 +99,13 @@ PROGRAMS = (
 )
 
 
+def go_binary() -> str | None:
+    """``go`` on PATH, else where the machine's Go install puts it (a non-login shell may not have it on PATH)."""
+    return shutil.which("go") or next((p for p in ("/usr/local/go/bin/go",) if os.access(p, os.X_OK)), None)
+
+
 def go_version() -> str:
-    go = shutil.which("go")
+    go = go_binary()
     if go is None:
         raise SystemExit("e2e-tools: no `go` on PATH (Go 1.26 comes with the polyglot machine; see docs/e2e.md)")
     return subprocess.run([go, "version"], check=True, capture_output=True, text=True).stdout.strip()
@@ -140,8 +145,12 @@ def _build(module: str, out: pathlib.Path, index: int, total: int) -> None:
     packages, ldflags = MODULES[module]
     started = time.monotonic()
     print(f"[{index}/{total}] {module}: building {', '.join(p.rsplit('/', 1)[-1] for p in packages)}", flush=True)
-    env = dict(os.environ, GOFLAGS="-mod=readonly -buildvcs=false")
-    command = ["go", "build", "-v", "-trimpath", "-ldflags", ldflags, "-o", str(out) + "/", *packages]
+    go = go_binary()
+    assert go is not None
+    env = dict(
+        os.environ, GOFLAGS="-mod=readonly -buildvcs=false", PATH=f"{os.path.dirname(go)}:{os.environ.get('PATH', '')}"
+    )
+    command = [go, "build", "-v", "-trimpath", "-ldflags", ldflags, "-o", str(out) + "/", *packages]
     process = subprocess.Popen(
         command, cwd=HERE / module, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
@@ -162,9 +171,10 @@ def _build(module: str, out: pathlib.Path, index: int, total: int) -> None:
 
 def _module_dir(module: str, path: str) -> pathlib.Path:
     """Where the pinned ``path`` module sits in the module cache (downloaded if absent)."""
-    subprocess.run(["go", "mod", "download", path], cwd=HERE / module, check=True)
+    go = go_binary() or "go"
+    subprocess.run([go, "mod", "download", path], cwd=HERE / module, check=True)
     directory = subprocess.run(
-        ["go", "list", "-m", "-f", "{{.Dir}}", path], cwd=HERE / module, check=True, capture_output=True, text=True
+        [go, "list", "-m", "-f", "{{.Dir}}", path], cwd=HERE / module, check=True, capture_output=True, text=True
     ).stdout.strip()
     return pathlib.Path(directory)
 

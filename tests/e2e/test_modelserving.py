@@ -33,11 +33,6 @@ def test_serving_group_rollout(cluster, namespace, make_stack, tmp_path):
     assert fleet_objects(cluster, namespace, FLEET_KINDS) == []
 
 
-@pytest.mark.xfail(
-    reason="written this session and not yet seen green on the real cluster (the session ended first): "
-    "an XPASS here means it holds; see docs/e2e.md",
-    strict=False,
-)
 def test_role_rollout(cluster, namespace, make_stack, tmp_path):
     stack = make_stack("modelserving-pd", "ms.yaml")
 

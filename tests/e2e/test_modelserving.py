@@ -3,17 +3,11 @@ example as shipped) and RoleRollingUpdate (one role's image), each created, roll
 
 from __future__ import annotations
 
-import pytest
 from e2e_harness import FLEET_KINDS, Invariants, assert_plan_agrees, fleet_objects, pod_images, roll, set_images
 
 NEW = "nginxinc/nginx-unprivileged:1.28"
 
 
-@pytest.mark.xfail(
-    reason="written this session and not yet seen green on the real cluster (the session ended first): "
-    "an XPASS here means it holds; see docs/e2e.md",
-    strict=False,
-)
 def test_serving_group_rollout(cluster, namespace, make_stack, tmp_path):
     stack = make_stack("modelserving-pd", "ms.yaml")
     invariants = Invariants(cluster, namespace)

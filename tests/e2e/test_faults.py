@@ -5,7 +5,6 @@ case converges with no object lost."""
 
 from __future__ import annotations
 
-import pytest
 from e2e_harness import Invariants, pod_images, roll, set_images
 
 LWS = "leaderworkerset-sample"
@@ -22,11 +21,6 @@ def _converged(cluster, namespace, stack, invariants, image):
     return rolled
 
 
-@pytest.mark.xfail(
-    reason="written this session and not yet seen green on the real cluster (the session ended first): "
-    "an XPASS here means it holds; see docs/e2e.md",
-    strict=False,
-)
 def test_broken_image_then_fix(cluster, namespace, make_stack):
     stack = make_stack("quickstart", "lws.yaml")
     invariants = Invariants(cluster, namespace)
@@ -97,11 +91,6 @@ def test_replacement_causing_change(cluster, namespace, make_stack):
     assert len(workers) == 4 and all(not s["metadata"].get("deletionTimestamp") for s in workers)
 
 
-@pytest.mark.xfail(
-    reason="written this session and not yet seen green on the real cluster (the session ended first): "
-    "an XPASS here means it holds; see docs/e2e.md",
-    strict=False,
-)
 def test_scale_down_then_up(cluster, namespace, make_stack):
     stack = make_stack("quickstart", "lws.yaml")
     invariants = Invariants(cluster, namespace)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import yaml
 from e2e_harness import Invariants, roll, set_images
 
@@ -27,11 +26,6 @@ def _identity(cluster, namespace: str, tmp_path) -> str:
     return str(path)
 
 
-@pytest.mark.xfail(
-    reason="written this session and not yet seen green on the real cluster (the session ended first): "
-    "an XPASS here means it holds; see docs/e2e.md",
-    strict=False,
-)
 def test_rendered_rbac_runs_the_rollout(cluster, namespace, make_stack, tmp_path):
     stack = make_stack("quickstart", "lws.yaml")
     rbac = cluster.run(

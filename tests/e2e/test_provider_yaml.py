@@ -10,7 +10,6 @@ import json
 import pathlib
 import shutil
 
-import pytest
 import yaml
 from e2e_harness import FLEET_KINDS, REPO, fleet_objects, pod_images, set_images
 
@@ -48,11 +47,6 @@ def _up_until_complete(cluster, workdir: pathlib.Path, namespace: str, limit: in
     raise AssertionError(f"not complete after {limit} pulumi up: {seen[-3:]}")
 
 
-@pytest.mark.xfail(
-    reason="written this session and not yet seen green on the real cluster (the session ended first): "
-    "an XPASS here means it holds; see docs/e2e.md",
-    strict=False,
-)
 def test_yaml_program_through_the_component_provider(cluster, namespace, tmp_path):
     workdir = _project(cluster, namespace, tmp_path)
     try:

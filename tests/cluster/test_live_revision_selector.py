@@ -19,7 +19,7 @@ import pytest
 
 pytest.importorskip("kmock")
 
-from support.adoption_helpers import go_style_key, upstream_fleet, with_null_timestamps
+from support.adoption_helpers import lws_upstream_revision, upstream_fleet
 from support.ds_helpers import ds_manifest
 from support.kmock_helpers import kmock_client
 from support.ms_helpers import ms_manifest
@@ -29,7 +29,6 @@ from pulumi_lws.cluster.live import LiveCluster
 from pulumi_lws.core.contract.ports import ABSENT
 from pulumi_lws.core.k8s.keys import STS_HISTORY_HASH
 from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.revision import revision_data
 from pulumi_lws.lws.rollout.ordinal.groups import leader_current_revision
 from pulumi_lws.workloads import workload_for
 
@@ -55,25 +54,6 @@ MANIFEST = {
         },
     },
 }
-
-
-def upstream_revision(spec) -> tuple[str, dict]:
-    """The ControllerRevision the upstream controller writes: labels name + template-revision-hash."""
-    data = revision_data(spec)
-    lwt = data["spec"]["leaderWorkerTemplate"]
-    lwt["workerTemplate"] = with_null_timestamps(lwt["workerTemplate"])
-    key = go_style_key(data)
-    return key, {
-        "apiVersion": "apps/v1",
-        "kind": "ControllerRevision",
-        "metadata": {
-            "name": f"{spec.name}-{key}-1",
-            "namespace": spec.namespace,
-            "labels": {L.NAME: spec.name, L.TEMPLATE_REVISION_HASH: key},
-        },
-        "data": data,
-        "revision": 1,
-    }
 
 
 def _history(labels: dict) -> dict:
@@ -129,7 +109,7 @@ def test_every_api_lists_its_revisions_without_the_history_it_does_not_read(kind
 @pytest.mark.asyncio
 async def test_the_revision_list_carries_the_selector_and_upstream_revisions_are_still_adopted(kmock):
     fleet = upstream_fleet(
-        LWS, MANIFEST, upstream_revision, owned_kinds=("StatefulSet", "Service", "ControllerRevision")
+        LWS, MANIFEST, lws_upstream_revision, owned_kinds=("StatefulSet", "Service", "ControllerRevision")
     )
     store = fleet.cluster.store
     stored = [store.observed(o) for kind in RESOURCE for o in store.list(kind, "default")]

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterator
 
 import pytest
-from e2e_harness import Cluster, Stack, load_env
+from e2e_harness import DESTROY, Cluster, Stack, load_env
 
 
 @pytest.fixture(scope="session")
@@ -35,16 +35,7 @@ def make_stack(cluster: Cluster, namespace: str, tmp_path: pathlib.Path) -> Iter
     yield make
     for stack in made:  # a failed test leaves nothing behind for the next one
         cluster.run(
-            [
-                "pulumi",
-                "destroy",
-                "--yes",
-                "--run-program",
-                "--skip-preview",
-                "--stack",
-                namespace,
-                "--non-interactive",
-            ],
+            ["pulumi", *DESTROY, "--stack", namespace, "--non-interactive"],
             cwd=stack.workdir,
             check=False,
         )

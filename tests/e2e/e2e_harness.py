@@ -41,6 +41,8 @@ STATE = REPO / ".e2e"
 #: CLI, the language host, the program's observation and the provider's applies of ~20 objects)
 UP_BOUND = 120.0
 PREVIEW_BOUND = 90.0
+#: ``pulumi destroy`` of a stack with delete hooks needs the program (pulumi#19933; docs/component.md)
+DESTROY = ("destroy", "--yes", "--run-program", "--skip-preview")
 
 
 def load_env() -> dict[str, str]:
@@ -253,8 +255,7 @@ class Stack:
         return dict(json.loads(out.stdout))
 
     def destroy(self) -> None:
-        # delete hooks need the program (pulumi#19933; docs/component.md)
-        self._pulumi("destroy", "--yes", "--run-program", "--skip-preview", bound=UP_BOUND)
+        self._pulumi(*DESTROY, bound=UP_BOUND)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import yaml
 from e2e_harness import Invariants, roll
-from support.upstream_webhook import P, resolved_env, tpu_lws, upstream_webhook
+from support.upstream_webhook import P, pod_affinity_terms, resolved_env, tpu_lws, upstream_webhook
 
 
 @pytest.mark.xfail(
@@ -49,13 +49,7 @@ def test_pods_carry_upstream_webhook_values(cluster, namespace, make_stack):
             tpu = next(c for c in pod["spec"]["containers"] if "google.com/tpu" in str(c.get("resources")))
             env = resolved_env(pod, tpu)
             assert {k: env.get(k) for k in want["env"]} == want["env"], name
-        affinity = pod["spec"].get("affinity") or {}
-        got = list(
-            zip(
-                (affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or [],
-                (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or [],
-            )
-        )
+        got = pod_affinity_terms(pod)
         assert got == want["affinity"], name
     worker = next(p for p in pods if p["metadata"]["name"] == "test-sample-0-5")
     env = resolved_env(worker, worker["spec"]["containers"][0])

@@ -11,7 +11,7 @@ import pathlib
 import shutil
 
 import yaml
-from e2e_harness import FLEET_KINDS, REPO, fleet_objects, pod_images, set_images
+from e2e_harness import DESTROY, FLEET_KINDS, REPO, fleet_objects, pod_images, set_images
 
 NEW = "nginxinc/nginx-unprivileged:1.28"
 STAGES = ("stage", "servingStage", "disaggregatedStage")
@@ -59,16 +59,7 @@ def test_yaml_program_through_the_component_provider(cluster, namespace, tmp_pat
         assert pod_images(cluster, namespace) == {NEW}
     finally:
         cluster.run(
-            [
-                "pulumi",
-                "destroy",
-                "--yes",
-                "--run-program",
-                "--skip-preview",
-                "--non-interactive",
-                "--stack",
-                namespace,
-            ],
+            ["pulumi", *DESTROY, "--stack", namespace, "--non-interactive"],
             cwd=workdir,
         )
     cluster.settle(namespace)

@@ -23,6 +23,7 @@ from pulumi_lws.core.contract.driver import cycle
 from pulumi_lws.core.k8s import keys as K
 from pulumi_lws.core.k8s.hashing import fnv32a, safe_encode
 from pulumi_lws.lws import labels as L
+from pulumi_lws.lws.revision import revision_data
 from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.sim.cluster.store import meta, owner_ref
 
@@ -210,3 +211,24 @@ def orphan_delete(fleet: Takeover) -> None:
     cr = fleet.cluster.store.by_uid(fleet.cr_uid)
     fleet.cluster.store.delete(cr["kind"], meta(cr)["namespace"], meta(cr)["name"], propagation="Orphan")
     fleet.cluster.settle()
+
+
+def lws_upstream_revision(spec: Any) -> tuple[str, dict[str, Any]]:
+    """The ControllerRevision upstream LeaderWorkerSet writes: getPatch's data as Go serialises it, FNV of those bytes."""
+    data = revision_data(spec)
+    lwt = data["spec"]["leaderWorkerTemplate"]
+    for key in ("leaderTemplate", "workerTemplate"):
+        if lwt.get(key) is not None:
+            lwt[key] = with_null_timestamps(lwt[key])
+    key = go_style_key(data)
+    return key, {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {
+            "name": f"{spec.name}-{key}-1",
+            "namespace": spec.namespace,
+            "labels": {L.NAME: spec.name, L.TEMPLATE_REVISION_HASH: key},
+        },
+        "data": data,
+        "revision": 1,
+    }

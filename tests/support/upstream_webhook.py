@@ -165,3 +165,15 @@ def tpu_lws(
         "metadata": {"name": name, "namespace": "default", "annotations": {**ADMISSION, **(annotations or {})}},
         "spec": {"replicas": 2, "leaderWorkerTemplate": lwt},
     }
+
+
+def pod_affinity_terms(pod: dict[str, Any]) -> list[tuple[dict, dict]]:
+    """A pod's required (podAffinity term, podAntiAffinity term) pairs, in the form
+    :func:`upstream_webhook`'s ``affinity`` lists them."""
+    affinity = pod["spec"].get("affinity") or {}
+    return list(
+        zip(
+            (affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or [],
+            (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or [],
+        )
+    )

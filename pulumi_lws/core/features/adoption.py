@@ -109,17 +109,16 @@ def disown_actions(
                 continue
         owners = upstream_owners(obj, upstream)
         if owners and obj.get("kind") != "Node" and not meta.get("deletionTimestamp"):
-            actions.append(
-                Action(
-                    "disown",
-                    str(obj["kind"]),
-                    str(meta.get("name")),
-                    {"owners": owners},
-                    uid=meta.get("uid"),
-                    reason=DISOWN_REASON,
-                )
-            )
+            actions.append(_disown(obj, owners, DISOWN_REASON))
     return tuple(sorted(actions, key=lambda a: (a.kind, a.name)))
+
+
+def _disown(obj: Mapping[str, Any], owners: list[str], reason: str) -> Action:
+    """The uid-guarded ``disown`` of ``owners`` (ownerReference uids) from ``obj``."""
+    meta = obj.get("metadata") or {}
+    return Action(
+        "disown", str(obj["kind"]), str(meta.get("name")), {"owners": owners}, uid=meta.get("uid"), reason=reason
+    )
 
 
 def with_adoption(reconciled: Any, snapshot: Snapshot, upstream: UpstreamController) -> Any:
@@ -152,16 +151,7 @@ def pod_owner_actions(objects: Iterable[Mapping[str, Any]]) -> tuple[Action, ...
             continue
         owners = pod_owners(obj)
         if owners and not meta.get("deletionTimestamp"):
-            actions.append(
-                Action(
-                    "disown",
-                    str(obj["kind"]),
-                    str(meta.get("name")),
-                    {"owners": owners},
-                    uid=meta.get("uid"),
-                    reason=POD_OWNER_REASON,
-                )
-            )
+            actions.append(_disown(obj, owners, POD_OWNER_REASON))
     return tuple(sorted(actions, key=lambda a: (a.kind, a.name)))
 
 

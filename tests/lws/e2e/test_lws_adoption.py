@@ -11,15 +11,13 @@ import copy
 
 import pytest
 from support.adoption_helpers import (
-    go_style_key,
+    lws_upstream_revision,
     orphan_delete,
     upstream_fleet,
-    with_null_timestamps,
 )
 
 from pulumi_lws.core.features.adoption import DISOWN_REASON, POD_OWNER_REASON
-from pulumi_lws.lws import labels as L
-from pulumi_lws.lws.revision import revision_data, revision_key
+from pulumi_lws.lws.revision import revision_key
 from pulumi_lws.workloads import workload_for
 
 LWS = workload_for("LeaderWorkerSet")
@@ -44,32 +42,11 @@ def manifest(identity: str, image: str = "nginx:1.27") -> dict:
     }
 
 
-def upstream_revision(spec) -> tuple[str, dict]:
-    """The ControllerRevision upstream writes: getPatch's data as Go serialises it, FNV of those bytes."""
-    data = revision_data(spec)
-    lwt = data["spec"]["leaderWorkerTemplate"]
-    for key in ("leaderTemplate", "workerTemplate"):
-        if lwt.get(key) is not None:
-            lwt[key] = with_null_timestamps(lwt[key])
-    key = go_style_key(data)
-    return key, {
-        "apiVersion": "apps/v1",
-        "kind": "ControllerRevision",
-        "metadata": {
-            "name": f"{spec.name}-{key}-1",
-            "namespace": spec.namespace,
-            "labels": {L.NAME: spec.name, L.TEMPLATE_REVISION_HASH: key},
-        },
-        "data": data,
-        "revision": 1,
-    }
-
-
 def fleet(identity: str):
     return upstream_fleet(
         LWS,
         manifest(identity),
-        upstream_revision,
+        lws_upstream_revision,
         owned_kinds=("StatefulSet", "Deployment", "Service", "ControllerRevision"),
     )
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 from support.sim_cycle import up
-from support.upstream_webhook import ADMISSION, P, resolved_env, tpu_lws, upstream_webhook
+from support.upstream_webhook import ADMISSION, P, pod_affinity_terms, resolved_env, tpu_lws, upstream_webhook
 
 from pulumi_lws.sim.cluster.simcluster import SimCluster
 from pulumi_lws.workloads import workload_for
@@ -100,13 +100,7 @@ def test_every_pod_carries_upstream_webhook_values_from_its_creation(case: str) 
             assert {k: env.get(k) for k in want["env"]} == want["env"], name
         else:
             assert not any("TPU_WORKER_ID" in str(c.get("env")) for c in pod["spec"]["containers"]), name
-        affinity = pod["spec"].get("affinity") or {}
-        got = list(
-            zip(
-                (affinity.get("podAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or [],
-                (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution") or [],
-            )
-        )
+        got = pod_affinity_terms(pod)
         assert got == want["affinity"], name
 
 
